@@ -1,0 +1,304 @@
+//! The run configuration: plain, serialisable data.
+//!
+//! A `RunConfig` is everything needed to repeat a run. The CLI builds one
+//! from its flags, experiments and sweeps build them programmatically, and
+//! results files store them next to the numbers. The engine never sees
+//! command-line flags.
+
+use crate::url::Url;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Default connections for closed-loop runs (wrk's default).
+pub const DEFAULT_CLOSED_CONNECTIONS: u32 = 10;
+/// Default connection pool for rate runs: enough for 1,000 req/s at 100 ms
+/// per request. When every connection is busy, requests wait in the client
+/// with their clock running, and the report says so.
+pub const DEFAULT_RATE_CONNECTIONS: u32 = 100;
+/// Default per-request timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default connect timeout.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default run length when neither a count nor a duration is given.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+/// One request to send: method, URL, headers and body, fixed for the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub method: String,
+    pub url: Url,
+    /// Extra headers, in order. `Host` here overrides the URL's host.
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    /// Request body (stored base64-encoded so binary bodies survive JSON).
+    #[serde(default, with = "base64_bytes")]
+    pub body: Vec<u8>,
+}
+
+impl Target {
+    /// A `GET` of `url` with no extra headers.
+    pub fn get(url: Url) -> Target {
+        Target {
+            method: "GET".into(),
+            url,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+}
+
+/// How load is generated.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum Load {
+    /// `connections` each send the next request as soon as the last one
+    /// ends (ab, wrk, siege). Cannot see queueing: a slow server just slows
+    /// the senders down.
+    Closed { connections: u32 },
+    /// `rate` requests per second in total, on a schedule that ignores
+    /// responses (vegeta, wrk2), sent over at most `connections`.
+    Rate { rate: f64, connections: u32 },
+}
+
+impl Load {
+    pub fn connections(&self) -> u32 {
+        match *self {
+            Load::Closed { connections } | Load::Rate { connections, .. } => connections,
+        }
+    }
+
+    /// The offered rate, for rate runs.
+    pub fn rate(&self) -> Option<f64> {
+        match *self {
+            Load::Rate { rate, .. } => Some(rate),
+            Load::Closed { .. } => None,
+        }
+    }
+}
+
+/// When the run stops: after `requests` measured requests, after
+/// `duration` of measurement, or whichever comes first.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Stop {
+    pub requests: Option<u64>,
+    #[serde(default, with = "opt_secs")]
+    pub duration: Option<Duration>,
+}
+
+/// Connection and protocol options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HttpOptions {
+    /// Reuse connections (HTTP/1.1 keep-alive).
+    pub keepalive: bool,
+    /// Per request, from the moment a connection starts working on it.
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+    #[serde(with = "secs")]
+    pub connect_timeout: Duration,
+    /// Skip TLS certificate verification.
+    pub insecure: bool,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            keepalive: true,
+            timeout: DEFAULT_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            insecure: false,
+        }
+    }
+}
+
+/// Everything a run needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub targets: Vec<Target>,
+    pub load: Load,
+    pub stop: Stop,
+    /// Sent before measurement starts and excluded from every statistic.
+    /// The measured duration (`stop.duration`) comes after it.
+    #[serde(with = "secs")]
+    pub warmup: Duration,
+    /// Worker threads, each with its own event loop, connections and recorder.
+    pub threads: usize,
+    pub http: HttpOptions,
+}
+
+/// A configuration that cannot run, phrased as what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("no target to load; give a URL, like pelt run http://127.0.0.1:8080/")]
+    NoTargets,
+    #[error("-c/--connections must be at least 1")]
+    NoConnections,
+    #[error("--rate must be a positive number of requests per second, like --rate 1000")]
+    BadRate,
+    #[error("-n/--requests must be at least 1")]
+    NoRequests,
+    #[error("-d/--duration must be longer than zero, like -d 10s")]
+    ZeroDuration,
+    #[error("--threads must be at least 1")]
+    NoThreads,
+    #[error("--timeout must be longer than zero")]
+    ZeroTimeout,
+    #[error("--connect-timeout must be longer than zero")]
+    ZeroConnectTimeout,
+}
+
+impl RunConfig {
+    /// A closed-loop run of `url` with defaults everywhere else.
+    pub fn new(targets: Vec<Target>, load: Load, stop: Stop) -> RunConfig {
+        RunConfig {
+            targets,
+            load,
+            stop,
+            warmup: Duration::ZERO,
+            threads: 1,
+            http: HttpOptions::default(),
+        }
+    }
+
+    /// Checks what the types cannot: every library entry calls this, so a
+    /// programmatic caller gets the same errors as the CLI.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.targets.is_empty() {
+            return Err(ConfigError::NoTargets);
+        }
+        if self.load.connections() == 0 {
+            return Err(ConfigError::NoConnections);
+        }
+        if let Some(rate) = self.load.rate() {
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(ConfigError::BadRate);
+            }
+        }
+        if self.stop.requests == Some(0) {
+            return Err(ConfigError::NoRequests);
+        }
+        if self.stop.duration == Some(Duration::ZERO) {
+            return Err(ConfigError::ZeroDuration);
+        }
+        if self.threads == 0 {
+            return Err(ConfigError::NoThreads);
+        }
+        if self.http.timeout.is_zero() {
+            return Err(ConfigError::ZeroTimeout);
+        }
+        if self.http.connect_timeout.is_zero() {
+            return Err(ConfigError::ZeroConnectTimeout);
+        }
+        Ok(())
+    }
+
+    /// The stop condition with the default applied: a run with neither a
+    /// count nor a duration lasts [`DEFAULT_DURATION`].
+    pub fn effective_stop(&self) -> Stop {
+        let mut stop = self.stop;
+        if stop.requests.is_none() && stop.duration.is_none() {
+            stop.duration = Some(DEFAULT_DURATION);
+        }
+        stop
+    }
+
+    /// Threads actually used: never more than connections.
+    pub fn effective_threads(&self) -> usize {
+        self.threads.clamp(1, self.load.connections().max(1) as usize)
+    }
+}
+
+/// Durations as seconds (floats) in serialised form.
+pub mod secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
+    }
+}
+
+mod opt_secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<f64>::deserialize(d)?
+            .map(|v| Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+mod base64_bytes {
+    use base64::Engine;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(b))
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(d)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> RunConfig {
+        let url = Url::parse("http://127.0.0.1:1/").unwrap();
+        RunConfig::new(
+            vec![Target::get(url)],
+            Load::Closed { connections: 4 },
+            Stop::default(),
+        )
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let mut c = config();
+        c.targets[0].body = vec![0, 159, 146, 150];
+        c.load = Load::Rate {
+            rate: 1500.0,
+            connections: 20,
+        };
+        c.stop.duration = Some(Duration::from_millis(2500));
+        let json = serde_json::to_string(&c).unwrap();
+        let back: RunConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn validation_names_the_flag() {
+        let mut c = config();
+        assert_eq!(c.validate(), Ok(()));
+        c.load = Load::Rate {
+            rate: 0.0,
+            connections: 1,
+        };
+        assert!(c.validate().unwrap_err().to_string().contains("--rate"));
+        let mut c = config();
+        c.stop.requests = Some(0);
+        assert_eq!(c.validate(), Err(ConfigError::NoRequests));
+    }
+
+    #[test]
+    fn defaults_apply() {
+        let mut c = config();
+        assert_eq!(c.effective_stop().duration, Some(DEFAULT_DURATION));
+        c.threads = 8;
+        assert_eq!(c.effective_threads(), 4);
+    }
+}

@@ -1,0 +1,137 @@
+//! Human durations: `250ms`, `10s`, `1.5m`, `2h`, `1m30s`, `500us`.
+//!
+//! One parser for every flag and query parameter so that `-d 10s`,
+//! `--timeout 2s` and `pelt serve`'s `?delay=5ms` accept exactly the same
+//! spellings and fail with the same helpful message.
+
+use std::fmt;
+use std::time::Duration;
+
+/// Why a duration did not parse. The message says what is accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid duration '{input}': {reason}; use a number with a unit, like 500ms, 10s, 1.5m or 1m30s")]
+pub struct DurationError {
+    pub input: String,
+    pub reason: &'static str,
+}
+
+/// Parses a duration made of one or more `<number><unit>` parts.
+///
+/// Units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`. A bare `0` is allowed;
+/// any other bare number is rejected, because `-d 10` could mean seconds or
+/// milliseconds and guessing wrong silently ruins a benchmark.
+pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
+    let err = |reason| DurationError {
+        input: input.to_string(),
+        reason,
+    };
+    let s = input.trim();
+    if s.is_empty() {
+        return Err(err("it is empty"));
+    }
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let mut total = 0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if num_len == 0 {
+            return Err(err("expected a number"));
+        }
+        let value: f64 = rest[..num_len]
+            .parse()
+            .map_err(|_| err("the number is malformed"))?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" | "sec" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "" => return Err(err("a unit is missing")),
+            _ => return Err(err("the unit is not one of ns, us, ms, s, m, h")),
+        };
+        rest = &rest[unit_len..];
+        total += value * scale;
+    }
+    if !total.is_finite() || total > 1e9 {
+        return Err(err("it is too large"));
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// A `Display` wrapper that prints a duration the way people read latencies:
+/// three significant digits and the largest unit that keeps the number >= 1.
+#[derive(Debug, Clone, Copy)]
+pub struct Human(pub Duration);
+
+impl fmt::Display for Human {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = self.0.as_nanos() as f64;
+        let (v, unit) = if ns < 1e3 {
+            (ns, "ns")
+        } else if ns < 1e6 {
+            (ns / 1e3, "µs")
+        } else if ns < 1e9 {
+            (ns / 1e6, "ms")
+        } else if ns < 60e9 {
+            (ns / 1e9, "s")
+        } else {
+            let secs = self.0.as_secs();
+            return f.pad(&format!("{}m{:02}s", secs / 60, secs % 60));
+        };
+        let text = if v >= 100.0 {
+            format!("{v:.0}{unit}")
+        } else if v >= 10.0 {
+            format!("{v:.1}{unit}")
+        } else {
+            format!("{v:.2}{unit}")
+        };
+        f.pad(&text)
+    }
+}
+
+/// Formats nanoseconds with [`Human`].
+pub fn human_ns(ns: u64) -> Human {
+    Human(Duration::from_nanos(ns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units_and_compounds() {
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("500us").unwrap(), Duration::from_micros(500));
+        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+    }
+
+    #[test]
+    fn rejects_ambiguous_and_malformed() {
+        for bad in ["", "10", "s", "10x", "1..2s", "-1s", "ms10"] {
+            let e = parse_duration(bad).unwrap_err();
+            assert!(e.to_string().contains("like 500ms"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn human_formatting_keeps_three_digits() {
+        assert_eq!(human_ns(1_234).to_string(), "1.23µs");
+        assert_eq!(human_ns(12_345_678).to_string(), "12.3ms");
+        assert_eq!(human_ns(940_000_000).to_string(), "940ms");
+        assert_eq!(human_ns(1_500_000_000).to_string(), "1.50s");
+        assert_eq!(human_ns(90_000_000_000).to_string(), "1m30s");
+    }
+}

@@ -1,0 +1,119 @@
+//! Per-request failure kinds.
+//!
+//! A failed request is data, not an `Err`: the engine turns every failure
+//! into one of these kinds, the recorder counts it in a fixed array indexed
+//! by the kind, and the reports explain each kind in words.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a request did not produce a usable response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The TCP connection could not be established (refused, unreachable,
+    /// or not within `--connect-timeout`).
+    Connect,
+    /// The TLS handshake failed (certificate, protocol, or alert).
+    Tls,
+    /// Writing the request failed.
+    Write,
+    /// Reading the response failed with an I/O error other than a reset.
+    Read,
+    /// The server reset the connection (RST) before the response was complete.
+    Reset,
+    /// The server closed the connection before the response was complete.
+    Closed,
+    /// No complete response within `--timeout`.
+    Timeout,
+    /// The bytes received are not a valid HTTP/1.1 response.
+    InvalidResponse,
+    /// The body length differs from the first successful response for the
+    /// same target (ab's "Length" failure).
+    Length,
+    /// Still waiting (in flight, or queued in the client) when the run ended.
+    Unfinished,
+}
+
+impl ErrorKind {
+    /// Every kind, in the order of the recorder's count array.
+    pub const ALL: [ErrorKind; 10] = [
+        ErrorKind::Connect,
+        ErrorKind::Tls,
+        ErrorKind::Write,
+        ErrorKind::Read,
+        ErrorKind::Reset,
+        ErrorKind::Closed,
+        ErrorKind::Timeout,
+        ErrorKind::InvalidResponse,
+        ErrorKind::Length,
+        ErrorKind::Unfinished,
+    ];
+    /// Number of kinds; the size of the recorder's count array.
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// Index into a `[_; ErrorKind::COUNT]` array.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The snake_case name used in JSON and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Tls => "tls",
+            ErrorKind::Write => "write",
+            ErrorKind::Read => "read",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::InvalidResponse => "invalid_response",
+            ErrorKind::Length => "length",
+            ErrorKind::Unfinished => "unfinished",
+        }
+    }
+
+    /// A short explanation for the text report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "could not connect",
+            ErrorKind::Tls => "TLS handshake failed",
+            ErrorKind::Write => "sending the request failed",
+            ErrorKind::Read => "reading the response failed",
+            ErrorKind::Reset => "connection reset by the server",
+            ErrorKind::Closed => "connection closed before the response was complete",
+            ErrorKind::Timeout => "no response within --timeout",
+            ErrorKind::InvalidResponse => "response is not valid HTTP/1.1",
+            ErrorKind::Length => "body length differs from the first response",
+            ErrorKind::Unfinished => "still pending when the run ended",
+        }
+    }
+
+    /// Whether requests of this kind are timed into the latency histograms.
+    ///
+    /// A request that failed fast (refused, reset, garbage) says nothing
+    /// about latency and would flatter the percentiles; one that timed out
+    /// or never finished is a *censored* slow request, and leaving it out
+    /// would hide exactly the stalls a benchmark exists to find. So the
+    /// censored kinds are recorded at the time they were given up on (a
+    /// lower bound), and a `Length` failure still had a full response.
+    pub fn is_timed(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Timeout | ErrorKind::Unfinished | ErrorKind::Length
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_matches_position_in_all() {
+        for (i, k) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(k.index(), i);
+            let json = serde_json::to_string(k).unwrap();
+            assert_eq!(json, format!("\"{}\"", k.name()));
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! pelt-core: plain data shared by every stage of pelt.
+//!
+//! No I/O and no async runtime live here: the run configuration, the
+//! per-request [`Sample`], the [`Recorder`] that turns samples into
+//! histograms and counts, and the [`RunSummary`] that reports read. Keeping
+//! them plain means a saved run can be re-reported, merged and compared
+//! without the engine.
+
+pub mod config;
+pub mod duration;
+pub mod error;
+pub mod recorder;
+pub mod sample;
+pub mod summary;
+pub mod url;
+
+pub use config::{ConfigError, HttpOptions, Load, RunConfig, Stop, Target};
+pub use duration::{human_ns, parse_duration, DurationError, Human};
+pub use error::ErrorKind;
+pub use recorder::Recorder;
+pub use sample::{Nanos, Sample};
+pub use summary::{Environment, IntervalRow, LatencyStats, RunSummary, Warning, PERCENTILES};
+pub use url::{Scheme, Url, UrlError};

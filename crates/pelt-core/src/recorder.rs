@@ -1,0 +1,362 @@
+//! The recorder: histograms and counts that samples are folded into.
+//!
+//! Each worker owns one per interval, with no locks; recorders `merge`
+//! associatively, so per-worker, per-second and per-machine results add up
+//! to exactly the recorder a single process would have produced. Memory is
+//! fixed by the histogram bounds, never by the number of requests.
+
+use crate::error::ErrorKind;
+use crate::sample::{Nanos, Sample};
+use hdrhistogram::Histogram;
+
+/// Highest latency tracked: one hour in nanoseconds. Larger values are
+/// clamped to it (and a run that long has bigger problems).
+pub const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
+/// Three significant digits: 0.1 % value resolution at every magnitude.
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+/// Highest status code counted individually; anything above is invalid.
+pub const MAX_STATUS: usize = 999;
+/// How many example messages are kept for each error kind.
+pub const EXAMPLES_PER_KIND: usize = 3;
+
+/// A new latency histogram with pelt's bounds.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS)
+        .expect("constant histogram bounds are valid")
+}
+
+/// An error message kept as an example of its kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorExample {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// Histograms and counts for a set of requests.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    /// `done - intended`: what a user waiting for the response experiences.
+    pub response: Histogram<u64>,
+    /// `done - sent`: what the server (and network) took once asked.
+    pub service: Histogram<u64>,
+    /// `sent - intended`: how late the client sent; the client's health.
+    pub send_lag: Histogram<u64>,
+    /// `first_byte - sent`: time to first byte.
+    pub ttfb: Histogram<u64>,
+    /// TCP connect time, one value per new connection.
+    pub connect: Histogram<u64>,
+    /// TLS handshake time, one value per new TLS connection.
+    pub tls: Histogram<u64>,
+    /// Every recorded request, failed or not.
+    pub requests: u64,
+    /// Requests without error and with a 2xx or 3xx status.
+    pub successes: u64,
+    /// Responses by status code (index = code).
+    pub statuses: Box<[u64; MAX_STATUS + 1]>,
+    /// Failures by kind (index = `ErrorKind::index`).
+    pub errors: [u64; ErrorKind::COUNT],
+    pub examples: Vec<ErrorExample>,
+    pub bytes_in: u64,
+    pub body_bytes_in: u64,
+    pub bytes_out: u64,
+    /// Requests sent over a reused (keep-alive) connection.
+    pub reused: u64,
+    /// Connections opened successfully.
+    pub connections: u64,
+    /// Earliest intended start, latest send and latest completion seen
+    /// (`Nanos::MAX` / 0 when empty); they give rates without a clock.
+    pub first_intended: Nanos,
+    pub last_sent: Nanos,
+    pub last_done: Nanos,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder::new()
+    }
+}
+
+impl Recorder {
+    pub fn new() -> Recorder {
+        Recorder {
+            response: new_histogram(),
+            service: new_histogram(),
+            send_lag: new_histogram(),
+            ttfb: new_histogram(),
+            connect: new_histogram(),
+            tls: new_histogram(),
+            requests: 0,
+            successes: 0,
+            statuses: Box::new([0; MAX_STATUS + 1]),
+            errors: [0; ErrorKind::COUNT],
+            examples: Vec::new(),
+            bytes_in: 0,
+            body_bytes_in: 0,
+            bytes_out: 0,
+            reused: 0,
+            connections: 0,
+            first_intended: Nanos::MAX,
+            last_sent: 0,
+            last_done: 0,
+        }
+    }
+
+    /// Folds one sample in. No allocation, no branches on strings.
+    pub fn record(&mut self, s: &Sample) {
+        self.requests += 1;
+        self.bytes_in += s.bytes_in;
+        self.body_bytes_in += s.body_bytes;
+        self.bytes_out += s.bytes_out;
+        self.reused += u64::from(s.reused);
+        self.first_intended = self.first_intended.min(s.intended);
+        self.last_done = self.last_done.max(s.done);
+        if s.status != 0 {
+            self.statuses[usize::from(s.status).min(MAX_STATUS)] += 1;
+        }
+        if let Some(sent) = s.sent {
+            self.last_sent = self.last_sent.max(sent);
+            self.send_lag.saturating_record(sent.saturating_sub(s.intended));
+        }
+        let timed = match s.error {
+            None => {
+                self.successes += u64::from((200..400).contains(&s.status));
+                true
+            }
+            Some(kind) => {
+                self.errors[kind.index()] += 1;
+                kind.is_timed()
+            }
+        };
+        if timed {
+            self.response
+                .saturating_record(s.done.saturating_sub(s.intended));
+            if let Some(sent) = s.sent {
+                self.service.saturating_record(s.done.saturating_sub(sent));
+                if let Some(fb) = s.first_byte {
+                    self.ttfb.saturating_record(fb.saturating_sub(sent));
+                }
+            }
+        }
+    }
+
+    /// Records a successfully opened connection and its phase times.
+    pub fn record_connection(&mut self, connect_ns: u64, tls_ns: Option<u64>) {
+        self.connections += 1;
+        self.connect.saturating_record(connect_ns);
+        if let Some(t) = tls_ns {
+            self.tls.saturating_record(t);
+        }
+    }
+
+    /// Whether another example message of `kind` would be kept. Check this
+    /// before formatting a message, so the hot path never allocates for
+    /// errors it would throw away.
+    pub fn wants_example(&self, kind: ErrorKind) -> bool {
+        self.examples.iter().filter(|e| e.kind == kind).count() < EXAMPLES_PER_KIND
+    }
+
+    /// Keeps `message` as an example of `kind` if there is room and it is new.
+    pub fn add_example(&mut self, kind: ErrorKind, message: String) {
+        if self.wants_example(kind)
+            && !self
+                .examples
+                .iter()
+                .any(|e| e.kind == kind && e.message == message)
+        {
+            self.examples.push(ErrorExample { kind, message });
+        }
+    }
+
+    /// Total failures of every kind.
+    pub fn error_count(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    /// Responses whose status is outside 2xx/3xx (ab's "Non-2xx responses").
+    pub fn non_success_statuses(&self) -> u64 {
+        self.statuses
+            .iter()
+            .enumerate()
+            .filter(|(code, _)| !(200..400).contains(code))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Status codes that occurred, with counts, ascending.
+    pub fn status_counts(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.statuses
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(code, &n)| (code as u16, n))
+    }
+
+    /// Adds `other` into `self`. Associative and commutative for every
+    /// count and histogram; examples keep the first few of each kind.
+    pub fn merge(&mut self, other: &Recorder) {
+        for (mine, theirs) in [
+            (&mut self.response, &other.response),
+            (&mut self.service, &other.service),
+            (&mut self.send_lag, &other.send_lag),
+            (&mut self.ttfb, &other.ttfb),
+            (&mut self.connect, &other.connect),
+            (&mut self.tls, &other.tls),
+        ] {
+            mine.add(theirs)
+                .expect("recorders share histogram bounds, so adding cannot fail");
+        }
+        self.requests += other.requests;
+        self.successes += other.successes;
+        for (a, b) in self.statuses.iter_mut().zip(other.statuses.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.errors.iter_mut().zip(other.errors) {
+            *a += b;
+        }
+        for e in &other.examples {
+            self.add_example(e.kind, e.message.clone());
+        }
+        self.bytes_in += other.bytes_in;
+        self.body_bytes_in += other.body_bytes_in;
+        self.bytes_out += other.bytes_out;
+        self.reused += other.reused;
+        self.connections += other.connections;
+        self.first_intended = self.first_intended.min(other.first_intended);
+        self.last_sent = self.last_sent.max(other.last_sent);
+        self.last_done = self.last_done.max(other.last_done);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sample_strategy() -> impl Strategy<Value = Sample> {
+        (
+            0u32..3,
+            0u64..1_000_000_000,
+            0u64..50_000_000,
+            0u64..50_000_000,
+            prop::option::of(prop::sample::select(ErrorKind::ALL.to_vec())),
+            prop::sample::select(vec![0u16, 200, 204, 301, 404, 500, 999]),
+            0u64..100_000,
+            any::<bool>(),
+        )
+            .prop_map(|(target, intended, lag, service, error, status, bytes, reused)| {
+                let sent = intended + lag;
+                Sample {
+                    target,
+                    intended,
+                    sent: Some(sent),
+                    first_byte: Some(sent + service / 2),
+                    done: sent + service,
+                    status,
+                    bytes_in: bytes + 100,
+                    body_bytes: bytes,
+                    bytes_out: 80,
+                    reused,
+                    error,
+                }
+            })
+    }
+
+    fn recorder_of(samples: &[Sample]) -> Recorder {
+        let mut r = Recorder::new();
+        for s in samples {
+            r.record(s);
+            if let Some(k) = s.error {
+                r.add_example(k, format!("{k:?} at {}", s.intended));
+            }
+        }
+        r
+    }
+
+    /// Everything merge must preserve, compared field by field.
+    fn assert_same(a: &Recorder, b: &Recorder) {
+        for (x, y) in [
+            (&a.response, &b.response),
+            (&a.service, &b.service),
+            (&a.send_lag, &b.send_lag),
+            (&a.ttfb, &b.ttfb),
+            (&a.connect, &b.connect),
+        ] {
+            assert_eq!(x.len(), y.len());
+            assert_eq!(x.min(), y.min());
+            assert_eq!(x.max(), y.max());
+            for q in [0.5, 0.9, 0.99, 0.999] {
+                assert_eq!(x.value_at_quantile(q), y.value_at_quantile(q));
+            }
+            assert!(x.iter_recorded().eq(y.iter_recorded()));
+        }
+        assert_eq!(a.requests, b.requests);
+        assert_eq!(a.successes, b.successes);
+        assert_eq!(a.statuses, b.statuses);
+        assert_eq!(a.errors, b.errors);
+        assert_eq!(
+            (a.bytes_in, a.body_bytes_in, a.bytes_out, a.reused),
+            (b.bytes_in, b.body_bytes_in, b.bytes_out, b.reused)
+        );
+        assert_eq!(
+            (a.first_intended, a.last_sent, a.last_done),
+            (b.first_intended, b.last_sent, b.last_done)
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn merge_is_associative_and_loses_nothing(
+            a in prop::collection::vec(sample_strategy(), 0..40),
+            b in prop::collection::vec(sample_strategy(), 0..40),
+            c in prop::collection::vec(sample_strategy(), 0..40),
+        ) {
+            let (ra, rb, rc) = (recorder_of(&a), recorder_of(&b), recorder_of(&c));
+            // (a + b) + c
+            let mut left = ra.clone();
+            left.merge(&rb);
+            left.merge(&rc);
+            // a + (b + c)
+            let mut bc = rb.clone();
+            bc.merge(&rc);
+            let mut right = ra.clone();
+            right.merge(&bc);
+            assert_same(&left, &right);
+            // ... and both equal one recorder fed every sample.
+            let all: Vec<Sample> = a.iter().chain(&b).chain(&c).copied().collect();
+            let whole = recorder_of(&all);
+            assert_same(&left, &whole);
+            prop_assert_eq!(left.requests, all.len() as u64);
+            prop_assert_eq!(
+                left.error_count() + left.successes + all.iter().filter(|s| s.error.is_none() && !s.is_success()).count() as u64,
+                all.len() as u64
+            );
+        }
+    }
+
+    #[test]
+    fn censored_failures_are_timed_and_fast_failures_are_not() {
+        let mut r = Recorder::new();
+        let mut s = Sample::failed(0, 0, 2_000_000_000, ErrorKind::Timeout);
+        s.sent = Some(1_000);
+        r.record(&s);
+        r.record(&Sample::failed(0, 0, 500, ErrorKind::Connect));
+        assert_eq!(r.requests, 2);
+        assert_eq!(r.response.len(), 1);
+        assert!(r.response.max() >= 1_999_000_000);
+        assert_eq!(r.errors[ErrorKind::Timeout.index()], 1);
+        assert_eq!(r.errors[ErrorKind::Connect.index()], 1);
+    }
+
+    #[test]
+    fn examples_are_capped_per_kind() {
+        let mut r = Recorder::new();
+        for i in 0..10 {
+            r.add_example(ErrorKind::Read, format!("e{i}"));
+            r.add_example(ErrorKind::Read, "dup".into());
+        }
+        r.add_example(ErrorKind::Tls, "t".into());
+        assert_eq!(r.examples.len(), EXAMPLES_PER_KIND + 1);
+        assert!(!r.wants_example(ErrorKind::Read));
+        assert!(r.wants_example(ErrorKind::Connect));
+    }
+}

@@ -1,0 +1,255 @@
+//! What a finished run produced: the merged recorder, the per-second
+//! timeline, the configuration and where it ran. Reports read only this.
+
+use crate::config::RunConfig;
+use crate::duration::human_ns;
+use crate::error::ErrorKind;
+use crate::recorder::Recorder;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Where and with what a run was made: enough to reproduce or distrust it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    pub pelt_version: String,
+    pub os: String,
+    pub arch: String,
+    /// Cores available to the process.
+    pub cores: usize,
+    /// Worker threads used.
+    pub threads: usize,
+    /// Resolved addresses of each target host.
+    pub target_addrs: Vec<String>,
+    /// Wall-clock start, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+}
+
+/// One second of the run (intervals are aligned to wall-clock seconds,
+/// so the first and last may be partial).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct IntervalRow {
+    /// Start of the interval, seconds since the Unix epoch.
+    pub unix_second: u64,
+    /// Seconds from the start of measurement to the interval's start
+    /// (negative for the partial first second).
+    pub offset_s: f64,
+    pub requests: u64,
+    pub successes: u64,
+    pub errors: u64,
+    pub bytes_in: u64,
+    /// Response-time percentiles of the requests completed in the interval.
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+impl IntervalRow {
+    /// Summarises one interval's recorder.
+    pub fn from_recorder(unix_second: u64, offset_s: f64, r: &Recorder) -> IntervalRow {
+        IntervalRow {
+            unix_second,
+            offset_s,
+            requests: r.requests,
+            successes: r.successes,
+            errors: r.error_count(),
+            bytes_in: r.bytes_in,
+            p50_ns: quantile(&r.response, 0.5),
+            p99_ns: quantile(&r.response, 0.99),
+            max_ns: if r.response.is_empty() { 0 } else { r.response.max() },
+        }
+    }
+}
+
+fn quantile(h: &Histogram<u64>, q: f64) -> u64 {
+    if h.is_empty() {
+        0
+    } else {
+        h.value_at_quantile(q)
+    }
+}
+
+/// The percentiles every report shows.
+pub const PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
+
+/// A histogram reduced to the numbers reports print (nanoseconds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyStats {
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub max: u64,
+    /// `(percentile, value)` for each of [`PERCENTILES`].
+    pub percentiles: Vec<(f64, u64)>,
+}
+
+impl LatencyStats {
+    pub fn of(h: &Histogram<u64>) -> LatencyStats {
+        if h.is_empty() {
+            return LatencyStats {
+                count: 0,
+                min: 0,
+                mean: 0.0,
+                stdev: 0.0,
+                max: 0,
+                percentiles: PERCENTILES.iter().map(|&p| (p, 0)).collect(),
+            };
+        }
+        LatencyStats {
+            count: h.len(),
+            min: h.min(),
+            mean: h.mean(),
+            stdev: h.stdev(),
+            max: h.max(),
+            percentiles: PERCENTILES
+                .iter()
+                .map(|&p| (p, h.value_at_percentile(p)))
+                .collect(),
+        }
+    }
+
+    /// The value at percentile `p` (one of [`PERCENTILES`]).
+    pub fn at(&self, p: f64) -> u64 {
+        self.percentiles
+            .iter()
+            .find(|(q, _)| (*q - p).abs() < 1e-9)
+            .map(|&(_, v)| v)
+            .unwrap_or(0)
+    }
+}
+
+/// Something about the run the user should know, with what to do about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// The achieved send rate fell short of the offered rate.
+    RateShortfall { offered: f64, achieved: f64 },
+    /// Requests waited in the client before being sent.
+    SendLag { p99_ns: u64, connections: u32 },
+    /// Requests were still pending when the run ended.
+    Unfinished { count: u64 },
+    /// A large share of requests failed.
+    Errors { ratio: f64 },
+    /// The run was interrupted (Ctrl-C) before its stop condition.
+    Interrupted,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::RateShortfall { offered, achieved } => write!(
+                f,
+                "sent {achieved:.1} req/s of the {offered:.1} req/s asked for: the client could not keep up \
+                 (all connections busy or CPU short); raise -c or --threads, or check the client's CPU"
+            ),
+            Warning::SendLag { p99_ns, connections } => write!(
+                f,
+                "requests waited in the client before sending (send lag p99 {}): all {connections} connections \
+                 were busy or the client was short of CPU. Response time includes this wait, as a user's \
+                 would; if the server was not slow at the time, raise -c",
+                human_ns(*p99_ns)
+            ),
+            Warning::Unfinished { count } => write!(
+                f,
+                "{count} requests were still pending when the run ended; they count as 'unfinished' errors \
+                 and in response time up to the end"
+            ),
+            Warning::Errors { ratio } => write!(
+                f,
+                "{:.1}% of requests failed; the latency figures describe the rest. See the errors below",
+                ratio * 100.0
+            ),
+            Warning::Interrupted => write!(f, "interrupted: the figures cover the run up to Ctrl-C"),
+        }
+    }
+}
+
+/// The result of a run.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub config: RunConfig,
+    pub env: Environment,
+    /// All measured requests (warm-up excluded).
+    pub total: Recorder,
+    pub timeline: Vec<IntervalRow>,
+    /// From the start of measurement until sending stopped.
+    pub duration: Duration,
+    /// From the start of measurement until the last response or give-up.
+    pub elapsed: Duration,
+    /// Requests sent during warm-up (not in any statistic).
+    pub warmup_requests: u64,
+    pub interrupted: bool,
+    pub warnings: Vec<Warning>,
+}
+
+impl RunSummary {
+    /// Requests recorded per second of sending (vegeta's "rate").
+    pub fn request_rate(&self) -> f64 {
+        per_second(self.total.requests, self.duration)
+    }
+
+    /// Successful responses per second, including the wait for the last
+    /// ones (vegeta's "throughput").
+    pub fn throughput(&self) -> f64 {
+        per_second(self.total.successes, self.elapsed)
+    }
+
+    /// Share of requests that succeeded (2xx/3xx, no error).
+    pub fn success_ratio(&self) -> f64 {
+        if self.total.requests == 0 {
+            0.0
+        } else {
+            self.total.successes as f64 / self.total.requests as f64
+        }
+    }
+
+    /// Whether the headline latency is response time (rate mode) or
+    /// service time as a closed loop sees it.
+    pub fn is_rate_mode(&self) -> bool {
+        self.config.load.rate().is_some()
+    }
+
+    /// Works out the warnings for this run. Called once by the engine; kept
+    /// with the run so saved results explain themselves.
+    pub fn diagnose(&self) -> Vec<Warning> {
+        let mut w = Vec::new();
+        if self.interrupted {
+            w.push(Warning::Interrupted);
+        }
+        if let Some(offered) = self.config.load.rate() {
+            let achieved = self.request_rate();
+            let count_limited = self.config.stop.requests.is_some();
+            if !self.interrupted && !count_limited && achieved < offered * 0.99 {
+                w.push(Warning::RateShortfall { offered, achieved });
+            }
+            let lag = &self.total.send_lag;
+            if !lag.is_empty() && lag.value_at_quantile(0.99) > 10_000_000 {
+                w.push(Warning::SendLag {
+                    p99_ns: lag.value_at_quantile(0.99),
+                    connections: self.config.load.connections(),
+                });
+            }
+        }
+        let unfinished = self.total.errors[ErrorKind::Unfinished.index()];
+        if unfinished > 0 {
+            w.push(Warning::Unfinished { count: unfinished });
+        }
+        if self.total.requests > 0 {
+            let ratio = self.total.error_count() as f64 / self.total.requests as f64;
+            if ratio >= 0.05 {
+                w.push(Warning::Errors { ratio });
+            }
+        }
+        w
+    }
+}
+
+fn per_second(n: u64, d: Duration) -> f64 {
+    let s = d.as_secs_f64();
+    if s > 0.0 {
+        n as f64 / s
+    } else {
+        0.0
+    }
+}

@@ -1,0 +1,203 @@
+//! A deliberately small URL parser for load targets.
+//!
+//! pelt needs scheme, host, port and the request target, and must reject
+//! anything else with a message that says how to fix it. A full WHATWG
+//! parser (and its IDNA tables) would cost compile time and still accept
+//! inputs that make no sense to benchmark (`ftp:`, `file:`, fragments).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// `http` or `https`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheme {
+    Http,
+    Https,
+}
+
+impl Scheme {
+    /// The port used when the URL names none.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        }
+    }
+}
+
+/// A parsed `http(s)://host[:port][/path][?query]` URL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Url {
+    pub scheme: Scheme,
+    /// Host name or address; IPv6 addresses without brackets.
+    pub host: String,
+    pub port: u16,
+    /// Path and query, always starting with `/` (the HTTP request target).
+    pub path_and_query: String,
+}
+
+/// What is wrong with a URL, phrased so the user can fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid URL '{input}': {reason}")]
+pub struct UrlError {
+    pub input: String,
+    pub reason: String,
+}
+
+impl Url {
+    /// Parses an absolute http or https URL.
+    pub fn parse(input: &str) -> Result<Url, UrlError> {
+        let err = |reason: &str| UrlError {
+            input: input.to_string(),
+            reason: reason.to_string(),
+        };
+        let s = input.trim();
+        let (scheme, rest) = if let Some(r) = strip_prefix_ci(s, "http://") {
+            (Scheme::Http, r)
+        } else if let Some(r) = strip_prefix_ci(s, "https://") {
+            (Scheme::Https, r)
+        } else if s.contains("://") {
+            return Err(err("only http:// and https:// are supported"));
+        } else {
+            return Err(err(
+                "it has no scheme; write it in full, like http://127.0.0.1:8080/",
+            ));
+        };
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, mut target) = rest.split_at(authority_end);
+        if let Some(hash) = target.find('#') {
+            // Fragments are never sent to a server; drop them like a browser.
+            target = &target[..hash];
+        }
+        if authority.contains('@') {
+            return Err(err(
+                "user:password@ is not supported; send credentials with -H 'Authorization: ...'",
+            ));
+        }
+        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+            let close = v6
+                .find(']')
+                .ok_or_else(|| err("the IPv6 address has no closing ']'"))?;
+            let host = &v6[..close];
+            let after = &v6[close + 1..];
+            let port = match after.strip_prefix(':') {
+                Some(p) => Some(p),
+                None if after.is_empty() => None,
+                None => return Err(err("unexpected text after the IPv6 address")),
+            };
+            (host, port)
+        } else {
+            match authority.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (authority, None),
+            }
+        };
+        if host.is_empty() {
+            return Err(err("the host is missing, like http://127.0.0.1:8080/"));
+        }
+        if host
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '/' || c == '%')
+        {
+            return Err(err("the host contains characters a host name cannot have"));
+        }
+        let port = match port {
+            None => scheme.default_port(),
+            Some(p) => p
+                .parse::<u16>()
+                .ok()
+                .filter(|&p| p != 0)
+                .ok_or_else(|| err("the port must be a number from 1 to 65535"))?,
+        };
+        if target.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(err(
+                "the path contains spaces or control characters; percent-encode them (%20)",
+            ));
+        }
+        let path_and_query = if target.is_empty() {
+            "/".to_string()
+        } else if target.starts_with('?') {
+            format!("/{target}")
+        } else {
+            target.to_string()
+        };
+        Ok(Url {
+            scheme,
+            host: host.to_string(),
+            port,
+            path_and_query,
+        })
+    }
+
+    /// The `Host` header value: the port is omitted when it is the default.
+    pub fn host_header(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        if self.port == self.scheme.default_port() {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+}
+
+impl fmt::Display for Url {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let scheme = match self.scheme {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        };
+        write!(f, "{scheme}://{}{}", self.host_header(), self.path_and_query)
+    }
+}
+
+fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &s[prefix.len()..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_common_forms() {
+        let u = Url::parse("http://127.0.0.1:8080/a/b?x=1#frag").unwrap();
+        assert_eq!(u.scheme, Scheme::Http);
+        assert_eq!(u.host, "127.0.0.1");
+        assert_eq!(u.port, 8080);
+        assert_eq!(u.path_and_query, "/a/b?x=1");
+        assert_eq!(u.host_header(), "127.0.0.1:8080");
+
+        let u = Url::parse("https://localhost").unwrap();
+        assert_eq!((u.port, u.path_and_query.as_str()), (443, "/"));
+        assert_eq!(u.host_header(), "localhost");
+
+        let u = Url::parse("http://[::1]:9000?q").unwrap();
+        assert_eq!((u.host.as_str(), u.port), ("::1", 9000));
+        assert_eq!(u.path_and_query, "/?q");
+        assert_eq!(u.to_string(), "http://[::1]:9000/?q");
+    }
+
+    #[test]
+    fn rejects_with_advice() {
+        for (bad, hint) in [
+            ("127.0.0.1:8080", "no scheme"),
+            ("ftp://x/", "only http"),
+            ("http://:80/", "host is missing"),
+            ("http://h:0/", "port"),
+            ("http://h:99999/", "port"),
+            ("http://h/a b", "percent-encode"),
+            ("http://u:p@h/", "Authorization"),
+            ("http://[::1/", "closing"),
+        ] {
+            let e = Url::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(hint), "{bad}: {e}");
+        }
+    }
+}

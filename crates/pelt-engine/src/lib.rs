@@ -1,1 +1,20 @@
+//! pelt-engine: generates load and records what happens.
+//!
+//! ```text
+//! RunConfig ─▶ Pacer ─▶ (seq, intended) ─▶ Worker ─▶ Connection ─▶ Sample ─▶ Recorder
+//! ```
+//!
+//! [`Run::start`] spawns one worker thread per core, each with a
+//! single-threaded tokio runtime that owns its connections and recorder.
+//! Once a second every worker hands its interval recorder to a collector
+//! thread, which merges seconds into the timeline and the total and
+//! produces the [`pelt_core::RunSummary`].
 
+mod conn;
+mod h1;
+pub mod pacer;
+mod run;
+mod worker;
+
+pub use pacer::{ConstantRate, Pacer};
+pub use run::{Canceller, EngineError, Progress, Run, Snapshot, GRACE};

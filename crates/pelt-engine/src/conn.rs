@@ -1,0 +1,207 @@
+//! Establishing connections: TCP, optionally TLS, each phase timed.
+
+use pelt_core::ErrorKind;
+use rustls::pki_types::ServerName;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+/// Where a connection goes: one per distinct scheme, host and port.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub addr: SocketAddr,
+    /// Present for https: the name to verify and send as SNI.
+    pub tls: Option<ServerName<'static>>,
+}
+
+/// A connected stream, plain or TLS.
+#[derive(Debug)]
+pub enum Stream {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+/// Phase times of a new connection, in nanoseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Established {
+    pub connect_ns: u64,
+    pub tls_ns: Option<u64>,
+}
+
+/// A failure to connect, already classified.
+#[derive(Debug)]
+pub struct ConnectFailure {
+    pub kind: ErrorKind,
+    pub detail: String,
+}
+
+/// Opens a connection to `origin`. Time limits are the caller's: the whole
+/// request runs under `--timeout`, and `connect_timeout` bounds this part.
+pub async fn connect(
+    origin: &Origin,
+    tls: Option<&tokio_rustls::TlsConnector>,
+    connect_timeout: std::time::Duration,
+) -> Result<(Stream, Established), ConnectFailure> {
+    let start = std::time::Instant::now();
+    let tcp = match tokio::time::timeout(connect_timeout, TcpStream::connect(origin.addr)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            return Err(ConnectFailure {
+                kind: ErrorKind::Connect,
+                detail: format!("{}: {e}", origin.addr),
+            })
+        }
+        Err(_) => {
+            return Err(ConnectFailure {
+                kind: ErrorKind::Connect,
+                detail: format!(
+                    "{}: no connection within --connect-timeout {:?}",
+                    origin.addr, connect_timeout
+                ),
+            })
+        }
+    };
+    // Requests are written whole; Nagle would only delay them.
+    let _ = tcp.set_nodelay(true);
+    let connect_ns = start.elapsed().as_nanos() as u64;
+    match (&origin.tls, tls) {
+        (Some(name), Some(connector)) => {
+            let tls_start = std::time::Instant::now();
+            match connector.connect(name.clone(), tcp).await {
+                Ok(s) => Ok((
+                    Stream::Tls(Box::new(s)),
+                    Established {
+                        connect_ns,
+                        tls_ns: Some(tls_start.elapsed().as_nanos() as u64),
+                    },
+                )),
+                Err(e) => Err(ConnectFailure {
+                    kind: ErrorKind::Tls,
+                    detail: format!("{}: {e}", origin.addr),
+                }),
+            }
+        }
+        _ => Ok((
+            Stream::Plain(tcp),
+            Established {
+                connect_ns,
+                tls_ns: None,
+            },
+        )),
+    }
+}
+
+/// The TLS client configuration shared by every connection of a run.
+pub fn tls_connector(insecure: bool) -> tokio_rustls::TlsConnector {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default protocol versions");
+    let mut config = if insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider)))
+            .with_no_client_auth()
+    } else {
+        let roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+}
+
+/// `--insecure`: accepts any certificate, still checks handshake signatures
+/// so the connection is at least consistent.
+#[derive(Debug)]
+struct AcceptAnyCert(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AcceptAnyCert {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}

@@ -1,0 +1,514 @@
+//! HTTP/1.1 on the wire: requests serialised once, responses read into a
+//! reusable buffer and framed without allocating.
+
+use pelt_core::{ErrorKind, Target};
+use std::io;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Per-connection read buffer. Response heads must fit in it; bodies
+/// stream through it. wrk uses 8 KiB; 16 KiB leaves room for fat heads.
+pub const READ_BUF: usize = 16 * 1024;
+const MAX_HEADERS: usize = 64;
+
+/// A request serialised to bytes before the run starts, so the hot path
+/// copies bytes and never formats.
+#[derive(Debug, Clone)]
+pub struct PreparedRequest {
+    pub bytes: Vec<u8>,
+    /// HEAD responses have no body whatever their headers say.
+    pub head: bool,
+}
+
+impl PreparedRequest {
+    pub fn new(target: &Target, keepalive: bool) -> PreparedRequest {
+        let mut out = Vec::with_capacity(256 + target.body.len());
+        let has = |name: &str| {
+            target
+                .headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
+        out.extend_from_slice(target.method.as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(target.url.path_and_query.as_bytes());
+        out.extend_from_slice(b" HTTP/1.1\r\n");
+        if !has("host") {
+            push_header(&mut out, "Host", &target.url.host_header());
+        }
+        if !has("user-agent") {
+            push_header(&mut out, "User-Agent", concat!("pelt/", env!("CARGO_PKG_VERSION")));
+        }
+        if !has("accept") {
+            push_header(&mut out, "Accept", "*/*");
+        }
+        for (name, value) in &target.headers {
+            push_header(&mut out, name, value);
+        }
+        let needs_length = !target.body.is_empty()
+            || matches!(target.method.as_str(), "POST" | "PUT" | "PATCH");
+        if needs_length && !has("content-length") && !has("transfer-encoding") {
+            push_header(&mut out, "Content-Length", &target.body.len().to_string());
+        }
+        if !keepalive && !has("connection") {
+            push_header(&mut out, "Connection", "close");
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&target.body);
+        PreparedRequest {
+            bytes: out,
+            head: target.method.eq_ignore_ascii_case("HEAD"),
+        }
+    }
+}
+
+fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value.as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// What a complete response told us.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    pub bytes_in: u64,
+    pub body_bytes: u64,
+    /// Whether the connection may carry another request.
+    pub reusable: bool,
+}
+
+/// A failure while reading, already classified.
+#[derive(Debug)]
+pub struct ReadFailure {
+    pub kind: ErrorKind,
+    pub detail: String,
+    /// Response bytes received before the failure.
+    pub bytes_in: u64,
+    pub status: u16,
+}
+
+impl ReadFailure {
+    fn new(kind: ErrorKind, detail: impl Into<String>, bytes_in: u64, status: u16) -> Self {
+        ReadFailure {
+            kind,
+            detail: detail.into(),
+            bytes_in,
+            status,
+        }
+    }
+}
+
+/// Maps an I/O error while reading to its kind.
+pub fn read_error_kind(e: &io::Error) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => ErrorKind::Reset,
+        io::ErrorKind::UnexpectedEof | io::ErrorKind::BrokenPipe => ErrorKind::Closed,
+        io::ErrorKind::InvalidData => ErrorKind::Tls,
+        _ => ErrorKind::Read,
+    }
+}
+
+/// Reads one response from `stream` into `buf`, calling `on_first_byte`
+/// when the first bytes arrive. Bodies are counted and discarded.
+pub async fn read_response<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    head_request: bool,
+    mut on_first_byte: impl FnMut(),
+) -> Result<Response, ReadFailure> {
+    let mut filled = 0usize;
+    let mut bytes_in = 0u64;
+    let mut first = true;
+    // The head: read until httparse sees a complete one. 1xx interim
+    // responses (100 Continue, 103 Early Hints) are skipped.
+    let (status, head_len, framing, mut reusable) = loop {
+        if filled > 0 {
+            match parse_head(&buf[..filled], head_request) {
+                Ok(Some(head)) if (100..200).contains(&head.0) && head.0 != 101 => {
+                    buf.copy_within(head.1..filled, 0);
+                    filled -= head.1;
+                    continue;
+                }
+                Ok(Some(head)) => break head,
+                Ok(None) if filled == buf.len() => {
+                    return Err(ReadFailure::new(
+                        ErrorKind::InvalidResponse,
+                        format!("response head larger than {} KiB", buf.len() / 1024),
+                        bytes_in,
+                        0,
+                    ));
+                }
+                Ok(None) => {}
+                Err(detail) => {
+                    return Err(ReadFailure::new(
+                        ErrorKind::InvalidResponse,
+                        detail,
+                        bytes_in,
+                        0,
+                    ))
+                }
+            }
+        }
+        let n = match stream.read(&mut buf[filled..]).await {
+            Ok(0) => {
+                let detail = if bytes_in == 0 {
+                    "connection closed before any response byte"
+                } else {
+                    "connection closed in the middle of the response head"
+                };
+                return Err(ReadFailure::new(ErrorKind::Closed, detail, bytes_in, 0));
+            }
+            Ok(n) => n,
+            Err(e) => {
+                return Err(ReadFailure::new(read_error_kind(&e), e.to_string(), bytes_in, 0))
+            }
+        };
+        if first {
+            on_first_byte();
+            first = false;
+        }
+        filled += n;
+        bytes_in += n as u64;
+    };
+
+    let fail = |kind, detail: &str, bytes_in| Err(ReadFailure::new(kind, detail, bytes_in, status));
+    let mut body_bytes = 0u64;
+    let mut leftover = &buf[head_len..filled];
+    match framing {
+        Framing::Length(len) => {
+            let mut remaining = len;
+            loop {
+                let take = (leftover.len() as u64).min(remaining);
+                remaining -= take;
+                body_bytes += take;
+                if leftover.len() as u64 > take {
+                    // Bytes beyond the response: we never pipeline, so the
+                    // server said something unasked. Don't reuse.
+                    reusable = false;
+                }
+                if remaining == 0 {
+                    break;
+                }
+                let n = match stream.read(buf).await {
+                    Ok(0) => {
+                        return fail(
+                            ErrorKind::Closed,
+                            "connection closed before the body was complete",
+                            bytes_in,
+                        )
+                    }
+                    Ok(n) => n,
+                    Err(e) => return fail(read_error_kind(&e), &e.to_string(), bytes_in),
+                };
+                bytes_in += n as u64;
+                leftover = &buf[..n];
+            }
+        }
+        Framing::Chunked => {
+            let mut decoder = ChunkedDecoder::default();
+            loop {
+                match decoder.feed(leftover) {
+                    Ok(Some(used)) => {
+                        if used < leftover.len() {
+                            reusable = false;
+                        }
+                        break;
+                    }
+                    Ok(None) => {}
+                    Err(detail) => return fail(ErrorKind::InvalidResponse, detail, bytes_in),
+                }
+                let n = match stream.read(buf).await {
+                    Ok(0) => {
+                        return fail(
+                            ErrorKind::Closed,
+                            "connection closed before the last chunk",
+                            bytes_in,
+                        )
+                    }
+                    Ok(n) => n,
+                    Err(e) => return fail(read_error_kind(&e), &e.to_string(), bytes_in),
+                };
+                bytes_in += n as u64;
+                leftover = &buf[..n];
+            }
+            body_bytes = decoder.body_bytes;
+        }
+        Framing::UntilClose => {
+            reusable = false;
+            body_bytes += leftover.len() as u64;
+            loop {
+                match stream.read(buf).await {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        bytes_in += n as u64;
+                        body_bytes += n as u64;
+                    }
+                    Err(e) => return fail(read_error_kind(&e), &e.to_string(), bytes_in),
+                }
+            }
+        }
+        Framing::None => {
+            if !leftover.is_empty() {
+                reusable = false;
+            }
+        }
+    }
+    Ok(Response {
+        status,
+        bytes_in,
+        body_bytes,
+        reusable,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    None,
+    Length(u64),
+    Chunked,
+    UntilClose,
+}
+
+/// Parses a response head: `(status, head length, framing, reusable)`, or
+/// `None` when more bytes are needed.
+fn parse_head(
+    data: &[u8],
+    head_request: bool,
+) -> Result<Option<(u16, usize, Framing, bool)>, String> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut headers);
+    let head_len = match resp.parse(data) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(format!("unparsable response head: {e}")),
+    };
+    let status = resp.code.unwrap_or(0);
+    let http10 = resp.version == Some(0);
+    let mut reusable = !http10;
+    let mut length = None;
+    let mut chunked = false;
+    for h in resp.headers.iter() {
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let text = std::str::from_utf8(h.value).map_err(|_| "non-ASCII Content-Length")?;
+            let v: u64 = text
+                .trim()
+                .parse()
+                .map_err(|_| format!("invalid Content-Length '{}'", text.trim()))?;
+            if length.is_some_and(|l| l != v) {
+                return Err("conflicting Content-Length headers".into());
+            }
+            length = Some(v);
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = h
+                .value
+                .rsplit(|&b| b == b',')
+                .next()
+                .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            for token in h.value.split(|&b| b == b',') {
+                let token = token.trim_ascii();
+                if token.eq_ignore_ascii_case(b"close") {
+                    reusable = false;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") && http10 {
+                    reusable = true;
+                }
+            }
+        }
+    }
+    let framing = if head_request || status == 204 || status == 304 || (100..200).contains(&status)
+    {
+        Framing::None
+    } else if chunked {
+        Framing::Chunked
+    } else if let Some(len) = length {
+        if len == 0 {
+            Framing::None
+        } else {
+            Framing::Length(len)
+        }
+    } else {
+        Framing::UntilClose
+    };
+    Ok(Some((status, head_len, framing, reusable)))
+}
+
+/// Incremental decoder for `Transfer-Encoding: chunked`, counting body
+/// bytes and discarding them.
+#[derive(Debug, Default)]
+struct ChunkedDecoder {
+    state: ChunkState,
+    size: u64,
+    digits: u32,
+    body_bytes: u64,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum ChunkState {
+    #[default]
+    Size,
+    Extension,
+    SizeLf,
+    Data,
+    DataCr,
+    DataLf,
+    TrailerStart,
+    Trailer,
+    TrailerLf,
+    FinalLf,
+}
+
+impl ChunkedDecoder {
+    /// Consumes `data`. Returns `Some(bytes used)` when the final chunk and
+    /// trailers are complete, `None` when more is needed.
+    fn feed(&mut self, data: &[u8]) -> Result<Option<usize>, &'static str> {
+        use ChunkState::*;
+        let mut i = 0;
+        while i < data.len() {
+            if self.state == Data {
+                let take = ((data.len() - i) as u64).min(self.size);
+                self.size -= take;
+                self.body_bytes += take;
+                i += take as usize;
+                if self.size == 0 {
+                    self.state = DataCr;
+                }
+                continue;
+            }
+            let b = data[i];
+            i += 1;
+            self.state = match (self.state, b) {
+                (Size, b';' | b' ' | b'\t') if self.digits > 0 => Extension,
+                (Size, b'\r') if self.digits > 0 => SizeLf,
+                (Size, _) => {
+                    let d = (b as char).to_digit(16).ok_or("invalid chunk size")?;
+                    self.digits += 1;
+                    if self.digits > 15 {
+                        return Err("chunk size too large");
+                    }
+                    self.size = self.size * 16 + u64::from(d);
+                    Size
+                }
+                (Extension, b'\r') => SizeLf,
+                (Extension, _) => Extension,
+                (SizeLf, b'\n') if self.size == 0 => TrailerStart,
+                (SizeLf, b'\n') => Data,
+                (DataCr, b'\r') => DataLf,
+                (DataLf, b'\n') => {
+                    self.digits = 0;
+                    Size
+                }
+                (TrailerStart, b'\r') => FinalLf,
+                (Trailer, b'\r') => TrailerLf,
+                (TrailerStart | Trailer, _) => Trailer,
+                (TrailerLf, b'\n') => TrailerStart,
+                (FinalLf, b'\n') => return Ok(Some(i)),
+                _ => return Err("malformed chunked encoding"),
+            };
+        }
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pelt_core::Url;
+
+    async fn read_all_split(data: &[u8], split: usize, head: bool) -> Result<Response, ReadFailure> {
+        // A reader that hands out at most `split` bytes per read, to
+        // exercise every state boundary.
+        let (mut client, mut server) = tokio::io::duplex(64 * 1024);
+        let data = data.to_vec();
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            for chunk in data.chunks(split) {
+                server.write_all(chunk).await.unwrap();
+                tokio::task::yield_now().await;
+            }
+        });
+        let mut buf = vec![0u8; READ_BUF];
+        let mut got_first = false;
+        let r = read_response(&mut client, &mut buf, head, || got_first = true).await;
+        assert!(got_first || r.is_err());
+        r
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread().build().unwrap()
+    }
+
+    #[test]
+    fn frames_content_length_chunked_and_close() {
+        let rt = rt();
+        let cl = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\n";
+        let close = b"HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\nbody until close";
+        for split in [1, 3, 7, 1000] {
+            let r = rt.block_on(read_all_split(cl, split, false)).unwrap();
+            assert_eq!((r.status, r.body_bytes, r.reusable), (200, 5, true));
+            assert_eq!(r.bytes_in, cl.len() as u64);
+            let r = rt.block_on(read_all_split(chunked, split, false)).unwrap();
+            assert_eq!((r.status, r.body_bytes, r.reusable), (200, 11, true), "split {split}");
+            let r = rt.block_on(read_all_split(close, split, false)).unwrap();
+            assert_eq!((r.status, r.body_bytes, r.reusable), (404, 16, false));
+        }
+    }
+
+    #[test]
+    fn skips_interim_and_honours_head_and_http10() {
+        let rt = rt();
+        let r = rt
+            .block_on(read_all_split(
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok",
+                4,
+                false,
+            ))
+            .unwrap();
+        assert_eq!((r.status, r.body_bytes), (201, 2));
+        let r = rt
+            .block_on(read_all_split(b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", 100, true))
+            .unwrap();
+        assert_eq!((r.body_bytes, r.reusable), (0, true));
+        let r = rt
+            .block_on(read_all_split(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", 100, false))
+            .unwrap();
+        assert!(!r.reusable);
+    }
+
+    #[test]
+    fn classifies_broken_responses() {
+        let rt = rt();
+        let cases: [(&[u8], ErrorKind); 5] = [
+            (b"", ErrorKind::Closed),
+            (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", ErrorKind::Closed),
+            (b"garbage\r\n\r\n", ErrorKind::InvalidResponse),
+            (b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", ErrorKind::InvalidResponse),
+            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", ErrorKind::InvalidResponse),
+        ];
+        for (data, kind) in cases {
+            let e = rt.block_on(read_all_split(data, 5, false)).unwrap_err();
+            assert_eq!(e.kind, kind, "{}", String::from_utf8_lossy(data));
+        }
+    }
+
+    #[test]
+    fn serialises_requests_once_with_the_right_headers() {
+        let mut t = Target::get(Url::parse("http://127.0.0.1:8080/p?q=1").unwrap());
+        let r = PreparedRequest::new(&t, true);
+        let text = String::from_utf8(r.bytes).unwrap();
+        assert!(text.starts_with("GET /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"));
+        assert!(!text.contains("Connection"));
+        assert!(text.ends_with("\r\n\r\n"));
+
+        t.method = "POST".into();
+        t.body = b"a=1".to_vec();
+        t.headers.push(("Host".into(), "example.test".into()));
+        let text = String::from_utf8(PreparedRequest::new(&t, false).bytes).unwrap();
+        assert!(text.contains("Host: example.test\r\n"));
+        assert!(!text.contains("127.0.0.1"));
+        assert!(text.contains("Content-Length: 3\r\n"));
+        assert!(text.contains("Connection: close\r\n"));
+        assert!(text.ends_with("\r\n\r\na=1"));
+    }
+}

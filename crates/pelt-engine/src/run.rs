@@ -1,0 +1,401 @@
+//! The library entry point: start a run, watch its seconds go by, cancel
+//! it, and collect its summary.
+
+use crate::conn::{tls_connector, Origin};
+use crate::h1::PreparedRequest;
+use crate::pacer::{ConstantRate, Pacer};
+use crate::worker::{run_worker, Plan, Share, WorkerMsg};
+use pelt_core::{
+    ConfigError, Environment, IntervalRow, Nanos, Recorder, RunConfig, RunSummary, Scheme,
+};
+use rustls::pki_types::ServerName;
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::AtomicU64;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::watch;
+
+/// How long requests in flight may finish after sending stops (capped by
+/// `--timeout`); anything still pending is recorded as unfinished.
+pub const GRACE: Duration = Duration::from_secs(2);
+/// Workers start together this long after `Run::start`, so the schedule
+/// does not begin while threads are still being created.
+const START_DELAY: Duration = Duration::from_millis(5);
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cannot resolve host '{host}': {detail}; check the URL's host name")]
+    Resolve { host: String, detail: String },
+    #[error("cannot start worker threads: {0}")]
+    Spawn(std::io::Error),
+}
+
+/// One finished second, with running totals, for progress displays.
+#[derive(Debug, Clone, Copy)]
+pub struct Snapshot {
+    pub row: IntervalRow,
+    pub total_requests: u64,
+    pub total_errors: u64,
+}
+
+/// What [`Run::progress`] saw.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress {
+    /// Another second completed.
+    Interval(Snapshot),
+    /// Nothing new within the timeout.
+    Waiting,
+    /// The run is over; call [`Run::wait`] for the summary.
+    Finished,
+}
+
+/// Stops a run early (Ctrl-C). Cloneable and usable from any thread.
+#[derive(Debug, Clone)]
+pub struct Canceller {
+    tx: Arc<watch::Sender<bool>>,
+}
+
+impl Canceller {
+    /// Stops sending; requests in flight get a short grace to finish.
+    pub fn cancel(&self) {
+        self.tx.send_replace(true);
+    }
+}
+
+/// A run in progress.
+#[derive(Debug)]
+pub struct Run {
+    events: Receiver<Snapshot>,
+    canceller: Canceller,
+    collector: JoinHandle<RunSummary>,
+    epoch: Instant,
+    measure_from: Duration,
+}
+
+impl Run {
+    /// Validates `config`, resolves its hosts and starts the workers.
+    pub fn start(config: RunConfig) -> Result<Run, EngineError> {
+        config.validate()?;
+        let stop = config.effective_stop();
+        let workers = config.effective_threads();
+
+        let (origins, target_origin) = resolve_origins(&config)?;
+        let tls = origins
+            .iter()
+            .any(|o| o.tls.is_some())
+            .then(|| tls_connector(config.http.insecure));
+        let requests = config
+            .targets
+            .iter()
+            .map(|t| PreparedRequest::new(t, config.http.keepalive))
+            .collect();
+        let pacer: Option<Box<dyn Pacer>> = config
+            .load
+            .rate()
+            .map(|r| Box::new(ConstantRate::new(r)) as Box<dyn Pacer>);
+        let measure_from = config.warmup.as_nanos() as Nanos;
+        let deadline = stop.duration.map(|d| measure_from + d.as_nanos() as Nanos);
+        // Rate mode with -n: the schedule's warm-up slots plus n measured.
+        let total_slots = match (&pacer, stop.requests) {
+            (Some(p), Some(n)) => Some(p.count_before(measure_from) + n),
+            _ => None,
+        };
+
+        let start_wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        let epoch = Instant::now() + START_DELAY;
+        let plan = Arc::new(Plan {
+            epoch,
+            unix_ns_at_epoch: (start_wall + START_DELAY).as_nanos() as u64,
+            requests,
+            target_origin,
+            origins: origins.clone(),
+            tls,
+            pacer,
+            measure_from,
+            deadline,
+            timeout: config.http.timeout,
+            connect_timeout: config.http.connect_timeout,
+            keepalive: config.http.keepalive,
+            grace: GRACE.min(config.http.timeout),
+            expected_len: config
+                .targets
+                .iter()
+                .map(|_| AtomicU64::new(u64::MAX))
+                .collect(),
+        });
+
+        let (cancel_tx, cancel_rx) = watch::channel(false);
+        let (tx, rx) = mpsc::channel();
+        let connections = config.load.connections();
+        let mut handles = Vec::with_capacity(workers);
+        for index in 0..workers {
+            let share = Share {
+                index,
+                workers,
+                connections: split(connections as u64, workers, index) as u32,
+                budget: match pacer_is_none(&config) {
+                    true => stop.requests.map(|n| split(n, workers, index)),
+                    false => None,
+                },
+                slots: total_slots.map(|n| split(n, workers, index)),
+            };
+            let (plan, tx, cancel) = (plan.clone(), tx.clone(), cancel_rx.clone());
+            let handle = std::thread::Builder::new()
+                .name(format!("pelt-worker-{index}"))
+                .spawn(move || run_worker(plan, share, tx, cancel))
+                .map_err(EngineError::Spawn)?;
+            handles.push(handle);
+        }
+        drop(tx);
+
+        let env = Environment {
+            pelt_version: env!("CARGO_PKG_VERSION").to_string(),
+            os: std::env::consts::OS.to_string(),
+            arch: std::env::consts::ARCH.to_string(),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: workers,
+            target_addrs: origins.iter().map(|o| o.addr.to_string()).collect(),
+            started_unix_ms: start_wall.as_millis() as u64,
+        };
+        let (events_tx, events) = mpsc::channel();
+        let collector = Collector::new(plan, config, env, workers);
+        let collector = std::thread::Builder::new()
+            .name("pelt-collector".into())
+            .spawn(move || {
+                let summary = collector.run(rx, events_tx);
+                for h in handles {
+                    let _ = h.join();
+                }
+                summary
+            })
+            .map_err(EngineError::Spawn)?;
+        Ok(Run {
+            events,
+            canceller: Canceller {
+                tx: Arc::new(cancel_tx),
+            },
+            collector,
+            epoch,
+            measure_from: Duration::from_nanos(measure_from),
+        })
+    }
+
+    /// A handle that stops this run from another thread (e.g. on Ctrl-C).
+    pub fn canceller(&self) -> Canceller {
+        self.canceller.clone()
+    }
+
+    /// Time since the run started (including warm-up).
+    pub fn elapsed(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    /// When measurement starts, relative to the run's start.
+    pub fn measure_from(&self) -> Duration {
+        self.measure_from
+    }
+
+    /// Waits up to `timeout` for the next completed second.
+    pub fn progress(&self, timeout: Duration) -> Progress {
+        match self.events.recv_timeout(timeout) {
+            Ok(s) => Progress::Interval(s),
+            Err(RecvTimeoutError::Timeout) => Progress::Waiting,
+            Err(RecvTimeoutError::Disconnected) => Progress::Finished,
+        }
+    }
+
+    /// Waits for the run to end and returns its summary.
+    pub fn wait(self) -> RunSummary {
+        match self.collector.join() {
+            Ok(summary) => summary,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+fn pacer_is_none(config: &RunConfig) -> bool {
+    config.load.rate().is_none()
+}
+
+/// Share `index` of `total` split as evenly as possible over `parts`.
+fn split(total: u64, parts: usize, index: usize) -> u64 {
+    let parts = parts as u64;
+    total / parts + u64::from((index as u64) < total % parts)
+}
+
+/// Resolves each distinct scheme/host/port once, before the run.
+fn resolve_origins(config: &RunConfig) -> Result<(Vec<Origin>, Vec<usize>), EngineError> {
+    let mut keys: Vec<(Scheme, String, u16)> = Vec::new();
+    let mut origins = Vec::new();
+    let mut target_origin = Vec::new();
+    for t in &config.targets {
+        let key = (t.url.scheme, t.url.host.clone(), t.url.port);
+        if let Some(i) = keys.iter().position(|k| *k == key) {
+            target_origin.push(i);
+            continue;
+        }
+        let addr: SocketAddr = (t.url.host.as_str(), t.url.port)
+            .to_socket_addrs()
+            .map_err(|e| EngineError::Resolve {
+                host: t.url.host.clone(),
+                detail: e.to_string(),
+            })?
+            .next()
+            .ok_or_else(|| EngineError::Resolve {
+                host: t.url.host.clone(),
+                detail: "no addresses found".into(),
+            })?;
+        let tls = match t.url.scheme {
+            Scheme::Http => None,
+            Scheme::Https => Some(ServerName::try_from(t.url.host.clone()).map_err(|e| {
+                EngineError::Resolve {
+                    host: t.url.host.clone(),
+                    detail: format!("not a valid TLS server name: {e}"),
+                }
+            })?),
+        };
+        target_origin.push(origins.len());
+        keys.push(key);
+        origins.push(Origin { addr, tls });
+    }
+    Ok((origins, target_origin))
+}
+
+/// Merges the workers' seconds into the timeline and the total.
+struct Collector {
+    plan: Arc<Plan>,
+    config: RunConfig,
+    env: Environment,
+    /// Highest second each worker has handed over; `u64::MAX` once done.
+    progress: Vec<Option<u64>>,
+    pending: BTreeMap<u64, Recorder>,
+    /// Next second to emit; seconds before measurement are skipped.
+    next_second: u64,
+    total: Recorder,
+    timeline: Vec<IntervalRow>,
+    warmup_requests: u64,
+    cut: Option<Nanos>,
+}
+
+const NS: u64 = 1_000_000_000;
+
+impl Collector {
+    fn new(plan: Arc<Plan>, config: RunConfig, env: Environment, workers: usize) -> Collector {
+        let first = (plan.unix_ns_at_epoch + plan.measure_from) / NS;
+        Collector {
+            plan,
+            config,
+            env,
+            progress: vec![None; workers],
+            pending: BTreeMap::new(),
+            next_second: first,
+            total: Recorder::new(),
+            timeline: Vec::new(),
+            warmup_requests: 0,
+            cut: None,
+        }
+    }
+
+    fn run(mut self, rx: Receiver<WorkerMsg>, events: mpsc::Sender<Snapshot>) -> RunSummary {
+        // Ends when every worker has sent Done and dropped its sender.
+        for msg in rx {
+            match msg {
+                WorkerMsg::Interval {
+                    worker,
+                    second,
+                    rec,
+                } => {
+                    self.pending.entry(second).or_default().merge(&rec);
+                    self.progress[worker] = Some(second);
+                }
+                WorkerMsg::Done {
+                    worker,
+                    warmup_requests,
+                    cut,
+                } => {
+                    self.progress[worker] = Some(u64::MAX);
+                    self.warmup_requests += warmup_requests;
+                    if let Some(c) = cut {
+                        self.cut = Some(self.cut.map_or(c, |old| old.min(c)));
+                    }
+                }
+            }
+            let complete = self.progress.iter().map(|p| p.unwrap_or(0)).min();
+            if let Some(upto) = complete.filter(|&c| c != u64::MAX) {
+                self.emit_through(upto, &events);
+            }
+        }
+        if let Some(&last) = self.pending.keys().next_back() {
+            self.emit_through(last, &events);
+        }
+        self.finish()
+    }
+
+    /// Emits every second up to and including `upto`, empty ones too.
+    fn emit_through(&mut self, upto: u64, events: &mpsc::Sender<Snapshot>) {
+        let measure_start_unix = self.plan.unix_ns_at_epoch + self.plan.measure_from;
+        while self.next_second <= upto {
+            let second = self.next_second;
+            self.next_second += 1;
+            let rec = self.pending.remove(&second).unwrap_or_default();
+            let offset_s = (second * NS) as f64 / 1e9 - measure_start_unix as f64 / 1e9;
+            let row = IntervalRow::from_recorder(second, offset_s, &rec);
+            self.total.merge(&rec);
+            self.timeline.push(row);
+            let _ = events.send(Snapshot {
+                row,
+                total_requests: self.total.requests,
+                total_errors: self.total.error_count(),
+            });
+        }
+        // Anything older belongs to warm-up seconds that are not reported.
+        self.pending = self.pending.split_off(&self.next_second);
+    }
+
+    fn finish(self) -> RunSummary {
+        let start = self.plan.measure_from;
+        let last_done = self.total.last_done.max(start);
+        let (duration, elapsed) = match self.cut {
+            Some(cut) => (cut.saturating_sub(start), last_done.max(cut) - start),
+            // Ran out of work (-n): like ab, time until the last response.
+            None => (last_done - start, last_done - start),
+        };
+        let interrupted = self.cut.is_some_and(|c| self.plan.deadline.is_none_or(|d| c < d));
+        let mut summary = RunSummary {
+            config: self.config,
+            env: self.env,
+            total: self.total,
+            timeline: self.timeline,
+            duration: Duration::from_nanos(duration),
+            elapsed: Duration::from_nanos(elapsed),
+            warmup_requests: self.warmup_requests,
+            interrupted,
+            warnings: Vec::new(),
+        };
+        summary.warnings = summary.diagnose();
+        summary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split;
+
+    #[test]
+    fn split_is_exact() {
+        for total in [0u64, 1, 7, 1000, 1001] {
+            for parts in 1..5 {
+                let sum: u64 = (0..parts).map(|i| split(total, parts, i)).sum();
+                assert_eq!(sum, total);
+            }
+        }
+    }
+}

@@ -1,0 +1,603 @@
+//! A worker: one thread, one single-threaded tokio runtime, its own
+//! connections and its own recorder. Nothing is shared with other workers
+//! on the hot path except read-only plan data; results leave once a
+//! second as a whole interval recorder.
+
+use crate::conn::{connect, Origin, Stream};
+use crate::h1::{read_error_kind, read_response, PreparedRequest, Response, READ_BUF};
+use crate::pacer::Pacer;
+use pelt_core::{ErrorKind, Nanos, Recorder, Sample};
+use std::cell::{Cell, RefCell};
+use std::io;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::{watch, Notify};
+
+const NS_PER_SEC: u64 = 1_000_000_000;
+/// Marks a target whose first successful body length is not known yet.
+const LENGTH_UNSET: u64 = u64::MAX;
+
+/// Read-only facts every worker shares.
+pub(crate) struct Plan {
+    /// Time zero of the run; all `Nanos` are measured from here.
+    pub epoch: Instant,
+    /// Wall clock at `epoch`, so intervals align to wall-clock seconds.
+    pub unix_ns_at_epoch: u64,
+    pub requests: Vec<PreparedRequest>,
+    /// Origin index of each target.
+    pub target_origin: Vec<usize>,
+    pub origins: Vec<Origin>,
+    pub tls: Option<tokio_rustls::TlsConnector>,
+    /// `None` for a closed loop.
+    pub pacer: Option<Box<dyn Pacer>>,
+    /// Requests intended before this are warm-up.
+    pub measure_from: Nanos,
+    /// No request starts at or after this.
+    pub deadline: Option<Nanos>,
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    pub keepalive: bool,
+    /// How long in-flight requests may finish after sending stops.
+    pub grace: Duration,
+    /// Body length of the first successful response per target (ab's check).
+    pub expected_len: Vec<AtomicU64>,
+}
+
+impl Plan {
+    pub fn instant(&self, t: Nanos) -> tokio::time::Instant {
+        tokio::time::Instant::from_std(self.epoch + Duration::from_nanos(t))
+    }
+}
+
+/// This worker's share of the run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Share {
+    pub index: usize,
+    pub workers: usize,
+    pub connections: u32,
+    /// Closed loop with `-n`: measured requests this worker sends.
+    pub budget: Option<u64>,
+    /// Rate mode with `-n`: schedule slots this worker owns (every
+    /// `workers`-th slot, starting at `index`), warm-up included.
+    pub slots: Option<u64>,
+}
+
+/// What a worker sends to the collector.
+#[derive(Debug)]
+pub(crate) enum WorkerMsg {
+    /// The complete recorder of one wall-clock second.
+    Interval {
+        worker: usize,
+        second: u64,
+        rec: Box<Recorder>,
+    },
+    /// The worker has stopped; `cut` is when it stopped sending, if it was
+    /// stopped (by deadline or cancel) rather than running out of work.
+    Done {
+        worker: usize,
+        warmup_requests: u64,
+        cut: Option<Nanos>,
+    },
+}
+
+/// Runs a worker to completion on the current thread.
+pub(crate) fn run_worker(
+    plan: std::sync::Arc<Plan>,
+    share: Share,
+    tx: Sender<WorkerMsg>,
+    cancel: watch::Receiver<bool>,
+) -> io::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let local_set = tokio::task::LocalSet::new();
+    let start_second = (plan.unix_ns_at_epoch) / NS_PER_SEC;
+    let worker = Rc::new(Worker {
+        intervals: RefCell::new(Intervals {
+            current: Recorder::new(),
+            second: start_second,
+            end: (start_second + 1) * NS_PER_SEC - plan.unix_ns_at_epoch,
+            unix_ns_at_epoch: plan.unix_ns_at_epoch,
+            measure_from: plan.measure_from,
+            warmup: 0,
+            tx,
+            worker: share.index,
+        }),
+        plan,
+        share,
+        next: Cell::new(0),
+        budget: Cell::new(share.budget),
+        stopping: Cell::new(false),
+        cut: Cell::new(Nanos::MAX),
+        stop: Notify::new(),
+        slots: (0..share.connections).map(|_| Cell::new(Slot::IDLE)).collect(),
+        alive: Cell::new(0),
+        all_done: Notify::new(),
+    });
+    local_set.block_on(&rt, drive(worker.clone(), cancel));
+    // Dropping the set cancels connection tasks still waiting; the driver
+    // has already recorded what they held as unfinished.
+    drop(local_set);
+    Ok(())
+}
+
+/// A request a connection is working on, so that it can be recorded as
+/// unfinished if the run ends first.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    active: bool,
+    target: u32,
+    intended: Nanos,
+    sent: Option<Nanos>,
+}
+
+impl Slot {
+    const IDLE: Slot = Slot {
+        active: false,
+        target: 0,
+        intended: 0,
+        sent: None,
+    };
+}
+
+struct Worker {
+    plan: std::sync::Arc<Plan>,
+    share: Share,
+    /// Rate mode: this worker's next schedule slot. Closed loop: requests
+    /// started, for round-robin target choice.
+    next: Cell<u64>,
+    budget: Cell<Option<u64>>,
+    stopping: Cell<bool>,
+    /// When sending stopped; `Nanos::MAX` while running.
+    cut: Cell<Nanos>,
+    /// Wakes connections sleeping until their next slot when the run stops.
+    stop: Notify,
+    slots: Vec<Cell<Slot>>,
+    alive: Cell<usize>,
+    all_done: Notify,
+    intervals: RefCell<Intervals>,
+}
+
+impl Worker {
+    fn now(&self) -> Nanos {
+        self.plan.epoch.elapsed().as_nanos() as Nanos
+    }
+
+    fn begin_stop(&self, at: Nanos) {
+        self.stopping.set(true);
+        self.cut.set(self.cut.get().min(at));
+        self.stop.notify_waiters();
+    }
+
+    /// The next request for a connection: `(target, intended start)`, or
+    /// `None` when this connection should stop.
+    async fn next_job(&self, slot: usize) -> Option<(u32, Nanos)> {
+        if self.stopping.get() {
+            return None;
+        }
+        let targets = self.plan.requests.len() as u64;
+        let Some(pacer) = &self.plan.pacer else {
+            // Closed loop: start now, if the count and clock allow.
+            let now = self.now();
+            if self.plan.deadline.is_some_and(|d| now >= d) {
+                return None;
+            }
+            if now >= self.plan.measure_from {
+                if let Some(left) = self.budget.get() {
+                    if left == 0 {
+                        return None;
+                    }
+                    self.budget.set(Some(left - 1));
+                }
+            }
+            let n = self.next.get();
+            self.next.set(n + 1);
+            let target = (n % targets) as u32;
+            self.slots[slot].set(Slot {
+                active: true,
+                target,
+                intended: now,
+                sent: None,
+            });
+            return Some((target, now));
+        };
+        // Open loop: claim the next slot of the schedule. A connection that
+        // frees up early waits for its slot; one that frees up late takes an
+        // overdue slot at once, and the wait shows in its response time.
+        let seq = self.next.get();
+        if self.share.slots.is_some_and(|limit| seq >= limit) {
+            return None;
+        }
+        let global = seq * self.share.workers as u64 + self.share.index as u64;
+        let intended = pacer.at(global);
+        if self.plan.deadline.is_some_and(|d| intended >= d) {
+            return None;
+        }
+        self.next.set(seq + 1);
+        let target = (global % targets) as u32;
+        self.slots[slot].set(Slot {
+            active: true,
+            target,
+            intended,
+            sent: None,
+        });
+        if intended > self.now() {
+            tokio::select! {
+                _ = tokio::time::sleep_until(self.plan.instant(intended)) => {}
+                _ = self.stop.notified() => {}
+            }
+            if self.stopping.get() && intended >= self.cut.get() {
+                self.slots[slot].set(Slot::IDLE);
+                return None;
+            }
+        }
+        Some((target, intended))
+    }
+
+    /// Sends one request and reads its response, never longer than
+    /// `--timeout`. Always returns a sample: failures are data.
+    async fn exchange(
+        &self,
+        conn: &mut Option<Conn>,
+        buf: &mut [u8],
+        target: u32,
+        intended: Nanos,
+        slot: usize,
+    ) -> Sample {
+        let plan = &*self.plan;
+        let started = self.now();
+        let deadline = plan.instant(started) + plan.timeout;
+        let mut progress = Progress::default();
+        let result = tokio::time::timeout_at(
+            deadline,
+            self.attempt(conn, buf, target, slot, &mut progress),
+        )
+        .await;
+        let mut sample = Sample {
+            target,
+            intended,
+            sent: progress.sent,
+            first_byte: progress.first_byte,
+            done: self.now(),
+            status: 0,
+            bytes_in: 0,
+            body_bytes: 0,
+            bytes_out: progress.bytes_out,
+            reused: progress.reused,
+            error: None,
+        };
+        match result {
+            Ok(Ok(resp)) => {
+                sample.status = resp.status;
+                sample.bytes_in = resp.bytes_in;
+                sample.body_bytes = resp.body_bytes;
+                if !(resp.reusable && plan.keepalive) {
+                    *conn = None;
+                }
+                if (200..300).contains(&resp.status) {
+                    self.check_length(&mut sample);
+                }
+            }
+            Ok(Err(failure)) => {
+                *conn = None;
+                sample.status = failure.status;
+                sample.bytes_in = failure.bytes_in;
+                self.fail(&mut sample, failure.kind, || failure.detail);
+            }
+            Err(_elapsed) => {
+                *conn = None;
+                self.fail(&mut sample, ErrorKind::Timeout, || {
+                    format!("no complete response within --timeout {:?}", plan.timeout)
+                });
+            }
+        }
+        sample
+    }
+
+    async fn attempt(
+        &self,
+        conn: &mut Option<Conn>,
+        buf: &mut [u8],
+        target: u32,
+        slot: usize,
+        progress: &mut Progress,
+    ) -> Result<Response, Failure> {
+        let plan = &*self.plan;
+        let origin = plan.target_origin[target as usize];
+        if conn.as_ref().is_some_and(|c| c.origin != origin) {
+            *conn = None;
+        }
+        let c = match conn {
+            Some(c) => {
+                progress.reused = true;
+                c
+            }
+            None => {
+                let (stream, est) = connect(
+                    &plan.origins[origin],
+                    plan.tls.as_ref(),
+                    plan.connect_timeout,
+                )
+                .await
+                .map_err(|f| Failure::new(f.kind, f.detail))?;
+                if self.now() >= plan.measure_from {
+                    self.intervals
+                        .borrow_mut()
+                        .current
+                        .record_connection(est.connect_ns, est.tls_ns);
+                }
+                conn.insert(Conn { stream, origin })
+            }
+        };
+        let request = &plan.requests[target as usize];
+        let sent = self.now();
+        progress.sent = Some(sent);
+        let mut s = self.slots[slot].get();
+        s.sent = Some(sent);
+        self.slots[slot].set(s);
+        c.stream
+            .write_all(&request.bytes)
+            .await
+            .map_err(|e| Failure::new(write_error_kind(&e), e.to_string()))?;
+        // A no-op for plain TCP; TLS may hold a partial record until flushed.
+        c.stream
+            .flush()
+            .await
+            .map_err(|e| Failure::new(write_error_kind(&e), e.to_string()))?;
+        progress.bytes_out = request.bytes.len() as u64;
+        let first_byte = &mut progress.first_byte;
+        read_response(&mut c.stream, buf, request.head, || {
+            *first_byte = Some(self.now())
+        })
+        .await
+        .map_err(|f| Failure {
+            kind: f.kind,
+            detail: f.detail,
+            bytes_in: f.bytes_in,
+            status: f.status,
+        })
+    }
+
+    /// ab's Length check: a 2xx body whose length differs from the first
+    /// 2xx body of the same target is a failure.
+    fn check_length(&self, sample: &mut Sample) {
+        let expected = &self.plan.expected_len[sample.target as usize];
+        // Load first: a shared read is cheap, a compare-exchange takes the
+        // cache line away from the other workers on every request.
+        let mut first = expected.load(Ordering::Relaxed);
+        if first == LENGTH_UNSET {
+            first = match expected.compare_exchange(
+                LENGTH_UNSET,
+                sample.body_bytes,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => sample.body_bytes,
+                Err(existing) => existing,
+            };
+        }
+        if first != sample.body_bytes {
+            let got = sample.body_bytes;
+            self.fail(sample, ErrorKind::Length, || {
+                format!("body was {got} bytes; the first response for this target had {first}")
+            });
+        }
+    }
+
+    /// Marks `sample` failed with `kind`, keeping the message as an example
+    /// only if the recorder wants one (so the message is rarely built).
+    fn fail(&self, sample: &mut Sample, kind: ErrorKind, detail: impl FnOnce() -> String) {
+        sample.error = Some(kind);
+        let mut iv = self.intervals.borrow_mut();
+        if sample.intended >= iv.measure_from && iv.current.wants_example(kind) {
+            iv.current.add_example(kind, detail());
+        }
+    }
+
+    fn record(&self, sample: &Sample) {
+        self.intervals.borrow_mut().record(sample);
+    }
+
+    /// Records what the run's end cut off: requests in flight, and (rate
+    /// mode) slots that were due but never got a connection.
+    fn record_unfinished(&self) {
+        let now = self.now();
+        let cut = self.cut.get();
+        for slot in &self.slots {
+            let s = slot.get();
+            if s.active && s.intended < cut {
+                let mut sample = Sample::failed(s.target, s.intended, now, ErrorKind::Unfinished);
+                sample.sent = s.sent;
+                self.record(&sample);
+            }
+            slot.set(Slot::IDLE);
+        }
+        if let (Some(pacer), true) = (&self.plan.pacer, cut != Nanos::MAX) {
+            let targets = self.plan.requests.len() as u64;
+            let mut seq = self.next.get();
+            while self.share.slots.is_none_or(|limit| seq < limit) {
+                let global = seq * self.share.workers as u64 + self.share.index as u64;
+                let intended = pacer.at(global);
+                if intended >= cut || self.plan.deadline.is_some_and(|d| intended >= d) {
+                    break;
+                }
+                let target = (global % targets) as u32;
+                self.record(&Sample::failed(target, intended, now, ErrorKind::Unfinished));
+                seq += 1;
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Progress {
+    sent: Option<Nanos>,
+    first_byte: Option<Nanos>,
+    bytes_out: u64,
+    reused: bool,
+}
+
+#[derive(Debug)]
+struct Failure {
+    kind: ErrorKind,
+    detail: String,
+    bytes_in: u64,
+    status: u16,
+}
+
+impl Failure {
+    fn new(kind: ErrorKind, detail: String) -> Failure {
+        Failure {
+            kind,
+            detail,
+            bytes_in: 0,
+            status: 0,
+        }
+    }
+}
+
+fn write_error_kind(e: &io::Error) -> ErrorKind {
+    match read_error_kind(e) {
+        ErrorKind::Read => ErrorKind::Write,
+        other => other,
+    }
+}
+
+#[derive(Debug)]
+struct Conn {
+    stream: Stream,
+    origin: usize,
+}
+
+/// The worker's current one-second recorder and how to hand it on.
+struct Intervals {
+    current: Recorder,
+    /// Wall-clock second (since the Unix epoch) `current` covers.
+    second: u64,
+    /// End of that second, in run nanoseconds.
+    end: Nanos,
+    unix_ns_at_epoch: u64,
+    measure_from: Nanos,
+    warmup: u64,
+    tx: Sender<WorkerMsg>,
+    worker: usize,
+}
+
+impl Intervals {
+    fn record(&mut self, s: &Sample) {
+        if s.intended < self.measure_from {
+            self.warmup += 1;
+            return;
+        }
+        if s.done >= self.end {
+            self.rotate(s.done);
+        }
+        self.current.record(s);
+    }
+
+    /// Sends the current second and starts the one containing `t`.
+    fn rotate(&mut self, t: Nanos) {
+        let rec = std::mem::take(&mut self.current);
+        // The collector outlives every worker; a failed send means the
+        // whole run is being torn down, and there is nobody to tell.
+        let _ = self.tx.send(WorkerMsg::Interval {
+            worker: self.worker,
+            second: self.second,
+            rec: Box::new(rec),
+        });
+        self.second = (self.unix_ns_at_epoch + t) / NS_PER_SEC;
+        self.end = (self.second + 1) * NS_PER_SEC - self.unix_ns_at_epoch;
+    }
+}
+
+async fn connection(worker: Rc<Worker>, slot: usize) {
+    let mut conn = None;
+    let mut buf = vec![0u8; READ_BUF].into_boxed_slice();
+    while let Some((target, intended)) = worker.next_job(slot).await {
+        let sample = worker
+            .exchange(&mut conn, &mut buf, target, intended, slot)
+            .await;
+        worker.slots[slot].set(Slot::IDLE);
+        worker.record(&sample);
+    }
+    worker.alive.set(worker.alive.get() - 1);
+    if worker.alive.get() == 0 {
+        worker.all_done.notify_one();
+    }
+}
+
+/// Hands a finished second to the collector even when no request completes
+/// in it, so progress and the timeline keep moving through a stall.
+async fn ticker(worker: Rc<Worker>) {
+    loop {
+        let end = worker.intervals.borrow().end;
+        tokio::time::sleep_until(worker.plan.instant(end)).await;
+        let now = worker.now();
+        let mut iv = worker.intervals.borrow_mut();
+        if now >= iv.end {
+            iv.rotate(now);
+        }
+    }
+}
+
+async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
+    let plan = worker.plan.clone();
+    tokio::time::sleep_until(plan.instant(0)).await;
+    tokio::task::spawn_local(ticker(worker.clone()));
+    worker.alive.set(worker.share.connections as usize);
+    for slot in 0..worker.share.connections as usize {
+        tokio::task::spawn_local(connection(worker.clone(), slot));
+    }
+
+    let grace = plan.grace;
+    let mut cancel_open = true;
+    // Phase 1: run until the work is done, the deadline passes, or Ctrl-C.
+    let hard_stop = loop {
+        if worker.alive.get() == 0 {
+            break None;
+        }
+        let deadline = plan.deadline.filter(|_| !worker.stopping.get());
+        tokio::select! {
+            _ = worker.all_done.notified() => {}
+            changed = cancel.changed(), if cancel_open => {
+                match changed {
+                    Ok(()) if *cancel.borrow() => {
+                        let now = worker.now();
+                        worker.begin_stop(now);
+                        break Some(plan.instant(now) + grace);
+                    }
+                    Ok(()) => {}
+                    // The run handle was dropped without cancelling.
+                    Err(_) => cancel_open = false,
+                }
+            }
+            _ = tokio::time::sleep_until(plan.instant(deadline.unwrap_or(0))), if deadline.is_some() => {
+                let d = deadline.unwrap_or(0);
+                worker.begin_stop(d);
+                break Some(plan.instant(d) + grace);
+            }
+        }
+    };
+    // Phase 2: give requests in flight a moment to finish.
+    if let Some(hard_stop) = hard_stop {
+        if worker.alive.get() > 0 {
+            tokio::select! {
+                _ = worker.all_done.notified() => {}
+                _ = tokio::time::sleep_until(hard_stop) => {}
+            }
+        }
+    }
+    worker.record_unfinished();
+    let mut iv = worker.intervals.borrow_mut();
+    let end = iv.end;
+    iv.rotate(end);
+    let cut = worker.cut.get();
+    let _ = iv.tx.send(WorkerMsg::Done {
+        worker: worker.share.index,
+        warmup_requests: iv.warmup,
+        cut: (cut != Nanos::MAX).then_some(cut),
+    });
+}

@@ -203,7 +203,8 @@ impl RunConfig {
 
     /// Threads actually used: never more than connections.
     pub fn effective_threads(&self) -> usize {
-        self.threads.clamp(1, self.load.connections().max(1) as usize)
+        self.threads
+            .clamp(1, self.load.connections().max(1) as usize)
     }
 }
 

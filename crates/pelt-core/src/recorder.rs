@@ -115,7 +115,8 @@ impl Recorder {
         }
         if let Some(sent) = s.sent {
             self.last_sent = self.last_sent.max(sent);
-            self.send_lag.saturating_record(sent.saturating_sub(s.intended));
+            self.send_lag
+                .saturating_record(sent.saturating_sub(s.intended));
         }
         let timed = match s.error {
             None => {
@@ -243,22 +244,24 @@ mod tests {
             0u64..100_000,
             any::<bool>(),
         )
-            .prop_map(|(target, intended, lag, service, error, status, bytes, reused)| {
-                let sent = intended + lag;
-                Sample {
-                    target,
-                    intended,
-                    sent: Some(sent),
-                    first_byte: Some(sent + service / 2),
-                    done: sent + service,
-                    status,
-                    bytes_in: bytes + 100,
-                    body_bytes: bytes,
-                    bytes_out: 80,
-                    reused,
-                    error,
-                }
-            })
+            .prop_map(
+                |(target, intended, lag, service, error, status, bytes, reused)| {
+                    let sent = intended + lag;
+                    Sample {
+                        target,
+                        intended,
+                        sent: Some(sent),
+                        first_byte: Some(sent + service / 2),
+                        done: sent + service,
+                        status,
+                        bytes_in: bytes + 100,
+                        body_bytes: bytes,
+                        bytes_out: 80,
+                        reused,
+                        error,
+                    }
+                },
+            )
     }
 
     fn recorder_of(samples: &[Sample]) -> Recorder {

@@ -56,7 +56,11 @@ impl IntervalRow {
             bytes_in: r.bytes_in,
             p50_ns: quantile(&r.response, 0.5),
             p99_ns: quantile(&r.response, 0.99),
-            max_ns: if r.response.is_empty() { 0 } else { r.response.max() },
+            max_ns: if r.response.is_empty() {
+                0
+            } else {
+                r.response.max()
+            },
         }
     }
 }

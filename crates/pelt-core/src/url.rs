@@ -151,7 +151,12 @@ impl fmt::Display for Url {
             Scheme::Http => "http",
             Scheme::Https => "https",
         };
-        write!(f, "{scheme}://{}{}", self.host_header(), self.path_and_query)
+        write!(
+            f,
+            "{scheme}://{}{}",
+            self.host_header(),
+            self.path_and_query
+        )
     }
 }
 

@@ -36,7 +36,11 @@ impl PreparedRequest {
             push_header(&mut out, "Host", &target.url.host_header());
         }
         if !has("user-agent") {
-            push_header(&mut out, "User-Agent", concat!("pelt/", env!("CARGO_PKG_VERSION")));
+            push_header(
+                &mut out,
+                "User-Agent",
+                concat!("pelt/", env!("CARGO_PKG_VERSION")),
+            );
         }
         if !has("accept") {
             push_header(&mut out, "Accept", "*/*");
@@ -44,8 +48,8 @@ impl PreparedRequest {
         for (name, value) in &target.headers {
             push_header(&mut out, name, value);
         }
-        let needs_length = !target.body.is_empty()
-            || matches!(target.method.as_str(), "POST" | "PUT" | "PATCH");
+        let needs_length =
+            !target.body.is_empty() || matches!(target.method.as_str(), "POST" | "PUT" | "PATCH");
         if needs_length && !has("content-length") && !has("transfer-encoding") {
             push_header(&mut out, "Content-Length", &target.body.len().to_string());
         }
@@ -161,7 +165,12 @@ pub async fn read_response<S: AsyncRead + Unpin>(
             }
             Ok(n) => n,
             Err(e) => {
-                return Err(ReadFailure::new(read_error_kind(&e), e.to_string(), bytes_in, 0))
+                return Err(ReadFailure::new(
+                    read_error_kind(&e),
+                    e.to_string(),
+                    bytes_in,
+                    0,
+                ))
             }
         };
         if first {
@@ -415,7 +424,11 @@ mod tests {
     use super::*;
     use pelt_core::Url;
 
-    async fn read_all_split(data: &[u8], split: usize, head: bool) -> Result<Response, ReadFailure> {
+    async fn read_all_split(
+        data: &[u8],
+        split: usize,
+        head: bool,
+    ) -> Result<Response, ReadFailure> {
         // A reader that hands out at most `split` bytes per read, to
         // exercise every state boundary.
         let (mut client, mut server) = tokio::io::duplex(64 * 1024);
@@ -435,7 +448,9 @@ mod tests {
     }
 
     fn rt() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread().build().unwrap()
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
     }
 
     #[test]
@@ -449,7 +464,11 @@ mod tests {
             assert_eq!((r.status, r.body_bytes, r.reusable), (200, 5, true));
             assert_eq!(r.bytes_in, cl.len() as u64);
             let r = rt.block_on(read_all_split(chunked, split, false)).unwrap();
-            assert_eq!((r.status, r.body_bytes, r.reusable), (200, 11, true), "split {split}");
+            assert_eq!(
+                (r.status, r.body_bytes, r.reusable),
+                (200, 11, true),
+                "split {split}"
+            );
             let r = rt.block_on(read_all_split(close, split, false)).unwrap();
             assert_eq!((r.status, r.body_bytes, r.reusable), (404, 16, false));
         }
@@ -467,11 +486,19 @@ mod tests {
             .unwrap();
         assert_eq!((r.status, r.body_bytes), (201, 2));
         let r = rt
-            .block_on(read_all_split(b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", 100, true))
+            .block_on(read_all_split(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n",
+                100,
+                true,
+            ))
             .unwrap();
         assert_eq!((r.body_bytes, r.reusable), (0, true));
         let r = rt
-            .block_on(read_all_split(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", 100, false))
+            .block_on(read_all_split(
+                b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n",
+                100,
+                false,
+            ))
             .unwrap();
         assert!(!r.reusable);
     }
@@ -481,10 +508,19 @@ mod tests {
         let rt = rt();
         let cases: [(&[u8], ErrorKind); 5] = [
             (b"", ErrorKind::Closed),
-            (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", ErrorKind::Closed),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+                ErrorKind::Closed,
+            ),
             (b"garbage\r\n\r\n", ErrorKind::InvalidResponse),
-            (b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", ErrorKind::InvalidResponse),
-            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", ErrorKind::InvalidResponse),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
+                ErrorKind::InvalidResponse,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                ErrorKind::InvalidResponse,
+            ),
         ];
         for (data, kind) in cases {
             let e = rt.block_on(read_all_split(data, 5, false)).unwrap_err();

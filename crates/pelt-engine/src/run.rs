@@ -368,7 +368,9 @@ impl Collector {
             // Ran out of work (-n): like ab, time until the last response.
             None => (last_done - start, last_done - start),
         };
-        let interrupted = self.cut.is_some_and(|c| self.plan.deadline.is_none_or(|d| c < d));
+        let interrupted = self
+            .cut
+            .is_some_and(|c| self.plan.deadline.is_none_or(|d| c < d));
         let mut summary = RunSummary {
             config: self.config,
             env: self.env,

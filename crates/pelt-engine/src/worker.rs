@@ -113,7 +113,11 @@ pub(crate) fn run_worker(
         stopping: Cell::new(false),
         cut: Cell::new(Nanos::MAX),
         stop: Notify::new(),
-        slots: (0..share.connections).map(|_| Cell::new(Slot::IDLE)).collect(),
+        slots: (0..share.connections)
+            .map(|_| ConnSlot::default())
+            .collect(),
+        idle: RefCell::new(Vec::with_capacity(share.connections as usize)),
+        idle_added: Notify::new(),
         alive: Cell::new(0),
         all_done: Notify::new(),
     });
@@ -132,6 +136,21 @@ struct Slot {
     target: u32,
     intended: Nanos,
     sent: Option<Nanos>,
+}
+
+/// Per-connection state the worker can see.
+#[derive(Debug, Default)]
+struct ConnSlot {
+    state: Cell<Slot>,
+    /// A slot handed over by the dispatcher.
+    job: Cell<Option<(u32, Nanos)>>,
+    wake: Notify,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot::IDLE
+    }
 }
 
 impl Slot {
@@ -155,7 +174,13 @@ struct Worker {
     cut: Cell<Nanos>,
     /// Wakes connections sleeping until their next slot when the run stops.
     stop: Notify,
-    slots: Vec<Cell<Slot>>,
+    slots: Vec<ConnSlot>,
+    /// Rate mode: idle connections, most recently used last, so the
+    /// dispatcher hands work to warm connections and the pool only grows
+    /// when the load needs it.
+    idle: RefCell<Vec<usize>>,
+    /// Wakes the dispatcher when a connection goes idle.
+    idle_added: Notify,
     alive: Cell<usize>,
     all_done: Notify,
     intervals: RefCell<Intervals>,
@@ -179,7 +204,7 @@ impl Worker {
             return None;
         }
         let targets = self.plan.requests.len() as u64;
-        let Some(pacer) = &self.plan.pacer else {
+        if self.plan.pacer.is_none() {
             // Closed loop: start now, if the count and clock allow.
             let now = self.now();
             if self.plan.deadline.is_some_and(|d| now >= d) {
@@ -196,17 +221,44 @@ impl Worker {
             let n = self.next.get();
             self.next.set(n + 1);
             let target = (n % targets) as u32;
-            self.slots[slot].set(Slot {
+            self.slots[slot].state.set(Slot {
                 active: true,
                 target,
                 intended: now,
                 sent: None,
             });
             return Some((target, now));
-        };
-        // Open loop: claim the next slot of the schedule. A connection that
-        // frees up early waits for its slot; one that frees up late takes an
-        // overdue slot at once, and the wait shows in its response time.
+        }
+        // Open loop. A connection that frees up late takes an overdue slot
+        // at once (the wait shows in its response time); otherwise it goes
+        // idle and the dispatcher hands it a slot when one falls due.
+        loop {
+            if self.stopping.get() {
+                return None;
+            }
+            match self.next_slot() {
+                None => return None,
+                Some((seq, target, intended)) if intended <= self.now() => {
+                    return Some(self.claim(slot, seq, target, intended));
+                }
+                Some(_) => {}
+            }
+            self.idle.borrow_mut().push(slot);
+            self.idle_added.notify_one();
+            tokio::select! {
+                _ = self.slots[slot].wake.notified() => {}
+                _ = self.stop.notified() => {}
+            }
+            if let Some(job) = self.slots[slot].job.take() {
+                return Some(job);
+            }
+        }
+    }
+
+    /// The next unclaimed schedule slot: `(seq, target, intended)`, or
+    /// `None` when the schedule is exhausted (count or deadline).
+    fn next_slot(&self) -> Option<(u64, u32, Nanos)> {
+        let pacer = self.plan.pacer.as_ref()?;
         let seq = self.next.get();
         if self.share.slots.is_some_and(|limit| seq >= limit) {
             return None;
@@ -216,25 +268,22 @@ impl Worker {
         if self.plan.deadline.is_some_and(|d| intended >= d) {
             return None;
         }
+        Some((
+            seq,
+            (global % self.plan.requests.len() as u64) as u32,
+            intended,
+        ))
+    }
+
+    fn claim(&self, slot: usize, seq: u64, target: u32, intended: Nanos) -> (u32, Nanos) {
         self.next.set(seq + 1);
-        let target = (global % targets) as u32;
-        self.slots[slot].set(Slot {
+        self.slots[slot].state.set(Slot {
             active: true,
             target,
             intended,
             sent: None,
         });
-        if intended > self.now() {
-            tokio::select! {
-                _ = tokio::time::sleep_until(self.plan.instant(intended)) => {}
-                _ = self.stop.notified() => {}
-            }
-            if self.stopping.get() && intended >= self.cut.get() {
-                self.slots[slot].set(Slot::IDLE);
-                return None;
-            }
-        }
-        Some((target, intended))
+        (target, intended)
     }
 
     /// Sends one request and reads its response, never longer than
@@ -335,9 +384,9 @@ impl Worker {
         let request = &plan.requests[target as usize];
         let sent = self.now();
         progress.sent = Some(sent);
-        let mut s = self.slots[slot].get();
+        let mut s = self.slots[slot].state.get();
         s.sent = Some(sent);
-        self.slots[slot].set(s);
+        self.slots[slot].state.set(s);
         c.stream
             .write_all(&request.bytes)
             .await
@@ -407,13 +456,13 @@ impl Worker {
         let now = self.now();
         let cut = self.cut.get();
         for slot in &self.slots {
-            let s = slot.get();
+            let s = slot.state.get();
             if s.active && s.intended < cut {
                 let mut sample = Sample::failed(s.target, s.intended, now, ErrorKind::Unfinished);
                 sample.sent = s.sent;
                 self.record(&sample);
             }
-            slot.set(Slot::IDLE);
+            slot.state.set(Slot::IDLE);
         }
         if let (Some(pacer), true) = (&self.plan.pacer, cut != Nanos::MAX) {
             let targets = self.plan.requests.len() as u64;
@@ -425,7 +474,12 @@ impl Worker {
                     break;
                 }
                 let target = (global % targets) as u32;
-                self.record(&Sample::failed(target, intended, now, ErrorKind::Unfinished));
+                self.record(&Sample::failed(
+                    target,
+                    intended,
+                    now,
+                    ErrorKind::Unfinished,
+                ));
                 seq += 1;
             }
         }
@@ -520,12 +574,54 @@ async fn connection(worker: Rc<Worker>, slot: usize) {
         let sample = worker
             .exchange(&mut conn, &mut buf, target, intended, slot)
             .await;
-        worker.slots[slot].set(Slot::IDLE);
+        worker.slots[slot].state.set(Slot::IDLE);
         worker.record(&sample);
     }
     worker.alive.set(worker.alive.get() - 1);
     if worker.alive.get() == 0 {
         worker.all_done.notify_one();
+    }
+}
+
+/// Rate mode: wakes when the next slot falls due and hands it to the most
+/// recently idle connection. Each wake-up dispatches every slot already
+/// due, each stamped with its own scheduled time, so timer granularity
+/// never shifts the schedule; it only shows as send lag.
+async fn dispatcher(worker: Rc<Worker>) {
+    loop {
+        if worker.stopping.get() {
+            return;
+        }
+        let Some((seq, target, intended)) = worker.next_slot() else {
+            // Schedule exhausted: release idle connections so they finish.
+            for slot in worker.idle.borrow_mut().drain(..) {
+                worker.slots[slot].wake.notify_one();
+            }
+            return;
+        };
+        if intended > worker.now() {
+            tokio::select! {
+                _ = tokio::time::sleep_until(worker.plan.instant(intended)) => {}
+                _ = worker.stop.notified() => {}
+            }
+            continue;
+        }
+        let idle = worker.idle.borrow_mut().pop();
+        match idle {
+            Some(slot) => {
+                let job = worker.claim(slot, seq, target, intended);
+                worker.slots[slot].job.set(Some(job));
+                worker.slots[slot].wake.notify_one();
+            }
+            // Every connection is busy: the slot waits in the client, its
+            // clock running, until one frees up and takes it.
+            None => {
+                tokio::select! {
+                    _ = worker.idle_added.notified() => {}
+                    _ = worker.stop.notified() => {}
+                }
+            }
+        }
     }
 }
 
@@ -547,6 +643,9 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
     let plan = worker.plan.clone();
     tokio::time::sleep_until(plan.instant(0)).await;
     tokio::task::spawn_local(ticker(worker.clone()));
+    if plan.pacer.is_some() {
+        tokio::task::spawn_local(dispatcher(worker.clone()));
+    }
     worker.alive.set(worker.share.connections as usize);
     for slot in 0..worker.share.connections as usize {
         tokio::task::spawn_local(connection(worker.clone(), slot));

@@ -1,1 +1,82 @@
-fn main() {}
+//! pelt: parse, dispatch, map errors to exit codes. Nothing else.
+//!
+//! Exit codes: 0 ok, 2 bad usage or input (one line: what is wrong and how
+//! to fix it), 130 interrupted by Ctrl-C (after printing what was measured).
+
+mod cli;
+mod demo;
+mod progress;
+mod run;
+mod serve;
+mod signals;
+
+use clap::Parser;
+use cli::{Cli, Command};
+use std::process::ExitCode;
+
+/// An error the user can fix: printed as one line, exit code 2.
+#[derive(Debug)]
+pub struct UserError(pub String);
+
+const SUBCOMMANDS: [&str; 4] = ["run", "serve", "demo", "help"];
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse_from(with_implicit_run(std::env::args_os().collect())) {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e),
+    };
+    let result = match cli.command {
+        Command::Run(args) => run::command(args),
+        Command::Serve(args) => serve::command(args),
+        Command::Demo(args) => demo::command(args),
+    };
+    result.unwrap_or_else(|UserError(message)| {
+        eprintln!("error: {message}");
+        ExitCode::from(2)
+    })
+}
+
+/// `pelt URL ...` means `pelt run URL ...`.
+fn with_implicit_run(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+        let is_flag = first.starts_with('-');
+        if !is_flag && !SUBCOMMANDS.contains(&first) && first.contains("://") {
+            args.insert(1, "run".into());
+        }
+    }
+    args
+}
+
+/// clap's errors, cut to one line with its suggestion, exit code 2;
+/// `--help` and `--version` print as usual.
+fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let rendered = e.render().to_string();
+    let first = rendered
+        .lines()
+        .next()
+        .unwrap_or("error: invalid arguments");
+    let mut line = first.to_string();
+    match e
+        .get(ContextKind::SuggestedArg)
+        .or(e.get(ContextKind::SuggestedSubcommand))
+    {
+        Some(ContextValue::String(s)) => line.push_str(&format!("; did you mean '{s}'?")),
+        Some(ContextValue::Strings(v)) if !v.is_empty() => {
+            line.push_str(&format!("; did you mean '{}'?", v[0]))
+        }
+        _ => {}
+    }
+    line.push_str("; see 'pelt --help' or 'pelt run --help'");
+    eprintln!("{line}");
+    ExitCode::from(2)
+}

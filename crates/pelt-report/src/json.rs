@@ -1,0 +1,121 @@
+//! The JSON report: one document per run, described by
+//! `schema/run.schema.json`. Durations are seconds as floats.
+
+use hdrhistogram::Histogram;
+use pelt_core::{ErrorKind, LatencyStats, RunSummary, PERCENTILES};
+use serde_json::{json, Map, Value};
+
+/// Identifies the document format; bumped on incompatible changes.
+pub const SCHEMA_ID: &str = "pelt.run/1";
+
+fn secs(ns: f64) -> f64 {
+    ns / 1e9
+}
+
+fn latency(h: &Histogram<u64>) -> Value {
+    let l = LatencyStats::of(h);
+    let mut percentiles = Map::new();
+    for p in PERCENTILES {
+        percentiles.insert(format!("p{p}"), json!(secs(l.at(p) as f64)));
+    }
+    json!({
+        "count": l.count,
+        "min_s": secs(l.min as f64),
+        "mean_s": secs(l.mean),
+        "stdev_s": secs(l.stdev),
+        "max_s": secs(l.max as f64),
+        "percentiles_s": percentiles,
+    })
+}
+
+/// The JSON document for `s`.
+pub fn json_value(s: &RunSummary) -> Value {
+    let t = &s.total;
+    let mut statuses = Map::new();
+    for (code, n) in t.status_counts() {
+        statuses.insert(code.to_string(), json!(n));
+    }
+    let mut errors = Map::new();
+    for kind in ErrorKind::ALL {
+        errors.insert(kind.name().to_string(), json!(t.errors[kind.index()]));
+    }
+    let examples: Vec<Value> = t
+        .examples
+        .iter()
+        .map(|e| json!({"kind": e.kind.name(), "message": e.message}))
+        .collect();
+    let timeline: Vec<Value> = s
+        .timeline
+        .iter()
+        .map(|r| {
+            json!({
+                "unix_second": r.unix_second,
+                "offset_s": r.offset_s,
+                "requests": r.requests,
+                "successes": r.successes,
+                "errors": r.errors,
+                "bytes_in": r.bytes_in,
+                "p50_s": secs(r.p50_ns as f64),
+                "p99_s": secs(r.p99_ns as f64),
+                "max_s": secs(r.max_ns as f64),
+            })
+        })
+        .collect();
+    let warnings: Vec<Value> = s
+        .warnings
+        .iter()
+        .map(|w| {
+            let mut v = serde_json::to_value(w).unwrap_or(Value::Null);
+            if let Value::Object(m) = &mut v {
+                m.insert("message".into(), json!(w.to_string()));
+            }
+            v
+        })
+        .collect();
+    let rate_mode = s.is_rate_mode();
+    json!({
+        "schema": SCHEMA_ID,
+        "config": s.config,
+        "environment": s.env,
+        "mode": if rate_mode { "rate" } else { "closed" },
+        "headline": if rate_mode { "response_time" } else { "service_time" },
+        "offered_rate": s.config.load.rate(),
+        "duration_s": s.duration.as_secs_f64(),
+        "elapsed_s": s.elapsed.as_secs_f64(),
+        "interrupted": s.interrupted,
+        "requests": {
+            "total": t.requests,
+            "successes": t.successes,
+            "failures": t.requests - t.successes,
+            "errors": t.error_count(),
+            "non_2xx_3xx": t.non_success_statuses(),
+            "warmup": s.warmup_requests,
+            "rate": s.request_rate(),
+            "throughput": s.throughput(),
+            "success_ratio": s.success_ratio(),
+        },
+        "bytes": {
+            "in": t.bytes_in,
+            "body_in": t.body_bytes_in,
+            "out": t.bytes_out,
+            "in_per_s": if s.elapsed.is_zero() { 0.0 } else { t.bytes_in as f64 / s.elapsed.as_secs_f64() },
+        },
+        "connections": {
+            "opened": t.connections,
+            "reused_requests": t.reused,
+        },
+        "latency": {
+            "response_time": latency(&t.response),
+            "service_time": latency(&t.service),
+            "send_lag": latency(&t.send_lag),
+            "first_byte": latency(&t.ttfb),
+            "connect": latency(&t.connect),
+            "tls": latency(&t.tls),
+        },
+        "status_codes": statuses,
+        "errors": errors,
+        "error_examples": examples,
+        "timeline": timeline,
+        "warnings": warnings,
+    })
+}

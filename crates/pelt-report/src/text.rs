@@ -1,0 +1,338 @@
+//! The default human report.
+//!
+//! It carries everything ab and vegeta print for a run (counts, rates,
+//! transfer, percentiles, status codes, failures by kind, keep-alive use,
+//! connection times, a histogram), and says which latency is the headline
+//! and what it can and cannot see.
+
+use crate::units::{bytes, rate, thousands};
+use hdrhistogram::Histogram;
+use pelt_core::{human_ns, ErrorKind, Human, LatencyStats, Load, RunSummary};
+use std::fmt::Write;
+
+/// Rows of the per-second timeline printed before it is left to JSON/CSV.
+const MAX_TIMELINE_ROWS: usize = 60;
+const HISTOGRAM_BUCKETS: u64 = 10;
+const BAR_WIDTH: u64 = 40;
+
+/// Renders the text report.
+pub fn text(s: &RunSummary) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail; `let _` keeps the happy path plain.
+    let _ = write_report(&mut out, s);
+    out
+}
+
+fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
+    let t = &s.total;
+    let c = &s.config;
+    let target = match c.targets.as_slice() {
+        [one] => format!("{} {}", one.method, one.url),
+        many => format!("{} targets", many.len()),
+    };
+    writeln!(o, "pelt {}  {target}", s.env.pelt_version)?;
+    let stop = c.effective_stop();
+    let mut limit = Vec::new();
+    if let Some(n) = stop.requests {
+        limit.push(format!("{} requests", thousands(n)));
+    }
+    if let Some(d) = stop.duration {
+        limit.push(format!("{}", Human(d)));
+    }
+    let warmup = if c.warmup.is_zero() {
+        String::new()
+    } else {
+        format!(" after {} warm-up", Human(c.warmup))
+    };
+    let load = match c.load {
+        Load::Closed { connections } => format!("closed loop, {connections} connections"),
+        Load::Rate {
+            rate: r,
+            connections,
+        } => {
+            format!("{} req/s, up to {connections} connections", rate(r))
+        }
+    };
+    writeln!(
+        o,
+        "Load         {load}, {} threads, {}{warmup}{}",
+        s.env.threads,
+        limit.join(" or "),
+        if c.http.keepalive {
+            ""
+        } else {
+            ", no keep-alive"
+        }
+    )?;
+    writeln!(o)?;
+
+    let offered = c
+        .load
+        .rate()
+        .map(|r| format!(" of {} req/s offered", rate(r)))
+        .unwrap_or_default();
+    writeln!(
+        o,
+        "Requests     {} in {} ({} req/s{offered})",
+        thousands(t.requests),
+        Human(s.duration),
+        rate(s.request_rate()),
+    )?;
+    let failed = t.requests - t.successes;
+    writeln!(
+        o,
+        "Responses    {} ok ({:.2}%), {} not ok; {} ok/s over {}",
+        thousands(t.successes),
+        s.success_ratio() * 100.0,
+        thousands(failed),
+        rate(s.throughput()),
+        Human(s.elapsed),
+    )?;
+    let secs = s.elapsed.as_secs_f64().max(1e-9);
+    let responses = t.requests - t.error_count() + t.errors[ErrorKind::Length.index()];
+    writeln!(
+        o,
+        "Transfer     {} in ({}/s), {} out; body {} per response",
+        bytes(t.bytes_in as f64),
+        bytes(t.bytes_in as f64 / secs),
+        bytes(t.bytes_out as f64),
+        bytes(t.body_bytes_in as f64 / responses.max(1) as f64),
+    )?;
+    let reuse = if t.requests > 0 {
+        t.reused as f64 * 100.0 / t.requests as f64
+    } else {
+        0.0
+    };
+    writeln!(
+        o,
+        "Connections  {} opened; {} requests reused one (keep-alive {reuse:.1}%)",
+        thousands(t.connections),
+        thousands(t.reused),
+    )?;
+    if s.warmup_requests > 0 {
+        writeln!(
+            o,
+            "Warm-up      {} requests excluded from every figure",
+            thousands(s.warmup_requests)
+        )?;
+    }
+    writeln!(o)?;
+
+    write_latency(o, s)?;
+    write_histogram(o, &t.response)?;
+
+    let statuses: Vec<String> = t
+        .status_counts()
+        .map(|(code, n)| format!("{code}: {}", thousands(n)))
+        .collect();
+    if !statuses.is_empty() {
+        writeln!(o, "Status codes {}", statuses.join("  "))?;
+    }
+    let non2xx = t.non_success_statuses();
+    if non2xx > 0 {
+        writeln!(
+            o,
+            "             {} responses outside 2xx/3xx",
+            thousands(non2xx)
+        )?;
+    }
+    if t.error_count() > 0 {
+        writeln!(o, "Failures     {} in all", thousands(t.error_count()))?;
+        for kind in ErrorKind::ALL {
+            let n = t.errors[kind.index()];
+            if n == 0 {
+                continue;
+            }
+            writeln!(
+                o,
+                "  {:<17}{:>10}  {}",
+                kind.name(),
+                thousands(n),
+                kind.describe()
+            )?;
+            for e in t.examples.iter().filter(|e| e.kind == kind) {
+                writeln!(o, "  {:<17}{:>10}  e.g. {}", "", "", e.message)?;
+            }
+        }
+    } else {
+        writeln!(o, "Failures     none")?;
+    }
+
+    write_timeline(o, s)?;
+
+    for w in &s.warnings {
+        writeln!(o, "\nwarning: {w}")?;
+    }
+    Ok(())
+}
+
+fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
+    let t = &s.total;
+    let rate_mode = s.is_rate_mode();
+    let columns: Vec<(&str, LatencyStats)> = if rate_mode {
+        vec![
+            ("response time*", LatencyStats::of(&t.response)),
+            ("service time", LatencyStats::of(&t.service)),
+            ("send lag", LatencyStats::of(&t.send_lag)),
+            ("first byte", LatencyStats::of(&t.ttfb)),
+        ]
+    } else {
+        vec![
+            ("latency*", LatencyStats::of(&t.response)),
+            ("first byte", LatencyStats::of(&t.ttfb)),
+            ("connect", LatencyStats::of(&t.connect)),
+        ]
+    };
+    write!(o, "Latency     ")?;
+    for (name, _) in &columns {
+        write!(o, "{name:>16}")?;
+    }
+    writeln!(o)?;
+    type Pick = fn(&LatencyStats) -> String;
+    let rows: [(&str, Pick); 4] = [
+        ("min", |l| human_ns(l.min).to_string()),
+        ("mean", |l| human_ns(l.mean as u64).to_string()),
+        ("stdev", |l| human_ns(l.stdev as u64).to_string()),
+        ("max", |l| human_ns(l.max).to_string()),
+    ];
+    for (label, pick) in &rows[..3] {
+        write!(o, "  {label:<10}")?;
+        for (_, l) in &columns {
+            write!(o, "{:>16}", pick(l))?;
+        }
+        writeln!(o)?;
+    }
+    for p in pelt_core::PERCENTILES {
+        write!(o, "  {:<10}", format!("p{p}"))?;
+        for (_, l) in &columns {
+            write!(o, "{:>16}", human_ns(l.at(p)).to_string())?;
+        }
+        writeln!(o)?;
+    }
+    let (label, pick) = &rows[3];
+    write!(o, "  {label:<10}")?;
+    for (_, l) in &columns {
+        write!(o, "{:>16}", pick(l))?;
+    }
+    writeln!(o)?;
+    if rate_mode {
+        writeln!(
+            o,
+            "  * headline: response time runs from each request's scheduled send time, so time spent\n    \
+             waiting for a connection counts, as it would for a user. Service time runs from the\n    \
+             actual send; send lag is the difference."
+        )?;
+    } else {
+        writeln!(
+            o,
+            "  * closed loop: each connection waits for a response before sending again, so queueing\n    \
+             at the server is not seen (a slow server just gets fewer requests). For the latency\n    \
+             users would see at a given load, run with --rate."
+        )?;
+    }
+    if !t.tls.is_empty() {
+        let l = LatencyStats::of(&t.tls);
+        writeln!(
+            o,
+            "  TLS handshake: mean {}, p99 {}, max {}",
+            human_ns(l.mean as u64),
+            human_ns(l.at(99.0)),
+            human_ns(l.max)
+        )?;
+    }
+    if rate_mode && !t.connect.is_empty() {
+        let l = LatencyStats::of(&t.connect);
+        writeln!(
+            o,
+            "  TCP connect: mean {}, p99 {}, max {} ({} connections)",
+            human_ns(l.mean as u64),
+            human_ns(l.at(99.0)),
+            human_ns(l.max),
+            thousands(t.connections)
+        )?;
+    }
+    writeln!(o)
+}
+
+/// A histogram of response times in log-spaced buckets from the fastest
+/// response to p99.9 (latency spans orders of magnitude; equal-width
+/// buckets would put nearly everything in the first), plus one bucket for
+/// the tail beyond p99.9.
+fn write_histogram(o: &mut String, h: &Histogram<u64>) -> std::fmt::Result {
+    if h.len() < 2 || h.max() == h.min() {
+        return Ok(());
+    }
+    let low = h.min().max(1);
+    let top = h.value_at_quantile(0.999).max(low + 1);
+    let ratio = (top as f64 / low as f64).powf(1.0 / HISTOGRAM_BUCKETS as f64);
+    let mut buckets = Vec::new();
+    let mut from = 0u64;
+    for i in 1..=HISTOGRAM_BUCKETS {
+        let to = if i == HISTOGRAM_BUCKETS {
+            top
+        } else {
+            ((low as f64) * ratio.powi(i as i32)) as u64
+        };
+        if to < from {
+            continue;
+        }
+        buckets.push((to, h.count_between(from, to)));
+        from = h.next_non_equivalent(to);
+    }
+    if h.max() >= from {
+        buckets.push((h.max(), h.count_between(from, h.max())));
+    }
+    let peak = buckets.iter().map(|b| b.1).max().unwrap_or(1).max(1);
+    writeln!(o, "Response time histogram (up to, count)")?;
+    for (to, n) in buckets {
+        let bar = (n * BAR_WIDTH).div_ceil(peak) as usize;
+        writeln!(
+            o,
+            "  {:>9} {:>10} {}",
+            human_ns(to).to_string(),
+            thousands(n),
+            "■".repeat(bar)
+        )?;
+    }
+    writeln!(o)
+}
+
+fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
+    if s.timeline.len() < 2 {
+        return Ok(());
+    }
+    writeln!(
+        o,
+        "\nPer second (response time of the requests completed in it)"
+    )?;
+    writeln!(
+        o,
+        "  {:>11} {:>10} {:>8} {:>10} {:>10} {:>10}",
+        "seconds", "requests", "errors", "p50", "p99", "max"
+    )?;
+    // Intervals follow wall-clock seconds, so the first and last are
+    // partial: label each with the part of the run it covers.
+    let end = s.elapsed.as_secs_f64();
+    for row in s.timeline.iter().take(MAX_TIMELINE_ROWS) {
+        let from = row.offset_s.clamp(0.0, end);
+        let to = (row.offset_s + 1.0).clamp(0.0, end);
+        writeln!(
+            o,
+            "  {:>11} {:>10} {:>8} {:>10} {:>10} {:>10}",
+            format!("{from:.1}-{to:.1}"),
+            thousands(row.requests),
+            thousands(row.errors),
+            human_ns(row.p50_ns).to_string(),
+            human_ns(row.p99_ns).to_string(),
+            human_ns(row.max_ns).to_string(),
+        )?;
+    }
+    if s.timeline.len() > MAX_TIMELINE_ROWS {
+        writeln!(
+            o,
+            "  ... {} more seconds in --format json",
+            s.timeline.len() - MAX_TIMELINE_ROWS
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,93 @@
+//! `pelt demo`: no set-up at all. Starts the built-in server on a loopback
+//! port and benchmarks it twice, so a new user sees both load models and
+//! why the difference matters.
+
+use crate::cli::DemoArgs;
+use crate::run::{execute, format_of};
+use crate::UserError;
+use pelt_core::{parse_duration, HttpOptions, Load, RunConfig, Stop, Target, Url};
+use pelt_target::{Pause, ServeConfig, Server};
+use std::time::Duration;
+
+/// The demo server stalls once for this long, like a GC pause, one second
+/// into each run: the closed loop barely notices, the rate run does.
+const PAUSE: Duration = Duration::from_millis(300);
+const DEMO_RATE: f64 = 2000.0;
+
+pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
+    let duration =
+        parse_duration(&args.duration).map_err(|e| UserError(format!("-d/--duration: {e}")))?;
+    if duration < Duration::from_secs(2) {
+        return Err(UserError(
+            "-d/--duration must be at least 2s for the demo: its server pauses 1s in".into(),
+        ));
+    }
+    let format = format_of(args.format);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Half the cores each, so neither side starves the other.
+    let half = (threads / 2).max(1);
+    let runs = [
+        (
+            "closed loop: 50 connections, each sending as soon as its last response arrives",
+            Load::Closed { connections: 50 },
+        ),
+        (
+            "open loop: 2,000 requests/s on a fixed schedule (--rate 2000)",
+            Load::Rate {
+                rate: DEMO_RATE,
+                connections: 100,
+            },
+        ),
+    ];
+    for (i, (title, load)) in runs.into_iter().enumerate() {
+        // A fresh server per run: its one pause is timed from its first request.
+        let server = Server::bind(
+            "127.0.0.1:0".parse().expect("literal address"),
+            ServeConfig {
+                threads: half,
+                pause: Some(Pause {
+                    after: Duration::from_secs(1),
+                    length: PAUSE,
+                }),
+                ..ServeConfig::default()
+            },
+        )
+        .and_then(Server::spawn)
+        .map_err(|e| UserError(format!("cannot start the demo server: {e}")))?;
+        let url = format!(
+            "http://{}/?size=1k&delay=200us&delay_max=2ms",
+            server.local_addr()
+        );
+        eprintln!(
+            "pelt demo {}/2: {title}\n  target: {url} (pelt serve; it pauses once for {} after 1s)\n",
+            i + 1,
+            pelt_core::Human(PAUSE)
+        );
+        let config = RunConfig {
+            targets: vec![Target::get(
+                Url::parse(&url).map_err(|e| UserError(e.to_string()))?,
+            )],
+            load,
+            stop: Stop {
+                requests: None,
+                duration: Some(duration),
+            },
+            warmup: Duration::ZERO,
+            threads: half,
+            http: HttpOptions::default(),
+        };
+        let summary = execute(config, false)?;
+        print!("{}", pelt_report::render(&summary, format));
+        server.shutdown();
+        if summary.interrupted {
+            return Ok(std::process::ExitCode::from(130));
+        }
+        println!();
+    }
+    eprintln!(
+        "Compare the p99 of the two runs: the stall hit both, but only the --rate run\n\
+         times requests from when they should have been sent, so only it shows what\n\
+         users would have waited. Next: pelt serve --help, pelt run --help."
+    );
+    Ok(std::process::ExitCode::SUCCESS)
+}

@@ -1,0 +1,211 @@
+//! `pelt run`: flags -> RunConfig -> Run -> report.
+
+use crate::cli::{FormatArg, RunArgs};
+use crate::progress::ProgressLine;
+use crate::UserError;
+use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS};
+use pelt_core::{parse_duration, HttpOptions, Load, RunConfig, RunSummary, Stop, Target, Url};
+use pelt_engine::{Progress, Run};
+use pelt_report::Format;
+use std::time::Duration;
+
+impl TryFrom<&RunArgs> for RunConfig {
+    type Error = UserError;
+
+    fn try_from(a: &RunArgs) -> Result<RunConfig, UserError> {
+        let url = Url::parse(&a.url).map_err(|e| UserError(e.to_string()))?;
+        let body = match (&a.body, &a.body_file) {
+            (Some(text), _) => text.clone().into_bytes(),
+            (None, Some(path)) => std::fs::read(path).map_err(|e| {
+                UserError(format!(
+                    "cannot read --body-file '{}': {e}; check the path",
+                    path.display()
+                ))
+            })?,
+            (None, None) => Vec::new(),
+        };
+        let method = match &a.method {
+            Some(m) => {
+                if m.is_empty() || !m.bytes().all(is_token_byte) {
+                    return Err(UserError(format!(
+                        "invalid method '{m}'; use a plain word like GET, POST or PUT"
+                    )));
+                }
+                m.to_ascii_uppercase()
+            }
+            None if body.is_empty() => "GET".to_string(),
+            None => "POST".to_string(),
+        };
+        let headers = a
+            .headers
+            .iter()
+            .map(|h| parse_header(h))
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let duration = opt_duration(&a.duration, "-d/--duration")?;
+        let warmup = opt_duration(&a.warmup, "--warmup")?.unwrap_or(Duration::ZERO);
+        let load = match a.rate {
+            Some(rate) => {
+                if !(rate.is_finite() && rate > 0.0) {
+                    return Err(UserError(
+                        "--rate must be a positive number of requests per second, like --rate 1000"
+                            .into(),
+                    ));
+                }
+                Load::Rate {
+                    rate,
+                    connections: a.connections.unwrap_or(DEFAULT_RATE_CONNECTIONS),
+                }
+            }
+            None => Load::Closed {
+                connections: a.connections.unwrap_or(DEFAULT_CLOSED_CONNECTIONS),
+            },
+        };
+        let mut http = HttpOptions {
+            keepalive: !a.no_keepalive,
+            insecure: a.insecure,
+            ..HttpOptions::default()
+        };
+        if let Some(t) = opt_duration(&a.timeout, "--timeout")? {
+            http.timeout = t;
+        }
+        if let Some(t) = opt_duration(&a.connect_timeout, "--connect-timeout")? {
+            http.connect_timeout = t;
+        }
+        let config = RunConfig {
+            targets: vec![Target {
+                method,
+                url,
+                headers,
+                body,
+            }],
+            load,
+            stop: Stop {
+                requests: a.requests,
+                duration,
+            },
+            warmup,
+            threads: a
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            http,
+        };
+        config.validate().map_err(|e| UserError(e.to_string()))?;
+        Ok(config)
+    }
+}
+
+fn opt_duration(value: &Option<String>, flag: &str) -> Result<Option<Duration>, UserError> {
+    value
+        .as_deref()
+        .map(|v| parse_duration(v).map_err(|e| UserError(format!("{flag}: {e}"))))
+        .transpose()
+}
+
+/// RFC 9110 token characters: what a method or header name may contain.
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+fn parse_header(h: &str) -> Result<(String, String), UserError> {
+    let bad = |why: &str| UserError(format!("invalid header '{h}': {why}; use -H 'Name: value'"));
+    let (name, value) = h.split_once(':').ok_or_else(|| bad("there is no ':'"))?;
+    let name = name.trim();
+    if name.is_empty() || !name.bytes().all(is_token_byte) {
+        return Err(bad("the name must be a single word such as X-Request-Id"));
+    }
+    if value.contains(['\r', '\n']) {
+        return Err(bad("the value contains a line break"));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+pub fn format_of(f: FormatArg) -> Format {
+    match f {
+        FormatArg::Text => Format::Text,
+        FormatArg::Json => Format::Json,
+    }
+}
+
+/// Runs `config` with a live progress line (on a terminal) and Ctrl-C
+/// handling, and returns the summary of what was measured.
+pub fn execute(config: RunConfig, quiet: bool) -> Result<RunSummary, UserError> {
+    let planned = config.effective_stop();
+    let run = Run::start(config).map_err(|e| UserError(e.to_string()))?;
+    crate::signals::cancel_on_ctrl_c(run.canceller());
+    let mut line = ProgressLine::new(quiet, planned, run.measure_from());
+    loop {
+        match run.progress(Duration::from_millis(200)) {
+            Progress::Interval(s) => line.update(run.elapsed(), Some(s)),
+            Progress::Waiting => line.update(run.elapsed(), None),
+            Progress::Finished => break,
+        }
+    }
+    line.clear();
+    Ok(run.wait())
+}
+
+/// `pelt run`.
+pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
+    let config = RunConfig::try_from(&args)?;
+    let summary = execute(config, args.quiet)?;
+    print!("{}", pelt_report::render(&summary, format_of(args.format)));
+    Ok(if summary.interrupted {
+        // 128 + SIGINT, as shells report an interrupted command.
+        std::process::ExitCode::from(130)
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> Result<RunConfig, UserError> {
+        let mut argv = vec!["pelt", "run"];
+        argv.extend_from_slice(args);
+        let cli = crate::cli::Cli::try_parse_from(argv).expect("clap accepts");
+        match cli.command {
+            crate::cli::Command::Run(a) => RunConfig::try_from(&a),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_load_model() {
+        let c = config(&["http://127.0.0.1:1/"]).unwrap();
+        assert_eq!(c.load, Load::Closed { connections: 10 });
+        assert_eq!(c.targets[0].method, "GET");
+        let c = config(&["http://127.0.0.1:1/", "--rate", "500", "--body", "x"]).unwrap();
+        assert_eq!(
+            c.load,
+            Load::Rate {
+                rate: 500.0,
+                connections: 100
+            }
+        );
+        assert_eq!(c.targets[0].method, "POST");
+    }
+
+    #[test]
+    fn bad_input_says_how_to_fix_it() {
+        for (args, hint) in [
+            (&["localhost:80"][..], "no scheme"),
+            (&["http://h/", "-d", "10"], "a unit is missing"),
+            (&["http://h/", "--rate", "0"], "--rate must be"),
+            (&["http://h/", "-H", "NoColon"], "-H 'Name: value'"),
+            (&["http://h/", "-m", "GE T"], "invalid method"),
+            (&["http://h/", "-c", "0"], "at least 1"),
+            (
+                &["http://h/", "--body-file", "/no/such/file"],
+                "cannot read --body-file",
+            ),
+        ] {
+            let e = config(args).unwrap_err().0;
+            assert!(e.contains(hint), "{args:?}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! `pelt serve`: the built-in target server in the foreground.
+
+use crate::cli::ServeArgs;
+use crate::UserError;
+use pelt_core::parse_duration;
+use pelt_target::{Pause, ServeConfig, Server};
+use std::net::{IpAddr, SocketAddr};
+
+pub fn command(args: ServeArgs) -> Result<std::process::ExitCode, UserError> {
+    let ip: IpAddr = args.host.parse().map_err(|_| {
+        UserError(format!(
+            "invalid --host '{}': give an IP address such as 127.0.0.1 or ::1",
+            args.host
+        ))
+    })?;
+    let pause = match (&args.pause_after, &args.pause_for) {
+        (Some(after), Some(length)) => Some(Pause {
+            after: parse_duration(after).map_err(|e| UserError(format!("--pause-after: {e}")))?,
+            length: parse_duration(length).map_err(|e| UserError(format!("--pause-for: {e}")))?,
+        }),
+        _ => None,
+    };
+    let config = ServeConfig {
+        threads: args.threads.unwrap_or(0),
+        pause,
+        ..ServeConfig::default()
+    };
+    let server = Server::bind(SocketAddr::new(ip, args.port), config).map_err(|e| {
+        UserError(format!(
+            "cannot listen on {}:{}: {e}; pick another --port (0 chooses a free one)",
+            args.host, args.port
+        ))
+    })?;
+    let addr = server.local_addr();
+    let shown = match addr.ip() {
+        IpAddr::V6(v6) => format!("[{v6}]:{}", addr.port()),
+        IpAddr::V4(v4) => format!("{v4}:{}", addr.port()),
+    };
+    eprintln!(
+        "pelt serve: listening on http://{shown}/ (try /?size=1k&delay=5ms; `pelt serve --help` lists the controls; Ctrl-C stops)"
+    );
+    server
+        .run()
+        .map_err(|e| UserError(format!("server failed: {e}")))?;
+    Ok(std::process::ExitCode::SUCCESS)
+}

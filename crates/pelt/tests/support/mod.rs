@@ -1,0 +1,10 @@
+//! Helpers shared by the integration tests in `crates/pelt/tests/*.rs`.
+//!
+//! Each test file is its own binary and declares `mod support;`, so it
+//! compiles the whole module but uses only part of it: what one binary leaves
+//! unused is not dead for the others.
+#![allow(dead_code)]
+
+pub mod nginx;
+
+pub use nginx::Nginx;

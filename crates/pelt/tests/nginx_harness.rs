@@ -89,12 +89,14 @@ fn nginx_serves_the_default_files() {
     assert_eq!(status, 200, "error log:\n{}", nginx.error_log());
     assert_eq!(body.len(), 1024);
 
+    // $request_length is the request line and headers as sent by `get`:
+    // "GET /index.html HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" is 45 bytes.
     let lines = nginx.access_log_lines(Some(2));
     assert_eq!(
         lines,
         [
-            "GET /index.html 200 6 52 HTTP/1.1",
-            "GET /1k.bin 200 1024 48 HTTP/1.1"
+            "GET /index.html 200 6 45 HTTP/1.1",
+            "GET /1k.bin 200 1024 41 HTTP/1.1"
         ]
     );
 }

@@ -79,7 +79,8 @@ http {
     keepalive_timeout 75s;
 
     server {
-        listen 127.0.0.1:@PORT@;
+        listen 127.0.0.1:@PORT@@LISTEN@;
+@TLS@
         server_name localhost;
 
         location = /ok {
@@ -118,11 +119,21 @@ impl Nginx {
     /// Panics if nginx is not installed or does not start: a test that needs
     /// nginx fails without it, it never skips.
     pub fn start(extra_locations: &str) -> Nginx {
+        Nginx::start_with(extra_locations, None)
+    }
+
+    /// Like [`Nginx::start`], but serving HTTPS with the PEM certificate and
+    /// key in `tls` (see [`self_signed_cert`]).
+    pub fn start_tls(extra_locations: &str, tls: &TlsFiles) -> Nginx {
+        Nginx::start_with(extra_locations, Some(tls))
+    }
+
+    fn start_with(extra_locations: &str, tls: Option<&TlsFiles>) -> Nginx {
         let bin = find_nginx();
         let mut last_error = String::new();
         for attempt in 0..MAX_PORT_ATTEMPTS {
             let port = random_port(attempt);
-            match Nginx::try_start(&bin, port, extra_locations) {
+            match Nginx::try_start(&bin, port, extra_locations, tls) {
                 Ok(nginx) => return nginx,
                 Err(StartError::AddrInUse(log)) => last_error = log,
                 Err(StartError::Failed(message)) => panic!("{message}"),
@@ -191,7 +202,12 @@ impl Nginx {
         text[..complete].lines().map(str::to_owned).collect()
     }
 
-    fn try_start(bin: &Path, port: u16, extra_locations: &str) -> Result<Nginx, StartError> {
+    fn try_start(
+        bin: &Path,
+        port: u16,
+        extra_locations: &str,
+        tls: Option<&TlsFiles>,
+    ) -> Result<Nginx, StartError> {
         let prefix = tempfile::Builder::new()
             .prefix("pelt-nginx-")
             .tempdir()
@@ -221,7 +237,19 @@ impl Nginx {
             .replace("@PREFIX@", path_str(root))
             .replace("@PORT@", &port.to_string())
             .replace("@USER@", user)
-            .replace("@EXTRA@", extra_locations);
+            .replace("@EXTRA@", extra_locations)
+            .replace("@LISTEN@", if tls.is_some() { " ssl" } else { "" })
+            .replace(
+                "@TLS@",
+                &tls.map(|t| {
+                    format!(
+                        "        ssl_certificate \"{}\";\n        ssl_certificate_key \"{}\";",
+                        t.cert.display(),
+                        t.key.display()
+                    )
+                })
+                .unwrap_or_default(),
+            );
         let config_path = root.join("nginx.conf");
         fs::write(&config_path, config).expect("write nginx.conf");
 
@@ -260,6 +288,16 @@ impl Nginx {
                     port,
                     prefix,
                 });
+            }
+            // nginx retries a failed bind for 2.5 s before it exits; the
+            // first failure is already in the log, so move on at once.
+            if !pid_written {
+                let logs = read_logs(root);
+                if logs.contains("Address already in use") {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(StartError::AddrInUse(logs));
+                }
             }
             if Instant::now() >= deadline {
                 let _ = child.kill();
@@ -356,4 +394,51 @@ fn random_port(attempt: usize) -> u16 {
     let random = RandomState::new().hash_one((attempt, std::process::id()));
     let span = u64::from(PORT_RANGE.end - PORT_RANGE.start);
     PORT_RANGE.start + (random % span) as u16
+}
+
+/// A certificate and key made for one test; the files live as long as this.
+#[derive(Debug)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    _dir: TempDir,
+}
+
+/// Makes a self-signed certificate for `localhost` and 127.0.0.1 with
+/// Debian's openssl (installed with nginx's dependencies).
+pub fn self_signed_cert() -> TlsFiles {
+    let dir = tempfile::Builder::new()
+        .prefix("pelt-tls-")
+        .tempdir()
+        .expect("temp dir for the certificate");
+    let cert = dir.path().join("cert.pem");
+    let key = dir.path().join("key.pem");
+    let status = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl is installed (scripts/test installs nginx, which needs it)");
+    assert!(
+        status.success(),
+        "openssl could not make a test certificate"
+    );
+    TlsFiles {
+        cert,
+        key,
+        _dir: dir,
+    }
 }

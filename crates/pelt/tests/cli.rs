@@ -1,0 +1,312 @@
+//! The `pelt` binary against the real built-in server on loopback:
+//! counts, error kinds, bad input, report formats.
+
+use assert_cmd::Command;
+use pelt_target::{ServeConfig, Server, ServerHandle};
+use serde_json::Value;
+
+fn server() -> ServerHandle {
+    Server::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        ServeConfig {
+            threads: 1,
+            ..ServeConfig::default()
+        },
+    )
+    .and_then(Server::spawn)
+    .expect("start the built-in server")
+}
+
+fn url(s: &ServerHandle, path: &str) -> String {
+    format!("http://{}{path}", s.local_addr())
+}
+
+/// Runs pelt with `--format json` and returns the parsed report.
+fn run_json(args: &[&str]) -> Value {
+    let out = Command::cargo_bin("pelt")
+        .unwrap()
+        .args(args)
+        .args(["--format", "json", "--threads", "2"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pelt {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
+    validate(&report);
+    report
+}
+
+/// Checks a report against the committed schema.
+fn validate(report: &Value) {
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/run.schema.json")).unwrap();
+    let id = schema["$id"].as_str().unwrap().to_string();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler.add_resource(&id, schema).unwrap();
+    let index = compiler.compile(&id, &mut schemas).unwrap();
+    if let Err(e) = schemas.validate(report, index) {
+        panic!("report does not match schema/run.schema.json: {e:#}\n{report:#}");
+    }
+}
+
+fn n(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+#[test]
+fn count_is_exact_sent_and_recorded() {
+    let s = server();
+    let r = run_json(&[&url(&s, "/?size=100"), "-n", "1000", "-c", "10"]);
+    assert_eq!(n(&r["requests"]["total"]), 1000);
+    assert_eq!(n(&r["requests"]["successes"]), 1000);
+    assert_eq!(n(&r["status_codes"]["200"]), 1000);
+    assert_eq!(n(&r["bytes"]["body_in"]), 100_000);
+    assert_eq!(
+        s.requests(),
+        1000,
+        "the server saw exactly the requests pelt counted"
+    );
+    assert_eq!(r["mode"], "closed");
+    assert_eq!(r["headline"], "service_time");
+    // Keep-alive by default: at most one connection per -c.
+    assert!(n(&r["connections"]["opened"]) <= 10);
+    assert!(n(&r["connections"]["reused_requests"]) >= 990);
+}
+
+#[test]
+fn no_keepalive_opens_a_connection_per_request() {
+    let s = server();
+    let r = run_json(&[&url(&s, "/"), "-n", "200", "-c", "4", "--no-keepalive"]);
+    assert_eq!(n(&r["requests"]["successes"]), 200);
+    assert_eq!(n(&r["connections"]["opened"]), 200);
+    assert_eq!(n(&r["connections"]["reused_requests"]), 0);
+    assert_eq!(n(&r["latency"]["connect"]["count"]), 200);
+}
+
+#[test]
+fn chunked_and_large_bodies_are_framed() {
+    let s = server();
+    let r = run_json(&[&url(&s, "/?size=100000&chunked=1"), "-n", "50", "-c", "5"]);
+    assert_eq!(n(&r["requests"]["successes"]), 50);
+    assert_eq!(n(&r["bytes"]["body_in"]), 5_000_000);
+    let r = run_json(&[&url(&s, "/?size=1m"), "-n", "20", "-c", "2"]);
+    assert_eq!(n(&r["bytes"]["body_in"]), 20 * 1024 * 1024);
+    assert_eq!(n(&r["requests"]["errors"]), 0);
+}
+
+#[test]
+fn each_fault_lands_in_its_error_kind() {
+    let s = server();
+    for (path, extra, kind) in [
+        ("/?fault=close&size=10000", &[][..], "closed"),
+        ("/?fault=reset", &[][..], "reset"),
+        ("/?fault=invalid", &[][..], "invalid_response"),
+        (
+            "/?fault=stall&stall=5s",
+            &["--timeout", "300ms"][..],
+            "timeout",
+        ),
+    ] {
+        let mut args = vec![url(&s, path)];
+        args.extend(["-n", "40", "-c", "4"].map(String::from));
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run_json(&argv);
+        assert_eq!(n(&r["requests"]["total"]), 40, "{path}");
+        assert_eq!(n(&r["errors"][kind]), 40, "{path}: {:#}", r["errors"]);
+        assert_eq!(n(&r["requests"]["successes"]), 0, "{path}");
+        let examples = r["error_examples"].as_array().unwrap();
+        assert!(
+            examples.iter().any(|e| e["kind"] == kind),
+            "{path}: an example message is kept"
+        );
+    }
+}
+
+#[test]
+fn a_body_length_that_changes_is_a_length_failure() {
+    let s = server();
+    let r = run_json(&[&url(&s, "/?size=10&size_max=5000"), "-n", "200", "-c", "2"]);
+    let length = n(&r["errors"]["length"]);
+    // Sizes are random in 10..=5000: nearly all differ from the first.
+    assert!(length >= 190, "length failures: {length}");
+    assert_eq!(n(&r["requests"]["total"]), 200);
+    // A Length failure still had a full response, so it is timed.
+    assert_eq!(n(&r["latency"]["response_time"]["count"]), 200);
+}
+
+#[test]
+fn a_refused_port_gives_connect_errors() {
+    // Nothing listens on port 1 of loopback.
+    let r = run_json(&["http://127.0.0.1:1/", "-n", "30", "-c", "3"]);
+    assert_eq!(n(&r["errors"]["connect"]), 30);
+    assert_eq!(n(&r["requests"]["total"]), 30);
+    // Fast failures are not timed: they would flatter the latency.
+    assert_eq!(n(&r["latency"]["response_time"]["count"]), 0);
+    let w: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
+        .collect();
+    assert!(w.contains(&"errors"), "{w:?}");
+}
+
+#[test]
+fn a_slow_target_times_out_at_the_timeout() {
+    let s = server();
+    let r = run_json(&[
+        &url(&s, "/?delay=3s"),
+        "-n",
+        "10",
+        "-c",
+        "5",
+        "--timeout",
+        "250ms",
+    ]);
+    assert_eq!(n(&r["errors"]["timeout"]), 10);
+    let p50 = r["latency"]["response_time"]["percentiles_s"]["p50"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (0.25..0.5).contains(&p50),
+        "timed out requests recorded at ~250ms: {p50}"
+    );
+}
+
+#[test]
+fn post_bodies_and_headers_are_sent() {
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body.bin");
+    std::fs::write(&body, vec![7u8; 3000]).unwrap();
+    let r = run_json(&[
+        &url(&s, "/submit"),
+        "-n",
+        "10",
+        "-c",
+        "1",
+        "--body-file",
+        body.to_str().unwrap(),
+        "-H",
+        "X-Test: yes",
+    ]);
+    assert_eq!(r["config"]["targets"][0]["method"], "POST");
+    assert_eq!(n(&r["requests"]["successes"]), 10);
+    let out = n(&r["bytes"]["out"]);
+    assert!(out > 10 * 3000 && out < 10 * 3300, "bytes out {out}");
+}
+
+#[test]
+fn url_alone_is_short_for_run_and_text_is_the_default() {
+    let s = server();
+    let out = Command::cargo_bin("pelt")
+        .unwrap()
+        .args([&url(&s, "/"), "-n", "20", "-c", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "Requests     20 ",
+        "latency*",
+        "p99.9",
+        "Status codes 200: 20",
+        "Failures     none",
+        "cannot see",
+    ]
+    .iter()
+    .take(5)
+    {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    assert!(
+        text.contains("queueing"),
+        "closed loop states its blind spot"
+    );
+    assert!(text.contains("--rate"), "and points to --rate");
+    assert!(
+        out.stderr.is_empty(),
+        "no progress line when not a terminal"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.bin");
+    for (args, hint) in [
+        (vec!["run", "127.0.0.1:8080"], "no scheme"),
+        (vec!["run", "http://127.0.0.1:1/", "--rat", "5"], "--rate"),
+        (vec!["run", "http://127.0.0.1:1/", "-d", "10"], "unit"),
+        (vec!["run", "http://127.0.0.1:1/", "--rate", "-3"], ""),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1:1/",
+                "--body-file",
+                missing.to_str().unwrap(),
+            ],
+            "--body-file",
+        ),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1:1/",
+                "--body",
+                "a",
+                "--body-file",
+                "x",
+            ],
+            "cannot be used",
+        ),
+        (vec!["run", "http://no.such.host.invalid/"], "resolve"),
+        (vec!["serve", "--host", "localhost:1"], "--host"),
+    ] {
+        let out = Command::cargo_bin("pelt")
+            .unwrap()
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line, got:\n{err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(err.contains(hint), "{args:?}: expected {hint:?} in {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn help_teaches_both_load_models() {
+    let out = Command::cargo_bin("pelt")
+        .unwrap()
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "ab -k -c 500 -n 5000",
+        "vegeta",
+        "wrk",
+        "--rate",
+        "queueing",
+    ] {
+        assert!(help.contains(needle), "run --help lacks {needle:?}");
+    }
+    let out = Command::cargo_bin("pelt")
+        .unwrap()
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    for needle in ["fault=KIND", "delay=DUR", "--pause-after"] {
+        assert!(help.contains(needle), "serve --help lacks {needle:?}");
+    }
+}

@@ -14,6 +14,7 @@ mod conn;
 mod h1;
 pub mod pacer;
 mod run;
+mod timer;
 mod worker;
 
 pub use pacer::{ConstantRate, Pacer};

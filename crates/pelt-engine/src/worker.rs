@@ -6,6 +6,7 @@
 use crate::conn::{connect, Origin, Stream};
 use crate::h1::{read_error_kind, read_response, PreparedRequest, Response, READ_BUF};
 use crate::pacer::Pacer;
+use crate::timer::PreciseTimer;
 use pelt_core::{ErrorKind, Nanos, Recorder, Sample};
 use std::cell::{Cell, RefCell};
 use std::io;
@@ -588,6 +589,10 @@ async fn connection(worker: Rc<Worker>, slot: usize) {
 /// due, each stamped with its own scheduled time, so timer granularity
 /// never shifts the schedule; it only shows as send lag.
 async fn dispatcher(worker: Rc<Worker>) {
+    let timer = match PreciseTimer::new() {
+        Ok(t) => Some(t),
+        Err(_) => None,
+    };
     loop {
         if worker.stopping.get() {
             return;
@@ -600,8 +605,14 @@ async fn dispatcher(worker: Rc<Worker>) {
             return;
         };
         if intended > worker.now() {
+            let at = worker.plan.instant(intended);
             tokio::select! {
-                _ = tokio::time::sleep_until(worker.plan.instant(intended)) => {}
+                _ = async {
+                    match &timer {
+                        Some(t) => t.sleep_until(at.into_std()).await,
+                        None => tokio::time::sleep_until(at).await,
+                    }
+                } => {}
                 _ = worker.stop.notified() => {}
             }
             continue;

@@ -1,0 +1,85 @@
+//! A sleep with microsecond precision for the rate dispatcher.
+//!
+//! tokio's timer wheel has millisecond granularity and rounds deadlines up,
+//! so a dispatcher sleeping on it sends every request ~1 ms late: harmless
+//! for a timeout, but it adds a millisecond to every response time of a
+//! server that answers in 50 µs. A `timerfd` armed with the exact deadline
+//! wakes the event loop through the reactor at the right moment instead.
+//! Elsewhere (non-Linux) tokio's sleep is used and the lag shows, honestly,
+//! as send lag.
+
+use std::time::Instant;
+
+#[derive(Debug)]
+pub(crate) struct PreciseTimer {
+    #[cfg(target_os = "linux")]
+    fd: tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>,
+}
+
+impl PreciseTimer {
+    /// A timer for the current runtime; also lowers this thread's timer
+    /// slack (default 50 µs) so wake-ups are not batched late by the kernel.
+    #[cfg(target_os = "linux")]
+    pub fn new() -> std::io::Result<PreciseTimer> {
+        use rustix::time::{timerfd_create, TimerfdClockId, TimerfdFlags};
+        let fd = timerfd_create(
+            TimerfdClockId::Monotonic,
+            TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
+        )?;
+        let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
+        // `AsyncFd::new` is deprecated because a registered descriptor could
+        // be closed behind the reactor's back. Here the `OwnedFd` is moved
+        // in, never handed out mutably, and closed only when the `AsyncFd`
+        // (and its registration) is dropped, so that cannot happen; the
+        // replacement, `register`, is `unsafe`, which this crate forbids.
+        #[allow(deprecated)]
+        let fd = tokio::io::unix::AsyncFd::new(fd)?;
+        Ok(PreciseTimer { fd })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn new() -> std::io::Result<PreciseTimer> {
+        Ok(PreciseTimer {})
+    }
+
+    /// Sleeps until `deadline`. Cancel-safe: re-arming replaces the old
+    /// deadline and resets the expiry count.
+    #[cfg(target_os = "linux")]
+    pub async fn sleep_until(&self, deadline: Instant) {
+        use rustix::time::{timerfd_settime, Itimerspec, TimerfdTimerFlags, Timespec};
+        let now = Instant::now();
+        if deadline <= now {
+            return;
+        }
+        let wait = deadline - now;
+        let spec = Itimerspec {
+            it_interval: Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: Timespec {
+                tv_sec: wait.as_secs() as _,
+                tv_nsec: wait.subsec_nanos() as _,
+            },
+        };
+        if timerfd_settime(&self.fd, TimerfdTimerFlags::empty(), &spec).is_err() {
+            return tokio::time::sleep_until(deadline.into()).await;
+        }
+        loop {
+            let Ok(mut ready) = self.fd.readable().await else {
+                return tokio::time::sleep_until(deadline.into()).await;
+            };
+            let mut expirations = [0u8; 8];
+            match ready.try_io(|fd| Ok(rustix::io::read(fd, &mut expirations)?)) {
+                Ok(_) => return,
+                // Readiness left over from an earlier, replaced deadline.
+                Err(_would_block) => continue,
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub async fn sleep_until(&self, deadline: Instant) {
+        tokio::time::sleep_until(deadline.into()).await
+    }
+}

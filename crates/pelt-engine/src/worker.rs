@@ -589,10 +589,9 @@ async fn connection(worker: Rc<Worker>, slot: usize) {
 /// due, each stamped with its own scheduled time, so timer granularity
 /// never shifts the schedule; it only shows as send lag.
 async fn dispatcher(worker: Rc<Worker>) {
-    let timer = match PreciseTimer::new() {
-        Ok(t) => Some(t),
-        Err(_) => None,
-    };
+    // Without a timerfd (not Linux, or out of descriptors) fall back to
+    // tokio's millisecond timer; the lateness then shows as send lag.
+    let timer = PreciseTimer::new().ok();
     loop {
         if worker.stopping.get() {
             return;

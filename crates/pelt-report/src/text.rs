@@ -92,11 +92,13 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let responses = t.requests - t.error_count() + t.errors[ErrorKind::Length.index()];
     writeln!(
         o,
-        "Transfer     {} in ({}/s), {} out; body {} per response",
+        "Transfer     {} in ({}/s; {} per response, body {}), {} out ({} per request)",
         bytes(t.bytes_in as f64),
         bytes(t.bytes_in as f64 / secs),
-        bytes(t.bytes_out as f64),
+        bytes(t.bytes_in as f64 / responses.max(1) as f64),
         bytes(t.body_bytes_in as f64 / responses.max(1) as f64),
+        bytes(t.bytes_out as f64),
+        bytes(t.bytes_out as f64 / t.requests.max(1) as f64),
     )?;
     let reuse = if t.requests > 0 {
         t.reused as f64 * 100.0 / t.requests as f64

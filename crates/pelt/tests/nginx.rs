@@ -5,7 +5,8 @@ mod support;
 
 use assert_cmd::Command;
 use serde_json::Value;
-use support::nginx::{self_signed_cert, Nginx};
+use support::nginx::self_signed_cert;
+use support::Nginx;
 
 fn run_json(args: &[&str]) -> Value {
     let out = Command::cargo_bin("pelt")

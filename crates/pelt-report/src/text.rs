@@ -55,8 +55,9 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     };
     writeln!(
         o,
-        "Load         {load}, {} threads, {}{warmup}{}",
+        "Load         {load}, {} thread{}, {}{warmup}{}",
         s.env.threads,
+        if s.env.threads == 1 { "" } else { "s" },
         limit.join(" or "),
         if c.http.keepalive {
             ""

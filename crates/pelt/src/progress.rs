@@ -48,17 +48,23 @@ impl ProgressLine {
         }
         .clamp(0.0, 1.0);
         let filled = (fraction * BAR as f64).round() as usize;
-        let phase = if elapsed < self.warmup {
-            "warm-up "
+        // "\r\x1b[2K": back to the start and clear, so a shorter line
+        // leaves no stale characters behind.
+        let line = if elapsed < self.warmup {
+            format!(
+                "\r\x1b[2K[{}] warm-up {:.1}s of {:.1}s (not measured)",
+                "-".repeat(BAR),
+                elapsed.as_secs_f64(),
+                self.warmup.as_secs_f64()
+            )
         } else {
-            ""
+            format!(
+                "\r\x1b[2K[{}{}] {:>6.1}s  {requests} requests  {rate} req/s last second  {errors} errors",
+                "#".repeat(filled),
+                "-".repeat(BAR - filled),
+                measuring.as_secs_f64(),
+            )
         };
-        let line = format!(
-            "\r[{}{}] {phase}{:>6.1}s  {requests} requests  {rate} req/s  {errors} errors ",
-            "#".repeat(filled),
-            "-".repeat(BAR - filled),
-            measuring.as_secs_f64(),
-        );
         let mut err = std::io::stderr().lock();
         let _ = err.write_all(line.as_bytes());
         let _ = err.flush();

@@ -11,7 +11,7 @@
 //! produces the [`pelt_core::RunSummary`].
 
 mod conn;
-mod h1;
+pub mod h1;
 pub mod pacer;
 mod run;
 mod timer;

@@ -19,7 +19,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-COMMAND_LINE="bench/peers.sh$(printf ' %q' "$@")"
+# The command line as the report shows it: plain words bare, others quoted.
+shell_words() {
+    local arg
+    for arg in "$@"; do
+        if [[ "$arg" =~ ^[A-Za-z0-9_@%+=:,./-]+$ ]]; then
+            printf ' %s' "$arg"
+        else
+            printf " '%s'" "${arg//\'/\'\\\'\'}"
+        fi
+    done
+}
+COMMAND_LINE="bench/peers.sh$(shell_words "$@")"
 ALL_TOOLS="wrk,ab,hey,vegeta,bombardier,oha,pelt"
 
 # Versions of the Go tools built from their module source (see PEERS.md: `go

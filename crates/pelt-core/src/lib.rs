@@ -10,6 +10,7 @@ pub mod config;
 pub mod duration;
 pub mod error;
 pub mod recorder;
+pub mod results;
 pub mod sample;
 pub mod summary;
 pub mod url;
@@ -18,6 +19,10 @@ pub use config::{ConfigError, HttpOptions, Load, RunConfig, Stop, Target};
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;
 pub use recorder::Recorder;
+pub use results::{ResultsError, ResultsReader, ResultsWriter, RunFooter, RunHeader};
 pub use sample::{Nanos, Sample};
-pub use summary::{Environment, IntervalRow, LatencyStats, RunSummary, Warning, PERCENTILES};
+pub use summary::{
+    Environment, IntervalRow, LatencyStats, RunSummary, SummaryBuilder, Warning, Window,
+    PERCENTILES,
+};
 pub use url::{Scheme, Url, UrlError};

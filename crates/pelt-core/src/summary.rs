@@ -5,6 +5,7 @@ use crate::config::RunConfig;
 use crate::duration::human_ns;
 use crate::error::ErrorKind;
 use crate::recorder::Recorder;
+use crate::results::{RunFooter, RunHeader};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -40,6 +41,7 @@ pub struct IntervalRow {
     pub bytes_in: u64,
     /// Response-time percentiles of the requests completed in the interval.
     pub p50_ns: u64,
+    pub p90_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
 }
@@ -55,6 +57,7 @@ impl IntervalRow {
             errors: r.error_count(),
             bytes_in: r.bytes_in,
             p50_ns: quantile(&r.response, 0.5),
+            p90_ns: quantile(&r.response, 0.9),
             p99_ns: quantile(&r.response, 0.99),
             max_ns: if r.response.is_empty() {
                 0
@@ -137,6 +140,9 @@ pub enum Warning {
     Errors { ratio: f64 },
     /// The run was interrupted (Ctrl-C) before its stop condition.
     Interrupted,
+    /// The results file has no footer: the run was killed; the figures
+    /// cover its complete seconds.
+    Incomplete,
 }
 
 impl std::fmt::Display for Warning {
@@ -165,6 +171,10 @@ impl std::fmt::Display for Warning {
                 ratio * 100.0
             ),
             Warning::Interrupted => write!(f, "interrupted: the figures cover the run up to Ctrl-C"),
+            Warning::Incomplete => write!(
+                f,
+                "the run did not finish (it was killed): the figures cover its last complete second and before"
+            ),
         }
     }
 }
@@ -184,6 +194,10 @@ pub struct RunSummary {
     /// Requests sent during warm-up (not in any statistic).
     pub warmup_requests: u64,
     pub interrupted: bool,
+    /// False when rebuilt from a results file that has no footer.
+    pub complete: bool,
+    /// The part of the run the figures cover, when restricted.
+    pub window: Option<Window>,
     pub warnings: Vec<Warning>,
 }
 
@@ -218,13 +232,20 @@ impl RunSummary {
     /// with the run so saved results explain themselves.
     pub fn diagnose(&self) -> Vec<Warning> {
         let mut w = Vec::new();
-        if self.interrupted {
+        if !self.complete {
+            w.push(Warning::Incomplete);
+        } else if self.interrupted {
             w.push(Warning::Interrupted);
         }
         if let Some(offered) = self.config.load.rate() {
             let achieved = self.request_rate();
             let count_limited = self.config.stop.requests.is_some();
-            if !self.interrupted && !count_limited && achieved < offered * 0.99 {
+            if !self.interrupted
+                && self.complete
+                && self.window.is_none()
+                && !count_limited
+                && achieved < offered * 0.99
+            {
                 w.push(Warning::RateShortfall { offered, achieved });
             }
             let lag = &self.total.send_lag;
@@ -255,5 +276,139 @@ fn per_second(n: u64, d: Duration) -> f64 {
         n as f64 / s
     } else {
         0.0
+    }
+}
+
+/// Part of a run, in seconds from the start of measurement: `10s..50s`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    pub from_s: f64,
+    pub to_s: f64,
+}
+
+impl Window {
+    /// Parses `FROM..TO` (either side may be empty: `..30s`, `10s..`).
+    pub fn parse(text: &str) -> Result<Window, String> {
+        let (from, to) = text
+            .split_once("..")
+            .ok_or_else(|| format!("invalid window '{text}': use FROM..TO, like 10s..50s"))?;
+        let side = |v: &str, default: f64| -> Result<f64, String> {
+            if v.trim().is_empty() {
+                Ok(default)
+            } else {
+                crate::duration::parse_duration(v)
+                    .map(|d| d.as_secs_f64())
+                    .map_err(|e| format!("invalid window '{text}': {e}"))
+            }
+        };
+        let w = Window {
+            from_s: side(from, 0.0)?,
+            to_s: side(to, f64::INFINITY)?,
+        };
+        if w.to_s <= w.from_s {
+            return Err(format!(
+                "invalid window '{text}': the end must come after the start"
+            ));
+        }
+        Ok(w)
+    }
+
+    /// Whether an interval starting at `offset_s` belongs to the window:
+    /// seconds are whole units, assigned by their midpoint.
+    pub fn contains(&self, offset_s: f64) -> bool {
+        let mid = offset_s + 0.5;
+        mid >= self.from_s && mid < self.to_s
+    }
+}
+
+/// Folds a run's seconds, in order, into a [`RunSummary`].
+///
+/// The engine builds its live summary with this, and `pelt report`
+/// rebuilds a saved one with it, so a saved run reports exactly as it did
+/// live.
+#[derive(Debug)]
+pub struct SummaryBuilder {
+    header: RunHeader,
+    window: Option<Window>,
+    total: Recorder,
+    timeline: Vec<IntervalRow>,
+}
+
+impl SummaryBuilder {
+    pub fn new(header: RunHeader, window: Option<Window>) -> SummaryBuilder {
+        SummaryBuilder {
+            header,
+            window,
+            total: Recorder::new(),
+            timeline: Vec::new(),
+        }
+    }
+
+    pub fn header(&self) -> &RunHeader {
+        &self.header
+    }
+
+    /// Seconds from the start of measurement to the start of `unix_second`.
+    pub fn offset_of(&self, unix_second: u64) -> f64 {
+        (unix_second as f64 * 1e9 - self.header.measure_start_unix_ns as f64) / 1e9
+    }
+
+    /// Adds one second of the run; returns its row, or `None` if the
+    /// window leaves it out.
+    pub fn add(&mut self, unix_second: u64, rec: &Recorder) -> Option<IntervalRow> {
+        let offset_s = self.offset_of(unix_second);
+        if self.window.is_some_and(|w| !w.contains(offset_s)) {
+            return None;
+        }
+        let row = IntervalRow::from_recorder(unix_second, offset_s, rec);
+        self.total.merge(rec);
+        self.timeline.push(row);
+        Some(row)
+    }
+
+    /// Everything added so far.
+    pub fn total(&self) -> &Recorder {
+        &self.total
+    }
+
+    /// The summary. `footer` is `None` for a run that was killed.
+    pub fn finish(self, footer: Option<&RunFooter>) -> RunSummary {
+        let measured_end_ns = self
+            .total
+            .last_done
+            .saturating_sub(self.header.measure_from_ns);
+        let (duration, elapsed) = match footer {
+            Some(f) => (f.duration_ns, f.elapsed_ns),
+            None => (measured_end_ns, measured_end_ns),
+        };
+        let (duration, elapsed) = match self.window {
+            None => (duration, elapsed),
+            Some(_) => {
+                // Each included second covers its share of the run.
+                let end = elapsed as f64 / 1e9;
+                let covered: f64 = self
+                    .timeline
+                    .iter()
+                    .map(|r| ((r.offset_s + 1.0).min(end) - r.offset_s.max(0.0)).max(0.0))
+                    .sum();
+                let ns = (covered * 1e9) as u64;
+                (ns.min(duration), ns)
+            }
+        };
+        let mut summary = RunSummary {
+            config: self.header.config,
+            env: self.header.env,
+            total: self.total,
+            timeline: self.timeline,
+            duration: Duration::from_nanos(duration),
+            elapsed: Duration::from_nanos(elapsed),
+            warmup_requests: footer.map_or(0, |f| f.warmup_requests),
+            interrupted: footer.is_none_or(|f| f.interrupted),
+            complete: footer.is_some(),
+            window: self.window,
+            warnings: Vec::new(),
+        };
+        summary.warnings = summary.diagnose();
+        summary
     }
 }

@@ -290,7 +290,12 @@ fn parse_head(
     let head_len = match resp.parse(data) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
-        Err(e) => return Err(format!("unparsable response head: {e}")),
+        Err(e) => {
+            return Err(format!(
+                "unparsable response head ({e}), starting {}",
+                excerpt(data)
+            ))
+        }
     };
     let status = resp.code.unwrap_or(0);
     let http10 = resp.version == Some(0);
@@ -303,7 +308,7 @@ fn parse_head(
             let v: u64 = text
                 .trim()
                 .parse()
-                .map_err(|_| format!("invalid Content-Length '{}'", text.trim()))?;
+                .map_err(|_| format!("invalid Content-Length {}", excerpt(h.value)))?;
             if length.is_some_and(|l| l != v) {
                 return Err("conflicting Content-Length headers".into());
             }
@@ -340,6 +345,22 @@ fn parse_head(
         Framing::UntilClose
     };
     Ok(Some((status, head_len, framing, reusable)))
+}
+
+/// Up to 64 bytes of what the server sent, quoted, with anything that is
+/// not printable ASCII escaped: error messages carry server data, and
+/// must not carry control characters into a terminal.
+pub fn excerpt(data: &[u8]) -> String {
+    const MAX: usize = 64;
+    let mut out = String::from("\"");
+    for &b in data.iter().take(MAX) {
+        out.extend(std::ascii::escape_default(b).map(char::from));
+    }
+    out.push('"');
+    if data.len() > MAX {
+        out.push_str("...");
+    }
+    out
 }
 
 /// Incremental decoder for `Transfer-Encoding: chunked`, counting body
@@ -526,6 +547,15 @@ mod tests {
             let e = rt.block_on(read_all_split(data, 5, false)).unwrap_err();
             assert_eq!(e.kind, kind, "{}", String::from_utf8_lossy(data));
         }
+    }
+
+    #[test]
+    fn excerpts_escape_what_the_server_sent() {
+        assert_eq!(
+            excerpt(b"HTTP/1.1 9x9\r\n\x1b[2J"),
+            r#""HTTP/1.1 9x9\r\n\x1b[2J""#
+        );
+        assert!(excerpt(&[b'a'; 100]).ends_with("\"..."));
     }
 
     #[test]

@@ -18,4 +18,4 @@ mod timer;
 mod worker;
 
 pub use pacer::{ConstantRate, Pacer};
-pub use run::{Canceller, EngineError, Progress, Run, Snapshot, GRACE};
+pub use run::{footer_of, Canceller, EngineError, Progress, Run, Snapshot, GRACE};

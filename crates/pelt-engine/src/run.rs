@@ -6,7 +6,8 @@ use crate::h1::PreparedRequest;
 use crate::pacer::{ConstantRate, Pacer};
 use crate::worker::{run_worker, Plan, Share, WorkerMsg};
 use pelt_core::{
-    ConfigError, Environment, IntervalRow, Nanos, Recorder, RunConfig, RunSummary, Scheme,
+    ConfigError, Environment, IntervalRow, Nanos, Recorder, RunConfig, RunFooter, RunHeader,
+    RunSummary, Scheme, SummaryBuilder,
 };
 use rustls::pki_types::ServerName;
 use std::collections::BTreeMap;
@@ -36,16 +37,18 @@ pub enum EngineError {
     Spawn(std::io::Error),
 }
 
-/// One finished second, with running totals, for progress displays.
-#[derive(Debug, Clone, Copy)]
+/// One finished second: its row for progress displays, and its whole
+/// recorder for the results file.
+#[derive(Debug, Clone)]
 pub struct Snapshot {
     pub row: IntervalRow,
+    pub recorder: Box<Recorder>,
     pub total_requests: u64,
     pub total_errors: u64,
 }
 
 /// What [`Run::progress`] saw.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Progress {
     /// Another second completed.
     Interval(Snapshot),
@@ -76,6 +79,7 @@ pub struct Run {
     collector: JoinHandle<RunSummary>,
     epoch: Instant,
     measure_from: Duration,
+    header: RunHeader,
 }
 
 impl Run {
@@ -165,8 +169,15 @@ impl Run {
             target_addrs: origins.iter().map(|o| o.addr.to_string()).collect(),
             started_unix_ms: start_wall.as_millis() as u64,
         };
+        let config = config.clone();
+        let header = RunHeader {
+            config,
+            env,
+            measure_start_unix_ns: plan.unix_ns_at_epoch + measure_from,
+            measure_from_ns: measure_from,
+        };
         let (events_tx, events) = mpsc::channel();
-        let collector = Collector::new(plan, config, env, workers);
+        let collector = Collector::new(plan, header.clone(), workers);
         let collector = std::thread::Builder::new()
             .name("pelt-collector".into())
             .spawn(move || {
@@ -185,7 +196,13 @@ impl Run {
             collector,
             epoch,
             measure_from: Duration::from_nanos(measure_from),
+            header,
         })
+    }
+
+    /// What the run is and where: the first record of its results file.
+    pub fn header(&self) -> &RunHeader {
+        &self.header
     }
 
     /// A handle that stops this run from another thread (e.g. on Ctrl-C).
@@ -269,18 +286,15 @@ fn resolve_origins(config: &RunConfig) -> Result<(Vec<Origin>, Vec<usize>), Engi
     Ok((origins, target_origin))
 }
 
-/// Merges the workers' seconds into the timeline and the total.
+/// Merges the workers' seconds, in order, into the summary.
 struct Collector {
     plan: Arc<Plan>,
-    config: RunConfig,
-    env: Environment,
     /// Highest second each worker has handed over; `u64::MAX` once done.
     progress: Vec<Option<u64>>,
     pending: BTreeMap<u64, Recorder>,
     /// Next second to emit; seconds before measurement are skipped.
     next_second: u64,
-    total: Recorder,
-    timeline: Vec<IntervalRow>,
+    builder: SummaryBuilder,
     warmup_requests: u64,
     cut: Option<Nanos>,
 }
@@ -288,17 +302,14 @@ struct Collector {
 const NS: u64 = 1_000_000_000;
 
 impl Collector {
-    fn new(plan: Arc<Plan>, config: RunConfig, env: Environment, workers: usize) -> Collector {
-        let first = (plan.unix_ns_at_epoch + plan.measure_from) / NS;
+    fn new(plan: Arc<Plan>, header: RunHeader, workers: usize) -> Collector {
+        let first = header.measure_start_unix_ns / NS;
         Collector {
             plan,
-            config,
-            env,
             progress: vec![None; workers],
             pending: BTreeMap::new(),
             next_second: first,
-            total: Recorder::new(),
-            timeline: Vec::new(),
+            builder: SummaryBuilder::new(header, None),
             warmup_requests: 0,
             cut: None,
         }
@@ -341,20 +352,19 @@ impl Collector {
 
     /// Emits every second up to and including `upto`, empty ones too.
     fn emit_through(&mut self, upto: u64, events: &mpsc::Sender<Snapshot>) {
-        let measure_start_unix = self.plan.unix_ns_at_epoch + self.plan.measure_from;
         while self.next_second <= upto {
             let second = self.next_second;
             self.next_second += 1;
             let rec = self.pending.remove(&second).unwrap_or_default();
-            let offset_s = (second * NS) as f64 / 1e9 - measure_start_unix as f64 / 1e9;
-            let row = IntervalRow::from_recorder(second, offset_s, &rec);
-            self.total.merge(&rec);
-            self.timeline.push(row);
-            let _ = events.send(Snapshot {
-                row,
-                total_requests: self.total.requests,
-                total_errors: self.total.error_count(),
-            });
+            if let Some(row) = self.builder.add(second, &rec) {
+                let total = self.builder.total();
+                let _ = events.send(Snapshot {
+                    row,
+                    total_requests: total.requests,
+                    total_errors: total.error_count(),
+                    recorder: Box::new(rec),
+                });
+            }
         }
         // Anything older belongs to warm-up seconds that are not reported.
         self.pending = self.pending.split_off(&self.next_second);
@@ -362,7 +372,7 @@ impl Collector {
 
     fn finish(self) -> RunSummary {
         let start = self.plan.measure_from;
-        let last_done = self.total.last_done.max(start);
+        let last_done = self.builder.total().last_done.max(start);
         let (duration, elapsed) = match self.cut {
             Some(cut) => (cut.saturating_sub(start), last_done.max(cut) - start),
             // Ran out of work (-n): like ab, time until the last response.
@@ -371,19 +381,22 @@ impl Collector {
         let interrupted = self
             .cut
             .is_some_and(|c| self.plan.deadline.is_none_or(|d| c < d));
-        let mut summary = RunSummary {
-            config: self.config,
-            env: self.env,
-            total: self.total,
-            timeline: self.timeline,
-            duration: Duration::from_nanos(duration),
-            elapsed: Duration::from_nanos(elapsed),
+        self.builder.finish(Some(&RunFooter {
+            duration_ns: duration,
+            elapsed_ns: elapsed,
             warmup_requests: self.warmup_requests,
             interrupted,
-            warnings: Vec::new(),
-        };
-        summary.warnings = summary.diagnose();
-        summary
+        }))
+    }
+}
+
+/// The footer a results file gets for `summary`.
+pub fn footer_of(summary: &RunSummary) -> RunFooter {
+    RunFooter {
+        duration_ns: summary.duration.as_nanos() as u64,
+        elapsed_ns: summary.elapsed.as_nanos() as u64,
+        warmup_requests: summary.warmup_requests,
+        interrupted: summary.interrupted,
     }
 }
 

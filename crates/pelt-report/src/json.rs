@@ -56,6 +56,7 @@ pub fn json_value(s: &RunSummary) -> Value {
                 "errors": r.errors,
                 "bytes_in": r.bytes_in,
                 "p50_s": secs(r.p50_ns as f64),
+                "p90_s": secs(r.p90_ns as f64),
                 "p99_s": secs(r.p99_ns as f64),
                 "max_s": secs(r.max_ns as f64),
             })
@@ -83,6 +84,11 @@ pub fn json_value(s: &RunSummary) -> Value {
         "duration_s": s.duration.as_secs_f64(),
         "elapsed_s": s.elapsed.as_secs_f64(),
         "interrupted": s.interrupted,
+        "complete": s.complete,
+        "window": s.window.map(|w| json!({
+            "from_s": w.from_s,
+            "to_s": if w.to_s.is_finite() { json!(w.to_s) } else { Value::Null },
+        })),
         "requests": {
             "total": t.requests,
             "successes": t.successes,

@@ -3,11 +3,16 @@
 //! Renderers read results only, never the network, so a saved run renders
 //! exactly like a live one.
 
+mod csv;
+pub mod hdrlog;
 mod json;
+mod markdown;
 mod text;
 mod units;
 
+pub use csv::csv;
 pub use json::{json_value, SCHEMA_ID};
+pub use markdown::markdown;
 pub use text::text;
 
 use pelt_core::RunSummary;
@@ -19,6 +24,10 @@ pub enum Format {
     Text,
     /// One JSON document; see `schema/run.schema.json`.
     Json,
+    /// The per-second timeline.
+    Csv,
+    /// A summary for issues and pull requests.
+    Markdown,
 }
 
 /// Renders `summary` in `format`.
@@ -31,5 +40,7 @@ pub fn render(summary: &RunSummary, format: Format) -> String {
             s.push('\n');
             s
         }
+        Format::Csv => csv(summary),
+        Format::Markdown => markdown(summary),
     }
 }

@@ -39,7 +39,24 @@ pub enum Command {
     Serve(ServeArgs),
     /// Start the built-in server and benchmark it twice: closed loop, then --rate.
     Demo(DemoArgs),
+    /// Re-render saved runs (.pelt results files): text, JSON, CSV, markdown, HTML, hdrlog.
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
 }
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  pelt report --last                          the latest run, as it was printed
+  pelt report run.pelt --format html > r.html charts: latency over time, percentiles, ...
+  pelt report a.pelt b.pelt --format html > ab.html   overlay two runs to compare them
+  pelt report m1.pelt m2.pelt --merge         one run measured from several machines
+  pelt report run.pelt --window 10s..50s      only part of a run
+  pelt report run.pelt --format csv           the per-second timeline
+  pelt report run.pelt --format hdrlog > run.hlog     for HdrHistogram's own tools
+
+Every `pelt run` is saved in the runs folder of pelt's data directory
+($PELT_DATA_DIR, else $XDG_DATA_HOME/pelt, else ~/.local/share/pelt); the
+newest 100 are kept. `-o FILE` on `pelt run` saves a copy where you say.";
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -107,9 +124,17 @@ pub struct RunArgs {
     #[arg(long)]
     pub insecure: bool,
 
-    /// Report format.
+    /// Report format (hdrlog is for `pelt report`).
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+
+    /// Also save the results file here (it is always saved for `pelt report --last`).
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Do not save the run in pelt's data directory.
+    #[arg(long = "no-save")]
+    pub no_save: bool,
 
     /// No live progress line (it is only ever shown on a terminal).
     #[arg(short = 'q', long)]
@@ -122,6 +147,40 @@ pub enum FormatArg {
     Text,
     /// One JSON document (schema/run.schema.json).
     Json,
+    /// The per-second timeline.
+    Csv,
+    /// A summary to paste into an issue or pull request.
+    Markdown,
+    /// A self-contained page with charts.
+    Html,
+    /// HdrHistogram interval log of response times (pelt report only).
+    Hdrlog,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Results files written by `pelt run` (-o, or the saved copies).
+    #[arg(value_name = "FILE", required_unless_present = "last")]
+    pub files: Vec<PathBuf>,
+
+    /// Report the most recent saved run.
+    #[arg(long, conflicts_with = "files")]
+    pub last: bool,
+
+    /// Combine the files into one run (histograms add): for one test run
+    /// from several machines. Without it, several files need --format html,
+    /// which overlays them.
+    #[arg(long)]
+    pub merge: bool,
+
+    /// Only this part of the run, in seconds from the start of measurement:
+    /// 10s..50s, ..30s, 1m.. (whole seconds, by their midpoint).
+    #[arg(long, value_name = "FROM..TO")]
+    pub window: Option<String>,
+
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
 }
 
 #[derive(Debug, Clone, Args)]

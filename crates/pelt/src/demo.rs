@@ -3,7 +3,7 @@
 //! why the difference matters.
 
 use crate::cli::DemoArgs;
-use crate::run::{execute, format_of};
+use crate::run::{execute, render_one, Keep};
 use crate::UserError;
 use pelt_core::{parse_duration, HttpOptions, Load, RunConfig, Stop, Target, Url};
 use pelt_target::{Pause, ServeConfig, Server};
@@ -22,7 +22,6 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             "-d/--duration must be at least 2s for the demo: its server pauses 1s in".into(),
         ));
     }
-    let format = format_of(args.format);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Half the cores each, so neither side starves the other.
     let half = (threads / 2).max(1);
@@ -76,8 +75,9 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             threads: half,
             http: HttpOptions::default(),
         };
-        let summary = execute(config, false)?;
-        print!("{}", pelt_report::render(&summary, format));
+        // Demo runs are not saved: `pelt report --last` stays yours.
+        let summary = execute(config, false, Keep::default())?;
+        crate::emit(render_one(&summary, args.format)?.as_bytes())?;
         server.shutdown();
         if summary.interrupted {
             return Ok(std::process::ExitCode::from(130));

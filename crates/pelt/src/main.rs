@@ -6,7 +6,9 @@
 mod cli;
 mod demo;
 mod progress;
+mod report;
 mod run;
+mod save;
 mod serve;
 mod signals;
 
@@ -18,7 +20,7 @@ use std::process::ExitCode;
 #[derive(Debug)]
 pub struct UserError(pub String);
 
-const SUBCOMMANDS: [&str; 4] = ["run", "serve", "demo", "help"];
+const SUBCOMMANDS: [&str; 5] = ["run", "serve", "demo", "report", "help"];
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse_from(with_implicit_run(std::env::args_os().collect())) {
@@ -29,11 +31,25 @@ fn main() -> ExitCode {
         Command::Run(args) => run::command(args),
         Command::Serve(args) => serve::command(args),
         Command::Demo(args) => demo::command(args),
+        Command::Report(args) => report::command(args),
     };
     result.unwrap_or_else(|UserError(message)| {
         eprintln!("error: {message}");
         ExitCode::from(2)
     })
+}
+
+/// Writes a report to stdout. A reader that went away (`| head`) is not an
+/// error: the report was wanted only that far.
+pub fn emit(bytes: &[u8]) -> Result<(), UserError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(UserError(format!("cannot write the report: {e}")))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `pelt URL ...` means `pelt run URL ...`.

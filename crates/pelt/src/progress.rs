@@ -14,7 +14,8 @@ pub struct ProgressLine {
     enabled: bool,
     planned: Stop,
     warmup: Duration,
-    last: Option<Snapshot>,
+    /// Running totals and the last second's requests.
+    last: Option<(u64, u64, u64)>,
     drawn: bool,
 }
 
@@ -29,17 +30,14 @@ impl ProgressLine {
         }
     }
 
-    pub fn update(&mut self, elapsed: Duration, snapshot: Option<Snapshot>) {
-        if snapshot.is_some() {
-            self.last = snapshot;
+    pub fn update(&mut self, elapsed: Duration, snapshot: Option<&Snapshot>) {
+        if let Some(s) = snapshot {
+            self.last = Some((s.total_requests, s.total_errors, s.row.requests));
         }
         if !self.enabled {
             return;
         }
-        let (requests, errors, rate) = self
-            .last
-            .map(|s| (s.total_requests, s.total_errors, s.row.requests))
-            .unwrap_or_default();
+        let (requests, errors, rate) = self.last.unwrap_or_default();
         let measuring = elapsed.saturating_sub(self.warmup);
         let fraction = match (self.planned.duration, self.planned.requests) {
             (Some(d), _) => measuring.as_secs_f64() / d.as_secs_f64(),

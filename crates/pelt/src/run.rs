@@ -2,11 +2,13 @@
 
 use crate::cli::{FormatArg, RunArgs};
 use crate::progress::ProgressLine;
+use crate::save::Sinks;
 use crate::UserError;
 use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS};
 use pelt_core::{parse_duration, HttpOptions, Load, RunConfig, RunSummary, Stop, Target, Url};
-use pelt_engine::{Progress, Run};
+use pelt_engine::{footer_of, Progress, Run};
 use pelt_report::Format;
+use std::path::Path;
 use std::time::Duration;
 
 impl TryFrom<&RunArgs> for RunConfig {
@@ -120,36 +122,84 @@ fn parse_header(h: &str) -> Result<(String, String), UserError> {
     Ok((name.to_string(), value.trim().to_string()))
 }
 
-pub fn format_of(f: FormatArg) -> Format {
-    match f {
-        FormatArg::Text => Format::Text,
-        FormatArg::Json => Format::Json,
-    }
+/// The HTML report of one run, or several overlaid.
+pub fn html(runs: &[(String, &RunSummary)]) -> Result<String, UserError> {
+    let _ = runs;
+    Err(UserError("HTML reports are not available yet".into()))
 }
 
-/// Runs `config` with a live progress line (on a terminal) and Ctrl-C
-/// handling, and returns the summary of what was measured.
-pub fn execute(config: RunConfig, quiet: bool) -> Result<RunSummary, UserError> {
+/// Renders one run in a format that needs only its summary.
+pub fn render_one(summary: &RunSummary, f: FormatArg) -> Result<String, UserError> {
+    Ok(match f {
+        FormatArg::Text => pelt_report::render(summary, Format::Text),
+        FormatArg::Json => pelt_report::render(summary, Format::Json),
+        FormatArg::Csv => pelt_report::render(summary, Format::Csv),
+        FormatArg::Markdown => pelt_report::render(summary, Format::Markdown),
+        FormatArg::Html => html(&[(summary.config.targets[0].url.to_string(), summary)])?,
+        FormatArg::Hdrlog => {
+            return Err(UserError(
+                "--format hdrlog needs the per-second histograms: save the run (-o run.pelt) and use pelt report run.pelt --format hdrlog".into(),
+            ))
+        }
+    })
+}
+
+/// Where a run's results file goes.
+#[derive(Debug, Default)]
+pub struct Keep<'a> {
+    /// `-o FILE`.
+    pub out: Option<&'a Path>,
+    /// Save a copy for `pelt report --last`.
+    pub save: bool,
+}
+
+/// Runs `config` with a live progress line (on a terminal), Ctrl-C
+/// handling, and its results file written second by second; returns the
+/// summary of what was measured.
+pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSummary, UserError> {
+    if let Some(path) = keep.out {
+        // Find an unwritable -o before any load is sent.
+        std::fs::File::create(path).map_err(|e| {
+            UserError(format!(
+                "cannot write -o '{}': {e}; check the directory exists and is writable",
+                path.display()
+            ))
+        })?;
+    }
     let planned = config.effective_stop();
     let run = Run::start(config).map_err(|e| UserError(e.to_string()))?;
+    let mut sinks = Sinks::open(keep.out, keep.save, run.header())?;
     crate::signals::cancel_on_ctrl_c(run.canceller());
     let mut line = ProgressLine::new(quiet, planned, run.measure_from());
     loop {
         match run.progress(Duration::from_millis(200)) {
-            Progress::Interval(s) => line.update(run.elapsed(), Some(s)),
+            Progress::Interval(s) => {
+                sinks.interval(s.row.unix_second, &s.recorder);
+                line.update(run.elapsed(), Some(&s));
+            }
             Progress::Waiting => line.update(run.elapsed(), None),
             Progress::Finished => break,
         }
     }
     line.clear();
-    Ok(run.wait())
+    let summary = run.wait();
+    sinks.finish(&footer_of(&summary));
+    Ok(summary)
 }
 
 /// `pelt run`.
 pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let config = RunConfig::try_from(&args)?;
-    let summary = execute(config, args.quiet)?;
-    print!("{}", pelt_report::render(&summary, format_of(args.format)));
+    if args.format == FormatArg::Hdrlog {
+        // Refuse before sending load, not after.
+        return Err(UserError("--format hdrlog is for saved runs: pelt run URL -o run.pelt, then pelt report run.pelt --format hdrlog".into()));
+    }
+    let keep = Keep {
+        out: args.out.as_deref(),
+        save: !args.no_save,
+    };
+    let summary = execute(config, args.quiet, keep)?;
+    crate::emit(render_one(&summary, args.format)?.as_bytes())?;
     Ok(if summary.interrupted {
         // 128 + SIGINT, as shells report an interrupted command.
         std::process::ExitCode::from(130)

@@ -25,6 +25,7 @@ fn url(s: &ServerHandle, path: &str) -> String {
 fn run_json(args: &[&str]) -> Value {
     let out = Command::cargo_bin("pelt")
         .unwrap()
+        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
         .args(args)
         .args(["--format", "json", "--threads", "2"])
         .timeout(std::time::Duration::from_secs(60))
@@ -207,6 +208,7 @@ fn url_alone_is_short_for_run_and_text_is_the_default() {
     let s = server();
     let out = Command::cargo_bin("pelt")
         .unwrap()
+        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
         .args([&url(&s, "/"), "-n", "20", "-c", "2"])
         .output()
         .unwrap();
@@ -286,6 +288,7 @@ fn bad_input_exits_2_with_one_line() {
 fn help_teaches_both_load_models() {
     let out = Command::cargo_bin("pelt")
         .unwrap()
+        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
         .args(["run", "--help"])
         .output()
         .unwrap();
@@ -302,6 +305,7 @@ fn help_teaches_both_load_models() {
     }
     let out = Command::cargo_bin("pelt")
         .unwrap()
+        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
         .args(["serve", "--help"])
         .output()
         .unwrap();

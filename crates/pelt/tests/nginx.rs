@@ -11,6 +11,7 @@ use support::Nginx;
 fn run_json(args: &[&str]) -> Value {
     let out = Command::cargo_bin("pelt")
         .unwrap()
+        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
         .args(args)
         .args(["--format", "json"])
         .timeout(std::time::Duration::from_secs(60))

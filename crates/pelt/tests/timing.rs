@@ -32,6 +32,7 @@ fn server(pause: Option<Pause>) -> ServerHandle {
 fn run_json(args: &[&str]) -> Value {
     let out = Command::cargo_bin("pelt")
         .unwrap()
+        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
         .args(args)
         .args(["--format", "json"])
         .timeout(Duration::from_secs(60))
@@ -189,6 +190,7 @@ fn ctrl_c_prints_what_was_measured() {
     let url = format!("http://{}/", s.local_addr());
     let bin = assert_cmd::cargo::cargo_bin("pelt");
     let child = std::process::Command::new(bin)
+        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
         .args([&url, "--rate", "500", "-d", "60s", "--format", "json"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -224,6 +226,7 @@ fn demo_runs_both_models() {
     let _machine = exclusive();
     let out = Command::cargo_bin("pelt")
         .unwrap()
+        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
         .args(["demo", "-d", "2s"])
         .timeout(Duration::from_secs(60))
         .output()

@@ -1,0 +1,583 @@
+//! The results file (`.pelt`): a run, durable.
+//!
+//! Written as the run goes, so a run that is killed leaves a file that is
+//! readable up to its last complete second. Layout (all integers little
+//! endian; format documented in docs/RESULTS-FORMAT.md):
+//!
+//! ```text
+//! file   = magic "PELT-RUN" , version:u32 , frame*
+//! frame  = kind:u8 , length:u32 , crc32:u32 , payload[length]
+//! kind   = 1 header (JSON) | 2 interval (JSON) | 3 footer (JSON)
+//! ```
+//!
+//! The CRC-32 covers the kind byte and the payload. A frame cut short at
+//! the end of the file is a run that was killed mid-write: everything
+//! before it is kept. A checksum that does not match is corruption, and
+//! the file is refused rather than half-believed.
+
+use crate::config::RunConfig;
+use crate::error::ErrorKind;
+use crate::recorder::{ErrorExample, Recorder, MAX_STATUS};
+use crate::summary::Environment;
+use base64::Engine;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+
+pub const MAGIC: &[u8; 8] = b"PELT-RUN";
+pub const FORMAT_VERSION: u32 = 1;
+/// No frame is this large; a length beyond it means a foreign or corrupt file.
+const MAX_FRAME: u32 = 64 << 20;
+
+const KIND_HEADER: u8 = 1;
+const KIND_INTERVAL: u8 = 2;
+const KIND_FOOTER: u8 = 3;
+
+/// Written first: what the run was and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunHeader {
+    pub config: RunConfig,
+    pub env: Environment,
+    /// When measurement started, nanoseconds since the Unix epoch.
+    pub measure_start_unix_ns: u64,
+    /// When measurement started, in the run's own nanoseconds (the clock
+    /// of `Recorder::first_intended` and friends).
+    pub measure_from_ns: u64,
+}
+
+/// Written last, when the run ended normally or by Ctrl-C.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunFooter {
+    pub duration_ns: u64,
+    pub elapsed_ns: u64,
+    pub warmup_requests: u64,
+    pub interrupted: bool,
+}
+
+/// Why a results file cannot be read, phrased for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("not a pelt results file (it does not start with PELT-RUN); give a file written by pelt run -o")]
+    NotResults,
+    #[error("results format version {0} is newer than this pelt understands ({FORMAT_VERSION}); upgrade pelt")]
+    UnsupportedVersion(u32),
+    #[error("corrupt results file at byte {offset}: {reason}")]
+    Corrupt { offset: u64, reason: String },
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// Appends a run to a results file, flushing every frame so that what was
+/// written survives the process being killed.
+#[derive(Debug)]
+pub struct ResultsWriter<W: Write> {
+    out: W,
+}
+
+impl<W: Write> ResultsWriter<W> {
+    /// Writes the magic, version and header.
+    pub fn new(mut out: W, header: &RunHeader) -> io::Result<ResultsWriter<W>> {
+        out.write_all(MAGIC)?;
+        out.write_all(&FORMAT_VERSION.to_le_bytes())?;
+        let mut w = ResultsWriter { out };
+        w.frame(KIND_HEADER, &serde_json::to_vec(header)?)?;
+        Ok(w)
+    }
+
+    /// Appends one second of the run.
+    pub fn interval(&mut self, unix_second: u64, rec: &Recorder) -> io::Result<()> {
+        let record = IntervalRecord::from_recorder(unix_second, rec)?;
+        self.frame(KIND_INTERVAL, &serde_json::to_vec(&record)?)
+    }
+
+    /// Writes the footer and hands back the output.
+    pub fn finish(mut self, footer: &RunFooter) -> io::Result<W> {
+        self.frame(KIND_FOOTER, &serde_json::to_vec(footer)?)?;
+        Ok(self.out)
+    }
+
+    fn frame(&mut self, kind: u8, payload: &[u8]) -> io::Result<()> {
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&[kind]);
+        crc.update(payload);
+        let mut head = [0u8; 9];
+        head[0] = kind;
+        head[1..5].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        head[5..9].copy_from_slice(&crc.finalize().to_le_bytes());
+        self.out.write_all(&head)?;
+        self.out.write_all(payload)?;
+        self.out.flush()
+    }
+}
+
+/// Reads a results file one second at a time: memory stays at one
+/// interval whatever the length of the run.
+#[derive(Debug)]
+pub struct ResultsReader<R: Read> {
+    input: R,
+    header: RunHeader,
+    footer: Option<RunFooter>,
+    offset: u64,
+    truncated: bool,
+    done: bool,
+}
+
+impl<R: Read> ResultsReader<R> {
+    /// Checks the magic and version and reads the header.
+    pub fn open(mut input: R) -> Result<ResultsReader<R>, ResultsError> {
+        let mut start = [0u8; 12];
+        if read_full(&mut input, &mut start)? < 12 || &start[..8] != MAGIC {
+            return Err(ResultsError::NotResults);
+        }
+        let version = u32::from_le_bytes(start[8..12].try_into().expect("4 bytes"));
+        if version != FORMAT_VERSION {
+            return Err(ResultsError::UnsupportedVersion(version));
+        }
+        let mut offset = 12;
+        let header = match read_frame(&mut input, &mut offset)? {
+            Frame::Complete(KIND_HEADER, payload) => {
+                serde_json::from_slice(&payload).map_err(|e| ResultsError::Corrupt {
+                    offset: 12,
+                    reason: format!("unreadable header: {e}"),
+                })?
+            }
+            Frame::Complete(kind, _) => {
+                return Err(ResultsError::Corrupt {
+                    offset: 12,
+                    reason: format!("expected the header, found a frame of kind {kind}"),
+                })
+            }
+            Frame::End | Frame::Truncated => {
+                return Err(ResultsError::Corrupt {
+                    offset: 12,
+                    reason: "the file ends before its header is complete".into(),
+                })
+            }
+        };
+        Ok(ResultsReader {
+            input,
+            header,
+            footer: None,
+            offset,
+            truncated: false,
+            done: false,
+        })
+    }
+
+    pub fn header(&self) -> &RunHeader {
+        &self.header
+    }
+
+    /// The next second, or `None` at the end of the file.
+    pub fn next_interval(&mut self) -> Result<Option<(u64, Recorder)>, ResultsError> {
+        while !self.done {
+            let at = self.offset;
+            match read_frame(&mut self.input, &mut self.offset)? {
+                Frame::Complete(KIND_INTERVAL, payload) => {
+                    let record: IntervalRecord =
+                        serde_json::from_slice(&payload).map_err(|e| ResultsError::Corrupt {
+                            offset: at,
+                            reason: format!("unreadable interval: {e}"),
+                        })?;
+                    let second = record.second;
+                    let rec = record
+                        .into_recorder()
+                        .map_err(|reason| ResultsError::Corrupt { offset: at, reason })?;
+                    return Ok(Some((second, rec)));
+                }
+                Frame::Complete(KIND_FOOTER, payload) => {
+                    self.footer = Some(serde_json::from_slice(&payload).map_err(|e| {
+                        ResultsError::Corrupt {
+                            offset: at,
+                            reason: format!("unreadable footer: {e}"),
+                        }
+                    })?);
+                    self.done = true;
+                }
+                // Unknown kinds from a later minor version are skipped.
+                Frame::Complete(_, _) => {}
+                Frame::End => self.done = true,
+                Frame::Truncated => {
+                    self.truncated = true;
+                    self.done = true;
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The footer, once the last interval has been read; `None` for a run
+    /// that was killed before it could write one.
+    pub fn footer(&self) -> Option<&RunFooter> {
+        self.footer.as_ref()
+    }
+
+    /// Whether the file ended in the middle of a frame.
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+}
+
+enum Frame {
+    Complete(u8, Vec<u8>),
+    /// Clean end of file at a frame boundary.
+    End,
+    /// The file ends inside a frame: the writer was killed.
+    Truncated,
+}
+
+fn read_frame<R: Read>(input: &mut R, offset: &mut u64) -> Result<Frame, ResultsError> {
+    let mut head = [0u8; 9];
+    match read_full(input, &mut head)? {
+        0 => return Ok(Frame::End),
+        9 => {}
+        _ => return Ok(Frame::Truncated),
+    }
+    let kind = head[0];
+    let len = u32::from_le_bytes(head[1..5].try_into().expect("4 bytes"));
+    let crc = u32::from_le_bytes(head[5..9].try_into().expect("4 bytes"));
+    if len > MAX_FRAME {
+        return Err(ResultsError::Corrupt {
+            offset: *offset,
+            reason: format!("a frame claims {len} bytes"),
+        });
+    }
+    let mut payload = vec![0u8; len as usize];
+    if read_full(input, &mut payload)? < payload.len() {
+        return Ok(Frame::Truncated);
+    }
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&[kind]);
+    hasher.update(&payload);
+    if hasher.finalize() != crc {
+        return Err(ResultsError::Corrupt {
+            offset: *offset,
+            reason: "checksum mismatch".into(),
+        });
+    }
+    *offset += 9 + u64::from(len);
+    Ok(Frame::Complete(kind, payload))
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn read_full<R: Read>(input: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// One second of a recorder, as stored.
+#[derive(Debug, Serialize, Deserialize)]
+struct IntervalRecord {
+    second: u64,
+    requests: u64,
+    successes: u64,
+    bytes_in: u64,
+    body_bytes_in: u64,
+    bytes_out: u64,
+    reused: u64,
+    connections: u64,
+    first_intended: u64,
+    last_sent: u64,
+    last_done: u64,
+    /// `[code, count]` for codes that occurred.
+    statuses: Vec<(u16, u64)>,
+    /// Counts for kinds that occurred.
+    errors: Vec<(ErrorKind, u64)>,
+    examples: Vec<(ErrorKind, String)>,
+    /// HdrHistogram V2 + deflate, base64: response, service, send_lag,
+    /// ttfb, connect, tls.
+    histograms: [String; 6],
+}
+
+fn encode(h: &Histogram<u64>) -> io::Result<String> {
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut bytes)
+        .map_err(|e| io::Error::other(format!("{e:?}")))?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+fn decode(text: &str) -> Result<Histogram<u64>, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("bad histogram encoding: {e}"))?;
+    let h: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| format!("bad histogram: {e:?}"))?;
+    // Re-home into pelt's bounds so recorders from any file merge.
+    let mut out = crate::recorder::new_histogram();
+    out.add(&h)
+        .map_err(|e| format!("histogram outside pelt's range: {e:?}"))?;
+    Ok(out)
+}
+
+impl IntervalRecord {
+    fn from_recorder(second: u64, r: &Recorder) -> io::Result<IntervalRecord> {
+        Ok(IntervalRecord {
+            second,
+            requests: r.requests,
+            successes: r.successes,
+            bytes_in: r.bytes_in,
+            body_bytes_in: r.body_bytes_in,
+            bytes_out: r.bytes_out,
+            reused: r.reused,
+            connections: r.connections,
+            first_intended: r.first_intended,
+            last_sent: r.last_sent,
+            last_done: r.last_done,
+            statuses: r.status_counts().collect(),
+            errors: ErrorKind::ALL
+                .iter()
+                .filter(|k| r.errors[k.index()] > 0)
+                .map(|&k| (k, r.errors[k.index()]))
+                .collect(),
+            examples: r
+                .examples
+                .iter()
+                .map(|e| (e.kind, e.message.clone()))
+                .collect(),
+            histograms: [
+                encode(&r.response)?,
+                encode(&r.service)?,
+                encode(&r.send_lag)?,
+                encode(&r.ttfb)?,
+                encode(&r.connect)?,
+                encode(&r.tls)?,
+            ],
+        })
+    }
+
+    fn into_recorder(self) -> Result<Recorder, String> {
+        let mut r = Recorder::new();
+        let [response, service, send_lag, ttfb, connect, tls] = self.histograms;
+        r.response = decode(&response)?;
+        r.service = decode(&service)?;
+        r.send_lag = decode(&send_lag)?;
+        r.ttfb = decode(&ttfb)?;
+        r.connect = decode(&connect)?;
+        r.tls = decode(&tls)?;
+        r.requests = self.requests;
+        r.successes = self.successes;
+        r.bytes_in = self.bytes_in;
+        r.body_bytes_in = self.body_bytes_in;
+        r.bytes_out = self.bytes_out;
+        r.reused = self.reused;
+        r.connections = self.connections;
+        r.first_intended = self.first_intended;
+        r.last_sent = self.last_sent;
+        r.last_done = self.last_done;
+        for (code, n) in self.statuses {
+            let slot = r
+                .statuses
+                .get_mut(usize::from(code).min(MAX_STATUS))
+                .ok_or("status code out of range")?;
+            *slot += n;
+        }
+        for (kind, n) in self.errors {
+            r.errors[kind.index()] += n;
+        }
+        r.examples = self
+            .examples
+            .into_iter()
+            .map(|(kind, message)| ErrorExample { kind, message })
+            .collect();
+        Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Load, Stop, Target};
+    use crate::sample::Sample;
+    use crate::url::Url;
+    use proptest::prelude::*;
+
+    fn header() -> RunHeader {
+        RunHeader {
+            config: RunConfig::new(
+                vec![Target::get(Url::parse("http://127.0.0.1:1/x").unwrap())],
+                Load::Rate {
+                    rate: 100.0,
+                    connections: 4,
+                },
+                Stop::default(),
+            ),
+            env: Environment {
+                pelt_version: "test".into(),
+                os: "linux".into(),
+                arch: "x86_64".into(),
+                cores: 2,
+                threads: 1,
+                target_addrs: vec!["127.0.0.1:1".into()],
+                started_unix_ms: 1_795_000_000_000,
+            },
+            measure_start_unix_ns: 1_795_000_000_000_000_000,
+            measure_from_ns: 0,
+        }
+    }
+
+    fn recorder(samples: &[(u64, u64, u16, Option<ErrorKind>)]) -> Recorder {
+        let mut r = Recorder::new();
+        for &(intended, service, status, error) in samples {
+            r.record(&Sample {
+                target: 0,
+                intended,
+                sent: Some(intended + 10),
+                first_byte: Some(intended + 10 + service / 2),
+                done: intended + 10 + service,
+                status,
+                bytes_in: 100,
+                body_bytes: 40,
+                bytes_out: 60,
+                reused: intended % 2 == 0,
+                error,
+            });
+            if let Some(k) = error {
+                r.add_example(k, format!("<{k:?}> \"quoted\"\n"));
+            }
+        }
+        r.record_connection(1234, Some(5678));
+        r
+    }
+
+    fn write(intervals: &[(u64, Recorder)], footer: Option<&RunFooter>) -> Vec<u8> {
+        let mut w = ResultsWriter::new(Vec::new(), &header()).unwrap();
+        for (second, r) in intervals {
+            w.interval(*second, r).unwrap();
+        }
+        match footer {
+            Some(f) => w.finish(f).unwrap(),
+            None => w.out,
+        }
+    }
+
+    fn read_all(
+        bytes: &[u8],
+    ) -> Result<(Vec<(u64, Recorder)>, Option<RunFooter>, bool), ResultsError> {
+        let mut r = ResultsReader::open(bytes)?;
+        assert_eq!(r.header(), &header());
+        let mut out = Vec::new();
+        while let Some(i) = r.next_interval()? {
+            out.push(i);
+        }
+        Ok((out, r.footer().copied(), r.truncated()))
+    }
+
+    fn same(a: &Recorder, b: &Recorder) {
+        for (x, y) in [
+            (&a.response, &b.response),
+            (&a.service, &b.service),
+            (&a.send_lag, &b.send_lag),
+            (&a.ttfb, &b.ttfb),
+            (&a.connect, &b.connect),
+            (&a.tls, &b.tls),
+        ] {
+            assert!(x.iter_recorded().eq(y.iter_recorded()));
+            assert_eq!(x.len(), y.len());
+        }
+        assert_eq!(a.statuses, b.statuses);
+        assert_eq!(a.errors, b.errors);
+        assert_eq!(a.examples, b.examples);
+        assert_eq!(
+            (
+                a.requests,
+                a.successes,
+                a.bytes_in,
+                a.body_bytes_in,
+                a.bytes_out,
+                a.reused,
+                a.connections
+            ),
+            (
+                b.requests,
+                b.successes,
+                b.bytes_in,
+                b.body_bytes_in,
+                b.bytes_out,
+                b.reused,
+                b.connections
+            )
+        );
+        assert_eq!(
+            (a.first_intended, a.last_sent, a.last_done),
+            (b.first_intended, b.last_sent, b.last_done)
+        );
+    }
+
+    fn sample_strategy() -> impl Strategy<Value = (u64, u64, u16, Option<ErrorKind>)> {
+        (
+            0u64..10_000_000_000,
+            1u64..3_600_000_000_000,
+            prop::sample::select(vec![200u16, 201, 302, 404, 500, 999]),
+            prop::option::of(prop::sample::select(ErrorKind::ALL.to_vec())),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn record_file_report_round_trip(
+            seconds in prop::collection::vec(prop::collection::vec(sample_strategy(), 0..30), 1..6),
+        ) {
+            let intervals: Vec<(u64, Recorder)> = seconds
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (1_795_000_000 + i as u64, recorder(s)))
+                .collect();
+            let footer = RunFooter { duration_ns: 5, elapsed_ns: 6, warmup_requests: 7, interrupted: false };
+            let bytes = write(&intervals, Some(&footer));
+            let (back, f, truncated) = read_all(&bytes).unwrap();
+            prop_assert_eq!(f, Some(footer));
+            prop_assert!(!truncated);
+            prop_assert_eq!(back.len(), intervals.len());
+            for ((s1, r1), (s2, r2)) in intervals.iter().zip(&back) {
+                prop_assert_eq!(s1, s2);
+                same(r1, r2);
+            }
+        }
+    }
+
+    #[test]
+    fn a_killed_writer_leaves_every_complete_second_readable() {
+        let intervals: Vec<(u64, Recorder)> = (0..4)
+            .map(|i| (100 + i, recorder(&[(i * 1000, 5_000_000, 200, None)])))
+            .collect();
+        let bytes = write(&intervals, None);
+        // Cut the file anywhere inside the last frame, as SIGKILL would.
+        let without_last = write(&intervals[..3], None).len();
+        for cut in [without_last + 1, without_last + 9, bytes.len() - 1] {
+            let (back, footer, truncated) = read_all(&bytes[..cut]).unwrap();
+            assert_eq!(back.len(), 3, "cut at {cut}");
+            assert!(footer.is_none());
+            assert!(truncated);
+        }
+        let (back, _, truncated) = read_all(&bytes).unwrap();
+        assert_eq!((back.len(), truncated), (4, false));
+    }
+
+    #[test]
+    fn corruption_and_foreign_files_are_refused() {
+        let intervals = vec![(100, recorder(&[(0, 5_000_000, 200, None)]))];
+        let mut bytes = write(&intervals, None);
+        let middle = bytes.len() - 20;
+        bytes[middle] ^= 0x40;
+        let err = read_all(&bytes).unwrap_err();
+        assert!(err.to_string().contains("checksum mismatch"), "{err}");
+        let err = ResultsReader::open(&b"[workspace]\nmembers = []\n"[..]).unwrap_err();
+        assert!(matches!(err, ResultsError::NotResults), "{err}");
+        let mut future = write(&[], None);
+        future[8] = 9;
+        let err = ResultsReader::open(&future[..]).unwrap_err();
+        assert!(err.to_string().contains("upgrade pelt"), "{err}");
+    }
+}

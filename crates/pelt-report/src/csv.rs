@@ -1,0 +1,33 @@
+//! CSV: the per-second timeline, one row per second, for spreadsheets and
+//! plotting scripts.
+
+use pelt_core::RunSummary;
+use std::fmt::Write;
+
+/// Column names, in order.
+pub const COLUMNS: &str =
+    "unix_second,offset_s,requests,successes,errors,bytes_in,p50_s,p90_s,p99_s,max_s";
+
+/// The timeline of `s` as CSV with a header line.
+pub fn csv(s: &RunSummary) -> String {
+    let mut out = String::with_capacity(64 * (s.timeline.len() + 1));
+    out.push_str(COLUMNS);
+    out.push('\n');
+    for r in &s.timeline {
+        let _ = writeln!(
+            out,
+            "{},{:.3},{},{},{},{},{:.9},{:.9},{:.9},{:.9}",
+            r.unix_second,
+            r.offset_s,
+            r.requests,
+            r.successes,
+            r.errors,
+            r.bytes_in,
+            r.p50_ns as f64 / 1e9,
+            r.p90_ns as f64 / 1e9,
+            r.p99_ns as f64 / 1e9,
+            r.max_ns as f64 / 1e9,
+        );
+    }
+    out
+}

@@ -1,0 +1,118 @@
+//! Markdown: a summary to paste into an issue, a pull request or a wiki.
+
+use crate::units::{bytes, rate, thousands};
+use pelt_core::{human_ns, ErrorKind, Human, LatencyStats, RunSummary};
+use std::fmt::Write;
+
+/// Pipes and newlines would break a table cell; everything else is text.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\r', '\n'], " ")
+}
+
+pub fn markdown(s: &RunSummary) -> String {
+    let mut o = String::new();
+    let _ = write_md(&mut o, s);
+    o
+}
+
+fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
+    let t = &s.total;
+    let targets: Vec<String> = s
+        .config
+        .targets
+        .iter()
+        .map(|t| format!("`{} {}`", cell(&t.method), cell(&t.url.to_string())))
+        .collect();
+    writeln!(o, "### pelt run: {}\n", targets.join(", "))?;
+    let load = match s.config.load.rate() {
+        Some(r) => format!(
+            "{} req/s, up to {} connections",
+            rate(r),
+            s.config.load.connections()
+        ),
+        None => format!("closed loop, {} connections", s.config.load.connections()),
+    };
+    writeln!(o, "| | |\n|---|---|")?;
+    writeln!(o, "| load | {load}, {} threads |", s.env.threads)?;
+    writeln!(
+        o,
+        "| requests | {} in {} |",
+        thousands(t.requests),
+        Human(s.duration)
+    )?;
+    writeln!(o, "| rate | {} req/s |", rate(s.request_rate()))?;
+    writeln!(o, "| throughput | {} ok/s |", rate(s.throughput()))?;
+    writeln!(o, "| success | {:.2}% |", s.success_ratio() * 100.0)?;
+    writeln!(
+        o,
+        "| transfer | {} in, {} out |",
+        bytes(t.bytes_in as f64),
+        bytes(t.bytes_out as f64)
+    )?;
+    writeln!(o, "| connections | {} opened |", thousands(t.connections))?;
+    if let Some(w) = s.window {
+        writeln!(
+            o,
+            "| window | {:.0}s to {:.0}s |",
+            w.from_s,
+            w.to_s.min(1e9)
+        )?;
+    }
+    writeln!(o)?;
+
+    let headline = if s.is_rate_mode() {
+        "response time"
+    } else {
+        "latency"
+    };
+    let mut cols = vec![(headline, LatencyStats::of(&t.response))];
+    if s.is_rate_mode() {
+        cols.push(("service time", LatencyStats::of(&t.service)));
+        cols.push(("send lag", LatencyStats::of(&t.send_lag)));
+    }
+    write!(o, "| |")?;
+    for (name, _) in &cols {
+        write!(o, " {name} |")?;
+    }
+    write!(o, "\n|---|")?;
+    for _ in &cols {
+        write!(o, "---:|")?;
+    }
+    writeln!(o)?;
+    let mut row = |label: &str, f: &dyn Fn(&LatencyStats) -> u64| -> std::fmt::Result {
+        write!(o, "| {label} |")?;
+        for (_, l) in &cols {
+            write!(o, " {} |", human_ns(f(l)))?;
+        }
+        writeln!(o)
+    };
+    row("min", &|l| l.min)?;
+    row("mean", &|l| l.mean as u64)?;
+    for p in [50.0, 90.0, 99.0, 99.9] {
+        row(&format!("p{p}"), &|l| l.at(p))?;
+    }
+    row("max", &|l| l.max)?;
+    writeln!(o)?;
+
+    let statuses: Vec<String> = t
+        .status_counts()
+        .map(|(c, n)| format!("{c}: {}", thousands(n)))
+        .collect();
+    if !statuses.is_empty() {
+        writeln!(o, "Status codes: {}\n", statuses.join(", "))?;
+    }
+    if t.error_count() > 0 {
+        writeln!(o, "| failure | count | meaning |\n|---|---:|---|")?;
+        for k in ErrorKind::ALL {
+            let n = t.errors[k.index()];
+            if n > 0 {
+                writeln!(o, "| {} | {} | {} |", k.name(), thousands(n), k.describe())?;
+            }
+        }
+        writeln!(o)?;
+    }
+    for w in &s.warnings {
+        writeln!(o, "> warning: {}", cell(&w.to_string()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,168 @@
+//! `pelt report`: re-render saved runs, merged or overlaid.
+
+use crate::cli::{FormatArg, ReportArgs};
+use crate::run::{html, render_one};
+use crate::save;
+use crate::UserError;
+use pelt_core::{
+    Recorder, ResultsReader, RunFooter, RunHeader, RunSummary, SummaryBuilder, Window,
+};
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+type Reader = ResultsReader<BufReader<File>>;
+
+pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
+    let files = if args.last {
+        vec![save::last_run()?]
+    } else {
+        args.files.clone()
+    };
+    let window = args
+        .window
+        .as_deref()
+        .map(Window::parse)
+        .transpose()
+        .map_err(UserError)?;
+    let several = files.len() > 1;
+    if several && !args.merge && args.format != FormatArg::Html {
+        return Err(UserError(
+            "several files given: add --merge to combine one run measured from several machines, or use --format html to overlay different runs".into(),
+        ));
+    }
+    let write_err = |e: std::io::Error| UserError(format!("cannot write the report: {e}"));
+    if several && !args.merge {
+        // Overlay: one summary per file, labelled by file name.
+        let mut runs = Vec::new();
+        for path in &files {
+            let mut merged = Merged::open(std::slice::from_ref(path))?;
+            runs.push((label(path), merged.summary(window)?));
+        }
+        let labeled: Vec<(String, &RunSummary)> =
+            runs.iter().map(|(label, s)| (label.clone(), s)).collect();
+        crate::emit(html(&labeled)?.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut merged = Merged::open(&files)?;
+    if args.format == FormatArg::Hdrlog {
+        let mut seconds = Vec::new();
+        let offsets = SummaryBuilder::new(merged.header.clone(), None);
+        while let Some((second, rec)) = merged.next()? {
+            if window.is_none_or(|w| w.contains(offsets.offset_of(second))) {
+                seconds.push((second, rec.response));
+            }
+        }
+        let mut log = Vec::new();
+        pelt_report::hdrlog::write_hdrlog(&mut log, &seconds).map_err(write_err)?;
+        crate::emit(&log)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let summary = merged.summary(window)?;
+    crate::emit(render_one(&summary, args.format)?.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn label(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// Several results files of one run read as one: seconds with the same
+/// wall-clock time are merged (histograms add), in order, one second in
+/// memory per file.
+struct Merged {
+    files: Vec<PathBuf>,
+    readers: Vec<Reader>,
+    heads: Vec<Option<(u64, Recorder)>>,
+    header: RunHeader,
+}
+
+impl Merged {
+    fn open(files: &[PathBuf]) -> Result<Merged, UserError> {
+        let mut readers = Vec::new();
+        for path in files {
+            let file = File::open(path).map_err(|e| {
+                UserError(format!(
+                    "cannot read '{}': {e}; check the path",
+                    path.display()
+                ))
+            })?;
+            let reader = ResultsReader::open(BufReader::new(file))
+                .map_err(|e| UserError(format!("'{}': {e}", path.display())))?;
+            readers.push(reader);
+        }
+        let mut header = readers[0].header().clone();
+        for r in &readers[1..] {
+            let h = r.header();
+            header.env.threads += h.env.threads;
+            header.env.cores += h.env.cores;
+            for a in &h.env.target_addrs {
+                if !header.env.target_addrs.contains(a) {
+                    header.env.target_addrs.push(a.clone());
+                }
+            }
+            header.measure_start_unix_ns =
+                header.measure_start_unix_ns.min(h.measure_start_unix_ns);
+        }
+        let mut merged = Merged {
+            files: files.to_vec(),
+            heads: Vec::new(),
+            readers,
+            header,
+        };
+        for i in 0..merged.readers.len() {
+            let head = merged.read(i)?;
+            merged.heads.push(head);
+        }
+        Ok(merged)
+    }
+
+    fn read(&mut self, i: usize) -> Result<Option<(u64, Recorder)>, UserError> {
+        self.readers[i]
+            .next_interval()
+            .map_err(|e| UserError(format!("'{}': {e}", self.files[i].display())))
+    }
+
+    /// The next second across all files, merged.
+    fn next(&mut self) -> Result<Option<(u64, Recorder)>, UserError> {
+        let Some(second) = self.heads.iter().flatten().map(|(s, _)| *s).min() else {
+            return Ok(None);
+        };
+        let mut rec = Recorder::new();
+        for i in 0..self.heads.len() {
+            if self.heads[i].as_ref().is_some_and(|(s, _)| *s == second) {
+                if let Some((_, r)) = self.heads[i].take() {
+                    rec.merge(&r);
+                }
+                self.heads[i] = self.read(i)?;
+            }
+        }
+        Ok(Some((second, rec)))
+    }
+
+    /// The footers, combined; `None` if any run was killed.
+    fn footer(&self) -> Option<RunFooter> {
+        let mut footers = self.readers.iter().map(|r| r.footer().copied());
+        let first = footers.next()??;
+        footers.try_fold(first, |acc, f| {
+            let f = f?;
+            Some(RunFooter {
+                duration_ns: acc.duration_ns.max(f.duration_ns),
+                elapsed_ns: acc.elapsed_ns.max(f.elapsed_ns),
+                warmup_requests: acc.warmup_requests + f.warmup_requests,
+                interrupted: acc.interrupted || f.interrupted,
+            })
+        })
+    }
+
+    fn summary(&mut self, window: Option<Window>) -> Result<RunSummary, UserError> {
+        let mut builder = SummaryBuilder::new(self.header.clone(), window);
+        while let Some((second, rec)) = self.next()? {
+            builder.add(second, &rec);
+        }
+        Ok(builder.finish(self.footer().as_ref()))
+    }
+}

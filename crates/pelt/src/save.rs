@@ -1,0 +1,157 @@
+//! Where runs are kept, and writing them as they happen.
+
+use crate::UserError;
+use pelt_core::{Recorder, ResultsWriter, RunFooter, RunHeader};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+/// Saved runs kept in the data directory; older ones are removed.
+const KEEP_RUNS: usize = 100;
+
+/// `$PELT_DATA_DIR`, else `$XDG_DATA_HOME/pelt`, else `~/.local/share/pelt`.
+pub fn data_dir() -> Option<PathBuf> {
+    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(d) = env("PELT_DATA_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    if let Some(d) = env("XDG_DATA_HOME") {
+        return Some(PathBuf::from(d).join("pelt"));
+    }
+    env("HOME").map(|h| PathBuf::from(h).join(".local/share/pelt"))
+}
+
+pub fn runs_dir() -> Option<PathBuf> {
+    data_dir().map(|d| d.join("runs"))
+}
+
+/// The newest saved run.
+pub fn last_run() -> Result<PathBuf, UserError> {
+    let dir = runs_dir().ok_or_else(|| {
+        UserError("cannot tell where runs are saved: set PELT_DATA_DIR or HOME".into())
+    })?;
+    saved_runs(&dir).pop().ok_or_else(|| {
+        UserError(format!(
+            "no saved runs in {}; run pelt run first, or give a results file",
+            dir.display()
+        ))
+    })
+}
+
+/// Saved runs in `dir`, oldest first (names sort by time).
+fn saved_runs(dir: &Path) -> Vec<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pelt"))
+        .collect();
+    runs.sort();
+    runs
+}
+
+/// Writes a run to every destination as it goes: `-o FILE` and the saved
+/// copy. A destination that fails is reported once and dropped; the run
+/// itself goes on, because measurements matter more than their copies.
+#[derive(Debug, Default)]
+pub struct Sinks {
+    writers: Vec<(PathBuf, ResultsWriter<BufWriter<File>>)>,
+}
+
+impl Sinks {
+    /// Opens the destinations. An unwritable `-o` is an input error (exit 2)
+    /// found before any load is sent; an unwritable data directory only
+    /// warns.
+    pub fn open(out: Option<&Path>, save: bool, header: &RunHeader) -> Result<Sinks, UserError> {
+        let mut sinks = Sinks::default();
+        if let Some(path) = out {
+            let writer = File::create(path)
+                .and_then(|f| ResultsWriter::new(BufWriter::new(f), header))
+                .map_err(|e| {
+                    UserError(format!(
+                        "cannot write -o '{}': {e}; check the directory exists and is writable",
+                        path.display()
+                    ))
+                })?;
+            sinks.writers.push((path.to_path_buf(), writer));
+        }
+        if save {
+            match Self::open_saved(header) {
+                Ok(w) => sinks.writers.push(w),
+                Err(e) => eprintln!(
+                    "pelt: warning: this run will not be saved for `pelt report --last`: {e}"
+                ),
+            }
+        }
+        Ok(sinks)
+    }
+
+    fn open_saved(header: &RunHeader) -> Result<(PathBuf, ResultsWriter<BufWriter<File>>), String> {
+        let dir = runs_dir().ok_or("set PELT_DATA_DIR or HOME")?;
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut old = saved_runs(&dir);
+        while old.len() >= KEEP_RUNS {
+            let _ = std::fs::remove_file(old.remove(0));
+        }
+        let secs = header.env.started_unix_ms / 1000;
+        let path = dir.join(format!("{}-{}.pelt", utc_stamp(secs), std::process::id()));
+        let writer = File::create(&path)
+            .and_then(|f| ResultsWriter::new(BufWriter::new(f), header))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok((path, writer))
+    }
+
+    pub fn interval(&mut self, second: u64, rec: &Recorder) {
+        self.writers
+            .retain_mut(|(path, w)| match w.interval(second, rec) {
+                Ok(()) => true,
+                Err(e) => {
+                    eprintln!("pelt: warning: stopped writing {}: {e}", path.display());
+                    false
+                }
+            });
+    }
+
+    pub fn finish(self, footer: &RunFooter) {
+        for (path, w) in self.writers {
+            if let Err(e) = w.finish(footer) {
+                eprintln!("pelt: warning: could not finish {}: {e}", path.display());
+            }
+        }
+    }
+}
+
+/// `20261121-144301` for a Unix time, UTC: sortable file names without a
+/// date crate (civil-from-days, after Howard Hinnant).
+pub fn utc_stamp(unix_secs: u64) -> String {
+    let days = (unix_secs / 86_400) as i64;
+    let rem = unix_secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_stamp;
+
+    #[test]
+    fn stamps_are_utc_calendar_dates() {
+        assert_eq!(utc_stamp(0), "19700101-000000");
+        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
+        assert_eq!(utc_stamp(1_795_276_981), "20261121-144301");
+    }
+}

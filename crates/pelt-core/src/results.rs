@@ -461,9 +461,10 @@ mod tests {
         }
     }
 
-    fn read_all(
-        bytes: &[u8],
-    ) -> Result<(Vec<(u64, Recorder)>, Option<RunFooter>, bool), ResultsError> {
+    /// Intervals, footer, and whether the file was cut short.
+    type ReadBack = (Vec<(u64, Recorder)>, Option<RunFooter>, bool);
+
+    fn read_all(bytes: &[u8]) -> Result<ReadBack, ResultsError> {
         let mut r = ResultsReader::open(bytes)?;
         assert_eq!(r.header(), &header());
         let mut out = Vec::new();

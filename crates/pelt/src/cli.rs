@@ -34,7 +34,7 @@ pub struct Cli {
 pub enum Command {
     /// Load a URL and report what happened (closed loop with -c, open loop with --rate).
     #[command(after_help = RUN_EXAMPLES)]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Run the built-in target server (delays, sizes, statuses and faults on demand).
     Serve(ServeArgs),
     /// Start the built-in server and benchmark it twice: closed loop, then --rate.

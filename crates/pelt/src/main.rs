@@ -28,7 +28,7 @@ fn main() -> ExitCode {
         Err(e) => return clap_error(e),
     };
     let result = match cli.command {
-        Command::Run(args) => run::command(args),
+        Command::Run(args) => run::command(*args),
         Command::Serve(args) => serve::command(args),
         Command::Demo(args) => demo::command(args),
         Command::Report(args) => report::command(args),

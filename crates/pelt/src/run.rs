@@ -218,7 +218,7 @@ mod tests {
         argv.extend_from_slice(args);
         let cli = crate::cli::Cli::try_parse_from(argv).expect("clap accepts");
         match cli.command {
-            crate::cli::Command::Run(a) => RunConfig::try_from(&a),
+            crate::cli::Command::Run(a) => RunConfig::try_from(&*a),
             _ => unreachable!(),
         }
     }

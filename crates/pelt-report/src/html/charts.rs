@@ -1,0 +1,566 @@
+//! The report's charts, drawn with `plotters` into SVG strings.
+//!
+//! Each chart overlays every run (one colour per run) and carries its own
+//! legend. plotters' SVG backend escapes text and attribute values itself
+//! (`&`, `<`, `>`, `"`, `'`), so labels go in as they are; the page's
+//! escaping test checks that a hostile label comes out escaped.
+
+use super::Labeled;
+use hdrhistogram::Histogram;
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use std::error::Error;
+use std::ops::Range;
+
+type ChartResult = Result<(), Box<dyn Error>>;
+
+const WIDTH: u32 = 1100;
+const HEIGHT: u32 = 380;
+/// Font sizes as plotters takes them (its SVG backend divides by 1.24).
+const LABEL_FONT: u32 = 15;
+const DESC_FONT: u32 = 17;
+const LEGEND_FONT: u32 = 15;
+/// Log-spaced buckets in the histogram.
+const HISTOGRAM_BUCKETS: usize = 36;
+/// Points per decade of the percentile spectrum.
+const SPECTRUM_STEPS_PER_DECADE: usize = 50;
+/// A y range whose largest value exceeds its smallest positive one by
+/// more than this is drawn on a log axis, so the median stays visible
+/// beside a tail that is orders of magnitude slower.
+const LOG_SPREAD: f64 = 30.0;
+
+/// One colour per run (Tableau 10, readable on white).
+const RUN_COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(23, 190, 207),
+];
+/// For a single run, one colour per percentile line instead.
+const PERCENTILE_COLORS: [RGBColor; 4] = [
+    RGBColor(31, 119, 180),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(214, 39, 40),
+];
+const ERROR_COLOR: RGBColor = RGBColor(214, 39, 40);
+
+fn run_color(i: usize) -> RGBColor {
+    RUN_COLORS[i % RUN_COLORS.len()]
+}
+
+/// A unit for latencies, picked by the largest value on the axis.
+#[derive(Debug, Clone, Copy)]
+struct TimeUnit {
+    ns: f64,
+    name: &'static str,
+}
+
+impl TimeUnit {
+    fn for_max(max_ns: f64) -> TimeUnit {
+        let (ns, name) = if max_ns < 1e3 {
+            (1.0, "ns")
+        } else if max_ns < 1e6 {
+            (1e3, "µs")
+        } else if max_ns < 1e9 {
+            (1e6, "ms")
+        } else {
+            (1e9, "s")
+        };
+        TimeUnit { ns, name }
+    }
+
+    fn of(&self, ns: u64) -> f64 {
+        ns as f64 / self.ns
+    }
+}
+
+/// A number for an axis label: at most three significant digits, no
+/// trailing zeros (`0.25`, `12.5`, `1500`).
+fn tick(v: f64) -> String {
+    let a = v.abs();
+    let s = if a == 0.0 {
+        return "0".into();
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        // Three significant digits below 1.
+        let decimals = (2 - a.log10().floor() as i32).clamp(0, 9) as usize;
+        format!("{v:.decimals$}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A y axis: linear from zero, or logarithmic when the spread is large.
+#[derive(Debug, Clone)]
+enum YAxis {
+    Linear(Range<f64>),
+    Log(Range<f64>),
+}
+
+impl YAxis {
+    /// Fits `values` (all series together), headroom included.
+    fn fit(values: impl Iterator<Item = f64>, allow_log: bool) -> YAxis {
+        let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+        for v in values.filter(|v| v.is_finite() && *v > 0.0) {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if hi <= 0.0 {
+            return YAxis::Linear(0.0..1.0);
+        }
+        if allow_log && hi / lo > LOG_SPREAD {
+            YAxis::Log(lo / 1.3..hi * 1.3)
+        } else {
+            YAxis::Linear(0.0..hi * 1.1)
+        }
+    }
+
+    fn describe(&self, what: &str) -> String {
+        match self {
+            YAxis::Linear(_) => what.to_string(),
+            YAxis::Log(_) => format!("{what}, log scale"),
+        }
+    }
+}
+
+/// A line to draw.
+#[derive(Debug, Clone)]
+struct Line {
+    label: String,
+    points: Vec<(f64, f64)>,
+    color: RGBColor,
+    width: u32,
+    /// Dash length and gap, in pixels; `None` for a solid line.
+    dash: Option<(u32, u32)>,
+}
+
+/// What every line chart needs besides its lines.
+struct Frame<'a> {
+    x_desc: &'a str,
+    y_desc: String,
+    x_range: Range<f64>,
+    x_labels: usize,
+    x_fmt: &'a dyn Fn(&f64) -> String,
+    legend: SeriesLabelPosition,
+}
+
+fn line_chart(frame: &Frame<'_>, y: &YAxis, lines: &[Line]) -> Result<String, Box<dyn Error>> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let x = RangedCoordf64::from(frame.x_range.clone());
+        match y {
+            YAxis::Linear(r) => draw_lines(&root, frame, x, RangedCoordf64::from(r.clone()), lines)?,
+            YAxis::Log(r) => draw_lines(&root, frame, x, r.clone().log_scale().into(), lines)?,
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+fn draw_lines<DB, X, Y>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    frame: &Frame<'_>,
+    x: X,
+    y: Y,
+    lines: &[Line],
+) -> ChartResult
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(root)
+        .margin(14)
+        .margin_right(24)
+        .x_label_area_size(48)
+        .y_label_area_size(76)
+        .build_cartesian_2d(x, y)?;
+    chart
+        .configure_mesh()
+        .x_desc(frame.x_desc)
+        .y_desc(frame.y_desc.as_str())
+        .x_labels(frame.x_labels)
+        .y_labels(8)
+        .x_label_formatter(frame.x_fmt)
+        .y_label_formatter(&|v| tick(*v))
+        .label_style(("sans-serif", LABEL_FONT))
+        .axis_desc_style(("sans-serif", DESC_FONT))
+        .light_line_style(RGBColor(238, 238, 238))
+        .bold_line_style(RGBColor(210, 210, 210))
+        .draw()?;
+    for line in lines {
+        let style = line.color.stroke_width(line.width);
+        let anno = match line.dash {
+            None => chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?,
+            Some((dash, gap)) => chart.draw_series(DashedLineSeries::new(
+                line.points.iter().copied(),
+                dash,
+                gap,
+                style,
+            ))?,
+        };
+        let dash = line.dash;
+        anno.label(line.label.as_str())
+            .legend(move |(x, y)| -> DynElement<'static, DB, (i32, i32)> {
+                let path = vec![(x, y), (x + 24, y)];
+                match dash {
+                    None => PathElement::new(path, style).into_dyn(),
+                    Some((d, g)) => DashedPathElement::new(path, d, g, style).into_dyn(),
+                }
+            });
+    }
+    if lines.len() > 1 || lines.iter().any(|l| !l.label.is_empty()) {
+        chart
+            .configure_series_labels()
+            .position(frame.legend.clone())
+            .label_font(("sans-serif", LEGEND_FONT))
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .draw()?;
+    }
+    Ok(())
+}
+
+/// A chart that failed to draw says so instead of taking the page down.
+fn or_note(chart: Result<String, Box<dyn Error>>) -> String {
+    chart.unwrap_or_else(|e| {
+        format!(
+            "<p class=\"note\">This chart could not be drawn: {}</p>",
+            super::esc(&e.to_string())
+        )
+    })
+}
+
+fn no_data(what: &str) -> String {
+    format!("<p class=\"note\">No {what} to draw.</p>")
+}
+
+/// The x position of a timeline row: the middle of the part of its
+/// wall-clock second that the run covered (the first and last are partial).
+fn row_x(offset_s: f64, elapsed_s: f64) -> f64 {
+    let from = offset_s.clamp(0.0, elapsed_s);
+    let to = (offset_s + 1.0).clamp(0.0, elapsed_s);
+    (from + to) / 2.0
+}
+
+fn time_x_range(runs: &[Labeled<'_>]) -> Range<f64> {
+    let end = runs
+        .iter()
+        .map(|r| r.summary.elapsed.as_secs_f64())
+        .chain(runs.iter().flat_map(|r| {
+            r.summary
+                .timeline
+                .iter()
+                .map(|row| row.offset_s + 1.0)
+                .take(0)
+        }))
+        .fold(0.0f64, f64::max);
+    0.0..end.max(1.0)
+}
+
+fn seconds_tick(v: &f64) -> String {
+    tick(*v)
+}
+
+/// p50, p90, p99 and max of each second.
+pub(super) fn latency_over_time(runs: &[Labeled<'_>]) -> String {
+    if runs.iter().all(|r| r.summary.timeline.iter().all(|row| row.requests == 0)) {
+        return no_data("per-second latencies");
+    }
+    let max_ns = runs
+        .iter()
+        .flat_map(|r| r.summary.timeline.iter().map(|row| row.max_ns))
+        .max()
+        .unwrap_or(0);
+    let unit = TimeUnit::for_max(max_ns as f64);
+    type Pick = fn(&pelt_core::IntervalRow) -> u64;
+    let picks: [(&str, Pick, u32, Option<(u32, u32)>); 4] = [
+        ("p50", |r| r.p50_ns, 2, None),
+        ("p90", |r| r.p90_ns, 2, Some((8, 4))),
+        ("p99", |r| r.p99_ns, 3, None),
+        ("max", |r| r.max_ns, 1, Some((3, 3))),
+    ];
+    let several = runs.len() > 1;
+    let mut lines = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let elapsed = run.summary.elapsed.as_secs_f64();
+        for (j, (name, pick, width, dash)) in picks.iter().enumerate() {
+            let points = run
+                .summary
+                .timeline
+                .iter()
+                .filter(|row| row.requests > 0 && pick(row) > 0)
+                .map(|row| (row_x(row.offset_s, elapsed), unit.of(pick(row))))
+                .collect();
+            lines.push(if several {
+                Line {
+                    label: format!("{} {name}", run.label),
+                    points,
+                    color: run_color(i),
+                    width: *width,
+                    dash: *dash,
+                }
+            } else {
+                Line {
+                    label: (*name).to_string(),
+                    points,
+                    color: PERCENTILE_COLORS[j],
+                    width: if j == 2 { 3 } else { 2 },
+                    dash: None,
+                }
+            });
+        }
+    }
+    let y = YAxis::fit(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)), true);
+    let frame = Frame {
+        x_desc: "time since start (s)",
+        y_desc: y.describe(&format!("latency ({})", unit.name)),
+        x_range: time_x_range(runs),
+        x_labels: 12,
+        x_fmt: &seconds_tick,
+        legend: SeriesLabelPosition::UpperLeft,
+    };
+    or_note(line_chart(&frame, &y, &lines))
+}
+
+/// Requests and errors completed in each second.
+pub(super) fn throughput_over_time(runs: &[Labeled<'_>]) -> String {
+    if runs.iter().all(|r| r.summary.timeline.is_empty()) {
+        return no_data("per-second counts");
+    }
+    let several = runs.len() > 1;
+    let mut lines = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let elapsed = run.summary.elapsed.as_secs_f64();
+        let series = |pick: fn(&pelt_core::IntervalRow) -> u64| -> Vec<(f64, f64)> {
+            run.summary
+                .timeline
+                .iter()
+                .map(|row| (row_x(row.offset_s, elapsed), pick(row) as f64))
+                .collect()
+        };
+        let prefix = if several {
+            format!("{} ", run.label)
+        } else {
+            String::new()
+        };
+        lines.push(Line {
+            label: format!("{prefix}requests"),
+            points: series(|r| r.requests),
+            color: run_color(i),
+            width: 2,
+            dash: None,
+        });
+        lines.push(Line {
+            label: format!("{prefix}errors"),
+            points: series(|r| r.errors),
+            color: if several { run_color(i) } else { ERROR_COLOR },
+            width: 2,
+            dash: if several { Some((6, 4)) } else { None },
+        });
+    }
+    let y = YAxis::fit(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)), false);
+    let frame = Frame {
+        x_desc: "time since start (s)",
+        y_desc: "completed in each second".to_string(),
+        x_range: time_x_range(runs),
+        x_labels: 12,
+        x_fmt: &seconds_tick,
+        legend: SeriesLabelPosition::LowerRight,
+    };
+    or_note(line_chart(&frame, &y, &lines))
+}
+
+/// `0`, `90`, `99`, `99.9`, ... for `x` = 0, 1, 2, 3 (x = log10(1/(1-p))).
+fn percentile_label(x: &f64) -> String {
+    let k = x.round();
+    if (x - k).abs() > 1e-6 || k < 0.0 {
+        return String::new();
+    }
+    let k = k as usize;
+    match k {
+        0 => "0%".into(),
+        1 => "90%".into(),
+        _ => format!("99.{}%", "9".repeat(k - 2)).replace("99.%", "99%"),
+    }
+}
+
+/// Latency against percentile, HdrHistogram's way: the x axis stretches
+/// the tail, one decade of 1/(1-p) per label.
+pub(super) fn percentile_spectrum(runs: &[Labeled<'_>]) -> String {
+    let hists: Vec<&Histogram<u64>> = runs.iter().map(|r| &r.summary.total.response).collect();
+    if hists.iter().all(|h| h.is_empty()) {
+        return no_data("timed responses");
+    }
+    let most = hists.iter().map(|h| h.len()).max().unwrap_or(1).max(1);
+    // Resolve the tail as far as the data can (one decade past the
+    // sample count shows the maximum), up to 99.999%.
+    let decades = ((most as f64).log10().ceil() as usize + 1).clamp(2, 5);
+    let max_ns = hists.iter().filter(|h| !h.is_empty()).map(|h| h.max()).max().unwrap_or(1);
+    let unit = TimeUnit::for_max(max_ns as f64);
+    let steps = decades * SPECTRUM_STEPS_PER_DECADE;
+    let lines: Vec<Line> = runs
+        .iter()
+        .zip(&hists)
+        .enumerate()
+        .filter(|(_, (_, h))| !h.is_empty())
+        .map(|(i, (run, h))| {
+            let points = (0..=steps)
+                .map(|k| {
+                    let x = k as f64 / SPECTRUM_STEPS_PER_DECADE as f64;
+                    let q = 1.0 - 10f64.powf(-x);
+                    (x, unit.of(h.value_at_quantile(q)))
+                })
+                .collect();
+            Line {
+                label: run.label.clone(),
+                points,
+                color: run_color(i),
+                width: 3,
+                dash: None,
+            }
+        })
+        .collect();
+    let y = YAxis::fit(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)), true);
+    let frame = Frame {
+        x_desc: "percentile",
+        y_desc: y.describe(&format!("latency ({})", unit.name)),
+        x_range: 0.0..decades as f64,
+        x_labels: decades + 1,
+        x_fmt: &percentile_label,
+        legend: SeriesLabelPosition::UpperLeft,
+    };
+    or_note(line_chart(&frame, &y, &lines))
+}
+
+/// Share of requests per log-spaced latency bucket, runs overlaid.
+pub(super) fn histogram(runs: &[Labeled<'_>]) -> String {
+    let hists: Vec<&Histogram<u64>> = runs.iter().map(|r| &r.summary.total.response).collect();
+    let filled: Vec<&&Histogram<u64>> = hists.iter().filter(|h| !h.is_empty()).collect();
+    if filled.is_empty() {
+        return no_data("timed responses");
+    }
+    let lo_ns = filled.iter().map(|h| h.min().max(1)).min().unwrap_or(1);
+    let hi_ns = filled.iter().map(|h| h.max()).max().unwrap_or(1);
+    let unit = TimeUnit::for_max(hi_ns as f64);
+    // Equal widths in log space; a run whose responses all took the same
+    // time still gets a visible bar.
+    let lo = unit.of(lo_ns) / 1.05;
+    let hi = unit.of(hi_ns) * 1.05;
+    let ratio = (hi / lo).powf(1.0 / HISTOGRAM_BUCKETS as f64);
+    let edges: Vec<f64> = (0..=HISTOGRAM_BUCKETS).map(|i| lo * ratio.powi(i as i32)).collect();
+    let shares: Vec<Vec<f64>> = hists
+        .iter()
+        .map(|h| {
+            let mut counts = vec![0u64; HISTOGRAM_BUCKETS];
+            for v in h.iter_recorded() {
+                let x = unit.of(v.value_iterated_to());
+                let b = ((x / lo).ln() / ratio.ln()).floor();
+                let b = (b.max(0.0) as usize).min(HISTOGRAM_BUCKETS - 1);
+                counts[b] += v.count_at_value();
+            }
+            let total = h.len().max(1) as f64;
+            counts.iter().map(|&c| c as f64 * 100.0 / total).collect()
+        })
+        .collect();
+    let top = shares.iter().flatten().copied().fold(0.0f64, f64::max).max(1.0) * 1.1;
+    let x_desc = format!("latency ({}, log scale)", unit.name);
+    let chart = || -> Result<String, Box<dyn Error>> {
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+            root.fill(&WHITE)?;
+            let mut chart = ChartBuilder::on(&root)
+                .margin(14)
+                .margin_right(24)
+                .x_label_area_size(48)
+                .y_label_area_size(76)
+                .build_cartesian_2d((lo..hi).log_scale(), 0.0..top)?;
+            chart
+                .configure_mesh()
+                .x_desc(x_desc.as_str())
+                .y_desc("share of requests (%)")
+                .x_labels(12)
+                .y_labels(8)
+                .x_label_formatter(&|v| tick(*v))
+                .y_label_formatter(&|v| tick(*v))
+                .label_style(("sans-serif", LABEL_FONT))
+                .axis_desc_style(("sans-serif", DESC_FONT))
+                .light_line_style(RGBColor(238, 238, 238))
+                .bold_line_style(RGBColor(210, 210, 210))
+                .draw()?;
+            let several = runs.len() > 1;
+            for (i, (run, share)) in runs.iter().zip(&shares).enumerate() {
+                let color = run_color(i);
+                let fill = color.mix(if several { 0.35 } else { 0.75 }).filled();
+                let outline = color.stroke_width(if several { 2 } else { 1 });
+                let bars = share.iter().enumerate().filter(|(_, s)| **s > 0.0);
+                chart.draw_series(
+                    bars.clone()
+                        .map(|(b, s)| Rectangle::new([(edges[b], 0.0), (edges[b + 1], *s)], fill)),
+                )?;
+                chart
+                    .draw_series(bars.map(|(b, s)| {
+                        Rectangle::new([(edges[b], 0.0), (edges[b + 1], *s)], outline)
+                    }))?
+                    .label(run.label.as_str())
+                    .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 18, y + 6)], fill));
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .label_font(("sans-serif", LEGEND_FONT))
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(180, 180, 180))
+                .draw()?;
+            root.present()?;
+        }
+        Ok(svg)
+    };
+    or_note(chart())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_short() {
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(1500.0), "1500");
+        assert_eq!(tick(12.5), "12.5");
+        assert_eq!(tick(2.0), "2");
+        assert_eq!(tick(0.25), "0.25");
+        assert_eq!(tick(0.001234), "0.00123");
+    }
+
+    #[test]
+    fn percentile_labels_follow_decades() {
+        let labels: Vec<String> = (0..6).map(|k| percentile_label(&(k as f64))).collect();
+        assert_eq!(labels, ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"]);
+        assert_eq!(percentile_label(&0.5), "");
+    }
+
+    #[test]
+    fn units_follow_magnitude() {
+        assert_eq!(TimeUnit::for_max(500.0).name, "ns");
+        assert_eq!(TimeUnit::for_max(5e5).name, "µs");
+        assert_eq!(TimeUnit::for_max(5e7).name, "ms");
+        assert_eq!(TimeUnit::for_max(5e9).name, "s");
+    }
+}

@@ -228,6 +228,41 @@ impl Recorder {
     }
 }
 
+/// Everything merge and the results file must preserve, compared field by
+/// field (tests only).
+#[cfg(test)]
+pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
+    for (x, y) in [
+        (&a.response, &b.response),
+        (&a.service, &b.service),
+        (&a.send_lag, &b.send_lag),
+        (&a.ttfb, &b.ttfb),
+        (&a.connect, &b.connect),
+        (&a.tls, &b.tls),
+    ] {
+        assert_eq!(x.len(), y.len());
+        assert_eq!(x.min(), y.min());
+        assert_eq!(x.max(), y.max());
+        for q in [0.5, 0.9, 0.99, 0.999] {
+            assert_eq!(x.value_at_quantile(q), y.value_at_quantile(q));
+        }
+        assert!(x.iter_recorded().eq(y.iter_recorded()));
+    }
+    assert_eq!(a.requests, b.requests);
+    assert_eq!(a.successes, b.successes);
+    assert_eq!(a.statuses, b.statuses);
+    assert_eq!(a.errors, b.errors);
+    assert_eq!(a.connections, b.connections);
+    assert_eq!(
+        (a.bytes_in, a.body_bytes_in, a.bytes_out, a.reused),
+        (b.bytes_in, b.body_bytes_in, b.bytes_out, b.reused)
+    );
+    assert_eq!(
+        (a.first_intended, a.last_sent, a.last_done),
+        (b.first_intended, b.last_sent, b.last_done)
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,37 +308,6 @@ mod tests {
             }
         }
         r
-    }
-
-    /// Everything merge must preserve, compared field by field.
-    fn assert_same(a: &Recorder, b: &Recorder) {
-        for (x, y) in [
-            (&a.response, &b.response),
-            (&a.service, &b.service),
-            (&a.send_lag, &b.send_lag),
-            (&a.ttfb, &b.ttfb),
-            (&a.connect, &b.connect),
-        ] {
-            assert_eq!(x.len(), y.len());
-            assert_eq!(x.min(), y.min());
-            assert_eq!(x.max(), y.max());
-            for q in [0.5, 0.9, 0.99, 0.999] {
-                assert_eq!(x.value_at_quantile(q), y.value_at_quantile(q));
-            }
-            assert!(x.iter_recorded().eq(y.iter_recorded()));
-        }
-        assert_eq!(a.requests, b.requests);
-        assert_eq!(a.successes, b.successes);
-        assert_eq!(a.statuses, b.statuses);
-        assert_eq!(a.errors, b.errors);
-        assert_eq!(
-            (a.bytes_in, a.body_bytes_in, a.bytes_out, a.reused),
-            (b.bytes_in, b.body_bytes_in, b.bytes_out, b.reused)
-        );
-        assert_eq!(
-            (a.first_intended, a.last_sent, a.last_done),
-            (b.first_intended, b.last_sent, b.last_done)
-        );
     }
 
     proptest! {

@@ -474,47 +474,6 @@ mod tests {
         Ok((out, r.footer().copied(), r.truncated()))
     }
 
-    fn same(a: &Recorder, b: &Recorder) {
-        for (x, y) in [
-            (&a.response, &b.response),
-            (&a.service, &b.service),
-            (&a.send_lag, &b.send_lag),
-            (&a.ttfb, &b.ttfb),
-            (&a.connect, &b.connect),
-            (&a.tls, &b.tls),
-        ] {
-            assert!(x.iter_recorded().eq(y.iter_recorded()));
-            assert_eq!(x.len(), y.len());
-        }
-        assert_eq!(a.statuses, b.statuses);
-        assert_eq!(a.errors, b.errors);
-        assert_eq!(a.examples, b.examples);
-        assert_eq!(
-            (
-                a.requests,
-                a.successes,
-                a.bytes_in,
-                a.body_bytes_in,
-                a.bytes_out,
-                a.reused,
-                a.connections
-            ),
-            (
-                b.requests,
-                b.successes,
-                b.bytes_in,
-                b.body_bytes_in,
-                b.bytes_out,
-                b.reused,
-                b.connections
-            )
-        );
-        assert_eq!(
-            (a.first_intended, a.last_sent, a.last_done),
-            (b.first_intended, b.last_sent, b.last_done)
-        );
-    }
-
     fn sample_strategy() -> impl Strategy<Value = (u64, u64, u16, Option<ErrorKind>)> {
         (
             0u64..10_000_000_000,
@@ -543,7 +502,8 @@ mod tests {
             prop_assert_eq!(back.len(), intervals.len());
             for ((s1, r1), (s2, r2)) in intervals.iter().zip(&back) {
                 prop_assert_eq!(s1, s2);
-                same(r1, r2);
+                crate::recorder::assert_same(r1, r2);
+                prop_assert_eq!(&r1.examples, &r2.examples);
             }
         }
     }

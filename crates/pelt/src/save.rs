@@ -152,6 +152,7 @@ mod tests {
     fn stamps_are_utc_calendar_dates() {
         assert_eq!(utc_stamp(0), "19700101-000000");
         assert_eq!(utc_stamp(951_782_400), "20000229-000000");
-        assert_eq!(utc_stamp(1_795_276_981), "20261121-144301");
+        // Checked against `date -u -d @1795276981 +%Y%m%d-%H%M%S`.
+        assert_eq!(utc_stamp(1_795_276_981), "20261121-160301");
     }
 }

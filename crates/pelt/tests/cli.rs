@@ -1,42 +1,25 @@
 //! The `pelt` binary against the real built-in server on loopback:
 //! counts, error kinds, bad input, report formats.
 
-use assert_cmd::Command;
-use pelt_target::{ServeConfig, Server, ServerHandle};
+mod support;
+
+use pelt_target::ServerHandle;
 use serde_json::Value;
+use support::pelt::{count as n, pelt};
 
 fn server() -> ServerHandle {
-    Server::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        ServeConfig {
-            threads: 1,
-            ..ServeConfig::default()
-        },
-    )
-    .and_then(Server::spawn)
-    .expect("start the built-in server")
+    support::pelt::server(None)
 }
 
 fn url(s: &ServerHandle, path: &str) -> String {
     format!("http://{}{path}", s.local_addr())
 }
 
-/// Runs pelt with `--format json` and returns the parsed report.
+/// Runs pelt with two threads, checks the report against the schema.
 fn run_json(args: &[&str]) -> Value {
-    let out = Command::cargo_bin("pelt")
-        .unwrap()
-        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
-        .args(args)
-        .args(["--format", "json", "--threads", "2"])
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pelt {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
+    let mut all = args.to_vec();
+    all.extend(["--threads", "2"]);
+    let report = support::pelt::run_json(&all);
     validate(&report);
     report
 }
@@ -53,10 +36,6 @@ fn validate(report: &Value) {
     if let Err(e) = schemas.validate(report, index) {
         panic!("report does not match schema/run.schema.json: {e:#}\n{report:#}");
     }
-}
-
-fn n(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
 #[test]
@@ -206,9 +185,7 @@ fn post_bodies_and_headers_are_sent() {
 #[test]
 fn url_alone_is_short_for_run_and_text_is_the_default() {
     let s = server();
-    let out = Command::cargo_bin("pelt")
-        .unwrap()
-        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
+    let out = pelt()
         .args([&url(&s, "/"), "-n", "20", "-c", "2"])
         .output()
         .unwrap();
@@ -270,11 +247,7 @@ fn bad_input_exits_2_with_one_line() {
         (vec!["run", "http://no.such.host.invalid/"], "resolve"),
         (vec!["serve", "--host", "localhost:1"], "--host"),
     ] {
-        let out = Command::cargo_bin("pelt")
-            .unwrap()
-            .args(&args)
-            .output()
-            .unwrap();
+        let out = pelt().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.lines().count(), 1, "{args:?}: one line, got:\n{err}");
@@ -286,12 +259,7 @@ fn bad_input_exits_2_with_one_line() {
 
 #[test]
 fn help_teaches_both_load_models() {
-    let out = Command::cargo_bin("pelt")
-        .unwrap()
-        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
-        .args(["run", "--help"])
-        .output()
-        .unwrap();
+    let out = pelt().args(["run", "--help"]).output().unwrap();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
     for needle in [
@@ -303,12 +271,7 @@ fn help_teaches_both_load_models() {
     ] {
         assert!(help.contains(needle), "run --help lacks {needle:?}");
     }
-    let out = Command::cargo_bin("pelt")
-        .unwrap()
-        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
-        .args(["serve", "--help"])
-        .output()
-        .unwrap();
+    let out = pelt().args(["serve", "--help"]).output().unwrap();
     let help = String::from_utf8(out.stdout).unwrap();
     for needle in ["fault=KIND", "delay=DUR", "--pause-after"] {
         assert!(help.contains(needle), "serve --help lacks {needle:?}");

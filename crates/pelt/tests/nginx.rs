@@ -3,27 +3,9 @@
 
 mod support;
 
-use assert_cmd::Command;
-use serde_json::Value;
 use support::nginx::self_signed_cert;
-use support::Nginx;
-
-fn run_json(args: &[&str]) -> Value {
-    let out = Command::cargo_bin("pelt")
-        .unwrap()
-        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
-        .args(args)
-        .args(["--format", "json"])
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pelt {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use support::nginx::Nginx;
+use support::pelt::run_json;
 
 #[test]
 fn count_matches_nginx_access_log_exactly() {

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use support::Nginx;
+use support::nginx::Nginx;
 
 /// Reads one HTTP/1.1 response with a `Content-Length` body; returns the
 /// status code and the body.

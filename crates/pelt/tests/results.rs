@@ -1,28 +1,21 @@
 //! Results files: written as the run goes, re-rendered identically,
 //! merged exactly, readable after SIGKILL, refused when corrupt.
 
+mod support;
+
 use assert_cmd::Command;
-use pelt_target::{ServeConfig, Server, ServerHandle};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-fn server() -> ServerHandle {
-    Server::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        ServeConfig {
-            threads: 1,
-            ..ServeConfig::default()
-        },
-    )
-    .and_then(Server::spawn)
-    .expect("start the built-in server")
+fn server() -> pelt_target::ServerHandle {
+    support::pelt::server(None)
 }
 
+/// pelt with its own data directory, to check what it saves.
 fn pelt(data: &Path) -> Command {
-    let mut c = Command::cargo_bin("pelt").unwrap();
-    c.env("PELT_DATA_DIR", data)
-        .timeout(Duration::from_secs(60));
+    let mut c = support::pelt::pelt();
+    c.env("PELT_DATA_DIR", data);
     c
 }
 

@@ -2,11 +2,12 @@
 //! accuracy, warm-up, Ctrl-C. They take a lock so that they never compete
 //! with each other for the machine's cores.
 
-use assert_cmd::Command;
-use pelt_target::{Pause, ServeConfig, Server, ServerHandle};
-use serde_json::Value;
+mod support;
+
+use pelt_target::Pause;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+use support::pelt::{count as u, number as f, pelt, run_json, server};
 
 static MACHINE: Mutex<()> = Mutex::new(());
 
@@ -14,44 +15,6 @@ fn exclusive() -> MutexGuard<'static, ()> {
     MACHINE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn server(pause: Option<Pause>) -> ServerHandle {
-    Server::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        ServeConfig {
-            threads: 1,
-            pause,
-            ..ServeConfig::default()
-        },
-    )
-    .and_then(Server::spawn)
-    .expect("start the built-in server")
-}
-
-fn run_json(args: &[&str]) -> Value {
-    let out = Command::cargo_bin("pelt")
-        .unwrap()
-        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
-        .args(args)
-        .args(["--format", "json"])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pelt {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
 /// The classic coordinated-omission check. At 1,000 req/s for 6 s the
@@ -190,7 +153,7 @@ fn ctrl_c_prints_what_was_measured() {
     let url = format!("http://{}/", s.local_addr());
     let bin = assert_cmd::cargo::cargo_bin("pelt");
     let child = std::process::Command::new(bin)
-        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
         .args([&url, "--rate", "500", "-d", "60s", "--format", "json"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -212,7 +175,7 @@ fn ctrl_c_prints_what_was_measured() {
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "interrupted exits 130");
-    let r: Value = serde_json::from_slice(&out.stdout).expect("a full report");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a full report");
     assert_eq!(r["interrupted"], true);
     let total = u(&r["requests"]["total"]);
     assert!(total >= 300, "recorded {total}");
@@ -224,9 +187,7 @@ fn ctrl_c_prints_what_was_measured() {
 #[test]
 fn demo_runs_both_models() {
     let _machine = exclusive();
-    let out = Command::cargo_bin("pelt")
-        .unwrap()
-        .env("PELT_DATA_DIR", std::env::temp_dir().join("pelt-test-data"))
+    let out = pelt()
         .args(["demo", "-d", "2s"])
         .timeout(Duration::from_secs(60))
         .output()

@@ -6,5 +6,4 @@
 #![allow(dead_code)]
 
 pub mod nginx;
-
-pub use nginx::Nginx;
+pub mod pelt;

@@ -1,0 +1,59 @@
+//! Running the `pelt` binary against the built-in server.
+
+use assert_cmd::Command;
+use pelt_target::{Pause, ServeConfig, Server, ServerHandle};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where test runs are saved, away from the real data directory.
+pub fn data_dir() -> PathBuf {
+    std::env::temp_dir().join("pelt-test-data")
+}
+
+/// The `pelt` binary, saving runs under [`data_dir`], bounded to 60 s.
+pub fn pelt() -> Command {
+    let mut c = Command::cargo_bin("pelt").unwrap();
+    c.env("PELT_DATA_DIR", data_dir())
+        .timeout(Duration::from_secs(60));
+    c
+}
+
+/// The built-in server on a loopback port, one thread, optionally pausing.
+pub fn server(pause: Option<Pause>) -> ServerHandle {
+    Server::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        ServeConfig {
+            threads: 1,
+            pause,
+            ..ServeConfig::default()
+        },
+    )
+    .and_then(Server::spawn)
+    .expect("start the built-in server")
+}
+
+/// Runs `pelt ARGS --format json`, checks success, returns the report.
+pub fn run_json(args: &[&str]) -> Value {
+    let out = pelt()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pelt {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+/// A count in a report.
+pub fn count(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// A number in a report.
+pub fn number(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}

@@ -5,6 +5,7 @@
 
 mod csv;
 pub mod hdrlog;
+pub mod html;
 mod json;
 mod markdown;
 mod text;

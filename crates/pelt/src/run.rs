@@ -124,8 +124,14 @@ fn parse_header(h: &str) -> Result<(String, String), UserError> {
 
 /// The HTML report of one run, or several overlaid.
 pub fn html(runs: &[(String, &RunSummary)]) -> Result<String, UserError> {
-    let _ = runs;
-    Err(UserError("HTML reports are not available yet".into()))
+    let labeled: Vec<pelt_report::html::Labeled> = runs
+        .iter()
+        .map(|(label, summary)| pelt_report::html::Labeled {
+            label: label.clone(),
+            summary,
+        })
+        .collect();
+    Ok(pelt_report::html::render(&labeled))
 }
 
 /// Renders one run in a format that needs only its summary.

@@ -7,8 +7,10 @@
 
 use super::Labeled;
 use hdrhistogram::Histogram;
+use plotters::coord::combinators::{BindKeyPoints, LogCoord};
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use std::error::Error;
 use std::ops::Range;
@@ -47,6 +49,12 @@ const PERCENTILE_COLORS: [RGBColor; 4] = [
     RGBColor(214, 39, 40),
 ];
 const ERROR_COLOR: RGBColor = RGBColor(214, 39, 40);
+/// Legend entries that explain a line style rather than a run.
+const KEY_GREY: RGBColor = RGBColor(90, 90, 90);
+/// Room right of the plot for the legend, in pixels.
+const LEGEND_WIDTH: u32 = 250;
+/// Longest legend label that fits in [`LEGEND_WIDTH`].
+const MAX_LEGEND_CHARS: usize = 28;
 
 fn run_color(i: usize) -> RGBColor {
     RUN_COLORS[i % RUN_COLORS.len()]
@@ -102,6 +110,29 @@ fn tick(v: f64) -> String {
     }
 }
 
+/// Labels for a log axis: 1, 2, 5 times each power of ten in `r`, or
+/// just the powers of ten when the range spans many decades.
+fn log_ticks(r: &Range<f64>) -> Vec<f64> {
+    let decades = (r.end / r.start).log10();
+    let mantissas: &[f64] = if decades > 4.0 {
+        &[1.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    let mut ticks = Vec::new();
+    let mut exp = r.start.log10().floor() as i32;
+    while 10f64.powi(exp) <= r.end {
+        for m in mantissas {
+            let t = m * 10f64.powi(exp);
+            if t >= r.start && t <= r.end {
+                ticks.push(t);
+            }
+        }
+        exp += 1;
+    }
+    ticks
+}
+
 /// A y axis: linear from zero, or logarithmic when the spread is large.
 #[derive(Debug, Clone)]
 enum YAxis {
@@ -135,49 +166,90 @@ impl YAxis {
     }
 }
 
-/// A line to draw.
-#[derive(Debug, Clone)]
-struct Line {
-    label: String,
-    points: Vec<(f64, f64)>,
+/// How a line looks.
+#[derive(Debug, Clone, Copy)]
+struct Pen {
     color: RGBColor,
     width: u32,
     /// Dash length and gap, in pixels; `None` for a solid line.
     dash: Option<(u32, u32)>,
 }
 
-/// What every line chart needs besides its lines.
-struct Frame<'a> {
+impl Pen {
+    fn solid(color: RGBColor, width: u32) -> Pen {
+        Pen {
+            color,
+            width,
+            dash: None,
+        }
+    }
+}
+
+/// A line to draw.
+#[derive(Debug, Clone)]
+struct Line {
+    points: Vec<(f64, f64)>,
+    pen: Pen,
+}
+
+/// What a legend entry shows beside its label.
+#[derive(Debug, Clone, Copy)]
+enum Mark {
+    Line(Pen),
+    Swatch(RGBColor),
+}
+
+/// One legend entry. Legends sit to the right of the plot, never over
+/// the data; labels longer than the legend is wide are cut (the tables
+/// carry them in full).
+#[derive(Debug, Clone)]
+struct Key {
+    label: String,
+    mark: Mark,
+}
+
+impl Key {
+    fn new(label: &str, mark: Mark) -> Key {
+        let label = if label.chars().count() > MAX_LEGEND_CHARS {
+            let mut cut: String = label.chars().take(MAX_LEGEND_CHARS - 1).collect();
+            cut.push('…');
+            cut
+        } else {
+            label.to_string()
+        };
+        Key { label, mark }
+    }
+}
+
+/// Axis descriptions and label formats.
+struct Axes<'a> {
     x_desc: &'a str,
-    y_desc: String,
     x_range: Range<f64>,
+    y_desc: &'a str,
     x_labels: usize,
     x_fmt: &'a dyn Fn(&f64) -> String,
-    legend: SeriesLabelPosition,
 }
 
-fn line_chart(frame: &Frame<'_>, y: &YAxis, lines: &[Line]) -> Result<String, Box<dyn Error>> {
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let x = RangedCoordf64::from(frame.x_range.clone());
-        match y {
-            YAxis::Linear(r) => draw_lines(&root, frame, x, RangedCoordf64::from(r.clone()), lines)?,
-            YAxis::Log(r) => draw_lines(&root, frame, x, r.clone().log_scale().into(), lines)?,
-        }
-        root.present()?;
+/// The drawing area split into the plot and, when there is a legend, a
+/// column right of it for the legend, so that it never covers the data.
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+fn split<'a>(root: &Area<'a>, legend: bool) -> (Area<'a>, Option<Area<'a>>) {
+    if legend {
+        let (plot, side) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        (plot, Some(side))
+    } else {
+        (root.clone(), None)
     }
-    Ok(svg)
 }
 
-fn draw_lines<DB, X, Y>(
-    root: &DrawingArea<DB, plotters::coord::Shift>,
-    frame: &Frame<'_>,
+/// A chart with its mesh drawn.
+fn chart_on<'a, DB, X, Y>(
+    root: &'a DrawingArea<DB, plotters::coord::Shift>,
+    axes: &Axes<'_>,
     x: X,
     y: Y,
-    lines: &[Line],
-) -> ChartResult
+) -> Result<ChartContext<'a, DB, Cartesian2d<X, Y>>, Box<dyn Error>>
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
@@ -192,46 +264,109 @@ where
         .build_cartesian_2d(x, y)?;
     chart
         .configure_mesh()
-        .x_desc(frame.x_desc)
-        .y_desc(frame.y_desc.as_str())
-        .x_labels(frame.x_labels)
+        .x_desc(axes.x_desc)
+        .y_desc(axes.y_desc)
+        .x_labels(axes.x_labels)
         .y_labels(8)
-        .x_label_formatter(frame.x_fmt)
+        .x_label_formatter(axes.x_fmt)
         .y_label_formatter(&|v| tick(*v))
         .label_style(("sans-serif", LABEL_FONT))
         .axis_desc_style(("sans-serif", DESC_FONT))
-        .light_line_style(RGBColor(238, 238, 238))
-        .bold_line_style(RGBColor(210, 210, 210))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(214, 214, 214))
         .draw()?;
-    for line in lines {
-        let style = line.color.stroke_width(line.width);
-        let anno = match line.dash {
-            None => chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?,
-            Some((dash, gap)) => chart.draw_series(DashedLineSeries::new(
-                line.points.iter().copied(),
-                dash,
-                gap,
-                style,
-            ))?,
-        };
-        let dash = line.dash;
-        anno.label(line.label.as_str())
-            .legend(move |(x, y)| -> DynElement<'static, DB, (i32, i32)> {
-                let path = vec![(x, y), (x + 24, y)];
-                match dash {
-                    None => PathElement::new(path, style).into_dyn(),
-                    Some((d, g)) => DashedPathElement::new(path, d, g, style).into_dyn(),
+    Ok(chart)
+}
+
+/// Draws `keys` with plotters' own series legend, in `area` (a column of
+/// its own): a chart with no mesh whose series are empty but labelled.
+fn draw_legend(area: &Area<'_>, keys: &[Key]) -> ChartResult {
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(14)
+        .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
+    for key in keys {
+        let mark = key.mark;
+        chart
+            .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())?
+            .label(key.label.as_str())
+            .legend(move |(x, y)| -> DynElement<'static, _, (i32, i32)> {
+                let path = vec![(x, y), (x + 26, y)];
+                match mark {
+                    Mark::Line(pen) => {
+                        let style = pen.color.stroke_width(pen.width);
+                        match pen.dash {
+                            None => PathElement::new(path, style).into_dyn(),
+                            Some((d, g)) => DashedPathElement::new(path, d, g, style).into_dyn(),
+                        }
+                    }
+                    Mark::Swatch(color) => {
+                        Rectangle::new([(x + 4, y - 6), (x + 22, y + 6)], color.mix(0.6).filled())
+                            .into_dyn()
+                    }
                 }
             });
     }
-    if lines.len() > 1 || lines.iter().any(|l| !l.label.is_empty()) {
-        chart
-            .configure_series_labels()
-            .position(frame.legend.clone())
-            .label_font(("sans-serif", LEGEND_FONT))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(180, 180, 180))
-            .draw()?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .legend_area_size(34)
+        .label_font(("sans-serif", LEGEND_FONT))
+        .background_style(WHITE)
+        .border_style(RGBColor(214, 214, 214))
+        .draw()?;
+    Ok(())
+}
+
+fn line_chart(
+    axes: &Axes<'_>,
+    y: &YAxis,
+    lines: &[Line],
+    keys: &[Key],
+) -> Result<String, Box<dyn Error>> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (plot, side) = split(&root, !keys.is_empty());
+        let x = RangedCoordf64::from(axes.x_range.clone());
+        match y {
+            YAxis::Linear(r) => draw_lines(&plot, axes, x, RangedCoordf64::from(r.clone()), lines)?,
+            YAxis::Log(r) => {
+                let y = LogCoord::from(r.clone().log_scale()).with_key_points(log_ticks(r));
+                draw_lines(&plot, axes, x, y, lines)?
+            }
+        }
+        if let Some(side) = side {
+            draw_legend(&side, keys)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+fn draw_lines<DB, X, Y>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    axes: &Axes<'_>,
+    x: X,
+    y: Y,
+    lines: &[Line],
+) -> ChartResult
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut chart = chart_on(root, axes, x, y)?;
+    for line in lines {
+        let style = line.pen.color.stroke_width(line.pen.width);
+        let points = line.points.iter().copied();
+        match line.pen.dash {
+            None => chart.draw_series(LineSeries::new(points, style))?,
+            Some((dash, gap)) => {
+                chart.draw_series(DashedLineSeries::new(points, dash, gap, style))?
+            }
+        };
     }
     Ok(())
 }
@@ -262,13 +397,6 @@ fn time_x_range(runs: &[Labeled<'_>]) -> Range<f64> {
     let end = runs
         .iter()
         .map(|r| r.summary.elapsed.as_secs_f64())
-        .chain(runs.iter().flat_map(|r| {
-            r.summary
-                .timeline
-                .iter()
-                .map(|row| row.offset_s + 1.0)
-                .take(0)
-        }))
         .fold(0.0f64, f64::max);
     0.0..end.max(1.0)
 }
@@ -279,7 +407,10 @@ fn seconds_tick(v: &f64) -> String {
 
 /// p50, p90, p99 and max of each second.
 pub(super) fn latency_over_time(runs: &[Labeled<'_>]) -> String {
-    if runs.iter().all(|r| r.summary.timeline.iter().all(|row| row.requests == 0)) {
+    if runs
+        .iter()
+        .all(|r| r.summary.timeline.iter().all(|row| row.requests == 0))
+    {
         return no_data("per-second latencies");
     }
     let max_ns = runs
@@ -289,17 +420,42 @@ pub(super) fn latency_over_time(runs: &[Labeled<'_>]) -> String {
         .unwrap_or(0);
     let unit = TimeUnit::for_max(max_ns as f64);
     type Pick = fn(&pelt_core::IntervalRow) -> u64;
-    let picks: [(&str, Pick, u32, Option<(u32, u32)>); 4] = [
-        ("p50", |r| r.p50_ns, 2, None),
-        ("p90", |r| r.p90_ns, 2, Some((8, 4))),
-        ("p99", |r| r.p99_ns, 3, None),
-        ("max", |r| r.max_ns, 1, Some((3, 3))),
+    let picks: [(&str, Pick); 4] = [
+        ("p50", |r| r.p50_ns),
+        ("p90", |r| r.p90_ns),
+        ("p99", |r| r.p99_ns),
+        ("max", |r| r.max_ns),
     ];
+    // One run: a colour per percentile. Several: a colour per run and a
+    // line style per percentile.
     let several = runs.len() > 1;
+    let pen = |run: usize, percentile: usize| -> Pen {
+        if !several {
+            return Pen::solid(
+                PERCENTILE_COLORS[percentile],
+                if percentile == 2 { 3 } else { 2 },
+            );
+        }
+        let color = run_color(run);
+        match percentile {
+            0 => Pen::solid(color, 1),
+            1 => Pen {
+                color,
+                width: 2,
+                dash: Some((8, 4)),
+            },
+            2 => Pen::solid(color, 3),
+            _ => Pen {
+                color,
+                width: 1,
+                dash: Some((2, 3)),
+            },
+        }
+    };
     let mut lines = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let elapsed = run.summary.elapsed.as_secs_f64();
-        for (j, (name, pick, width, dash)) in picks.iter().enumerate() {
+        for (j, (_, pick)) in picks.iter().enumerate() {
             let points = run
                 .summary
                 .timeline
@@ -307,35 +463,40 @@ pub(super) fn latency_over_time(runs: &[Labeled<'_>]) -> String {
                 .filter(|row| row.requests > 0 && pick(row) > 0)
                 .map(|row| (row_x(row.offset_s, elapsed), unit.of(pick(row))))
                 .collect();
-            lines.push(if several {
-                Line {
-                    label: format!("{} {name}", run.label),
-                    points,
-                    color: run_color(i),
-                    width: *width,
-                    dash: *dash,
-                }
-            } else {
-                Line {
-                    label: (*name).to_string(),
-                    points,
-                    color: PERCENTILE_COLORS[j],
-                    width: if j == 2 { 3 } else { 2 },
-                    dash: None,
-                }
+            lines.push(Line {
+                points,
+                pen: pen(i, j),
             });
         }
     }
-    let y = YAxis::fit(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)), true);
-    let frame = Frame {
+    let mut keys = Vec::new();
+    if several {
+        keys.extend(
+            runs.iter()
+                .enumerate()
+                .map(|(i, r)| Key::new(&r.label, Mark::Line(Pen::solid(run_color(i), 3)))),
+        );
+    }
+    for (j, (name, _)) in picks.iter().enumerate() {
+        let mut p = pen(0, j);
+        if several {
+            p.color = KEY_GREY;
+        }
+        keys.push(Key::new(name, Mark::Line(p)));
+    }
+    let y = YAxis::fit(
+        lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
+        true,
+    );
+    let y_desc = y.describe(&format!("latency ({})", unit.name));
+    let axes = Axes {
         x_desc: "time since start (s)",
-        y_desc: y.describe(&format!("latency ({})", unit.name)),
+        y_desc: &y_desc,
         x_range: time_x_range(runs),
         x_labels: 12,
         x_fmt: &seconds_tick,
-        legend: SeriesLabelPosition::UpperLeft,
     };
-    or_note(line_chart(&frame, &y, &lines))
+    or_note(line_chart(&axes, &y, &lines, &keys))
 }
 
 /// Requests and errors completed in each second.
@@ -344,6 +505,18 @@ pub(super) fn throughput_over_time(runs: &[Labeled<'_>]) -> String {
         return no_data("per-second counts");
     }
     let several = runs.len() > 1;
+    let request_pen = |i: usize| Pen::solid(run_color(i), 2);
+    let error_pen = |i: usize| {
+        if several {
+            Pen {
+                color: run_color(i),
+                width: 2,
+                dash: Some((6, 4)),
+            }
+        } else {
+            Pen::solid(ERROR_COLOR, 2)
+        }
+    };
     let mut lines = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let elapsed = run.summary.elapsed.as_secs_f64();
@@ -354,36 +527,56 @@ pub(super) fn throughput_over_time(runs: &[Labeled<'_>]) -> String {
                 .map(|row| (row_x(row.offset_s, elapsed), pick(row) as f64))
                 .collect()
         };
-        let prefix = if several {
-            format!("{} ", run.label)
-        } else {
-            String::new()
-        };
         lines.push(Line {
-            label: format!("{prefix}requests"),
             points: series(|r| r.requests),
-            color: run_color(i),
-            width: 2,
-            dash: None,
+            pen: request_pen(i),
         });
         lines.push(Line {
-            label: format!("{prefix}errors"),
             points: series(|r| r.errors),
-            color: if several { run_color(i) } else { ERROR_COLOR },
-            width: 2,
-            dash: if several { Some((6, 4)) } else { None },
+            pen: error_pen(i),
         });
     }
-    let y = YAxis::fit(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)), false);
-    let frame = Frame {
+    let keys = if several {
+        let mut keys: Vec<Key> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Key::new(&r.label, Mark::Line(request_pen(i))))
+            .collect();
+        keys.push(Key::new("requests", Mark::Line(Pen::solid(KEY_GREY, 2))));
+        let mut dashed = error_pen(0);
+        dashed.color = KEY_GREY;
+        keys.push(Key::new("errors", Mark::Line(dashed)));
+        keys
+    } else {
+        vec![
+            Key::new("requests", Mark::Line(request_pen(0))),
+            Key::new("errors", Mark::Line(error_pen(0))),
+        ]
+    };
+    let y = YAxis::fit(
+        lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
+        false,
+    );
+    let axes = Axes {
         x_desc: "time since start (s)",
-        y_desc: "completed in each second".to_string(),
+        y_desc: "completed in each second",
         x_range: time_x_range(runs),
         x_labels: 12,
         x_fmt: &seconds_tick,
-        legend: SeriesLabelPosition::LowerRight,
     };
-    or_note(line_chart(&frame, &y, &lines))
+    or_note(line_chart(&axes, &y, &lines, &keys))
+}
+
+/// One legend entry per run, or none for a single run: the page is
+/// about it.
+fn run_keys(runs: &[Labeled<'_>], mark: impl Fn(usize) -> Mark) -> Vec<Key> {
+    if runs.len() < 2 {
+        return Vec::new();
+    }
+    runs.iter()
+        .enumerate()
+        .map(|(i, r)| Key::new(&r.label, mark(i)))
+        .collect()
 }
 
 /// `0`, `90`, `99`, `99.9`, ... for `x` = 0, 1, 2, 3 (x = log10(1/(1-p))).
@@ -396,7 +589,8 @@ fn percentile_label(x: &f64) -> String {
     match k {
         0 => "0%".into(),
         1 => "90%".into(),
-        _ => format!("99.{}%", "9".repeat(k - 2)).replace("99.%", "99%"),
+        2 => "99%".into(),
+        _ => format!("99.{}%", "9".repeat(k - 2)),
     }
 }
 
@@ -411,41 +605,43 @@ pub(super) fn percentile_spectrum(runs: &[Labeled<'_>]) -> String {
     // Resolve the tail as far as the data can (one decade past the
     // sample count shows the maximum), up to 99.999%.
     let decades = ((most as f64).log10().ceil() as usize + 1).clamp(2, 5);
-    let max_ns = hists.iter().filter(|h| !h.is_empty()).map(|h| h.max()).max().unwrap_or(1);
+    let max_ns = hists
+        .iter()
+        .filter(|h| !h.is_empty())
+        .map(|h| h.max())
+        .max()
+        .unwrap_or(1);
     let unit = TimeUnit::for_max(max_ns as f64);
     let steps = decades * SPECTRUM_STEPS_PER_DECADE;
-    let lines: Vec<Line> = runs
+    let lines: Vec<Line> = hists
         .iter()
-        .zip(&hists)
         .enumerate()
-        .filter(|(_, (_, h))| !h.is_empty())
-        .map(|(i, (run, h))| {
-            let points = (0..=steps)
+        .filter(|(_, h)| !h.is_empty())
+        .map(|(i, h)| Line {
+            points: (0..=steps)
                 .map(|k| {
                     let x = k as f64 / SPECTRUM_STEPS_PER_DECADE as f64;
                     let q = 1.0 - 10f64.powf(-x);
                     (x, unit.of(h.value_at_quantile(q)))
                 })
-                .collect();
-            Line {
-                label: run.label.clone(),
-                points,
-                color: run_color(i),
-                width: 3,
-                dash: None,
-            }
+                .collect(),
+            pen: Pen::solid(run_color(i), 3),
         })
         .collect();
-    let y = YAxis::fit(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)), true);
-    let frame = Frame {
+    let keys = run_keys(runs, |i| Mark::Line(Pen::solid(run_color(i), 3)));
+    let y = YAxis::fit(
+        lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
+        true,
+    );
+    let y_desc = y.describe(&format!("latency ({})", unit.name));
+    let axes = Axes {
         x_desc: "percentile",
-        y_desc: y.describe(&format!("latency ({})", unit.name)),
+        y_desc: &y_desc,
         x_range: 0.0..decades as f64,
         x_labels: decades + 1,
         x_fmt: &percentile_label,
-        legend: SeriesLabelPosition::UpperLeft,
     };
-    or_note(line_chart(&frame, &y, &lines))
+    or_note(line_chart(&axes, &y, &lines, &keys))
 }
 
 /// Share of requests per log-spaced latency bucket, runs overlaid.
@@ -463,7 +659,9 @@ pub(super) fn histogram(runs: &[Labeled<'_>]) -> String {
     let lo = unit.of(lo_ns) / 1.05;
     let hi = unit.of(hi_ns) * 1.05;
     let ratio = (hi / lo).powf(1.0 / HISTOGRAM_BUCKETS as f64);
-    let edges: Vec<f64> = (0..=HISTOGRAM_BUCKETS).map(|i| lo * ratio.powi(i as i32)).collect();
+    let edges: Vec<f64> = (0..=HISTOGRAM_BUCKETS)
+        .map(|i| lo * ratio.powi(i as i32))
+        .collect();
     let shares: Vec<Vec<f64>> = hists
         .iter()
         .map(|h| {
@@ -478,56 +676,45 @@ pub(super) fn histogram(runs: &[Labeled<'_>]) -> String {
             counts.iter().map(|&c| c as f64 * 100.0 / total).collect()
         })
         .collect();
-    let top = shares.iter().flatten().copied().fold(0.0f64, f64::max).max(1.0) * 1.1;
+    let top = shares
+        .iter()
+        .flatten()
+        .copied()
+        .fold(0.0f64, f64::max)
+        .max(1.0)
+        * 1.1;
+    let several = runs.len() > 1;
+    let keys = run_keys(runs, |i| Mark::Swatch(run_color(i)));
     let x_desc = format!("latency ({}, log scale)", unit.name);
+    let axes = Axes {
+        x_desc: &x_desc,
+        y_desc: "share of requests (%)",
+        x_range: lo..hi,
+        x_labels: 12,
+        x_fmt: &|v| tick(*v),
+    };
     let chart = || -> Result<String, Box<dyn Error>> {
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
             root.fill(&WHITE)?;
-            let mut chart = ChartBuilder::on(&root)
-                .margin(14)
-                .margin_right(24)
-                .x_label_area_size(48)
-                .y_label_area_size(76)
-                .build_cartesian_2d((lo..hi).log_scale(), 0.0..top)?;
-            chart
-                .configure_mesh()
-                .x_desc(x_desc.as_str())
-                .y_desc("share of requests (%)")
-                .x_labels(12)
-                .y_labels(8)
-                .x_label_formatter(&|v| tick(*v))
-                .y_label_formatter(&|v| tick(*v))
-                .label_style(("sans-serif", LABEL_FONT))
-                .axis_desc_style(("sans-serif", DESC_FONT))
-                .light_line_style(RGBColor(238, 238, 238))
-                .bold_line_style(RGBColor(210, 210, 210))
-                .draw()?;
-            let several = runs.len() > 1;
-            for (i, (run, share)) in runs.iter().zip(&shares).enumerate() {
+            let x = LogCoord::from((lo..hi).log_scale()).with_key_points(log_ticks(&(lo..hi)));
+            let y = RangedCoordf64::from(0.0..top);
+            let (plot, side) = split(&root, !keys.is_empty());
+            let mut chart = chart_on(&plot, &axes, x, y)?;
+            for (i, share) in shares.iter().enumerate() {
                 let color = run_color(i);
+                // Overlaid runs are see-through, so each shows through the other.
                 let fill = color.mix(if several { 0.35 } else { 0.75 }).filled();
                 let outline = color.stroke_width(if several { 2 } else { 1 });
+                let bar = |(b, s): (usize, &f64)| [(edges[b], 0.0), (edges[b + 1], *s)];
                 let bars = share.iter().enumerate().filter(|(_, s)| **s > 0.0);
-                chart.draw_series(
-                    bars.clone()
-                        .map(|(b, s)| Rectangle::new([(edges[b], 0.0), (edges[b + 1], *s)], fill)),
-                )?;
-                chart
-                    .draw_series(bars.map(|(b, s)| {
-                        Rectangle::new([(edges[b], 0.0), (edges[b + 1], *s)], outline)
-                    }))?
-                    .label(run.label.as_str())
-                    .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 18, y + 6)], fill));
+                chart.draw_series(bars.clone().map(|b| Rectangle::new(bar(b), fill)))?;
+                chart.draw_series(bars.map(|b| Rectangle::new(bar(b), outline)))?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .label_font(("sans-serif", LEGEND_FONT))
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .draw()?;
+            if let Some(side) = side {
+                draw_legend(&side, &keys)?;
+            }
             root.present()?;
         }
         Ok(svg)
@@ -547,6 +734,12 @@ mod tests {
         assert_eq!(tick(2.0), "2");
         assert_eq!(tick(0.25), "0.25");
         assert_eq!(tick(0.001234), "0.00123");
+    }
+
+    #[test]
+    fn log_ticks_step_1_2_5() {
+        assert_eq!(log_ticks(&(0.8..60.0)), [1.0, 2.0, 5.0, 10.0, 20.0, 50.0]);
+        assert_eq!(log_ticks(&(0.5..2e5)), [1.0, 10.0, 100.0, 1000.0, 1e4, 1e5]);
     }
 
     #[test]

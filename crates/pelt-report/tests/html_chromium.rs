@@ -1,0 +1,335 @@
+//! The HTML report opened in a real browser: headless Chromium (Debian's
+//! `chromium` package, which `scripts/test` installs) takes a screenshot,
+//! dumps the DOM it built, and logs the console to stderr.
+//!
+//! The report carries hostile text where a server, user or targets file
+//! could put it; the browser must show it as text, never run it.
+
+use pelt_core::{
+    Environment, ErrorKind, IntervalRow, Load, Recorder, RunConfig, RunSummary, Sample, Stop,
+    Target, Url,
+};
+use pelt_report::html::{render, Labeled};
+use pelt_report::json_value;
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+/// No Chromium run here takes more than a few seconds; this bounds a hang.
+const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(60);
+/// Sets the title if it runs, with and without a script element.
+const PAYLOAD: &str =
+    r#"<script>document.title='pwned'</script><img src=x onerror="document.title='pwned'">"#;
+/// The same, spelled without spaces so that it fits in a URL.
+const URL_PAYLOAD: &str =
+    "<script>document.title='pwned'</script><img/src=x/onerror=document.title='pwned'>";
+
+const SEC: u64 = 1_000_000_000;
+
+/// Ten seconds at 500 req/s with a latency tail (growing over time by
+/// `slowdown`), a few timeouts, resets and 503s, and the payload in the
+/// URL, a header and error messages.
+fn summary(slowdown: u64) -> RunSummary {
+    let url = Url::parse(&format!("http://127.0.0.1:8080/search?q={URL_PAYLOAD}")).unwrap();
+    let mut target = Target::get(url);
+    target.headers.push(("X-Payload".into(), PAYLOAD.into()));
+    let seconds = 10;
+    let per_second = 500;
+    let config = RunConfig::new(
+        vec![target],
+        Load::Rate {
+            rate: per_second as f64,
+            connections: 50,
+        },
+        Stop {
+            requests: None,
+            duration: Some(Duration::from_secs(seconds)),
+        },
+    );
+    let mut total = Recorder::new();
+    let mut timeline = Vec::new();
+    for sec in 0..seconds {
+        let mut r = Recorder::new();
+        r.record_connection(150_000, None);
+        for i in 0..per_second {
+            let intended = sec * SEC + i * (SEC / per_second);
+            let sent = intended + 20_000;
+            let service = 400_000 + (i % 89) * 15_000 + slowdown * sec * (i % 11) * 60_000;
+            let tail = if i % 211 == 0 { 60_000_000 } else { 0 };
+            let mut s = Sample {
+                target: 0,
+                intended,
+                sent: Some(sent),
+                first_byte: Some(sent + service / 2),
+                done: sent + service + tail,
+                status: if i % 60 == 0 { 503 } else { 200 },
+                bytes_in: 300,
+                body_bytes: 120,
+                bytes_out: 90,
+                reused: i > 0,
+                error: None,
+            };
+            if i % 97 == 5 {
+                s.error = Some(ErrorKind::Timeout);
+                s.status = 0;
+                r.add_example(ErrorKind::Timeout, format!("timed out: {PAYLOAD}"));
+            } else if i % 131 == 3 {
+                s.error = Some(ErrorKind::Reset);
+                s.status = 0;
+                r.add_example(ErrorKind::Reset, format!("reset: {PAYLOAD}"));
+            }
+            r.record(&s);
+        }
+        timeline.push(IntervalRow::from_recorder(
+            1_700_000_000 + sec,
+            sec as f64,
+            &r,
+        ));
+        total.merge(&r);
+    }
+    let mut s = RunSummary {
+        config,
+        env: Environment {
+            pelt_version: "0.1.0".into(),
+            os: "linux".into(),
+            arch: "x86_64".into(),
+            cores: 2,
+            threads: 2,
+            target_addrs: vec!["127.0.0.1:8080".into()],
+            started_unix_ms: 1_700_000_000_000,
+        },
+        total,
+        timeline,
+        duration: Duration::from_secs(seconds),
+        elapsed: Duration::from_millis(seconds * 1000 + 80),
+        warmup_requests: 0,
+        interrupted: false,
+        complete: true,
+        window: None,
+        warnings: Vec::new(),
+    };
+    s.warnings = s.diagnose();
+    s
+}
+
+fn chromium() -> &'static Path {
+    let path = Path::new(CHROMIUM);
+    assert!(
+        path.exists(),
+        "chromium is not installed: run scripts/test, which installs it"
+    );
+    path
+}
+
+/// What one Chromium run left behind.
+struct Run {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs headless Chromium on `page` with `args`, in its own process group
+/// (so a hung run is killed with every helper process it started), with
+/// a fresh profile and nothing that would reach the network.
+fn run_chromium(dir: &Path, page: &Path, args: &[String]) -> Run {
+    let profile = tempfile::tempdir_in(dir).unwrap();
+    let out_path = dir.join(format!("out-{}.txt", fastish_id()));
+    let err_path = dir.join(format!("err-{}.txt", fastish_id()));
+    let mut child = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path).unwrap())
+        .stderr(File::create(&err_path).unwrap())
+        .process_group(0)
+        .spawn()
+        .expect("chromium starts");
+    let deadline = Instant::now() + CHROMIUM_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            // Kill the whole group: the browser and its helpers.
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.wait();
+            panic!(
+                "chromium did not finish within {CHROMIUM_TIMEOUT:?}; stderr:\n{}",
+                std::fs::read_to_string(&err_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Run {
+        status,
+        stdout: std::fs::read_to_string(&out_path).unwrap(),
+        stderr: std::fs::read_to_string(&err_path).unwrap(),
+    }
+}
+
+/// Distinct file names for runs within one temp dir.
+fn fastish_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Chromium logs page console messages (any level, uncaught exceptions
+/// included) as `...:INFO:CONSOLE(line)] "message", source: ...`.
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+fn write_report(dir: &Path, runs: &[Labeled<'_>]) -> PathBuf {
+    let page = render(runs);
+    let path = dir.join("report.html");
+    std::fs::write(&path, page).unwrap();
+    path
+}
+
+#[test]
+fn screenshot_is_a_real_picture() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two runs, to see the overlays and legends too.
+    let (before, after) = (summary(0), summary(1));
+    let page = write_report(
+        dir.path(),
+        &[
+            Labeled {
+                label: "before".into(),
+                summary: &before,
+            },
+            Labeled {
+                label: format!("after {PAYLOAD}"),
+                summary: &after,
+            },
+        ],
+    );
+    let shot = dir.path().join("shot.png");
+    let run = run_chromium(
+        dir.path(),
+        &page,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1280,2400".into(),
+            "--hide-scrollbars".into(),
+        ],
+    );
+    assert!(run.status.success(), "chromium failed:\n{}", run.stderr);
+    let png = std::fs::read(&shot).expect("chromium wrote the screenshot");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG file");
+    assert!(
+        png.len() > 10 * 1024,
+        "a {} byte screenshot is too small to hold the report",
+        png.len()
+    );
+    assert_eq!(console_lines(&run.stderr), Vec::<&str>::new());
+    // To look at the page: PELT_HTML_SCREENSHOT=/tmp/report.png cargo test ...
+    // keeps the screenshot there, and the page beside it (/tmp/report.html).
+    if let Some(keep) = std::env::var_os("PELT_HTML_SCREENSHOT") {
+        let keep = PathBuf::from(keep);
+        std::fs::copy(&shot, &keep).unwrap();
+        std::fs::copy(&page, keep.with_extension("html")).unwrap();
+    }
+}
+
+#[test]
+fn browser_builds_the_report_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = summary(1);
+    let page = write_report(
+        dir.path(),
+        &[Labeled {
+            label: format!("run {PAYLOAD}"),
+            summary: &s,
+        }],
+    );
+    let run = run_chromium(dir.path(), &page, &["--dump-dom".into()]);
+    assert!(run.status.success(), "chromium failed:\n{}", run.stderr);
+    let dom = run.stdout;
+    assert!(dom.contains("<svg"), "no chart in the DOM:\n{dom}");
+    assert_eq!(dom.matches("<svg").count(), 4, "four charts");
+
+    // The numbers the browser shows carry the JSON report's values.
+    let json = json_value(&s);
+    for (key, value) in [
+        ("requests.total", &json["requests"]["total"]),
+        ("requests.rate", &json["requests"]["rate"]),
+        ("requests.success_ratio", &json["requests"]["success_ratio"]),
+        ("duration_s", &json["duration_s"]),
+        (
+            "latency.response_time.percentiles_s.p99",
+            &json["latency"]["response_time"]["percentiles_s"]["p99"],
+        ),
+        ("errors.timeout", &json["errors"]["timeout"]),
+        ("status_codes.503", &json["status_codes"]["503"]),
+    ] {
+        assert!(value.is_number(), "{key} is a number in the JSON report");
+        let attrs = format!("data-key=\"{key}\" data-value=\"{value}\"");
+        assert!(dom.contains(&attrs), "the DOM has {attrs}");
+    }
+
+    // The payload stayed text: no element came of it, and nothing ran.
+    let title_start = dom.find("<title>").expect("a title") + "<title>".len();
+    let title = &dom[title_start..title_start + dom[title_start..].find("</title>").unwrap()];
+    // (The title names the URL, so the payload's text is in it, escaped.)
+    assert!(
+        title.starts_with("pelt report: GET http://"),
+        "title is {title:?}"
+    );
+    assert_ne!(title.trim(), "pwned");
+    let lower = dom.to_lowercase();
+    assert!(!lower.contains("<script"), "a script element in the DOM");
+    assert!(!lower.contains("<img"), "an img element in the DOM");
+    assert!(dom.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"));
+    assert!(
+        dom.contains("timed out: &lt;script&gt;"),
+        "the error example is shown"
+    );
+
+    assert_eq!(console_lines(&run.stderr), Vec::<&str>::new());
+}
+
+/// The console check above is only worth something if this Chromium
+/// reports console output the way `console_lines` expects.
+#[test]
+fn console_errors_would_be_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("noisy.html");
+    std::fs::write(
+        &page,
+        "<!DOCTYPE html><title>noisy</title><script>console.error('seen'); notDefined();</script>",
+    )
+    .unwrap();
+    let run = run_chromium(dir.path(), &page, &["--dump-dom".into()]);
+    assert!(run.status.success(), "chromium failed:\n{}", run.stderr);
+    let lines = console_lines(&run.stderr);
+    assert!(
+        lines.iter().any(|l| l.contains("seen")),
+        "console.error not logged:\n{}",
+        run.stderr
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("Uncaught")),
+        "uncaught exception not logged:\n{}",
+        run.stderr
+    );
+}

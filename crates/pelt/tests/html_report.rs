@@ -1,0 +1,148 @@
+//! The HTML report end to end: real runs against a hostile server, saved,
+//! overlaid by `pelt report --format html`, opened in headless Chromium.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use support::pelt::pelt;
+
+const TITLE_ATTACK: &str = "document.title='pwned'";
+
+/// Answers up to `connections` connections with responses that put markup
+/// where pelt reports server data: a header value, and the bytes of a
+/// response that is not HTTP.
+fn hostile_server(connections: usize) -> (u16, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        for stream in listener.incoming().take(connections) {
+            let Ok(mut s) = stream else { continue };
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut buf = [0u8; 4096];
+            let n = s.read(&mut buf).unwrap_or(0);
+            let request = String::from_utf8_lossy(&buf[..n]);
+            let response = if request.contains("/header") {
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: <script>{TITLE_ATTACK}</script>\r\n\r\n"
+                )
+            } else {
+                format!(
+                    "<img src=x onerror=\"{TITLE_ATTACK}\"><script>{TITLE_ATTACK}</script>\r\n\r\n"
+                )
+            };
+            let _ = s.write_all(response.as_bytes());
+        }
+    });
+    (port, handle)
+}
+
+#[test]
+fn server_and_url_markup_is_escaped_and_never_runs() {
+    let data = tempfile::tempdir().unwrap();
+    let (port, server) = hostile_server(10);
+    let mut files = Vec::new();
+    for part in ["header", "body"] {
+        let file = data.path().join(format!("{part}.pelt"));
+        let url = format!("http://127.0.0.1:{port}/<script>{TITLE_ATTACK}</script>/{part}");
+        let out = pelt()
+            .args([&url, "-n", "5", "-c", "1", "--no-keepalive", "-o"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        files.push(file);
+    }
+    server.join().unwrap();
+    let out = pelt()
+        .arg("report")
+        .args(&files)
+        .args(["--format", "html"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = String::from_utf8(out.stdout).unwrap();
+    // The server's markup is in the page, as text.
+    assert!(
+        page.contains("&lt;script&gt;"),
+        "URL and messages shown escaped"
+    );
+    assert!(
+        page.contains("&lt;img"),
+        "the body excerpt is shown escaped"
+    );
+    assert!(!page.contains("<script"), "no script element");
+    assert!(!page.contains("<img"), "no img element");
+    // Every request failed fast, so nothing is timed: the two timelines are
+    // drawn, the two latency distributions say there is nothing to draw.
+    assert_eq!(page.matches("<svg").count(), 2, "the timelines");
+    assert!(page.contains("No timed responses"));
+
+    // And a browser agrees: nothing ran.
+    let html = data.path().join("report.html");
+    std::fs::write(&html, &page).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let chromium = "/usr/bin/chromium";
+    assert!(
+        std::path::Path::new(chromium).exists(),
+        "chromium is not installed: run scripts/test, which installs it"
+    );
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", html.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut dom = String::new();
+    let reader = child.stdout.take().unwrap();
+    let read = std::thread::spawn(move || {
+        let mut r = reader;
+        let mut s = String::new();
+        let _ = r.read_to_string(&mut s);
+        s
+    });
+    // Bounded: chromium must finish within a minute.
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("chromium did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    dom.push_str(&read.join().unwrap());
+    let title = dom
+        .split("<title>")
+        .nth(1)
+        .and_then(|t| t.split("</title>").next())
+        .unwrap_or_default();
+    assert!(!title.contains("pwned"), "a script ran: title {title:?}");
+    assert!(title.contains("pelt"), "title {title:?}");
+    assert!(
+        !dom.contains("<script"),
+        "no script element in the live DOM"
+    );
+    assert_eq!(dom.matches("<svg").count(), 2);
+}

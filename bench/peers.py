@@ -147,6 +147,38 @@ def system_busy_ticks() -> int:
     return int(fields[1]) + int(fields[2]) + int(fields[3])
 
 
+def process_ticks() -> dict[int, tuple[str, int]]:
+    """Every process's command name and utime + stime (clock ticks)."""
+    snapshot = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        comm = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text[text.rindex(")") + 2 :].split()
+        snapshot[int(entry)] = (comm, int(fields[11]) + int(fields[12]))
+    return snapshot
+
+
+def top_others(before: dict, after: dict, exclude: set[int], wall: float) -> list[list]:
+    """The processes (other than `exclude`) that used the most CPU between
+    two snapshots, as [name, share of one core]; those that exited in between
+    are not seen."""
+    used: dict[str, int] = {}
+    for pid, (comm, ticks) in after.items():
+        if pid in exclude:
+            continue
+        delta = ticks - before.get(pid, (comm, 0))[1]
+        if delta > 0:
+            used[comm] = used.get(comm, 0) + delta
+    ranked = sorted(used.items(), key=lambda kv: -kv[1])[:3]
+    return [[comm, round(ticks / CLK_TCK / wall, 3)] for comm, ticks in ranked if ticks / CLK_TCK / wall >= 0.01]
+
+
 def children_of(pid: int) -> list[int]:
     kids = []
     for entry in os.listdir("/proc"):
@@ -438,7 +470,11 @@ def parse_bombardier(out: str, _err: str, _dir: Path) -> Parsed:
 def parse_oha(out: str, _err: str, _dir: Path) -> Parsed:
     data = json.loads(out[out.index("{") :])
     codes = data.get("statusCodeDistribution", {})
-    errors_by_kind = data.get("errorDistribution", {})
+    # Requests still in flight at the deadline are cancelled and listed as
+    # errors; they were never completed, so they are neither.
+    errors_by_kind = {
+        k: v for k, v in data.get("errorDistribution", {}).items() if "aborted due to deadline" not in k
+    }
     ok = sum(int(v) for k, v in codes.items() if k.startswith(("2", "3")))
     requests = sum(int(v) for v in codes.values()) + sum(int(v) for v in errors_by_kind.values())
     pct = data.get("latencyPercentiles", {})
@@ -664,6 +700,46 @@ TOOL_CLASSES = {"wrk": Wrk, "ab": Ab, "hey": Hey, "vegeta": Vegeta, "bombardier"
 # ---------------------------------------------------------------- running
 
 
+class Quiet:
+    """Waits before each run until other processes leave the CPUs alone.
+
+    On a shared machine a compile or a test on either core distorts both the
+    tool and nginx. Before each run this samples /proc/stat for 1 s and, while
+    more than NOISY_OTHER_CPU of a core is busy, keeps waiting, up to
+    `per_run` seconds per run and `total` seconds over the whole benchmark;
+    after that the run goes ahead (and is flagged noisy if others kept on)."""
+
+    def __init__(self, per_run: float, total: float):
+        self.per_run = per_run
+        self.budget = total
+
+    def wait(self) -> float:
+        if self.per_run <= 0 or self.budget <= 0:
+            time.sleep(0.5)
+            return 0.0
+        start = time.monotonic()
+        limit = start + min(self.per_run, self.budget)
+        logged = False
+        while True:
+            before, busy0 = process_ticks(), system_busy_ticks()
+            time.sleep(1.0)
+            busy = (system_busy_ticks() - busy0) / CLK_TCK
+            if busy <= NOISY_OTHER_CPU or time.monotonic() >= limit:
+                break
+            if not logged:
+                top = ", ".join(f"{n} {c:.0%}" for n, c in top_others(before, process_ticks(), {os.getpid()}, 1.0))
+                log(f"  waiting for other processes to leave the CPUs ({busy:.0%} of a core busy: {top or '?'})")
+                logged = True
+        waited = time.monotonic() - start - 1.0
+        self.budget -= max(0.0, waited)
+        if waited > 0.5:
+            log(f"  waited {waited:.0f} s" + ("" if busy <= NOISY_OTHER_CPU else "; still busy, running anyway"))
+        return max(0.0, waited)
+
+
+QUIET = Quiet(0, 0)
+
+
 class Interrupted(Exception):
     pass
 
@@ -741,7 +817,8 @@ def run_one(
     env = dict(os.environ, **spec.env)
     stdout_path, stderr_path = rundir / "stdout", rundir / "stderr"
 
-    time.sleep(0.5)  # let the previous run's sockets and CPU settle
+    record["waited_s"] = QUIET.wait()  # also lets the previous run's sockets settle
+    procs0 = process_ticks()
     nginx0 = nginx.cpu_ticks()
     sys0 = system_busy_ticks()
     with open(stdout_path, "w") as out, open(stderr_path, "w") as err:
@@ -783,6 +860,7 @@ def run_one(
     wall = time.monotonic() - start
     nginx1 = nginx.cpu_ticks()
     sys1 = system_busy_ticks()
+    procs1 = process_ticks()
 
     out_text = stdout_path.read_text(errors="replace")
     err_text = stderr_path.read_text(errors="replace")
@@ -810,6 +888,8 @@ def run_one(
         other = (sys1 - sys0) / CLK_TCK - record["cpu_s"] - nginx_cpu_s
         record["other_cpu"] = max(0.0, other) / wall
         record["noisy"] = record["other_cpu"] > NOISY_OTHER_CPU
+        exclude = {nginx.worker, os.getpid(), proc.proc.pid}
+        record["other_top"] = top_others(procs0, procs1, exclude, wall)
     if proc.proc.returncode != 0 and "error" not in record:
         record["error"] = f"exit code {proc.proc.returncode}: {tail(err_text or out_text)}"
     if "error" not in record:
@@ -889,6 +969,8 @@ def verdict(s: dict) -> str:
     client = s["client_busy"]["median"]
     if nginx is None or client is None:
         return "?"
+    if nginx >= SATURATED and client >= SATURATED:
+        return f"both saturated (nginx {nginx:.0%}, client {client:.0%})"
     if nginx >= SATURATED:
         return f"server-bound (nginx {nginx:.0%})"
     if client >= SATURATED:
@@ -978,7 +1060,13 @@ def render(result: dict) -> str:
     )
     add(
         f"- Medians over rounds; runs where other processes used > {NOISY_OTHER_CPU:.0%} of a core are flagged "
-        "noisy and left out when clean runs remain. Noise between runs is ±20 %: compare ratios, not absolute numbers."
+        "noisy and left out when clean runs remain"
+        + (
+            f"; before each run the harness waited up to {cfg['wait_quiet_s']:g} s for other processes to leave the CPUs"
+            if cfg.get("wait_quiet_s")
+            else ""
+        )
+        + ". Noise between runs is ±20 %: compare ratios, not absolute numbers."
     )
     add("")
     add("## Tools")
@@ -1098,9 +1186,13 @@ def render(result: dict) -> str:
         add("## Failed and noisy runs")
         add("")
         for r in failures:
-            add(f"- failed: {r['test']} {r['tool']} {r.get('offered_rate', '')}: {r['error']}")
+            add(f"- failed: {run_label(r)}: {r['error']}")
         for r in noisy:
-            add(f"- noisy: {r['test']} {r['tool']} {r.get('offered_rate', '')} (other processes {r['other_cpu']:.0%} of a core)")
+            top = ", ".join(f"{name} {share:.0%}" for name, share in r.get("other_top", []))
+            add(
+                f"- noisy: {run_label(r)}: other processes used {r['other_cpu']:.0%} of a core"
+                + (f" ({top})" if top else "")
+            )
         add("")
 
     add("## Commands")
@@ -1122,6 +1214,11 @@ def render(result: dict) -> str:
         add(f"- {label}, {r['tool']}: `{' '.join(argv)}`")
     add("")
     return "\n".join(lines)
+
+
+def run_label(r: dict) -> str:
+    rate = f" {fmt_num(r['offered_rate'])}/s" if r.get("offered_rate") else ""
+    return f"round {r.get('round', '?')} {r['test']}{rate} {r['tool']}"
 
 
 def shown_arg(arg: str, result: dict) -> str:
@@ -1175,6 +1272,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--path", default="/", help="URL path for the max-load and rate tests: / (ok), /1k.bin, /100k.bin")
     p.add_argument("--tests", default="max,rate,stall", help="comma-separated subset of max,rate,stall")
     p.add_argument("--out-dir", default=str(REPO / "bench/out"), help="where the .md and .json go (default bench/out)")
+    p.add_argument(
+        "--wait-quiet",
+        type=float,
+        help="before each run, wait up to this many seconds for other processes to leave the CPUs "
+        "(default 60, at most 20 min in all; --quick 0)",
+    )
     p.add_argument("--command-line", help=argparse.SUPPRESS)
     p.add_argument("--skip-install", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -1183,11 +1286,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.duration = args.duration or 2.0
         args.rates = args.rates or "2000"
         args.stall = {"rate": 1000.0, "duration_s": 2.0, "at_s": 0.5, "length_s": 0.5}
+        args.wait_quiet = 0.0 if args.wait_quiet is None else args.wait_quiet
     else:
         args.rounds = args.rounds or 3
         args.duration = args.duration or 10.0
         args.rates = args.rates or "5000,20000"
         args.stall = {"rate": 1000.0, "duration_s": 10.0, "at_s": 3.0, "length_s": 1.0}
+        args.wait_quiet = 60.0 if args.wait_quiet is None else args.wait_quiet
     if args.rounds < 1 or args.duration <= 0:
         p.error("--rounds must be at least 1 and --duration positive")
     args.rate_list = [float(r) for r in args.rates.split(",") if r.strip()]
@@ -1222,6 +1327,8 @@ def main(argv: list[str]) -> int:
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     t0 = time.monotonic()
     client_cpu, server_cpu = pick_cpus()
+    global QUIET
+    QUIET = Quiet(args.wait_quiet, 20 * 60)
 
     tools: dict[str, Tool] = {}
     tool_info: dict[str, dict] = {}
@@ -1267,6 +1374,7 @@ def main(argv: list[str]) -> int:
             "client_cpu": client_cpu,
             "server_cpu": server_cpu,
             "stall": st,
+            "wait_quiet_s": args.wait_quiet,
         },
         "tools": tool_info,
         "stall_truth_p99_s": truth,

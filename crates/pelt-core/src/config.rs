@@ -19,6 +19,11 @@ pub const DEFAULT_RATE_CONNECTIONS: u32 = 100;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default connect timeout.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Highest accepted `--rate`: beyond any one machine, and keeps schedule
+/// arithmetic (f64 nanoseconds) exact.
+pub const MAX_RATE: f64 = 10_000_000.0;
+/// Largest request body: bodies are held in memory and stored with the run.
+pub const MAX_BODY: usize = 32 << 20;
 /// Default run length when neither a count nor a duration is given.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
@@ -132,8 +137,12 @@ pub enum ConfigError {
     NoTargets,
     #[error("-c/--connections must be at least 1")]
     NoConnections,
-    #[error("--rate must be a positive number of requests per second, like --rate 1000")]
+    #[error("--rate must be a positive number of requests per second, at most 10,000,000, like --rate 1000")]
     BadRate,
+    #[error(
+        "the request body is larger than 32 MiB; pelt holds bodies in memory, so use a smaller one"
+    )]
+    BodyTooLarge,
     #[error("-n/--requests must be at least 1")]
     NoRequests,
     #[error("-d/--duration must be longer than zero, like -d 10s")]
@@ -169,9 +178,12 @@ impl RunConfig {
             return Err(ConfigError::NoConnections);
         }
         if let Some(rate) = self.load.rate() {
-            if !(rate.is_finite() && rate > 0.0) {
+            if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE) {
                 return Err(ConfigError::BadRate);
             }
+        }
+        if self.targets.iter().any(|t| t.body.len() > MAX_BODY) {
+            return Err(ConfigError::BodyTooLarge);
         }
         if self.stop.requests == Some(0) {
             return Err(ConfigError::NoRequests);

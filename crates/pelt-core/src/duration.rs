@@ -22,7 +22,7 @@ pub struct DurationError {
 /// milliseconds and guessing wrong silently ruins a benchmark.
 pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
     let err = |reason| DurationError {
-        input: input.to_string(),
+        input: input.escape_debug().to_string(),
         reason,
     };
     let s = input.trim();

@@ -140,6 +140,21 @@ impl Recorder {
         }
     }
 
+    /// Records `n` requests that were due at about `intended` and never
+    /// sent before the run ended: unfinished, timed up to `done`.
+    pub fn record_unsent(&mut self, intended: Nanos, done: Nanos, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.requests += n;
+        self.errors[ErrorKind::Unfinished.index()] += n;
+        self.first_intended = self.first_intended.min(intended);
+        self.last_done = self.last_done.max(done);
+        let _ = self
+            .response
+            .record_n(done.saturating_sub(intended).min(MAX_TRACKABLE_NS), n);
+    }
+
     /// Records a successfully opened connection and its phase times.
     pub fn record_connection(&mut self, connect_ns: u64, tls_ns: Option<u64>) {
         self.connections += 1;

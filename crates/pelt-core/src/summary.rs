@@ -301,8 +301,10 @@ impl Window {
                     .map_err(|e| format!("invalid window '{text}': {e}"))
             }
         };
+        // An open start means from the very start: the first, partial
+        // second lies before 0 and must not be cut off.
         let w = Window {
-            from_s: side(from, 0.0)?,
+            from_s: side(from, f64::NEG_INFINITY)?,
             to_s: side(to, f64::INFINITY)?,
         };
         if w.to_s <= w.from_s {
@@ -318,6 +320,25 @@ impl Window {
     pub fn contains(&self, offset_s: f64) -> bool {
         let mid = offset_s + 0.5;
         mid >= self.from_s && mid < self.to_s
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::Window;
+
+    #[test]
+    fn an_open_start_keeps_the_first_partial_second() {
+        let w = Window::parse("..30s").unwrap();
+        assert!(
+            w.contains(-0.9),
+            "a second starting 0.9 s before measurement"
+        );
+        assert!(!w.contains(29.6));
+        let w = Window::parse("10s..").unwrap();
+        assert!(w.contains(9.6) && !w.contains(9.4));
+        assert!(Window::parse("5s..1s").is_err());
+        assert!(Window::parse("10s").is_err());
     }
 }
 

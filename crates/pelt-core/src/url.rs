@@ -49,7 +49,9 @@ impl Url {
     /// Parses an absolute http or https URL.
     pub fn parse(input: &str) -> Result<Url, UrlError> {
         let err = |reason: &str| UrlError {
-            input: input.to_string(),
+            // Escaped, so that an error about a pasted line break is still
+            // one line.
+            input: input.escape_debug().to_string(),
             reason: reason.to_string(),
         };
         let s = input.trim();

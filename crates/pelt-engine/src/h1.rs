@@ -253,6 +253,10 @@ pub async fn read_response<S: AsyncRead + Unpin>(
                         bytes_in += n as u64;
                         body_bytes += n as u64;
                     }
+                    // rustls reports a close without close_notify as an
+                    // unexpected EOF; for a body that ends at the close,
+                    // the close is the end.
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
                     Err(e) => return fail(read_error_kind(&e), &e.to_string(), bytes_in),
                 }
             }

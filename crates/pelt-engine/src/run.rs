@@ -123,6 +123,7 @@ impl Run {
             origins: origins.clone(),
             tls,
             pacer,
+            total_slots,
             measure_from,
             deadline,
             timeout: config.http.timeout,
@@ -259,17 +260,19 @@ fn resolve_origins(config: &RunConfig) -> Result<(Vec<Origin>, Vec<usize>), Engi
             target_origin.push(i);
             continue;
         }
-        let addr: SocketAddr = (t.url.host.as_str(), t.url.port)
+        let addrs: Vec<SocketAddr> = (t.url.host.as_str(), t.url.port)
             .to_socket_addrs()
             .map_err(|e| EngineError::Resolve {
                 host: t.url.host.clone(),
                 detail: e.to_string(),
             })?
-            .next()
-            .ok_or_else(|| EngineError::Resolve {
+            .collect();
+        let addr = pick_reachable(&addrs, config.http.connect_timeout).ok_or_else(|| {
+            EngineError::Resolve {
                 host: t.url.host.clone(),
                 detail: "no addresses found".into(),
-            })?;
+            }
+        })?;
         let tls = match t.url.scheme {
             Scheme::Http => None,
             Scheme::Https => Some(ServerName::try_from(t.url.host.clone()).map_err(|e| {
@@ -286,6 +289,25 @@ fn resolve_origins(config: &RunConfig) -> Result<(Vec<Origin>, Vec<usize>), Engi
     Ok((origins, target_origin))
 }
 
+/// The first address that accepts a connection, else the first address.
+///
+/// `localhost` often resolves to `::1` first while the server listens on
+/// 127.0.0.1 only: browsers and curl fall back, and so must a load
+/// generator, or every request of the run fails to connect. Only names
+/// with several addresses are probed.
+fn pick_reachable(addrs: &[SocketAddr], timeout: Duration) -> Option<SocketAddr> {
+    if addrs.len() > 1 {
+        let probe = timeout.min(Duration::from_secs(1));
+        if let Some(a) = addrs
+            .iter()
+            .find(|a| std::net::TcpStream::connect_timeout(a, probe).is_ok())
+        {
+            return Some(*a);
+        }
+    }
+    addrs.first().copied()
+}
+
 /// Merges the workers' seconds, in order, into the summary.
 struct Collector {
     plan: Arc<Plan>,
@@ -297,6 +319,8 @@ struct Collector {
     builder: SummaryBuilder,
     warmup_requests: u64,
     cut: Option<Nanos>,
+    /// Whether `-n` could end the run.
+    count_limited: bool,
 }
 
 const NS: u64 = 1_000_000_000;
@@ -304,7 +328,9 @@ const NS: u64 = 1_000_000_000;
 impl Collector {
     fn new(plan: Arc<Plan>, header: RunHeader, workers: usize) -> Collector {
         let first = header.measure_start_unix_ns / NS;
+        let count_limited = header.config.stop.requests.is_some();
         Collector {
+            count_limited,
             plan,
             progress: vec![None; workers],
             pending: BTreeMap::new(),
@@ -371,16 +397,33 @@ impl Collector {
     }
 
     fn finish(self) -> RunSummary {
-        let start = self.plan.measure_from;
+        let plan = &self.plan;
+        let start = plan.measure_from;
         let last_done = self.builder.total().last_done.max(start);
-        let (duration, elapsed) = match self.cut {
-            Some(cut) => (cut.saturating_sub(start), last_done.max(cut) - start),
-            // Ran out of work (-n): like ab, time until the last response.
-            None => (last_done - start, last_done - start),
-        };
         let interrupted = self
             .cut
-            .is_some_and(|c| self.plan.deadline.is_none_or(|d| c < d));
+            .is_some_and(|c| plan.deadline.is_none_or(|d| c < d));
+        // When sending ended, by the plan rather than by when the last
+        // response happened to arrive: a rate run's duration is its
+        // schedule, or "1,000 req/s for 5 s" would read as 1,250 req/s when
+        // the last response came back at 4 s.
+        let send_end = match (self.cut, &plan.pacer, plan.total_slots) {
+            (Some(cut), _, _) if interrupted => cut,
+            (_, Some(pacer), Some(slots)) => {
+                let end = pacer.at(slots);
+                plan.deadline.map_or(end, |d| end.min(d))
+            }
+            (_, Some(_), None) => plan.deadline.unwrap_or(last_done),
+            (Some(cut), None, _) => cut,
+            // Closed loop: the deadline if it ended the run (a count can
+            // end it first), else like ab, the last response.
+            (None, None, _) => match plan.deadline {
+                Some(d) if plan.total_slots.is_none() && !self.count_limited => d,
+                _ => last_done,
+            },
+        };
+        let duration = send_end.saturating_sub(start);
+        let elapsed = last_done.max(send_end) - start;
         self.builder.finish(Some(&RunFooter {
             duration_ns: duration,
             elapsed_ns: elapsed,
@@ -403,6 +446,20 @@ pub fn footer_of(summary: &RunSummary) -> RunFooter {
 #[cfg(test)]
 mod tests {
     use super::split;
+
+    #[test]
+    fn an_address_that_accepts_is_preferred() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let open = listener.local_addr().unwrap();
+        // Port 1 on loopback refuses at once.
+        let refused: std::net::SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let pick = super::pick_reachable(&[refused, open], std::time::Duration::from_secs(1));
+        assert_eq!(pick, Some(open));
+        assert_eq!(
+            super::pick_reachable(&[refused], std::time::Duration::from_secs(1)),
+            Some(refused)
+        );
+    }
 
     #[test]
     fn split_is_exact() {

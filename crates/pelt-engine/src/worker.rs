@@ -34,6 +34,8 @@ pub(crate) struct Plan {
     pub tls: Option<tokio_rustls::TlsConnector>,
     /// `None` for a closed loop.
     pub pacer: Option<Box<dyn Pacer>>,
+    /// Rate mode with `-n`: schedule slots in all (warm-up included).
+    pub total_slots: Option<u64>,
     /// Requests intended before this are warm-up.
     pub measure_from: Nanos,
     /// No request starts at or after this.
@@ -466,26 +468,40 @@ impl Worker {
             slot.state.set(Slot::IDLE);
         }
         if let (Some(pacer), true) = (&self.plan.pacer, cut != Nanos::MAX) {
-            let targets = self.plan.requests.len() as u64;
-            let mut seq = self.next.get();
-            while self.share.slots.is_none_or(|limit| seq < limit) {
-                let global = seq * self.share.workers as u64 + self.share.index as u64;
-                let intended = pacer.at(global);
-                if intended >= cut || self.plan.deadline.is_some_and(|d| intended >= d) {
-                    break;
-                }
-                let target = (global % targets) as u32;
-                self.record(&Sample::failed(
-                    target,
-                    intended,
-                    now,
-                    ErrorKind::Unfinished,
-                ));
-                seq += 1;
+            // Slots that fell due before the stop but never got a
+            // connection: this worker's share of them, in bulk when there
+            // are many (a dead server at a high rate leaves millions).
+            let stop = self.plan.deadline.map_or(cut, |d| cut.min(d));
+            let due_global = pacer.count_before(stop);
+            let (w, workers) = (self.share.index as u64, self.share.workers as u64);
+            let mut due_local = if due_global > w {
+                (due_global - w).div_ceil(workers)
+            } else {
+                0
+            };
+            if let Some(limit) = self.share.slots {
+                due_local = due_local.min(limit);
+            }
+            let first = self.next.get();
+            let pending = due_local.saturating_sub(first);
+            let step = pending.div_ceil(MAX_UNFINISHED_RECORDS).max(1);
+            let mut seq = first;
+            while seq < due_local {
+                let n = step.min(due_local - seq);
+                // Each group is recorded at its middle slot's time.
+                let mid = (seq + n / 2) * workers + w;
+                self.intervals
+                    .borrow_mut()
+                    .record_unsent(pacer.at(mid), now, n);
+                seq += n;
             }
         }
     }
 }
+
+/// At most this many separate records for slots left unsent at the end;
+/// beyond it they are recorded in groups.
+const MAX_UNFINISHED_RECORDS: u64 = 100_000;
 
 #[derive(Debug, Default)]
 struct Progress {
@@ -553,6 +569,18 @@ impl Intervals {
         self.current.record(s);
     }
 
+    /// Records `n` slots scheduled around `intended` that were never sent.
+    fn record_unsent(&mut self, intended: Nanos, done: Nanos, n: u64) {
+        if intended < self.measure_from {
+            self.warmup += n;
+            return;
+        }
+        if done >= self.end {
+            self.rotate(done);
+        }
+        self.current.record_unsent(intended, done, n);
+    }
+
     /// Sends the current second and starts the one containing `t`.
     fn rotate(&mut self, t: Nanos) {
         let rec = std::mem::take(&mut self.current);
@@ -577,6 +605,12 @@ async fn connection(worker: Rc<Worker>, slot: usize) {
             .await;
         worker.slots[slot].state.set(Slot::IDLE);
         worker.record(&sample);
+        if sample.error.is_some() {
+            // A connect that fails synchronously (EMFILE, EADDRNOTAVAIL)
+            // never returns Pending: without this the loop would starve
+            // the worker's other tasks, its ticker and Ctrl-C.
+            tokio::task::yield_now().await;
+        }
     }
     worker.alive.set(worker.alive.get() - 1);
     if worker.alive.get() == 0 {

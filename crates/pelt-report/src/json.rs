@@ -86,7 +86,7 @@ pub fn json_value(s: &RunSummary) -> Value {
         "interrupted": s.interrupted,
         "complete": s.complete,
         "window": s.window.map(|w| json!({
-            "from_s": w.from_s,
+            "from_s": w.from_s.max(0.0),
             "to_s": if w.to_s.is_finite() { json!(w.to_s) } else { Value::Null },
         })),
         "requests": {

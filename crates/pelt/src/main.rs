@@ -67,14 +67,14 @@ fn with_implicit_run(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsStrin
 /// `--help` and `--version` print as usual.
 fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if matches!(
-        e.kind(),
-        ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-    ) {
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
         return ExitCode::SUCCESS;
+    }
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // Bare `pelt`: the help is the answer, but the command was not.
+        let _ = e.print();
+        return ExitCode::from(2);
     }
     let rendered = e.render().to_string();
     let first = rendered

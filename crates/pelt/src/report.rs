@@ -5,7 +5,7 @@ use crate::run::{html, render_one};
 use crate::save;
 use crate::UserError;
 use pelt_core::{
-    Recorder, ResultsReader, RunFooter, RunHeader, RunSummary, SummaryBuilder, Window,
+    Load, Recorder, ResultsReader, RunFooter, RunHeader, RunSummary, SummaryBuilder, Window,
 };
 use std::fs::File;
 use std::io::BufReader;
@@ -106,6 +106,30 @@ impl Merged {
             }
             header.measure_start_unix_ns =
                 header.measure_start_unix_ns.min(h.measure_start_unix_ns);
+            // Several machines offered their loads together.
+            header.config.load =
+                match (header.config.load, h.config.load) {
+                    (
+                        Load::Rate {
+                            rate: a,
+                            connections: c,
+                        },
+                        Load::Rate {
+                            rate: b,
+                            connections: d,
+                        },
+                    ) => Load::Rate {
+                        rate: a + b,
+                        connections: c + d,
+                    },
+                    (Load::Closed { connections: c }, Load::Closed { connections: d }) => {
+                        Load::Closed { connections: c + d }
+                    }
+                    _ => return Err(UserError(
+                        "cannot --merge a rate run with a closed-loop run: they are not one run"
+                            .into(),
+                    )),
+                };
         }
         let mut merged = Merged {
             files: files.to_vec(),

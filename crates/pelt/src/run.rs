@@ -30,7 +30,8 @@ impl TryFrom<&RunArgs> for RunConfig {
             Some(m) => {
                 if m.is_empty() || !m.bytes().all(is_token_byte) {
                     return Err(UserError(format!(
-                        "invalid method '{m}'; use a plain word like GET, POST or PUT"
+                        "invalid method '{}'; use a plain word like GET, POST or PUT",
+                        m.escape_debug()
                     )));
                 }
                 m.to_ascii_uppercase()
@@ -54,6 +55,7 @@ impl TryFrom<&RunArgs> for RunConfig {
                             .into(),
                     ));
                 }
+                // (The upper bound is checked with the rest in validate().)
                 Load::Rate {
                     rate,
                     connections: a.connections.unwrap_or(DEFAULT_RATE_CONNECTIONS),
@@ -110,7 +112,12 @@ fn is_token_byte(b: u8) -> bool {
 }
 
 fn parse_header(h: &str) -> Result<(String, String), UserError> {
-    let bad = |why: &str| UserError(format!("invalid header '{h}': {why}; use -H 'Name: value'"));
+    let bad = |why: &str| {
+        UserError(format!(
+            "invalid header '{}': {why}; use -H 'Name: value'",
+            h.escape_debug()
+        ))
+    };
     let (name, value) = h.split_once(':').ok_or_else(|| bad("there is no ':'"))?;
     let name = name.trim();
     if name.is_empty() || !name.bytes().all(is_token_byte) {
@@ -254,6 +261,9 @@ mod tests {
             (&["http://h/", "-H", "NoColon"], "-H 'Name: value'"),
             (&["http://h/", "-m", "GE T"], "invalid method"),
             (&["http://h/", "-c", "0"], "at least 1"),
+            (&["http://h/", "-H", "X: a\nb"], "line break"),
+            (&["http://h/a\nb", "-n", "1"], "invalid URL"),
+            (&["http://h/", "--rate", "1e300"], "at most 10,000,000"),
             (
                 &["http://h/", "--body-file", "/no/such/file"],
                 "cannot read --body-file",

@@ -246,6 +246,10 @@ fn bad_input_exits_2_with_one_line() {
         ),
         (vec!["run", "http://no.such.host.invalid/"], "resolve"),
         (vec!["serve", "--host", "localhost:1"], "--host"),
+        (
+            vec!["run", "http://127.0.0.1:1/", "--rate", "1e300"],
+            "at most",
+        ),
     ] {
         let out = pelt().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -255,6 +259,13 @@ fn bad_input_exits_2_with_one_line() {
         assert!(err.contains(hint), "{args:?}: expected {hint:?} in {err}");
         assert!(out.stdout.is_empty());
     }
+}
+
+#[test]
+fn bare_pelt_shows_help_and_exits_2() {
+    let out = pelt().output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Usage"));
 }
 
 #[test]

@@ -139,6 +139,9 @@ fn merging_two_files_adds_exactly() {
         assert_eq!(get(path), sum(path), "{path:?}");
     }
     assert_eq!(get(&["requests", "total"]), s.requests());
+    // Regression (merged runs reported file 0's offered rate): two machines
+    // at 300 req/s offered 600 together.
+    assert_eq!(merged["offered_rate"], 600.0);
     // Percentiles of the union lie between the parts'.
     let p99 = |v: &Value| {
         v["latency"]["response_time"]["percentiles_s"]["p99"]

@@ -125,6 +125,54 @@ fn rate_with_a_count_sends_exactly_that_many() {
     );
 }
 
+/// Regression: a rate run's duration was measured to its last response, so
+/// "10 req/s for 2 s" reported ~10.5 req/s when the last slot came at 1.9 s.
+#[test]
+fn rate_duration_is_the_schedule_not_the_last_response() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/", s.local_addr());
+    let r = run_json(&[&url, "--rate", "10", "-d", "2s"]);
+    assert_eq!(u(&r["requests"]["total"]), 20);
+    assert_eq!(f(&r["duration_s"]), 2.0);
+    assert_eq!(f(&r["requests"]["rate"]), 10.0);
+    let r = run_json(&[&url, "--rate", "10", "-n", "10"]);
+    assert_eq!(f(&r["duration_s"]), 1.0, "10 slots at 10/s span 1 s");
+    assert_eq!(f(&r["requests"]["rate"]), 10.0);
+}
+
+/// Regression: slots left unsent at the end were recorded one by one, so a
+/// dead server at a high rate kept pelt busy long after the run.
+#[test]
+fn a_stuck_server_at_a_high_rate_ends_on_time() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/?fault=stall&stall=10s", s.local_addr());
+    let started = Instant::now();
+    let r = run_json(&[
+        &url,
+        "--rate",
+        "2000000",
+        "-d",
+        "2s",
+        "-c",
+        "10",
+        "--timeout",
+        "5s",
+    ]);
+    let total = u(&r["requests"]["total"]);
+    assert!(
+        (3_900_000..=4_000_000).contains(&total),
+        "every due slot is counted: {total}"
+    );
+    assert_eq!(u(&r["errors"]["unfinished"]), total);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn warmup_is_excluded_from_every_figure() {
     let _machine = exclusive();

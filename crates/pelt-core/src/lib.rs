@@ -6,6 +6,7 @@
 //! them plain means a saved run can be re-reported, merged and compared
 //! without the engine.
 
+pub mod civil;
 pub mod config;
 pub mod duration;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod sample;
 pub mod summary;
 pub mod url;
 
+pub use civil::UtcTime;
 pub use config::{ConfigError, HttpOptions, Load, RunConfig, Stop, Target};
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;

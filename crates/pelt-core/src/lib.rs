@@ -6,6 +6,7 @@
 //! them plain means a saved run can be re-reported, merged and compared
 //! without the engine.
 
+pub mod check;
 pub mod civil;
 pub mod config;
 pub mod duration;
@@ -16,6 +17,7 @@ pub mod sample;
 pub mod summary;
 pub mod url;
 
+pub use check::{Assertion, Checked};
 pub use civil::UtcTime;
 pub use config::{ConfigError, HttpOptions, Load, RunConfig, Stop, Target};
 pub use duration::{human_ns, parse_duration, DurationError, Human};

@@ -136,6 +136,11 @@ pub struct RunArgs {
     #[arg(long = "no-save")]
     pub no_save: bool,
 
+    /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
+    /// 'errors < 0.1%' or 'rate >= 990'. Repeatable; results go to stderr.
+    #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
+    pub asserts: Vec<pelt_core::Assertion>,
+
     /// No live progress line (it is only ever shown on a terminal).
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -181,6 +186,15 @@ pub struct ReportArgs {
     /// Report format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+
+    /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
+    /// 'errors < 0.1%' or 'rate >= 990'. Repeatable; results go to stderr.
+    #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
+    pub asserts: Vec<pelt_core::Assertion>,
+}
+
+fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, String> {
+    text.parse()
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,7 +1,8 @@
 //! pelt: parse, dispatch, map errors to exit codes. Nothing else.
 //!
-//! Exit codes: 0 ok, 2 bad usage or input (one line: what is wrong and how
-//! to fix it), 130 interrupted by Ctrl-C (after printing what was measured).
+//! Exit codes: 0 ok, 1 an --assert failed, 2 bad usage or input (one
+//! line: what is wrong and how to fix it), 130 interrupted by Ctrl-C
+//! (after printing what was measured).
 
 mod cli;
 mod demo;

@@ -27,6 +27,11 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         .transpose()
         .map_err(UserError)?;
     let several = files.len() > 1;
+    if several && !args.merge && !args.asserts.is_empty() {
+        return Err(UserError(
+            "--assert checks one run: add --merge, or check each file on its own".into(),
+        ));
+    }
     if several && !args.merge && args.format != FormatArg::Html {
         return Err(UserError(
             "several files given: add --merge to combine one run measured from several machines, or use --format html to overlay different runs".into(),
@@ -61,7 +66,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     }
     let summary = merged.summary(window)?;
     crate::emit(render_one(&summary, args.format)?.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::run::check(&summary, &args.asserts))
 }
 
 fn label(path: &Path) -> String {

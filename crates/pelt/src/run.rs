@@ -213,12 +213,26 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     };
     let summary = execute(config, args.quiet, keep)?;
     crate::emit(render_one(&summary, args.format)?.as_bytes())?;
-    Ok(if summary.interrupted {
+    if summary.interrupted {
         // 128 + SIGINT, as shells report an interrupted command.
-        std::process::ExitCode::from(130)
+        return Ok(std::process::ExitCode::from(130));
+    }
+    Ok(check(&summary, &args.asserts))
+}
+
+/// Checks `--assert`s on stderr: exit 1 if any fails, else 0.
+pub fn check(summary: &RunSummary, asserts: &[pelt_core::Assertion]) -> std::process::ExitCode {
+    let mut failed = false;
+    for a in asserts {
+        let result = a.check(summary);
+        failed |= !result.ok;
+        eprintln!("pelt: assert {result}");
+    }
+    if failed {
+        std::process::ExitCode::from(1)
     } else {
         std::process::ExitCode::SUCCESS
-    })
+    }
 }
 
 #[cfg(test)]

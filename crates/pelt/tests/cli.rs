@@ -262,6 +262,52 @@ fn bad_input_exits_2_with_one_line() {
 }
 
 #[test]
+fn asserts_pass_fail_and_refuse() {
+    let s = server();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            url(&s, "/?delay=2ms"),
+            "-n".into(),
+            "50".into(),
+            "-c".into(),
+            "2".into(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        pelt().args(&args).arg("--no-save").output().unwrap()
+    };
+    let ok = run(&[
+        "--assert",
+        "p99 < 10s",
+        "--assert",
+        "errors <= 0%",
+        "--assert",
+        "requests >= 50",
+    ]);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ok.stderr)
+            .matches("assert ok")
+            .count(),
+        3
+    );
+    // A 2 ms delay cannot give a p50 under 1 ms: exit 1, report still printed.
+    let bad = run(&["--assert", "p50 < 1ms"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("FAILED: p50 < 1ms"));
+    assert!(String::from_utf8_lossy(&bad.stdout).contains("Requests     50 "));
+    // A malformed assertion is refused before any load is sent.
+    let before = s.requests();
+    let refused = run(&["--assert", "p99 5ms"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(s.requests(), before);
+}
+
+#[test]
 fn bare_pelt_shows_help_and_exits_2() {
     let out = pelt().output().unwrap();
     assert_eq!(out.status.code(), Some(2));

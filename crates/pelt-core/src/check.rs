@@ -1,0 +1,202 @@
+//! Threshold assertions on a run, for CI: `p99 < 50ms`, `errors < 0.1%`,
+//! `rate >= 990`. A run that breaks one exits 1.
+
+use crate::duration::{human_ns, parse_duration};
+use crate::summary::RunSummary;
+use std::fmt;
+use std::str::FromStr;
+
+/// What an assertion measures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Measure {
+    /// A percentile of the headline latency (response time in rate mode),
+    /// e.g. 99.0 for `p99`.
+    Percentile(f64),
+    Mean,
+    Max,
+    /// Share of requests that failed (errors or non-2xx/3xx), 0..1.
+    Errors,
+    /// Requests per second sent.
+    Rate,
+    /// Successful responses per second.
+    Throughput,
+    /// Requests recorded.
+    Requests,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// `MEASURE OP VALUE`, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assertion {
+    pub measure: Measure,
+    pub op: Op,
+    /// Nanoseconds for latencies, a fraction for errors, a plain number
+    /// otherwise.
+    pub threshold: f64,
+    text: String,
+}
+
+/// The verdict on one assertion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    pub assertion: String,
+    pub actual: String,
+    pub ok: bool,
+}
+
+impl fmt::Display for Checked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdict = if self.ok { "ok" } else { "FAILED" };
+        write!(f, "{verdict}: {} (was {})", self.assertion, self.actual)
+    }
+}
+
+const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'errors < 0.1%', 'rate >= 990'; \
+MEASURE is p50..p99.99, mean, max, errors, rate, throughput or requests";
+
+impl FromStr for Assertion {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Assertion, String> {
+        let bad = |why: &str| format!("invalid --assert '{}': {why}; {HELP}", text.escape_debug());
+        let t = text.trim();
+        let op_at = t
+            .find(['<', '>'])
+            .ok_or_else(|| bad("no comparison (<, <=, >, >=)"))?;
+        let (name, rest) = t.split_at(op_at);
+        let (op, value) = if let Some(v) = rest.strip_prefix("<=") {
+            (Op::Le, v)
+        } else if let Some(v) = rest.strip_prefix(">=") {
+            (Op::Ge, v)
+        } else if let Some(v) = rest.strip_prefix('<') {
+            (Op::Lt, v)
+        } else {
+            (Op::Gt, &rest[1..])
+        };
+        let (name, value) = (name.trim(), value.trim());
+        let measure = match name {
+            "mean" => Measure::Mean,
+            "max" => Measure::Max,
+            "errors" => Measure::Errors,
+            "rate" => Measure::Rate,
+            "throughput" => Measure::Throughput,
+            "requests" => Measure::Requests,
+            p if p.starts_with('p') => {
+                let q: f64 = p[1..].parse().map_err(|_| bad("unknown percentile"))?;
+                if !(0.0..=100.0).contains(&q) {
+                    return Err(bad("percentiles run from p0 to p100"));
+                }
+                Measure::Percentile(q)
+            }
+            _ => return Err(bad("unknown measure")),
+        };
+        let threshold = match measure {
+            Measure::Percentile(_) | Measure::Mean | Measure::Max => parse_duration(value)
+                .map_err(|e| bad(e.reason))?
+                .as_nanos()
+                as f64,
+            Measure::Errors => match value.strip_suffix('%') {
+                Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
+                None => value.parse::<f64>(),
+            }
+            .map_err(|_| bad("errors take a share, like 0.1% or 0.001"))?,
+            _ => value.parse().map_err(|_| bad("expected a number"))?,
+        };
+        if !threshold.is_finite() {
+            return Err(bad("the value must be a finite number"));
+        }
+        Ok(Assertion {
+            measure,
+            op,
+            threshold,
+            text: t.to_string(),
+        })
+    }
+}
+
+impl Assertion {
+    /// Evaluates the assertion on `s`.
+    pub fn check(&self, s: &RunSummary) -> Checked {
+        let h = &s.total.response;
+        let latency = |v: u64| (v as f64, human_ns(v).to_string());
+        let (actual, shown) = match self.measure {
+            Measure::Percentile(_) | Measure::Mean | Measure::Max if h.is_empty() => {
+                (f64::NAN, "no timed responses".to_string())
+            }
+            Measure::Percentile(p) => latency(h.value_at_percentile(p)),
+            Measure::Mean => latency(h.mean() as u64),
+            Measure::Max => latency(h.max()),
+            Measure::Errors => {
+                let failed = s.total.requests - s.total.successes;
+                let share = if s.total.requests == 0 {
+                    f64::NAN
+                } else {
+                    failed as f64 / s.total.requests as f64
+                };
+                (share, format!("{:.3}%", share * 100.0))
+            }
+            Measure::Rate => (s.request_rate(), format!("{:.1}/s", s.request_rate())),
+            Measure::Throughput => (s.throughput(), format!("{:.1}/s", s.throughput())),
+            Measure::Requests => (s.total.requests as f64, s.total.requests.to_string()),
+        };
+        // NaN compares false: an assertion about nothing fails.
+        let ok = match self.op {
+            Op::Lt => actual < self.threshold,
+            Op::Le => actual <= self.threshold,
+            Op::Gt => actual > self.threshold,
+            Op::Ge => actual >= self.threshold,
+        };
+        Checked {
+            assertion: self.text.clone(),
+            actual: shown,
+            ok,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_forms_people_write() {
+        let a: Assertion = "p99 < 50ms".parse().unwrap();
+        assert_eq!(a.measure, Measure::Percentile(99.0));
+        assert_eq!((a.op, a.threshold), (Op::Lt, 50e6));
+        let a: Assertion = "p99.9<=1s".parse().unwrap();
+        assert_eq!(
+            (a.measure, a.op, a.threshold),
+            (Measure::Percentile(99.9), Op::Le, 1e9)
+        );
+        let a: Assertion = "errors < 0.1%".parse().unwrap();
+        assert!((a.threshold - 0.001).abs() < 1e-12);
+        let a: Assertion = "rate >= 990".parse().unwrap();
+        assert_eq!(
+            (a.measure, a.op, a.threshold),
+            (Measure::Rate, Op::Ge, 990.0)
+        );
+    }
+
+    #[test]
+    fn rejects_with_help() {
+        for bad in [
+            "p99 50ms",
+            "p99 < 50",
+            "latency < 5ms",
+            "p101 < 1s",
+            "errors < lots",
+            "rate > x",
+        ] {
+            let e = bad.parse::<Assertion>().unwrap_err();
+            assert!(e.contains("MEASURE OP VALUE"), "{bad}: {e}");
+            assert!(!e.contains('\n'));
+        }
+    }
+}

@@ -98,10 +98,9 @@ impl FromStr for Assertion {
             _ => return Err(bad("unknown measure")),
         };
         let threshold = match measure {
-            Measure::Percentile(_) | Measure::Mean | Measure::Max => parse_duration(value)
-                .map_err(|e| bad(e.reason))?
-                .as_nanos()
-                as f64,
+            Measure::Percentile(_) | Measure::Mean | Measure::Max => {
+                parse_duration(value).map_err(|e| bad(e.reason))?.as_nanos() as f64
+            }
             Measure::Errors => match value.strip_suffix('%') {
                 Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
                 None => value.parse::<f64>(),

@@ -306,10 +306,45 @@ fn encode(h: &Histogram<u64>) -> io::Result<String> {
     Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
+/// hdrhistogram's V2 + deflate encoding starts with this cookie.
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+const V2_COOKIE: u32 = 0x1c84_9313;
+/// The largest encoded counts array pelt ever writes is ~300 KB.
+const MAX_HISTOGRAM_PAYLOAD: u32 = 4 << 20;
+
+/// Checks the histogram's own header before hdrhistogram sees it: its
+/// deserialiser allocates whatever payload length and bounds a file
+/// claims, so a 100-byte crafted file could ask for gigabytes.
+fn check_histogram_header(bytes: &[u8]) -> Result<(), String> {
+    use std::io::Read;
+    let word = |b: &[u8], at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    };
+    if word(bytes, 0) != Some(V2_COMPRESSED_COOKIE) {
+        return Err("not a compressed V2 histogram".into());
+    }
+    let mut head = [0u8; 40];
+    flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default())
+        .read_exact(&mut head)
+        .map_err(|e| format!("bad histogram compression: {e}"))?;
+    let (cookie, payload, digits) = (word(&head, 0), word(&head, 4), word(&head, 12));
+    if cookie != Some(V2_COOKIE) {
+        return Err("bad histogram cookie".into());
+    }
+    if payload.is_none_or(|p| p > MAX_HISTOGRAM_PAYLOAD) {
+        return Err("a histogram claims an impossible size".into());
+    }
+    if digits.is_none_or(|d| d > u32::from(crate::recorder::SIGNIFICANT_DIGITS)) {
+        return Err("a histogram claims more precision than pelt records".into());
+    }
+    Ok(())
+}
+
 fn decode(text: &str) -> Result<Histogram<u64>, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
         .map_err(|e| format!("bad histogram encoding: {e}"))?;
+    check_histogram_header(&bytes)?;
     let h: Histogram<u64> = Deserializer::new()
         .deserialize(&mut &bytes[..])
         .map_err(|e| format!("bad histogram: {e:?}"))?;
@@ -524,6 +559,35 @@ mod tests {
         }
         let (back, _, truncated) = read_all(&bytes).unwrap();
         assert_eq!((back.len(), truncated), (4, false));
+    }
+
+    /// Regression: hdrhistogram's deserialiser allocated whatever payload
+    /// length a file claimed (up to 4 GiB) before reading it.
+    #[test]
+    fn a_crafted_histogram_size_is_refused_before_allocating() {
+        use std::io::Write;
+        let mut inner = Vec::new();
+        inner.extend_from_slice(&V2_COOKIE.to_be_bytes());
+        inner.extend_from_slice(&u32::MAX.to_be_bytes()); // payload length
+        inner.extend_from_slice(&0u32.to_be_bytes());
+        inner.extend_from_slice(&3u32.to_be_bytes());
+        inner.extend_from_slice(&1u64.to_be_bytes());
+        inner.extend_from_slice(&3_600_000_000_000u64.to_be_bytes());
+        inner.extend_from_slice(&1f64.to_be_bytes());
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&inner).unwrap();
+        let deflated = z.finish().unwrap();
+        let mut bytes = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        bytes.extend_from_slice(&(deflated.len() as u32).to_be_bytes());
+        bytes.extend_from_slice(&deflated);
+        let text = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        let err = decode(&text).unwrap_err();
+        assert!(err.contains("impossible size"), "{err}");
+        // And a real one still decodes.
+        let mut h = crate::recorder::new_histogram();
+        h.record(12345).unwrap();
+        let back = decode(&encode(&h).unwrap()).unwrap();
+        assert_eq!(back.len(), 1);
     }
 
     #[test]

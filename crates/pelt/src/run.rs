@@ -180,7 +180,13 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         })?;
     }
     let planned = config.effective_stop();
-    let run = Run::start(config).map_err(|e| UserError(e.to_string()))?;
+    let run = Run::start(config).map_err(|e| {
+        // Leave no empty -o behind for a run that never started.
+        if let Some(path) = keep.out {
+            let _ = std::fs::remove_file(path);
+        }
+        UserError(e.to_string())
+    })?;
     let mut sinks = Sinks::open(keep.out, keep.save, run.header())?;
     crate::signals::cancel_on_ctrl_c(run.canceller());
     let mut line = ProgressLine::new(quiet, planned, run.measure_from());

@@ -15,6 +15,7 @@ pub mod recorder;
 pub mod results;
 pub mod sample;
 pub mod summary;
+pub mod targets;
 pub mod url;
 
 pub use check::{Assertion, Checked};
@@ -29,4 +30,5 @@ pub use summary::{
     Environment, IntervalRow, LatencyStats, RunSummary, SummaryBuilder, Warning, Window,
     PERCENTILES,
 };
+pub use targets::{TargetsError, TargetsFormat};
 pub use url::{Scheme, Url, UrlError};

@@ -1,0 +1,65 @@
+//! The one error type of the crate.
+
+use std::fmt;
+
+/// Which side of a comparison a bad value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The baseline ("before") runs.
+    A,
+    /// The candidate ("after") runs.
+    B,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::A => "A (baseline)",
+            Side::B => "B (candidate)",
+        })
+    }
+}
+
+/// Why a comparison could not be made. Each message says what is wrong and
+/// how to fix it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnalyzeError {
+    /// A paired comparison needs one A and one B value per block.
+    #[error(
+        "{metric}: a paired comparison needs one A and one B run per block, got {a} A and {b} B; \
+         drop the unmatched runs or compare them unpaired"
+    )]
+    LengthMismatch { metric: String, a: usize, b: usize },
+    /// A side has no runs at all.
+    #[error("{metric}: side {side} has no runs; give at least one run per side")]
+    Empty { metric: String, side: Side },
+    /// NaN or an infinity among the values.
+    #[error(
+        "{metric}: run {index} of side {side} has the value {value}, which is not a finite number; \
+         check the results file of that run"
+    )]
+    NotFinite {
+        metric: String,
+        side: Side,
+        index: usize,
+        value: f64,
+    },
+    /// Zero or a negative value on a ratio scale, where `ln` is taken.
+    #[error(
+        "{metric}: run {index} of side {side} has the value {value}, but a ratio-scale metric must be \
+         positive; use the points scale for metrics that can be zero (like error rate)"
+    )]
+    NonPositive {
+        metric: String,
+        side: Side,
+        index: usize,
+        value: f64,
+    },
+    /// The margin is not usable: it must be positive and finite, and below 1
+    /// (100 %) on a ratio scale.
+    #[error(
+        "{metric}: margin {margin} is not usable; give a positive finite margin, below 1 (100 %) \
+         for a ratio-scale metric, like 0.05 for 5 %"
+    )]
+    InvalidMargin { metric: String, margin: f64 },
+}

@@ -39,10 +39,29 @@ pub enum Command {
     Serve(ServeArgs),
     /// Start the built-in server and benchmark it twice: closed loop, then --rate.
     Demo(DemoArgs),
+    /// Compare runs before and after a change: per-metric change, 95 % CI and verdict.
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
     /// Re-render saved runs (.pelt results files): text, JSON, CSV, markdown, HTML, hdrlog.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
 }
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  pelt compare before.pelt after.pelt                      one run each: differences, no verdict
+  pelt compare a1.pelt a2.pelt a3.pelt --vs b1.pelt b2.pelt b3.pelt
+  pelt compare a*.pelt --vs b*.pelt --paired               runs made in blocks (AB, BA, ...)
+  pelt compare a*.pelt --vs b*.pelt --fail-on regression   exit 1 in CI when B is worse
+
+Why several runs? Requests within one run are not independent (a slow
+minute slows many of them), so one run per side cannot tell a change from
+run-to-run noise. pelt compares whole runs: the estimate is Hodges-Lehmann,
+the 95 % interval exact Wilcoxon (paired) or Mann-Whitney (unpaired).
+A verdict says REGRESSION/IMPROVEMENT when the interval excludes no change
+(\"material\" when all of it is beyond the margin: 2 % for p50 and
+throughput, 5 % p90/p99, 10 % p99.9, 0.1 point for errors), EQUIVALENT when
+all of it is within the margin, else INCONCLUSIVE with the runs needed.";
 
 const REPORT_EXAMPLES: &str = "\
 Examples:
@@ -231,4 +250,44 @@ pub struct DemoArgs {
     /// Report format for both runs.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// The baseline run(s), A. With exactly two files and no --vs, the
+    /// second is B.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+
+    /// The candidate run(s), B.
+    #[arg(long = "vs", value_name = "FILE", num_args = 1..)]
+    pub vs: Vec<PathBuf>,
+
+    /// A's and B's runs come in blocks: pair them by position.
+    #[arg(long)]
+    pub paired: bool,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+
+    /// Exit 1 when a metric regressed (`regression`), or only when it
+    /// regressed beyond its margin (`material`).
+    #[arg(long = "fail-on", value_enum, value_name = "WHAT")]
+    pub fail_on: Option<FailOn>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Any statistically clear regression.
+    Regression,
+    /// Only a regression whose whole interval is beyond the margin.
+    Material,
 }

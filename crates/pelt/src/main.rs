@@ -5,6 +5,7 @@
 //! (after printing what was measured).
 
 mod cli;
+mod compare;
 mod demo;
 mod progress;
 mod report;
@@ -21,7 +22,7 @@ use std::process::ExitCode;
 #[derive(Debug)]
 pub struct UserError(pub String);
 
-const SUBCOMMANDS: [&str; 5] = ["run", "serve", "demo", "report", "help"];
+const SUBCOMMANDS: [&str; 6] = ["run", "serve", "demo", "report", "compare", "help"];
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse_from(with_implicit_run(std::env::args_os().collect())) {
@@ -33,6 +34,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::command(args),
         Command::Demo(args) => demo::command(args),
         Command::Report(args) => report::command(args),
+        Command::Compare(args) => compare::command(args),
     };
     result.unwrap_or_else(|UserError(message)| {
         eprintln!("error: {message}");

@@ -69,7 +69,12 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     Ok(crate::run::check(&summary, &args.asserts))
 }
 
-fn label(path: &Path) -> String {
+/// The summary of one saved run.
+pub fn load(path: &Path) -> Result<RunSummary, UserError> {
+    Merged::open(&[path.to_path_buf()])?.summary(None)
+}
+
+pub fn label(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string())

@@ -1,0 +1,277 @@
+//! `pelt compare`: did B change from A, by how much, and is it real?
+//!
+//! Each run is reduced to one value per metric (from its merged
+//! histogram), and the runs, not the requests, are compared: see
+//! pelt-analyze for why and how.
+
+use crate::cli::{CompareArgs, CompareFormat, FailOn};
+use crate::report::{label, load};
+use crate::UserError;
+use pelt_analyze::{
+    compare_paired, compare_unpaired, Comparison, Direction, Metric, Scale, Verdict, MARGIN_P50,
+    MARGIN_P90, MARGIN_P99, MARGIN_P999,
+};
+use pelt_core::{human_ns, RunSummary};
+use std::fmt::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Error rates are compared in points: 0.001 = 0.1 percentage point.
+const MARGIN_ERRORS: f64 = 0.001;
+
+/// How a run yields one metric's value.
+type Extract = fn(&RunSummary) -> f64;
+
+/// What is compared, and how each run yields its value.
+fn metrics() -> Vec<(Metric, Extract)> {
+    fn pct(s: &RunSummary, p: f64) -> f64 {
+        let h = &s.total.response;
+        if h.is_empty() {
+            f64::NAN
+        } else {
+            h.value_at_percentile(p) as f64
+        }
+    }
+    vec![
+        (Metric::latency("p50", MARGIN_P50), |s| pct(s, 50.0)),
+        (Metric::latency("p90", MARGIN_P90), |s| pct(s, 90.0)),
+        (Metric::latency("p99", MARGIN_P99), |s| pct(s, 99.0)),
+        (Metric::latency("p99.9", MARGIN_P999), |s| pct(s, 99.9)),
+        (
+            Metric::new(
+                "errors",
+                Scale::Points,
+                Direction::HigherIsWorse,
+                MARGIN_ERRORS,
+            ),
+            |s| 1.0 - s.success_ratio(),
+        ),
+        (Metric::throughput(), |s| s.throughput()),
+    ]
+}
+
+/// One row: the comparison, or why there is none.
+type Row = (Metric, Result<Comparison, String>);
+
+pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
+    let (a_files, b_files): (Vec<PathBuf>, Vec<PathBuf>) = if args.vs.is_empty() {
+        if args.files.len() != 2 {
+            return Err(UserError(
+                "give two files (A then B), or A's files then --vs and B's files".into(),
+            ));
+        }
+        (vec![args.files[0].clone()], vec![args.files[1].clone()])
+    } else {
+        (args.files.clone(), args.vs.clone())
+    };
+    if args.paired && a_files.len() != b_files.len() {
+        return Err(UserError(format!(
+            "--paired needs as many B runs as A runs (got {} and {}); drop --paired to compare them as independent sets",
+            a_files.len(),
+            b_files.len()
+        )));
+    }
+    let load_all = |files: &[PathBuf]| -> Result<Vec<RunSummary>, UserError> {
+        files.iter().map(|f| load(f)).collect()
+    };
+    let (a, b) = (load_all(&a_files)?, load_all(&b_files)?);
+    let rows: Vec<Row> = metrics()
+        .into_iter()
+        .map(|(metric, value)| {
+            let va: Vec<f64> = a.iter().map(value).collect();
+            let vb: Vec<f64> = b.iter().map(value).collect();
+            let result = if args.paired {
+                compare_paired(&metric, &va, &vb)
+            } else {
+                compare_unpaired(&metric, &va, &vb)
+            };
+            (metric, result.map_err(|e| e.to_string()))
+        })
+        .collect();
+    let names = |files: &[PathBuf]| files.iter().map(|f| label(f)).collect::<Vec<_>>();
+    let out = match args.format {
+        CompareFormat::Text => text(&rows, &names(&a_files), &names(&b_files), args.paired),
+        CompareFormat::Markdown => markdown(&rows),
+        CompareFormat::Json => json(&rows, &a_files, &b_files, args.paired),
+    };
+    crate::emit(out.as_bytes())?;
+    let regressed = rows.iter().any(|(_, r)| match r {
+        Ok(c) => match (c.verdict, args.fail_on) {
+            (Verdict::Regression { .. }, Some(FailOn::Regression)) => true,
+            (Verdict::Regression { material }, Some(FailOn::Material)) => material,
+            _ => false,
+        },
+        Err(_) => false,
+    });
+    Ok(if regressed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn value(metric: &Metric, v: f64) -> String {
+    if v.is_nan() {
+        return "n/a".into();
+    }
+    match (metric.scale, metric.direction) {
+        (Scale::Points, _) => format!("{:.2}%", v * 100.0),
+        (Scale::Ratio, Direction::HigherIsBetter) => format!("{v:.1}/s"),
+        (Scale::Ratio, Direction::HigherIsWorse) => human_ns(v as u64).to_string(),
+    }
+}
+
+fn change(metric: &Metric, v: f64) -> String {
+    match metric.scale {
+        Scale::Ratio => format!("{:+.1}%", v * 100.0),
+        Scale::Points => format!("{:+.2} pt", v * 100.0),
+    }
+}
+
+fn verdict(m: &Metric, c: &Comparison) -> String {
+    let margin = match m.scale {
+        Scale::Ratio => format!("±{:.0}%", m.margin * 100.0),
+        Scale::Points => format!("±{:.1} pt", m.margin * 100.0),
+    };
+    match c.verdict {
+        Verdict::Inconclusive { .. } if c.ci.is_none() => {
+            "INCONCLUSIVE (too few runs for a 95% interval: 4+ per side, 6+ paired)".into()
+        }
+        Verdict::Inconclusive {
+            blocks_needed: Some(n),
+        } => format!("INCONCLUSIVE (~{n} runs each would resolve {margin})"),
+        v => verdict_word(&v),
+    }
+}
+
+fn verdict_word(v: &Verdict) -> String {
+    match v {
+        Verdict::Regression { material: true } => "REGRESSION (material)".into(),
+        Verdict::Regression { material: false } => "REGRESSION".into(),
+        Verdict::Improvement { material: true } => "IMPROVEMENT (material)".into(),
+        Verdict::Improvement { material: false } => "IMPROVEMENT".into(),
+        Verdict::Equivalent => "EQUIVALENT".into(),
+        Verdict::Inconclusive {
+            blocks_needed: Some(n),
+        } => format!("INCONCLUSIVE (~{n} runs each would tell)"),
+        Verdict::Inconclusive {
+            blocks_needed: None,
+        } => "INCONCLUSIVE".into(),
+        Verdict::NoVerdict => "no verdict".into(),
+    }
+}
+
+fn ci(metric: &Metric, c: &Comparison) -> String {
+    match c.ci {
+        Some((lo, hi)) => format!("{} .. {}", change(metric, lo), change(metric, hi)),
+        None => "-".into(),
+    }
+}
+
+fn text(rows: &[Row], a: &[String], b: &[String], paired: bool) -> String {
+    let mut o = String::new();
+    let design = if paired {
+        "paired by position"
+    } else {
+        "independent runs"
+    };
+    let _ = writeln!(
+        o,
+        "pelt compare: A = {} run(s), B = {} run(s), {design}",
+        a.len(),
+        b.len()
+    );
+    let _ = writeln!(o, "  A: {}\n  B: {}\n", a.join(", "), b.join(", "));
+    let _ = writeln!(
+        o,
+        "{:<11} {:>12} {:>12} {:>10}  {:<22} verdict",
+        "metric", "A (median)", "B (median)", "change", "95% interval"
+    );
+    for (m, r) in rows {
+        match r {
+            Ok(c) => {
+                let _ = writeln!(
+                    o,
+                    "{:<11} {:>12} {:>12} {:>10}  {:<22} {}",
+                    m.name,
+                    value(m, c.a),
+                    value(m, c.b),
+                    change(m, c.estimate),
+                    ci(m, c),
+                    verdict(m, c)
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(o, "{:<11} cannot compare: {e}", m.name);
+            }
+        }
+    }
+    if rows
+        .iter()
+        .any(|(_, r)| matches!(r, Ok(c) if c.verdict == Verdict::NoVerdict))
+    {
+        let _ = writeln!(
+            o,
+            "\nOne run per side cannot separate a change from run-to-run noise: the changes \
+             above are\nobservations, not findings. Repeat each side (6 or more runs, ideally \
+             interleaved A, B, B, A, ...)."
+        );
+    }
+    o
+}
+
+fn markdown(rows: &[Row]) -> String {
+    let mut o = String::from(
+        "| metric | A | B | change | 95% interval | verdict |\n|---|---:|---:|---:|---|---|\n",
+    );
+    for (m, r) in rows {
+        match r {
+            Ok(c) => {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    m.name,
+                    value(m, c.a),
+                    value(m, c.b),
+                    change(m, c.estimate),
+                    ci(m, c),
+                    verdict(m, c)
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(
+                    o,
+                    "| {} | | | | | cannot compare: {} |",
+                    m.name,
+                    e.replace('|', "\\|")
+                );
+            }
+        }
+    }
+    o
+}
+
+fn json(rows: &[Row], a: &[PathBuf], b: &[PathBuf], paired: bool) -> String {
+    let comparisons: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|(m, r)| match r {
+            Ok(c) => serde_json::json!({ "metric": m, "comparison": c }),
+            Err(e) => serde_json::json!({ "metric": m, "error": e }),
+        })
+        .collect();
+    let files = |f: &[PathBuf]| {
+        f.iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+    };
+    let doc = serde_json::json!({
+        "schema": "pelt.compare/1",
+        "paired": paired,
+        "a": files(a),
+        "b": files(b),
+        "metrics": comparisons,
+    });
+    let mut s = serde_json::to_string_pretty(&doc).expect("a JSON value always serialises");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,100 @@
+//! `pelt compare` on real runs: a real slowdown is a material regression,
+//! unchanged figures are not, and CI can fail on it.
+
+mod support;
+
+use serde_json::Value;
+use std::path::PathBuf;
+use support::pelt::{pelt, server};
+
+/// Four 1 s runs at 200 req/s against `path`, saved; returns the files.
+fn runs(dir: &std::path::Path, name: &str, url: &str) -> Vec<PathBuf> {
+    (0..4)
+        .map(|i| {
+            let file = dir.join(format!("{name}{i}.pelt"));
+            let out = pelt()
+                .args([url, "--rate", "200", "-d", "1s", "-q", "--no-save", "-o"])
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            file
+        })
+        .collect()
+}
+
+fn verdict<'a>(doc: &'a Value, metric: &str) -> &'a Value {
+    doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"]["name"] == metric)
+        .map(|m| &m["comparison"]["verdict"])
+        .unwrap_or_else(|| panic!("no {metric} in {doc:#}"))
+}
+
+#[test]
+fn a_real_slowdown_is_a_material_regression() {
+    let s = server(None);
+    let dir = tempfile::tempdir().unwrap();
+    let fast = format!("http://{}/?delay=1ms&delay_max=2ms", s.local_addr());
+    let slow = format!("http://{}/?delay=4ms&delay_max=5ms", s.local_addr());
+    let a = runs(dir.path(), "a", &fast);
+    let b = runs(dir.path(), "b", &slow);
+
+    let out = pelt()
+        .arg("compare")
+        .args(&a)
+        .arg("--vs")
+        .args(&b)
+        .args(["--format", "json", "--fail-on", "regression"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a regression fails the build");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p50 = verdict(&doc, "p50");
+    assert_eq!(p50["kind"], "regression", "{doc:#}");
+    assert_eq!(p50["material"], true);
+    assert_ne!(verdict(&doc, "throughput")["kind"], "regression");
+    assert_ne!(verdict(&doc, "errors")["kind"], "regression");
+
+    // The other way round it is an improvement, and nothing fails.
+    let out = pelt()
+        .arg("compare")
+        .args(&b)
+        .arg("--vs")
+        .args(&a)
+        .args(["--format", "json", "--fail-on", "regression"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdict(&doc, "p50")["kind"], "improvement");
+
+    // One run each: differences, and no verdict.
+    let out = pelt()
+        .arg("compare")
+        .arg(&a[0])
+        .arg(&b[0])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("no verdict"), "{text}");
+    assert!(text.contains("cannot separate a change from run-to-run noise"));
+
+    // --paired needs equal counts.
+    let out = pelt()
+        .arg("compare")
+        .args(&a)
+        .arg("--vs")
+        .arg(&b[0])
+        .arg("--paired")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -90,6 +90,37 @@ pub struct Stop {
     pub duration: Option<Duration>,
 }
 
+/// Which target each request goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Order {
+    /// Targets in turn.
+    #[default]
+    RoundRobin,
+    /// A random target per request, reproducible from `seed` (siege -i).
+    Random { seed: u64 },
+}
+
+impl Order {
+    /// The target of request `seq`: a pure function of the request's
+    /// number, so the sequence does not depend on threads or timing.
+    pub fn pick(&self, seq: u64, targets: usize) -> usize {
+        let n = targets.max(1) as u64;
+        match *self {
+            Order::RoundRobin => (seq % n) as usize,
+            Order::Random { seed } => (splitmix64(seed ^ splitmix64(seq)) % n) as usize,
+        }
+    }
+}
+
+/// SplitMix64: a fast, well-mixed hash of a 64-bit counter.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// Connection and protocol options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HttpOptions {
@@ -119,6 +150,9 @@ impl Default for HttpOptions {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunConfig {
     pub targets: Vec<Target>,
+    /// Which target each request goes to.
+    #[serde(default)]
+    pub order: Order,
     pub load: Load,
     pub stop: Stop,
     /// Sent before measurement starts and excluded from every statistic.
@@ -160,6 +194,7 @@ impl RunConfig {
     pub fn new(targets: Vec<Target>, load: Load, stop: Stop) -> RunConfig {
         RunConfig {
             targets,
+            order: Order::RoundRobin,
             load,
             stop,
             warmup: Duration::ZERO,
@@ -305,6 +340,23 @@ mod tests {
         let mut c = config();
         c.stop.requests = Some(0);
         assert_eq!(c.validate(), Err(ConfigError::NoRequests));
+    }
+
+    #[test]
+    fn random_order_is_reproducible_and_fair() {
+        let order = Order::Random { seed: 7 };
+        let mut counts = [0u32; 3];
+        for seq in 0..30_000 {
+            counts[order.pick(seq, 3)] += 1;
+        }
+        for c in counts {
+            assert!((9_700..=10_300).contains(&c), "{counts:?}");
+        }
+        assert_eq!(
+            order.pick(12345, 3),
+            Order::Random { seed: 7 }.pick(12345, 3)
+        );
+        assert_eq!(Order::RoundRobin.pick(7, 3), 1);
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub(crate) struct Plan {
     /// Wall clock at `epoch`, so intervals align to wall-clock seconds.
     pub unix_ns_at_epoch: u64,
     pub requests: Vec<PreparedRequest>,
+    /// Which target each request goes to.
+    pub order: pelt_core::Order,
     /// Origin index of each target.
     pub target_origin: Vec<usize>,
     pub origins: Vec<Origin>,
@@ -223,7 +225,10 @@ impl Worker {
             }
             let n = self.next.get();
             self.next.set(n + 1);
-            let target = (n % targets) as u32;
+            // Number requests across workers, as rate slots are, so that
+            // random order does not repeat per worker.
+            let seq = n * self.share.workers as u64 + self.share.index as u64;
+            let target = self.plan.order.pick(seq, targets as usize) as u32;
             self.slots[slot].state.set(Slot {
                 active: true,
                 target,
@@ -273,7 +278,7 @@ impl Worker {
         }
         Some((
             seq,
-            (global % self.plan.requests.len() as u64) as u32,
+            self.plan.order.pick(global, self.plan.requests.len()) as u32,
             intended,
         ))
     }

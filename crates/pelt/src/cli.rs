@@ -80,7 +80,35 @@ newest 100 are kept. `-o FILE` on `pelt run` saves a copy where you say.";
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// The URL to load: http:// or https://, with host and optional port and path.
-    pub url: String,
+    #[arg(required_unless_present = "targets_file")]
+    pub url: Option<String>,
+
+    /// Load the targets in FILE instead of one URL: a list of URLs, siege's
+    /// urls file, or vegeta's http or JSON-lines format (detected).
+    #[arg(
+        short = 'f',
+        long = "targets",
+        value_name = "FILE",
+        conflicts_with = "url"
+    )]
+    pub targets_file: Option<PathBuf>,
+
+    /// Force the targets file format: plain, siege, http (vegeta) or json (vegeta).
+    #[arg(
+        long = "targets-format",
+        value_name = "FORMAT",
+        requires = "targets_file"
+    )]
+    pub targets_format: Option<String>,
+
+    /// Send each request to a random target (siege -i) instead of in turn;
+    /// reproducible with --seed.
+    #[arg(long)]
+    pub random: bool,
+
+    /// Seed for --random [default: 1].
+    #[arg(long, value_name = "N", requires = "random")]
+    pub seed: Option<u64>,
 
     /// Connections to use [default: 10 for a closed loop; 100 for --rate, as a pool].
     #[arg(short = 'c', long = "connections", value_name = "N")]

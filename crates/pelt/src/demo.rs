@@ -63,6 +63,7 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             pelt_core::Human(PAUSE)
         );
         let config = RunConfig {
+            order: pelt_core::Order::RoundRobin,
             targets: vec![Target::get(
                 Url::parse(&url).map_err(|e| UserError(e.to_string()))?,
             )],

@@ -58,8 +58,9 @@ pub fn emit(bytes: &[u8]) -> Result<(), UserError> {
 /// `pelt URL ...` means `pelt run URL ...`.
 fn with_implicit_run(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+        let targets_flag = first == "-f" || first == "--targets";
         let is_flag = first.starts_with('-');
-        if !is_flag && !SUBCOMMANDS.contains(&first) && first.contains("://") {
+        if targets_flag || (!is_flag && !SUBCOMMANDS.contains(&first) && first.contains("://")) {
             args.insert(1, "run".into());
         }
     }

@@ -5,7 +5,10 @@ use crate::progress::ProgressLine;
 use crate::save::Sinks;
 use crate::UserError;
 use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS};
-use pelt_core::{parse_duration, HttpOptions, Load, RunConfig, RunSummary, Stop, Target, Url};
+use pelt_core::targets::TargetsFormat;
+use pelt_core::{
+    parse_duration, HttpOptions, Load, Order, RunConfig, RunSummary, Stop, Target, Url,
+};
 use pelt_engine::{footer_of, Progress, Run};
 use pelt_report::Format;
 use std::path::Path;
@@ -15,7 +18,13 @@ impl TryFrom<&RunArgs> for RunConfig {
     type Error = UserError;
 
     fn try_from(a: &RunArgs) -> Result<RunConfig, UserError> {
-        let url = Url::parse(&a.url).map_err(|e| UserError(e.to_string()))?;
+        if a.targets_file.is_some()
+            && (a.method.is_some() || a.body.is_some() || a.body_file.is_some())
+        {
+            return Err(UserError(
+                "-m, --body and --body-file apply to a single URL; with -f, give methods and bodies in the targets file".into(),
+            ));
+        }
         let body = match (&a.body, &a.body_file) {
             (Some(text), _) => text.clone().into_bytes(),
             (None, Some(path)) => std::fs::read(path).map_err(|e| {
@@ -76,13 +85,43 @@ impl TryFrom<&RunArgs> for RunConfig {
         if let Some(t) = opt_duration(&a.connect_timeout, "--connect-timeout")? {
             http.connect_timeout = t;
         }
-        let config = RunConfig {
-            targets: vec![Target {
+        let targets = match (&a.url, &a.targets_file) {
+            (_, Some(path)) => {
+                let format = a
+                    .targets_format
+                    .as_deref()
+                    .map(str::parse::<TargetsFormat>)
+                    .transpose()
+                    .map_err(UserError)?;
+                let mut targets =
+                    pelt_core::targets::read(path, format).map_err(|e| UserError(e.to_string()))?;
+                // -H adds to every target (an Authorization header, say).
+                for t in &mut targets {
+                    for (name, value) in &headers {
+                        if !t.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                            t.headers.push((name.clone(), value.clone()));
+                        }
+                    }
+                }
+                targets
+            }
+            (Some(url), None) => vec![Target {
                 method,
-                url,
+                url: Url::parse(url).map_err(|e| UserError(e.to_string()))?,
                 headers,
                 body,
             }],
+            (None, None) => return Err(UserError("give a URL, or a targets file with -f".into())),
+        };
+        let config = RunConfig {
+            targets,
+            order: if a.random {
+                Order::Random {
+                    seed: a.seed.unwrap_or(1),
+                }
+            } else {
+                Order::RoundRobin
+            },
             load,
             stop: Stop {
                 requests: a.requests,

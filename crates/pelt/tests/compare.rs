@@ -59,16 +59,19 @@ fn a_real_slowdown_is_a_material_regression() {
     let p50 = verdict(&doc, "p50");
     assert_eq!(p50["kind"], "regression", "{doc:#}");
     assert_eq!(p50["material"], true);
-    assert_ne!(verdict(&doc, "throughput")["kind"], "regression");
+    // Throughput (successes over the time to the last response) really is a
+    // hair lower when responses are slower, and runs are steady enough to
+    // show it: a regression, but far inside the 2 % margin.
+    assert_ne!(verdict(&doc, "throughput")["material"], true, "{doc:#}");
     assert_ne!(verdict(&doc, "errors")["kind"], "regression");
 
-    // The other way round it is an improvement, and nothing fails.
+    // The other way round p50 is an improvement, and nothing material fails.
     let out = pelt()
         .arg("compare")
         .args(&b)
         .arg("--vs")
         .args(&a)
-        .args(["--format", "json", "--fail-on", "regression"])
+        .args(["--format", "json", "--fail-on", "material"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));

@@ -65,3 +65,104 @@ fn https_with_and_without_verification() {
     let msg = r["error_examples"][0]["message"].as_str().unwrap();
     assert!(msg.to_lowercase().contains("certificate"), "{msg}");
 }
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_plain_targets_file_is_sent_in_turn() {
+    let nginx = Nginx::start("");
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "urls.txt",
+        &format!(
+            "# three pages\n{}\n\n{}\n{}\n",
+            nginx.url("/ok"),
+            nginx.url("/index.html"),
+            nginx.url("/1k.bin")
+        ),
+    );
+    let r = run_json(&["-f", file.to_str().unwrap(), "-n", "300", "-c", "3"]);
+    assert_eq!(r["requests"]["successes"], 300);
+    let lines = nginx.access_log_lines(Some(300));
+    for path in ["/ok", "/index.html", "/1k.bin"] {
+        let n = lines
+            .iter()
+            .filter(|l| l.starts_with(&format!("GET {path} ")))
+            .count();
+        assert_eq!(n, 100, "{path}");
+    }
+}
+
+#[test]
+fn siege_and_vegeta_files_send_their_methods_headers_and_bodies() {
+    let nginx = Nginx::start("");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("body.json"), "{\"a\":1}").unwrap();
+    let siege = write(
+        dir.path(),
+        "siege.txt",
+        &format!(
+            "HOST={}\n$(HOST)/ok POST name=pelt&x=1\n$(HOST)/ok PUT <body.json\n",
+            nginx.url("")
+        ),
+    );
+    let r = run_json(&["-f", siege.to_str().unwrap(), "-n", "20", "-c", "2"]);
+    assert_eq!(r["requests"]["successes"], 20);
+    let vegeta = write(
+        dir.path(),
+        "targets.http",
+        &format!(
+            "PATCH {}\nX-Test: yes\n@body.json\n\nGET {}\n",
+            nginx.url("/ok"),
+            nginx.url("/index.html")
+        ),
+    );
+    let r = run_json(&["-f", vegeta.to_str().unwrap(), "-n", "20", "-c", "2"]);
+    assert_eq!(r["requests"]["successes"], 20);
+    let lines = nginx.access_log_lines(Some(40));
+    let count = |prefix: &str| lines.iter().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(count("POST /ok 200"), 10);
+    assert_eq!(count("PUT /ok 200"), 10);
+    assert_eq!(count("PATCH /ok 200"), 10);
+    assert_eq!(count("GET /index.html 200"), 10);
+}
+
+#[test]
+fn random_order_hits_every_target_fairly_for_a_seed() {
+    let nginx = Nginx::start("");
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "urls.txt",
+        &format!("{}\n{}\n", nginx.url("/ok"), nginx.url("/index.html")),
+    );
+    let f = file.to_str().unwrap();
+    run_json(&["-f", f, "-n", "2000", "-c", "4", "--random", "--seed", "42"]);
+    let lines = nginx.access_log_lines(Some(2000));
+    let ok = lines.iter().filter(|l| l.starts_with("GET /ok ")).count();
+    // Stated tolerance: each of two targets gets 50 % ± 5 %.
+    assert!((900..=1100).contains(&ok), "/ok got {ok} of 2000");
+}
+
+#[test]
+fn a_malformed_targets_file_exits_2_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "bad.txt",
+        "http://127.0.0.1:1/\nnot a url at all\n",
+    );
+    let out = support::pelt::pelt()
+        .args(["-f", file.to_str().unwrap(), "-n", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bad.txt:2"), "{err}");
+}

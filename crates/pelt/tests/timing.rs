@@ -228,7 +228,19 @@ fn ctrl_c_prints_what_was_measured() {
     let total = u(&r["requests"]["total"]);
     assert!(total >= 300, "recorded {total}");
     assert!(f(&r["duration_s"]) < 30.0);
-    assert_eq!(total, s.requests(), "everything sent was recorded");
+    // Everything the server saw was recorded; beyond that, only requests
+    // cut off by the stop (due but unsent, or in flight) may be extra.
+    let unfinished = u(&r["errors"]["unfinished"]);
+    assert!(
+        total >= s.requests(),
+        "recorded {total}, server saw {}",
+        s.requests()
+    );
+    assert!(
+        total - unfinished <= s.requests(),
+        "{total} recorded, {unfinished} unfinished, server saw {}",
+        s.requests()
+    );
     assert!(started.elapsed() < Duration::from_secs(30));
 }
 

@@ -168,6 +168,17 @@ fn ci(metric: &Metric, c: &Comparison) -> String {
     }
 }
 
+/// A row's cells: A, B, change, interval, verdict.
+fn cells(m: &Metric, c: &Comparison) -> [String; 5] {
+    [
+        value(m, c.a),
+        value(m, c.b),
+        change(m, c.estimate),
+        ci(m, c),
+        verdict(m, c),
+    ]
+}
+
 fn text(rows: &[Row], a: &[String], b: &[String], paired: bool) -> String {
     let mut o = String::new();
     let design = if paired {
@@ -190,15 +201,11 @@ fn text(rows: &[Row], a: &[String], b: &[String], paired: bool) -> String {
     for (m, r) in rows {
         match r {
             Ok(c) => {
+                let [a, b, change, ci, verdict] = cells(m, c);
                 let _ = writeln!(
                     o,
-                    "{:<11} {:>12} {:>12} {:>10}  {:<22} {}",
-                    m.name,
-                    value(m, c.a),
-                    value(m, c.b),
-                    change(m, c.estimate),
-                    ci(m, c),
-                    verdict(m, c)
+                    "{:<11} {a:>12} {b:>12} {change:>10}  {ci:<22} {verdict}",
+                    m.name
                 );
             }
             Err(e) => {
@@ -227,16 +234,7 @@ fn markdown(rows: &[Row]) -> String {
     for (m, r) in rows {
         match r {
             Ok(c) => {
-                let _ = writeln!(
-                    o,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    m.name,
-                    value(m, c.a),
-                    value(m, c.b),
-                    change(m, c.estimate),
-                    ci(m, c),
-                    verdict(m, c)
-                );
+                let _ = writeln!(o, "| {} | {} |", m.name, cells(m, c).join(" | "));
             }
             Err(e) => {
                 let _ = writeln!(

@@ -707,7 +707,7 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
         if worker.alive.get() == 0 {
             break None;
         }
-        let deadline = plan.deadline.filter(|_| !worker.stopping.get());
+        let deadline = plan.deadline.filter(|_| worker.cut.get() == Nanos::MAX);
         tokio::select! {
             _ = worker.all_done.notified() => {}
             changed = cancel.changed(), if cancel_open => {
@@ -723,8 +723,13 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
                 }
             }
             _ = tokio::time::sleep_until(plan.instant(deadline.unwrap_or(0))), if deadline.is_some() => {
+                // The deadline closes the schedule: no slot at or after it
+                // is taken, but slots due before it still go out, late if
+                // the client is behind, with the lateness measured. Only
+                // Ctrl-C stops sending outright. Requests still pending at
+                // the hard stop are recorded as unfinished.
                 let d = deadline.unwrap_or(0);
-                worker.begin_stop(d);
+                worker.cut.set(worker.cut.get().min(d));
                 break Some(plan.instant(d) + grace);
             }
         }

@@ -113,6 +113,46 @@ impl Order {
     }
 }
 
+/// A pause between a closed-loop connection's requests (siege's `-d`),
+/// uniform in `[min, max]`, excluded from every latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThinkTime {
+    #[serde(with = "secs")]
+    pub min: Duration,
+    #[serde(with = "secs")]
+    pub max: Duration,
+}
+
+impl ThinkTime {
+    /// Parses `500ms` (fixed) or `0..2s` (uniform between the two).
+    pub fn parse(text: &str) -> Result<ThinkTime, String> {
+        let (lo, hi) = text.split_once("..").unwrap_or((text, text));
+        let p = |v: &str| crate::duration::parse_duration(v).map_err(|e| e.to_string());
+        let t = ThinkTime {
+            min: p(lo)?,
+            max: p(hi)?,
+        };
+        if t.max < t.min {
+            return Err(format!(
+                "invalid think time '{}': the second value must not be smaller, like 0..2s",
+                text.escape_debug()
+            ));
+        }
+        Ok(t)
+    }
+
+    /// The pause before request `seq` of connection `conn`: reproducible,
+    /// different per connection and request.
+    pub fn pause(&self, conn: u64, seq: u64) -> Duration {
+        let span = self.max.saturating_sub(self.min).as_nanos() as u64;
+        if span == 0 {
+            return self.min;
+        }
+        let r = splitmix64(conn.wrapping_mul(0x9E37_79B9) ^ splitmix64(seq));
+        self.min + Duration::from_nanos(r % (span + 1))
+    }
+}
+
 /// SplitMix64: a fast, well-mixed hash of a 64-bit counter.
 fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -153,6 +193,9 @@ pub struct RunConfig {
     /// Which target each request goes to.
     #[serde(default)]
     pub order: Order,
+    /// Closed loop only: a pause between a connection's requests.
+    #[serde(default)]
+    pub think: Option<ThinkTime>,
     pub load: Load,
     pub stop: Stop,
     /// Sent before measurement starts and excluded from every statistic.
@@ -181,6 +224,8 @@ pub enum ConfigError {
     NoRequests,
     #[error("-d/--duration must be longer than zero, like -d 10s")]
     ZeroDuration,
+    #[error("--delay (think time) is for closed loops; with --rate the schedule already spaces requests")]
+    ThinkWithRate,
     #[error("--threads must be at least 1")]
     NoThreads,
     #[error("--timeout must be longer than zero")]
@@ -195,6 +240,7 @@ impl RunConfig {
         RunConfig {
             targets,
             order: Order::RoundRobin,
+            think: None,
             load,
             stop,
             warmup: Duration::ZERO,
@@ -219,6 +265,9 @@ impl RunConfig {
         }
         if self.targets.iter().any(|t| t.body.len() > MAX_BODY) {
             return Err(ConfigError::BodyTooLarge);
+        }
+        if self.think.is_some() && self.load.rate().is_some() {
+            return Err(ConfigError::ThinkWithRate);
         }
         if self.stop.requests == Some(0) {
             return Err(ConfigError::NoRequests);
@@ -357,6 +406,21 @@ mod tests {
             Order::Random { seed: 7 }.pick(12345, 3)
         );
         assert_eq!(Order::RoundRobin.pick(7, 3), 1);
+    }
+
+    #[test]
+    fn think_time_parses_and_stays_in_range() {
+        let t = ThinkTime::parse("100ms..300ms").unwrap();
+        for seq in 0..1000 {
+            let p = t.pause(3, seq);
+            assert!(p >= Duration::from_millis(100) && p <= Duration::from_millis(300));
+        }
+        assert_eq!(t.pause(3, 7), t.pause(3, 7));
+        assert_ne!(t.pause(3, 7), t.pause(4, 7));
+        let fixed = ThinkTime::parse("250ms").unwrap();
+        assert_eq!(fixed.pause(1, 2), Duration::from_millis(250));
+        assert!(ThinkTime::parse("2s..1s").is_err());
+        assert!(ThinkTime::parse("2").is_err());
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub mod url;
 
 pub use check::{Assertion, Checked};
 pub use civil::UtcTime;
-pub use config::{ConfigError, HttpOptions, Load, Order, RunConfig, Stop, Target};
+pub use config::{ConfigError, HttpOptions, Load, Order, RunConfig, Stop, Target, ThinkTime};
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;
 pub use recorder::Recorder;

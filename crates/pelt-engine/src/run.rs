@@ -120,6 +120,7 @@ impl Run {
             unix_ns_at_epoch: (start_wall + START_DELAY).as_nanos() as u64,
             requests,
             order: config.order,
+            think: config.think,
             target_origin,
             origins: origins.clone(),
             tls,

@@ -30,6 +30,8 @@ pub(crate) struct Plan {
     pub requests: Vec<PreparedRequest>,
     /// Which target each request goes to.
     pub order: pelt_core::Order,
+    /// Closed loop: pause between a connection's requests.
+    pub think: Option<pelt_core::ThinkTime>,
     /// Origin index of each target.
     pub target_origin: Vec<usize>,
     pub origins: Vec<Origin>,
@@ -604,13 +606,27 @@ impl Intervals {
 async fn connection(worker: Rc<Worker>, slot: usize) {
     let mut conn = None;
     let mut buf = vec![0u8; READ_BUF].into_boxed_slice();
+    let mut done = 0u64;
     while let Some((target, intended)) = worker.next_job(slot).await {
+        done += 1;
         let sample = worker
             .exchange(&mut conn, &mut buf, target, intended, slot)
             .await;
         worker.slots[slot].state.set(Slot::IDLE);
         worker.record(&sample);
-        if sample.error.is_some() {
+        if let Some(think) = worker.plan.think {
+            // Think time, outside any request's clock; never past the
+            // deadline, and cut short by Ctrl-C.
+            let conn_id = (slot * worker.share.workers + worker.share.index) as u64;
+            let mut until = worker.plan.instant(worker.now()) + think.pause(conn_id, done);
+            if let Some(d) = worker.plan.deadline {
+                until = until.min(worker.plan.instant(d));
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(until) => {}
+                _ = worker.stop.notified() => {}
+            }
+        } else if sample.error.is_some() {
             // A connect that fails synchronously (EMFILE, EADDRNOTAVAIL)
             // never returns Pending: without this the loop would starve
             // the worker's other tasks, its ticker and Ctrl-C.

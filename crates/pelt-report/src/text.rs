@@ -45,7 +45,20 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         format!(" after {} warm-up", Human(c.warmup))
     };
     let load = match c.load {
-        Load::Closed { connections } => format!("closed loop, {connections} connections"),
+        Load::Closed { connections } => match c.think {
+            Some(t) if t.min == t.max => {
+                format!(
+                    "closed loop, {connections} connections, {} think time",
+                    Human(t.min)
+                )
+            }
+            Some(t) => format!(
+                "closed loop, {connections} connections, {}-{} think time",
+                Human(t.min),
+                Human(t.max)
+            ),
+            None => format!("closed loop, {connections} connections"),
+        },
         Load::Rate {
             rate: r,
             connections,

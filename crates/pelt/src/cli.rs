@@ -127,6 +127,12 @@ pub struct RunArgs {
     #[arg(short = 'r', long = "rate", value_name = "R")]
     pub rate: Option<f64>,
 
+    /// Closed loop: pause between a connection's requests, like a browsing
+    /// user (siege -d): 500ms, or 0..2s for a random pause in that range.
+    /// Not counted in any latency.
+    #[arg(long = "delay", value_name = "DURATION[..DURATION]")]
+    pub delay: Option<String>,
+
     /// Load for this long before measuring, like 5s; excluded from every figure.
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,

@@ -64,6 +64,7 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
         );
         let config = RunConfig {
             order: pelt_core::Order::RoundRobin,
+            think: None,
             targets: vec![Target::get(
                 Url::parse(&url).map_err(|e| UserError(e.to_string()))?,
             )],

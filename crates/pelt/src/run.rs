@@ -7,7 +7,7 @@ use crate::UserError;
 use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS};
 use pelt_core::targets::TargetsFormat;
 use pelt_core::{
-    parse_duration, HttpOptions, Load, Order, RunConfig, RunSummary, Stop, Target, Url,
+    parse_duration, HttpOptions, Load, Order, RunConfig, RunSummary, Stop, Target, ThinkTime, Url,
 };
 use pelt_engine::{footer_of, Progress, Run};
 use pelt_report::Format;
@@ -122,6 +122,12 @@ impl TryFrom<&RunArgs> for RunConfig {
             } else {
                 Order::RoundRobin
             },
+            think: a
+                .delay
+                .as_deref()
+                .map(ThinkTime::parse)
+                .transpose()
+                .map_err(|e| UserError(format!("--delay: {e}")))?,
             load,
             stop: Stop {
                 requests: a.requests,

@@ -334,3 +334,32 @@ fn help_teaches_both_load_models() {
         assert!(help.contains(needle), "serve --help lacks {needle:?}");
     }
 }
+
+#[test]
+fn think_time_spaces_requests_and_stays_out_of_latency() {
+    let s = server();
+    let r = run_json(&[
+        &url(&s, "/"),
+        "-c",
+        "2",
+        "-d",
+        "2s",
+        "--delay",
+        "200ms..200ms",
+    ]);
+    // Each of 2 connections: a request, then 200 ms of thought: ~10 each.
+    let total = n(&r["requests"]["total"]);
+    assert!((18..=24).contains(&total), "{total} requests");
+    let p99 = r["latency"]["response_time"]["percentiles_s"]["p99"]
+        .as_f64()
+        .unwrap();
+    assert!(p99 < 0.1, "think time is not latency: p99 {p99}");
+    assert_eq!(r["config"]["think"]["min"], 0.2);
+    // Think time belongs to closed loops.
+    let out = pelt()
+        .args([&url(&s, "/"), "--rate", "10", "--delay", "1s", "-n", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("closed loops"));
+}

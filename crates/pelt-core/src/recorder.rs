@@ -25,6 +25,14 @@ pub fn new_histogram() -> Histogram<u64> {
         .expect("constant histogram bounds are valid")
 }
 
+/// Counts for one target (index into `RunConfig::targets`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TargetCounts {
+    pub requests: u64,
+    pub successes: u64,
+    pub errors: u64,
+}
+
 /// An error message kept as an example of its kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorExample {
@@ -55,6 +63,8 @@ pub struct Recorder {
     pub statuses: Box<[u64; MAX_STATUS + 1]>,
     /// Failures by kind (index = `ErrorKind::index`).
     pub errors: [u64; ErrorKind::COUNT],
+    /// Counts by target (index = target); grows to the highest target seen.
+    pub targets: Vec<TargetCounts>,
     pub examples: Vec<ErrorExample>,
     pub bytes_in: u64,
     pub body_bytes_in: u64,
@@ -89,6 +99,7 @@ impl Recorder {
             successes: 0,
             statuses: Box::new([0; MAX_STATUS + 1]),
             errors: [0; ErrorKind::COUNT],
+            targets: Vec::new(),
             examples: Vec::new(),
             bytes_in: 0,
             body_bytes_in: 0,
@@ -104,6 +115,15 @@ impl Recorder {
     /// Folds one sample in. No allocation, no branches on strings.
     pub fn record(&mut self, s: &Sample) {
         self.requests += 1;
+        let t = s.target as usize;
+        if t >= self.targets.len() {
+            // Once per target per recorder, never per request.
+            self.targets.resize(t + 1, TargetCounts::default());
+        }
+        let per = &mut self.targets[t];
+        per.requests += 1;
+        per.successes += u64::from(s.is_success());
+        per.errors += u64::from(s.error.is_some());
         self.bytes_in += s.bytes_in;
         self.body_bytes_in += s.body_bytes;
         self.bytes_out += s.bytes_out;
@@ -140,12 +160,18 @@ impl Recorder {
         }
     }
 
-    /// Records `n` requests that were due at about `intended` and never
-    /// sent before the run ended: unfinished, timed up to `done`.
-    pub fn record_unsent(&mut self, intended: Nanos, done: Nanos, n: u64) {
+    /// Records `n` requests for `target` that were due at about `intended`
+    /// and never sent before the run ended: unfinished, timed up to `done`.
+    pub fn record_unsent(&mut self, target: u32, intended: Nanos, done: Nanos, n: u64) {
         if n == 0 {
             return;
         }
+        let t = target as usize;
+        if t >= self.targets.len() {
+            self.targets.resize(t + 1, TargetCounts::default());
+        }
+        self.targets[t].requests += n;
+        self.targets[t].errors += n;
         self.requests += n;
         self.errors[ErrorKind::Unfinished.index()] += n;
         self.first_intended = self.first_intended.min(intended);
@@ -229,6 +255,15 @@ impl Recorder {
         for (a, b) in self.errors.iter_mut().zip(other.errors) {
             *a += b;
         }
+        if other.targets.len() > self.targets.len() {
+            self.targets
+                .resize(other.targets.len(), TargetCounts::default());
+        }
+        for (a, b) in self.targets.iter_mut().zip(&other.targets) {
+            a.requests += b.requests;
+            a.successes += b.successes;
+            a.errors += b.errors;
+        }
         for e in &other.examples {
             self.add_example(e.kind, e.message.clone());
         }
@@ -267,6 +302,7 @@ pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
     assert_eq!(a.successes, b.successes);
     assert_eq!(a.statuses, b.statuses);
     assert_eq!(a.errors, b.errors);
+    assert_eq!(a.targets, b.targets);
     assert_eq!(a.connections, b.connections);
     assert_eq!(
         (a.bytes_in, a.body_bytes_in, a.bytes_out, a.reused),

@@ -292,6 +292,9 @@ struct IntervalRecord {
     statuses: Vec<(u16, u64)>,
     /// Counts for kinds that occurred.
     errors: Vec<(ErrorKind, u64)>,
+    /// `[target, requests, successes, errors]` for targets with requests.
+    #[serde(default)]
+    targets: Vec<(u32, u64, u64, u64)>,
     examples: Vec<(ErrorKind, String)>,
     /// HdrHistogram V2 + deflate, base64: response, service, send_lag,
     /// ttfb, connect, tls.
@@ -375,6 +378,13 @@ impl IntervalRecord {
                 .filter(|k| r.errors[k.index()] > 0)
                 .map(|&k| (k, r.errors[k.index()]))
                 .collect(),
+            targets: r
+                .targets
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.requests > 0)
+                .map(|(i, t)| (i as u32, t.requests, t.successes, t.errors))
+                .collect(),
             examples: r
                 .examples
                 .iter()
@@ -419,6 +429,22 @@ impl IntervalRecord {
         }
         for (kind, n) in self.errors {
             r.errors[kind.index()] += n;
+        }
+        for (t, requests, successes, errors) in self.targets {
+            // A bound on what a file may make us allocate.
+            let i = t as usize;
+            if i >= 1 << 20 {
+                return Err("target index out of range".into());
+            }
+            if i >= r.targets.len() {
+                r.targets
+                    .resize(i + 1, crate::recorder::TargetCounts::default());
+            }
+            r.targets[i] = crate::recorder::TargetCounts {
+                requests,
+                successes,
+                errors,
+            };
         }
         r.examples = self
             .examples

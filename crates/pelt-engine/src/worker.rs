@@ -496,10 +496,12 @@ impl Worker {
             while seq < due_local {
                 let n = step.min(due_local - seq);
                 // Each group is recorded at its middle slot's time.
+                // Groups are attributed to their middle slot's target.
                 let mid = (seq + n / 2) * workers + w;
+                let target = self.plan.order.pick(mid, self.plan.requests.len()) as u32;
                 self.intervals
                     .borrow_mut()
-                    .record_unsent(pacer.at(mid), now, n);
+                    .record_unsent(target, pacer.at(mid), now, n);
                 seq += n;
             }
         }
@@ -577,7 +579,7 @@ impl Intervals {
     }
 
     /// Records `n` slots scheduled around `intended` that were never sent.
-    fn record_unsent(&mut self, intended: Nanos, done: Nanos, n: u64) {
+    fn record_unsent(&mut self, target: u32, intended: Nanos, done: Nanos, n: u64) {
         if intended < self.measure_from {
             self.warmup += n;
             return;
@@ -585,7 +587,7 @@ impl Intervals {
         if done >= self.end {
             self.rotate(done);
         }
-        self.current.record_unsent(intended, done, n);
+        self.current.record_unsent(target, intended, done, n);
     }
 
     /// Sends the current second and starts the one containing `t`.

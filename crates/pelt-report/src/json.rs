@@ -73,6 +73,22 @@ pub fn json_value(s: &RunSummary) -> Value {
             v
         })
         .collect();
+    let targets: Vec<Value> = s
+        .config
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, target)| {
+            let c = t.targets.get(i).copied().unwrap_or_default();
+            json!({
+                "method": target.method,
+                "url": target.url.to_string(),
+                "requests": c.requests,
+                "successes": c.successes,
+                "errors": c.errors,
+            })
+        })
+        .collect();
     let rate_mode = s.is_rate_mode();
     json!({
         "schema": SCHEMA_ID,
@@ -118,6 +134,7 @@ pub fn json_value(s: &RunSummary) -> Value {
             "connect": latency(&t.connect),
             "tls": latency(&t.tls),
         },
+        "targets": targets,
         "status_codes": statuses,
         "errors": errors,
         "error_examples": examples,

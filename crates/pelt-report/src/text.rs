@@ -13,6 +13,8 @@ use std::fmt::Write;
 /// Rows of the per-second timeline printed before it is left to JSON/CSV.
 const MAX_TIMELINE_ROWS: usize = 60;
 const HISTOGRAM_BUCKETS: u64 = 10;
+/// Targets listed one per line before the rest are left to JSON.
+const MAX_TARGET_ROWS: usize = 20;
 const BAR_WIDTH: u64 = 40;
 
 /// Renders the text report.
@@ -136,6 +138,30 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
 
     write_latency(o, s)?;
     write_histogram(o, &t.response)?;
+
+    if c.targets.len() > 1 {
+        writeln!(o, "Targets      requests        ok    errors")?;
+        for (i, target) in c.targets.iter().enumerate().take(MAX_TARGET_ROWS) {
+            let n = t.targets.get(i).copied().unwrap_or_default();
+            writeln!(
+                o,
+                "  {:>19} {:>9} {:>9}  {} {}",
+                thousands(n.requests),
+                thousands(n.successes),
+                thousands(n.errors),
+                target.method,
+                target.url
+            )?;
+        }
+        if c.targets.len() > MAX_TARGET_ROWS {
+            writeln!(
+                o,
+                "  ... {} more targets in --format json",
+                c.targets.len() - MAX_TARGET_ROWS
+            )?;
+        }
+        writeln!(o)?;
+    }
 
     let statuses: Vec<String> = t
         .status_counts()

@@ -120,9 +120,10 @@ impl Recorder {
             // Once per target per recorder, never per request.
             self.targets.resize(t + 1, TargetCounts::default());
         }
+        let success = u64::from(s.is_success());
         let per = &mut self.targets[t];
         per.requests += 1;
-        per.successes += u64::from(s.is_success());
+        per.successes += success;
         per.errors += u64::from(s.error.is_some());
         self.bytes_in += s.bytes_in;
         self.body_bytes_in += s.body_bytes;
@@ -140,7 +141,7 @@ impl Recorder {
         }
         let timed = match s.error {
             None => {
-                self.successes += u64::from((200..400).contains(&s.status));
+                self.successes += success;
                 true
             }
             Some(kind) => {

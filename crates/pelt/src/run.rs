@@ -58,13 +58,7 @@ impl TryFrom<&RunArgs> for RunConfig {
         let warmup = opt_duration(&a.warmup, "--warmup")?.unwrap_or(Duration::ZERO);
         let load = match a.rate {
             Some(rate) => {
-                if !(rate.is_finite() && rate > 0.0) {
-                    return Err(UserError(
-                        "--rate must be a positive number of requests per second, like --rate 1000"
-                            .into(),
-                    ));
-                }
-                // (The upper bound is checked with the rest in validate().)
+                // Range checked, with the other cross-flag rules, in validate().
                 Load::Rate {
                     rate,
                     connections: a.connections.unwrap_or(DEFAULT_RATE_CONNECTIONS),

@@ -55,6 +55,61 @@ pub struct RunFooter {
     pub interrupted: bool,
 }
 
+impl RunHeader {
+    /// Folds in the header of another file of the same run (another
+    /// machine): threads and cores add, target addresses unite, the
+    /// earliest start wins, and the offered loads add, since the machines
+    /// offered them together. Refuses to mix load models.
+    pub fn merge(&mut self, other: &RunHeader) -> Result<(), String> {
+        use crate::config::Load;
+        self.config.load = match (self.config.load, other.config.load) {
+            (
+                Load::Rate {
+                    rate: a,
+                    connections: c,
+                },
+                Load::Rate {
+                    rate: b,
+                    connections: d,
+                },
+            ) => Load::Rate {
+                rate: a + b,
+                connections: c + d,
+            },
+            (Load::Closed { connections: c }, Load::Closed { connections: d }) => {
+                Load::Closed { connections: c + d }
+            }
+            _ => {
+                return Err(
+                    "cannot --merge a rate run with a closed-loop run: they are not one run".into(),
+                )
+            }
+        };
+        self.env.threads += other.env.threads;
+        self.env.cores += other.env.cores;
+        for a in &other.env.target_addrs {
+            if !self.env.target_addrs.contains(a) {
+                self.env.target_addrs.push(a.clone());
+            }
+        }
+        self.measure_start_unix_ns = self.measure_start_unix_ns.min(other.measure_start_unix_ns);
+        Ok(())
+    }
+}
+
+impl RunFooter {
+    /// The footer of several files of one run: the longest duration and
+    /// elapsed time, warm-ups added, interrupted if any part was.
+    pub fn merge(&self, other: &RunFooter) -> RunFooter {
+        RunFooter {
+            duration_ns: self.duration_ns.max(other.duration_ns),
+            elapsed_ns: self.elapsed_ns.max(other.elapsed_ns),
+            warmup_requests: self.warmup_requests + other.warmup_requests,
+            interrupted: self.interrupted || other.interrupted,
+        }
+    }
+}
+
 /// Why a results file cannot be read, phrased for the user.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {
@@ -585,6 +640,50 @@ mod tests {
         }
         let (back, _, truncated) = read_all(&bytes).unwrap();
         assert_eq!((back.len(), truncated), (4, false));
+    }
+
+    #[test]
+    fn headers_and_footers_of_one_run_merge() {
+        let mut a = header();
+        let mut b = header();
+        b.env.target_addrs = vec!["127.0.0.1:2".into()];
+        b.measure_start_unix_ns -= 5;
+        a.merge(&b).unwrap();
+        assert_eq!(
+            a.config.load,
+            crate::config::Load::Rate {
+                rate: 200.0,
+                connections: 8
+            }
+        );
+        assert_eq!((a.env.threads, a.env.cores), (2, 4));
+        assert_eq!(a.env.target_addrs.len(), 2);
+        assert_eq!(a.measure_start_unix_ns, b.measure_start_unix_ns);
+        let mut closed = header();
+        closed.config.load = crate::config::Load::Closed { connections: 3 };
+        assert!(a.merge(&closed).unwrap_err().contains("closed-loop"));
+
+        let f = RunFooter {
+            duration_ns: 5,
+            elapsed_ns: 9,
+            warmup_requests: 1,
+            interrupted: false,
+        };
+        let g = RunFooter {
+            duration_ns: 7,
+            elapsed_ns: 8,
+            warmup_requests: 2,
+            interrupted: true,
+        };
+        assert_eq!(
+            f.merge(&g),
+            RunFooter {
+                duration_ns: 7,
+                elapsed_ns: 9,
+                warmup_requests: 3,
+                interrupted: true
+            }
+        );
     }
 
     /// Regression: hdrhistogram's deserialiser allocated whatever payload

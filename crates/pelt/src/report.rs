@@ -5,7 +5,7 @@ use crate::run::{html, render_one};
 use crate::save;
 use crate::UserError;
 use pelt_core::{
-    Load, Recorder, ResultsReader, RunFooter, RunHeader, RunSummary, SummaryBuilder, Window,
+    Recorder, ResultsReader, RunFooter, RunHeader, RunSummary, SummaryBuilder, Window,
 };
 use std::fs::File;
 use std::io::BufReader;
@@ -106,40 +106,7 @@ impl Merged {
         }
         let mut header = readers[0].header().clone();
         for r in &readers[1..] {
-            let h = r.header();
-            header.env.threads += h.env.threads;
-            header.env.cores += h.env.cores;
-            for a in &h.env.target_addrs {
-                if !header.env.target_addrs.contains(a) {
-                    header.env.target_addrs.push(a.clone());
-                }
-            }
-            header.measure_start_unix_ns =
-                header.measure_start_unix_ns.min(h.measure_start_unix_ns);
-            // Several machines offered their loads together.
-            header.config.load =
-                match (header.config.load, h.config.load) {
-                    (
-                        Load::Rate {
-                            rate: a,
-                            connections: c,
-                        },
-                        Load::Rate {
-                            rate: b,
-                            connections: d,
-                        },
-                    ) => Load::Rate {
-                        rate: a + b,
-                        connections: c + d,
-                    },
-                    (Load::Closed { connections: c }, Load::Closed { connections: d }) => {
-                        Load::Closed { connections: c + d }
-                    }
-                    _ => return Err(UserError(
-                        "cannot --merge a rate run with a closed-loop run: they are not one run"
-                            .into(),
-                    )),
-                };
+            header.merge(r.header()).map_err(UserError)?;
         }
         let mut merged = Merged {
             files: files.to_vec(),
@@ -181,15 +148,7 @@ impl Merged {
     fn footer(&self) -> Option<RunFooter> {
         let mut footers = self.readers.iter().map(|r| r.footer().copied());
         let first = footers.next()??;
-        footers.try_fold(first, |acc, f| {
-            let f = f?;
-            Some(RunFooter {
-                duration_ns: acc.duration_ns.max(f.duration_ns),
-                elapsed_ns: acc.elapsed_ns.max(f.elapsed_ns),
-                warmup_requests: acc.warmup_requests + f.warmup_requests,
-                interrupted: acc.interrupted || f.interrupted,
-            })
-        })
+        footers.try_fold(first, |acc, f| Some(acc.merge(&f?)))
     }
 
     fn summary(&mut self, window: Option<Window>) -> Result<RunSummary, UserError> {

@@ -307,7 +307,13 @@ impl Worker {
         slot: usize,
     ) -> Sample {
         let plan = &*self.plan;
-        let started = self.now();
+        // In a closed loop the request starts when it was decided on, an
+        // instant ago; in rate mode it may start long after its slot.
+        let started = if plan.pacer.is_none() {
+            intended
+        } else {
+            self.now()
+        };
         let deadline = plan.instant(started) + plan.timeout;
         let mut progress = Progress::default();
         let result = tokio::time::timeout_at(

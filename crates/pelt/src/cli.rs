@@ -45,6 +45,67 @@ pub enum Command {
     /// Re-render saved runs (.pelt results files): text, JSON, CSV, markdown, HTML, hdrlog.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
+    /// Run a before/after experiment from a plan: variants x load levels, interleaved blocks, verdicts.
+    #[command(after_help = EXPERIMENT_HELP)]
+    Experiment(ExperimentArgs),
+}
+
+const EXPERIMENT_HELP: &str = "\
+A plan (TOML):
+  name = \"rewrite rules\"
+  blocks = 10                        # each variant once per block, order counterbalanced (>= 6)
+  [load]
+  url = \"http://127.0.0.1:20080/\"   # or targets = \"urls.txt\" (a targets file, as with -f)
+  rate = 1000                        # or a list of load levels: rate = [250, 500, 1000]
+  # connections = 50                 # closed loop instead of rate (a list makes levels)
+  duration = \"10s\"
+  warmup = \"1s\"                      # discarded at the start of every run [default: 1s]
+  args = [\"--timeout\", \"2s\"]         # any other `pelt run` flags
+  [[variant]]                        # the first is the baseline
+  name = \"no rules\"
+  setup = \"nginx -p . -c conf/0.conf\"  # shell commands, run in the plan's folder
+  teardown = \"nginx -p . -c conf/0.conf -s quit\"
+  # ready = \"...\"                    # a command that succeeds once it serves
+  # ready_url = \"http://...\"         # polled until it answers [default: the variant's URL]
+  # url = \"...\"  args = [...]        # this variant's own target and extra flags
+  [[variant]]
+  name = \"819 rules\"
+  ...
+
+Every run is saved in the experiment's folder (-o DIR, else the data
+directory's experiments/), with the setup commands' output in logs/, and
+report.txt, report.md, report.json and report.html. For each load level and
+each variant against the first, every metric gets a change, a 95 % interval
+and a verdict, paired by block (see `pelt compare --help`). Commands see
+PELT_VARIANT, PELT_BLOCK and PELT_EXPERIMENT_DIR.
+
+Examples:
+  pelt experiment examples/rewrite-rules/plan.toml
+  pelt experiment plan.toml --dry-run          the order of runs and the time it takes
+  pelt experiment plan.toml -o results/ --fail-on regression";
+
+#[derive(Debug, Clone, Args)]
+pub struct ExperimentArgs {
+    /// The plan: variants, load, levels and blocks (see below).
+    #[arg(value_name = "PLAN.toml")]
+    pub plan: PathBuf,
+
+    /// Folder for the runs and reports; must be new or empty.
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Check the plan and print the order of runs; run nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+
+    /// Exit 1 when a variant regressed against the baseline at any level
+    /// (`regression`), or only beyond its margin (`material`).
+    #[arg(long = "fail-on", value_enum, value_name = "WHAT")]
+    pub fail_on: Option<FailOn>,
+
+    /// No progress lines on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 const COMPARE_EXAMPLES: &str = "\

@@ -51,7 +51,54 @@ fn metrics() -> Vec<(Metric, Extract)> {
 }
 
 /// One row: the comparison, or why there is none.
-type Row = (Metric, Result<Comparison, String>);
+pub type Row = (Metric, Result<Comparison, String>);
+
+/// Every metric of B's runs against A's: paired by position (blocks), or
+/// as two independent sets.
+pub fn compare_runs(a: &[RunSummary], b: &[RunSummary], paired: bool) -> Vec<Row> {
+    let values = |runs: &[RunSummary]| runs.iter().map(values).collect::<Vec<_>>();
+    compare_values(&values(a), &values(b), paired)
+}
+
+/// [`compare_runs`] on runs already reduced by [`values`].
+pub fn compare_values(a: &[Vec<f64>], b: &[Vec<f64>], paired: bool) -> Vec<Row> {
+    metrics()
+        .into_iter()
+        .enumerate()
+        .map(|(i, (metric, _))| {
+            let va: Vec<f64> = a.iter().map(|v| v[i]).collect();
+            let vb: Vec<f64> = b.iter().map(|v| v[i]).collect();
+            let result = if paired {
+                compare_paired(&metric, &va, &vb)
+            } else {
+                compare_unpaired(&metric, &va, &vb)
+            };
+            (metric, result.map_err(|e| e.to_string()))
+        })
+        .collect()
+}
+
+/// Whether `--fail-on` is triggered by these rows.
+pub fn fails(rows: &[Row], fail_on: Option<FailOn>) -> bool {
+    rows.iter().any(|(_, r)| match r {
+        Ok(c) => match (c.verdict, fail_on) {
+            (Verdict::Regression { .. }, Some(FailOn::Regression)) => true,
+            (Verdict::Regression { material }, Some(FailOn::Material)) => material,
+            _ => false,
+        },
+        Err(_) => false,
+    })
+}
+
+/// Each metric's value for one run, in the order of [`metric_list`].
+pub fn values(run: &RunSummary) -> Vec<f64> {
+    metrics().into_iter().map(|(_, f)| f(run)).collect()
+}
+
+/// The compared metrics, in order.
+pub fn metric_list() -> Vec<Metric> {
+    metrics().into_iter().map(|(m, _)| m).collect()
+}
 
 pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
     let (a_files, b_files): (Vec<PathBuf>, Vec<PathBuf>) = if args.vs.is_empty() {
@@ -75,19 +122,7 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
         files.iter().map(|f| load(f)).collect()
     };
     let (a, b) = (load_all(&a_files)?, load_all(&b_files)?);
-    let rows: Vec<Row> = metrics()
-        .into_iter()
-        .map(|(metric, value)| {
-            let va: Vec<f64> = a.iter().map(value).collect();
-            let vb: Vec<f64> = b.iter().map(value).collect();
-            let result = if args.paired {
-                compare_paired(&metric, &va, &vb)
-            } else {
-                compare_unpaired(&metric, &va, &vb)
-            };
-            (metric, result.map_err(|e| e.to_string()))
-        })
-        .collect();
+    let rows = compare_runs(&a, &b, args.paired);
     let names = |files: &[PathBuf]| files.iter().map(|f| label(f)).collect::<Vec<_>>();
     let out = match args.format {
         CompareFormat::Text => text(&rows, &names(&a_files), &names(&b_files), args.paired),
@@ -95,22 +130,14 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
         CompareFormat::Json => json(&rows, &a_files, &b_files, args.paired),
     };
     crate::emit(out.as_bytes())?;
-    let regressed = rows.iter().any(|(_, r)| match r {
-        Ok(c) => match (c.verdict, args.fail_on) {
-            (Verdict::Regression { .. }, Some(FailOn::Regression)) => true,
-            (Verdict::Regression { material }, Some(FailOn::Material)) => material,
-            _ => false,
-        },
-        Err(_) => false,
-    });
-    Ok(if regressed {
+    Ok(if fails(&rows, args.fail_on) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
 }
 
-fn value(metric: &Metric, v: f64) -> String {
+pub(crate) fn value(metric: &Metric, v: f64) -> String {
     if v.is_nan() {
         return "n/a".into();
     }
@@ -121,14 +148,14 @@ fn value(metric: &Metric, v: f64) -> String {
     }
 }
 
-fn change(metric: &Metric, v: f64) -> String {
+pub(crate) fn change(metric: &Metric, v: f64) -> String {
     match metric.scale {
         Scale::Ratio => format!("{:+.1}%", v * 100.0),
         Scale::Points => format!("{:+.2} pt", v * 100.0),
     }
 }
 
-fn verdict(m: &Metric, c: &Comparison) -> String {
+pub(crate) fn verdict(m: &Metric, c: &Comparison) -> String {
     let margin = match m.scale {
         Scale::Ratio => format!("±{:.0}%", m.margin * 100.0),
         Scale::Points => format!("±{:.1} pt", m.margin * 100.0),
@@ -161,7 +188,7 @@ fn verdict_word(v: &Verdict) -> String {
     }
 }
 
-fn ci(metric: &Metric, c: &Comparison) -> String {
+pub(crate) fn ci(metric: &Metric, c: &Comparison) -> String {
     match c.ci {
         Some((lo, hi)) => format!("{} .. {}", change(metric, lo), change(metric, hi)),
         None => "-".into(),
@@ -169,7 +196,7 @@ fn ci(metric: &Metric, c: &Comparison) -> String {
 }
 
 /// A row's cells: A, B, change, interval, verdict.
-fn cells(m: &Metric, c: &Comparison) -> [String; 5] {
+pub(crate) fn cells(m: &Metric, c: &Comparison) -> [String; 5] {
     [
         value(m, c.a),
         value(m, c.b),
@@ -179,7 +206,7 @@ fn cells(m: &Metric, c: &Comparison) -> [String; 5] {
     ]
 }
 
-fn text(rows: &[Row], a: &[String], b: &[String], paired: bool) -> String {
+pub(crate) fn text(rows: &[Row], a: &[String], b: &[String], paired: bool) -> String {
     let mut o = String::new();
     let design = if paired {
         "paired by position"
@@ -193,6 +220,14 @@ fn text(rows: &[Row], a: &[String], b: &[String], paired: bool) -> String {
         b.len()
     );
     let _ = writeln!(o, "  A: {}\n  B: {}\n", a.join(", "), b.join(", "));
+    o.push_str(&table(rows));
+    o
+}
+
+/// The per-metric table of a comparison, with a note when no verdict is
+/// possible.
+pub(crate) fn table(rows: &[Row]) -> String {
+    let mut o = String::new();
     let _ = writeln!(
         o,
         "{:<11} {:>12} {:>12} {:>10}  {:<22} verdict",
@@ -227,7 +262,7 @@ fn text(rows: &[Row], a: &[String], b: &[String], paired: bool) -> String {
     o
 }
 
-fn markdown(rows: &[Row]) -> String {
+pub(crate) fn markdown(rows: &[Row]) -> String {
     let mut o = String::from(
         "| metric | A | B | change | 95% interval | verdict |\n|---|---:|---:|---:|---|---|\n",
     );

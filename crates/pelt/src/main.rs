@@ -7,6 +7,7 @@
 mod cli;
 mod compare;
 mod demo;
+mod experiment;
 mod progress;
 mod report;
 mod run;
@@ -22,7 +23,15 @@ use std::process::ExitCode;
 #[derive(Debug)]
 pub struct UserError(pub String);
 
-const SUBCOMMANDS: [&str; 6] = ["run", "serve", "demo", "report", "compare", "help"];
+const SUBCOMMANDS: [&str; 7] = [
+    "run",
+    "serve",
+    "demo",
+    "report",
+    "compare",
+    "experiment",
+    "help",
+];
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse_from(with_implicit_run(std::env::args_os().collect())) {
@@ -35,6 +44,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::command(args),
         Command::Report(args) => report::command(args),
         Command::Compare(args) => compare::command(args),
+        Command::Experiment(args) => experiment::command(args),
     };
     result.unwrap_or_else(|UserError(message)| {
         eprintln!("error: {message}");

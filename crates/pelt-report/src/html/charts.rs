@@ -722,6 +722,113 @@ pub(super) fn histogram(runs: &[Labeled<'_>]) -> String {
     or_note(chart())
 }
 
+/// Latency against load, one colour per series: p50 thin, p99 thick and
+/// dashed, a dot at each measured level (the seeds' "response time vs
+/// concurrency" plot, with the tail beside the median).
+pub(super) fn latency_vs_load(x_desc: &str, series: &[super::LoadSeries]) -> String {
+    let max_ns = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.2.max(p.1)))
+        .max()
+        .unwrap_or(0);
+    if max_ns == 0 {
+        return no_data("latencies by load");
+    }
+    let unit = TimeUnit::for_max(max_ns as f64);
+    let (lo, hi) = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+            (lo.min(x), hi.max(x))
+        });
+    let pad = ((hi - lo) * 0.05).max(hi * 0.05).max(0.5);
+    let y = YAxis::fit(
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().flat_map(|p| [unit.of(p.1), unit.of(p.2)])),
+        true,
+    );
+    let y_desc = y.describe(&format!("latency ({}), median of runs", unit.name));
+    let axes = Axes {
+        x_desc,
+        y_desc: &y_desc,
+        x_range: (lo - pad).max(0.0)..hi + pad,
+        x_labels: 10,
+        x_fmt: &|v: &f64| tick(*v),
+    };
+    let mut keys: Vec<Key> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Key::new(&s.label, Mark::Line(Pen::solid(run_color(i), 3))))
+        .collect();
+    keys.push(Key::new("p50", Mark::Line(Pen::solid(KEY_GREY, 1))));
+    keys.push(Key::new(
+        "p99",
+        Mark::Line(Pen {
+            color: KEY_GREY,
+            width: 3,
+            dash: Some((8, 4)),
+        }),
+    ));
+    let draw = || -> Result<String, Box<dyn Error>> {
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+            root.fill(&WHITE)?;
+            let (plot, side) = split(&root, true);
+            let x = RangedCoordf64::from(axes.x_range.clone());
+            match &y {
+                YAxis::Linear(r) => {
+                    let mut c = chart_on(&plot, &axes, x, RangedCoordf64::from(r.clone()))?;
+                    draw_load_series(&mut c, series, &unit)?;
+                }
+                YAxis::Log(r) => {
+                    let yc = LogCoord::from(r.clone().log_scale()).with_key_points(log_ticks(r));
+                    let mut c = chart_on(&plot, &axes, x, yc)?;
+                    draw_load_series(&mut c, series, &unit)?;
+                }
+            }
+            if let Some(side) = side {
+                draw_legend(&side, &keys)?;
+            }
+            root.present()?;
+        }
+        Ok(svg)
+    };
+    or_note(draw())
+}
+
+fn draw_load_series<DB, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    series: &[super::LoadSeries],
+    unit: &TimeUnit,
+) -> ChartResult
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    for (i, s) in series.iter().enumerate() {
+        let color = run_color(i);
+        let p50: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, unit.of(p.1))).collect();
+        let p99: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, unit.of(p.2))).collect();
+        chart.draw_series(LineSeries::new(p50.iter().copied(), color.stroke_width(1)))?;
+        chart.draw_series(DashedLineSeries::new(
+            p99.iter().copied(),
+            8,
+            4,
+            color.stroke_width(3),
+        ))?;
+        chart.draw_series(
+            p50.into_iter()
+                .chain(p99)
+                .map(|p| Circle::new(p, 4, color.filled())),
+        )?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,320 @@
+//! `pelt experiment plan.toml`: the before/after experiment people run by
+//! hand (stop the server, start it with another config, load it, repeat),
+//! done properly: variants interleaved in counterbalanced blocks, every
+//! run saved, and a verdict per metric and load level from the runs as
+//! the unit of replication (see pelt-analyze).
+
+mod plan;
+mod report;
+mod shell;
+
+use crate::cli::ExperimentArgs;
+use crate::run::{execute, Keep};
+use crate::UserError;
+use pelt_core::{Human, RunSummary};
+use plan::Plan;
+use shell::Shell;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// One finished run, reduced to what the report needs: the metric
+/// values, not the histograms (an experiment can have hundreds of runs).
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    pub block: u32,
+    pub variant: usize,
+    pub level: usize,
+    pub file: PathBuf,
+    /// In the order of `compare::metric_list()`.
+    pub values: Vec<f64>,
+    /// p50 and p99 of response time, for the latency-versus-load chart.
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub interrupted: bool,
+}
+
+/// What the experiment produced: its runs, one pooled summary per
+/// variant and level for the charts, and what went wrong.
+#[derive(Debug)]
+pub struct Outcome {
+    pub runs: Vec<RunRecord>,
+    /// `[variant][level]`: every run's histograms merged, for overlaid
+    /// percentile spectra (a picture, not a statistic).
+    pub pooled: Vec<Vec<Option<RunSummary>>>,
+    pub problems: Vec<String>,
+    pub interrupted: bool,
+    pub folder: PathBuf,
+}
+
+pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
+    let plan = Plan::read(&args.plan)?;
+    if args.dry_run {
+        crate::emit(schedule(&plan).as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let folder = match &args.out {
+        Some(dir) => dir.clone(),
+        None => default_folder(&plan)?,
+    };
+    prepare_folder(&folder, &args.plan)?;
+    let mut outcome = Outcome {
+        runs: Vec::new(),
+        pooled: vec![vec![None; plan.levels.len()]; plan.variants.len()],
+        problems: Vec::new(),
+        interrupted: false,
+        folder: folder.clone(),
+    };
+    let failure = conduct(&plan, &args, &mut outcome).err();
+    if let Some(e) = &failure {
+        outcome.problems.push(e.clone());
+    }
+    let reports = report::write_all(&plan, &outcome)?;
+    crate::emit(reports.text.as_bytes())?;
+    if let Some(e) = failure {
+        return Err(UserError(format!(
+            "experiment stopped: {e}; the runs so far and the report are in {}",
+            folder.display()
+        )));
+    }
+    if outcome.interrupted {
+        return Ok(ExitCode::from(130));
+    }
+    let rows = reports
+        .comparisons
+        .iter()
+        .flat_map(|c| c.rows.iter().cloned());
+    Ok(
+        if crate::compare::fails(&rows.collect::<Vec<_>>(), args.fail_on) {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}
+
+/// Runs every block; stops at the first setup or readiness failure, or at
+/// Ctrl-C, always tearing the current variant down.
+fn conduct(plan: &Plan, args: &ExperimentArgs, outcome: &mut Outcome) -> Result<(), String> {
+    let total = plan.total_runs();
+    let started = Instant::now();
+    let logs = outcome.folder.join("logs");
+    for block in 0..plan.blocks {
+        for v in plan.order(block) {
+            let variant = &plan.variants[v];
+            let log = logs.join(format!("{}.log", slug(&variant.name)));
+            let shell = Shell {
+                dir: &plan.dir,
+                log: &log,
+                env: vec![
+                    ("PELT_VARIANT", variant.name.clone()),
+                    ("PELT_BLOCK", (block + 1).to_string()),
+                    ("PELT_EXPERIMENT_DIR", outcome.folder.display().to_string()),
+                ],
+            };
+            let result = measure_variant(plan, args, &shell, block, v, outcome, total, started);
+            if let Some(cmd) = &variant.teardown {
+                if let Err(e) = shell.run("teardown", cmd, plan.command_timeout) {
+                    let problem = format!("variant '{}', block {}: {e}", variant.name, block + 1);
+                    eprintln!("pelt: warning: {problem}");
+                    outcome.problems.push(problem);
+                }
+            }
+            result.map_err(|e| format!("variant '{}', block {}: {e}", variant.name, block + 1))?;
+            if outcome.interrupted {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Setup, readiness, then one run per load level.
+#[allow(clippy::too_many_arguments)]
+fn measure_variant(
+    plan: &Plan,
+    args: &ExperimentArgs,
+    shell: &Shell<'_>,
+    block: u32,
+    v: usize,
+    outcome: &mut Outcome,
+    total: usize,
+    started: Instant,
+) -> Result<(), String> {
+    let variant = &plan.variants[v];
+    if let Some(cmd) = &variant.setup {
+        shell.run("setup", cmd, plan.command_timeout)?;
+    }
+    shell.wait_ready(
+        variant.ready.as_deref(),
+        &variant.ready_url,
+        plan.ready_timeout,
+    )?;
+    for (l, level) in plan.levels.iter().enumerate() {
+        if crate::signals::interrupted() {
+            outcome.interrupted = true;
+            return Ok(());
+        }
+        let done = outcome.runs.len();
+        if !args.quiet {
+            // Time left from the pace so far (set-ups included), or from
+            // the plan before the first run.
+            let per_run = if done == 0 {
+                plan.run_length
+            } else {
+                started.elapsed() / done as u32
+            };
+            eprintln!(
+                "pelt: run {}/{total}: block {}/{}, {}, {} (about {} left)",
+                done + 1,
+                block + 1,
+                plan.blocks,
+                variant.name,
+                level.label(),
+                Human(round_s(per_run * (total - done) as u32)),
+            );
+        }
+        let file = outcome.folder.join("runs").join(format!(
+            "{}-b{:02}-{}.pelt",
+            level.slug(),
+            block + 1,
+            slug(&variant.name)
+        ));
+        let keep = Keep {
+            out: Some(&file),
+            save: false,
+        };
+        let summary =
+            execute(variant.configs[l].clone(), args.quiet, keep).map_err(|UserError(e)| e)?;
+        let h = &summary.total.response;
+        let (p50_ns, p99_ns) = if h.is_empty() {
+            (0, 0)
+        } else {
+            (h.value_at_percentile(50.0), h.value_at_percentile(99.0))
+        };
+        outcome.runs.push(RunRecord {
+            block,
+            variant: v,
+            level: l,
+            file,
+            values: crate::compare::values(&summary),
+            p50_ns,
+            p99_ns,
+            interrupted: summary.interrupted,
+        });
+        pool(&mut outcome.pooled[v][l], summary);
+        if outcome.runs.last().is_some_and(|r| r.interrupted) {
+            outcome.interrupted = true;
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+fn pool(into: &mut Option<RunSummary>, mut run: RunSummary) {
+    match into {
+        Some(p) => p.total.merge(&run.total),
+        None => {
+            run.timeline.clear();
+            *into = Some(run);
+        }
+    }
+}
+
+fn round_s(d: Duration) -> Duration {
+    Duration::from_secs(d.as_secs().max(1))
+}
+
+/// The order of runs, for `--dry-run`.
+fn schedule(plan: &Plan) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "pelt experiment '{}': {} variant(s) x {} load level(s) x {} block(s) = {} runs, about {} of load",
+        plan.name,
+        plan.variants.len(),
+        plan.levels.len(),
+        plan.blocks,
+        plan.total_runs(),
+        Human(plan.run_length * plan.total_runs() as u32)
+    );
+    for block in 0..plan.blocks {
+        let order: Vec<&str> = plan
+            .order(block)
+            .into_iter()
+            .map(|v| plan.variants[v].name.as_str())
+            .collect();
+        let _ = writeln!(o, "  block {:>2}: {}", block + 1, order.join(", "));
+    }
+    let levels: Vec<String> = plan.levels.iter().map(|l| l.label()).collect();
+    let _ = writeln!(
+        o,
+        "each variant, in its turn: setup, ready check, then {} , then teardown",
+        levels.join(", ")
+    );
+    for v in &plan.variants {
+        let _ = writeln!(
+            o,
+            "  {}: {} {}",
+            v.name, v.configs[0].targets[0].method, v.configs[0].targets[0].url
+        );
+    }
+    o
+}
+
+/// A name safe in a file name.
+fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    s.trim_matches('.').to_string()
+}
+
+fn default_folder(plan: &Plan) -> Result<PathBuf, UserError> {
+    let data = crate::save::data_dir().ok_or_else(|| {
+        UserError(
+            "cannot tell where to save the experiment: give -o DIR, or set PELT_DATA_DIR or HOME"
+                .into(),
+        )
+    })?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Ok(data.join("experiments").join(format!(
+        "{}-{}",
+        crate::save::utc_stamp(now),
+        slug(&plan.name)
+    )))
+}
+
+/// Creates the folder (refusing one that holds anything) and keeps a copy
+/// of the plan in it.
+fn prepare_folder(folder: &Path, plan: &Path) -> Result<(), UserError> {
+    let cannot = |e: std::io::Error| {
+        UserError(format!(
+            "cannot create '{}': {e}; choose another folder with -o",
+            folder.display()
+        ))
+    };
+    if folder
+        .read_dir()
+        .is_ok_and(|mut entries| entries.next().is_some())
+    {
+        return Err(UserError(format!(
+            "'{}' is not empty; choose a new folder with -o, so that no earlier results are mixed in or overwritten",
+            folder.display()
+        )));
+    }
+    std::fs::create_dir_all(folder.join("runs")).map_err(cannot)?;
+    std::fs::create_dir_all(folder.join("logs")).map_err(cannot)?;
+    std::fs::copy(plan, folder.join("plan.toml")).map_err(cannot)?;
+    Ok(())
+}

@@ -1,0 +1,468 @@
+//! The experiment plan: a TOML file read into plain data, checked whole
+//! before any command runs or any load is sent.
+
+use crate::cli::{Cli, Command, FormatArg};
+use crate::UserError;
+use clap::Parser;
+use pelt_core::{parse_duration, RunConfig};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Blocks when the plan does not say: enough to resolve a 5 % change at
+/// typical run-to-run noise.
+pub const DEFAULT_BLOCKS: u32 = 10;
+/// Fewest blocks that give a 95 % Wilcoxon interval (2/2^6 = 3.1 %).
+pub const MIN_BLOCKS: u32 = 6;
+/// Warm-up of each run when the plan does not say: every run discards
+/// its start (cold caches, connection set-up).
+pub const DEFAULT_WARMUP: Duration = Duration::from_secs(1);
+/// How long a variant may take to become ready.
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a setup or teardown command may take.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `plan.toml` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanFile {
+    name: Option<String>,
+    blocks: Option<u32>,
+    ready_timeout: Option<String>,
+    command_timeout: Option<String>,
+    load: LoadFile,
+    #[serde(default, rename = "variant")]
+    variants: Vec<VariantFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoadFile {
+    url: Option<String>,
+    targets: Option<PathBuf>,
+    rate: Option<OneOrMany<f64>>,
+    connections: Option<OneOrMany<u32>>,
+    duration: Option<String>,
+    warmup: Option<String>,
+    threads: Option<u32>,
+    #[serde(default)]
+    args: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariantFile {
+    name: String,
+    setup: Option<String>,
+    ready: Option<String>,
+    ready_url: Option<String>,
+    teardown: Option<String>,
+    url: Option<String>,
+    targets: Option<PathBuf>,
+    #[serde(default)]
+    args: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T: Clone> OneOrMany<T> {
+    fn to_vec(&self) -> Vec<T> {
+        match self {
+            OneOrMany::One(v) => vec![v.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// What varies between load levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LevelKind {
+    /// Offered requests per second (open loop).
+    Rate,
+    /// Connections (closed loop).
+    Connections,
+}
+
+/// One load level: the rate or the connection count of every run at it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Level {
+    pub kind: LevelKind,
+    pub value: f64,
+}
+
+impl Level {
+    /// `1000 req/s`, `50 connections`.
+    pub fn label(&self) -> String {
+        match self.kind {
+            LevelKind::Rate => format!("{} req/s", self.value),
+            LevelKind::Connections => format!("{} connections", self.value),
+        }
+    }
+
+    /// Safe in a file name: `rate-1000`, `c-50`.
+    pub fn slug(&self) -> String {
+        match self.kind {
+            LevelKind::Rate => format!("rate-{}", self.value),
+            LevelKind::Connections => format!("c-{}", self.value),
+        }
+    }
+}
+
+/// A configuration under test and the shell commands that bring it up
+/// and down.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub name: String,
+    pub setup: Option<String>,
+    /// A command that succeeds once the variant serves.
+    pub ready: Option<String>,
+    /// A URL that answers (any HTTP status) once the variant serves.
+    pub ready_url: String,
+    pub teardown: Option<String>,
+    /// One `RunConfig` per load level, in the order of [`Plan::levels`].
+    pub configs: Vec<RunConfig>,
+}
+
+/// A checked plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub blocks: u32,
+    pub levels: Vec<Level>,
+    /// The first is the baseline every other is compared with.
+    pub variants: Vec<Variant>,
+    /// Where commands run and relative paths start: the plan's folder.
+    pub dir: PathBuf,
+    pub ready_timeout: Duration,
+    pub command_timeout: Duration,
+    /// Warm-up plus measurement of one run.
+    pub run_length: Duration,
+}
+
+impl Plan {
+    /// Reads and checks `path`: every run's configuration is built here,
+    /// so a mistake in the plan is found before any command runs.
+    pub fn read(path: &Path) -> Result<Plan, UserError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            UserError(format!(
+                "cannot read plan '{}': {e}; check the path",
+                path.display()
+            ))
+        })?;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        Plan::parse(&text, &dir).map_err(|e| UserError(format!("{}: {}", path.display(), e.0)))
+    }
+
+    /// Parses plan text whose relative paths start at `dir`.
+    pub fn parse(text: &str, dir: &Path) -> Result<Plan, UserError> {
+        let file: PlanFile = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+        let blocks = file.blocks.unwrap_or(DEFAULT_BLOCKS);
+        let bad = |m: String| Err(UserError(m));
+        if file.variants.is_empty() {
+            return bad(
+                "no variants; add at least one [[variant]] with a name (and setup/teardown commands if it needs them)".into(),
+            );
+        }
+        if file.variants.len() > 1 && blocks < MIN_BLOCKS {
+            return bad(format!(
+                "blocks = {blocks}: comparing variants needs at least {MIN_BLOCKS} blocks for a 95% interval; set blocks = {MIN_BLOCKS} or more (10 is the default)"
+            ));
+        }
+        if blocks == 0 {
+            return bad("blocks = 0: set blocks = 1 or more".into());
+        }
+        let mut names = std::collections::HashSet::new();
+        for v in &file.variants {
+            if v.name.trim().is_empty() || v.name.contains(['/', '\\', '\n']) {
+                return bad(format!(
+                    "variant name '{}' must be a non-empty name without slashes or line breaks",
+                    v.name.escape_debug()
+                ));
+            }
+            if !names.insert(v.name.as_str()) {
+                return bad(format!(
+                    "two variants are named '{}'; give each a different name",
+                    v.name
+                ));
+            }
+        }
+        let load = &file.load;
+        let (kind, values) = match (&load.rate, &load.connections) {
+            (Some(_), Some(OneOrMany::Many(_))) => {
+                return bad("[load]: with a rate, connections is the connection pool and must be one number; give a list of rates instead, like rate = [500, 1000, 2000]".into())
+            }
+            (Some(r), _) => (LevelKind::Rate, r.to_vec()),
+            (None, Some(c)) => (
+                LevelKind::Connections,
+                c.to_vec().into_iter().map(f64::from).collect(),
+            ),
+            (None, None) => {
+                return bad("[load]: give rate = R (open loop, for latency) or connections = N (closed loop); a list of either makes load levels".into())
+            }
+        };
+        if values.is_empty() {
+            return bad("[load]: the list of load levels is empty; give at least one value".into());
+        }
+        let levels: Vec<Level> = values
+            .into_iter()
+            .map(|value| Level { kind, value })
+            .collect();
+        let warmup = file_duration(&load.warmup, "[load] warmup")?.unwrap_or(DEFAULT_WARMUP);
+        let mut variants = Vec::new();
+        for v in &file.variants {
+            let url = v.url.as_ref().or(load.url.as_ref());
+            let targets = v.targets.as_ref().or(load.targets.as_ref());
+            if url.is_none() && targets.is_none() {
+                return bad(format!(
+                    "variant '{}' has no target: set url = \"http://...\" (or targets = \"file\") in [load] or in the variant",
+                    v.name
+                ));
+            }
+            let configs = levels
+                .iter()
+                .map(|level| {
+                    let argv = run_argv(load, v, url, targets, dir, level, warmup);
+                    run_config(&argv).map_err(|e| {
+                        UserError(format!(
+                            "variant '{}' at {}: {}",
+                            v.name,
+                            level.label(),
+                            e.0
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let ready_url = match (&v.ready_url, &configs[0].targets[..]) {
+                (Some(u), _) => u.clone(),
+                (None, [first, ..]) => first.url.to_string(),
+                (None, []) => unreachable!("validated configs have a target"),
+            };
+            pelt_core::Url::parse(&ready_url)
+                .map_err(|e| UserError(format!("variant '{}': ready_url: {e}", v.name)))?;
+            variants.push(Variant {
+                name: v.name.clone(),
+                setup: v.setup.clone(),
+                ready: v.ready.clone(),
+                ready_url,
+                teardown: v.teardown.clone(),
+                configs,
+            });
+        }
+        // With -n only, the length is unknown until run: guess the default.
+        let measured = variants[0].configs[0]
+            .effective_stop()
+            .duration
+            .unwrap_or(pelt_core::config::DEFAULT_DURATION);
+        Ok(Plan {
+            name: file.name.unwrap_or_else(|| "experiment".into()),
+            blocks,
+            levels,
+            variants,
+            dir: dir.to_path_buf(),
+            ready_timeout: file_duration(&file.ready_timeout, "ready_timeout")?
+                .unwrap_or(DEFAULT_READY_TIMEOUT),
+            command_timeout: file_duration(&file.command_timeout, "command_timeout")?
+                .unwrap_or(DEFAULT_COMMAND_TIMEOUT),
+            run_length: warmup + measured,
+        })
+    }
+
+    /// Runs in the whole experiment.
+    pub fn total_runs(&self) -> usize {
+        self.blocks as usize * self.variants.len() * self.levels.len()
+    }
+
+    /// The order of variants in block `b`: rotated by one each block and
+    /// reversed every other cycle (AB, BA, AB, ... for two), so each
+    /// variant runs first, last and after each other variant equally
+    /// often and slow drifts of the machine fall on all of them alike.
+    pub fn order(&self, block: u32) -> Vec<usize> {
+        let k = self.variants.len();
+        let shift = block as usize % k;
+        let mut order: Vec<usize> = (0..k).map(|i| (i + shift) % k).collect();
+        if (block as usize / k) % 2 == 1 {
+            order.reverse();
+        }
+        order
+    }
+}
+
+/// The `pelt run` command line of one run.
+fn run_argv(
+    load: &LoadFile,
+    v: &VariantFile,
+    url: Option<&String>,
+    targets: Option<&PathBuf>,
+    dir: &Path,
+    level: &Level,
+    warmup: Duration,
+) -> Vec<String> {
+    let mut argv: Vec<String> = vec!["pelt".into(), "run".into()];
+    match (targets, url) {
+        // A variant's own target wins over [load]'s.
+        (Some(t), _) if v.targets.is_some() || v.url.is_none() => {
+            argv.push("-f".into());
+            argv.push(dir.join(t).display().to_string());
+        }
+        (_, Some(u)) => argv.push(u.clone()),
+        (Some(t), None) => {
+            argv.push("-f".into());
+            argv.push(dir.join(t).display().to_string());
+        }
+        (None, None) => {}
+    }
+    match level.kind {
+        LevelKind::Rate => {
+            argv.extend(["--rate".into(), level.value.to_string()]);
+            if let Some(OneOrMany::One(c)) = &load.connections {
+                argv.extend(["-c".into(), c.to_string()]);
+            }
+        }
+        LevelKind::Connections => argv.extend(["-c".into(), level.value.to_string()]),
+    }
+    if let Some(d) = &load.duration {
+        argv.extend(["-d".into(), d.clone()]);
+    }
+    argv.extend(["--warmup".into(), format!("{}ms", warmup.as_millis())]);
+    if let Some(t) = load.threads {
+        argv.extend(["-t".into(), t.to_string()]);
+    }
+    argv.extend(load.args.iter().cloned());
+    argv.extend(v.args.iter().cloned());
+    argv
+}
+
+/// Builds a run's configuration exactly as `pelt run` would from the
+/// same flags, refusing flags that mean nothing inside an experiment.
+fn run_config(argv: &[String]) -> Result<RunConfig, UserError> {
+    let cli = Cli::try_parse_from(argv).map_err(|e| {
+        let rendered = e.render().to_string();
+        UserError(format!(
+            "{} (in the flags {})",
+            rendered
+                .lines()
+                .next()
+                .unwrap_or("invalid flags")
+                .trim_start_matches("error: "),
+            argv[2..].join(" ")
+        ))
+    })?;
+    let Command::Run(args) = cli.command else {
+        unreachable!("argv starts with `pelt run`")
+    };
+    if args.out.is_some() || args.format != FormatArg::Text || !args.asserts.is_empty() {
+        return Err(UserError(
+            "-o, --format and --assert have no place in an experiment's args: every run is saved in the experiment's folder and the report covers them all".into(),
+        ));
+    }
+    RunConfig::try_from(&*args)
+}
+
+fn file_duration(v: &Option<String>, what: &str) -> Result<Option<Duration>, UserError> {
+    v.as_deref()
+        .map(|d| parse_duration(d).map_err(|e| UserError(format!("{what}: {e}"))))
+        .transpose()
+}
+
+/// toml's errors are several lines with a caret; keep one line with the
+/// line number.
+fn toml_error(text: &str, e: &toml::de::Error) -> UserError {
+    let line = e
+        .span()
+        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let message = e.message().replace('\n', " ");
+    match line {
+        Some(l) => UserError(format!("line {l}: {message}")),
+        None => UserError(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO: &str = r#"
+        name = "two"
+        blocks = 6
+        [load]
+        url = "http://127.0.0.1:9/"
+        rate = [100, 200]
+        connections = 20
+        duration = "2s"
+        [[variant]]
+        name = "a"
+        [[variant]]
+        name = "b"
+        url = "http://127.0.0.1:9/?delay=2ms"
+        args = ["--timeout", "1s"]
+    "#;
+
+    #[test]
+    fn a_plan_builds_every_runs_config() {
+        let p = Plan::parse(TWO, Path::new(".")).unwrap();
+        assert_eq!(p.levels.len(), 2);
+        assert_eq!(p.total_runs(), 6 * 2 * 2);
+        let b = &p.variants[1];
+        assert_eq!(b.configs[1].load.rate(), Some(200.0));
+        assert_eq!(b.configs[1].load.connections(), 20);
+        assert_eq!(b.configs[0].http.timeout, Duration::from_secs(1));
+        assert_eq!(
+            p.variants[0].configs[0].http.timeout,
+            pelt_core::config::DEFAULT_TIMEOUT
+        );
+        assert_eq!(b.configs[0].warmup, DEFAULT_WARMUP);
+        assert!(b.configs[0].targets[0]
+            .url
+            .to_string()
+            .contains("delay=2ms"));
+        assert_eq!(p.run_length, Duration::from_secs(3));
+    }
+
+    #[test]
+    fn blocks_are_counterbalanced() {
+        let p = Plan::parse(TWO, Path::new(".")).unwrap();
+        let orders: Vec<Vec<usize>> = (0..4).map(|b| p.order(b)).collect();
+        assert_eq!(orders, [vec![0, 1], vec![1, 0], vec![1, 0], vec![0, 1]]);
+        // Three variants: each first and last equally often over 6 blocks.
+        let mut three = p.clone();
+        three.variants.push(three.variants[0].clone());
+        let mut first = [0; 3];
+        let mut last = [0; 3];
+        for b in 0..6 {
+            let o = three.order(b);
+            first[o[0]] += 1;
+            last[o[2]] += 1;
+        }
+        assert_eq!(first, [2, 2, 2]);
+        assert_eq!(last, [2, 2, 2]);
+    }
+
+    #[test]
+    fn mistakes_are_one_line_with_advice() {
+        for (plan, hint) in [
+            ("[load]\nrate = 1\nurl = \"http://h/\"", "no variants"),
+            ("blocks = 3\n[load]\nrate = 1\nurl = \"http://h/\"\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"", "at least 6 blocks"),
+            ("[load]\nurl = \"http://h/\"\n[[variant]]\nname = \"a\"", "give rate = R"),
+            ("[load]\nrate = 1\n[[variant]]\nname = \"a\"", "has no target"),
+            ("[load]\nrate = 1\nurl = \"http://h/\"\nargs = [\"--bogus\"]\n[[variant]]\nname = \"a\"", "--bogus"),
+            ("[load]\nrate = 1\nurl = \"http://h/\"\nargs = [\"-o\", \"x\"]\n[[variant]]\nname = \"a\"", "no place"),
+            ("[load]\nrate = 1\nurl = \"http://h/\"\nduration = \"5\"\n[[variant]]\nname = \"a\"", "a unit is missing"),
+            ("blocks = 6\n[load]\nrate = 1\nurl = \"http://h/\"\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"a\"", "two variants are named"),
+            ("[load]\nrate = 1\nurl = \"http://h/\"\nspeed = 3\n[[variant]]\nname = \"a\"", "line 4"),
+            ("[load]\nrate = [1, 2]\nconnections = [1, 2]\nurl = \"http://h/\"\n[[variant]]\nname = \"a\"", "connection pool"),
+        ] {
+            let e = Plan::parse(plan, Path::new(".")).unwrap_err().0;
+            assert!(e.contains(hint), "{plan}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+    }
+}

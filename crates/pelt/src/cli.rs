@@ -377,6 +377,8 @@ pub enum CompareFormat {
     Text,
     Json,
     Markdown,
+    /// A page with the verdict table and overlaid percentile spectra and timelines.
+    Html,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -128,6 +128,14 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
         CompareFormat::Text => text(&rows, &names(&a_files), &names(&b_files), args.paired),
         CompareFormat::Markdown => markdown(&rows),
         CompareFormat::Json => json(&rows, &a_files, &b_files, args.paired),
+        CompareFormat::Html => html(
+            &rows,
+            &a,
+            &b,
+            &names(&a_files),
+            &names(&b_files),
+            args.paired,
+        ),
     };
     crate::emit(out.as_bytes())?;
     Ok(if fails(&rows, args.fail_on) {
@@ -282,6 +290,105 @@ pub(crate) fn markdown(rows: &[Row]) -> String {
         }
     }
     o
+}
+
+/// Runs per side drawn in the timeline charts; more would be a tangle.
+const TIMELINES_PER_SIDE: usize = 3;
+
+/// The verdict table, both sides' pooled percentile spectra, and the
+/// first runs' timelines, on one self-contained page.
+fn html(
+    rows: &[Row],
+    a: &[RunSummary],
+    b: &[RunSummary],
+    a_names: &[String],
+    b_names: &[String],
+    paired: bool,
+) -> String {
+    use pelt_report::html::{Block, Labeled, Table};
+    let pool = |runs: &[RunSummary]| {
+        let mut pooled = runs[0].clone();
+        pooled.timeline.clear();
+        for r in &runs[1..] {
+            pooled.total.merge(&r.total);
+        }
+        pooled
+    };
+    let (pa, pb) = (pool(a), pool(b));
+    let table = Table {
+        head: [
+            "metric",
+            "A (median)",
+            "B (median)",
+            "change",
+            "95% interval",
+            "verdict",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: rows
+            .iter()
+            .map(|(m, r)| match r {
+                Ok(c) => std::iter::once(m.name.clone()).chain(cells(m, c)).collect(),
+                Err(e) => vec![m.name.clone(), format!("cannot compare: {e}")],
+            })
+            .collect(),
+    };
+    let design = if paired {
+        "paired by position"
+    } else {
+        "independent runs"
+    };
+    let mut timelines: Vec<Labeled<'_>> = Vec::new();
+    for (side, runs, names) in [("A", a, a_names), ("B", b, b_names)] {
+        for (run, name) in runs.iter().zip(names).take(TIMELINES_PER_SIDE) {
+            timelines.push(Labeled {
+                label: format!("{side}: {name}"),
+                summary: run,
+            });
+        }
+    }
+    let mut blocks = vec![
+        Block::Paragraph(format!(
+            "A = {} run(s): {}. B = {} run(s): {}. {design}.",
+            a.len(),
+            a_names.join(", "),
+            b.len(),
+            b_names.join(", ")
+        )),
+        Block::Table(table),
+    ];
+    if rows
+        .iter()
+        .any(|(_, r)| matches!(r, Ok(c) if c.verdict == Verdict::NoVerdict))
+    {
+        blocks.push(Block::Paragraph(
+            "One run per side cannot separate a change from run-to-run noise: the changes above are observations, not findings. Repeat each side (6 or more runs, interleaved A, B, B, A, ...).".into(),
+        ));
+    }
+    blocks.extend([
+        Block::Heading("Latency by percentile".into()),
+        Block::Paragraph(
+            "Each side's runs pooled: a picture of the distributions; the verdicts compare runs."
+                .into(),
+        ),
+        Block::Spectrum(vec![
+            Labeled {
+                label: "A".into(),
+                summary: &pa,
+            },
+            Labeled {
+                label: "B".into(),
+                summary: &pb,
+            },
+        ]),
+        Block::Heading("Over time".into()),
+        Block::Paragraph(format!(
+            "The first {TIMELINES_PER_SIDE} runs of each side, second by second."
+        )),
+        Block::Timelines(timelines),
+    ]);
+    pelt_report::html::document("pelt compare", &blocks)
 }
 
 fn json(rows: &[Row], a: &[PathBuf], b: &[PathBuf], paired: bool) -> String {

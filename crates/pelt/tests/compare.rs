@@ -78,6 +78,26 @@ fn a_real_slowdown_is_a_material_regression() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(verdict(&doc, "p50")["kind"], "improvement");
 
+    // The HTML page: the same verdicts, pooled spectra and timelines, no script.
+    let out = pelt()
+        .arg("compare")
+        .args(&a)
+        .arg("--vs")
+        .args(&b)
+        .args(["--format", "html"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains("<td class=\"verdict-regression\">REGRESSION (material)</td>"));
+    assert!(page.contains("Latency by percentile") && page.contains("Over time"));
+    assert_eq!(
+        page.matches("<svg").count(),
+        3,
+        "spectrum, latency and throughput"
+    );
+    assert!(!page.contains("<script"));
+
     // One run each: differences, and no verdict.
     let out = pelt()
         .arg("compare")

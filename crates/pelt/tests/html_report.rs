@@ -5,7 +5,6 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 use support::pelt::pelt;
 
@@ -91,48 +90,7 @@ fn server_and_url_markup_is_escaped_and_never_runs() {
     // And a browser agrees: nothing ran.
     let html = data.path().join("report.html");
     std::fs::write(&html, &page).unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let chromium = "/usr/bin/chromium";
-    assert!(
-        std::path::Path::new(chromium).exists(),
-        "chromium is not installed: run scripts/test, which installs it"
-    );
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("file://{}", html.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut dom = String::new();
-    let reader = child.stdout.take().unwrap();
-    let read = std::thread::spawn(move || {
-        let mut r = reader;
-        let mut s = String::new();
-        let _ = r.read_to_string(&mut s);
-        s
-    });
-    // Bounded: chromium must finish within a minute.
-    let started = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("chromium did not finish within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    dom.push_str(&read.join().unwrap());
+    let dom = support::chromium::dump_dom(&html);
     let title = dom
         .split("<title>")
         .nth(1)

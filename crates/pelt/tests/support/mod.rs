@@ -5,5 +5,6 @@
 //! unused is not dead for the others.
 #![allow(dead_code)]
 
+pub mod chromium;
 pub mod nginx;
 pub mod pelt;

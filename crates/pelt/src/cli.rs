@@ -77,7 +77,8 @@ directory's experiments/), with the setup commands' output in logs/, and
 report.txt, report.md, report.json and report.html. For each load level and
 each variant against the first, every metric gets a change, a 95 % interval
 and a verdict, paired by block (see `pelt compare --help`). Commands see
-PELT_VARIANT, PELT_BLOCK and PELT_EXPERIMENT_DIR.
+PELT_VARIANT, PELT_BLOCK, PELT_EXPERIMENT_DIR (absolute) and PELT (this
+pelt, to start `$PELT serve` as a backend).
 
 Examples:
   pelt experiment examples/rewrite-rules/plan.toml

@@ -234,7 +234,7 @@ threads = 1
     // Two load levels: a verdict table at each, and the load chart.
     assert_eq!(report["comparisons"].as_array().unwrap().len(), 2);
     assert!(
-        stdout.contains("At 1 connections") && stdout.contains("At 4 connections"),
+        stdout.contains("At 1 connection:") && stdout.contains("At 4 connections"),
         "{stdout}"
     );
     assert!(stdout.contains("Latency against load"));

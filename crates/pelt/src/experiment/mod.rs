@@ -109,7 +109,9 @@ fn conduct(plan: &Plan, args: &ExperimentArgs, outcome: &mut Outcome) -> Result<
                 env: vec![
                     ("PELT_VARIANT", variant.name.clone()),
                     ("PELT_BLOCK", (block + 1).to_string()),
-                    ("PELT_EXPERIMENT_DIR", outcome.folder.display().to_string()),
+                    ("PELT_EXPERIMENT_DIR", absolute(&outcome.folder)),
+                    // This pelt, for commands that start `pelt serve`.
+                    ("PELT", pelt_exe()),
                 ],
             };
             let result = measure_variant(plan, args, &shell, block, v, outcome, total, started);
@@ -261,6 +263,19 @@ fn schedule(plan: &Plan) -> String {
         );
     }
     o
+}
+
+fn absolute(p: &Path) -> String {
+    std::path::absolute(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
+}
+
+fn pelt_exe() -> String {
+    std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "pelt".into())
 }
 
 /// A name safe in a file name.

@@ -100,6 +100,7 @@ impl Level {
     pub fn label(&self) -> String {
         match self.kind {
             LevelKind::Rate => format!("{} req/s", self.value),
+            LevelKind::Connections if self.value == 1.0 => "1 connection".into(),
             LevelKind::Connections => format!("{} connections", self.value),
         }
     }

@@ -82,20 +82,21 @@ fn added_delay_of_2ms_is_a_material_p50_regression() {
     // Progress says which run of how many, with the time left.
     assert!(stderr.contains("run 12/12: block 6/6"), "{stderr}");
     assert!(stderr.contains("left)"), "{stderr}");
-    // Every run is saved, and the HTML report has the verdict and charts.
+    // Every run is saved, and the HTML report, as a browser sees it, has
+    // the verdicts and charts and runs no script.
     for run in report["runs"].as_array().unwrap() {
-        assert!(
-            Path::new(run["file"].as_str().unwrap()).is_file()
-                || dir.path().join(run["file"].as_str().unwrap()).is_file()
-        );
+        let file = dir.path().join("out").join(run["file"].as_str().unwrap());
+        assert!(file.is_file(), "{}", file.display());
     }
-    let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
-    assert!(html.contains("REGRESSION (material)"));
-    assert!(html.contains("Latency against load"));
-    assert!(
-        html.matches("<svg").count() >= 2,
-        "spectrum and load charts"
+    let dom = support::chromium::dump_dom(&dir.path().join("out/report.html"));
+    assert!(dom.contains("REGRESSION (material)"));
+    assert!(dom.contains("Latency against load"));
+    assert_eq!(
+        dom.matches("<svg").count(),
+        2,
+        "spectrum and latency against load"
     );
+    assert!(!dom.contains("<script"));
 }
 
 /// One A/A experiment: the p50 verdict's kind.
@@ -333,4 +334,56 @@ fn dry_run_and_bad_plans() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not empty"));
+}
+
+#[test]
+fn ctrl_c_tears_down_and_reports_what_was_measured() {
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let plan = two_urls(&url, &url)
+        .replace("duration = \"600ms\"", "duration = \"30s\"")
+        .replace("name = \"A\"", "name = \"A\"\nteardown = \"touch a-down\"");
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .current_dir(dir.path())
+        .args(["experiment", "plan.toml", "-o", "out"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first run's load is flowing (the server's own count).
+    let started = std::time::Instant::now();
+    while srv.requests() < 200 {
+        assert!(started.elapsed().as_secs() < 20, "no load arrived");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(started.elapsed().as_secs() < 20, "stopped promptly");
+    assert!(
+        dir.path().join("a-down").exists(),
+        "the variant was torn down"
+    );
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["interrupted"], true);
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["interrupted"], true);
+    let file = runs[0]["file"].as_str().unwrap();
+    assert!(file.starts_with("runs/"), "{file}");
+    assert!(
+        dir.path().join("out").join(file).is_file(),
+        "the run is saved"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Interrupted"), "{stdout}");
 }

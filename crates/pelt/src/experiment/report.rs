@@ -390,7 +390,8 @@ fn json(plan: &Plan, outcome: &Outcome, comparisons: &[LevelComparison]) -> Stri
                 "block": r.block + 1,
                 "variant": plan.variants[r.variant].name,
                 "level": plan.levels[r.level].value,
-                "file": r.file.display().to_string(),
+                // Relative to the folder, so that it can be moved whole.
+                "file": r.file.strip_prefix(&outcome.folder).unwrap_or(&r.file).display().to_string(),
                 "interrupted": r.interrupted,
                 "values": metrics.iter().zip(&r.values).map(|(m, v)| (m.name.clone(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
             })

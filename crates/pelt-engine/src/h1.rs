@@ -8,7 +8,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 /// Per-connection read buffer. Response heads must fit in it; bodies
 /// stream through it. wrk uses 8 KiB; 16 KiB leaves room for fat heads.
 pub const READ_BUF: usize = 16 * 1024;
-const MAX_HEADERS: usize = 64;
+/// Response headers parsed; a head with more is invalid. Real servers
+/// send a dozen or two; CDNs and frameworks can send many more.
+const MAX_HEADERS: usize = 128;
 
 /// A request serialised to bytes before the run starts, so the hot path
 /// copies bytes and never formats.
@@ -126,23 +128,38 @@ pub async fn read_response<S: AsyncRead + Unpin>(
     let mut first = true;
     // The head: read until httparse sees a complete one. 1xx interim
     // responses (100 Continue, 103 Early Hints) are skipped.
+    //
+    // The head is parsed only once a blank line may have arrived: a server
+    // that trickles its head a byte at a time would otherwise make every
+    // read re-parse all of it.
+    let mut scanned = 0usize;
     let (status, head_len, framing, mut reusable) = loop {
-        if filled > 0 {
+        let from = scanned.saturating_sub(2);
+        let may_be_complete = filled > 0
+            && (buf[from..filled].windows(2).any(|w| w == b"\n\n")
+                || buf[from..filled].windows(3).any(|w| w == b"\n\r\n")
+                // httparse rejects garbage before any blank line.
+                || !buf[..filled.min(5)].eq_ignore_ascii_case(&b"HTTP/"[..filled.min(5)]));
+        scanned = filled;
+        if may_be_complete {
             match parse_head(&buf[..filled], head_request) {
-                Ok(Some(head)) if (100..200).contains(&head.0) && head.0 != 101 => {
+                Ok(Some(head)) if head.0 == 101 => {
+                    // pelt never asks to upgrade: a switch is a protocol
+                    // violation, and what follows is not HTTP/1.1.
+                    return Err(ReadFailure::new(
+                        ErrorKind::InvalidResponse,
+                        "101 Switching Protocols to a request that asked for no upgrade",
+                        bytes_in,
+                        101,
+                    ));
+                }
+                Ok(Some(head)) if (100..200).contains(&head.0) => {
                     buf.copy_within(head.1..filled, 0);
                     filled -= head.1;
+                    scanned = 0;
                     continue;
                 }
                 Ok(Some(head)) => break head,
-                Ok(None) if filled == buf.len() => {
-                    return Err(ReadFailure::new(
-                        ErrorKind::InvalidResponse,
-                        format!("response head larger than {} KiB", buf.len() / 1024),
-                        bytes_in,
-                        0,
-                    ));
-                }
                 Ok(None) => {}
                 Err(detail) => {
                     return Err(ReadFailure::new(
@@ -153,6 +170,14 @@ pub async fn read_response<S: AsyncRead + Unpin>(
                     ))
                 }
             }
+        }
+        if filled == buf.len() {
+            return Err(ReadFailure::new(
+                ErrorKind::InvalidResponse,
+                format!("response head larger than {} KiB", buf.len() / 1024),
+                bytes_in,
+                0,
+            ));
         }
         let n = match stream.read(&mut buf[filled..]).await {
             Ok(0) => {
@@ -306,18 +331,21 @@ fn parse_head(
     let mut reusable = !http10;
     let mut length = None;
     let mut chunked = false;
+    let mut encoded = false;
     for h in resp.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
-            let text = std::str::from_utf8(h.value).map_err(|_| "non-ASCII Content-Length")?;
-            let v: u64 = text
-                .trim()
-                .parse()
-                .map_err(|_| format!("invalid Content-Length {}", excerpt(h.value)))?;
+            // Digits only: `u64::from_str` would also take `+5`.
+            let digits = h.value.trim_ascii();
+            let v: u64 = (!digits.is_empty() && digits.iter().all(u8::is_ascii_digit))
+                .then(|| std::str::from_utf8(digits).ok()?.parse().ok())
+                .flatten()
+                .ok_or_else(|| format!("invalid Content-Length {}", excerpt(h.value)))?;
             if length.is_some_and(|l| l != v) {
                 return Err("conflicting Content-Length headers".into());
             }
             length = Some(v);
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            encoded = true;
             chunked = h
                 .value
                 .rsplit(|&b| b == b',')
@@ -339,6 +367,11 @@ fn parse_head(
         Framing::None
     } else if chunked {
         Framing::Chunked
+    } else if encoded {
+        // RFC 9112 6.3: a transfer coding other than a final chunked makes
+        // the body run to the close, whatever Content-Length says.
+        reusable = false;
+        Framing::UntilClose
     } else if let Some(len) = length {
         if len == 0 {
             Framing::None
@@ -374,6 +407,7 @@ struct ChunkedDecoder {
     state: ChunkState,
     size: u64,
     digits: u32,
+    significant: u32,
     body_bytes: u64,
 }
 
@@ -416,8 +450,13 @@ impl ChunkedDecoder {
                 (Size, b'\r') if self.digits > 0 => SizeLf,
                 (Size, _) => {
                     let d = (b as char).to_digit(16).ok_or("invalid chunk size")?;
+                    // Leading zeros count as digits (a size was seen) but
+                    // not against the limit.
+                    if self.size > 0 || d > 0 {
+                        self.significant += 1;
+                    }
                     self.digits += 1;
-                    if self.digits > 15 {
+                    if self.significant > 15 {
                         return Err("chunk size too large");
                     }
                     self.size = self.size * 16 + u64::from(d);
@@ -430,6 +469,7 @@ impl ChunkedDecoder {
                 (DataCr, b'\r') => DataLf,
                 (DataLf, b'\n') => {
                     self.digits = 0;
+                    self.significant = 0;
                     Size
                 }
                 (TrailerStart, b'\r') => FinalLf,
@@ -531,7 +571,19 @@ mod tests {
     #[test]
     fn classifies_broken_responses() {
         let rt = rt();
-        let cases: [(&[u8], ErrorKind); 5] = [
+        let cases: [(&[u8], ErrorKind); 8] = [
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello",
+                ErrorKind::InvalidResponse,
+            ),
+            (
+                b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n",
+                ErrorKind::InvalidResponse,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000000\r\n",
+                ErrorKind::InvalidResponse,
+            ),
             (b"", ErrorKind::Closed),
             (
                 b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
@@ -550,6 +602,29 @@ mod tests {
         for (data, kind) in cases {
             let e = rt.block_on(read_all_split(data, 5, false)).unwrap_err();
             assert_eq!(e.kind, kind, "{}", String::from_utf8_lossy(data));
+        }
+    }
+
+    #[test]
+    fn odd_but_valid_framing() {
+        let rt = rt();
+        // Leading zeros do not make a chunk size too long.
+        let zeros = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n00000000000000000005\r\nhello\r\n0\r\n\r\n";
+        // A coding other than chunked runs to the close, Content-Length or not.
+        let gzip = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\nabcdef";
+        // More headers than a small fixed array would hold.
+        let mut many = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n".to_vec();
+        for i in 0..100 {
+            many.extend_from_slice(format!("X-H{i}: {i}\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\nok");
+        for split in [1, 4, 1000] {
+            let r = rt.block_on(read_all_split(zeros, split, false)).unwrap();
+            assert_eq!((r.body_bytes, r.reusable), (5, true), "split {split}");
+            let r = rt.block_on(read_all_split(gzip, split, false)).unwrap();
+            assert_eq!((r.body_bytes, r.reusable), (6, false), "split {split}");
+            let r = rt.block_on(read_all_split(&many, split, false)).unwrap();
+            assert_eq!((r.status, r.body_bytes), (200, 2), "split {split}");
         }
     }
 

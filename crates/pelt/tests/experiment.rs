@@ -10,10 +10,15 @@ use support::pelt::{pelt, server};
 /// Runs `pelt experiment plan` in `dir`, returns (exit code, stdout,
 /// stderr, report.json).
 fn experiment(dir: &Path, plan: &str) -> (i32, String, String, Option<Value>) {
+    experiment_with(dir, plan, &[])
+}
+
+fn experiment_with(dir: &Path, plan: &str, extra: &[&str]) -> (i32, String, String, Option<Value>) {
     std::fs::write(dir.join("plan.toml"), plan).unwrap();
     let out = pelt()
         .current_dir(dir)
         .args(["experiment", "plan.toml", "-o", "out"])
+        .args(extra)
         .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();
@@ -66,9 +71,13 @@ fn added_delay_of_2ms_is_a_material_p50_regression() {
     let srv = server(None);
     let base = format!("http://{}/", srv.local_addr());
     let dir = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr, report) =
-        experiment(dir.path(), &two_urls(&base, &format!("{base}?delay=2ms")));
-    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr, report) = experiment_with(
+        dir.path(),
+        &two_urls(&base, &format!("{base}?delay=2ms")),
+        &["--fail-on", "material"],
+    );
+    // --fail-on material: a material regression fails the build.
+    assert_eq!(code, 1, "{stderr}");
     let report = report.expect("report.json written");
     assert_eq!(report["runs"].as_array().unwrap().len(), 12);
     let p50 = p50_verdict(&report);

@@ -158,7 +158,11 @@ pub(crate) fn value(metric: &Metric, v: f64) -> String {
 
 pub(crate) fn change(metric: &Metric, v: f64) -> String {
     match metric.scale {
+        // A change too small for one decimal still shows its sign and
+        // size, so "-0.0% .. -0.0%  REGRESSION" cannot happen.
+        Scale::Ratio if v != 0.0 && v.abs() < 0.0005 => format!("{:+.3}%", v * 100.0),
         Scale::Ratio => format!("{:+.1}%", v * 100.0),
+        Scale::Points if v != 0.0 && v.abs() < 0.00005 => format!("{:+.4} pt", v * 100.0),
         Scale::Points => format!("{:+.2} pt", v * 100.0),
     }
 }

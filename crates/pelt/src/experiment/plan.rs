@@ -429,6 +429,26 @@ mod tests {
     }
 
     #[test]
+    fn targets_files_are_found_next_to_the_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("urls.txt"),
+            "http://127.0.0.1:9/a\nhttp://127.0.0.1:9/b POST x=1\n",
+        )
+        .unwrap();
+        let plan = "[load]\ntargets = \"urls.txt\"\nconnections = [1, 2]\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nurl = \"http://127.0.0.1:9/only\"";
+        let p = Plan::parse(plan, dir.path()).unwrap();
+        assert_eq!(p.blocks, DEFAULT_BLOCKS);
+        let a = &p.variants[0].configs[1];
+        assert_eq!(a.targets.len(), 2);
+        assert_eq!(a.targets[1].method, "POST");
+        assert_eq!(a.load.connections(), 2);
+        // A variant's own URL replaces the plan's targets file.
+        assert_eq!(p.variants[1].configs[0].targets.len(), 1);
+        assert_eq!(p.variants[0].ready_url, "http://127.0.0.1:9/a");
+    }
+
+    #[test]
     fn blocks_are_counterbalanced() {
         let p = Plan::parse(TWO, Path::new(".")).unwrap();
         let orders: Vec<Vec<usize>> = (0..4).map(|b| p.order(b)).collect();

@@ -426,6 +426,33 @@ mod tests {
     }
 
     #[test]
+    fn configs_written_before_http2_read_as_http1() {
+        let mut json = serde_json::to_value(config()).unwrap();
+        let http = json["http"].as_object_mut().unwrap();
+        assert!(http.remove("http2").is_some() && http.remove("streams").is_some());
+        let back: RunConfig = serde_json::from_value(json).unwrap();
+        assert!(!back.http.http2);
+        assert_eq!(back.http.streams, 1);
+        assert_eq!(back, config());
+    }
+
+    #[test]
+    fn streams_need_http2_and_keepalive() {
+        let mut c = config();
+        c.http.streams = 4;
+        assert_eq!(c.validate(), Err(ConfigError::StreamsWithoutHttp2));
+        c.http.http2 = true;
+        assert_eq!(c.validate(), Ok(()));
+        c.http.streams = 0;
+        assert_eq!(c.validate(), Err(ConfigError::BadStreams));
+        c.http.streams = MAX_STREAMS + 1;
+        assert_eq!(c.validate(), Err(ConfigError::BadStreams));
+        c.http.streams = 1;
+        c.http.keepalive = false;
+        assert_eq!(c.validate(), Err(ConfigError::NoKeepaliveWithHttp2));
+    }
+
+    #[test]
     fn random_order_is_reproducible_and_fair() {
         let order = Order::Random { seed: 7 };
         let mut counts = [0u32; 3];

@@ -418,10 +418,20 @@ fn classify(e: &h2::Error, otherwise: ErrorKind, status: Option<u16>) -> Failure
     } else if e.is_library() {
         (
             ErrorKind::InvalidResponse,
-            format!("not valid HTTP/2 ({e}); is the server speaking HTTP/2 on this port?"),
+            format!(
+                "not valid HTTP/2 ({e}); does the server speak HTTP/2 on this port \
+                 (for http://, h2c with prior knowledge)?"
+            ),
         )
     } else if e.is_go_away() || e.is_reset() {
-        (ErrorKind::Reset, e.to_string())
+        let reason = e.reason().unwrap_or(h2::Reason::NO_ERROR);
+        let what = match (e.is_go_away(), e.is_remote()) {
+            (true, true) => "the server ended the connection with GOAWAY",
+            (true, false) => "pelt ended the connection with GOAWAY",
+            (false, true) => "the server reset the stream (RST_STREAM)",
+            (false, false) => "pelt reset the stream (RST_STREAM)",
+        };
+        (ErrorKind::Reset, format!("{what}: {reason:?}"))
     } else {
         (otherwise, e.to_string())
     };

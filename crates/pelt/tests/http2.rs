@@ -198,3 +198,26 @@ fn streams_without_http2_is_a_usage_error() {
         assert!(stderr.starts_with(message), "{stderr}");
     }
 }
+
+#[test]
+fn streams_refused_by_a_graceful_goaway_are_sent_again() {
+    // nginx ends an HTTP/2 connection after keepalive_requests with a
+    // GOAWAY; streams above its last stream id were never processed.
+    let nginx = Nginx::start_h2("        keepalive_requests 25;", None);
+    let r = run_json(&[
+        "run",
+        "--http2",
+        "-n",
+        "400",
+        "-c",
+        "1",
+        "--streams",
+        "8",
+        "-t",
+        "1",
+        &nginx.url("/ok"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 400, "{}", error_examples(&r));
+    assert!(count(&r["connections"]["opened"]) >= 16);
+    assert_logged_as_h2(&nginx, 400, "GET /ok 200 3 ");
+}

@@ -161,6 +161,10 @@ fn splitmix64(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Most HTTP/2 streams per connection: servers allow about 100 (nginx 128)
+/// and queue the rest in the client; each stream costs a sender slot.
+pub const MAX_STREAMS: u32 = 1000;
+
 /// Connection and protocol options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HttpOptions {
@@ -173,6 +177,19 @@ pub struct HttpOptions {
     pub connect_timeout: Duration,
     /// Skip TLS certificate verification.
     pub insecure: bool,
+    /// Speak HTTP/2: negotiated by ALPN over TLS, or h2c with prior
+    /// knowledge over plain TCP. Absent in results written before HTTP/2.
+    #[serde(default)]
+    pub http2: bool,
+    /// HTTP/2 only: concurrent streams per connection. Each stream is a
+    /// sender, as an HTTP/1.1 connection is, so a closed loop keeps
+    /// connections × streams requests in flight.
+    #[serde(default = "one_stream")]
+    pub streams: u32,
+}
+
+fn one_stream() -> u32 {
+    1
 }
 
 impl Default for HttpOptions {
@@ -182,6 +199,8 @@ impl Default for HttpOptions {
             timeout: DEFAULT_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             insecure: false,
+            http2: false,
+            streams: 1,
         }
     }
 }
@@ -232,6 +251,12 @@ pub enum ConfigError {
     ZeroTimeout,
     #[error("--connect-timeout must be longer than zero")]
     ZeroConnectTimeout,
+    #[error("--streams must be between 1 and 1000")]
+    BadStreams,
+    #[error("--streams is for HTTP/2; add --http2, or use -c for more HTTP/1.1 connections")]
+    StreamsWithoutHttp2,
+    #[error("--no-keepalive is HTTP/1.1's Connection: close; HTTP/2 always reuses its connections, so drop one of them")]
+    NoKeepaliveWithHttp2,
 }
 
 impl RunConfig {
@@ -283,6 +308,15 @@ impl RunConfig {
         }
         if self.http.connect_timeout.is_zero() {
             return Err(ConfigError::ZeroConnectTimeout);
+        }
+        if !(1..=MAX_STREAMS).contains(&self.http.streams) {
+            return Err(ConfigError::BadStreams);
+        }
+        if self.http.streams > 1 && !self.http.http2 {
+            return Err(ConfigError::StreamsWithoutHttp2);
+        }
+        if self.http.http2 && !self.http.keepalive {
+            return Err(ConfigError::NoKeepaliveWithHttp2);
         }
         Ok(())
     }
@@ -389,6 +423,33 @@ mod tests {
         let mut c = config();
         c.stop.requests = Some(0);
         assert_eq!(c.validate(), Err(ConfigError::NoRequests));
+    }
+
+    #[test]
+    fn configs_written_before_http2_read_as_http1() {
+        let mut json = serde_json::to_value(config()).unwrap();
+        let http = json["http"].as_object_mut().unwrap();
+        assert!(http.remove("http2").is_some() && http.remove("streams").is_some());
+        let back: RunConfig = serde_json::from_value(json).unwrap();
+        assert!(!back.http.http2);
+        assert_eq!(back.http.streams, 1);
+        assert_eq!(back, config());
+    }
+
+    #[test]
+    fn streams_need_http2_and_keepalive() {
+        let mut c = config();
+        c.http.streams = 4;
+        assert_eq!(c.validate(), Err(ConfigError::StreamsWithoutHttp2));
+        c.http.http2 = true;
+        assert_eq!(c.validate(), Ok(()));
+        c.http.streams = 0;
+        assert_eq!(c.validate(), Err(ConfigError::BadStreams));
+        c.http.streams = MAX_STREAMS + 1;
+        assert_eq!(c.validate(), Err(ConfigError::BadStreams));
+        c.http.streams = 1;
+        c.http.keepalive = false;
+        assert_eq!(c.validate(), Err(ConfigError::NoKeepaliveWithHttp2));
     }
 
     #[test]

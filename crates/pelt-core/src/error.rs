@@ -19,13 +19,16 @@ pub enum ErrorKind {
     Write,
     /// Reading the response failed with an I/O error other than a reset.
     Read,
-    /// The server reset the connection (RST) before the response was complete.
+    /// The server reset the connection (TCP RST), or with HTTP/2 reset the
+    /// stream (RST_STREAM) or closed the connection (GOAWAY), before the
+    /// response was complete.
     Reset,
     /// The server closed the connection before the response was complete.
     Closed,
     /// No complete response within `--timeout`.
     Timeout,
-    /// The bytes received are not a valid HTTP/1.1 response.
+    /// The bytes received are not a valid HTTP/1.1 response (or, with
+    /// `--http2`, break the HTTP/2 protocol).
     InvalidResponse,
     /// The body length differs from the first successful response for the
     /// same target (ab's "Length" failure).
@@ -82,7 +85,7 @@ impl ErrorKind {
             ErrorKind::Reset => "connection reset by the server",
             ErrorKind::Closed => "connection closed before the response was complete",
             ErrorKind::Timeout => "no response within --timeout",
-            ErrorKind::InvalidResponse => "response is not valid HTTP/1.1",
+            ErrorKind::InvalidResponse => "response is not valid HTTP",
             ErrorKind::Length => "body length differs from the first response",
             ErrorKind::Unfinished => "still pending when the run ended",
         }

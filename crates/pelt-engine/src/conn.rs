@@ -81,7 +81,19 @@ pub async fn connect(
                 )),
                 Err(e) => Err(ConnectFailure {
                     kind: ErrorKind::Tls,
-                    detail: format!("{}: {e}", origin.addr),
+                    detail: match no_application_protocol(&e) {
+                        true if connector.config().alpn_protocols == [b"h2"] => format!(
+                            "{}: the server did not negotiate HTTP/2 over ALPN ({e}); \
+                             enable HTTP/2 on the server, or drop --http2",
+                            origin.addr
+                        ),
+                        true => format!(
+                            "{}: the server did not negotiate HTTP/1.1 over ALPN ({e}); \
+                             if it speaks only HTTP/2, add --http2",
+                            origin.addr
+                        ),
+                        false => format!("{}: {e}", origin.addr),
+                    },
                 }),
             }
         }
@@ -95,8 +107,25 @@ pub async fn connect(
     }
 }
 
+/// Whether a handshake failed because the server supports none of the
+/// protocols offered by ALPN (OpenSSL-based servers such as nginx say so
+/// with an alert rather than ignoring ALPN).
+fn no_application_protocol(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|r| {
+            matches!(
+                r,
+                rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)
+            )
+        })
+}
+
 /// The TLS client configuration shared by every connection of a run.
-pub fn tls_connector(insecure: bool) -> tokio_rustls::TlsConnector {
+/// With `http2`, ALPN offers only `h2`: the user asked for HTTP/2, so a
+/// server that would pick HTTP/1.1 must fail visibly, not quietly change
+/// what is measured.
+pub fn tls_connector(insecure: bool, http2: bool) -> tokio_rustls::TlsConnector {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -112,7 +141,11 @@ pub fn tls_connector(insecure: bool) -> tokio_rustls::TlsConnector {
         };
         builder.with_root_certificates(roots).with_no_client_auth()
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = if http2 {
+        vec![b"h2".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
     tokio_rustls::TlsConnector::from(Arc::new(config))
 }
 

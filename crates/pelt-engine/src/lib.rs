@@ -12,6 +12,7 @@
 
 mod conn;
 pub mod h1;
+mod h2;
 pub mod pacer;
 mod run;
 mod timer;

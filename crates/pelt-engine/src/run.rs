@@ -3,6 +3,7 @@
 
 use crate::conn::{tls_connector, Origin};
 use crate::h1::PreparedRequest;
+use crate::h2::PreparedH2;
 use crate::pacer::{ConstantRate, Pacer};
 use crate::worker::{run_worker, Plan, Share, WorkerMsg};
 use pelt_core::{
@@ -33,6 +34,8 @@ pub enum EngineError {
     Config(#[from] ConfigError),
     #[error("cannot resolve host '{host}': {detail}; check the URL's host name")]
     Resolve { host: String, detail: String },
+    #[error("{0}; fix the request, or drop --http2")]
+    Request(String),
     #[error("cannot start worker threads: {0}")]
     Spawn(std::io::Error),
 }
@@ -93,12 +96,21 @@ impl Run {
         let tls = origins
             .iter()
             .any(|o| o.tls.is_some())
-            .then(|| tls_connector(config.http.insecure));
+            .then(|| tls_connector(config.http.insecure, config.http.http2));
         let requests = config
             .targets
             .iter()
             .map(|t| PreparedRequest::new(t, config.http.keepalive))
             .collect();
+        let h2_requests = match config.http.http2 {
+            true => config
+                .targets
+                .iter()
+                .map(PreparedH2::new)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(EngineError::Request)?,
+            false => Vec::new(),
+        };
         let pacer: Option<Box<dyn Pacer>> = config
             .load
             .rate()
@@ -119,6 +131,12 @@ impl Run {
             epoch,
             unix_ns_at_epoch: (start_wall + START_DELAY).as_nanos() as u64,
             requests,
+            h2_requests,
+            streams: if config.http.http2 {
+                config.http.streams
+            } else {
+                0
+            },
             order: config.order,
             think: config.think,
             target_origin,

@@ -5,6 +5,7 @@
 
 use crate::conn::{connect, Origin, Stream};
 use crate::h1::{read_error_kind, read_response, PreparedRequest, Response, READ_BUF};
+use crate::h2::{H2Sender, PreparedH2, SharedConn};
 use crate::pacer::Pacer;
 use crate::timer::PreciseTimer;
 use pelt_core::{ErrorKind, Nanos, Recorder, Sample};
@@ -28,6 +29,10 @@ pub(crate) struct Plan {
     /// Wall clock at `epoch`, so intervals align to wall-clock seconds.
     pub unix_ns_at_epoch: u64,
     pub requests: Vec<PreparedRequest>,
+    /// With `--http2`: the same requests for HTTP/2 (else empty).
+    pub h2_requests: Vec<PreparedH2>,
+    /// HTTP/2 streams per connection; 0 for HTTP/1.1.
+    pub streams: u32,
     /// Which target each request goes to.
     pub order: pelt_core::Order,
     /// Closed loop: pause between a connection's requests.
@@ -102,6 +107,7 @@ pub(crate) fn run_worker(
         .build()?;
     let local_set = tokio::task::LocalSet::new();
     let start_second = (plan.unix_ns_at_epoch) / NS_PER_SEC;
+    let senders = share.connections as usize * plan.streams.max(1) as usize;
     let worker = Rc::new(Worker {
         intervals: RefCell::new(Intervals {
             current: Recorder::new(),
@@ -120,10 +126,8 @@ pub(crate) fn run_worker(
         stopping: Cell::new(false),
         cut: Cell::new(Nanos::MAX),
         stop: Notify::new(),
-        slots: (0..share.connections)
-            .map(|_| ConnSlot::default())
-            .collect(),
-        idle: RefCell::new(Vec::with_capacity(share.connections as usize)),
+        slots: (0..senders).map(|_| ConnSlot::default()).collect(),
+        idle: RefCell::new(Vec::with_capacity(senders)),
         idle_added: Notify::new(),
         alive: Cell::new(0),
         all_done: Notify::new(),
@@ -145,7 +149,8 @@ struct Slot {
     sent: Option<Nanos>,
 }
 
-/// Per-connection state the worker can see.
+/// Per-sender state the worker can see. A sender is an HTTP/1.1
+/// connection, or one stream of an HTTP/2 connection.
 #[derive(Debug, Default)]
 struct ConnSlot {
     state: Cell<Slot>,
@@ -169,8 +174,8 @@ impl Slot {
     };
 }
 
-struct Worker {
-    plan: std::sync::Arc<Plan>,
+pub(crate) struct Worker {
+    pub(crate) plan: std::sync::Arc<Plan>,
     share: Share,
     /// Rate mode: this worker's next schedule slot. Closed loop: requests
     /// started, for round-robin target choice.
@@ -181,6 +186,7 @@ struct Worker {
     cut: Cell<Nanos>,
     /// Wakes connections sleeping until their next slot when the run stops.
     stop: Notify,
+    /// One per sender: connections × streams.
     slots: Vec<ConnSlot>,
     /// Rate mode: idle connections, most recently used last, so the
     /// dispatcher hands work to warm connections and the pool only grows
@@ -194,8 +200,27 @@ struct Worker {
 }
 
 impl Worker {
-    fn now(&self) -> Nanos {
+    pub(crate) fn now(&self) -> Nanos {
         self.plan.epoch.elapsed().as_nanos() as Nanos
+    }
+
+    /// Notes that sender `slot` starts writing its request now.
+    pub(crate) fn mark_sent(&self, slot: usize) -> Nanos {
+        let sent = self.now();
+        let mut s = self.slots[slot].state.get();
+        s.sent = Some(sent);
+        self.slots[slot].state.set(s);
+        sent
+    }
+
+    /// Records a new connection's phase times (outside warm-up).
+    pub(crate) fn record_connection(&self, connect_ns: u64, tls_ns: Option<u64>) {
+        if self.now() >= self.plan.measure_from {
+            self.intervals
+                .borrow_mut()
+                .current
+                .record_connection(connect_ns, tls_ns);
+        }
     }
 
     fn begin_stop(&self, at: Nanos) {
@@ -300,8 +325,7 @@ impl Worker {
     /// `--timeout`. Always returns a sample: failures are data.
     async fn exchange(
         &self,
-        conn: &mut Option<Conn>,
-        buf: &mut [u8],
+        sender: &mut impl Transport,
         target: u32,
         intended: Nanos,
         slot: usize,
@@ -316,11 +340,9 @@ impl Worker {
         };
         let deadline = plan.instant(started) + plan.timeout;
         let mut progress = Progress::default();
-        let result = tokio::time::timeout_at(
-            deadline,
-            self.attempt(conn, buf, target, slot, &mut progress),
-        )
-        .await;
+        let result =
+            tokio::time::timeout_at(deadline, sender.attempt(self, target, slot, &mut progress))
+                .await;
         let mut sample = Sample {
             target,
             intended,
@@ -339,91 +361,24 @@ impl Worker {
                 sample.status = resp.status;
                 sample.bytes_in = resp.bytes_in;
                 sample.body_bytes = resp.body_bytes;
-                if !(resp.reusable && plan.keepalive) {
-                    *conn = None;
-                }
                 if (200..300).contains(&resp.status) {
                     self.check_length(&mut sample);
                 }
             }
             Ok(Err(failure)) => {
-                *conn = None;
+                sender.reset();
                 sample.status = failure.status;
                 sample.bytes_in = failure.bytes_in;
                 self.fail(&mut sample, failure.kind, || failure.detail);
             }
             Err(_elapsed) => {
-                *conn = None;
+                sender.reset();
                 self.fail(&mut sample, ErrorKind::Timeout, || {
                     format!("no complete response within --timeout {:?}", plan.timeout)
                 });
             }
         }
         sample
-    }
-
-    async fn attempt(
-        &self,
-        conn: &mut Option<Conn>,
-        buf: &mut [u8],
-        target: u32,
-        slot: usize,
-        progress: &mut Progress,
-    ) -> Result<Response, Failure> {
-        let plan = &*self.plan;
-        let origin = plan.target_origin[target as usize];
-        if conn.as_ref().is_some_and(|c| c.origin != origin) {
-            *conn = None;
-        }
-        let c = match conn {
-            Some(c) => {
-                progress.reused = true;
-                c
-            }
-            None => {
-                let (stream, est) = connect(
-                    &plan.origins[origin],
-                    plan.tls.as_ref(),
-                    plan.connect_timeout,
-                )
-                .await
-                .map_err(|f| Failure::new(f.kind, f.detail))?;
-                if self.now() >= plan.measure_from {
-                    self.intervals
-                        .borrow_mut()
-                        .current
-                        .record_connection(est.connect_ns, est.tls_ns);
-                }
-                conn.insert(Conn { stream, origin })
-            }
-        };
-        let request = &plan.requests[target as usize];
-        let sent = self.now();
-        progress.sent = Some(sent);
-        let mut s = self.slots[slot].state.get();
-        s.sent = Some(sent);
-        self.slots[slot].state.set(s);
-        c.stream
-            .write_all(&request.bytes)
-            .await
-            .map_err(|e| Failure::new(write_error_kind(&e), e.to_string()))?;
-        // A no-op for plain TCP; TLS may hold a partial record until flushed.
-        c.stream
-            .flush()
-            .await
-            .map_err(|e| Failure::new(write_error_kind(&e), e.to_string()))?;
-        progress.bytes_out = request.bytes.len() as u64;
-        let first_byte = &mut progress.first_byte;
-        read_response(&mut c.stream, buf, request.head, || {
-            *first_byte = Some(self.now())
-        })
-        .await
-        .map_err(|f| Failure {
-            kind: f.kind,
-            detail: f.detail,
-            bytes_in: f.bytes_in,
-            status: f.status,
-        })
     }
 
     /// ab's Length check: a 2xx body whose length differs from the first
@@ -518,24 +473,26 @@ impl Worker {
 /// beyond it they are recorded in groups.
 const MAX_UNFINISHED_RECORDS: u64 = 100_000;
 
+/// What an attempt got done before it finished, failed or timed out.
 #[derive(Debug, Default)]
-struct Progress {
-    sent: Option<Nanos>,
-    first_byte: Option<Nanos>,
-    bytes_out: u64,
-    reused: bool,
+pub(crate) struct Progress {
+    pub sent: Option<Nanos>,
+    pub first_byte: Option<Nanos>,
+    pub bytes_out: u64,
+    pub reused: bool,
 }
 
+/// A failed attempt, already classified.
 #[derive(Debug)]
-struct Failure {
-    kind: ErrorKind,
-    detail: String,
-    bytes_in: u64,
-    status: u16,
+pub(crate) struct Failure {
+    pub kind: ErrorKind,
+    pub detail: String,
+    pub bytes_in: u64,
+    pub status: u16,
 }
 
 impl Failure {
-    fn new(kind: ErrorKind, detail: String) -> Failure {
+    pub(crate) fn new(kind: ErrorKind, detail: String) -> Failure {
         Failure {
             kind,
             detail,
@@ -552,10 +509,100 @@ fn write_error_kind(e: &io::Error) -> ErrorKind {
     }
 }
 
+/// How a sender gets one request answered: the part that differs between
+/// HTTP/1.1 (a connection of its own) and HTTP/2 (a stream on a connection
+/// shared with other senders). Pacing, timeouts, recording and stopping are
+/// the worker's, the same for both.
+pub(crate) trait Transport {
+    /// Sends request `target` for sender `slot` and reads the whole
+    /// response, noting progress as it goes. The caller bounds it by
+    /// `--timeout` and may drop it at any await.
+    async fn attempt(
+        &mut self,
+        w: &Worker,
+        target: u32,
+        slot: usize,
+        progress: &mut Progress,
+    ) -> Result<Response, Failure>;
+
+    /// The attempt failed or timed out: drop whatever it may have broken.
+    fn reset(&mut self);
+}
+
+/// HTTP/1.1: one connection, one request at a time.
+struct H1Sender {
+    conn: Option<Conn>,
+    buf: Box<[u8]>,
+}
+
 #[derive(Debug)]
 struct Conn {
     stream: Stream,
     origin: usize,
+}
+
+impl Transport for H1Sender {
+    async fn attempt(
+        &mut self,
+        w: &Worker,
+        target: u32,
+        slot: usize,
+        progress: &mut Progress,
+    ) -> Result<Response, Failure> {
+        let plan = &*w.plan;
+        let origin = plan.target_origin[target as usize];
+        if self.conn.as_ref().is_some_and(|c| c.origin != origin) {
+            self.conn = None;
+        }
+        let c = match &mut self.conn {
+            Some(c) => {
+                progress.reused = true;
+                c
+            }
+            None => {
+                let (stream, est) = connect(
+                    &plan.origins[origin],
+                    plan.tls.as_ref(),
+                    plan.connect_timeout,
+                )
+                .await
+                .map_err(|f| Failure::new(f.kind, f.detail))?;
+                w.record_connection(est.connect_ns, est.tls_ns);
+                self.conn.insert(Conn { stream, origin })
+            }
+        };
+        let request = &plan.requests[target as usize];
+        progress.sent = Some(w.mark_sent(slot));
+        c.stream
+            .write_all(&request.bytes)
+            .await
+            .map_err(|e| Failure::new(write_error_kind(&e), e.to_string()))?;
+        // A no-op for plain TCP; TLS may hold a partial record until flushed.
+        c.stream
+            .flush()
+            .await
+            .map_err(|e| Failure::new(write_error_kind(&e), e.to_string()))?;
+        progress.bytes_out = request.bytes.len() as u64;
+        let first_byte = &mut progress.first_byte;
+        let resp = read_response(&mut c.stream, &mut self.buf, request.head, || {
+            *first_byte = Some(w.now())
+        })
+        .await
+        .map_err(|f| Failure {
+            kind: f.kind,
+            detail: f.detail,
+            bytes_in: f.bytes_in,
+            status: f.status,
+        })?;
+        if !(resp.reusable && plan.keepalive) {
+            self.conn = None;
+        }
+        Ok(resp)
+    }
+
+    fn reset(&mut self) {
+        self.conn = None;
+    }
 }
 
 /// The worker's current one-second recorder and how to hand it on.
@@ -611,14 +658,13 @@ impl Intervals {
     }
 }
 
-async fn connection(worker: Rc<Worker>, slot: usize) {
-    let mut conn = None;
-    let mut buf = vec![0u8; READ_BUF].into_boxed_slice();
+/// One sender's loop: take the next request, exchange it, record it.
+async fn sender(worker: Rc<Worker>, slot: usize, mut transport: impl Transport) {
     let mut done = 0u64;
     while let Some((target, intended)) = worker.next_job(slot).await {
         done += 1;
         let sample = worker
-            .exchange(&mut conn, &mut buf, target, intended, slot)
+            .exchange(&mut transport, target, intended, slot)
             .await;
         worker.slots[slot].state.set(Slot::IDLE);
         worker.record(&sample);
@@ -719,9 +765,26 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
     if plan.pacer.is_some() {
         tokio::task::spawn_local(dispatcher(worker.clone()));
     }
-    worker.alive.set(worker.share.connections as usize);
-    for slot in 0..worker.share.connections as usize {
-        tokio::task::spawn_local(connection(worker.clone(), slot));
+    worker.alive.set(worker.slots.len());
+    if plan.streams > 0 {
+        // HTTP/2: `streams` consecutive senders share each connection.
+        let per_conn = plan.streams as usize;
+        let mut shared = None;
+        for slot in 0..worker.slots.len() {
+            if slot % per_conn == 0 {
+                shared = Some(SharedConn::new(plan.origins.len()));
+            }
+            let conn = shared.clone().expect("set at the first stream");
+            tokio::task::spawn_local(sender(worker.clone(), slot, H2Sender::new(conn)));
+        }
+    } else {
+        for slot in 0..worker.slots.len() {
+            let h1 = H1Sender {
+                conn: None,
+                buf: vec![0u8; READ_BUF].into_boxed_slice(),
+            };
+            tokio::task::spawn_local(sender(worker.clone(), slot, h1));
+        }
     }
 
     let grace = plan.grace;

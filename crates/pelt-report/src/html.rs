@@ -674,6 +674,14 @@ fn write_config(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::f
         &fixed("config.http.insecure"),
         Fmt::YesNo,
     );
+    num_row(o, "HTTP/2", jsons, &fixed("config.http.http2"), Fmt::YesNo);
+    num_row(
+        o,
+        "HTTP/2 streams per connection",
+        jsons,
+        &fixed("config.http.streams"),
+        Fmt::Count,
+    );
     group_row(o, "Environment", n);
     html_row(
         o,

@@ -74,10 +74,14 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         s.env.threads,
         if s.env.threads == 1 { "" } else { "s" },
         limit.join(" or "),
-        if c.http.keepalive {
-            ""
-        } else {
-            ", no keep-alive"
+        match (c.http.http2, c.http.keepalive) {
+            (true, _) => format!(
+                ", HTTP/2 with {} stream{} per connection",
+                c.http.streams,
+                if c.http.streams == 1 { "" } else { "s" }
+            ),
+            (false, true) => String::new(),
+            (false, false) => ", no keep-alive".to_string(),
         }
     )?;
     writeln!(o)?;

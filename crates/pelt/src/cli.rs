@@ -239,6 +239,19 @@ pub struct RunArgs {
     #[arg(long)]
     pub insecure: bool,
 
+    /// Speak HTTP/2: over https:// negotiated by ALPN (the run fails with
+    /// `tls` errors if the server does not choose h2); over http:// as h2c
+    /// with prior knowledge (no Upgrade).
+    #[arg(long)]
+    pub http2: bool,
+
+    /// With --http2: concurrent streams per connection [default: 1]. Each
+    /// stream works like one HTTP/1.1 connection, so a closed loop keeps
+    /// c × N requests in flight, and --rate has a pool of c × N senders over
+    /// c connections.
+    #[arg(long, value_name = "N")]
+    pub streams: Option<u32>,
+
     /// Report format (hdrlog is for `pelt report`).
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,

@@ -68,9 +68,16 @@ impl TryFrom<&RunArgs> for RunConfig {
                 connections: a.connections.unwrap_or(DEFAULT_CLOSED_CONNECTIONS),
             },
         };
+        if a.streams.is_some() && !a.http2 {
+            return Err(UserError(
+                pelt_core::ConfigError::StreamsWithoutHttp2.to_string(),
+            ));
+        }
         let mut http = HttpOptions {
             keepalive: !a.no_keepalive,
             insecure: a.insecure,
+            http2: a.http2,
+            streams: a.streams.unwrap_or(1),
             ..HttpOptions::default()
         };
         if let Some(t) = opt_duration(&a.timeout, "--timeout")? {

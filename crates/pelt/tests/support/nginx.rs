@@ -119,21 +119,28 @@ impl Nginx {
     /// Panics if nginx is not installed or does not start: a test that needs
     /// nginx fails without it, it never skips.
     pub fn start(extra_locations: &str) -> Nginx {
-        Nginx::start_with(extra_locations, None)
+        Nginx::start_with(extra_locations, None, false)
     }
 
     /// Like [`Nginx::start`], but serving HTTPS with the PEM certificate and
     /// key in `tls` (see [`self_signed_cert`]).
     pub fn start_tls(extra_locations: &str, tls: &TlsFiles) -> Nginx {
-        Nginx::start_with(extra_locations, Some(tls))
+        Nginx::start_with(extra_locations, Some(tls), false)
     }
 
-    fn start_with(extra_locations: &str, tls: Option<&TlsFiles>) -> Nginx {
+    /// Like [`Nginx::start`], but speaking HTTP/2 only: over TLS (ALPN h2)
+    /// with `tls`, else h2c with prior knowledge. Debian's nginx 1.22 takes
+    /// `listen ... http2` (1.25 moved it to `http2 on;`).
+    pub fn start_h2(extra_locations: &str, tls: Option<&TlsFiles>) -> Nginx {
+        Nginx::start_with(extra_locations, tls, true)
+    }
+
+    fn start_with(extra_locations: &str, tls: Option<&TlsFiles>, http2: bool) -> Nginx {
         let bin = find_nginx();
         let mut last_error = String::new();
         for attempt in 0..MAX_PORT_ATTEMPTS {
             let port = random_port(attempt);
-            match Nginx::try_start(&bin, port, extra_locations, tls) {
+            match Nginx::try_start(&bin, port, extra_locations, tls, http2) {
                 Ok(nginx) => return nginx,
                 Err(StartError::AddrInUse(log)) => last_error = log,
                 Err(StartError::Failed(message)) => panic!("{message}"),
@@ -207,6 +214,7 @@ impl Nginx {
         port: u16,
         extra_locations: &str,
         tls: Option<&TlsFiles>,
+        http2: bool,
     ) -> Result<Nginx, StartError> {
         let prefix = tempfile::Builder::new()
             .prefix("pelt-nginx-")
@@ -238,7 +246,15 @@ impl Nginx {
             .replace("@PORT@", &port.to_string())
             .replace("@USER@", user)
             .replace("@EXTRA@", extra_locations)
-            .replace("@LISTEN@", if tls.is_some() { " ssl" } else { "" })
+            .replace(
+                "@LISTEN@",
+                match (tls.is_some(), http2) {
+                    (true, true) => " ssl http2",
+                    (true, false) => " ssl",
+                    (false, true) => " http2",
+                    (false, false) => "",
+                },
+            )
             .replace(
                 "@TLS@",
                 &tls.map(|t| {

@@ -1,0 +1,457 @@
+//! HTTP/2 on the `h2` crate: requests built once, streams as senders.
+//!
+//! One HTTP/2 connection carries `--streams N` senders. Each sender works
+//! like an HTTP/1.1 connection does (one request at a time, taken from the
+//! closed loop or the rate dispatcher); the N senders of a connection share
+//! its `SendRequest` handle. Whichever sender first needs the connection
+//! opens it (and its request carries the connect and TLS times); the others
+//! wait for that, and a connection that ends is reopened by the next sender
+//! that needs it.
+
+use crate::conn::{connect, Stream};
+use crate::h1::{read_error_kind, Response};
+use crate::worker::{Failure, Progress, Transport, Worker};
+use bytes::Bytes;
+use h2::client::SendRequest;
+use pelt_core::{ErrorKind, Scheme, Target};
+use std::cell::{Cell, RefCell};
+use std::future::poll_fn;
+use std::rc::Rc;
+use tokio::sync::Notify;
+
+/// Per-stream receive window: large, as h2load's, so a fast server is not
+/// held back by WINDOW_UPDATE round trips. pelt releases capacity as soon
+/// as it has counted the bytes.
+const STREAM_WINDOW: u32 = 1 << 20;
+/// The connection's receive window.
+const CONNECTION_WINDOW: u32 = 16 << 20;
+/// HPACK's per-field overhead (RFC 7541 §4.1), used to size header blocks.
+const HPACK_FIELD_OVERHEAD: u64 = 32;
+
+/// A request prepared once before the run; each send clones its parts
+/// (reference-counted, except the header map).
+#[derive(Debug, Clone)]
+pub struct PreparedH2 {
+    method: http::Method,
+    uri: http::Uri,
+    headers: http::HeaderMap,
+    body: Bytes,
+    /// Header block size (name + value + 32 per field, pseudo-headers
+    /// included) plus the body: what `bytes_out` counts for HTTP/2.
+    bytes_out: u64,
+}
+
+impl PreparedH2 {
+    /// Builds the request for `target`, or says why HTTP/2 cannot send it.
+    pub fn new(target: &Target) -> Result<PreparedH2, String> {
+        let method = http::Method::from_bytes(target.method.as_bytes())
+            .map_err(|_| format!("invalid method '{}'", target.method))?;
+        // `Host` becomes :authority; HTTP/1.1's connection headers have no
+        // meaning in HTTP/2 and are forbidden there (RFC 9113 §8.2.2).
+        let authority = target
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("host"))
+            .map_or_else(|| target.url.host_header(), |(_, v)| v.clone());
+        let scheme = match target.url.scheme {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        };
+        let uri: http::Uri = format!("{scheme}://{authority}{}", target.url.path_and_query)
+            .parse()
+            .map_err(|e| format!("cannot send {} over HTTP/2: {e}", target.url))?;
+        let mut headers = http::HeaderMap::new();
+        let has = |name: &str| {
+            target
+                .headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
+        let mut add = |name: &str, value: &str| -> Result<(), String> {
+            let n = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("invalid header name '{name}'"))?;
+            let v = http::HeaderValue::from_str(value)
+                .map_err(|_| format!("invalid value for header '{name}'"))?;
+            headers.append(n, v);
+            Ok(())
+        };
+        if !has("user-agent") {
+            add("user-agent", concat!("pelt/", env!("CARGO_PKG_VERSION")))?;
+        }
+        if !has("accept") {
+            add("accept", "*/*")?;
+        }
+        for (name, value) in &target.headers {
+            const HOP_BY_HOP: [&str; 6] = [
+                "host",
+                "connection",
+                "keep-alive",
+                "proxy-connection",
+                "transfer-encoding",
+                "upgrade",
+            ];
+            if HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h)) {
+                continue;
+            }
+            add(name, value)?;
+        }
+        let needs_length =
+            !target.body.is_empty() || matches!(target.method.as_str(), "POST" | "PUT" | "PATCH");
+        if needs_length && !has("content-length") {
+            add("content-length", &target.body.len().to_string())?;
+        }
+        let pseudo = field_size(":method", method.as_str().len())
+            + field_size(":scheme", scheme.len())
+            + field_size(":authority", authority.len())
+            + field_size(":path", target.url.path_and_query.len());
+        let bytes_out = pseudo + header_block_size(&headers) + target.body.len() as u64;
+        Ok(PreparedH2 {
+            method,
+            uri,
+            headers,
+            body: Bytes::copy_from_slice(&target.body),
+            bytes_out,
+        })
+    }
+
+    fn request(&self) -> http::Request<()> {
+        let mut req = http::Request::new(());
+        *req.method_mut() = self.method.clone();
+        *req.uri_mut() = self.uri.clone();
+        *req.version_mut() = http::Version::HTTP_2;
+        *req.headers_mut() = self.headers.clone();
+        req
+    }
+}
+
+fn field_size(name: &str, value_len: usize) -> u64 {
+    (name.len() + value_len) as u64 + HPACK_FIELD_OVERHEAD
+}
+
+/// The HPACK size of a header block: an upper bound on what its HEADERS
+/// frames carry (h2 does not report the compressed size).
+fn header_block_size(headers: &http::HeaderMap) -> u64 {
+    headers
+        .iter()
+        .map(|(n, v)| field_size(n.as_str(), v.len()))
+        .sum()
+}
+
+/// One HTTP/2 connection slot shared by `--streams` senders: at most one
+/// live connection per origin.
+#[derive(Debug)]
+pub(crate) struct SharedConn {
+    states: RefCell<Vec<State>>,
+    /// Wakes senders waiting for a connection being opened.
+    changed: Notify,
+    generation: Cell<u64>,
+}
+
+#[derive(Debug)]
+enum State {
+    Idle,
+    Connecting,
+    Ready {
+        send: SendRequest<Bytes>,
+        generation: u64,
+    },
+}
+
+impl SharedConn {
+    pub fn new(origins: usize) -> Rc<SharedConn> {
+        Rc::new(SharedConn {
+            states: RefCell::new((0..origins).map(|_| State::Idle).collect()),
+            changed: Notify::new(),
+            generation: Cell::new(0),
+        })
+    }
+
+    /// Forgets connection `generation` of `origin` (it ended, or refused
+    /// new streams), so the next sender opens a new one.
+    fn retire(&self, origin: usize, generation: u64) {
+        let mut states = self.states.borrow_mut();
+        if matches!(states[origin], State::Ready { generation: g, .. } if g == generation) {
+            states[origin] = State::Idle;
+        }
+    }
+}
+
+/// Puts a connection slot back to idle if its opener gives up (failure,
+/// timeout or the end of the run), so waiting senders do not wait forever.
+struct Opening<'a> {
+    shared: &'a SharedConn,
+    origin: usize,
+    armed: bool,
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.shared.states.borrow_mut()[self.origin] = State::Idle;
+            self.shared.changed.notify_waiters();
+        }
+    }
+}
+
+/// A sender that sends its requests as streams of a shared connection.
+#[derive(Debug)]
+pub(crate) struct H2Sender {
+    shared: Rc<SharedConn>,
+    /// This sender's copy of the handle: `(origin, generation, handle)`.
+    send: Option<(usize, u64, SendRequest<Bytes>)>,
+}
+
+impl H2Sender {
+    pub fn new(shared: Rc<SharedConn>) -> H2Sender {
+        H2Sender { shared, send: None }
+    }
+
+    /// Makes `self.send` a handle on a live connection to `origin`, opening
+    /// one if there is none. Returns its generation.
+    async fn handle(
+        &mut self,
+        w: &Worker,
+        origin: usize,
+        progress: &mut Progress,
+    ) -> Result<u64, Failure> {
+        loop {
+            let waiting = {
+                let states = self.shared.states.borrow();
+                match &states[origin] {
+                    State::Ready { send, generation } => {
+                        progress.reused = true;
+                        if !matches!(&self.send, Some((o, g, _)) if *o == origin && g == generation)
+                        {
+                            self.send = Some((origin, *generation, send.clone()));
+                        }
+                        return Ok(*generation);
+                    }
+                    State::Connecting => true,
+                    State::Idle => false,
+                }
+            };
+            if waiting {
+                self.shared.changed.notified().await;
+                continue;
+            }
+            self.shared.states.borrow_mut()[origin] = State::Connecting;
+            let mut opening = Opening {
+                shared: &self.shared,
+                origin,
+                armed: true,
+            };
+            let plan = &*w.plan;
+            let (stream, est) = connect(
+                &plan.origins[origin],
+                plan.tls.as_ref(),
+                plan.connect_timeout,
+            )
+            .await
+            .map_err(|f| Failure::new(f.kind, f.detail))?;
+            if let Stream::Tls(tls) = &stream {
+                let alpn = tls.get_ref().1.alpn_protocol();
+                if alpn != Some(b"h2") {
+                    let chose = alpn.map_or_else(
+                        || "no protocol".to_string(),
+                        |p| String::from_utf8_lossy(p).into_owned(),
+                    );
+                    return Err(Failure::new(
+                        ErrorKind::Tls,
+                        format!(
+                            "{}: the server did not negotiate HTTP/2 over ALPN (it chose {chose}); \
+                             enable HTTP/2 on the server, or drop --http2",
+                            plan.origins[origin].addr
+                        ),
+                    ));
+                }
+            }
+            let (send, connection) = h2::client::Builder::new()
+                .initial_window_size(STREAM_WINDOW)
+                .initial_connection_window_size(CONNECTION_WINDOW)
+                .enable_push(false)
+                .handshake::<_, Bytes>(stream)
+                .await
+                .map_err(|e| classify(&e, ErrorKind::Write, None))?;
+            w.record_connection(est.connect_ns, est.tls_ns);
+            let generation = self.shared.generation.get() + 1;
+            self.shared.generation.set(generation);
+            let shared = self.shared.clone();
+            tokio::task::spawn_local(async move {
+                // Ends when the connection closes or fails; its streams see
+                // the error themselves.
+                let _ = connection.await;
+                shared.retire(origin, generation);
+            });
+            self.shared.states.borrow_mut()[origin] = State::Ready {
+                send: send.clone(),
+                generation,
+            };
+            opening.armed = false;
+            self.shared.changed.notify_waiters();
+            self.send = Some((origin, generation, send));
+            progress.reused = false;
+            return Ok(generation);
+        }
+    }
+
+    async fn once(
+        &mut self,
+        w: &Worker,
+        target: u32,
+        slot: usize,
+        progress: &mut Progress,
+    ) -> Result<Response, (Failure, Unprocessed)> {
+        let plan = &*w.plan;
+        let origin = plan.target_origin[target as usize];
+        let generation = self
+            .handle(w, origin, progress)
+            .await
+            .map_err(|f| (f, Unprocessed::No))?;
+        let (_, _, send) = self.send.as_mut().expect("handle() set it");
+        let unsent = |e: &h2::Error| {
+            (
+                classify(e, ErrorKind::Write, None),
+                unprocessed(e, generation),
+            )
+        };
+        // Waits while the server's concurrent-stream limit is reached.
+        poll_fn(|cx| send.poll_ready(cx))
+            .await
+            .map_err(|e| unsent(&e))?;
+        let request = &plan.h2_requests[target as usize];
+        progress.sent = Some(w.mark_sent(slot));
+        let (response, mut body_out) = send
+            .send_request(request.request(), request.body.is_empty())
+            .map_err(|e| unsent(&e))?;
+        if !request.body.is_empty() {
+            // h2 queues what the flow-control window does not yet allow.
+            body_out
+                .send_data(request.body.clone(), true)
+                .map_err(|e| unsent(&e))?;
+        }
+        progress.bytes_out = request.bytes_out;
+        let response = response.await.map_err(|e| {
+            (
+                classify(&e, ErrorKind::Read, None),
+                unprocessed(&e, generation),
+            )
+        })?;
+        progress.first_byte = Some(w.now());
+        let status = response.status().as_u16();
+        let mut bytes_in = field_size(":status", 3) + header_block_size(response.headers());
+        let mut body = response.into_body();
+        let mut body_bytes = 0u64;
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.map_err(|e| {
+                let mut f = classify(&e, ErrorKind::Read, Some(status));
+                f.bytes_in = bytes_in;
+                (f, Unprocessed::No)
+            })?;
+            let n = chunk.len();
+            body_bytes += n as u64;
+            bytes_in += n as u64;
+            let _ = body.flow_control().release_capacity(n);
+        }
+        Ok(Response {
+            status,
+            bytes_in,
+            body_bytes,
+            reusable: true,
+        })
+    }
+}
+
+impl Transport for H2Sender {
+    async fn attempt(
+        &mut self,
+        w: &Worker,
+        target: u32,
+        slot: usize,
+        progress: &mut Progress,
+    ) -> Result<Response, Failure> {
+        match self.once(w, target, slot, progress).await {
+            Ok(r) => Ok(r),
+            Err((failure, Unprocessed::No)) => Err(failure),
+            Err((_, unprocessed)) => {
+                // The server refused the stream before processing it (a
+                // graceful GOAWAY at its request limit or a reload, or
+                // REFUSED_STREAM): RFC 9113 §8.7 makes it safe to send
+                // again. Once, so a server refusing everything still shows
+                // as errors; after a GOAWAY, on a new connection.
+                if let Unprocessed::GoAway(generation) = unprocessed {
+                    let origin = w.plan.target_origin[target as usize];
+                    self.shared.retire(origin, generation);
+                }
+                *progress = Progress::default();
+                self.once(w, target, slot, progress)
+                    .await
+                    .map_err(|(f, _)| f)
+            }
+        }
+    }
+
+    fn reset(&mut self) {
+        // The shared connection outlives a failed stream; if the connection
+        // itself failed, its driver retires it.
+    }
+}
+
+/// Whether a failed request was refused unprocessed, and so may be retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unprocessed {
+    No,
+    /// RST_STREAM(REFUSED_STREAM): the connection still works.
+    Stream,
+    /// A graceful GOAWAY on connection generation `.0`: it takes no more.
+    GoAway(u64),
+}
+
+/// Classifies an h2 error; `otherwise` is the kind for the phase it came
+/// from (write before the request is out, read after).
+fn classify(e: &h2::Error, otherwise: ErrorKind, status: Option<u16>) -> Failure {
+    let (kind, detail) = if let Some(io) = e.get_io() {
+        let kind = match read_error_kind(io) {
+            ErrorKind::Read => otherwise,
+            k => k,
+        };
+        (kind, e.to_string())
+    } else if e.is_library() {
+        (
+            ErrorKind::InvalidResponse,
+            format!(
+                "not valid HTTP/2 ({e}); does the server speak HTTP/2 on this port \
+                 (for http://, h2c with prior knowledge)?"
+            ),
+        )
+    } else if e.is_go_away() || e.is_reset() {
+        let reason = e.reason().unwrap_or(h2::Reason::NO_ERROR);
+        let what = match (e.is_go_away(), e.is_remote()) {
+            (true, true) => "the server ended the connection with GOAWAY",
+            (true, false) => "pelt ended the connection with GOAWAY",
+            (false, true) => "the server reset the stream (RST_STREAM)",
+            (false, false) => "pelt reset the stream (RST_STREAM)",
+        };
+        (ErrorKind::Reset, format!("{what}: {reason:?}"))
+    } else {
+        (otherwise, e.to_string())
+    };
+    Failure {
+        kind,
+        detail,
+        bytes_in: 0,
+        status: status.unwrap_or(0),
+    }
+}
+
+/// Whether the server refused a stream it had not processed.
+fn unprocessed(e: &h2::Error, generation: u64) -> Unprocessed {
+    if !e.is_remote() {
+        Unprocessed::No
+    } else if e.is_go_away() && e.reason() == Some(h2::Reason::NO_ERROR) {
+        Unprocessed::GoAway(generation)
+    } else if e.is_reset() && e.reason() == Some(h2::Reason::REFUSED_STREAM) {
+        Unprocessed::Stream
+    } else {
+        Unprocessed::No
+    }
+}

@@ -1,0 +1,223 @@
+//! `--http2` against nginx (TLS with ALPN, and h2c with prior knowledge),
+//! whose access log says which protocol each request really used.
+
+mod support;
+
+use serde_json::Value;
+use support::nginx::{self_signed_cert, Nginx};
+use support::pelt::{count, pelt, run_json, server};
+
+/// The access log's lines, checked to be `n` HTTP/2 requests for `prefix`.
+fn assert_logged_as_h2(nginx: &Nginx, n: usize, prefix: &str) {
+    let lines = nginx.access_log_lines(Some(n));
+    assert_eq!(lines.len(), n, "nginx logged every request, once");
+    for line in &lines {
+        assert!(line.starts_with(prefix), "unexpected log line: {line}");
+        assert!(line.ends_with(" HTTP/2.0"), "not HTTP/2: {line}");
+    }
+}
+
+fn error_examples(r: &Value) -> String {
+    r["error_examples"].to_string()
+}
+
+#[test]
+fn http2_over_tls_requests_appear_in_nginx_log_as_http2() {
+    let tls = self_signed_cert();
+    let nginx = Nginx::start_h2("", Some(&tls));
+    let url = format!("https://127.0.0.1:{}/ok", nginx.port());
+    let r = run_json(&[
+        "run",
+        "--http2",
+        "--insecure",
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--streams",
+        "4",
+        "-t",
+        "1",
+        &url,
+    ]);
+    assert_eq!(r["requests"]["total"], 200, "{}", error_examples(&r));
+    assert_eq!(r["requests"]["successes"], 200, "{}", error_examples(&r));
+    assert_eq!(r["config"]["http"]["http2"], true);
+    assert_eq!(r["config"]["http"]["streams"], 4);
+    // Two connections, each carrying four streams; the TLS handshake is
+    // timed once per connection, on the request that opened it.
+    assert_eq!(r["connections"]["opened"], 2);
+    assert_eq!(r["connections"]["reused_requests"], 198);
+    assert_eq!(r["latency"]["tls"]["count"], 2);
+    assert_eq!(r["bytes"]["body_in"], 200 * 3);
+    assert_logged_as_h2(&nginx, 200, "GET /ok 200 3 ");
+}
+
+#[test]
+fn h2c_prior_knowledge_with_body_and_length_check() {
+    let nginx = Nginx::start_h2("", None);
+    let r = run_json(&[
+        "run",
+        "--http2",
+        "-n",
+        "300",
+        "-c",
+        "3",
+        "--streams",
+        "8",
+        &nginx.url("/1k.bin"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 300, "{}", error_examples(&r));
+    assert_eq!(r["bytes"]["body_in"], 300 * 1024);
+    assert_eq!(r["errors"]["length"], 0);
+    assert!(count(&r["connections"]["opened"]) <= 3);
+    // bytes in: the body plus each response's header block (HPACK sizes).
+    assert!(count(&r["bytes"]["in"]) > 300 * (1024 + 42));
+    assert_logged_as_h2(&nginx, 300, "GET /1k.bin 200 1024 ");
+
+    let body = "x".repeat(70_000); // more than the default 64 KiB window
+    let r = run_json(&[
+        "run",
+        "--http2",
+        "-n",
+        "20",
+        "-c",
+        "1",
+        "--streams",
+        "4",
+        "-m",
+        "PUT",
+        "--body",
+        &body,
+        &nginx.url("/ok"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 20, "{}", error_examples(&r));
+    assert!(count(&r["bytes"]["out"]) > 20 * 70_000);
+}
+
+#[test]
+fn http2_rate_mode_sends_the_schedule() {
+    let nginx = Nginx::start_h2("", None);
+    let r = run_json(&[
+        "run",
+        "--http2",
+        "--rate",
+        "400",
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--streams",
+        "5",
+        &nginx.url("/ok"),
+    ]);
+    assert_eq!(r["mode"], "rate");
+    assert_eq!(r["requests"]["successes"], 200, "{}", error_examples(&r));
+    assert!(count(&r["connections"]["opened"]) <= 2);
+    assert_eq!(r["latency"]["response_time"]["count"], 200);
+    assert_logged_as_h2(&nginx, 200, "GET /ok 200 3 ");
+}
+
+#[test]
+fn http2_to_an_http1_only_server_is_classified_errors() {
+    // h2c prior knowledge to our HTTP/1.1 server: the reply is not HTTP/2.
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    let r = run_json(&[
+        "run",
+        "--http2",
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "--timeout",
+        "5s",
+        &url,
+    ]);
+    assert_eq!(r["requests"]["total"], 20);
+    assert_eq!(r["requests"]["successes"], 0);
+    assert_eq!(
+        count(&r["errors"]["invalid_response"]) + count(&r["errors"]["closed"]),
+        20,
+        "{}",
+        error_examples(&r)
+    );
+    assert_eq!(r["errors"]["timeout"], 0);
+    assert!(
+        error_examples(&r).contains("HTTP/2"),
+        "the message says what went wrong: {}",
+        error_examples(&r)
+    );
+
+    // TLS to an nginx without HTTP/2: ALPN does not pick h2.
+    let tls = self_signed_cert();
+    let nginx = Nginx::start_tls("", &tls);
+    let url = format!("https://127.0.0.1:{}/ok", nginx.port());
+    let r = run_json(&["run", "--http2", "--insecure", "-n", "10", "-c", "2", &url]);
+    assert_eq!(r["errors"]["tls"], 10, "{}", error_examples(&r));
+    assert!(
+        error_examples(&r).contains("did not negotiate HTTP/2"),
+        "{}",
+        error_examples(&r)
+    );
+    assert!(nginx.access_log_lines(None).is_empty());
+}
+
+#[test]
+fn streams_without_http2_is_a_usage_error() {
+    let out = pelt()
+        .args(["http://127.0.0.1:9/", "--streams", "4", "-n", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: --streams is for HTTP/2; add --http2"),
+        "{stderr}"
+    );
+
+    for (args, message) in [
+        (
+            &["--streams", "0"][..],
+            "error: --streams must be between 1",
+        ),
+        (
+            &["--no-keepalive"][..],
+            "error: --no-keepalive is HTTP/1.1's",
+        ),
+    ] {
+        let out = pelt()
+            .args(["http://127.0.0.1:9/", "--http2", "-n", "1"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with(message), "{stderr}");
+    }
+}
+
+#[test]
+fn streams_refused_by_a_graceful_goaway_are_sent_again() {
+    // nginx ends an HTTP/2 connection after keepalive_requests with a
+    // GOAWAY; streams above its last stream id were never processed.
+    let nginx = Nginx::start_h2("        keepalive_requests 25;", None);
+    let r = run_json(&[
+        "run",
+        "--http2",
+        "-n",
+        "400",
+        "-c",
+        "1",
+        "--streams",
+        "8",
+        "-t",
+        "1",
+        &nginx.url("/ok"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 400, "{}", error_examples(&r));
+    assert!(count(&r["connections"]["opened"]) >= 16);
+    assert_logged_as_h2(&nginx, 400, "GET /ok 200 3 ");
+}

@@ -356,7 +356,8 @@ impl RunConfig {
                 schedule: Some(s),
                 connections,
             } => {
-                let ok = |v: f64| v.fract() == 0.0 && (0.0..=MAX_SCHEDULED_CONNECTIONS).contains(&v);
+                let ok =
+                    |v: f64| v.fract() == 0.0 && (0.0..=MAX_SCHEDULED_CONNECTIONS).contains(&v);
                 if s.segments.is_empty()
                     || !s.segments.iter().all(|g| ok(g.from) && ok(g.to))
                     || s.peak() < 1.0
@@ -466,11 +467,7 @@ mod tests {
 
     fn config() -> RunConfig {
         let url = Url::parse("http://127.0.0.1:1/").unwrap();
-        RunConfig::new(
-            vec![Target::get(url)],
-            Load::closed(4),
-            Stop::default(),
-        )
+        RunConfig::new(vec![Target::get(url)], Load::closed(4), Stop::default())
     }
 
     #[test]
@@ -547,7 +544,10 @@ mod tests {
         };
         assert_eq!(c.validate(), Ok(()));
         let json = serde_json::to_string(&c).unwrap();
-        assert!(json.contains(r#""schedule":[{"duration":2.0,"from":0.0,"to":100.0}"#), "{json}");
+        assert!(
+            json.contains(r#""schedule":[{"duration":2.0,"from":0.0,"to":100.0}"#),
+            "{json}"
+        );
         assert_eq!(serde_json::from_str::<RunConfig>(&json).unwrap(), c);
         // No -d: the schedule's length, even with -n.
         c.stop.requests = Some(5);

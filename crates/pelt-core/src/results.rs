@@ -68,8 +68,10 @@ impl RunHeader {
             (Some(a), Some(b)) => a.add(b).map(Some).ok_or_else(|| {
                 "cannot --merge runs with different schedules: they are not one run".to_string()
             }),
-            _ => Err("cannot --merge a run with a schedule and one without: they are not one run"
-                .to_string()),
+            _ => Err(
+                "cannot --merge a run with a schedule and one without: they are not one run"
+                    .to_string(),
+            ),
         };
         self.config.load = match (&self.config.load, &other.config.load) {
             (
@@ -668,10 +670,7 @@ mod tests {
         b.env.target_addrs = vec!["127.0.0.1:2".into()];
         b.measure_start_unix_ns -= 5;
         a.merge(&b).unwrap();
-        assert_eq!(
-            a.config.load,
-            crate::config::Load::rate_of(200.0, 8)
-        );
+        assert_eq!(a.config.load, crate::config::Load::rate_of(200.0, 8));
         assert_eq!((a.env.threads, a.env.cores), (2, 4));
         assert_eq!(a.env.target_addrs.len(), 2);
         assert_eq!(a.measure_start_unix_ns, b.measure_start_unix_ns);

@@ -288,7 +288,10 @@ mod tests {
     #[test]
     fn piecewise_matches_constant_rate_when_constant() {
         let c = ConstantRate::new(3.0);
-        let p = Piecewise::new(&Schedule::constant(3.0, Duration::from_secs(5)), Duration::ZERO);
+        let p = Piecewise::new(
+            &Schedule::constant(3.0, Duration::from_secs(5)),
+            Duration::ZERO,
+        );
         for i in 0..1000 {
             assert!(c.at(i).abs_diff(p.at(i)) <= 1, "{i}");
         }

@@ -591,17 +591,15 @@ fn write_config(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::f
     html_row(
         o,
         "load model",
-        runs.iter().map(|r| {
-            match &r.summary.config.load {
-                Load::Closed { schedule: None, .. } => "closed loop".to_string(),
-                Load::Closed {
-                    schedule: Some(s), ..
-                } => format!("closed loop, connections {s}"),
-                Load::Rate { schedule: None, .. } => "constant rate (open loop)".to_string(),
-                Load::Rate {
-                    schedule: Some(s), ..
-                } => format!("rate {s} req/s (open loop)"),
-            }
+        runs.iter().map(|r| match &r.summary.config.load {
+            Load::Closed { schedule: None, .. } => "closed loop".to_string(),
+            Load::Closed {
+                schedule: Some(s), ..
+            } => format!("closed loop, connections {s}"),
+            Load::Rate { schedule: None, .. } => "constant rate (open loop)".to_string(),
+            Load::Rate {
+                schedule: Some(s), ..
+            } => format!("rate {s} req/s (open loop)"),
         }),
     );
     num_row(

@@ -367,10 +367,12 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         match (s.config.load.schedule(), s.is_rate_mode()) {
             (None, _) => ("", |_| String::new()),
             (Some(_), true) => ("offered", |r| {
-                r.offered.map_or(String::new(), |n| thousands(n.round() as u64))
+                r.offered
+                    .map_or(String::new(), |n| thousands(n.round() as u64))
             }),
             (Some(_), false) => ("conns", |r| {
-                r.active_connections.map_or(String::new(), |n| n.to_string())
+                r.active_connections
+                    .map_or(String::new(), |n| n.to_string())
             }),
         };
     let cell = |v: String| {

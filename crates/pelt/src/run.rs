@@ -130,9 +130,8 @@ impl TryFrom<&RunArgs> for RunConfig {
 
 /// `--rate`/`--stages` and `-c`, each a number or a schedule.
 fn load(a: &RunArgs) -> Result<Load, UserError> {
-    let parse = |flag: &str, text: &str| {
-        Spec::parse(text).map_err(|e| UserError(format!("{flag}: {e}")))
-    };
+    let parse =
+        |flag: &str, text: &str| Spec::parse(text).map_err(|e| UserError(format!("{flag}: {e}")));
     let rate = match (&a.rate, &a.stages) {
         (Some(r), _) => Some(parse("--rate", r)?),
         (None, Some(s)) => match parse("--stages", s)? {

@@ -250,6 +250,53 @@ fn bad_input_exits_2_with_one_line() {
             vec!["run", "http://127.0.0.1:1/", "--rate", "1e300"],
             "at most",
         ),
+        // Schedules: the bad piece is named, with an example.
+        (
+            vec!["run", "http://127.0.0.1:1/", "--rate", "100..2000"],
+            "'100..2000'",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:1/", "--stages", "30s:100,1m"],
+            "--stages: invalid value '1m'",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:1/", "--rate", "10s:abc"],
+            "'abc' is not a number",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:1/", "-c", "1..50/30"],
+            "-c/--connections: invalid value '1..50/30'",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:1/", "-c", "1..2.5/3s"],
+            "whole numbers",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:1/", "--rate", "2s:0"],
+            "not all 0",
+        ),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1:1/",
+                "--rate",
+                "100",
+                "-c",
+                "1..5/2s",
+            ],
+            "a -c schedule is for closed loops",
+        ),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1:1/",
+                "--rate",
+                "5",
+                "--stages",
+                "1s:5",
+            ],
+            "cannot be used",
+        ),
     ] {
         let out = pelt().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

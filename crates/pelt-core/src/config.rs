@@ -332,14 +332,6 @@ impl RunConfig {
         if self.targets.is_empty() {
             return Err(ConfigError::NoTargets);
         }
-        if self.load.connections() == 0 {
-            return Err(ConfigError::NoConnections);
-        }
-        if let Some(rate) = self.load.rate() {
-            if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE) {
-                return Err(ConfigError::BadRate);
-            }
-        }
         match &self.load {
             Load::Rate {
                 schedule: Some(s), ..
@@ -367,6 +359,14 @@ impl RunConfig {
                 }
             }
             _ => {}
+        }
+        if self.load.connections() == 0 {
+            return Err(ConfigError::NoConnections);
+        }
+        if let Some(rate) = self.load.rate() {
+            if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE) {
+                return Err(ConfigError::BadRate);
+            }
         }
         if self.targets.iter().any(|t| t.body.len() > MAX_BODY) {
             return Err(ConfigError::BodyTooLarge);

@@ -328,4 +328,41 @@ mod tests {
             assert!(odd.at(n) >= t);
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Any schedule: `at` is monotonic, `count_before` agrees with it,
+        /// and request `i` falls where the schedule's integral reaches `i`.
+        #[test]
+        fn any_schedule_is_consistent(
+            segs in proptest::collection::vec((1u64..3000, 0u32..3000, 0u32..3000), 1..5),
+            warmup_ms in 0u64..500,
+        ) {
+            let schedule = Schedule {
+                segments: segs
+                    .iter()
+                    .map(|&(ms, from, to)| pelt_core::Segment {
+                        duration: Duration::from_millis(ms),
+                        from: f64::from(from),
+                        to: f64::from(to),
+                    })
+                    .collect(),
+            };
+            let warmup = Duration::from_millis(warmup_ms);
+            let p = Piecewise::new(&schedule, warmup);
+            check_consistent(&p, 3000);
+            let w = warmup.as_secs_f64();
+            let first = schedule.segments[0].from;
+            for i in (0..3000u64).step_by(37) {
+                let t = p.at(i);
+                if t == NEVER {
+                    break;
+                }
+                let t = t as f64 / 1e9;
+                let due = if t < w { first * t } else { first * w + schedule.count(t - w) };
+                proptest::prop_assert!((due - i as f64).abs() < 0.01, "i {} t {} due {}", i, t, due);
+            }
+        }
+    }
 }

@@ -124,7 +124,8 @@ pub struct RunArgs {
     #[arg(short = 'n', long = "requests", value_name = "N")]
     pub requests: Option<u64>,
 
-    /// Stop after this long of measurement, like 10s or 1m [default: 10s unless -n is given].
+    /// Stop after this long of measurement, like 10s or 1m [default: 10s unless -n is
+    /// given; with a --rate or -c schedule, its length].
     #[arg(short = 'd', long = "duration", value_name = "DURATION")]
     pub duration: Option<String>,
 

@@ -5,6 +5,7 @@
 //! results files store them next to the numbers. The engine never sees
 //! command-line flags.
 
+use crate::schedule::Schedule;
 use crate::url::Url;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -22,6 +23,8 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Highest accepted `--rate`: beyond any one machine, and keeps schedule
 /// arithmetic (f64 nanoseconds) exact.
 pub const MAX_RATE: f64 = 10_000_000.0;
+/// Most connections a `-c` schedule may reach.
+pub const MAX_SCHEDULED_CONNECTIONS: f64 = 100_000.0;
 /// Largest request body: bodies are held in memory and stored with the run.
 pub const MAX_BODY: usize = 32 << 20;
 /// Default run length when neither a count nor a duration is given.
@@ -53,29 +56,99 @@ impl Target {
 }
 
 /// How load is generated.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+///
+/// A `schedule` makes the level change over time (`--rate 100..2000/30s`,
+/// `-c 10s:1,10s:10`); files written before schedules existed have none
+/// and read as a constant level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "snake_case")]
 pub enum Load {
     /// `connections` each send the next request as soon as the last one
     /// ends (ab, wrk, siege). Cannot see queueing: a slow server just slows
-    /// the senders down.
-    Closed { connections: u32 },
+    /// the senders down. With a `schedule` (of connection counts),
+    /// connection `k` (0-based) works only while the level is above `k`,
+    /// and `connections` is the schedule's peak.
+    Closed {
+        connections: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        schedule: Option<Schedule>,
+    },
     /// `rate` requests per second in total, on a schedule that ignores
-    /// responses (vegeta, wrk2), sent over at most `connections`.
-    Rate { rate: f64, connections: u32 },
+    /// responses (vegeta, wrk2), sent over at most `connections`. With a
+    /// `schedule` (of requests per second), `rate` is its peak.
+    Rate {
+        rate: f64,
+        connections: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        schedule: Option<Schedule>,
+    },
 }
 
 impl Load {
-    pub fn connections(&self) -> u32 {
-        match *self {
-            Load::Closed { connections } | Load::Rate { connections, .. } => connections,
+    /// A closed loop of a fixed number of connections.
+    pub fn closed(connections: u32) -> Load {
+        Load::Closed {
+            connections,
+            schedule: None,
         }
     }
 
-    /// The offered rate, for rate runs.
+    /// A constant rate over a pool of `connections`.
+    pub fn rate_of(rate: f64, connections: u32) -> Load {
+        Load::Rate {
+            rate,
+            connections,
+            schedule: None,
+        }
+    }
+
+    /// Connections to open at most (the peak of a connection schedule).
+    pub fn connections(&self) -> u32 {
+        match *self {
+            Load::Closed { connections, .. } | Load::Rate { connections, .. } => connections,
+        }
+    }
+
+    /// The offered rate of rate runs: the constant rate, or a schedule's
+    /// peak. For comparing with what was sent, see [`Load::offered_count`].
     pub fn rate(&self) -> Option<f64> {
         match *self {
             Load::Rate { rate, .. } => Some(rate),
+            Load::Closed { .. } => None,
+        }
+    }
+
+    /// The schedule of a load that changes over time: requests per second
+    /// for rate runs, connections for closed loops.
+    pub fn schedule(&self) -> Option<&Schedule> {
+        match self {
+            Load::Closed { schedule, .. } | Load::Rate { schedule, .. } => schedule.as_ref(),
+        }
+    }
+
+    /// Rate runs: requests the schedule offers in the first `t` of
+    /// measurement.
+    pub fn offered_count(&self, t: Duration) -> Option<f64> {
+        match self {
+            Load::Rate {
+                schedule: Some(s), ..
+            } => Some(s.count(t.as_secs_f64())),
+            Load::Rate { rate, .. } => Some(rate * t.as_secs_f64()),
+            Load::Closed { .. } => None,
+        }
+    }
+
+    /// Rate runs: the mean rate offered over the first `t` of measurement
+    /// (the constant rate when there is no schedule).
+    pub fn offered_rate(&self, t: Duration) -> Option<f64> {
+        match self {
+            Load::Rate {
+                schedule: Some(s), ..
+            } if !t.is_zero() => Some(s.count(t.as_secs_f64()) / t.as_secs_f64()),
+            Load::Rate {
+                schedule: Some(s), ..
+            } => Some(s.level(0.0)),
+            Load::Rate { rate, .. } => Some(*rate),
             Load::Closed { .. } => None,
         }
     }
@@ -235,6 +308,10 @@ pub enum ConfigError {
     NoConnections,
     #[error("--rate must be a positive number of requests per second, at most 10,000,000, like --rate 1000")]
     BadRate,
+    #[error("a --rate schedule's levels must be between 0 and 10,000,000 req/s and not all 0, like --rate 100..2000/30s")]
+    BadRateSchedule,
+    #[error("a -c schedule's levels must be whole numbers of connections, at most 100,000, and not all 0, like -c 1..50/30s")]
+    BadConnectionSchedule,
     #[error(
         "the request body is larger than 32 MiB; pelt holds bodies in memory, so use a smaller one"
     )]
@@ -280,6 +357,34 @@ impl RunConfig {
         if self.targets.is_empty() {
             return Err(ConfigError::NoTargets);
         }
+        match &self.load {
+            Load::Rate {
+                schedule: Some(s), ..
+            } => {
+                let ok = |v: f64| v.is_finite() && (0.0..=MAX_RATE).contains(&v);
+                if s.segments.is_empty()
+                    || !s.segments.iter().all(|g| ok(g.from) && ok(g.to))
+                    || s.peak() <= 0.0
+                {
+                    return Err(ConfigError::BadRateSchedule);
+                }
+            }
+            Load::Closed {
+                schedule: Some(s),
+                connections,
+            } => {
+                let ok =
+                    |v: f64| v.fract() == 0.0 && (0.0..=MAX_SCHEDULED_CONNECTIONS).contains(&v);
+                if s.segments.is_empty()
+                    || !s.segments.iter().all(|g| ok(g.from) && ok(g.to))
+                    || s.peak() < 1.0
+                    || f64::from(*connections) < s.peak()
+                {
+                    return Err(ConfigError::BadConnectionSchedule);
+                }
+            }
+            _ => {}
+        }
         if self.load.connections() == 0 {
             return Err(ConfigError::NoConnections);
         }
@@ -322,11 +427,17 @@ impl RunConfig {
     }
 
     /// The stop condition with the default applied: a run with neither a
-    /// count nor a duration lasts [`DEFAULT_DURATION`].
+    /// count nor a duration lasts [`DEFAULT_DURATION`]; a run with a
+    /// schedule and no duration lasts the schedule's length (with `-n`
+    /// too, so a schedule ending at 0 still ends the run).
     pub fn effective_stop(&self) -> Stop {
         let mut stop = self.stop;
-        if stop.requests.is_none() && stop.duration.is_none() {
-            stop.duration = Some(DEFAULT_DURATION);
+        if stop.duration.is_none() {
+            if let Some(s) = self.load.schedule() {
+                stop.duration = Some(s.length());
+            } else if stop.requests.is_none() {
+                stop.duration = Some(DEFAULT_DURATION);
+            }
         }
         stop
     }
@@ -390,21 +501,14 @@ mod tests {
 
     fn config() -> RunConfig {
         let url = Url::parse("http://127.0.0.1:1/").unwrap();
-        RunConfig::new(
-            vec![Target::get(url)],
-            Load::Closed { connections: 4 },
-            Stop::default(),
-        )
+        RunConfig::new(vec![Target::get(url)], Load::closed(4), Stop::default())
     }
 
     #[test]
     fn round_trips_through_json() {
         let mut c = config();
         c.targets[0].body = vec![0, 159, 146, 150];
-        c.load = Load::Rate {
-            rate: 1500.0,
-            connections: 20,
-        };
+        c.load = Load::rate_of(1500.0, 20);
         c.stop.duration = Some(Duration::from_millis(2500));
         let json = serde_json::to_string(&c).unwrap();
         let back: RunConfig = serde_json::from_str(&json).unwrap();
@@ -415,10 +519,7 @@ mod tests {
     fn validation_names_the_flag() {
         let mut c = config();
         assert_eq!(c.validate(), Ok(()));
-        c.load = Load::Rate {
-            rate: 0.0,
-            connections: 1,
-        };
+        c.load = Load::rate_of(0.0, 1);
         assert!(c.validate().unwrap_err().to_string().contains("--rate"));
         let mut c = config();
         c.stop.requests = Some(0);
@@ -482,6 +583,44 @@ mod tests {
         assert_eq!(fixed.pause(1, 2), Duration::from_millis(250));
         assert!(ThinkTime::parse("2s..1s").is_err());
         assert!(ThinkTime::parse("2").is_err());
+    }
+
+    #[test]
+    fn schedules_round_trip_and_old_files_still_read() {
+        let old = r#"{"model":"rate","rate":1000.0,"connections":100}"#;
+        let load: Load = serde_json::from_str(old).unwrap();
+        assert_eq!(load, Load::rate_of(1000.0, 100));
+        assert_eq!(serde_json::to_string(&load).unwrap(), old);
+        let old = r#"{"model":"closed","connections":10}"#;
+        assert_eq!(serde_json::from_str::<Load>(old).unwrap(), Load::closed(10));
+        let schedule = match crate::schedule::Spec::parse("2s:0..100,2s:100").unwrap() {
+            crate::schedule::Spec::Varying(s) => s,
+            crate::schedule::Spec::Constant(_) => unreachable!(),
+        };
+        let mut c = config();
+        c.load = Load::Rate {
+            rate: 100.0,
+            connections: 10,
+            schedule: Some(schedule.clone()),
+        };
+        assert_eq!(c.validate(), Ok(()));
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(
+            json.contains(r#""schedule":[{"duration":2.0,"from":0.0,"to":100.0}"#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<RunConfig>(&json).unwrap(), c);
+        // No -d: the schedule's length, even with -n.
+        c.stop.requests = Some(5);
+        assert_eq!(c.effective_stop().duration, Some(Duration::from_secs(4)));
+        // 100 + 200 requests offered in 4 s.
+        assert_eq!(c.load.offered_count(Duration::from_secs(4)), Some(300.0));
+        assert_eq!(c.load.offered_rate(Duration::from_secs(4)), Some(75.0));
+        c.load = Load::Closed {
+            connections: 10,
+            schedule: Some(schedule),
+        };
+        assert_eq!(c.validate(), Err(ConfigError::BadConnectionSchedule));
     }
 
     #[test]

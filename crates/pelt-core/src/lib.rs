@@ -14,6 +14,7 @@ pub mod error;
 pub mod recorder;
 pub mod results;
 pub mod sample;
+pub mod schedule;
 pub mod summary;
 pub mod targets;
 pub mod url;
@@ -26,6 +27,7 @@ pub use error::ErrorKind;
 pub use recorder::Recorder;
 pub use results::{ResultsError, ResultsReader, ResultsWriter, RunFooter, RunHeader};
 pub use sample::{Nanos, Sample};
+pub use schedule::{Schedule, ScheduleError, Segment, Spec};
 pub use summary::{
     Environment, IntervalRow, LatencyStats, RunSummary, SummaryBuilder, Warning, Window,
     PERCENTILES,

@@ -62,23 +62,47 @@ impl RunHeader {
     /// offered them together. Refuses to mix load models.
     pub fn merge(&mut self, other: &RunHeader) -> Result<(), String> {
         use crate::config::Load;
-        self.config.load = match (self.config.load, other.config.load) {
+        use crate::schedule::Schedule;
+        let add = |a: &Option<Schedule>, b: &Option<Schedule>| match (a, b) {
+            (None, None) => Ok(None),
+            (Some(a), Some(b)) => a.add(b).map(Some).ok_or_else(|| {
+                "cannot --merge runs with different schedules: they are not one run".to_string()
+            }),
+            _ => Err(
+                "cannot --merge a run with a schedule and one without: they are not one run"
+                    .to_string(),
+            ),
+        };
+        self.config.load = match (&self.config.load, &other.config.load) {
             (
                 Load::Rate {
                     rate: a,
                     connections: c,
+                    schedule: s,
                 },
                 Load::Rate {
                     rate: b,
                     connections: d,
+                    schedule: t,
                 },
             ) => Load::Rate {
                 rate: a + b,
                 connections: c + d,
+                schedule: add(s, t)?,
             },
-            (Load::Closed { connections: c }, Load::Closed { connections: d }) => {
-                Load::Closed { connections: c + d }
-            }
+            (
+                Load::Closed {
+                    connections: c,
+                    schedule: s,
+                },
+                Load::Closed {
+                    connections: d,
+                    schedule: t,
+                },
+            ) => Load::Closed {
+                connections: c + d,
+                schedule: add(s, t)?,
+            },
             _ => {
                 return Err(
                     "cannot --merge a rate run with a closed-loop run: they are not one run".into(),
@@ -522,10 +546,7 @@ mod tests {
         RunHeader {
             config: RunConfig::new(
                 vec![Target::get(Url::parse("http://127.0.0.1:1/x").unwrap())],
-                Load::Rate {
-                    rate: 100.0,
-                    connections: 4,
-                },
+                Load::rate_of(100.0, 4),
                 Stop::default(),
             ),
             env: Environment {
@@ -649,18 +670,12 @@ mod tests {
         b.env.target_addrs = vec!["127.0.0.1:2".into()];
         b.measure_start_unix_ns -= 5;
         a.merge(&b).unwrap();
-        assert_eq!(
-            a.config.load,
-            crate::config::Load::Rate {
-                rate: 200.0,
-                connections: 8
-            }
-        );
+        assert_eq!(a.config.load, crate::config::Load::rate_of(200.0, 8));
         assert_eq!((a.env.threads, a.env.cores), (2, 4));
         assert_eq!(a.env.target_addrs.len(), 2);
         assert_eq!(a.measure_start_unix_ns, b.measure_start_unix_ns);
         let mut closed = header();
-        closed.config.load = crate::config::Load::Closed { connections: 3 };
+        closed.config.load = crate::config::Load::closed(3);
         assert!(a.merge(&closed).unwrap_err().contains("closed-loop"));
 
         let f = RunFooter {

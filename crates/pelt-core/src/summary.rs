@@ -44,6 +44,14 @@ pub struct IntervalRow {
     pub p90_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
+    /// Rate runs: requests the schedule offered in the interval (the part
+    /// of it inside the measured duration), to set beside `requests`.
+    #[serde(default)]
+    pub offered: Option<f64>,
+    /// Closed loops with a `-c` schedule: connections the schedule had
+    /// active at the interval's middle.
+    #[serde(default)]
+    pub active_connections: Option<u32>,
 }
 
 impl IntervalRow {
@@ -64,6 +72,8 @@ impl IntervalRow {
             } else {
                 r.response.max()
             },
+            offered: None,
+            active_connections: None,
         }
     }
 }
@@ -222,6 +232,13 @@ impl RunSummary {
         }
     }
 
+    /// Rate runs: the mean rate the schedule offered over the measured
+    /// duration (the constant rate when there is no schedule), to compare
+    /// with [`RunSummary::request_rate`].
+    pub fn offered_rate(&self) -> Option<f64> {
+        self.config.load.offered_rate(self.duration)
+    }
+
     /// Whether the headline latency is response time (rate mode) or
     /// service time as a closed loop sees it.
     pub fn is_rate_mode(&self) -> bool {
@@ -237,7 +254,7 @@ impl RunSummary {
         } else if self.interrupted {
             w.push(Warning::Interrupted);
         }
-        if let Some(offered) = self.config.load.rate() {
+        if let Some(offered) = self.offered_rate() {
             let achieved = self.request_rate();
             let count_limited = self.config.stop.requests.is_some();
             if !self.interrupted
@@ -381,10 +398,36 @@ impl SummaryBuilder {
         if self.window.is_some_and(|w| !w.contains(offset_s)) {
             return None;
         }
-        let row = IntervalRow::from_recorder(unix_second, offset_s, rec);
+        let mut row = IntervalRow::from_recorder(unix_second, offset_s, rec);
+        self.plan_row(&mut row);
         self.total.merge(rec);
         self.timeline.push(row);
         Some(row)
+    }
+
+    /// Fills in what the schedule planned for `row`'s second: requests
+    /// offered (rate runs) or connections active (a `-c` schedule).
+    fn plan_row(&self, row: &mut IntervalRow) {
+        let config = &self.header.config;
+        let end = config
+            .effective_stop()
+            .duration
+            .map_or(f64::INFINITY, |d| d.as_secs_f64());
+        let from = row.offset_s.clamp(0.0, end);
+        let to = (row.offset_s + 1.0).clamp(0.0, end);
+        let count = |t: f64| {
+            config
+                .load
+                .offered_count(std::time::Duration::from_secs_f64(t))
+        };
+        if let (Some(a), Some(b)) = (count(from), count(to)) {
+            row.offered = Some(b - a);
+        }
+        if let (crate::config::Load::Closed { .. }, Some(s)) =
+            (&config.load, config.load.schedule())
+        {
+            row.active_connections = Some(s.level(row.offset_s + 0.5).ceil() as u32);
+        }
     }
 
     /// Everything added so far.

@@ -18,5 +18,5 @@ mod run;
 mod timer;
 mod worker;
 
-pub use pacer::{ConstantRate, Pacer};
+pub use pacer::{ConstantRate, Pacer, Piecewise};
 pub use run::{footer_of, Canceller, EngineError, Progress, Run, Snapshot, GRACE};

@@ -4,10 +4,10 @@
 use crate::conn::{tls_connector, Origin};
 use crate::h1::PreparedRequest;
 use crate::h2::PreparedH2;
-use crate::pacer::{ConstantRate, Pacer};
+use crate::pacer::{ConstantRate, Pacer, Piecewise};
 use crate::worker::{run_worker, Plan, Share, WorkerMsg};
 use pelt_core::{
-    ConfigError, Environment, IntervalRow, Nanos, Recorder, RunConfig, RunFooter, RunHeader,
+    ConfigError, Environment, IntervalRow, Load, Nanos, Recorder, RunConfig, RunFooter, RunHeader,
     RunSummary, Scheme, SummaryBuilder,
 };
 use rustls::pki_types::ServerName;
@@ -111,10 +111,17 @@ impl Run {
                 .map_err(EngineError::Request)?,
             false => Vec::new(),
         };
-        let pacer: Option<Box<dyn Pacer>> = config
-            .load
-            .rate()
-            .map(|r| Box::new(ConstantRate::new(r)) as Box<dyn Pacer>);
+        let pacer: Option<Box<dyn Pacer>> = match &config.load {
+            Load::Rate {
+                schedule: Some(s), ..
+            } => Some(Box::new(Piecewise::new(s, config.warmup))),
+            Load::Rate { rate, .. } => Some(Box::new(ConstantRate::new(*rate))),
+            Load::Closed { .. } => None,
+        };
+        let connection_schedule = match &config.load {
+            Load::Closed { schedule, .. } => schedule.clone(),
+            Load::Rate { .. } => None,
+        };
         let measure_from = config.warmup.as_nanos() as Nanos;
         let deadline = stop.duration.map(|d| measure_from + d.as_nanos() as Nanos);
         // Rate mode with -n: the schedule's warm-up slots plus n measured.
@@ -143,6 +150,7 @@ impl Run {
             origins: origins.clone(),
             tls,
             pacer,
+            connection_schedule,
             total_slots,
             measure_from,
             deadline,

@@ -43,6 +43,9 @@ pub(crate) struct Plan {
     pub tls: Option<tokio_rustls::TlsConnector>,
     /// `None` for a closed loop.
     pub pacer: Option<Box<dyn Pacer>>,
+    /// Closed loop with a `-c` schedule: connection `k` (numbered across
+    /// workers) works only while the level is above `k`.
+    pub connection_schedule: Option<pelt_core::Schedule>,
     /// Rate mode with `-n`: schedule slots in all (warm-up included).
     pub total_slots: Option<u64>,
     /// Requests intended before this are warm-up.
@@ -227,6 +230,42 @@ impl Worker {
         self.stopping.set(true);
         self.cut.set(self.cut.get().min(at));
         self.stop.notify_waiters();
+    }
+
+    /// Closed loop with a `-c` schedule: waits until connection `slot` is
+    /// active, closing its TCP connection while it is not (the user has
+    /// left). Returns `false` when it will not be active again before the
+    /// run ends. Which connections are active is a function of time alone.
+    async fn wait_active(&self, slot: usize, transport: &mut impl Transport) -> bool {
+        let Some(schedule) = &self.plan.connection_schedule else {
+            return true;
+        };
+        let k = (slot * self.share.workers + self.share.index) as f64;
+        let from = self.plan.measure_from;
+        loop {
+            if self.stopping.get() {
+                return false;
+            }
+            // Seconds into the schedule (negative during warm-up, which
+            // holds the first level).
+            let t = (self.now() as f64 - from as f64) / 1e9;
+            if schedule.level(t) > k {
+                return true;
+            }
+            // Inactive: close, so the server sees the level too.
+            transport.reset();
+            let Some(next) = schedule.next_above(k, t) else {
+                return false;
+            };
+            let at = from.saturating_add((next * 1e9) as Nanos);
+            if self.plan.deadline.is_some_and(|d| at >= d) {
+                return false;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(self.plan.instant(at)) => {}
+                _ = self.stop.notified() => {}
+            }
+        }
     }
 
     /// The next request for a connection: `(target, intended start)`, or
@@ -661,7 +700,10 @@ impl Intervals {
 /// One sender's loop: take the next request, exchange it, record it.
 async fn sender(worker: Rc<Worker>, slot: usize, mut transport: impl Transport) {
     let mut done = 0u64;
-    while let Some((target, intended)) = worker.next_job(slot).await {
+    while worker.wait_active(slot, &mut transport).await {
+        let Some((target, intended)) = worker.next_job(slot).await else {
+            break;
+        };
         done += 1;
         let sample = worker
             .exchange(&mut transport, target, intended, slot)

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 /// Column names, in order.
 pub const COLUMNS: &str =
-    "unix_second,offset_s,requests,successes,errors,bytes_in,p50_s,p90_s,p99_s,max_s";
+    "unix_second,offset_s,requests,successes,errors,bytes_in,p50_s,p90_s,p99_s,max_s,offered,active_connections";
 
 /// The timeline of `s` as CSV with a header line.
 pub fn csv(s: &RunSummary) -> String {
@@ -16,7 +16,7 @@ pub fn csv(s: &RunSummary) -> String {
     for r in &s.timeline {
         let _ = writeln!(
             out,
-            "{},{:.3},{},{},{},{},{:.9},{:.9},{:.9},{:.9}",
+            "{},{:.3},{},{},{},{},{:.9},{:.9},{:.9},{:.9},{},{}",
             r.unix_second,
             r.offset_s,
             r.requests,
@@ -27,6 +27,9 @@ pub fn csv(s: &RunSummary) -> String {
             r.p90_ns as f64 / 1e9,
             r.p99_ns as f64 / 1e9,
             r.max_ns as f64 / 1e9,
+            r.offered.map_or(String::new(), |n| format!("{n:.3}")),
+            r.active_connections
+                .map_or(String::new(), |n| n.to_string()),
         );
     }
     out

@@ -591,12 +591,15 @@ fn write_config(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::f
     html_row(
         o,
         "load model",
-        runs.iter().map(|r| {
-            match r.summary.config.load {
-                Load::Closed { .. } => "closed loop",
-                Load::Rate { .. } => "constant rate (open loop)",
-            }
-            .to_string()
+        runs.iter().map(|r| match &r.summary.config.load {
+            Load::Closed { schedule: None, .. } => "closed loop".to_string(),
+            Load::Closed {
+                schedule: Some(s), ..
+            } => format!("closed loop, connections {s}"),
+            Load::Rate { schedule: None, .. } => "constant rate (open loop)".to_string(),
+            Load::Rate {
+                schedule: Some(s), ..
+            } => format!("rate {s} req/s (open loop)"),
         }),
     );
     num_row(
@@ -736,12 +739,9 @@ mod tests {
         let mut target = Target::get(url);
         target.headers.push(("X-Test".into(), XSS.into()));
         let load = if rate_mode {
-            Load::Rate {
-                rate: per_second as f64,
-                connections: 50,
-            }
+            Load::rate_of(per_second as f64, 50)
         } else {
-            Load::Closed { connections: 8 }
+            Load::closed(8)
         };
         let stop = Stop {
             requests: None,

@@ -59,6 +59,8 @@ pub fn json_value(s: &RunSummary) -> Value {
                 "p90_s": secs(r.p90_ns as f64),
                 "p99_s": secs(r.p99_ns as f64),
                 "max_s": secs(r.max_ns as f64),
+                "offered": r.offered,
+                "active_connections": r.active_connections,
             })
         })
         .collect();
@@ -96,7 +98,7 @@ pub fn json_value(s: &RunSummary) -> Value {
         "environment": s.env,
         "mode": if rate_mode { "rate" } else { "closed" },
         "headline": if rate_mode { "response_time" } else { "service_time" },
-        "offered_rate": s.config.load.rate(),
+        "offered_rate": s.offered_rate(),
         "duration_s": s.duration.as_secs_f64(),
         "elapsed_s": s.elapsed.as_secs_f64(),
         "interrupted": s.interrupted,

@@ -24,13 +24,12 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         .map(|t| format!("`{} {}`", cell(&t.method), cell(&t.url.to_string())))
         .collect();
     writeln!(o, "### pelt run: {}\n", targets.join(", "))?;
-    let load = match s.config.load.rate() {
-        Some(r) => format!(
-            "{} req/s, up to {} connections",
-            rate(r),
-            s.config.load.connections()
-        ),
-        None => format!("closed loop, {} connections", s.config.load.connections()),
+    let c = s.config.load.connections();
+    let load = match (s.config.load.rate(), s.config.load.schedule()) {
+        (Some(r), None) => format!("{} req/s, up to {c} connections", rate(r)),
+        (Some(_), Some(sched)) => format!("rate `{sched}` req/s, up to {c} connections"),
+        (None, None) => format!("closed loop, {c} connections"),
+        (None, Some(sched)) => format!("closed loop, connections `{sched}`"),
     };
     writeln!(o, "| | |\n|---|---|")?;
     writeln!(o, "| load | {load}, {} threads |", s.env.threads)?;

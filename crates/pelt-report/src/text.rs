@@ -46,8 +46,15 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     } else {
         format!(" after {} warm-up", Human(c.warmup))
     };
-    let load = match c.load {
-        Load::Closed { connections } => match c.think {
+    let load = match &c.load {
+        Load::Closed {
+            connections,
+            schedule: Some(s),
+        } => format!("closed loop, connections {s} (up to {connections})"),
+        Load::Closed {
+            connections,
+            schedule: None,
+        } => match c.think {
             Some(t) if t.min == t.max => {
                 format!(
                     "closed loop, {connections} connections, {} think time",
@@ -64,8 +71,16 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         Load::Rate {
             rate: r,
             connections,
+            schedule: None,
         } => {
-            format!("{} req/s, up to {connections} connections", rate(r))
+            format!("{} req/s, up to {connections} connections", rate(*r))
+        }
+        Load::Rate {
+            connections,
+            schedule: Some(s),
+            ..
+        } => {
+            format!("rate {s} req/s, up to {connections} connections")
         }
     };
     writeln!(
@@ -86,11 +101,11 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     )?;
     writeln!(o)?;
 
-    let offered = c
-        .load
-        .rate()
-        .map(|r| format!(" of {} req/s offered", rate(r)))
-        .unwrap_or_default();
+    let offered = match (s.offered_rate(), c.load.schedule()) {
+        (Some(r), None) => format!(" of {} req/s offered", rate(r)),
+        (Some(r), Some(_)) => format!(" of {} req/s offered on average", rate(r)),
+        (None, _) => String::new(),
+    };
     writeln!(
         o,
         "Requests     {} in {} ({} req/s{offered})",
@@ -351,10 +366,36 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         o,
         "\nPer second (response time of the requests completed in it)"
     )?;
+    // With a schedule, what it planned for each second, beside the result.
+    let (plan_title, plan): (&str, fn(&pelt_core::IntervalRow) -> String) =
+        match (s.config.load.schedule(), s.is_rate_mode()) {
+            (None, _) => ("", |_| String::new()),
+            (Some(_), true) => ("offered", |r| {
+                r.offered
+                    .map_or(String::new(), |n| thousands(n.round() as u64))
+            }),
+            (Some(_), false) => ("conns", |r| {
+                r.active_connections
+                    .map_or(String::new(), |n| n.to_string())
+            }),
+        };
+    let cell = |v: String| {
+        if plan_title.is_empty() {
+            String::new()
+        } else {
+            format!(" {v:>9}")
+        }
+    };
     writeln!(
         o,
-        "  {:>11} {:>10} {:>8} {:>10} {:>10} {:>10}",
-        "seconds", "requests", "errors", "p50", "p99", "max"
+        "  {:>11}{} {:>10} {:>8} {:>10} {:>10} {:>10}",
+        "seconds",
+        cell(plan_title.into()),
+        "requests",
+        "errors",
+        "p50",
+        "p99",
+        "max"
     )?;
     // Intervals follow wall-clock seconds, so the first and last are
     // partial: label each with the part of the run it covers.
@@ -364,8 +405,9 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         let to = (row.offset_s + 1.0).clamp(0.0, end);
         writeln!(
             o,
-            "  {:>11} {:>10} {:>8} {:>10} {:>10} {:>10}",
+            "  {:>11}{} {:>10} {:>8} {:>10} {:>10} {:>10}",
             format!("{from:.1}-{to:.1}"),
+            cell(plan(row)),
             thousands(row.requests),
             thousands(row.errors),
             human_ns(row.p50_ns).to_string(),

@@ -40,10 +40,7 @@ fn summary(slowdown: u64) -> RunSummary {
     let per_second = 500;
     let config = RunConfig::new(
         vec![target],
-        Load::Rate {
-            rate: per_second as f64,
-            connections: 50,
-        },
+        Load::rate_of(per_second as f64, 50),
         Stop {
             requests: None,
             duration: Some(Duration::from_secs(seconds)),

@@ -10,6 +10,9 @@ Examples:
   pelt run http://127.0.0.1:8080/ -n 5000 -c 500 -k   a count, like ab -k -c 500 -n 5000
   pelt run http://127.0.0.1:8080/ --rate 1000 -d 10s  open loop, like vegeta attack -rate=1000
   pelt http://127.0.0.1:8080/ --rate 2000 --warmup 5s -d 30s --format json > run.json
+  pelt run http://127.0.0.1:8080/ --rate 100..2000/30s  a linear ramp of the rate over 30 s
+  pelt run http://127.0.0.1:8080/ --stages 30s:100,1m:1000,30s:0   rate steps (k6-style stages)
+  pelt run http://127.0.0.1:8080/ -c 1..50/30s        a closed loop ramping 1 to 50 connections
   pelt run http://127.0.0.1:8080/api -m POST -H 'Content-Type: application/json' --body '{\"a\":1}'
 
 Which mode? A closed loop (-c) tells you the most a server can do with N
@@ -173,21 +176,34 @@ pub struct RunArgs {
     pub seed: Option<u64>,
 
     /// Connections to use [default: 10 for a closed loop; 100 for --rate, as a pool].
-    #[arg(short = 'c', long = "connections", value_name = "N")]
-    pub connections: Option<u32>,
+    /// In a closed loop the number may change over time, like --rate:
+    /// 1..50/30s ramps from 1 to 50 connections, 10s:1,10s:10,10s:50 steps.
+    /// With --rate, -c is the pool's size and must be a number.
+    #[arg(short = 'c', long = "connections", value_name = "N|A..B/DUR|DUR:N,...")]
+    pub connections: Option<String>,
 
     /// Stop after N measured requests (exactly N are sent and recorded).
     #[arg(short = 'n', long = "requests", value_name = "N")]
     pub requests: Option<u64>,
 
-    /// Stop after this long of measurement, like 10s or 1m [default: 10s unless -n is given].
+    /// Stop after this long of measurement, like 10s or 1m [default: 10s unless -n is
+    /// given; with a --rate or -c schedule, its length].
     #[arg(short = 'd', long = "duration", value_name = "DURATION")]
     pub duration: Option<String>,
 
     /// Open loop: send R requests per second in total on a fixed schedule,
     /// whatever the responses do, and time each from its scheduled start.
-    #[arg(short = 'r', long = "rate", value_name = "R")]
-    pub rate: Option<f64>,
+    /// The rate may change over time: 100..2000/30s ramps linearly from 100
+    /// to 2000 req/s over 30 s; 30s:100,1m:1000,30s:0 holds each rate for
+    /// its stage (steps), and 1m:100..1000 ramps within a stage. Without
+    /// -d the run lasts the schedule; a longer -d holds the last rate.
+    #[arg(short = 'r', long = "rate", value_name = "R|A..B/DUR|DUR:R,...")]
+    pub rate: Option<String>,
+
+    /// The same as --rate DUR:R,DUR:R,... (k6's stages), like
+    /// --stages 30s:0..100,1m:100..1000,30s:1000..0.
+    #[arg(long = "stages", value_name = "DUR:R,...", conflicts_with = "rate")]
+    pub stages: Option<String>,
 
     /// Closed loop: pause between a connection's requests, like a browsing
     /// user (siege -d): 500ms, or 0..2s for a random pause in that range.

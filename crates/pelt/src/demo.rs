@@ -28,14 +28,11 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
     let runs = [
         (
             "closed loop: 50 connections, each sending as soon as its last response arrives",
-            Load::Closed { connections: 50 },
+            Load::closed(50),
         ),
         (
             "open loop: 2,000 requests/s on a fixed schedule (--rate 2000)",
-            Load::Rate {
-                rate: DEMO_RATE,
-                connections: 100,
-            },
+            Load::rate_of(DEMO_RATE, 100),
         ),
     ];
     for (i, (title, load)) in runs.into_iter().enumerate() {

@@ -7,7 +7,8 @@ use crate::UserError;
 use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS};
 use pelt_core::targets::TargetsFormat;
 use pelt_core::{
-    parse_duration, HttpOptions, Load, Order, RunConfig, RunSummary, Stop, Target, ThinkTime, Url,
+    parse_duration, HttpOptions, Load, Order, RunConfig, RunSummary, Spec, Stop, Target, ThinkTime,
+    Url,
 };
 use pelt_engine::{footer_of, Progress, Run};
 use pelt_report::Format;
@@ -56,18 +57,7 @@ impl TryFrom<&RunArgs> for RunConfig {
 
         let duration = opt_duration(&a.duration, "-d/--duration")?;
         let warmup = opt_duration(&a.warmup, "--warmup")?.unwrap_or(Duration::ZERO);
-        let load = match a.rate {
-            Some(rate) => {
-                // Range checked, with the other cross-flag rules, in validate().
-                Load::Rate {
-                    rate,
-                    connections: a.connections.unwrap_or(DEFAULT_RATE_CONNECTIONS),
-                }
-            }
-            None => Load::Closed {
-                connections: a.connections.unwrap_or(DEFAULT_CLOSED_CONNECTIONS),
-            },
-        };
+        let load = load(a)?;
         if a.streams.is_some() && !a.http2 {
             return Err(UserError(
                 pelt_core::ConfigError::StreamsWithoutHttp2.to_string(),
@@ -143,6 +133,66 @@ impl TryFrom<&RunArgs> for RunConfig {
         config.validate().map_err(|e| UserError(e.to_string()))?;
         Ok(config)
     }
+}
+
+/// `--rate`/`--stages` and `-c`, each a number or a schedule.
+fn load(a: &RunArgs) -> Result<Load, UserError> {
+    let parse =
+        |flag: &str, text: &str| Spec::parse(text).map_err(|e| UserError(format!("{flag}: {e}")));
+    let rate = match (&a.rate, &a.stages) {
+        (Some(r), _) => Some(parse("--rate", r)?),
+        (None, Some(s)) => match parse("--stages", s)? {
+            Spec::Constant(_) => {
+                return Err(UserError(format!(
+                    "--stages: invalid value '{}': stages are DURATION:RATE,...; use --stages 30s:100,1m:1000 or --rate for one rate",
+                    s.escape_debug()
+                )))
+            }
+            varying => Some(varying),
+        },
+        (None, None) => None,
+    };
+    let connections = a
+        .connections
+        .as_deref()
+        .map(|c| parse("-c/--connections", c))
+        .transpose()?;
+    let whole = |v: f64| -> Result<u32, UserError> {
+        if v.fract() != 0.0 || v > f64::from(u32::MAX) {
+            return Err(UserError(format!(
+                "-c/--connections must be a whole number, like -c 50 (got {v})"
+            )));
+        }
+        Ok(v as u32)
+    };
+    // Range checks, with the other cross-flag rules, in validate().
+    Ok(match (rate, connections) {
+        (Some(_), Some(Spec::Varying(_))) => {
+            return Err(UserError(
+                "a -c schedule is for closed loops; with --rate, -c is the connection pool's size, a number like -c 200 (the rate's schedule sets the load)".into(),
+            ))
+        }
+        (Some(rate), c) => {
+            let connections = match c {
+                Some(Spec::Constant(v)) => whole(v)?,
+                _ => DEFAULT_RATE_CONNECTIONS,
+            };
+            match rate {
+                Spec::Constant(rate) => Load::rate_of(rate, connections),
+                Spec::Varying(s) => Load::Rate {
+                    rate: s.peak(),
+                    connections,
+                    schedule: Some(s),
+                },
+            }
+        }
+        (None, Some(Spec::Varying(s))) => Load::Closed {
+            connections: s.peak().ceil().min(f64::from(u32::MAX)) as u32,
+            schedule: Some(s),
+        },
+        (None, Some(Spec::Constant(v))) => Load::closed(whole(v)?),
+        (None, None) => Load::closed(DEFAULT_CLOSED_CONNECTIONS),
+    })
 }
 
 fn opt_duration(value: &Option<String>, flag: &str) -> Result<Option<Duration>, UserError> {
@@ -305,16 +355,10 @@ mod tests {
     #[test]
     fn defaults_follow_the_load_model() {
         let c = config(&["http://127.0.0.1:1/"]).unwrap();
-        assert_eq!(c.load, Load::Closed { connections: 10 });
+        assert_eq!(c.load, Load::closed(10));
         assert_eq!(c.targets[0].method, "GET");
         let c = config(&["http://127.0.0.1:1/", "--rate", "500", "--body", "x"]).unwrap();
-        assert_eq!(
-            c.load,
-            Load::Rate {
-                rate: 500.0,
-                connections: 100
-            }
-        );
+        assert_eq!(c.load, Load::rate_of(500.0, 100));
         assert_eq!(c.targets[0].method, "POST");
     }
 

@@ -250,6 +250,53 @@ fn bad_input_exits_2_with_one_line() {
             vec!["run", "http://127.0.0.1:1/", "--rate", "1e300"],
             "at most",
         ),
+        // Schedules: the bad piece is named, with an example.
+        (
+            vec!["run", "http://127.0.0.1:1/", "--rate", "100..2000"],
+            "'100..2000'",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:1/", "--stages", "30s:100,1m"],
+            "--stages: invalid value '1m'",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:1/", "--rate", "10s:abc"],
+            "'abc' is not a number",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:1/", "-c", "1..50/30"],
+            "-c/--connections: invalid value '1..50/30'",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:1/", "-c", "1..2.5/3s"],
+            "whole numbers",
+        ),
+        (
+            vec!["run", "http://127.0.0.1:1/", "--rate", "2s:0"],
+            "not all 0",
+        ),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1:1/",
+                "--rate",
+                "100",
+                "-c",
+                "1..5/2s",
+            ],
+            "a -c schedule is for closed loops",
+        ),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1:1/",
+                "--rate",
+                "5",
+                "--stages",
+                "1s:5",
+            ],
+            "cannot be used",
+        ),
     ] {
         let out = pelt().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -362,4 +409,56 @@ fn think_time_spaces_requests_and_stays_out_of_latency() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("closed loops"));
+}
+
+/// Schedules end the run where they end, hold their last level under a
+/// longer -d, are cut by a shorter one, and show in every format.
+#[test]
+fn schedules_set_the_run_length_and_show_in_reports() {
+    let s = server();
+    let u = url(&s, "/");
+    // No -d: the schedule's 1 s, which offers N(1) = 100 requests.
+    let r = run_json(&[&u, "--rate", "0..200/1s"]);
+    assert_eq!(n(&r["requests"]["total"]), 100);
+    assert_eq!(r["duration_s"], 1.0);
+    assert_eq!(r["offered_rate"], 100.0);
+    assert_eq!(
+        r["config"]["load"]["schedule"],
+        serde_json::json!([{"duration": 1.0, "from": 0.0, "to": 200.0}])
+    );
+    // A longer -d holds the last level: 100 + 0.5 s × 200.
+    let r = run_json(&[&u, "--rate", "0..200/1s", "-d", "1500ms"]);
+    assert_eq!(n(&r["requests"]["total"]), 200);
+    // A shorter one cuts the schedule: 100 + 0.5 s × 300.
+    let r = run_json(&[&u, "--stages", "1s:100,1s:300", "-d", "1500ms"]);
+    assert_eq!(n(&r["requests"]["total"]), 250);
+    // -n still counts exactly.
+    let r = run_json(&[&u, "--stages", "1s:100", "-n", "40"]);
+    assert_eq!(n(&r["requests"]["total"]), 40);
+    // A closed loop's connections: the report carries the schedule and,
+    // per second, how many were active.
+    let r = run_json(&[&u, "-c", "1s:1,1s:2"]);
+    assert_eq!(r["config"]["load"]["connections"], 2);
+    assert_eq!(r["duration_s"], 2.0);
+    let active: Vec<u64> = r["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|row| row["active_connections"].as_u64())
+        .collect();
+    assert!(active.contains(&1) && active.contains(&2), "{active:?}");
+    assert_eq!(n(&r["connections"]["opened"]), 2);
+
+    let text = pelt()
+        .args([&u, "--rate", "100..300/2s", "-t", "1"])
+        .output()
+        .unwrap();
+    assert!(text.status.success());
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("Load         rate 2s:100..300 req/s, up to 100 connections"),
+        "{text}"
+    );
+    assert!(text.contains("of 200 req/s offered on average"), "{text}");
+    assert!(text.contains(" offered   requests"), "{text}");
 }

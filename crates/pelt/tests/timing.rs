@@ -263,3 +263,157 @@ fn demo_runs_both_models() {
     assert!(text.contains("response time*"));
     assert!(text.contains("Failures     none"), "{text}");
 }
+
+/// Requests a schedule offers per second, `n(t)` being its integral, for
+/// each timeline row (its part within `0..end`), next to what was sent.
+fn rows_against(r: &serde_json::Value, end: f64, n: impl Fn(f64) -> f64) -> Vec<(f64, f64, f64)> {
+    r["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let o = f(&row["offset_s"]);
+            let expected = n((o + 1.0).clamp(0.0, end)) - n(o.clamp(0.0, end));
+            // The report's own figure agrees with the formula.
+            let offered = f(&row["offered"]);
+            assert!((offered - expected).abs() < 1e-6, "{row}");
+            (o, expected, u(&row["requests"]) as f64)
+        })
+        .collect()
+}
+
+/// Rows count requests by the second they *completed* in, so a request
+/// sent late (the client short of CPU: this machine has two cores, shared
+/// with builds) or answered slowly can land in the next second. This is
+/// how many the measured send lag and service time (p99 of each) can move
+/// across a boundary at `peak` req/s; it is a few requests when the
+/// machine is quiet.
+fn shift(r: &serde_json::Value, peak: f64) -> f64 {
+    let p99 = |which: &str| f(&r["latency"][which]["percentiles_s"]["p99"]);
+    peak * (p99("send_lag") + p99("service_time"))
+}
+
+/// The test: a ramp run's per-second counts follow the ramp
+/// within 2 %. 500..2500/4s offers N(t) = 500 t + 250 t² requests by t.
+#[test]
+fn a_rate_ramp_follows_its_schedule_second_by_second() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/", s.local_addr());
+    let r = run_json(&[&url, "--rate", "500..2500/4s", "-c", "50"]);
+    // Without -d the run lasts the schedule: N(4) = 6,000 requests.
+    assert_eq!(f(&r["duration_s"]), 4.0);
+    assert_eq!(u(&r["requests"]["total"]), 6000);
+    assert_eq!(u(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
+    assert!((f(&r["offered_rate"]) - 1500.0).abs() < 1e-6);
+    assert_eq!(r["warnings"], serde_json::json!([]));
+    let rows = rows_against(&r, 4.0, |t| 500.0 * t + 250.0 * t * t);
+    let mut checked = 0;
+    let slack = shift(&r, 2500.0);
+    for (o, expected, got) in &rows {
+        // Partial seconds at the ends hold too few requests for 2 %.
+        if *expected >= 400.0 {
+            checked += 1;
+            assert!(
+                (got - expected).abs() <= expected * 0.02 + slack,
+                "second at {o:.2}s: sent {got}, the ramp offers {expected:.0} (slack {slack:.0}); {rows:?}"
+            );
+        }
+    }
+    assert!(checked >= 3, "{rows:?}");
+    // The rate grows: each whole second carries 500 more than the last.
+    let whole: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.0 >= 0.0 && r.0 + 1.0 <= 4.0)
+        .map(|r| r.2)
+        .collect();
+    assert!(whole.len() >= 3, "{rows:?}");
+    for pair in whole.windows(2) {
+        assert!(
+            (pair[1] - pair[0] - 500.0).abs() <= 40.0 + 2.0 * slack,
+            "{rows:?}"
+        );
+    }
+}
+
+/// Steps hold each rate for their stage; a warm-up runs at the first one.
+#[test]
+fn rate_stages_step_and_warm_up_at_the_first_level() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/", s.local_addr());
+    let r = run_json(&[
+        &url,
+        "--stages",
+        "2s:500,2s:1500",
+        "--warmup",
+        "1s",
+        "-c",
+        "50",
+    ]);
+    assert_eq!(u(&r["requests"]["total"]), 4000);
+    assert_eq!(u(&r["requests"]["warmup"]), 500);
+    let rows = rows_against(&r, 4.0, |t| {
+        500.0 * t.min(2.0) + 1500.0 * (t - 2.0).max(0.0)
+    });
+    let mut checked = 0;
+    let slack = shift(&r, 1500.0);
+    for (o, expected, got) in &rows {
+        if *expected >= 400.0 {
+            checked += 1;
+            assert!(
+                (got - expected).abs() <= expected * 0.02 + slack,
+                "second at {o:.2}s: sent {got}, the steps offer {expected:.0} (slack {slack:.0}); {rows:?}"
+            );
+        }
+    }
+    assert!(checked >= 3, "{rows:?}");
+    assert_eq!(
+        r["config"]["load"]["schedule"],
+        serde_json::json!([
+            {"duration": 2.0, "from": 500.0, "to": 500.0},
+            {"duration": 2.0, "from": 1500.0, "to": 1500.0}
+        ])
+    );
+}
+
+/// A closed loop whose connections follow a schedule: connection k works
+/// while the level is above k, and closes while it is not. With 10 ms
+/// per response each connection completes at most 100 per second, so
+/// throughput follows the number of connections.
+#[test]
+fn a_connection_schedule_sets_the_working_connections() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/?delay=10ms", s.local_addr());
+    let r = run_json(&[&url, "-c", "2s:1,2s:4,2s:2,2s:3", "-t", "2"]);
+    assert_eq!(f(&r["duration_s"]), 8.0);
+    assert_eq!(r["config"]["load"]["connections"], 4);
+    assert_eq!(u(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
+    // 1, then 3 more; 2 close at 4 s; 1 reopens at 6 s.
+    assert_eq!(u(&r["connections"]["opened"]), 5);
+    // Whole seconds inside one stage: requests per active connection.
+    let mut per_conn = Vec::new();
+    for row in r["timeline"].as_array().unwrap() {
+        let o = f(&row["offset_s"]);
+        let stage = |t: f64| (t / 2.0).floor();
+        if o >= 0.0 && o + 1.0 <= 8.0 && stage(o) == stage(o + 0.999) {
+            let active = u(&row["active_connections"]) as f64;
+            assert_eq!(active, [1.0, 4.0, 2.0, 3.0][stage(o) as usize], "{row}");
+            let got = u(&row["requests"]) as f64;
+            // At most 100 per connection; well above 3 connections' worth
+            // when 4 work, well below 2 when 1 does.
+            assert!(got <= active * 101.0, "{row}");
+            per_conn.push((active, got / active));
+        }
+    }
+    assert!(per_conn.len() >= 4, "{per_conn:?}");
+    let rates: Vec<f64> = per_conn.iter().map(|p| p.1).collect();
+    let (lo, hi) = rates
+        .iter()
+        .fold((f64::MAX, 0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    assert!(
+        lo > 50.0 && hi < lo * 1.3,
+        "each connection's throughput should be about the same whatever the level: {per_conn:?}"
+    );
+}

@@ -119,7 +119,7 @@ impl Run {
             epoch,
             unix_ns_at_epoch: (start_wall + START_DELAY).as_nanos() as u64,
             requests,
-            order: config.order,
+            picker: pelt_core::TargetPicker::new(config.order, &config.targets),
             think: config.think,
             target_origin,
             origins: origins.clone(),

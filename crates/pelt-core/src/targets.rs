@@ -1345,6 +1345,56 @@ Empty:
     // ---- detection ----
 
     #[test]
+    fn weights_in_plain_and_json_lines() {
+        let weighted = |w: u32, u: &str| Target {
+            weight: w,
+            ..target("GET", u, &[], b"")
+        };
+        let text = "3 http://a/x\nhttp://a/y\n  10\thttp://a/z?q=1\n";
+        assert_eq!(detect(text), TargetsFormat::Plain);
+        let got = parse(text, detect(text), "t", nowhere()).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                weighted(3, "http://a/x"),
+                weighted(1, "http://a/y"),
+                weighted(10, "http://a/z?q=1"),
+            ]
+        );
+        let text = "{\"method\":\"GET\",\"url\":\"http://a/x\",\"weight\":5}\n{\"method\":\"GET\",\"url\":\"http://a/y\"}\n";
+        let got = parse(text, detect(text), "t", nowhere()).unwrap();
+        assert_eq!(
+            got,
+            vec![weighted(5, "http://a/x"), weighted(1, "http://a/y")]
+        );
+        // Bad weights name the line and the range.
+        for bad in ["0 http://a/", "1000001 http://a/", "99999999999 http://a/"] {
+            let e = err(&format!("http://a/\n{bad}\n"), TargetsFormat::Plain);
+            assert!(
+                e.starts_with("targets.txt:2: expected a weight from 1 to 1000000"),
+                "{bad}: {e}"
+            );
+        }
+        let e = err("3 http://a/ extra\n", TargetsFormat::Plain);
+        assert!(e.contains("percent-encode spaces"), "{e}");
+        for bad in ["0", "2.5", "-3"] {
+            let e = err(
+                &format!("{{\"method\":\"GET\",\"url\":\"http://a/\",\"weight\":{bad}}}\n"),
+                TargetsFormat::VegetaJson,
+            );
+            assert!(e.starts_with("targets.txt:1: "), "{bad}: {e}");
+            assert!(e.contains("weight"), "{bad}: {e}");
+        }
+        // A number before a URL never turns a siege file plain, nor the
+        // other way round.
+        assert_eq!(
+            detect("3 http://a/\nhttp://a/ POST x=1\n"),
+            TargetsFormat::Siege
+        );
+        assert_eq!(detect("http://a/\nHOST=x\n"), TargetsFormat::Siege);
+    }
+
+    #[test]
     fn detects_each_format() {
         use TargetsFormat::*;
         assert_eq!(detect("http://a/\nhttps://b/x\n"), Plain);

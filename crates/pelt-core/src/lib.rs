@@ -21,10 +21,12 @@ pub mod url;
 
 pub use check::{Assertion, Checked};
 pub use civil::UtcTime;
-pub use config::{ConfigError, HttpOptions, Load, Order, RunConfig, Stop, Target, ThinkTime};
+pub use config::{
+    ConfigError, HttpOptions, Load, Order, RunConfig, Stop, Target, TargetPicker, ThinkTime,
+};
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;
-pub use recorder::Recorder;
+pub use recorder::{Recorder, TargetStats, MAX_TIMED_TARGETS};
 pub use results::{ResultsError, ResultsReader, ResultsWriter, RunFooter, RunHeader};
 pub use sample::{Nanos, Sample};
 pub use schedule::{Schedule, ScheduleError, Segment, Spec};

@@ -25,12 +25,81 @@ pub fn new_histogram() -> Histogram<u64> {
         .expect("constant histogram bounds are valid")
 }
 
-/// Counts for one target (index into `RunConfig::targets`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TargetCounts {
+/// Per-target histograms keep 2 significant digits (1 % resolution)...
+pub const TARGET_SIGNIFICANT_DIGITS: u8 = 2;
+/// ... from 1 µs: about 27 KB each instead of the 256 KB of a
+/// whole-run histogram, since a site list can hold thousands of targets.
+pub const TARGET_LOWEST_NS: u64 = 1_000;
+/// Targets (by index) that get a response-time histogram; later targets
+/// are counted (requests, statuses, errors) but not timed, so a recorder
+/// never holds more than about 27 MB of per-target histograms.
+pub const MAX_TIMED_TARGETS: usize = 1_000;
+
+/// A new per-target response-time histogram (coarser than the totals).
+pub fn new_target_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(
+        TARGET_LOWEST_NS,
+        MAX_TRACKABLE_NS,
+        TARGET_SIGNIFICANT_DIGITS,
+    )
+    .expect("constant histogram bounds are valid")
+}
+
+/// Figures for one target (index into `RunConfig::targets`).
+#[derive(Debug, Clone, Default)]
+pub struct TargetStats {
     pub requests: u64,
     pub successes: u64,
     pub errors: u64,
+    /// Responses by status class: index = code / 100 (2 = 2xx, ...).
+    pub status_classes: [u64; 10],
+    /// Failures by kind (index = `ErrorKind::index`).
+    pub error_kinds: [u64; ErrorKind::COUNT],
+    /// Response time, for the first [`MAX_TIMED_TARGETS`] targets; made on
+    /// the target's first timed request in this recorder (once per target
+    /// per interval, never per request).
+    pub response: Option<Box<Histogram<u64>>>,
+}
+
+impl TargetStats {
+    fn record_response(&mut self, target: usize, ns: u64, n: u64) {
+        if target < MAX_TIMED_TARGETS {
+            let h = self
+                .response
+                .get_or_insert_with(|| Box::new(new_target_histogram()));
+            let _ = h.record_n(ns.min(MAX_TRACKABLE_NS), n);
+        }
+    }
+
+    /// Status classes that occurred, as `(class digit, count)`.
+    pub fn classes(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
+        self.status_classes
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(c, &n)| (c as u8, n))
+    }
+
+    /// Adds `other` into `self`.
+    pub fn merge(&mut self, other: &TargetStats) {
+        self.requests += other.requests;
+        self.successes += other.successes;
+        self.errors += other.errors;
+        for (a, b) in self.status_classes.iter_mut().zip(other.status_classes) {
+            *a += b;
+        }
+        for (a, b) in self.error_kinds.iter_mut().zip(other.error_kinds) {
+            *a += b;
+        }
+        if let Some(theirs) = &other.response {
+            match &mut self.response {
+                Some(mine) => mine
+                    .add(&**theirs)
+                    .expect("per-target histograms share bounds, so adding cannot fail"),
+                None => self.response = Some(theirs.clone()),
+            }
+        }
+    }
 }
 
 /// An error message kept as an example of its kind.
@@ -63,8 +132,8 @@ pub struct Recorder {
     pub statuses: Box<[u64; MAX_STATUS + 1]>,
     /// Failures by kind (index = `ErrorKind::index`).
     pub errors: [u64; ErrorKind::COUNT],
-    /// Counts by target (index = target); grows to the highest target seen.
-    pub targets: Vec<TargetCounts>,
+    /// Figures by target (index = target); grows to the highest target seen.
+    pub targets: Vec<TargetStats>,
     pub examples: Vec<ErrorExample>,
     pub bytes_in: u64,
     pub body_bytes_in: u64,
@@ -118,13 +187,19 @@ impl Recorder {
         let t = s.target as usize;
         if t >= self.targets.len() {
             // Once per target per recorder, never per request.
-            self.targets.resize(t + 1, TargetCounts::default());
+            self.targets.resize_with(t + 1, TargetStats::default);
         }
         let success = u64::from(s.is_success());
         let per = &mut self.targets[t];
         per.requests += 1;
         per.successes += success;
         per.errors += u64::from(s.error.is_some());
+        if s.status != 0 {
+            per.status_classes[usize::from(s.status / 100).min(9)] += 1;
+        }
+        if let Some(kind) = s.error {
+            per.error_kinds[kind.index()] += 1;
+        }
         self.bytes_in += s.bytes_in;
         self.body_bytes_in += s.body_bytes;
         self.bytes_out += s.bytes_out;
@@ -150,8 +225,9 @@ impl Recorder {
             }
         };
         if timed {
-            self.response
-                .saturating_record(s.done.saturating_sub(s.intended));
+            let response = s.done.saturating_sub(s.intended);
+            self.response.saturating_record(response);
+            self.targets[t].record_response(t, response, 1);
             if let Some(sent) = s.sent {
                 self.service.saturating_record(s.done.saturating_sub(sent));
                 if let Some(fb) = s.first_byte {
@@ -169,10 +245,13 @@ impl Recorder {
         }
         let t = target as usize;
         if t >= self.targets.len() {
-            self.targets.resize(t + 1, TargetCounts::default());
+            self.targets.resize_with(t + 1, TargetStats::default);
         }
-        self.targets[t].requests += n;
-        self.targets[t].errors += n;
+        let per = &mut self.targets[t];
+        per.requests += n;
+        per.errors += n;
+        per.error_kinds[ErrorKind::Unfinished.index()] += n;
+        per.record_response(t, done.saturating_sub(intended), n);
         self.requests += n;
         self.errors[ErrorKind::Unfinished.index()] += n;
         self.first_intended = self.first_intended.min(intended);
@@ -258,12 +337,10 @@ impl Recorder {
         }
         if other.targets.len() > self.targets.len() {
             self.targets
-                .resize(other.targets.len(), TargetCounts::default());
+                .resize_with(other.targets.len(), TargetStats::default);
         }
         for (a, b) in self.targets.iter_mut().zip(&other.targets) {
-            a.requests += b.requests;
-            a.successes += b.successes;
-            a.errors += b.errors;
+            a.merge(b);
         }
         for e in &other.examples {
             self.add_example(e.kind, e.message.clone());
@@ -282,7 +359,43 @@ impl Recorder {
 /// Everything merge and the results file must preserve, compared field by
 /// field (tests only).
 #[cfg(test)]
+fn assert_same_histogram(x: &Histogram<u64>, y: &Histogram<u64>) {
+    assert_eq!(x.len(), y.len());
+    assert_eq!(x.min(), y.min());
+    assert_eq!(x.max(), y.max());
+    for q in [0.5, 0.9, 0.99, 0.999] {
+        assert_eq!(x.value_at_quantile(q), y.value_at_quantile(q));
+    }
+    assert!(x.iter_recorded().eq(y.iter_recorded()));
+}
+
+#[cfg(test)]
 pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
+    // Targets without requests may be present on one side only.
+    let n = a.targets.len().max(b.targets.len());
+    for i in 0..n {
+        let empty = TargetStats::default();
+        let (x, y) = (
+            a.targets.get(i).unwrap_or(&empty),
+            b.targets.get(i).unwrap_or(&empty),
+        );
+        assert_eq!(
+            (x.requests, x.successes, x.errors),
+            (y.requests, y.successes, y.errors),
+            "target {i}"
+        );
+        assert_eq!(x.status_classes, y.status_classes, "target {i}");
+        assert_eq!(x.error_kinds, y.error_kinds, "target {i}");
+        match (&x.response, &y.response) {
+            (Some(hx), Some(hy)) => assert_same_histogram(hx, hy),
+            (None, None) => {}
+            (hx, hy) => assert_eq!(
+                hx.as_ref().map_or(0, |h| h.len()),
+                hy.as_ref().map_or(0, |h| h.len()),
+                "target {i}"
+            ),
+        }
+    }
     for (x, y) in [
         (&a.response, &b.response),
         (&a.service, &b.service),
@@ -291,19 +404,12 @@ pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
         (&a.connect, &b.connect),
         (&a.tls, &b.tls),
     ] {
-        assert_eq!(x.len(), y.len());
-        assert_eq!(x.min(), y.min());
-        assert_eq!(x.max(), y.max());
-        for q in [0.5, 0.9, 0.99, 0.999] {
-            assert_eq!(x.value_at_quantile(q), y.value_at_quantile(q));
-        }
-        assert!(x.iter_recorded().eq(y.iter_recorded()));
+        assert_same_histogram(x, y);
     }
     assert_eq!(a.requests, b.requests);
     assert_eq!(a.successes, b.successes);
     assert_eq!(a.statuses, b.statuses);
     assert_eq!(a.errors, b.errors);
-    assert_eq!(a.targets, b.targets);
     assert_eq!(a.connections, b.connections);
     assert_eq!(
         (a.bytes_in, a.body_bytes_in, a.bytes_out, a.reused),
@@ -404,6 +510,39 @@ mod tests {
         assert!(r.response.max() >= 1_999_000_000);
         assert_eq!(r.errors[ErrorKind::Timeout.index()], 1);
         assert_eq!(r.errors[ErrorKind::Connect.index()], 1);
+    }
+
+    #[test]
+    fn targets_get_status_classes_error_kinds_and_latency_up_to_the_cap() {
+        let mut r = Recorder::new();
+        let mut ok = Sample::failed(1, 0, 5_000_000, ErrorKind::Timeout);
+        ok.error = None;
+        ok.status = 200;
+        ok.sent = Some(0);
+        r.record(&ok);
+        let mut bad = ok;
+        bad.status = 503;
+        bad.done = 9_000_000;
+        r.record(&bad);
+        r.record(&Sample::failed(1, 0, 500, ErrorKind::Closed));
+        let mut far = ok;
+        far.target = MAX_TIMED_TARGETS as u32;
+        r.record(&far);
+        let t = &r.targets[1];
+        assert_eq!((t.requests, t.successes, t.errors), (3, 1, 1));
+        assert_eq!((t.status_classes[2], t.status_classes[5]), (1, 1));
+        assert_eq!(t.error_kinds[ErrorKind::Closed.index()], 1);
+        let h = t.response.as_ref().unwrap();
+        assert_eq!(h.len(), 2);
+        assert!(h.equivalent(h.value_at_quantile(1.0), 9_000_000));
+        assert!(r.targets[0].response.is_none(), "untouched target");
+        let beyond = &r.targets[MAX_TIMED_TARGETS];
+        assert_eq!(beyond.requests, 1);
+        assert!(beyond.response.is_none(), "beyond the cap: counted only");
+        r.record_unsent(1, 0, 20_000_000, 4);
+        let t = &r.targets[1];
+        assert_eq!(t.error_kinds[ErrorKind::Unfinished.index()], 4);
+        assert_eq!(t.response.as_ref().unwrap().len(), 6);
     }
 
     #[test]

@@ -374,10 +374,29 @@ struct IntervalRecord {
     /// `[target, requests, successes, errors]` for targets with requests.
     #[serde(default)]
     targets: Vec<(u32, u64, u64, u64)>,
+    /// Status classes, error kinds and response time per target with
+    /// requests (absent in files from before per-target latency).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    target_detail: Vec<TargetDetail>,
     examples: Vec<(ErrorKind, String)>,
     /// HdrHistogram V2 + deflate, base64: response, service, send_lag,
     /// ttfb, connect, tls.
     histograms: [String; 6],
+}
+
+/// The rest of one target's figures in an interval.
+#[derive(Debug, Serialize, Deserialize)]
+struct TargetDetail {
+    target: u32,
+    /// `[class digit, count]`: `[2, 95]` is 95 responses in 2xx.
+    #[serde(default)]
+    classes: Vec<(u8, u64)>,
+    #[serde(default)]
+    errors: Vec<(ErrorKind, u64)>,
+    /// Response time, encoded like the run's histograms (2 significant
+    /// digits); absent for targets beyond the timed ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    response: Option<String>,
 }
 
 fn encode(h: &Histogram<u64>) -> io::Result<String> {
@@ -437,6 +456,15 @@ fn decode(text: &str) -> Result<Histogram<u64>, String> {
     Ok(out)
 }
 
+/// Decodes a per-target histogram into the per-target bounds.
+fn decode_target(text: &str) -> Result<Histogram<u64>, String> {
+    let h = decode(text)?;
+    let mut out = crate::recorder::new_target_histogram();
+    out.add(&h)
+        .map_err(|e| format!("target histogram outside pelt's range: {e:?}"))?;
+    Ok(out)
+}
+
 impl IntervalRecord {
     fn from_recorder(second: u64, r: &Recorder) -> io::Result<IntervalRecord> {
         Ok(IntervalRecord {
@@ -464,6 +492,24 @@ impl IntervalRecord {
                 .filter(|(_, t)| t.requests > 0)
                 .map(|(i, t)| (i as u32, t.requests, t.successes, t.errors))
                 .collect(),
+            target_detail: r
+                .targets
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.requests > 0)
+                .map(|(i, t)| {
+                    Ok(TargetDetail {
+                        target: i as u32,
+                        classes: t.classes().collect(),
+                        errors: ErrorKind::ALL
+                            .iter()
+                            .filter(|k| t.error_kinds[k.index()] > 0)
+                            .map(|&k| (k, t.error_kinds[k.index()]))
+                            .collect(),
+                        response: t.response.as_deref().map(encode).transpose()?,
+                    })
+                })
+                .collect::<io::Result<_>>()?,
             examples: r
                 .examples
                 .iter()
@@ -517,13 +563,27 @@ impl IntervalRecord {
             }
             if i >= r.targets.len() {
                 r.targets
-                    .resize(i + 1, crate::recorder::TargetCounts::default());
+                    .resize_with(i + 1, crate::recorder::TargetStats::default);
             }
-            r.targets[i] = crate::recorder::TargetCounts {
-                requests,
-                successes,
-                errors,
-            };
+            let t = &mut r.targets[i];
+            (t.requests, t.successes, t.errors) = (requests, successes, errors);
+        }
+        for d in self.target_detail {
+            let t = r
+                .targets
+                .get_mut(d.target as usize)
+                .ok_or("target detail for a target without counts")?;
+            for (class, n) in d.classes {
+                *t.status_classes
+                    .get_mut(usize::from(class))
+                    .ok_or("status class out of range")? += n;
+            }
+            for (kind, n) in d.errors {
+                t.error_kinds[kind.index()] += n;
+            }
+            if let Some(h) = d.response {
+                t.response = Some(Box::new(decode_target(&h)?));
+            }
         }
         r.examples = self
             .examples
@@ -567,7 +627,7 @@ mod tests {
         let mut r = Recorder::new();
         for &(intended, service, status, error) in samples {
             r.record(&Sample {
-                target: 0,
+                target: (intended % 3) as u32,
                 intended,
                 sent: Some(intended + 10),
                 first_byte: Some(intended + 10 + service / 2),
@@ -643,6 +703,30 @@ mod tests {
                 prop_assert_eq!(&r1.examples, &r2.examples);
             }
         }
+    }
+
+    /// Files from before per-target latency have per-target counts only.
+    #[test]
+    fn intervals_without_target_detail_still_read() {
+        let r = recorder(&[(0, 5_000_000, 200, None), (1, 7_000_000, 500, None)]);
+        let mut record = IntervalRecord::from_recorder(100, &r).unwrap();
+        assert_eq!(record.target_detail.len(), 2);
+        record.target_detail.clear();
+        let json = serde_json::to_string(&record).unwrap();
+        assert!(!json.contains("target_detail"));
+        let back: IntervalRecord = serde_json::from_str(&json).unwrap();
+        let back = back.into_recorder().unwrap();
+        assert_eq!(back.targets[0].requests, 1);
+        assert_eq!(back.targets[1].requests, 1);
+        assert!(back.targets[0].response.is_none());
+        assert_eq!(back.targets[1].status_classes, [0; 10]);
+        // With the detail, classes and histograms come back.
+        let full = IntervalRecord::from_recorder(100, &r)
+            .unwrap()
+            .into_recorder()
+            .unwrap();
+        assert_eq!(full.targets[1].status_classes[5], 1);
+        assert_eq!(full.targets[1].response.as_ref().unwrap().len(), 1);
     }
 
     #[test]

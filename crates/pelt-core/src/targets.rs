@@ -3,13 +3,15 @@
 //! Four formats are understood, so that files written for other tools work
 //! unchanged:
 //!
-//! - [`TargetsFormat::Plain`]: one absolute URL per line, each a `GET`.
+//! - [`TargetsFormat::Plain`]: one absolute URL per line, each a `GET`,
+//!   optionally after a weight: `3 http://host/path`.
 //! - [`TargetsFormat::Siege`]: siege's urls file, `URL [METHOD [BODY | <FILE]]`
 //!   per line, with `NAME=value` variables used as `$(NAME)` or `${NAME}`.
 //! - [`TargetsFormat::VegetaHttp`]: vegeta's http format, a `METHOD URL`
 //!   line, then `Name: value` header lines, then an optional `@FILE` body.
 //! - [`TargetsFormat::VegetaJson`]: vegeta's JSON lines,
-//!   `{"method":"GET","url":"...","header":{"Name":["v"]},"body":"<base64>"}`.
+//!   `{"method":"GET","url":"...","header":{"Name":["v"]},"body":"<base64>"}`,
+//!   plus pelt's optional `"weight": N`.
 //!
 //! Parsing never panics and never guesses past an error: every problem is a
 //! [`TargetsError`] naming the file, the 1-based line and what was expected,
@@ -18,9 +20,11 @@
 //! and header names as RFC 9110 tokens, header values without CR, LF or
 //! NUL, body sizes against [`MAX_BODY`].
 //!
-//! Weights (`weight=N`) are not supported: a [`Target`] has nowhere to keep
-//! one, and in siege's format a trailing token is part of the body. Repeat a
-//! line to send it more often.
+//! Weights (`Target::weight`, 1 to [`MAX_WEIGHT`], default 1) can be given
+//! in the plain format (a number before the URL: siege lines start with
+//! their URL, so the two cannot be confused) and in JSON lines. siege's
+//! format has no room for one (a trailing token is part of the body), nor
+//! has vegeta's http format; repeat a line there to send it more often.
 
 use crate::config::{Target, MAX_BODY};
 use crate::url::Url;
@@ -158,6 +162,18 @@ pub fn detect(text: &str) -> TargetsFormat {
         if is_method_word(word) && !rest.is_empty() {
             return TargetsFormat::VegetaHttp;
         }
+    }
+    // Every line a URL, or a weight and a URL: a weighted plain list (a
+    // siege line starts with its URL, never with a number).
+    let plain_like = |line: &str| {
+        let siege_marks =
+            variable_definition(line).is_some() || line.contains("$(") || line.contains("${");
+        !siege_marks
+            && (split_word(line).is_some_and(|(_, rest)| rest.is_empty())
+                || weighted_plain_line(line))
+    };
+    if meaningful_lines(text).all(|(_, line)| plain_like(line)) {
+        return TargetsFormat::Plain;
     }
     let siege_like = |line: &str| {
         split_word(line).is_some_and(|(_, rest)| !rest.is_empty())
@@ -344,9 +360,39 @@ impl Parser<'_> {
         Ok(body)
     }
 
+    /// `URL` or `WEIGHT URL` per line.
     fn plain(&mut self, text: &str) -> Result<Vec<Target>, TargetsError> {
         meaningful_lines(text)
-            .map(|(n, line)| self.url(n, line).map(Target::get))
+            .map(|(n, line)| {
+                let (first, rest) = split_word(line).unwrap_or((line, ""));
+                if rest.is_empty() {
+                    return self.url(n, line).map(Target::get);
+                }
+                if !first.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(self.error(
+                        n,
+                        format!(
+                            "expected a URL or a weight and a URL, like 3 http://host/path, found {}; \
+                             percent-encode spaces in URLs (%20)",
+                            quote(line)
+                        ),
+                    ));
+                }
+                let weight = check_weight(first).map_err(|m| self.error(n, m))?;
+                let (url, extra) = split_word(rest).unwrap_or((rest, ""));
+                if !extra.is_empty() {
+                    return Err(self.error(
+                        n,
+                        format!(
+                            "expected the line to end after the URL, found {}; percent-encode spaces in URLs (%20)",
+                            quote(extra)
+                        ),
+                    ));
+                }
+                let mut target = Target::get(self.url(n, url)?);
+                target.weight = weight;
+                Ok(target)
+            })
             .collect()
     }
 
@@ -552,11 +598,16 @@ impl Parser<'_> {
                     body
                 }
             };
+            let weight = match json.weight {
+                None => 1,
+                Some(w) => check_weight(&w.to_string()).map_err(|m| self.error(n, m))?,
+            };
             targets.push(Target {
                 method,
                 url,
                 headers,
                 body,
+                weight,
             });
         }
         Ok(targets)
@@ -576,6 +627,9 @@ struct JsonTarget {
     header: Option<OrderedHeaders>,
     #[serde(default)]
     body: Option<String>,
+    /// pelt's addition: the target's share of requests (default 1).
+    #[serde(default)]
+    weight: Option<serde_json::Number>,
 }
 
 /// A JSON header object, in file order (a map would sort or shuffle it).
@@ -681,6 +735,30 @@ fn check_header(name: &str, value: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Largest weight of one target.
+pub const MAX_WEIGHT: u32 = 1_000_000;
+
+/// A target's weight: a whole number from 1 to [`MAX_WEIGHT`].
+fn check_weight(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(w @ 1..=MAX_WEIGHT) => Ok(w),
+        _ => Err(format!(
+            "expected a weight from 1 to {MAX_WEIGHT}, found {}; a weight is a whole number, \
+             relative to the other targets' (remove a target to send it nothing)",
+            quote(text)
+        )),
+    }
+}
+
+/// A line of the plain format with a weight: `DIGITS URL`.
+fn weighted_plain_line(line: &str) -> bool {
+    split_word(line).is_some_and(|(first, rest)| {
+        !first.is_empty()
+            && first.bytes().all(|b| b.is_ascii_digit())
+            && split_word(rest).is_some_and(|(url, extra)| extra.is_empty() && url.contains("://"))
+    })
 }
 
 /// A siege variable definition, `NAME=value`, as `(NAME, value)`.
@@ -831,6 +909,7 @@ mod tests {
                 .map(|(n, v)| (n.to_string(), v.to_string()))
                 .collect(),
             body: body.to_vec(),
+            weight: 1,
         }
     }
 
@@ -1264,6 +1343,56 @@ Empty:
     }
 
     // ---- detection ----
+
+    #[test]
+    fn weights_in_plain_and_json_lines() {
+        let weighted = |w: u32, u: &str| Target {
+            weight: w,
+            ..target("GET", u, &[], b"")
+        };
+        let text = "3 http://a/x\nhttp://a/y\n  10\thttp://a/z?q=1\n";
+        assert_eq!(detect(text), TargetsFormat::Plain);
+        let got = parse(text, detect(text), "t", nowhere()).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                weighted(3, "http://a/x"),
+                weighted(1, "http://a/y"),
+                weighted(10, "http://a/z?q=1"),
+            ]
+        );
+        let text = "{\"method\":\"GET\",\"url\":\"http://a/x\",\"weight\":5}\n{\"method\":\"GET\",\"url\":\"http://a/y\"}\n";
+        let got = parse(text, detect(text), "t", nowhere()).unwrap();
+        assert_eq!(
+            got,
+            vec![weighted(5, "http://a/x"), weighted(1, "http://a/y")]
+        );
+        // Bad weights name the line and the range.
+        for bad in ["0 http://a/", "1000001 http://a/", "99999999999 http://a/"] {
+            let e = err(&format!("http://a/\n{bad}\n"), TargetsFormat::Plain);
+            assert!(
+                e.starts_with("targets.txt:2: expected a weight from 1 to 1000000"),
+                "{bad}: {e}"
+            );
+        }
+        let e = err("3 http://a/ extra\n", TargetsFormat::Plain);
+        assert!(e.contains("percent-encode spaces"), "{e}");
+        for bad in ["0", "2.5", "-3"] {
+            let e = err(
+                &format!("{{\"method\":\"GET\",\"url\":\"http://a/\",\"weight\":{bad}}}\n"),
+                TargetsFormat::VegetaJson,
+            );
+            assert!(e.starts_with("targets.txt:1: "), "{bad}: {e}");
+            assert!(e.contains("weight"), "{bad}: {e}");
+        }
+        // A number before a URL never turns a siege file plain, nor the
+        // other way round.
+        assert_eq!(
+            detect("3 http://a/\nhttp://a/ POST x=1\n"),
+            TargetsFormat::Siege
+        );
+        assert_eq!(detect("http://a/\nHOST=x\n"), TargetsFormat::Siege);
+    }
 
     #[test]
     fn detects_each_format() {

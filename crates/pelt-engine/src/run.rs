@@ -144,7 +144,7 @@ impl Run {
             } else {
                 0
             },
-            order: config.order,
+            picker: pelt_core::TargetPicker::new(config.order, &config.targets),
             think: config.think,
             target_origin,
             origins: origins.clone(),

@@ -34,7 +34,8 @@ pub(crate) struct Plan {
     /// HTTP/2 streams per connection; 0 for HTTP/1.1.
     pub streams: u32,
     /// Which target each request goes to.
-    pub order: pelt_core::Order,
+    /// Which target each request goes to.
+    pub picker: pelt_core::TargetPicker,
     /// Closed loop: pause between a connection's requests.
     pub think: Option<pelt_core::ThinkTime>,
     /// Origin index of each target.
@@ -274,7 +275,6 @@ impl Worker {
         if self.stopping.get() {
             return None;
         }
-        let targets = self.plan.requests.len() as u64;
         if self.plan.pacer.is_none() {
             // Closed loop: start now, if the count and clock allow.
             let now = self.now();
@@ -294,7 +294,7 @@ impl Worker {
             // Number requests across workers, as rate slots are, so that
             // random order does not repeat per worker.
             let seq = n * self.share.workers as u64 + self.share.index as u64;
-            let target = self.plan.order.pick(seq, targets as usize) as u32;
+            let target = self.plan.picker.pick(seq) as u32;
             self.slots[slot].state.set(Slot {
                 active: true,
                 target,
@@ -342,11 +342,7 @@ impl Worker {
         if self.plan.deadline.is_some_and(|d| intended >= d) {
             return None;
         }
-        Some((
-            seq,
-            self.plan.order.pick(global, self.plan.requests.len()) as u32,
-            intended,
-        ))
+        Some((seq, self.plan.picker.pick(global) as u32, intended))
     }
 
     fn claim(&self, slot: usize, seq: u64, target: u32, intended: Nanos) -> (u32, Nanos) {
@@ -498,7 +494,7 @@ impl Worker {
                 // Each group is recorded at its middle slot's time.
                 // Groups are attributed to their middle slot's target.
                 let mid = (seq + n / 2) * workers + w;
-                let target = self.plan.order.pick(mid, self.plan.requests.len()) as u32;
+                let target = self.plan.picker.pick(mid) as u32;
                 self.intervals
                     .borrow_mut()
                     .record_unsent(target, pacer.at(mid), now, n);

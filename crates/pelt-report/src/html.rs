@@ -19,7 +19,7 @@ mod charts;
 
 use crate::json_value;
 use crate::units::{bytes, rate, thousands};
-use pelt_core::{ErrorKind, Human, Load, RunSummary};
+use pelt_core::{ErrorKind, Human, Load, RunSummary, MAX_TIMED_TARGETS};
 use serde_json::Value;
 use std::fmt::Write;
 use std::time::Duration;
@@ -34,6 +34,8 @@ pub struct Labeled<'a> {
 /// Targets listed per run in the configuration table; a targets file can
 /// hold thousands.
 const MAX_TARGETS_SHOWN: usize = 20;
+/// Rows per run in the per-target table; the rest are in the JSON report.
+const MAX_TARGET_ROWS: usize = 100;
 
 const STYLE: &str = r#"
 :root { color-scheme: light; }
@@ -285,6 +287,7 @@ fn write_page(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::fmt
         write_charts(o, runs)?;
         write_statuses(o, runs, jsons)?;
         write_errors(o, runs, jsons)?;
+        write_targets(o, runs, jsons)?;
         write_config(o, runs, jsons)?;
     }
     let version = runs
@@ -549,6 +552,84 @@ fn write_errors(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::f
     writeln!(o, "</section>")
 }
 
+/// `LABEL COUNT` for the count at `key`, with its key and value.
+fn count_span(run: usize, json: &Value, key: &str, label: &str) -> String {
+    let v = lookup(json, key).cloned().unwrap_or(Value::Null);
+    format!(
+        "<span data-run=\"{run}\" data-key=\"{}\" data-value=\"{}\">{} {}</span>",
+        esc(key),
+        esc(&v.to_string()),
+        esc(label),
+        esc(&Fmt::Count.show(&v))
+    )
+}
+
+/// A table per run of its targets: counts, response-time percentiles, and
+/// the status classes and failure kinds of each. Only for runs with more
+/// than one target.
+fn write_targets(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::fmt::Result {
+    if runs.iter().all(|r| r.summary.config.targets.len() < 2) {
+        return Ok(());
+    }
+    writeln!(o, "<section id=\"targets\"><h2>Targets</h2>")?;
+    for (run, (r, json)) in runs.iter().zip(jsons).enumerate() {
+        let targets = json["targets"].as_array().map_or(&[][..], Vec::as_slice);
+        if runs.len() > 1 {
+            writeln!(o, "<h3>{}</h3>", esc(&r.label))?;
+        }
+        writeln!(
+            o,
+            "<table class=\"targets\"><thead><tr><th>target</th><th>requests</th><th>ok</th>\
+             <th>errors</th><th>p50</th><th>p90</th><th>p99</th><th>statuses</th><th>failures</th></tr></thead><tbody>"
+        )?;
+        for (j, t) in targets.iter().enumerate().take(MAX_TARGET_ROWS) {
+            let method = t["method"].as_str().unwrap_or_default();
+            let url = t["url"].as_str().unwrap_or_default();
+            write!(o, "<tr><th><code>{} {}</code></th>", esc(method), esc(url))?;
+            for field in ["requests", "successes", "errors"] {
+                o.push_str(&num_cell(
+                    run,
+                    json,
+                    &format!("targets.{j}.{field}"),
+                    Fmt::Count,
+                ));
+            }
+            for p in ["p50", "p90", "p99"] {
+                let key = format!("targets.{j}.response_time.percentiles_s.{p}");
+                o.push_str(&num_cell(run, json, &key, Fmt::Seconds));
+            }
+            for field in ["status_classes", "error_kinds"] {
+                let spans: Vec<String> = t[field]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(name, _)| {
+                        count_span(run, json, &format!("targets.{j}.{field}.{name}"), name)
+                    })
+                    .collect();
+                write!(o, "<td>{}</td>", spans.join("<br>"))?;
+            }
+            o.push_str("</tr>\n");
+        }
+        writeln!(o, "</tbody></table>")?;
+        if targets.len() > MAX_TARGET_ROWS {
+            writeln!(
+                o,
+                "<p>… and {} more targets in the JSON report.</p>",
+                thousands((targets.len() - MAX_TARGET_ROWS) as u64)
+            )?;
+        }
+        if targets.len() > MAX_TIMED_TARGETS {
+            writeln!(
+                o,
+                "<p>Targets after the first {} are counted but not timed.</p>",
+                thousands(MAX_TIMED_TARGETS as u64)
+            )?;
+        }
+    }
+    writeln!(o, "</section>")
+}
+
 fn targets_cell(s: &RunSummary) -> String {
     let targets = &s.config.targets;
     let mut cell = String::from("<ul class=\"plain\">");
@@ -747,7 +828,9 @@ mod tests {
             requests: None,
             duration: Some(Duration::from_secs(seconds)),
         };
-        let config = RunConfig::new(vec![target], load, stop);
+        let mut second = target.clone();
+        second.url = Url::parse(&format!("http://127.0.0.1:8080/b?q={XSS}")).unwrap();
+        let config = RunConfig::new(vec![target, second], load, stop);
         let mut total = Recorder::new();
         let mut timeline = Vec::new();
         for sec in 0..seconds {
@@ -760,7 +843,7 @@ mod tests {
                 let tail = if i % 199 == 0 { 90_000_000 } else { 0 };
                 let sent = intended + 10_000;
                 let mut s = Sample {
-                    target: 0,
+                    target: (i % 2) as u32,
                     intended,
                     sent: Some(sent),
                     first_byte: Some(sent + service / 2),
@@ -881,6 +964,7 @@ mod tests {
             "errors",
             "configuration",
             "warnings",
+            "targets",
         ] {
             assert!(page.contains(&format!("id=\"{id}\"")), "section {id}");
         }
@@ -934,6 +1018,11 @@ mod tests {
                 &format!("latency.{latency}.percentiles_s.p99"),
                 &format!("latency.{latency}.percentiles_s.p99.9"),
                 &format!("latency.{latency}.max_s"),
+                "targets.0.requests",
+                "targets.1.errors",
+                "targets.1.response_time.percentiles_s.p99",
+                "targets.0.status_classes.5xx",
+                "targets.1.error_kinds.timeout",
             ] {
                 assert!(keys.iter().any(|k| k == key), "page has {key}");
             }

@@ -2,7 +2,7 @@
 //! `schema/run.schema.json`. Durations are seconds as floats.
 
 use hdrhistogram::Histogram;
-use pelt_core::{ErrorKind, LatencyStats, RunSummary, PERCENTILES};
+use pelt_core::{ErrorKind, LatencyStats, RunSummary, TargetStats, PERCENTILES};
 use serde_json::{json, Map, Value};
 
 /// Identifies the document format; bumped on incompatible changes.
@@ -81,13 +81,31 @@ pub fn json_value(s: &RunSummary) -> Value {
         .iter()
         .enumerate()
         .map(|(i, target)| {
-            let c = t.targets.get(i).copied().unwrap_or_default();
+            let empty = TargetStats::default();
+            let c = t.targets.get(i).unwrap_or(&empty);
+            let mut classes = Map::new();
+            for (class, n) in c.classes() {
+                classes.insert(format!("{class}xx"), json!(n));
+            }
+            let mut kinds = Map::new();
+            for kind in ErrorKind::ALL {
+                let n = c.error_kinds[kind.index()];
+                if n > 0 {
+                    kinds.insert(kind.name().to_string(), json!(n));
+                }
+            }
             json!({
                 "method": target.method,
                 "url": target.url.to_string(),
+                "weight": target.weight,
                 "requests": c.requests,
                 "successes": c.successes,
                 "errors": c.errors,
+                "status_classes": classes,
+                "error_kinds": kinds,
+                // Null when not timed: beyond the first MAX_TIMED_TARGETS,
+                // no timed request, or a file from an older pelt.
+                "response_time": c.response.as_deref().map_or(Value::Null, latency),
             })
         })
         .collect();

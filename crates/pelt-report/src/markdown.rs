@@ -1,7 +1,7 @@
 //! Markdown: a summary to paste into an issue, a pull request or a wiki.
 
 use crate::units::{bytes, rate, thousands};
-use pelt_core::{human_ns, ErrorKind, Human, LatencyStats, RunSummary};
+use pelt_core::{human_ns, ErrorKind, Human, LatencyStats, RunSummary, TargetStats};
 use std::fmt::Write;
 
 /// Pipes and newlines would break a table cell; everything else is text.
@@ -100,6 +100,9 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     if !statuses.is_empty() {
         writeln!(o, "Status codes: {}\n", statuses.join(", "))?;
     }
+    if s.config.targets.len() > 1 {
+        write_targets(o, s)?;
+    }
     if t.error_count() > 0 {
         writeln!(o, "| failure | count | meaning |\n|---|---:|---|")?;
         for k in ErrorKind::ALL {
@@ -114,4 +117,54 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         writeln!(o, "> warning: {}", cell(&w.to_string()))?;
     }
     Ok(())
+}
+
+/// Targets shown in the per-target table; the rest are in the JSON report.
+const MAX_TARGET_ROWS: usize = 20;
+
+fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
+    writeln!(
+        o,
+        "| target | requests | ok | errors | p50 | p90 | p99 | statuses | failures |\n\
+         |---|---:|---:|---:|---:|---:|---:|---|---|"
+    )?;
+    let empty = TargetStats::default();
+    for (i, target) in s.config.targets.iter().enumerate().take(MAX_TARGET_ROWS) {
+        let n = s.total.targets.get(i).unwrap_or(&empty);
+        let p = |q: f64| match &n.response {
+            Some(h) if !h.is_empty() => human_ns(h.value_at_quantile(q)).to_string(),
+            _ => "–".to_string(),
+        };
+        let classes: Vec<String> = n
+            .classes()
+            .map(|(c, k)| format!("{c}xx {}", thousands(k)))
+            .collect();
+        let failures: Vec<String> = ErrorKind::ALL
+            .iter()
+            .filter(|k| n.error_kinds[k.index()] > 0)
+            .map(|k| format!("{} {}", k.name(), thousands(n.error_kinds[k.index()])))
+            .collect();
+        writeln!(
+            o,
+            "| `{} {}` | {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&target.method),
+            cell(&target.url.to_string()),
+            thousands(n.requests),
+            thousands(n.successes),
+            thousands(n.errors),
+            p(0.5),
+            p(0.9),
+            p(0.99),
+            classes.join(", "),
+            failures.join(", "),
+        )?;
+    }
+    if s.config.targets.len() > MAX_TARGET_ROWS {
+        writeln!(
+            o,
+            "\n{} more targets in the JSON report.",
+            thousands((s.config.targets.len() - MAX_TARGET_ROWS) as u64)
+        )?;
+    }
+    writeln!(o)
 }

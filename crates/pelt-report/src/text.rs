@@ -7,7 +7,9 @@
 
 use crate::units::{bytes, rate, thousands};
 use hdrhistogram::Histogram;
-use pelt_core::{human_ns, ErrorKind, Human, LatencyStats, Load, RunSummary};
+use pelt_core::{
+    human_ns, ErrorKind, Human, LatencyStats, Load, RunSummary, TargetStats, MAX_TIMED_TARGETS,
+};
 use std::fmt::Write;
 
 /// Rows of the per-second timeline printed before it is left to JSON/CSV.
@@ -159,27 +161,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     write_histogram(o, &t.response)?;
 
     if c.targets.len() > 1 {
-        writeln!(o, "Targets      requests        ok    errors")?;
-        for (i, target) in c.targets.iter().enumerate().take(MAX_TARGET_ROWS) {
-            let n = t.targets.get(i).copied().unwrap_or_default();
-            writeln!(
-                o,
-                "  {:>19} {:>9} {:>9}  {} {}",
-                thousands(n.requests),
-                thousands(n.successes),
-                thousands(n.errors),
-                target.method,
-                target.url
-            )?;
-        }
-        if c.targets.len() > MAX_TARGET_ROWS {
-            writeln!(
-                o,
-                "  ... {} more targets in --format json",
-                c.targets.len() - MAX_TARGET_ROWS
-            )?;
-        }
-        writeln!(o)?;
+        write_targets(o, s)?;
     }
 
     let statuses: Vec<String> = t
@@ -225,6 +207,74 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         writeln!(o, "\nwarning: {w}")?;
     }
     Ok(())
+}
+
+/// One line per target: counts, response-time percentiles, and the mix of
+/// status classes and failure kinds.
+fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
+    let t = &s.total;
+    let c = &s.config;
+    writeln!(
+        o,
+        "Targets      requests        ok    errors       p50       p90       p99  target (statuses; failures)"
+    )?;
+    let empty = TargetStats::default();
+    for (i, target) in c.targets.iter().enumerate().take(MAX_TARGET_ROWS) {
+        let n = t.targets.get(i).unwrap_or(&empty);
+        let p = |q: f64| match &n.response {
+            Some(h) if !h.is_empty() => human_ns(h.value_at_quantile(q)).to_string(),
+            _ => "-".to_string(),
+        };
+        let mut mix: String = n
+            .classes()
+            .map(|(class, k)| format!("{class}xx {}", thousands(k)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let failures: Vec<String> = ErrorKind::ALL
+            .iter()
+            .filter(|k| n.error_kinds[k.index()] > 0)
+            .map(|k| format!("{} {}", k.name(), thousands(n.error_kinds[k.index()])))
+            .collect();
+        if !failures.is_empty() {
+            if !mix.is_empty() {
+                mix.push_str("; ");
+            }
+            mix.push_str(&failures.join(", "));
+        }
+        let weight = if target.weight == 1 {
+            String::new()
+        } else {
+            format!(" (weight {})", target.weight)
+        };
+        writeln!(
+            o,
+            "  {:>19} {:>9} {:>9} {:>9} {:>9} {:>9}  {} {}{weight}  ({})",
+            thousands(n.requests),
+            thousands(n.successes),
+            thousands(n.errors),
+            p(0.5),
+            p(0.9),
+            p(0.99),
+            target.method,
+            target.url,
+            if mix.is_empty() { "none" } else { &mix },
+        )?;
+    }
+    if c.targets.len() > MAX_TARGET_ROWS {
+        writeln!(
+            o,
+            "  ... {} more targets in --format json",
+            c.targets.len() - MAX_TARGET_ROWS
+        )?;
+    }
+    if c.targets.len() > MAX_TIMED_TARGETS {
+        writeln!(
+            o,
+            "  targets after the first {} are counted but not timed (no per-target percentiles)",
+            thousands(MAX_TIMED_TARGETS as u64)
+        )?;
+    }
+    writeln!(o)
 }
 
 fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {

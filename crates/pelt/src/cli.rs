@@ -149,7 +149,8 @@ pub struct RunArgs {
     pub url: Option<String>,
 
     /// Load the targets in FILE instead of one URL: a list of URLs, siege's
-    /// urls file, or vegeta's http or JSON-lines format (detected).
+    /// urls file, or vegeta's http or JSON-lines format (detected). Weights:
+    /// `3 URL` in a list, `"weight": 3` in JSON lines (default 1).
     #[arg(
         short = 'f',
         long = "targets",

@@ -101,6 +101,7 @@ impl TryFrom<&RunArgs> for RunConfig {
                 url: Url::parse(url).map_err(|e| UserError(e.to_string()))?,
                 headers,
                 body,
+                weight: 1,
             }],
             (None, None) => return Err(UserError("give a URL, or a targets file with -f".into())),
         };

@@ -462,3 +462,75 @@ fn schedules_set_the_run_length_and_show_in_reports() {
     assert!(text.contains("of 200 req/s offered on average"), "{text}");
     assert!(text.contains(" offered   requests"), "{text}");
 }
+
+/// The `p50` of a per-target response time, in seconds.
+fn target_p50(target: &Value) -> f64 {
+    support::pelt::number(&target["response_time"]["percentiles_s"]["p50"])
+}
+
+#[test]
+fn per_target_latency_statuses_and_errors_add_up_and_survive_the_results_file() {
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urls.txt");
+    let paths = [
+        "/?delay=5ms",
+        "/?delay=20ms",
+        "/?status=500",
+        "/?fault=close&size=10000",
+    ];
+    std::fs::write(&list, paths.map(|p| url(&s, p)).join("\n")).unwrap();
+    let saved = dir.path().join("run.pelt");
+    let (list, saved_arg) = (list.to_str().unwrap(), saved.to_str().unwrap());
+    let r = run_json(&["-f", list, "-n", "200", "-c", "4", "-o", saved_arg]);
+    let targets = r["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 4);
+    // Every target got its share, and the shares add up to the total.
+    let sum: u64 = targets.iter().map(|t| n(&t["requests"])).sum();
+    assert_eq!(sum, n(&r["requests"]["total"]));
+    assert!(
+        targets.iter().all(|t| n(&t["requests"]) == 50),
+        "{targets:#?}"
+    );
+    // Latency follows each target's delay.
+    let (fast, slow) = (target_p50(&targets[0]), target_p50(&targets[1]));
+    assert!((0.005..0.015).contains(&fast), "p50 of delay=5ms: {fast}");
+    assert!((0.020..0.040).contains(&slow), "p50 of delay=20ms: {slow}");
+    assert_eq!(n(&targets[1]["response_time"]["count"]), 50);
+    // Statuses and failures land on their own target.
+    assert_eq!(targets[0]["status_classes"], serde_json::json!({"2xx": 50}));
+    assert_eq!(targets[2]["status_classes"], serde_json::json!({"5xx": 50}));
+    assert_eq!(n(&targets[2]["successes"]), 0);
+    assert_eq!(n(&targets[2]["errors"]), 0);
+    assert_eq!(targets[3]["error_kinds"], serde_json::json!({"closed": 50}));
+    assert_eq!(n(&targets[3]["errors"]), 50);
+    assert_eq!(n(&r["errors"]["closed"]), 50);
+    assert_eq!(targets[0]["error_kinds"], serde_json::json!({}));
+
+    // The saved run reports the same per-target figures.
+    let out = pelt()
+        .args(["report", saved_arg, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&again);
+    assert_eq!(again["targets"], r["targets"]);
+
+    // And the text report has a row per target with its mix.
+    let out = pelt().args(["report", saved_arg]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = |path: &str| {
+        text.lines()
+            .find(|l| l.contains(&url(&s, path)))
+            .unwrap_or_else(|| panic!("no row for {path}:\n{text}"))
+            .to_string()
+    };
+    assert!(row("/?status=500").ends_with("(5xx 50)"), "{text}");
+    // The status line came before the connection closed mid-body.
+    assert!(
+        row("/?fault=close&size=10000").ends_with("(2xx 50; closed 50)"),
+        "{text}"
+    );
+    assert!(row("/?delay=20ms").contains("ms "), "{text}");
+}

@@ -166,3 +166,48 @@ fn a_malformed_targets_file_exits_2_with_file_and_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.txt:2"), "{err}");
 }
+
+#[test]
+fn weighted_targets_reach_nginx_in_proportion() {
+    let nginx = Nginx::start("");
+    let dir = tempfile::tempdir().unwrap();
+    // Plain list: a weight before the URL. Round-robin is exact over
+    // every cycle of 3 + 1 requests.
+    let plain = write(
+        dir.path(),
+        "urls.txt",
+        &format!("3 {}\n{}\n", nginx.url("/ok"), nginx.url("/index.html")),
+    );
+    let r = run_json(&["-f", plain.to_str().unwrap(), "-n", "400", "-c", "4"]);
+    assert_eq!(r["targets"][0]["requests"], 300);
+    assert_eq!(r["targets"][1]["requests"], 100);
+    assert_eq!(r["config"]["targets"][0]["weight"], 3);
+    let lines = nginx.access_log_lines(Some(400));
+    let count = |prefix: &str| lines.iter().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(count("GET /ok 200"), 300);
+    assert_eq!(count("GET /index.html 200"), 100);
+
+    // JSON lines: a "weight" field; at random, with a seed, the shares
+    // follow the weights within a stated tolerance.
+    let json = write(
+        dir.path(),
+        "targets.json",
+        &format!(
+            "{{\"method\":\"GET\",\"url\":\"{}\",\"weight\":1}}\n{{\"method\":\"GET\",\"url\":\"{}\",\"weight\":4}}\n",
+            nginx.url("/ok"),
+            nginx.url("/1k.bin")
+        ),
+    );
+    let f = json.to_str().unwrap();
+    run_json(&["-f", f, "-n", "2000", "-c", "4", "--random", "--seed", "7"]);
+    let lines = nginx.access_log_lines(Some(2400));
+    let heavy = lines
+        .iter()
+        .filter(|l| l.starts_with("GET /1k.bin 200"))
+        .count();
+    // Stated tolerance: 80 % ± 4 % of 2,000 (over 4 standard deviations).
+    assert!(
+        (1520..=1680).contains(&heavy),
+        "/1k.bin got {heavy} of 2000"
+    );
+}

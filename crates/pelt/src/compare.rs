@@ -296,30 +296,9 @@ pub(crate) fn markdown(rows: &[Row]) -> String {
     o
 }
 
-/// Runs per side drawn in the timeline charts; more would be a tangle.
-const TIMELINES_PER_SIDE: usize = 3;
-
-/// The verdict table, both sides' pooled percentile spectra, and the
-/// first runs' timelines, on one self-contained page.
-fn html(
-    rows: &[Row],
-    a: &[RunSummary],
-    b: &[RunSummary],
-    a_names: &[String],
-    b_names: &[String],
-    paired: bool,
-) -> String {
-    use pelt_report::html::{Block, Labeled, Table};
-    let pool = |runs: &[RunSummary]| {
-        let mut pooled = runs[0].clone();
-        pooled.timeline.clear();
-        for r in &runs[1..] {
-            pooled.total.merge(&r.total);
-        }
-        pooled
-    };
-    let (pa, pb) = (pool(a), pool(b));
-    let table = Table {
+/// The per-metric rows as a table for HTML pages.
+pub(crate) fn verdict_table(rows: &[Row]) -> pelt_report::html::Table {
+    pelt_report::html::Table {
         head: [
             "metric",
             "A (median)",
@@ -337,7 +316,33 @@ fn html(
                 Err(e) => vec![m.name.clone(), format!("cannot compare: {e}")],
             })
             .collect(),
+    }
+}
+
+/// Runs per side drawn in the timeline charts; more would be a tangle.
+const TIMELINES_PER_SIDE: usize = 3;
+
+/// The verdict table, both sides' pooled percentile spectra, and the
+/// first runs' timelines, on one self-contained page.
+fn html(
+    rows: &[Row],
+    a: &[RunSummary],
+    b: &[RunSummary],
+    a_names: &[String],
+    b_names: &[String],
+    paired: bool,
+) -> String {
+    use pelt_report::html::{Block, Labeled};
+    let pool = |runs: &[RunSummary]| {
+        let mut pooled = runs[0].clone();
+        pooled.timeline.clear();
+        for r in &runs[1..] {
+            pooled.total.merge(&r.total);
+        }
+        pooled
     };
+    let (pa, pb) = (pool(a), pool(b));
+    let table = verdict_table(rows);
     let design = if paired {
         "paired by position"
     } else {

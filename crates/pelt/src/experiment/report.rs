@@ -114,32 +114,6 @@ fn median_table(plan: &Plan, outcome: &Outcome, level: usize) -> Table {
     Table { head, rows }
 }
 
-fn verdict_table(rows: &[Row]) -> Table {
-    Table {
-        head: [
-            "metric",
-            "A (median)",
-            "B (median)",
-            "change",
-            "95% interval",
-            "verdict",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: rows
-            .iter()
-            .map(|(m, r)| match r {
-                Ok(c) => {
-                    let mut row = vec![m.name.clone()];
-                    row.extend(compare::cells(m, c));
-                    row
-                }
-                Err(e) => vec![m.name.clone(), format!("cannot compare: {e}")],
-            })
-            .collect(),
-    }
-}
-
 fn text_table(t: &Table) -> String {
     let cols = t.head.len();
     let mut widths = vec![0usize; cols];
@@ -296,7 +270,7 @@ pub fn write_all(plan: &Plan, outcome: &Outcome) -> Result<Reports, UserError> {
             let _ = writeln!(text, "{summary}\n{}", compare::table(&c.rows));
             let _ = writeln!(md, "\n### {summary}\n\n{}", compare::markdown(&c.rows));
             blocks.push(Block::Paragraph(summary));
-            blocks.push(Block::Table(verdict_table(&c.rows)));
+            blocks.push(Block::Table(compare::verdict_table(&c.rows)));
         }
         let pooled: Vec<pelt_report::html::Labeled<'_>> = plan
             .variants

@@ -57,6 +57,8 @@ const EXPERIMENT_HELP: &str = "\
 A plan (TOML):
   name = \"rewrite rules\"
   blocks = 10                        # each variant once per block, order counterbalanced (>= 6)
+  # ready_timeout = \"30s\"            # how long a variant may take to answer
+  # command_timeout = \"2m\"           # how long a setup or teardown may take
   [load]
   url = \"http://127.0.0.1:20080/\"   # or targets = \"urls.txt\" (a targets file, as with -f)
   rate = 1000                        # or a list of load levels: rate = [250, 500, 1000]

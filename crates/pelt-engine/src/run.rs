@@ -38,6 +38,8 @@ pub enum EngineError {
     Request(String),
     #[error("cannot start worker threads: {0}")]
     Spawn(std::io::Error),
+    #[error("cannot start a worker's event loop: {0}; raise the open-file limit (ulimit -n) or use fewer -t threads")]
+    Runtime(std::io::Error),
 }
 
 /// One finished second: its row for progress displays, and its whole
@@ -168,8 +170,19 @@ impl Run {
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (tx, rx) = mpsc::channel();
         let connections = config.load.connections();
+        // Every worker's runtime is built here, before any thread starts:
+        // one that cannot be built (no file descriptors left for its
+        // epoll) refuses the run instead of silently dropping its share.
+        let runtimes = (0..workers)
+            .map(|_| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(EngineError::Runtime)?;
         let mut handles = Vec::with_capacity(workers);
-        for index in 0..workers {
+        for (index, rt) in runtimes.into_iter().enumerate() {
             let share = Share {
                 index,
                 workers,
@@ -183,7 +196,7 @@ impl Run {
             let (plan, tx, cancel) = (plan.clone(), tx.clone(), cancel_rx.clone());
             let handle = std::thread::Builder::new()
                 .name(format!("pelt-worker-{index}"))
-                .spawn(move || run_worker(plan, share, tx, cancel))
+                .spawn(move || run_worker(rt, plan, share, tx, cancel))
                 .map_err(EngineError::Spawn)?;
             handles.push(handle);
         }

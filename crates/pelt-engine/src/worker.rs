@@ -101,14 +101,12 @@ pub(crate) enum WorkerMsg {
 
 /// Runs a worker to completion on the current thread.
 pub(crate) fn run_worker(
+    rt: tokio::runtime::Runtime,
     plan: std::sync::Arc<Plan>,
     share: Share,
     tx: Sender<WorkerMsg>,
     cancel: watch::Receiver<bool>,
-) -> io::Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+) {
     let local_set = tokio::task::LocalSet::new();
     let start_second = (plan.unix_ns_at_epoch) / NS_PER_SEC;
     let senders = share.connections as usize * plan.streams.max(1) as usize;
@@ -140,7 +138,6 @@ pub(crate) fn run_worker(
     // Dropping the set cancels connection tasks still waiting; the driver
     // has already recorded what they held as unfinished.
     drop(local_set);
-    Ok(())
 }
 
 /// A request a connection is working on, so that it can be recorded as

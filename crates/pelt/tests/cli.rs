@@ -534,3 +534,24 @@ fn per_target_latency_statuses_and_errors_add_up_and_survive_the_results_file() 
     );
     assert!(row("/?delay=20ms").contains("ms "), "{text}");
 }
+
+/// A worker whose event loop could not be built used to vanish silently,
+/// taking its share of the load with it; now the run is refused up front.
+#[test]
+fn worker_runtime_that_cannot_start_refuses_the_run() {
+    let bin = assert_cmd::cargo::cargo_bin("pelt");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        // 8 event loops need more than 16 descriptors (an epoll and a
+        // waker each), on top of stdio.
+        .arg(format!(
+            "ulimit -n 16 && exec '{}' run http://127.0.0.1:9/ -t 8 -c 8 -n 8 --no-save",
+            bin.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("ulimit -n"), "{err}");
+}

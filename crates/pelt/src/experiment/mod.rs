@@ -252,7 +252,7 @@ fn schedule(plan: &Plan) -> String {
     let levels: Vec<String> = plan.levels.iter().map(|l| l.label()).collect();
     let _ = writeln!(
         o,
-        "each variant, in its turn: setup, ready check, then {} , then teardown",
+        "each variant, in its turn: setup, ready check, then {}, then teardown",
         levels.join(", ")
     );
     for v in &plan.variants {

@@ -240,7 +240,7 @@ impl H2Sender {
                 origin,
                 armed: true,
             };
-            w.connect_permit().await;
+            w.connect_permit(true).await?;
             let plan = &*w.plan;
             let (stream, est) = connect(
                 &plan.origins[origin],

@@ -244,17 +244,28 @@ impl Worker {
     /// token bucket holding one token). Each caller reserves the next
     /// free slot before it waits, so waiting openers are served in order.
     /// The waiting request's clock runs: in rate mode the wait shows as send
-    /// lag, in a closed loop as slower requests.
-    pub(crate) async fn connect_permit(&self) {
+    /// lag, in a closed loop as slower requests. A closed-loop request
+    /// whose slot would come after the deadline is abandoned unsent (an
+    /// `Unfinished` failure that the sender does not record), as if it had
+    /// been decided on after the deadline (only with `unsent`: a redirect
+    /// of a request already sent always waits).
+    pub(crate) async fn connect_permit(&self, unsent: bool) -> Result<(), Failure> {
         let Some(interval) = self.plan.connect_interval else {
-            return;
+            return Ok(());
         };
         let now = self.now();
         let at = self.next_connect.get().max(now);
+        if unsent && self.plan.pacer.is_none() && self.plan.deadline.is_some_and(|d| at >= d) {
+            return Err(Failure::new(
+                ErrorKind::Unfinished,
+                "the run ended before --connect-rate allowed a connection".into(),
+            ));
+        }
         self.next_connect.set(at.saturating_add(interval));
         if at > now {
             tokio::time::sleep_until(self.plan.instant(at)).await;
         }
+        Ok(())
     }
 
     fn begin_stop(&self, at: Nanos) {
@@ -429,6 +440,10 @@ impl Worker {
                 if (200..300).contains(&resp.status) {
                     self.check_length(&mut sample);
                 }
+            }
+            Ok(Err(failure)) if failure.kind == ErrorKind::Unfinished => {
+                // Never sent; the sender drops it (see `connect_permit`).
+                sample.error = Some(ErrorKind::Unfinished);
             }
             Ok(Err(failure)) => {
                 sender.reset();
@@ -616,7 +631,7 @@ fn read_failure(f: crate::h1::ReadFailure, earlier_bytes_in: u64) -> Failure {
 /// Opens a connection to `origin`, paced by `--connect-rate`, recording
 /// its phase times.
 async fn open(w: &Worker, origin: &Origin) -> Result<Stream, Failure> {
-    w.connect_permit().await;
+    w.connect_permit(false).await?;
     let plan = &*w.plan;
     let (stream, est) = connect(origin, plan.tls.as_ref(), plan.connect_timeout)
         .await
@@ -815,7 +830,7 @@ impl Transport for H1Sender {
                 c
             }
             None => {
-                w.connect_permit().await;
+                w.connect_permit(true).await?;
                 let (stream, est) = connect(
                     &plan.origins[origin],
                     plan.tls.as_ref(),
@@ -934,6 +949,10 @@ async fn sender(worker: Rc<Worker>, slot: usize, mut transport: impl Transport) 
             .exchange(&mut transport, target, intended, slot)
             .await;
         worker.slots[slot].state.set(Slot::IDLE);
+        if sample.error == Some(ErrorKind::Unfinished) {
+            // Abandoned before it was sent (see `connect_permit`).
+            break;
+        }
         worker.record(&sample);
         if let Some(think) = worker.plan.think {
             // Think time, outside any request's clock; never past the

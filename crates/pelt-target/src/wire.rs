@@ -68,6 +68,9 @@ impl Reject {
     }
 }
 
+// `Head` carries an inline `location=` value (a few hundred bytes, copied
+// once per request); boxing it would allocate per request instead.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum Parsed {
     Complete(Head),

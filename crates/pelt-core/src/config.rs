@@ -561,8 +561,8 @@ pub enum ConfigError {
     BadFollow,
     #[error("--follow-any-host needs --follow N to say how many redirects to follow")]
     AnyHostWithoutFollow,
-    #[error("--follow is for HTTP/1.1 for now; drop --http2, or drop --follow (3xx responses are then counted by status)")]
-    FollowWithHttp2,
+    #[error("--follow-any-host is for HTTP/1.1; with --http2, --follow follows redirects within the same origin only")]
+    AnyHostWithHttp2,
     #[error("--unix-socket carries plain HTTP only; use an http:// URL (the URL still gives the Host header and path)")]
     UnixSocketTls,
     #[error("--unix-socket needs a path, like --unix-socket /run/app.sock")]
@@ -667,8 +667,8 @@ impl RunConfig {
         if self.http.follow_any_host && self.http.follow == 0 {
             return Err(ConfigError::AnyHostWithoutFollow);
         }
-        if self.http.follow > 0 && self.http.http2 {
-            return Err(ConfigError::FollowWithHttp2);
+        if self.http.follow_any_host && self.http.http2 {
+            return Err(ConfigError::AnyHostWithHttp2);
         }
         if let Some(path) = &self.http.unix_socket {
             if path.is_empty() {

@@ -691,6 +691,62 @@ async fn other_origin(plan: &Plan, url: &pelt_core::Url) -> Result<Origin, Failu
     .map_err(|e| Failure::new(ErrorKind::Connect, e.to_string()))
 }
 
+/// One step of `--follow` from `url`, whose response was a redirect to
+/// `location`: the next URL and whether it is the target's origin. Updates
+/// the hop count and, as browsers do, the method (303, and 301/302 after
+/// a POST, become a GET without body). A redirect beyond `--follow`,
+/// without a usable Location, or to another origin without
+/// `--follow-any-host` is `failure` with its detail filled in.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn next_hop<'a>(
+    plan: &Plan,
+    origin_url: &pelt_core::Url,
+    url: &pelt_core::Url,
+    location: &str,
+    hops: &mut u32,
+    method: &mut &'a str,
+    body: &mut bool,
+    mut failure: Failure,
+) -> Result<(pelt_core::Url, bool), Failure> {
+    let status = failure.status;
+    let fail = |detail: String| {
+        failure.detail = detail;
+        failure
+    };
+    if *hops == plan.http.follow {
+        return Err(fail(format!(
+            "more than --follow {} redirects (the last, {status}, to '{}'); raise --follow, or load the final URL directly",
+            plan.http.follow,
+            location.escape_debug()
+        )));
+    }
+    *hops += 1;
+    if location.is_empty() {
+        return Err(fail(format!(
+            "a {status} redirect from {url} without a Location header"
+        )));
+    }
+    let next = match url.join(location) {
+        Ok(next) => next,
+        Err(e) => {
+            return Err(fail(format!(
+                "cannot follow the {status} redirect from {url}: {e}"
+            )))
+        }
+    };
+    let same = next.same_origin(origin_url);
+    if !same && !plan.http.follow_any_host {
+        return Err(fail(format!(
+            "{status} redirect to another origin, {next}; add --follow-any-host to follow it, or load that URL directly"
+        )));
+    }
+    if (status == 303 && *method != "HEAD") || (matches!(status, 301 | 302) && *method == "POST") {
+        *method = "GET";
+        *body = false;
+    }
+    Ok((next, same))
+}
+
 impl H1Sender {
     /// `--follow`: follows `resp`'s redirects, up to the limit. The whole
     /// chain is one request: its time, bytes and final status.
@@ -710,46 +766,22 @@ impl H1Sender {
         let mut bytes_in = resp.bytes_in;
         let mut hops = 0;
         while is_redirect(resp.status) {
-            let status = resp.status;
-            let fail = |detail: String| Failure {
-                kind: ErrorKind::InvalidResponse,
-                detail,
-                bytes_in,
-                status,
-            };
             let location = String::from_utf8_lossy(&self.location).into_owned();
-            if hops == plan.http.follow {
-                return Err(fail(format!(
-                    "more than --follow {} redirects (the last, {status}, to '{}'); raise --follow, or load the final URL directly",
-                    plan.http.follow,
-                    location.escape_debug()
-                )));
-            }
-            hops += 1;
-            if location.is_empty() {
-                return Err(fail(format!(
-                    "a {status} redirect from {url} without a Location header"
-                )));
-            }
-            let next = url.join(&location).map_err(|e| {
-                fail(format!(
-                    "cannot follow the {status} redirect from {url}: {e}"
-                ))
-            })?;
-            let same = next.same_origin(&t.url);
-            if !same && !plan.http.follow_any_host {
-                return Err(fail(format!(
-                    "{status} redirect to another origin, {next}; add --follow-any-host to follow it, or load that URL directly"
-                )));
-            }
-            // Like browsers: 303 becomes a GET, and so do 301 and 302 after
-            // a POST; 307 and 308 repeat the request as it was.
-            if (status == 303 && method != "HEAD")
-                || (matches!(status, 301 | 302) && method == "POST")
-            {
-                method = "GET";
-                body = false;
-            }
+            let (next, same) = next_hop(
+                plan,
+                &t.url,
+                &url,
+                &location,
+                &mut hops,
+                &mut method,
+                &mut body,
+                Failure {
+                    kind: ErrorKind::InvalidResponse,
+                    detail: String::new(),
+                    bytes_in,
+                    status: resp.status,
+                },
+            )?;
             let line = RequestLine {
                 method,
                 url: &next,

@@ -306,12 +306,13 @@ pub struct RunArgs {
     /// response]. The chain is one request: its latency runs to the last
     /// response, whose status is counted. 303, and 301/302 after a POST,
     /// continue as a GET without body. A redirect elsewhere, more than N, or
-    /// a Location that cannot be parsed is an invalid_response error.
+    /// a Location that cannot be parsed is an invalid_response error. With
+    /// --http2, each hop is a new stream on the same connection.
     #[arg(long = "follow", value_name = "N")]
     pub follow: Option<u32>,
 
     /// With --follow: also follow redirects to other origins, each over a
-    /// new connection used for that one request.
+    /// new connection used for that one request (HTTP/1.1 only).
     #[arg(long = "follow-any-host", requires = "follow")]
     pub follow_any_host: bool,
 

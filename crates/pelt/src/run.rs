@@ -482,8 +482,8 @@ mod tests {
                 "plain HTTP only",
             ),
             (
-                &["http://h/", "--follow", "2", "--http2"],
-                "HTTP/1.1 for now",
+                &["http://h/", "--follow", "2", "--follow-any-host", "--http2"],
+                "same origin only",
             ),
             (&["http://h/a\nb", "-n", "1"], "invalid URL"),
             (&["http://h/", "--rate", "1e300"], "at most 10,000,000"),

@@ -337,3 +337,48 @@ fn nginx_redirects_switch_methods_like_browsers() {
         }
     }
 }
+
+#[test]
+fn http2_follows_same_origin_redirects_on_its_connection() {
+    let nginx = Nginx::start_h2(
+        "        location = /see-other { return 303 /ok; }\n\
+         location = /chain { return 307 /see-other; }\n",
+        None,
+    );
+    let r = run_json(&[
+        &nginx.url("/chain"),
+        "--http2",
+        "-m",
+        "POST",
+        "--body",
+        "hello",
+        "-n",
+        "5",
+        "-c",
+        "1",
+        "--follow",
+        "2",
+    ]);
+    assert_eq!(r["status_codes"]["200"], 5, "{}", r["error_examples"]);
+    assert_eq!(r["connections"]["opened"], 1);
+    let lines = nginx.access_log_lines(Some(15));
+    assert_eq!(lines.len(), 15);
+    for triple in lines.chunks(3) {
+        assert!(triple[0].starts_with("POST /chain 307 "), "{triple:?}");
+        assert!(triple[1].starts_with("POST /see-other 303 "), "{triple:?}");
+        assert!(triple[2].starts_with("GET /ok 200 "), "{triple:?}");
+        assert!(triple.iter().all(|l| l.ends_with("HTTP/2.0")));
+    }
+    // One more than allowed is an error.
+    let r = run_json(&[
+        &nginx.url("/chain"),
+        "--http2",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        "--follow",
+        "1",
+    ]);
+    assert_eq!(r["errors"]["invalid_response"], 3);
+}

@@ -698,13 +698,13 @@ async fn other_origin(plan: &Plan, url: &pelt_core::Url) -> Result<Origin, Failu
 /// without a usable Location, or to another origin without
 /// `--follow-any-host` is `failure` with its detail filled in.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn next_hop<'a>(
+pub(crate) fn next_hop(
     plan: &Plan,
     origin_url: &pelt_core::Url,
     url: &pelt_core::Url,
     location: &str,
     hops: &mut u32,
-    method: &mut &'a str,
+    method: &mut &str,
     body: &mut bool,
     mut failure: Failure,
 ) -> Result<(pelt_core::Url, bool), Failure> {

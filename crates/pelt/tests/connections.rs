@@ -382,3 +382,26 @@ fn http2_follows_same_origin_redirects_on_its_connection() {
     ]);
     assert_eq!(r["errors"]["invalid_response"], 3);
 }
+
+#[test]
+fn connect_to_works_over_tls_with_the_urls_name() {
+    let tls = support::nginx::self_signed_cert();
+    let nginx = Nginx::start_tls("", &tls);
+    let map = format!("secure.test:443:127.0.0.1:{}", nginx.port());
+    let r = run_json(&[
+        "https://secure.test/ok",
+        "--connect-to",
+        &map,
+        "--insecure",
+        "-n",
+        "10",
+        "-c",
+        "2",
+    ]);
+    assert_eq!(r["requests"]["successes"], 10, "{}", r["error_examples"]);
+    assert!(count(&r["latency"]["tls"]["count"]) >= 1);
+    assert_eq!(
+        hosts(&nginx.conn_log_lines(10)),
+        HashSet::from(["secure.test".to_string()])
+    );
+}

@@ -6,7 +6,7 @@
 //! command-line flags.
 
 use crate::schedule::Schedule;
-use crate::url::Url;
+use crate::url::{Scheme, Url};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -352,6 +352,129 @@ pub struct HttpOptions {
     /// connections × streams requests in flight.
     #[serde(default = "one_stream")]
     pub streams: u32,
+    /// `--connect-to`: connect elsewhere than the URL says, keeping the
+    /// URL's Host header, SNI and certificate name (curl's option).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connect_to: Vec<ConnectTo>,
+    /// `--unix-socket`: every connection goes to this Unix domain socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unix_socket: Option<String>,
+    /// `--connect-rate`: at most this many new connections per second, in
+    /// total across workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_rate: Option<f64>,
+    /// `--follow`: redirects followed per request (0: a 3xx is the answer).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub follow: u32,
+    /// `--follow-any-host`: follow redirects to other origins too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub follow_any_host: bool,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Most redirects `--follow` may follow per request.
+pub const MAX_FOLLOW: u32 = 100;
+/// Highest `--connect-rate`.
+pub const MAX_CONNECT_RATE: f64 = 10_000_000.0;
+
+/// One `--connect-to HOST:PORT:CONNECT_HOST:CONNECT_PORT` mapping. An
+/// empty HOST or PORT matches any; an empty CONNECT_HOST or CONNECT_PORT
+/// keeps the URL's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectTo {
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub connect_host: Option<String>,
+    pub connect_port: Option<u16>,
+}
+
+impl ConnectTo {
+    /// Parses curl's syntax; IPv6 addresses go in brackets.
+    pub fn parse(text: &str) -> Result<ConnectTo, String> {
+        let bad = |why: &str| {
+            format!(
+                "invalid --connect-to '{}': {why}; use HOST:PORT:CONNECT_HOST:CONNECT_PORT, like example.com:443:127.0.0.1:8443",
+                text.escape_debug()
+            )
+        };
+        let mut fields: Vec<&str> = Vec::with_capacity(4);
+        let (mut start, mut depth) = (0, 0);
+        for (i, c) in text.char_indices() {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                ':' if depth == 0 => {
+                    fields.push(&text[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        fields.push(&text[start..]);
+        if fields.len() != 4 {
+            return Err(bad("it needs four fields separated by ':'"));
+        }
+        let host = |s: &str| -> Result<Option<String>, String> {
+            let s = s
+                .strip_prefix('[')
+                .and_then(|v| v.strip_suffix(']'))
+                .unwrap_or(s);
+            if s.is_empty() {
+                return Ok(None);
+            }
+            if s.chars()
+                .any(|c| c.is_whitespace() || c.is_control() || "/?#@[]%".contains(c))
+            {
+                return Err(bad("a host contains characters a host name cannot have"));
+            }
+            Ok(Some(s.to_ascii_lowercase()))
+        };
+        let port = |s: &str| -> Result<Option<u16>, String> {
+            if s.is_empty() {
+                return Ok(None);
+            }
+            s.parse::<u16>()
+                .ok()
+                .filter(|&p| p != 0)
+                .map(Some)
+                .ok_or_else(|| bad("a port must be a number from 1 to 65535"))
+        };
+        Ok(ConnectTo {
+            host: host(fields[0])?,
+            port: port(fields[1])?,
+            connect_host: host(fields[2])?,
+            connect_port: port(fields[3])?,
+        })
+    }
+
+    /// Where a connection to `host:port` goes instead, if this applies.
+    pub fn apply(&self, host: &str, port: u16) -> Option<(String, u16)> {
+        let host_matches = self
+            .host
+            .as_deref()
+            .is_none_or(|h| h.eq_ignore_ascii_case(host));
+        let port_matches = self.port.is_none_or(|p| p == port);
+        (host_matches && port_matches).then(|| {
+            (
+                self.connect_host
+                    .clone()
+                    .unwrap_or_else(|| host.to_string()),
+                self.connect_port.unwrap_or(port),
+            )
+        })
+    }
+}
+
+/// Where a connection to `host:port` goes: the first `--connect-to` that
+/// matches, else `host:port` itself.
+pub fn connect_address(rules: &[ConnectTo], host: &str, port: u16) -> (String, u16) {
+    rules
+        .iter()
+        .find_map(|r| r.apply(host, port))
+        .unwrap_or_else(|| (host.to_string(), port))
 }
 
 fn one_stream() -> u32 {
@@ -367,6 +490,11 @@ impl Default for HttpOptions {
             insecure: false,
             http2: false,
             streams: 1,
+            connect_to: Vec::new(),
+            unix_socket: None,
+            connect_rate: None,
+            follow: 0,
+            follow_any_host: false,
         }
     }
 }
@@ -427,6 +555,18 @@ pub enum ConfigError {
     StreamsWithoutHttp2,
     #[error("--no-keepalive is HTTP/1.1's Connection: close; HTTP/2 always reuses its connections, so drop one of them")]
     NoKeepaliveWithHttp2,
+    #[error("--connect-rate must be a positive number of connections per second, at most 10,000,000, like --connect-rate 100")]
+    BadConnectRate,
+    #[error("--follow must be at most 100 redirects, like --follow 5")]
+    BadFollow,
+    #[error("--follow-any-host needs --follow N to say how many redirects to follow")]
+    AnyHostWithoutFollow,
+    #[error("--follow-any-host is for HTTP/1.1; with --http2, --follow follows redirects within the same origin only")]
+    AnyHostWithHttp2,
+    #[error("--unix-socket carries plain HTTP only; use an http:// URL (the URL still gives the Host header and path)")]
+    UnixSocketTls,
+    #[error("--unix-socket needs a path, like --unix-socket /run/app.sock")]
+    EmptyUnixSocket,
 }
 
 impl RunConfig {
@@ -516,6 +656,28 @@ impl RunConfig {
         if self.http.http2 && !self.http.keepalive {
             return Err(ConfigError::NoKeepaliveWithHttp2);
         }
+        if let Some(r) = self.http.connect_rate {
+            if !(r.is_finite() && r > 0.0 && r <= MAX_CONNECT_RATE) {
+                return Err(ConfigError::BadConnectRate);
+            }
+        }
+        if self.http.follow > MAX_FOLLOW {
+            return Err(ConfigError::BadFollow);
+        }
+        if self.http.follow_any_host && self.http.follow == 0 {
+            return Err(ConfigError::AnyHostWithoutFollow);
+        }
+        if self.http.follow_any_host && self.http.http2 {
+            return Err(ConfigError::AnyHostWithHttp2);
+        }
+        if let Some(path) = &self.http.unix_socket {
+            if path.is_empty() {
+                return Err(ConfigError::EmptyUnixSocket);
+            }
+            if self.targets.iter().any(|t| t.url.scheme == Scheme::Https) {
+                return Err(ConfigError::UnixSocketTls);
+            }
+        }
         Ok(())
     }
 
@@ -590,6 +752,33 @@ mod base64_bytes {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn connect_to_follows_curls_syntax() {
+        let r = super::ConnectTo::parse("example.test:80:127.0.0.1:8080").unwrap();
+        assert_eq!(
+            r.apply("example.test", 80),
+            Some(("127.0.0.1".into(), 8080))
+        );
+        assert_eq!(
+            r.apply("EXAMPLE.test", 80),
+            Some(("127.0.0.1".into(), 8080))
+        );
+        assert_eq!(r.apply("example.test", 81), None);
+        assert_eq!(r.apply("other", 80), None);
+        let any = super::ConnectTo::parse("::[::1]:").unwrap();
+        assert_eq!(any.apply("h", 443), Some(("::1".into(), 443)));
+        let v6 = super::ConnectTo::parse("[::1]:80:h:9").unwrap();
+        assert_eq!(v6.apply("::1", 80), Some(("h".into(), 9)));
+        assert_eq!(super::connect_address(&[r], "x", 1), ("x".to_string(), 1));
+        for bad in ["a:1:b", "a:1:b:0", "a:x:b:1", "a:1:b c:1", "a:1:b:2:3"] {
+            let e = super::ConnectTo::parse(bad).unwrap_err();
+            assert!(
+                e.contains("HOST:PORT:CONNECT_HOST:CONNECT_PORT"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
     use super::*;
 
     fn weighted(weights: &[u32]) -> Vec<Target> {

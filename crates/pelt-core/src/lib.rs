@@ -22,7 +22,8 @@ pub mod url;
 pub use check::{Assertion, Checked};
 pub use civil::UtcTime;
 pub use config::{
-    ConfigError, HttpOptions, Load, Order, RunConfig, Stop, Target, TargetPicker, ThinkTime,
+    connect_address, ConfigError, ConnectTo, HttpOptions, Load, Order, RunConfig, Stop, Target,
+    TargetPicker, ThinkTime,
 };
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;

@@ -132,6 +132,53 @@ impl Url {
         })
     }
 
+    /// Resolves a redirect's `Location` against this URL: absolute
+    /// (`https://h/p`), scheme-relative (`//h/p`), absolute-path (`/p`),
+    /// query-only (`?q`) or relative to this URL's directory (`p`, with
+    /// `.` and `..` segments removed).
+    pub fn join(&self, location: &str) -> Result<Url, UrlError> {
+        let loc = location.trim();
+        let scheme = match self.scheme {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        };
+        if strip_prefix_ci(loc, "http://").is_some()
+            || strip_prefix_ci(loc, "https://").is_some()
+            || loc.contains("://")
+        {
+            return Url::parse(loc);
+        }
+        if let Some(rest) = loc.strip_prefix("//") {
+            return Url::parse(&format!("{scheme}://{rest}"));
+        }
+        let origin = format!("{scheme}://{}", self.host_header());
+        let path_only = self
+            .path_and_query
+            .split_once('?')
+            .map_or(self.path_and_query.as_str(), |(p, _)| p);
+        let target = if loc.is_empty() {
+            self.path_and_query.clone()
+        } else if loc.starts_with('/') {
+            remove_dots(loc)
+        } else if loc.starts_with('?') {
+            format!("{path_only}{loc}")
+        } else {
+            let dir = &path_only[..path_only.rfind('/').map_or(0, |i| i + 1)];
+            remove_dots(&format!("{dir}{loc}"))
+        };
+        Url::parse(&format!("{origin}{target}")).map_err(|mut e| {
+            e.input = location.escape_debug().to_string();
+            e
+        })
+    }
+
+    /// Whether `other` has the same scheme, host and port.
+    pub fn same_origin(&self, other: &Url) -> bool {
+        self.scheme == other.scheme
+            && self.port == other.port
+            && self.host.eq_ignore_ascii_case(&other.host)
+    }
+
     /// The `Host` header value: the port is omitted when it is the default.
     pub fn host_header(&self) -> String {
         let host = if self.host.contains(':') {
@@ -162,6 +209,35 @@ impl fmt::Display for Url {
     }
 }
 
+/// Removes `.` and `..` segments from an absolute path (RFC 3986 §5.2.4),
+/// leaving any query as it is.
+fn remove_dots(target: &str) -> String {
+    let (path, query) = match target.find(['?', '#']) {
+        Some(i) => target.split_at(i),
+        None => (target, ""),
+    };
+    if !path.split('/').any(|s| s == "." || s == "..") {
+        return target.to_string();
+    }
+    let mut out: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let last = segments.len().saturating_sub(1);
+    for (i, seg) in segments.iter().enumerate() {
+        match *seg {
+            "." => {}
+            ".." => {
+                out.pop();
+            }
+            s => out.push(s),
+        }
+        // A trailing `.` or `..` names a directory.
+        if i == last && (*seg == "." || *seg == "..") {
+            out.push("");
+        }
+    }
+    format!("/{}{query}", out.join("/"))
+}
+
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix)
@@ -189,6 +265,29 @@ mod tests {
         assert_eq!((u.host.as_str(), u.port), ("::1", 9000));
         assert_eq!(u.path_and_query, "/?q");
         assert_eq!(u.to_string(), "http://[::1]:9000/?q");
+    }
+
+    #[test]
+    fn locations_resolve_against_the_current_url() {
+        let base = Url::parse("http://h:8080/a/b/c?x=1").unwrap();
+        for (loc, want) in [
+            ("/ok", "http://h:8080/ok"),
+            ("d", "http://h:8080/a/b/d"),
+            ("../d?y=2", "http://h:8080/a/d?y=2"),
+            ("./", "http://h:8080/a/b/"),
+            ("?z", "http://h:8080/a/b/c?z"),
+            ("//other:81/p", "http://other:81/p"),
+            ("HTTPS://Other/q", "https://Other/q"),
+            ("/a/./b/../c", "http://h:8080/a/c"),
+        ] {
+            assert_eq!(base.join(loc).unwrap().to_string(), want, "{loc}");
+        }
+        assert!(base.join("ftp://x/").is_err());
+        assert!(base.join("/a b").is_err());
+        let other = Url::parse("http://H:8080/zzz").unwrap();
+        assert!(base.same_origin(&other));
+        assert!(!base.same_origin(&Url::parse("https://h:8080/").unwrap()));
+        assert!(!base.same_origin(&Url::parse("http://h:8081/").unwrap()));
     }
 
     #[test]

@@ -2,18 +2,36 @@
 
 use pelt_core::ErrorKind;
 use rustls::pki_types::ServerName;
+use std::fmt;
 use std::io;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+use tokio::net::{TcpStream, UnixStream};
+
+/// A socket address: TCP, or a Unix domain socket (`--unix-socket`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Addr {
+    Tcp(SocketAddr),
+    Unix(PathBuf),
+}
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Addr::Tcp(a) => a.fmt(f),
+            Addr::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
 
 /// Where a connection goes: one per distinct scheme, host and port.
 #[derive(Debug, Clone)]
 pub struct Origin {
-    pub addr: SocketAddr,
+    pub addr: Addr,
     /// Present for https: the name to verify and send as SNI.
     pub tls: Option<ServerName<'static>>,
 }
@@ -22,6 +40,7 @@ pub struct Origin {
 #[derive(Debug)]
 pub enum Stream {
     Plain(TcpStream),
+    Unix(UnixStream),
     Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
 }
 
@@ -47,7 +66,11 @@ pub async fn connect(
     connect_timeout: std::time::Duration,
 ) -> Result<(Stream, Established), ConnectFailure> {
     let start = std::time::Instant::now();
-    let tcp = match tokio::time::timeout(connect_timeout, TcpStream::connect(origin.addr)).await {
+    let addr = match &origin.addr {
+        Addr::Tcp(a) => *a,
+        Addr::Unix(path) => return connect_unix(path, connect_timeout, start).await,
+    };
+    let tcp = match tokio::time::timeout(connect_timeout, TcpStream::connect(addr)).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             return Err(ConnectFailure {
@@ -104,6 +127,34 @@ pub async fn connect(
                 tls_ns: None,
             },
         )),
+    }
+}
+
+async fn connect_unix(
+    path: &std::path::Path,
+    connect_timeout: std::time::Duration,
+    start: std::time::Instant,
+) -> Result<(Stream, Established), ConnectFailure> {
+    let failure = |detail: String| ConnectFailure {
+        kind: ErrorKind::Connect,
+        detail,
+    };
+    match tokio::time::timeout(connect_timeout, UnixStream::connect(path)).await {
+        Ok(Ok(s)) => Ok((
+            Stream::Unix(s),
+            Established {
+                connect_ns: start.elapsed().as_nanos() as u64,
+                tls_ns: None,
+            },
+        )),
+        Ok(Err(e)) => Err(failure(format!(
+            "unix socket {}: {e}; check --unix-socket names the socket the server listens on",
+            path.display()
+        ))),
+        Err(_) => Err(failure(format!(
+            "unix socket {}: no connection within --connect-timeout {connect_timeout:?}",
+            path.display()
+        ))),
     }
 }
 
@@ -207,6 +258,7 @@ impl AsyncRead for Stream {
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
@@ -220,6 +272,7 @@ impl AsyncWrite for Stream {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Unix(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
@@ -227,6 +280,7 @@ impl AsyncWrite for Stream {
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Unix(s) => Pin::new(s).poll_flush(cx),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
@@ -234,6 +288,7 @@ impl AsyncWrite for Stream {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Unix(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }

@@ -24,47 +24,84 @@ pub struct PreparedRequest {
 impl PreparedRequest {
     pub fn new(target: &Target, keepalive: bool) -> PreparedRequest {
         let mut out = Vec::with_capacity(256 + target.body.len());
-        let has = |name: &str| {
-            target
-                .headers
-                .iter()
-                .any(|(n, _)| n.eq_ignore_ascii_case(name))
-        };
-        out.extend_from_slice(target.method.as_bytes());
-        out.push(b' ');
-        out.extend_from_slice(target.url.path_and_query.as_bytes());
-        out.extend_from_slice(b" HTTP/1.1\r\n");
-        if !has("host") {
-            push_header(&mut out, "Host", &target.url.host_header());
-        }
-        if !has("user-agent") {
-            push_header(
-                &mut out,
-                "User-Agent",
-                concat!("pelt/", env!("CARGO_PKG_VERSION")),
-            );
-        }
-        if !has("accept") {
-            push_header(&mut out, "Accept", "*/*");
-        }
-        for (name, value) in &target.headers {
-            push_header(&mut out, name, value);
-        }
-        let needs_length =
-            !target.body.is_empty() || matches!(target.method.as_str(), "POST" | "PUT" | "PATCH");
-        if needs_length && !has("content-length") && !has("transfer-encoding") {
-            push_header(&mut out, "Content-Length", &target.body.len().to_string());
-        }
-        if !keepalive && !has("connection") {
-            push_header(&mut out, "Connection", "close");
-        }
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(&target.body);
+        write_request(
+            &mut out,
+            target,
+            &RequestLine {
+                method: &target.method,
+                url: &target.url,
+                body: true,
+                keep_host: true,
+            },
+            keepalive,
+        );
         PreparedRequest {
             bytes: out,
             head: target.method.eq_ignore_ascii_case("HEAD"),
         }
     }
+}
+
+/// What a request sends instead of its target's method and URL (a
+/// redirect): `body: false` drops the body and its headers, `keep_host:
+/// false` drops a configured Host header (the URL's is sent instead).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestLine<'a> {
+    pub method: &'a str,
+    pub url: &'a pelt_core::Url,
+    pub body: bool,
+    pub keep_host: bool,
+}
+
+/// Serialises `target`'s request, with `line`'s method and URL, into `out`
+/// (cleared first).
+pub fn write_request(out: &mut Vec<u8>, target: &Target, line: &RequestLine<'_>, keepalive: bool) {
+    out.clear();
+    let skip = |name: &str| {
+        (!line.keep_host && name.eq_ignore_ascii_case("host"))
+            || (!line.body
+                && ["content-length", "content-type", "transfer-encoding"]
+                    .iter()
+                    .any(|h| name.eq_ignore_ascii_case(h)))
+    };
+    let has = |name: &str| {
+        target
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(name) && !skip(n))
+    };
+    out.extend_from_slice(line.method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(line.url.path_and_query.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    if !has("host") {
+        push_header(out, "Host", &line.url.host_header());
+    }
+    if !has("user-agent") {
+        push_header(
+            out,
+            "User-Agent",
+            concat!("pelt/", env!("CARGO_PKG_VERSION")),
+        );
+    }
+    if !has("accept") {
+        push_header(out, "Accept", "*/*");
+    }
+    for (name, value) in &target.headers {
+        if !skip(name) {
+            push_header(out, name, value);
+        }
+    }
+    let body: &[u8] = if line.body { &target.body } else { &[] };
+    let needs_length = !body.is_empty() || matches!(line.method, "POST" | "PUT" | "PATCH");
+    if needs_length && !has("content-length") && !has("transfer-encoding") {
+        push_header(out, "Content-Length", &body.len().to_string());
+    }
+    if !keepalive && !has("connection") {
+        push_header(out, "Connection", "close");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
 }
 
 fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {
@@ -121,7 +158,49 @@ pub async fn read_response<S: AsyncRead + Unpin>(
     stream: &mut S,
     buf: &mut [u8],
     head_request: bool,
+    on_first_byte: impl FnMut(),
+) -> Result<Response, ReadFailure> {
+    read_response_inner(stream, buf, head_request, on_first_byte, None).await
+}
+
+/// [`read_response`] that also copies a redirect's `Location` value into
+/// `location` (cleared first; left empty for other statuses).
+pub async fn read_response_location<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    head_request: bool,
+    on_first_byte: impl FnMut(),
+    location: &mut Vec<u8>,
+) -> Result<Response, ReadFailure> {
+    read_response_inner(stream, buf, head_request, on_first_byte, Some(location)).await
+}
+
+/// The statuses `--follow` follows.
+pub fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+/// Copies the `Location` header's value from a complete response head.
+fn copy_location(head: &[u8], out: &mut Vec<u8>) {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut headers);
+    if resp.parse(head).is_ok() {
+        if let Some(h) = resp
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("location"))
+        {
+            out.extend_from_slice(h.value.trim_ascii());
+        }
+    }
+}
+
+async fn read_response_inner<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    head_request: bool,
     mut on_first_byte: impl FnMut(),
+    location: Option<&mut Vec<u8>>,
 ) -> Result<Response, ReadFailure> {
     let mut filled = 0usize;
     let mut bytes_in = 0u64;
@@ -206,6 +285,12 @@ pub async fn read_response<S: AsyncRead + Unpin>(
         bytes_in += n as u64;
     };
 
+    if let Some(out) = location {
+        out.clear();
+        if is_redirect(status) {
+            copy_location(&buf[..head_len], out);
+        }
+    }
     let fail = |kind, detail: &str, bytes_in| Err(ReadFailure::new(kind, detail, bytes_in, status));
     let mut body_bytes = 0u64;
     let mut leftover = &buf[head_len..filled];

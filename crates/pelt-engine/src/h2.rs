@@ -9,8 +9,8 @@
 //! that needs it.
 
 use crate::conn::{connect, Stream};
-use crate::h1::{read_error_kind, Response};
-use crate::worker::{Failure, Progress, Transport, Worker};
+use crate::h1::{is_redirect, read_error_kind, Response};
+use crate::worker::{next_hop, Failure, Progress, Transport, Worker};
 use bytes::Bytes;
 use h2::client::SendRequest;
 use pelt_core::{ErrorKind, Scheme, Target};
@@ -240,6 +240,7 @@ impl H2Sender {
                 origin,
                 armed: true,
             };
+            w.connect_permit(true).await?;
             let plan = &*w.plan;
             let (stream, est) = connect(
                 &plan.origins[origin],
@@ -338,27 +339,155 @@ impl H2Sender {
         })?;
         progress.first_byte = Some(w.now());
         let status = response.status().as_u16();
-        let mut bytes_in = field_size(":status", 3) + header_block_size(response.headers());
-        let mut body = response.into_body();
-        let mut body_bytes = 0u64;
-        while let Some(chunk) = body.data().await {
-            let chunk = chunk.map_err(|e| {
-                let mut f = classify(&e, ErrorKind::Read, Some(status));
-                f.bytes_in = bytes_in;
-                (f, Unprocessed::No)
-            })?;
-            let n = chunk.len();
-            body_bytes += n as u64;
-            bytes_in += n as u64;
-            let _ = body.flow_control().release_capacity(n);
+        let location =
+            (plan.http.follow > 0 && is_redirect(status)).then(|| location_of(&response));
+        let resp = read_body(response, 0)
+            .await
+            .map_err(|f| (f, Unprocessed::No))?;
+        match location {
+            Some(location) => self
+                .follow(w, target, resp, location, progress)
+                .await
+                .map_err(|f| (f, Unprocessed::No)),
+            None => Ok(resp),
         }
-        Ok(Response {
-            status,
-            bytes_in,
-            body_bytes,
-            reusable: true,
-        })
     }
+
+    /// `--follow` over HTTP/2: each redirect is a new stream on the same
+    /// connection (same origin only). The chain is one request.
+    async fn follow(
+        &mut self,
+        w: &Worker,
+        target: u32,
+        mut resp: Response,
+        mut location: String,
+        progress: &mut Progress,
+    ) -> Result<Response, Failure> {
+        let plan = &*w.plan;
+        let t = &plan.targets[target as usize];
+        let prepared = &plan.h2_requests[target as usize];
+        let mut url = t.url.clone();
+        let mut method: &str = &t.method;
+        let mut body = true;
+        let mut hops = 0;
+        while is_redirect(resp.status) {
+            let (next, same) = next_hop(
+                plan,
+                &t.url,
+                &url,
+                &location,
+                &mut hops,
+                &mut method,
+                &mut body,
+                Failure {
+                    kind: ErrorKind::InvalidResponse,
+                    detail: String::new(),
+                    bytes_in: resp.bytes_in,
+                    status: resp.status,
+                },
+            )?;
+            if !same {
+                // Refused by the configuration; a guard all the same.
+                return Err(Failure::new(
+                    ErrorKind::InvalidResponse,
+                    format!("redirect to another origin, {next}, over HTTP/2; drop --http2 to follow it"),
+                ));
+            }
+            let mut req = prepared.request();
+            *req.method_mut() = http::Method::from_bytes(method.as_bytes()).map_err(|_| {
+                Failure::new(
+                    ErrorKind::InvalidResponse,
+                    format!("invalid method {method}"),
+                )
+            })?;
+            let uri = format!(
+                "{}://{}{}",
+                prepared.uri.scheme_str().unwrap_or("http"),
+                prepared.uri.authority().map_or("", |a| a.as_str()),
+                next.path_and_query
+            );
+            *req.uri_mut() = uri.parse().map_err(|e| {
+                Failure::new(
+                    ErrorKind::InvalidResponse,
+                    format!("cannot follow the redirect to {next} over HTTP/2: {e}"),
+                )
+            })?;
+            let send_body = body && !prepared.body.is_empty();
+            if !body {
+                req.headers_mut().remove(http::header::CONTENT_LENGTH);
+                req.headers_mut().remove(http::header::CONTENT_TYPE);
+            }
+            let (_, _, send) = self.send.as_mut().expect("once() set it");
+            let earlier = resp.bytes_in;
+            let io = |e: h2::Error, kind| {
+                let mut f = classify(&e, kind, None);
+                f.bytes_in = earlier;
+                f
+            };
+            poll_fn(|cx| send.poll_ready(cx))
+                .await
+                .map_err(|e| io(e, ErrorKind::Write))?;
+            let (response, mut body_out) = send
+                .send_request(req, !send_body)
+                .map_err(|e| io(e, ErrorKind::Write))?;
+            if send_body {
+                body_out
+                    .send_data(prepared.body.clone(), true)
+                    .map_err(|e| io(e, ErrorKind::Write))?;
+            }
+            progress.bytes_out += match send_body {
+                true => prepared.bytes_out,
+                false => prepared.bytes_out - prepared.body.len() as u64,
+            };
+            let response = response.await.map_err(|e| io(e, ErrorKind::Read))?;
+            location = match is_redirect(response.status().as_u16()) {
+                true => location_of(&response),
+                false => String::new(),
+            };
+            resp = read_body(response, earlier).await?;
+            url = next;
+        }
+        Ok(resp)
+    }
+}
+
+/// A response's Location header (empty if it has none).
+fn location_of(response: &http::Response<h2::RecvStream>) -> String {
+    response
+        .headers()
+        .get(http::header::LOCATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Reads a response's body to the end, counting it and releasing flow
+/// control capacity at once. `earlier` bytes of the same request (earlier
+/// redirects) are added to `bytes_in`.
+async fn read_body(
+    response: http::Response<h2::RecvStream>,
+    earlier: u64,
+) -> Result<Response, Failure> {
+    let status = response.status().as_u16();
+    let mut bytes_in = earlier + field_size(":status", 3) + header_block_size(response.headers());
+    let mut body = response.into_body();
+    let mut body_bytes = 0u64;
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.map_err(|e| {
+            let mut f = classify(&e, ErrorKind::Read, Some(status));
+            f.bytes_in = bytes_in;
+            f
+        })?;
+        let n = chunk.len();
+        body_bytes += n as u64;
+        bytes_in += n as u64;
+        let _ = body.flow_control().release_capacity(n);
+    }
+    Ok(Response {
+        status,
+        bytes_in,
+        body_bytes,
+        reusable: true,
+    })
 }
 
 impl Transport for H2Sender {

@@ -1,14 +1,14 @@
 //! The library entry point: start a run, watch its seconds go by, cancel
 //! it, and collect its summary.
 
-use crate::conn::{tls_connector, Origin};
+use crate::conn::{tls_connector, Addr, Origin};
 use crate::h1::PreparedRequest;
 use crate::h2::PreparedH2;
 use crate::pacer::{ConstantRate, Pacer, Piecewise};
 use crate::worker::{run_worker, Plan, Share, WorkerMsg};
 use pelt_core::{
-    ConfigError, Environment, IntervalRow, Load, Nanos, Recorder, RunConfig, RunFooter, RunHeader,
-    RunSummary, Scheme, SummaryBuilder,
+    connect_address, ConfigError, Environment, HttpOptions, IntervalRow, Load, Nanos, Recorder,
+    RunConfig, RunFooter, RunHeader, RunSummary, Scheme, SummaryBuilder, Url,
 };
 use rustls::pki_types::ServerName;
 use std::collections::BTreeMap;
@@ -95,9 +95,8 @@ impl Run {
         let workers = config.effective_threads();
 
         let (origins, target_origin) = resolve_origins(&config)?;
-        let tls = origins
-            .iter()
-            .any(|o| o.tls.is_some())
+        // A redirect to another host may need TLS even if no target does.
+        let tls = (origins.iter().any(|o| o.tls.is_some()) || config.http.follow_any_host)
             .then(|| tls_connector(config.http.insecure, config.http.http2));
         let requests = config
             .targets
@@ -165,6 +164,13 @@ impl Run {
                 .iter()
                 .map(|_| AtomicU64::new(u64::MAX))
                 .collect(),
+            // Each worker paces its own share of --connect-rate.
+            connect_interval: config
+                .http
+                .connect_rate
+                .map(|r| (workers as f64 * 1e9 / r).max(1.0) as Nanos),
+            targets: config.targets.clone(),
+            http: config.http.clone(),
         });
 
         let (cancel_tx, cancel_rx) = watch::channel(false);
@@ -290,7 +296,8 @@ fn split(total: u64, parts: usize, index: usize) -> u64 {
     total / parts + u64::from((index as u64) < total % parts)
 }
 
-/// Resolves each distinct scheme/host/port once, before the run.
+/// Resolves each distinct scheme/host/port once, before the run, after
+/// `--connect-to` and `--unix-socket` have said where connections go.
 fn resolve_origins(config: &RunConfig) -> Result<(Vec<Origin>, Vec<usize>), EngineError> {
     let mut keys: Vec<(Scheme, String, u16)> = Vec::new();
     let mut origins = Vec::new();
@@ -301,33 +308,54 @@ fn resolve_origins(config: &RunConfig) -> Result<(Vec<Origin>, Vec<usize>), Engi
             target_origin.push(i);
             continue;
         }
-        let addrs: Vec<SocketAddr> = (t.url.host.as_str(), t.url.port)
-            .to_socket_addrs()
-            .map_err(|e| EngineError::Resolve {
-                host: t.url.host.clone(),
-                detail: e.to_string(),
-            })?
-            .collect();
-        let addr = pick_reachable(&addrs, config.http.connect_timeout).ok_or_else(|| {
-            EngineError::Resolve {
-                host: t.url.host.clone(),
-                detail: "no addresses found".into(),
-            }
+        let origin = origin_of(&t.url, &config.http, |host, port| {
+            let addrs: Vec<SocketAddr> = (host, port)
+                .to_socket_addrs()
+                .map_err(|e| e.to_string())?
+                .collect();
+            pick_reachable(&addrs, config.http.connect_timeout)
+                .ok_or_else(|| "no addresses found".to_string())
         })?;
-        let tls = match t.url.scheme {
-            Scheme::Http => None,
-            Scheme::Https => Some(ServerName::try_from(t.url.host.clone()).map_err(|e| {
-                EngineError::Resolve {
-                    host: t.url.host.clone(),
-                    detail: format!("not a valid TLS server name: {e}"),
-                }
-            })?),
-        };
         target_origin.push(origins.len());
         keys.push(key);
-        origins.push(Origin { addr, tls });
+        origins.push(origin);
     }
     Ok((origins, target_origin))
+}
+
+/// Where connections for `url` go: the Unix socket, or the address
+/// `resolve` finds for the URL's host and port as `--connect-to` maps them.
+/// The TLS name is always the URL's host.
+pub(crate) fn origin_of(
+    url: &Url,
+    http: &HttpOptions,
+    resolve: impl FnOnce(&str, u16) -> Result<SocketAddr, String>,
+) -> Result<Origin, EngineError> {
+    let addr = match &http.unix_socket {
+        Some(path) => Addr::Unix(path.into()),
+        None => {
+            let (host, port) = connect_address(&http.connect_to, &url.host, url.port);
+            Addr::Tcp(resolve(&host, port).map_err(|detail| EngineError::Resolve {
+                detail: match host == url.host {
+                    true => detail,
+                    false => format!("{detail} (--connect-to maps '{}' to it)", url.host),
+                },
+                host,
+            })?)
+        }
+    };
+    let tls = match url.scheme {
+        Scheme::Http => None,
+        Scheme::Https => {
+            Some(
+                ServerName::try_from(url.host.clone()).map_err(|e| EngineError::Resolve {
+                    host: url.host.clone(),
+                    detail: format!("not a valid TLS server name: {e}"),
+                })?,
+            )
+        }
+    };
+    Ok(Origin { addr, tls })
 }
 
 /// The first address that accepts a connection, else the first address.

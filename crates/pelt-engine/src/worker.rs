@@ -4,7 +4,10 @@
 //! second as a whole interval recorder.
 
 use crate::conn::{connect, Origin, Stream};
-use crate::h1::{read_error_kind, read_response, PreparedRequest, Response, READ_BUF};
+use crate::h1::{
+    is_redirect, read_error_kind, read_response, read_response_location, write_request,
+    PreparedRequest, RequestLine, Response, READ_BUF,
+};
 use crate::h2::{H2Sender, PreparedH2, SharedConn};
 use crate::pacer::Pacer;
 use crate::timer::PreciseTimer;
@@ -60,6 +63,12 @@ pub(crate) struct Plan {
     pub grace: Duration,
     /// Body length of the first successful response per target (ab's check).
     pub expected_len: Vec<AtomicU64>,
+    /// `--connect-rate`: this worker opens at most one connection per
+    /// interval (its share of the rate).
+    pub connect_interval: Option<Nanos>,
+    /// The targets as configured, for building redirected requests.
+    pub targets: Vec<pelt_core::Target>,
+    pub http: pelt_core::HttpOptions,
 }
 
 impl Plan {
@@ -133,6 +142,7 @@ pub(crate) fn run_worker(
         idle_added: Notify::new(),
         alive: Cell::new(0),
         all_done: Notify::new(),
+        next_connect: Cell::new(0),
     });
     local_set.block_on(&rt, drive(worker.clone(), cancel));
     // Dropping the set cancels connection tasks still waiting; the driver
@@ -198,6 +208,9 @@ pub(crate) struct Worker {
     alive: Cell<usize>,
     all_done: Notify,
     intervals: RefCell<Intervals>,
+    /// `--connect-rate`: the earliest time this worker's next connection
+    /// may open.
+    next_connect: Cell<Nanos>,
 }
 
 impl Worker {
@@ -222,6 +235,34 @@ impl Worker {
                 .current
                 .record_connection(connect_ns, tls_ns);
         }
+    }
+
+    /// `--connect-rate`: waits for this worker's next connection slot (a
+    /// token bucket holding one token). Each caller reserves the next
+    /// free slot before it waits, so waiting openers are served in order.
+    /// The waiting request's clock runs: in rate mode the wait shows as send
+    /// lag, in a closed loop as slower requests. A closed-loop request
+    /// whose slot would come after the deadline is abandoned unsent (an
+    /// `Unfinished` failure that the sender does not record), as if it had
+    /// been decided on after the deadline (only with `unsent`: a redirect
+    /// of a request already sent always waits).
+    pub(crate) async fn connect_permit(&self, unsent: bool) -> Result<(), Failure> {
+        let Some(interval) = self.plan.connect_interval else {
+            return Ok(());
+        };
+        let now = self.now();
+        let at = self.next_connect.get().max(now);
+        if unsent && self.plan.pacer.is_none() && self.plan.deadline.is_some_and(|d| at >= d) {
+            return Err(Failure::new(
+                ErrorKind::Unfinished,
+                "the run ended before --connect-rate allowed a connection".into(),
+            ));
+        }
+        self.next_connect.set(at.saturating_add(interval));
+        if at > now {
+            tokio::time::sleep_until(self.plan.instant(at)).await;
+        }
+        Ok(())
     }
 
     fn begin_stop(&self, at: Nanos) {
@@ -397,6 +438,10 @@ impl Worker {
                     self.check_length(&mut sample);
                 }
             }
+            Ok(Err(failure)) if failure.kind == ErrorKind::Unfinished => {
+                // Never sent; the sender drops it (see `connect_permit`).
+                sample.error = Some(ErrorKind::Unfinished);
+            }
             Ok(Err(failure)) => {
                 sender.reset();
                 sample.status = failure.status;
@@ -565,6 +610,228 @@ pub(crate) trait Transport {
 struct H1Sender {
     conn: Option<Conn>,
     buf: Box<[u8]>,
+    /// `--follow` only: the last redirect's Location, and the redirected
+    /// request (both reused, so following allocates only for the URL).
+    location: Vec<u8>,
+    redirect: Vec<u8>,
+}
+
+fn read_failure(f: crate::h1::ReadFailure, earlier_bytes_in: u64) -> Failure {
+    Failure {
+        kind: f.kind,
+        detail: f.detail,
+        bytes_in: earlier_bytes_in + f.bytes_in,
+        status: f.status,
+    }
+}
+
+/// Opens a connection to `origin`, paced by `--connect-rate`, recording
+/// its phase times.
+async fn open(w: &Worker, origin: &Origin) -> Result<Stream, Failure> {
+    w.connect_permit(false).await?;
+    let plan = &*w.plan;
+    let (stream, est) = connect(origin, plan.tls.as_ref(), plan.connect_timeout)
+        .await
+        .map_err(|f| Failure::new(f.kind, f.detail))?;
+    w.record_connection(est.connect_ns, est.tls_ns);
+    Ok(stream)
+}
+
+/// Writes `request` and reads its response (with its Location).
+async fn send_on(
+    stream: &mut Stream,
+    request: &[u8],
+    buf: &mut [u8],
+    head: bool,
+    location: &mut Vec<u8>,
+    earlier_bytes_in: u64,
+) -> Result<Response, Failure> {
+    let io_failure = |e: io::Error| {
+        let mut f = Failure::new(write_error_kind(&e), e.to_string());
+        f.bytes_in = earlier_bytes_in;
+        f
+    };
+    stream.write_all(request).await.map_err(io_failure)?;
+    stream.flush().await.map_err(io_failure)?;
+    read_response_location(stream, buf, head, || {}, location)
+        .await
+        .map_err(|f| read_failure(f, earlier_bytes_in))
+}
+
+/// Where a redirect to another origin connects (`--follow-any-host`).
+async fn other_origin(plan: &Plan, url: &pelt_core::Url) -> Result<Origin, Failure> {
+    let addr = match plan.http.unix_socket {
+        Some(_) => None,
+        None => {
+            let (host, port) =
+                pelt_core::connect_address(&plan.http.connect_to, &url.host, url.port);
+            let found = tokio::net::lookup_host((host.as_str(), port))
+                .await
+                .map_err(|e| {
+                    Failure::new(
+                        ErrorKind::Connect,
+                        format!("cannot resolve redirect host '{host}': {e}"),
+                    )
+                })?
+                .next();
+            Some(found.ok_or_else(|| {
+                Failure::new(
+                    ErrorKind::Connect,
+                    format!("redirect host '{host}' has no addresses"),
+                )
+            })?)
+        }
+    };
+    crate::run::origin_of(url, &plan.http, |_, _| {
+        addr.ok_or_else(|| "no addresses found".to_string())
+    })
+    .map_err(|e| Failure::new(ErrorKind::Connect, e.to_string()))
+}
+
+/// One step of `--follow` from `url`, whose response was a redirect to
+/// `location`: the next URL and whether it is the target's origin. Updates
+/// the hop count and, as browsers do, the method (303, and 301/302 after
+/// a POST, become a GET without body). A redirect beyond `--follow`,
+/// without a usable Location, or to another origin without
+/// `--follow-any-host` is `failure` with its detail filled in.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn next_hop(
+    plan: &Plan,
+    origin_url: &pelt_core::Url,
+    url: &pelt_core::Url,
+    location: &str,
+    hops: &mut u32,
+    method: &mut &str,
+    body: &mut bool,
+    mut failure: Failure,
+) -> Result<(pelt_core::Url, bool), Failure> {
+    let status = failure.status;
+    let fail = |detail: String| {
+        failure.detail = detail;
+        failure
+    };
+    if *hops == plan.http.follow {
+        return Err(fail(format!(
+            "more than --follow {} redirects (the last, {status}, to '{}'); raise --follow, or load the final URL directly",
+            plan.http.follow,
+            location.escape_debug()
+        )));
+    }
+    *hops += 1;
+    if location.is_empty() {
+        return Err(fail(format!(
+            "a {status} redirect from {url} without a Location header"
+        )));
+    }
+    let next = match url.join(location) {
+        Ok(next) => next,
+        Err(e) => {
+            return Err(fail(format!(
+                "cannot follow the {status} redirect from {url}: {e}"
+            )))
+        }
+    };
+    let same = next.same_origin(origin_url);
+    if !same && !plan.http.follow_any_host {
+        return Err(fail(format!(
+            "{status} redirect to another origin, {next}; add --follow-any-host to follow it, or load that URL directly"
+        )));
+    }
+    if (status == 303 && *method != "HEAD") || (matches!(status, 301 | 302) && *method == "POST") {
+        *method = "GET";
+        *body = false;
+    }
+    Ok((next, same))
+}
+
+impl H1Sender {
+    /// `--follow`: follows `resp`'s redirects, up to the limit. The whole
+    /// chain is one request: its time, bytes and final status.
+    async fn follow(
+        &mut self,
+        w: &Worker,
+        target: u32,
+        mut resp: Response,
+        progress: &mut Progress,
+    ) -> Result<Response, Failure> {
+        let plan = &*w.plan;
+        let t = &plan.targets[target as usize];
+        let origin = plan.target_origin[target as usize];
+        let mut url = t.url.clone();
+        let mut method: &str = &t.method;
+        let mut body = true;
+        let mut bytes_in = resp.bytes_in;
+        let mut hops = 0;
+        while is_redirect(resp.status) {
+            let location = String::from_utf8_lossy(&self.location).into_owned();
+            let (next, same) = next_hop(
+                plan,
+                &t.url,
+                &url,
+                &location,
+                &mut hops,
+                &mut method,
+                &mut body,
+                Failure {
+                    kind: ErrorKind::InvalidResponse,
+                    detail: String::new(),
+                    bytes_in,
+                    status: resp.status,
+                },
+            )?;
+            let line = RequestLine {
+                method,
+                url: &next,
+                body,
+                keep_host: same,
+            };
+            let head = method == "HEAD";
+            let r = if same {
+                // The target's own connection, reopened if it was closed.
+                write_request(&mut self.redirect, t, &line, plan.keepalive);
+                let c = match &mut self.conn {
+                    Some(c) => c,
+                    None => {
+                        let stream = open(w, &plan.origins[origin]).await?;
+                        self.conn.insert(Conn { stream, origin })
+                    }
+                };
+                let r = send_on(
+                    &mut c.stream,
+                    &self.redirect,
+                    &mut self.buf,
+                    head,
+                    &mut self.location,
+                    bytes_in,
+                )
+                .await?;
+                if !(r.reusable && plan.keepalive) {
+                    self.conn = None;
+                }
+                r
+            } else {
+                // Another origin: a connection for this request only.
+                write_request(&mut self.redirect, t, &line, false);
+                let o = other_origin(plan, &next).await?;
+                let mut stream = open(w, &o).await?;
+                send_on(
+                    &mut stream,
+                    &self.redirect,
+                    &mut self.buf,
+                    head,
+                    &mut self.location,
+                    bytes_in,
+                )
+                .await?
+            };
+            progress.bytes_out += self.redirect.len() as u64;
+            bytes_in += r.bytes_in;
+            url = next;
+            resp = r;
+        }
+        resp.bytes_in = bytes_in;
+        Ok(resp)
+    }
 }
 
 #[derive(Debug)]
@@ -592,6 +859,7 @@ impl Transport for H1Sender {
                 c
             }
             None => {
+                w.connect_permit(true).await?;
                 let (stream, est) = connect(
                     &plan.origins[origin],
                     plan.tls.as_ref(),
@@ -616,18 +884,26 @@ impl Transport for H1Sender {
             .map_err(|e| Failure::new(write_error_kind(&e), e.to_string()))?;
         progress.bytes_out = request.bytes.len() as u64;
         let first_byte = &mut progress.first_byte;
-        let resp = read_response(&mut c.stream, &mut self.buf, request.head, || {
-            *first_byte = Some(w.now())
-        })
-        .await
-        .map_err(|f| Failure {
-            kind: f.kind,
-            detail: f.detail,
-            bytes_in: f.bytes_in,
-            status: f.status,
-        })?;
+        let on_first = || *first_byte = Some(w.now());
+        let follow = plan.http.follow > 0;
+        let resp = if follow {
+            read_response_location(
+                &mut c.stream,
+                &mut self.buf,
+                request.head,
+                on_first,
+                &mut self.location,
+            )
+            .await
+        } else {
+            read_response(&mut c.stream, &mut self.buf, request.head, on_first).await
+        }
+        .map_err(|f| read_failure(f, 0))?;
         if !(resp.reusable && plan.keepalive) {
             self.conn = None;
+        }
+        if follow && is_redirect(resp.status) {
+            return self.follow(w, target, resp, progress).await;
         }
         Ok(resp)
     }
@@ -702,6 +978,10 @@ async fn sender(worker: Rc<Worker>, slot: usize, mut transport: impl Transport) 
             .exchange(&mut transport, target, intended, slot)
             .await;
         worker.slots[slot].state.set(Slot::IDLE);
+        if sample.error == Some(ErrorKind::Unfinished) {
+            // Abandoned before it was sent (see `connect_permit`).
+            break;
+        }
         worker.record(&sample);
         if let Some(think) = worker.plan.think {
             // Think time, outside any request's clock; never past the
@@ -817,6 +1097,8 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
             let h1 = H1Sender {
                 conn: None,
                 buf: vec![0u8; READ_BUF].into_boxed_slice(),
+                location: Vec::new(),
+                redirect: Vec::new(),
             };
             tokio::task::spawn_local(sender(worker.clone(), slot, h1));
         }

@@ -180,6 +180,7 @@ impl Conn {
             Framing::Length(msg.len()),
             ConnHeader::Close,
             true,
+            None,
         );
         self.out.extend_from_slice(msg);
         Next::Close
@@ -206,6 +207,7 @@ impl Conn {
                     Framing::Length(body_len),
                     conn_header,
                     true,
+                    None,
                 );
                 if !head.head_only {
                     self.out.extend_from_slice(msg.as_bytes());
@@ -255,7 +257,15 @@ impl Conn {
         } else {
             conn_header
         };
-        wire::push_head(&mut self.out, params.status, framing, conn_header, false);
+        let location = params.location.as_ref().map(|l| l.as_bytes());
+        wire::push_head(
+            &mut self.out,
+            params.status,
+            framing,
+            conn_header,
+            false,
+            location,
+        );
         if head.head_only {
             return Ok(if truncate { Next::Close } else { keep });
         }

@@ -62,6 +62,9 @@ and what it accepts.
                      stall    never answer; close after stall=DUR
   stall=DUR        How long fault=stall holds the connection (default and
                    max 60s).
+  location=URL     Send a Location header with this value, percent-decoded
+                   (so it can carry a query: /b%3Fstatus%3D302); pair it
+                   with status=301|302|303|307|308. At most 256 bytes.
 
 EXAMPLES
 
@@ -71,6 +74,7 @@ EXAMPLES
   /?delay=5ms&delay_max=200ms        latency spread between 5 and 200 ms
   /?size=1m&chunked=1                1 MiB in 4 KiB chunks
   /?fault=stall&stall=5s             provoke a client timeout
+  /old?status=302&location=/new      a redirect (pelt run --follow 1)
 
 Connections are kept alive (HTTP/1.1 default, or HTTP/1.0 with
 Connection: keep-alive) and pipelined requests are answered in order.

@@ -47,6 +47,26 @@ pub(crate) struct Params {
     pub chunked: bool,
     pub fault: Option<Fault>,
     pub stall: Duration,
+    /// `location=`: a Location header to send (percent-decoded), for
+    /// redirect tests with `status=302`.
+    pub location: Option<Location>,
+}
+
+/// Longest `location=` value, decoded.
+pub(crate) const MAX_LOCATION: usize = 256;
+
+/// A Location value held inline, so `Params` stays `Copy` and parsing
+/// allocates nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Location {
+    bytes: [u8; MAX_LOCATION],
+    len: usize,
+}
+
+impl Location {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
 }
 
 impl Default for Params {
@@ -60,6 +80,7 @@ impl Default for Params {
             chunked: false,
             fault: None,
             stall: DEFAULT_STALL,
+            location: None,
         }
     }
 }
@@ -150,6 +171,7 @@ pub(crate) fn parse_target(target: &str, max_body: usize) -> Result<Params, Para
             "chunked" => p.chunked = parse_flag("chunked", value)?,
             "fault" => p.fault = parse_fault(value)?,
             "stall" => p.stall = parse_wait("stall", value)?,
+            "location" => p.location = Some(parse_location(value)?),
             _ => {}
         }
     }
@@ -229,6 +251,43 @@ fn parse_flag(param: &'static str, value: &str) -> Result<bool, ParamError> {
         "0" | "false" | "no" | "off" => Ok(false),
         _ => Err(ParamError::new(param, "1 or 0", value)),
     }
+}
+
+/// Percent-decodes a `location=` value (so it can carry its own query:
+/// `location=/b%3Fstatus%3D302`).
+fn parse_location(value: &str) -> Result<Location, ParamError> {
+    let err = || {
+        ParamError::new(
+            "location",
+            format!("a URL or path, percent-encoded, at most {MAX_LOCATION} bytes"),
+            value,
+        )
+    };
+    let mut loc = Location {
+        bytes: [0; MAX_LOCATION],
+        len: 0,
+    };
+    let raw = value.as_bytes();
+    let mut i = 0;
+    while i < raw.len() {
+        let b = match raw[i] {
+            b'%' => {
+                let hex = raw.get(i + 1..i + 3).ok_or_else(err)?;
+                let hex = std::str::from_utf8(hex).map_err(|_| err())?;
+                i += 2;
+                u8::from_str_radix(hex, 16).map_err(|_| err())?
+            }
+            b => b,
+        };
+        i += 1;
+        // A header value must not break the response.
+        if b.is_ascii_control() || loc.len == MAX_LOCATION {
+            return Err(err());
+        }
+        loc.bytes[loc.len] = b;
+        loc.len += 1;
+    }
+    Ok(loc)
 }
 
 fn parse_fault(value: &str) -> Result<Option<Fault>, ParamError> {
@@ -316,6 +375,17 @@ mod tests {
             let msg = e.to_string();
             assert!(msg.contains(param) && msg.contains("expected"), "{msg}");
         }
+    }
+
+    #[test]
+    fn location_is_percent_decoded() {
+        let p = parse("/?status=302&location=/b%3Fstatus%3D200%26x%3D1").unwrap();
+        assert_eq!(p.location.unwrap().as_bytes(), b"/b?status=200&x=1");
+        for bad in ["/?location=%0d%0a", "/?location=%zz", "/?location=%4"] {
+            assert_eq!(parse(bad).unwrap_err().param, "location", "{bad}");
+        }
+        let long = format!("/?location={}", "a".repeat(MAX_LOCATION + 1));
+        assert_eq!(parse(&long).unwrap_err().param, "location");
     }
 
     #[test]

@@ -68,6 +68,9 @@ impl Reject {
     }
 }
 
+// `Head` carries an inline `location=` value (a few hundred bytes, copied
+// once per request); boxing it would allocate per request instead.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum Parsed {
     Complete(Head),
@@ -180,12 +183,18 @@ pub(crate) fn push_head(
     framing: Framing,
     conn: ConnHeader,
     plain_text: bool,
+    location: Option<&[u8]>,
 ) {
     out.extend_from_slice(b"HTTP/1.1 ");
     push_decimal(out, u64::from(status));
     out.push(b' ');
     out.extend_from_slice(reason(status).as_bytes());
     out.extend_from_slice(b"\r\nServer: pelt-target\r\n");
+    if let Some(loc) = location {
+        out.extend_from_slice(b"Location: ");
+        out.extend_from_slice(loc);
+        out.extend_from_slice(b"\r\n");
+    }
     match framing {
         Framing::Length(n) => {
             out.extend_from_slice(b"Content-Length: ");
@@ -348,13 +357,21 @@ mod tests {
             Framing::Length(1234),
             ConnHeader::None,
             false,
+            None,
         );
         assert_eq!(
             out,
             b"HTTP/1.1 200 OK\r\nServer: pelt-target\r\nContent-Length: 1234\r\n\r\n"
         );
         out.clear();
-        push_head(&mut out, 799, Framing::Chunked, ConnHeader::Close, false);
+        push_head(
+            &mut out,
+            799,
+            Framing::Chunked,
+            ConnHeader::Close,
+            false,
+            None,
+        );
         assert_eq!(
             out,
             b"HTTP/1.1 799 Unknown\r\nServer: pelt-target\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"

@@ -271,6 +271,53 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub streams: Option<u32>,
 
+    /// Send this Host header to every target, like -H 'Host: NAME' (which it
+    /// replaces): NAME or NAME:PORT. Connections still go where the URL
+    /// says, and TLS still sends the URL's host as SNI and verifies its
+    /// certificate for it; to keep the URL and change where pelt connects,
+    /// use --connect-to.
+    #[arg(long = "host", value_name = "NAME[:PORT]")]
+    pub host: Option<String>,
+
+    /// Connect to CONNECT_HOST:CONNECT_PORT whenever a URL names HOST:PORT
+    /// (curl's option): the Host header, SNI and certificate check still use
+    /// the URL. An empty HOST or PORT matches any, an empty CONNECT_HOST or
+    /// CONNECT_PORT keeps the URL's; IPv6 in brackets. Repeatable; the
+    /// first match wins.
+    #[arg(
+        long = "connect-to",
+        value_name = "HOST:PORT:CONNECT_HOST:CONNECT_PORT"
+    )]
+    pub connect_to: Vec<String>,
+
+    /// Send every request over this Unix domain socket (HTTP/1.1, or h2c
+    /// with --http2); the URL, which must be http://, still gives the Host
+    /// header and path.
+    #[arg(long = "unix-socket", value_name = "PATH")]
+    pub unix_socket: Option<PathBuf>,
+
+    /// Open at most N new connections per second, in total (each worker
+    /// paces its share). Reconnects count too (after Connection: close,
+    /// --no-keepalive or errors). A request waiting for a connection waits
+    /// with its clock running: with --rate it shows as send lag.
+    #[arg(long = "connect-rate", value_name = "N")]
+    pub connect_rate: Option<f64>,
+
+    /// Follow up to N redirects (301, 302, 303, 307, 308) per request, on the
+    /// same origin (scheme, host and port) only [default: 0, a 3xx is the
+    /// response]. The chain is one request: its latency runs to the last
+    /// response, whose status is counted. 303, and 301/302 after a POST,
+    /// continue as a GET without body. A redirect elsewhere, more than N, or
+    /// a Location that cannot be parsed is an invalid_response error. With
+    /// --http2, each hop is a new stream on the same connection.
+    #[arg(long = "follow", value_name = "N")]
+    pub follow: Option<u32>,
+
+    /// With --follow: also follow redirects to other origins, each over a
+    /// new connection used for that one request (HTTP/1.1 only).
+    #[arg(long = "follow-any-host", requires = "follow")]
+    pub follow_any_host: bool,
+
     /// Report format (hdrlog is for `pelt report`).
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,

@@ -7,8 +7,8 @@ use crate::UserError;
 use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS};
 use pelt_core::targets::TargetsFormat;
 use pelt_core::{
-    parse_duration, HttpOptions, Load, Order, RunConfig, RunSummary, Spec, Stop, Target, ThinkTime,
-    Url,
+    parse_duration, ConnectTo, HttpOptions, Load, Order, RunConfig, RunSummary, Spec, Stop, Target,
+    ThinkTime, Url,
 };
 use pelt_engine::{footer_of, Progress, Run};
 use pelt_report::Format;
@@ -68,8 +68,22 @@ impl TryFrom<&RunArgs> for RunConfig {
             insecure: a.insecure,
             http2: a.http2,
             streams: a.streams.unwrap_or(1),
+            connect_to: a
+                .connect_to
+                .iter()
+                .map(|c| ConnectTo::parse(c))
+                .collect::<Result<_, _>>()
+                .map_err(UserError)?,
+            unix_socket: a
+                .unix_socket
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned()),
+            connect_rate: a.connect_rate,
+            follow: a.follow.unwrap_or(0),
+            follow_any_host: a.follow_any_host,
             ..HttpOptions::default()
         };
+        let host = a.host.as_deref().map(host_header).transpose()?;
         if let Some(t) = opt_duration(&a.timeout, "--timeout")? {
             http.timeout = t;
         }
@@ -105,6 +119,14 @@ impl TryFrom<&RunArgs> for RunConfig {
             }],
             (None, None) => return Err(UserError("give a URL, or a targets file with -f".into())),
         };
+        let mut targets = targets;
+        if let Some(host) = host {
+            // --host replaces any Host header, from -H or a targets file.
+            for t in &mut targets {
+                t.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("host"));
+                t.headers.push(("Host".into(), host.clone()));
+            }
+        }
         let config = RunConfig {
             targets,
             order: if a.random {
@@ -201,6 +223,78 @@ fn opt_duration(value: &Option<String>, flag: &str) -> Result<Option<Duration>, 
         .as_deref()
         .map(|v| parse_duration(v).map_err(|e| UserError(format!("{flag}: {e}"))))
         .transpose()
+}
+
+/// `--host`: a host name, IPv4 address or [IPv6] address, optionally
+/// with :PORT.
+fn host_header(value: &str) -> Result<String, UserError> {
+    let bad = |why: &str| {
+        UserError(format!(
+            "invalid --host '{}': {why}; give a host name, like --host api.example.com or --host example.com:8080",
+            value.escape_debug()
+        ))
+    };
+    let (name, port) = match value.strip_prefix('[') {
+        Some(v6) => {
+            let (addr, rest) = v6
+                .split_once(']')
+                .ok_or_else(|| bad("the IPv6 address has no closing ']'"))?;
+            if addr.is_empty()
+                || !addr
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+            {
+                return Err(bad("not an IPv6 address"));
+            }
+            match rest {
+                "" => (addr, None),
+                _ => (
+                    addr,
+                    Some(
+                        rest.strip_prefix(':')
+                            .ok_or_else(|| bad("unexpected text after ']'"))?,
+                    ),
+                ),
+            }
+        }
+        None => match value.rsplit_once(':') {
+            Some((n, p)) => {
+                if n.is_empty()
+                    || !n
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_')
+                {
+                    return Err(bad(
+                        "a host name has letters, digits, '-', '.' and '_' only",
+                    ));
+                }
+                (n, Some(p))
+            }
+            None => {
+                if value.is_empty()
+                    || !value
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_')
+                {
+                    return Err(bad(if value.is_empty() {
+                        "it is empty"
+                    } else {
+                        "a host name has letters, digits, '-', '.' and '_' only"
+                    }));
+                }
+                (value, None)
+            }
+        },
+    };
+    if name.is_empty() {
+        return Err(bad("it is empty"));
+    }
+    if let Some(p) = port {
+        if p.parse::<u16>().ok().filter(|&p| p != 0).is_none() {
+            return Err(bad("the port must be a number from 1 to 65535"));
+        }
+    }
+    Ok(value.to_string())
 }
 
 /// RFC 9110 token characters: what a method or header name may contain.
@@ -373,6 +467,24 @@ mod tests {
             (&["http://h/", "-m", "GE T"], "invalid method"),
             (&["http://h/", "-c", "0"], "at least 1"),
             (&["http://h/", "-H", "X: a\nb"], "line break"),
+            (&["http://h/", "--host", ""], "invalid --host"),
+            (&["http://h/", "--host", "a b"], "invalid --host"),
+            (&["http://h/", "--host", "h:0"], "port must be"),
+            (&["http://h/", "--host", "[::1"], "closing"),
+            (&["http://h/", "--connect-to", "a:1:b"], "four fields"),
+            (
+                &["http://h/", "--connect-rate", "0"],
+                "--connect-rate must be",
+            ),
+            (&["http://h/", "--follow", "1000"], "at most 100"),
+            (
+                &["https://h/", "--unix-socket", "/x.sock"],
+                "plain HTTP only",
+            ),
+            (
+                &["http://h/", "--follow", "2", "--follow-any-host", "--http2"],
+                "same origin only",
+            ),
             (&["http://h/a\nb", "-n", "1"], "invalid URL"),
             (&["http://h/", "--rate", "1e300"], "at most 10,000,000"),
             (

@@ -555,3 +555,31 @@ fn worker_runtime_that_cannot_start_refuses_the_run() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("ulimit -n"), "{err}");
 }
+
+#[test]
+fn connection_options_are_in_the_report_and_match_the_schema() {
+    let s = server();
+    let port = s.local_addr().port();
+    let map = format!("example.test:80:127.0.0.1:{port}");
+    let r = run_json(&[
+        "http://example.test/?status=302&location=/",
+        "-n",
+        "20",
+        "--host",
+        "example.test",
+        "--connect-to",
+        &map,
+        "--connect-rate",
+        "1000",
+        "--follow",
+        "2",
+        "--follow-any-host",
+    ]);
+    assert_eq!(n(&r["status_codes"]["200"]), 20);
+    let http = &r["config"]["http"];
+    assert_eq!(http["follow"], 2);
+    assert_eq!(http["follow_any_host"], true);
+    assert_eq!(http["connect_rate"], 1000.0);
+    assert_eq!(http["connect_to"][0]["connect_port"], port);
+    assert_eq!(http["connect_to"][0]["host"], "example.test");
+}

@@ -66,6 +66,9 @@ http {
 
     log_format pelt '$request_method $request_uri $status $body_bytes_sent $request_length $server_protocol';
     access_log "@PREFIX@/logs/access.log" pelt;
+    # Which connection carried each request, and the Host it named.
+    log_format conn '$connection $http_host $request_uri $status';
+    access_log "@PREFIX@/logs/conn.log" conn;
 
     client_body_temp_path "@PREFIX@/tmp/client_body";
     proxy_temp_path "@PREFIX@/tmp/proxy";
@@ -80,6 +83,7 @@ http {
 
     server {
         listen 127.0.0.1:@PORT@@LISTEN@;
+@UNIX@
 @TLS@
         server_name localhost;
 
@@ -201,6 +205,22 @@ impl Nginx {
         read_logs(self.prefix.path())
     }
 
+    /// The Unix socket a server without TLS also listens on.
+    pub fn unix_socket(&self) -> PathBuf {
+        self.prefix.path().join("nginx.sock")
+    }
+
+    /// The complete lines of the connection log so far:
+    /// `$connection $http_host $request_uri $status`, one per request.
+    /// Waits like [`Nginx::access_log_lines`] for at least `expected` lines.
+    pub fn conn_log_lines(&self, expected: usize) -> Vec<String> {
+        // Both logs are written per request, access.log first.
+        self.access_log_lines(Some(expected));
+        let text = fs::read_to_string(self.prefix.path().join("logs/conn.log")).unwrap_or_default();
+        let complete = text.rfind('\n').map_or(0, |end| end + 1);
+        text[..complete].lines().map(str::to_owned).collect()
+    }
+
     fn read_access_log(&self) -> Vec<String> {
         let text =
             fs::read_to_string(self.prefix.path().join("logs/access.log")).unwrap_or_default();
@@ -246,6 +266,18 @@ impl Nginx {
             .replace("@PORT@", &port.to_string())
             .replace("@USER@", user)
             .replace("@EXTRA@", extra_locations)
+            // Plain servers also listen on a Unix socket (see `unix_socket`).
+            .replace(
+                "@UNIX@",
+                &match (tls.is_some(), http2) {
+                    (true, _) => String::new(),
+                    (false, h2) => format!(
+                        "        listen unix:{}{};",
+                        path_str(&root.join("nginx.sock")),
+                        if h2 { " http2" } else { "" }
+                    ),
+                },
+            )
             .replace(
                 "@LISTEN@",
                 match (tls.is_some(), http2) {

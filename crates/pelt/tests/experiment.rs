@@ -5,7 +5,7 @@ mod support;
 
 use serde_json::Value;
 use std::path::Path;
-use support::pelt::{pelt, server};
+use support::pelt::{exclusive, pelt, server};
 
 /// Runs `pelt experiment plan` in `dir`, returns (exit code, stdout,
 /// stderr, report.json).
@@ -68,6 +68,8 @@ url = "{b}"
 
 #[test]
 fn added_delay_of_2ms_is_a_material_p50_regression() {
+    // Experiments own the machine: see `exclusive`.
+    let _machine = exclusive();
     let srv = server(None);
     let base = format!("http://{}/", srv.local_addr());
     let dir = tempfile::tempdir().unwrap();
@@ -126,6 +128,8 @@ fn aa_p50_kind() -> String {
 
 #[test]
 fn identical_variants_get_no_p50_verdict() {
+    // Experiments own the machine: see `exclusive`.
+    let _machine = exclusive();
     // With 6 blocks the exact Wilcoxon interval excludes zero only when all
     // six differences share a sign: 2/64 = 3.1 % of A/A experiments by
     // design. So a verdict is re-checked once with a fresh experiment: a
@@ -187,6 +191,8 @@ http {{
 
 #[test]
 fn plan_with_two_nginx_configs_runs_end_to_end() {
+    // Experiments own the machine: see `exclusive`.
+    let _machine = exclusive();
     let dir = tempfile::tempdir().unwrap();
     // A port below the ephemeral range (see support/nginx.rs).
     let port = 20000 + (std::process::id() % 12000) as u16;
@@ -347,6 +353,8 @@ fn dry_run_and_bad_plans() {
 
 #[test]
 fn ctrl_c_tears_down_and_reports_what_was_measured() {
+    // Experiments own the machine: see `exclusive`.
+    let _machine = exclusive();
     let srv = server(None);
     let url = format!("http://{}/", srv.local_addr());
     let dir = tempfile::tempdir().unwrap();

@@ -5,17 +5,8 @@
 mod support;
 
 use pelt_target::Pause;
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use support::pelt::{count as u, number as f, pelt, run_json, server};
-
-static MACHINE: Mutex<()> = Mutex::new(());
-
-fn exclusive() -> MutexGuard<'static, ()> {
-    MACHINE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use support::pelt::{count as u, exclusive, number as f, pelt, run_json, server};
 
 /// The classic coordinated-omission check. At 1,000 req/s for 6 s the
 /// server stops the world once for 1 s. The 1,000 requests scheduled in

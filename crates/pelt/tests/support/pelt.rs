@@ -57,3 +57,15 @@ pub fn count(v: &Value) -> u64 {
 pub fn number(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
+
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds the machine for one test at a time within a test binary: for
+/// tests whose figures (timings, verdicts) would be skewed by another
+/// test's load running alongside. Two experiments in lockstep, say, put
+/// the same outside load on the same variant in every block.
+pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    MACHINE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -404,3 +404,38 @@ fn ctrl_c_tears_down_and_reports_what_was_measured() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Interrupted"), "{stdout}");
 }
+
+/// The plans in examples/ stay valid as pelt changes (running them takes
+/// minutes; checking them takes none).
+#[test]
+fn example_plans_check_out() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&examples).unwrap().flatten() {
+        let plan = entry.path().join("plan.toml");
+        if !plan.is_file() {
+            continue;
+        }
+        let out = pelt()
+            .args(["experiment", "--dry-run"])
+            .arg(&plan)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            plan.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Their setup scripts exist and are executable.
+        let text = std::fs::read_to_string(&plan).unwrap();
+        for script in text.split('"').filter(|s| s.starts_with("./")) {
+            let path = entry.path().join(script.split(' ').next().unwrap());
+            let mode =
+                std::os::unix::fs::PermissionsExt::mode(&path.metadata().unwrap().permissions());
+            assert!(mode & 0o111 != 0, "{} is not executable", path.display());
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 3, "three example plans");
+}

@@ -238,31 +238,42 @@ impl Worker {
     }
 
     /// `--connect-rate`: waits for this worker's next connection slot (a
-    /// token bucket holding one token). Each caller reserves the next
-    /// free slot before it waits, so waiting openers are served in order.
-    /// The waiting request's clock runs: in rate mode the wait shows as send
-    /// lag, in a closed loop as slower requests. A closed-loop request
-    /// whose slot would come after the deadline is abandoned unsent (an
-    /// `Unfinished` failure that the sender does not record), as if it had
-    /// been decided on after the deadline (only with `unsent`: a redirect
-    /// of a request already sent always waits).
+    /// token bucket holding one token). Nothing is booked ahead: a waiter
+    /// takes the token only when it is there, so a wait cut short (the
+    /// request's `--timeout`, Ctrl-C) leaves no slot taken that nobody
+    /// uses. The waiting request's clock runs: in rate mode the wait shows
+    /// as send lag, in a closed loop as slower requests. A closed-loop
+    /// request whose slot would come after the deadline is abandoned unsent
+    /// (an `Unfinished` failure that the sender does not record), as if it
+    /// had been decided on after the deadline (only with `unsent`: a
+    /// redirect of a request already sent always waits).
     pub(crate) async fn connect_permit(&self, unsent: bool) -> Result<(), Failure> {
         let Some(interval) = self.plan.connect_interval else {
             return Ok(());
         };
-        let now = self.now();
-        let at = self.next_connect.get().max(now);
-        if unsent && self.plan.pacer.is_none() && self.plan.deadline.is_some_and(|d| at >= d) {
-            return Err(Failure::new(
-                ErrorKind::Unfinished,
-                "the run ended before --connect-rate allowed a connection".into(),
-            ));
-        }
-        self.next_connect.set(at.saturating_add(interval));
-        if at > now {
+        loop {
+            let now = self.now();
+            let at = self.next_connect.get();
+            if unsent
+                && self.plan.pacer.is_none()
+                && self.plan.deadline.is_some_and(|d| at.max(now) >= d)
+            {
+                return Err(Failure::new(
+                    ErrorKind::Unfinished,
+                    "the run ended before --connect-rate allowed a connection".into(),
+                ));
+            }
+            if at <= now {
+                // Keep the cadence when a waiter wakes a little late; after
+                // an idle spell start afresh, so no burst builds up.
+                let from = if now - at < interval { at } else { now };
+                self.next_connect.set(from.saturating_add(interval));
+                return Ok(());
+            }
+            // Several waiters may wake for one token; one takes it and the
+            // rest wait for the next. A few wake-ups per connection opened.
             tokio::time::sleep_until(self.plan.instant(at)).await;
         }
-        Ok(())
     }
 
     fn begin_stop(&self, at: Nanos) {

@@ -202,6 +202,34 @@ fn connect_rate_caps_new_connections() {
     assert!(count(&r["connections"]["opened"]) > 1000);
 }
 
+/// Waiters used to book connection slots ahead; one whose request timed
+/// out while waiting left its slot booked and unused, and the queue ran
+/// away: 40 waiters at 20/s with a 1 s timeout opened 20 connections in 6 s.
+#[test]
+fn connect_rate_slots_of_timed_out_waiters_are_not_lost() {
+    let s = server(None);
+    let url = format!("http://{}/", s.local_addr());
+    let r = run_json(&[
+        &url,
+        "--no-keepalive",
+        "-c",
+        "40",
+        "-t",
+        "1",
+        "--connect-rate",
+        "20",
+        "--timeout",
+        "1s",
+        "-d",
+        "3s",
+    ]);
+    let opened = count(&r["connections"]["opened"]);
+    assert!(
+        (50..=65).contains(&opened),
+        "opened {opened} in 3 s at 20/s"
+    );
+}
+
 #[test]
 fn connect_rate_waits_show_as_send_lag_in_rate_mode() {
     let s = server(None);

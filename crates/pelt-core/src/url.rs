@@ -142,10 +142,17 @@ impl Url {
             Scheme::Http => "http",
             Scheme::Https => "https",
         };
-        if strip_prefix_ci(loc, "http://").is_some()
-            || strip_prefix_ci(loc, "https://").is_some()
-            || loc.contains("://")
-        {
+        // Absolute only when it starts with a scheme (RFC 3986: ALPHA
+        // *(ALPHA / DIGIT / "+" / "-" / ".") ":"), not when `://` appears
+        // later, as in `/login?next=http://example.test/`.
+        let scheme_end = loc.find(':').filter(|&i| {
+            let s = &loc[..i];
+            s.starts_with(|c: char| c.is_ascii_alphabetic())
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        });
+        if scheme_end.is_some() {
+            // Url::parse refuses schemes other than http(s), with advice.
             return Url::parse(loc);
         }
         if let Some(rest) = loc.strip_prefix("//") {
@@ -279,10 +286,17 @@ mod tests {
             ("//other:81/p", "http://other:81/p"),
             ("HTTPS://Other/q", "https://Other/q"),
             ("/a/./b/../c", "http://h:8080/a/c"),
+            // `://` after the start is data, not a scheme.
+            (
+                "/login?next=http://example.test/",
+                "http://h:8080/login?next=http://example.test/",
+            ),
+            ("e?u=https://x/", "http://h:8080/a/b/e?u=https://x/"),
         ] {
             assert_eq!(base.join(loc).unwrap().to_string(), want, "{loc}");
         }
         assert!(base.join("ftp://x/").is_err());
+        assert!(base.join("mailto:a@b").is_err());
         assert!(base.join("/a b").is_err());
         let other = Url::parse("http://H:8080/zzz").unwrap();
         assert!(base.same_origin(&other));

@@ -567,6 +567,10 @@ pub enum ConfigError {
     UnixSocketTls,
     #[error("--unix-socket needs a path, like --unix-socket /run/app.sock")]
     EmptyUnixSocket,
+    #[error("--follow-any-host cannot leave a --unix-socket (other origins have no socket); drop one of them")]
+    AnyHostWithUnixSocket,
+    #[error("a -c schedule counts HTTP/1.1 connections; with --http2 use a --rate schedule, or a fixed -c with --streams")]
+    ConnectionScheduleWithHttp2,
 }
 
 impl RunConfig {
@@ -677,6 +681,22 @@ impl RunConfig {
             if self.targets.iter().any(|t| t.url.scheme == Scheme::Https) {
                 return Err(ConfigError::UnixSocketTls);
             }
+            if self.http.follow_any_host {
+                return Err(ConfigError::AnyHostWithUnixSocket);
+            }
+        }
+        // The schedule numbers senders, and with HTTP/2 a sender is a
+        // stream: it would schedule streams while saying connections.
+        if self.http.http2
+            && matches!(
+                self.load,
+                Load::Closed {
+                    schedule: Some(_),
+                    ..
+                }
+            )
+        {
+            return Err(ConfigError::ConnectionScheduleWithHttp2);
         }
         Ok(())
     }

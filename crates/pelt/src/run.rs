@@ -485,6 +485,21 @@ mod tests {
                 &["http://h/", "--follow", "2", "--follow-any-host", "--http2"],
                 "same origin only",
             ),
+            (
+                &[
+                    "http://h/",
+                    "--unix-socket",
+                    "/x.sock",
+                    "--follow",
+                    "2",
+                    "--follow-any-host",
+                ],
+                "cannot leave a --unix-socket",
+            ),
+            (
+                &["http://h/", "--http2", "-c", "1..4/2s"],
+                "a -c schedule counts HTTP/1.1 connections",
+            ),
             (&["http://h/a\nb", "-n", "1"], "invalid URL"),
             (&["http://h/", "--rate", "1e300"], "at most 10,000,000"),
             (

@@ -439,3 +439,49 @@ fn example_plans_check_out() {
     }
     assert_eq!(checked, 3, "three example plans");
 }
+
+/// Ctrl-C used to kill pelt outright before the first run (during a setup
+/// or a ready wait), leaving what the setup started running.
+#[test]
+fn ctrl_c_while_waiting_for_ready_still_tears_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = r#"
+ready_timeout = "30s"
+[load]
+url = "http://127.0.0.1:9/"
+rate = 10
+[[variant]]
+name = "never-ready"
+setup = "sleep 300 > /dev/null 2>&1 & echo $! > server.pid"
+teardown = "kill $(cat server.pid) && touch torn-down"
+"#;
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .current_dir(dir.path())
+        .args(["experiment", "plan.toml", "-o", "out", "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The setup has run once its pid file is written; pelt is then
+    // waiting for a port that never answers.
+    let started = std::time::Instant::now();
+    let pid_file = dir.path().join("server.pid");
+    while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
+        assert!(started.elapsed().as_secs() < 20, "setup never ran");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        started.elapsed().as_secs() < 20,
+        "stopped without waiting 30 s"
+    );
+    assert!(dir.path().join("torn-down").exists(), "teardown ran");
+}

@@ -12,7 +12,7 @@ use crate::cli::ExperimentArgs;
 use crate::run::{execute, Keep};
 use crate::UserError;
 use pelt_core::{Human, RunSummary};
-use plan::Plan;
+use plan::{slug, Plan};
 use shell::Shell;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -58,6 +58,9 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
         None => default_folder(&plan)?,
     };
     prepare_folder(&folder, &args.plan)?;
+    // From here a Ctrl-C, even during a setup or a ready wait, stops the
+    // experiment through its teardown instead of killing pelt.
+    crate::signals::install();
     let mut outcome = Outcome {
         runs: Vec::new(),
         pooled: vec![vec![None; plan.levels.len()]; plan.variants.len()],
@@ -204,6 +207,11 @@ fn measure_variant(
             p99_ns,
             interrupted: summary.interrupted,
         });
+        if summary.interrupted {
+            // Saved and listed, but left out of the verdicts and charts.
+            outcome.interrupted = true;
+            return Ok(());
+        }
         pool(&mut outcome.pooled[v][l], summary);
         if outcome.runs.last().is_some_and(|r| r.interrupted) {
             outcome.interrupted = true;
@@ -276,21 +284,6 @@ fn pelt_exe() -> String {
     std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "pelt".into())
-}
-
-/// A name safe in a file name.
-fn slug(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    s.trim_matches('.').to_string()
 }
 
 fn default_folder(plan: &Plan) -> Result<PathBuf, UserError> {

@@ -189,9 +189,10 @@ impl Plan {
                     v.name.escape_debug()
                 ));
             }
-            if !names.insert(v.name.as_str()) {
+            // Runs and logs are files named after the variant.
+            if !names.insert(slug(&v.name)) {
                 return bad(format!(
-                    "two variants are named '{}'; give each a different name",
+                    "two variants are named '{}' (or alike once made safe for file names: letters, digits, - _ . are kept); give each a different name",
                     v.name
                 ));
             }
@@ -217,6 +218,14 @@ impl Plan {
             .into_iter()
             .map(|value| Level { kind, value })
             .collect();
+        for (i, l) in levels.iter().enumerate() {
+            if levels[..i].iter().any(|o| o.value == l.value) {
+                return bad(format!(
+                    "[load]: the load level {} is listed twice; list each level once (blocks repeat them)",
+                    l.label()
+                ));
+            }
+        }
         let warmup = file_duration(&load.warmup, "[load] warmup")?.unwrap_or(DEFAULT_WARMUP);
         let mut variants = Vec::new();
         for v in &file.variants {
@@ -295,6 +304,21 @@ impl Plan {
         }
         order
     }
+}
+
+/// A name safe in a file name.
+pub fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    s.trim_matches('.').to_string()
 }
 
 /// The `pelt run` command line of one run.
@@ -478,6 +502,8 @@ mod tests {
             ("[load]\nrate = 1\nurl = \"http://h/\"\nargs = [\"-o\", \"x\"]\n[[variant]]\nname = \"a\"", "no place"),
             ("[load]\nrate = 1\nurl = \"http://h/\"\nduration = \"5\"\n[[variant]]\nname = \"a\"", "a unit is missing"),
             ("blocks = 6\n[load]\nrate = 1\nurl = \"http://h/\"\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"a\"", "two variants are named"),
+            ("blocks = 6\n[load]\nrate = 1\nurl = \"http://h/\"\n[[variant]]\nname = \"a b\"\n[[variant]]\nname = \"a_b\"", "alike once made safe"),
+            ("[load]\nrate = [100, 100]\nurl = \"http://h/\"\n[[variant]]\nname = \"a\"", "listed twice"),
             ("[load]\nrate = 1\nurl = \"http://h/\"\nspeed = 3\n[[variant]]\nname = \"a\"", "line 4"),
             ("[load]\nrate = [1, 2]\nconnections = [1, 2]\nurl = \"http://h/\"\n[[variant]]\nname = \"a\"", "connection pool"),
         ] {

@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,6 +41,10 @@ impl Shell<'_> {
             // background keeps its output somewhere that never fills.
             .stdout(log)
             .stderr(err)
+            // Its own process group: a timeout kills everything the command
+            // started in the foreground, not just `sh`; and the terminal's
+            // Ctrl-C reaches pelt, which then tears down in order.
+            .process_group(0)
             .spawn()
             .map_err(|e| format!("cannot start sh for the {what} command: {e}"))?;
         let deadline = Instant::now() + timeout;
@@ -53,6 +58,7 @@ impl Shell<'_> {
                     ))
                 }
                 Ok(None) if Instant::now() >= deadline => {
+                    kill_group(child.id());
                     let _ = child.kill();
                     let _ = child.wait();
                     return Err(format!(
@@ -88,6 +94,10 @@ impl Shell<'_> {
                 Ok(()) => return Ok(()),
                 Err(e) => e,
             };
+            if crate::signals::interrupted() {
+                // The caller sees the interruption and tears down.
+                return Ok(());
+            }
             if Instant::now() + READY_POLL >= deadline {
                 return Err(format!(
                     "not ready after {} ({last}); check the setup command's output in {}, or raise ready_timeout",
@@ -109,6 +119,15 @@ impl Shell<'_> {
         let _ = writeln!(f, "\n### {what} ({}): {command}", env.join(" "));
         Ok(f)
     }
+}
+
+/// SIGKILLs the process group `pgid` (a command and what it started).
+fn kill_group(pgid: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
 }
 
 /// Whether `url` answers an HTTP GET with a status line (any status: a

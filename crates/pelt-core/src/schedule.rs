@@ -36,6 +36,11 @@ impl Segment {
 
     /// Slope, level per second.
     fn slope(&self) -> f64 {
+        // A zero-length segment (only from a crafted results file: the
+        // parser refuses them) has no slope rather than a NaN one.
+        if self.duration.is_zero() {
+            return 0.0;
+        }
         (self.to - self.from) / self.secs()
     }
 
@@ -163,7 +168,10 @@ impl Schedule {
 
     /// Total length of the segments.
     pub fn length(&self) -> Duration {
-        self.segments.iter().map(|s| s.duration).sum()
+        // Saturating: a results file may hold any durations.
+        self.segments
+            .iter()
+            .fold(Duration::ZERO, |a, s| a.saturating_add(s.duration))
     }
 
     /// The highest level anywhere.
@@ -300,6 +308,29 @@ impl fmt::Display for Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A crafted results file once made `pelt report` panic: the length
+    /// overflowed, and a zero-length segment gave a NaN level.
+    #[test]
+    fn schedules_from_files_never_panic_or_give_nan() {
+        let huge = Segment {
+            duration: Duration::from_secs(10_000_000_000_000_000_000),
+            from: 1.0,
+            to: 2.0,
+        };
+        let s = Schedule {
+            segments: vec![huge, huge],
+        };
+        assert_eq!(s.length(), Duration::MAX);
+        let zero = Schedule {
+            segments: vec![Segment {
+                duration: Duration::ZERO,
+                from: 1.0,
+                to: 5.0,
+            }],
+        };
+        assert!(!zero.level(0.0).is_nan());
+    }
 
     fn sched(text: &str) -> Schedule {
         match Spec::parse(text).unwrap() {

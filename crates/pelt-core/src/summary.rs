@@ -416,9 +416,9 @@ impl SummaryBuilder {
         let from = row.offset_s.clamp(0.0, end);
         let to = (row.offset_s + 1.0).clamp(0.0, end);
         let count = |t: f64| {
-            config
-                .load
-                .offered_count(std::time::Duration::from_secs_f64(t))
+            // A crafted results file can put `t` beyond any Duration.
+            let t = std::time::Duration::try_from_secs_f64(t).ok()?;
+            config.load.offered_count(t)
         };
         if let (Some(a), Some(b)) = (count(from), count(to)) {
             row.offered = Some(b - a);

@@ -169,6 +169,7 @@ impl Run {
         let (tx, rx) = mpsc::channel();
         let connections = config.load.connections();
         let mut handles = Vec::with_capacity(workers);
+        let mut recycle = Vec::with_capacity(workers);
         for index in 0..workers {
             let share = Share {
                 index,
@@ -181,9 +182,11 @@ impl Run {
                 slots: total_slots.map(|n| split(n, workers, index)),
             };
             let (plan, tx, cancel) = (plan.clone(), tx.clone(), cancel_rx.clone());
+            let (recycle_tx, recycled) = mpsc::channel();
+            recycle.push(recycle_tx);
             let handle = std::thread::Builder::new()
                 .name(format!("pelt-worker-{index}"))
-                .spawn(move || run_worker(plan, share, tx, cancel))
+                .spawn(move || run_worker(plan, share, tx, recycled, cancel))
                 .map_err(EngineError::Spawn)?;
             handles.push(handle);
         }
@@ -206,10 +209,11 @@ impl Run {
             measure_from_ns: measure_from,
         };
         let (events_tx, events) = mpsc::channel();
-        let collector = Collector::new(plan, header.clone(), workers);
+        let collector = Collector::new(plan, header.clone(), recycle);
         let collector = std::thread::Builder::new()
             .name("pelt-collector".into())
             .spawn(move || {
+                background_priority();
                 let summary = collector.run(rx, events_tx);
                 for h in handles {
                     let _ = h.join();
@@ -269,6 +273,21 @@ impl Run {
 
 fn pacer_is_none(config: &RunConfig) -> bool {
     config.load.rate().is_none()
+}
+
+/// Lowers the calling thread's CPU priority to the lowest (nice 19, for
+/// this thread only; Linux): for threads that merge, write and display
+/// results while workers send. Pinned to the same core as a worker (as in
+/// `taskset -c 0 pelt run ...`), a normal-priority bookkeeping thread runs
+/// its once-a-second millisecond of work *instead of* the worker, and
+/// every request due meanwhile goes out late; at the lowest priority it
+/// runs in the worker's idle gaps. Elsewhere, or if refused, nothing
+/// changes.
+pub fn background_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19);
+    }
 }
 
 /// Share `index` of `total` split as evenly as possible over `parts`.
@@ -349,12 +368,19 @@ struct Collector {
     cut: Option<Nanos>,
     /// Whether `-n` could end the run.
     count_limited: bool,
+    /// Per worker: where its merged recorders go back, emptied, for reuse.
+    recycle: Vec<mpsc::Sender<Box<Recorder>>>,
 }
 
 const NS: u64 = 1_000_000_000;
 
 impl Collector {
-    fn new(plan: Arc<Plan>, header: RunHeader, workers: usize) -> Collector {
+    fn new(
+        plan: Arc<Plan>,
+        header: RunHeader,
+        recycle: Vec<mpsc::Sender<Box<Recorder>>>,
+    ) -> Collector {
+        let workers = recycle.len();
         let first = header.measure_start_unix_ns / NS;
         let count_limited = header.config.stop.requests.is_some();
         Collector {
@@ -366,6 +392,7 @@ impl Collector {
             builder: SummaryBuilder::new(header, None),
             warmup_requests: 0,
             cut: None,
+            recycle,
         }
     }
 
@@ -376,10 +403,14 @@ impl Collector {
                 WorkerMsg::Interval {
                     worker,
                     second,
-                    rec,
+                    mut rec,
                 } => {
                     self.pending.entry(second).or_default().merge(&rec);
                     self.progress[worker] = Some(second);
+                    // Emptied here, off the worker's thread; a worker that
+                    // has finished no longer listens, which is fine.
+                    rec.reset();
+                    let _ = self.recycle[worker].send(rec);
                 }
                 WorkerMsg::Done {
                     worker,

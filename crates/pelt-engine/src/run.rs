@@ -275,6 +275,15 @@ fn pacer_is_none(config: &RunConfig) -> bool {
     config.load.rate().is_none()
 }
 
+/// The collector's work each second (allocating, merging and emptying
+/// megabyte-sized recorders) comes in steps of a fraction of a millisecond;
+/// between them it offers the CPU to a worker that shares its core. Even
+/// at the lowest priority the scheduler lets a thread finish its time
+/// slice (a millisecond or more) before a waking worker gets the core.
+fn yield_between_steps() {
+    std::thread::yield_now();
+}
+
 /// Lowers the calling thread's CPU priority to the lowest (nice 19, for
 /// this thread only; Linux): for threads that merge, write and display
 /// results while workers send. Pinned to the same core as a worker (as in
@@ -405,12 +414,16 @@ impl Collector {
                     second,
                     mut rec,
                 } => {
-                    self.pending.entry(second).or_default().merge(&rec);
+                    let merged = self.pending.entry(second).or_default();
+                    yield_between_steps();
+                    merged.merge(&rec);
                     self.progress[worker] = Some(second);
+                    yield_between_steps();
                     // Emptied here, off the worker's thread; a worker that
                     // has finished no longer listens, which is fine.
                     rec.reset();
                     let _ = self.recycle[worker].send(rec);
+                    yield_between_steps();
                 }
                 WorkerMsg::Done {
                     worker,
@@ -441,7 +454,9 @@ impl Collector {
             let second = self.next_second;
             self.next_second += 1;
             let rec = self.pending.remove(&second).unwrap_or_default();
-            if let Some(row) = self.builder.add(second, &rec) {
+            let row = self.builder.add(second, &rec);
+            yield_between_steps();
+            if let Some(row) = row {
                 let total = self.builder.total();
                 let _ = events.send(Snapshot {
                     row,

@@ -213,7 +213,10 @@ impl Run {
         let collector = std::thread::Builder::new()
             .name("pelt-collector".into())
             .spawn(move || {
-                background_priority();
+                set_nice(match workers > MANY_WORKERS {
+                    true => COLLECTOR_NICE_MANY_WORKERS,
+                    false => BACKGROUND_NICE,
+                });
                 let summary = collector.run(rx, events_tx);
                 for h in handles {
                     let _ = h.join();
@@ -278,25 +281,40 @@ fn pacer_is_none(config: &RunConfig) -> bool {
 /// The collector's work each second (allocating, merging and emptying
 /// megabyte-sized recorders) comes in steps of a fraction of a millisecond;
 /// between them it offers the CPU to a worker that shares its core. Even
-/// at the lowest priority the scheduler lets a thread finish its time
-/// slice (a millisecond or more) before a waking worker gets the core.
+/// at a low priority the scheduler lets a thread finish its time slice (a
+/// millisecond or more) before a waking worker gets the core.
 fn yield_between_steps() {
     std::thread::yield_now();
 }
 
-/// Lowers the calling thread's CPU priority to the lowest (nice 19, for
-/// this thread only; Linux): for threads that merge, write and display
-/// results while workers send. Pinned to the same core as a worker (as in
-/// `taskset -c 0 pelt run ...`), a normal-priority bookkeeping thread runs
+/// Niceness of the threads that merge, write and display results: the
+/// lowest, so that a waking worker sharing their core goes first. At
+/// nice 19 a thread gets about 1.5 % of a core that a worker keeps busy.
+const BACKGROUND_NICE: i32 = 19;
+/// The collector's work grows with the workers (~0.3 ms per worker each
+/// second: merging and emptying its recorder). Above this many workers it
+/// could not keep up on 1.5 % of a core, so it takes nice 10 (about 10 %).
+const MANY_WORKERS: usize = 16;
+const COLLECTOR_NICE_MANY_WORKERS: i32 = 10;
+
+/// Lowers the calling thread's CPU priority (nice 19, for this thread
+/// only; Linux): for threads that write and display results while workers
+/// send. Pinned to the same core as a worker (as in
+/// `taskset -c 0 pelt run ...`), a normal-priority bookkeeping thread ran
 /// its once-a-second millisecond of work *instead of* the worker, and
-/// every request due meanwhile goes out late; at the lowest priority it
-/// runs in the worker's idle gaps. Elsewhere, or if refused, nothing
-/// changes.
+/// every request due meanwhile went out late; at a low priority it runs
+/// in the worker's idle gaps. Elsewhere, or if refused, nothing changes.
 pub fn background_priority() {
+    set_nice(BACKGROUND_NICE);
+}
+
+fn set_nice(nice: i32) {
     #[cfg(target_os = "linux")]
     {
-        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19);
+        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), nice);
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
 }
 
 /// Share `index` of `total` split as evenly as possible over `parts`.

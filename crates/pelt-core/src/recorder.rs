@@ -313,6 +313,37 @@ impl Recorder {
             .map(|(code, &n)| (code as u16, n))
     }
 
+    /// Empties the recorder but keeps its memory: afterwards it records and
+    /// merges exactly as a `Recorder::new()` would. Workers reuse each
+    /// second's recorder this way instead of allocating (and faulting in)
+    /// about 1.6 MB of fresh histograms on the thread that sends requests.
+    pub fn reset(&mut self) {
+        for h in [
+            &mut self.response,
+            &mut self.service,
+            &mut self.send_lag,
+            &mut self.ttfb,
+            &mut self.connect,
+            &mut self.tls,
+        ] {
+            h.reset();
+        }
+        self.requests = 0;
+        self.successes = 0;
+        self.statuses.fill(0);
+        self.errors = [0; ErrorKind::COUNT];
+        self.targets.clear();
+        self.examples.clear();
+        self.bytes_in = 0;
+        self.body_bytes_in = 0;
+        self.bytes_out = 0;
+        self.reused = 0;
+        self.connections = 0;
+        self.first_intended = Nanos::MAX;
+        self.last_sent = 0;
+        self.last_done = 0;
+    }
+
     /// Adds `other` into `self`. Associative and commutative for every
     /// count and histogram; examples keep the first few of each kind.
     pub fn merge(&mut self, other: &Recorder) {
@@ -495,6 +526,36 @@ mod tests {
                 left.error_count() + left.successes + all.iter().filter(|s| s.error.is_none() && !s.is_success()).count() as u64,
                 all.len() as u64
             );
+        }
+    }
+
+    proptest! {
+        /// A reset recorder, reused, ends up exactly like a fresh one fed
+        /// the same samples (and merges like one): nothing from before the
+        /// reset leaks into the next second.
+        #[test]
+        fn reset_recorder_is_as_good_as_new(
+            before in prop::collection::vec(sample_strategy(), 1..40),
+            after in prop::collection::vec(sample_strategy(), 0..40),
+        ) {
+            let mut reused = recorder_of(&before);
+            reused.record_connection(1_000, Some(2_000));
+            reused.record_unsent(2, 5, 10, 3);
+            reused.reset();
+            for s in &after {
+                reused.record(s);
+                if let Some(k) = s.error {
+                    reused.add_example(k, format!("{k:?} at {}", s.intended));
+                }
+            }
+            let fresh = recorder_of(&after);
+            assert_same(&reused, &fresh);
+            prop_assert_eq!(&reused.examples, &fresh.examples);
+            let mut total = recorder_of(&before);
+            total.merge(&reused);
+            let mut expected = recorder_of(&before);
+            expected.merge(&fresh);
+            assert_same(&total, &expected);
         }
     }
 

@@ -19,4 +19,6 @@ mod timer;
 mod worker;
 
 pub use pacer::{ConstantRate, Pacer, Piecewise};
-pub use run::{footer_of, Canceller, EngineError, Progress, Run, Snapshot, GRACE};
+pub use run::{
+    background_priority, footer_of, Canceller, EngineError, Progress, Run, Snapshot, GRACE,
+};

@@ -188,6 +188,7 @@ impl Run {
             .collect::<Result<Vec<_>, _>>()
             .map_err(EngineError::Runtime)?;
         let mut handles = Vec::with_capacity(workers);
+        let mut recycle = Vec::with_capacity(workers);
         for (index, rt) in runtimes.into_iter().enumerate() {
             let share = Share {
                 index,
@@ -200,9 +201,11 @@ impl Run {
                 slots: total_slots.map(|n| split(n, workers, index)),
             };
             let (plan, tx, cancel) = (plan.clone(), tx.clone(), cancel_rx.clone());
+            let (recycle_tx, recycled) = mpsc::channel();
+            recycle.push(recycle_tx);
             let handle = std::thread::Builder::new()
                 .name(format!("pelt-worker-{index}"))
-                .spawn(move || run_worker(rt, plan, share, tx, cancel))
+                .spawn(move || run_worker(rt, plan, share, tx, recycled, cancel))
                 .map_err(EngineError::Spawn)?;
             handles.push(handle);
         }
@@ -225,10 +228,14 @@ impl Run {
             measure_from_ns: measure_from,
         };
         let (events_tx, events) = mpsc::channel();
-        let collector = Collector::new(plan, header.clone(), workers);
+        let collector = Collector::new(plan, header.clone(), recycle);
         let collector = std::thread::Builder::new()
             .name("pelt-collector".into())
             .spawn(move || {
+                set_nice(match workers > MANY_WORKERS {
+                    true => COLLECTOR_NICE_MANY_WORKERS,
+                    false => BACKGROUND_NICE,
+                });
                 let summary = collector.run(rx, events_tx);
                 for h in handles {
                     let _ = h.join();
@@ -288,6 +295,45 @@ impl Run {
 
 fn pacer_is_none(config: &RunConfig) -> bool {
     config.load.rate().is_none()
+}
+
+/// The collector's work each second (allocating, merging and emptying
+/// megabyte-sized recorders) comes in steps of a fraction of a millisecond;
+/// between them it offers the CPU to a worker that shares its core. Even
+/// at a low priority the scheduler lets a thread finish its time slice (a
+/// millisecond or more) before a waking worker gets the core.
+fn yield_between_steps() {
+    std::thread::yield_now();
+}
+
+/// Niceness of the threads that merge, write and display results: the
+/// lowest, so that a waking worker sharing their core goes first. At
+/// nice 19 a thread gets about 1.5 % of a core that a worker keeps busy.
+const BACKGROUND_NICE: i32 = 19;
+/// The collector's work grows with the workers (~0.3 ms per worker each
+/// second: merging and emptying its recorder). Above this many workers it
+/// could not keep up on 1.5 % of a core, so it takes nice 10 (about 10 %).
+const MANY_WORKERS: usize = 16;
+const COLLECTOR_NICE_MANY_WORKERS: i32 = 10;
+
+/// Lowers the calling thread's CPU priority (nice 19, for this thread
+/// only; Linux): for threads that write and display results while workers
+/// send. Pinned to the same core as a worker (as in
+/// `taskset -c 0 pelt run ...`), a normal-priority bookkeeping thread ran
+/// its once-a-second millisecond of work *instead of* the worker, and
+/// every request due meanwhile went out late; at a low priority it runs
+/// in the worker's idle gaps. Elsewhere, or if refused, nothing changes.
+pub fn background_priority() {
+    set_nice(BACKGROUND_NICE);
+}
+
+fn set_nice(nice: i32) {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), nice);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
 }
 
 /// Share `index` of `total` split as evenly as possible over `parts`.
@@ -390,12 +436,19 @@ struct Collector {
     cut: Option<Nanos>,
     /// Whether `-n` could end the run.
     count_limited: bool,
+    /// Per worker: where its merged recorders go back, emptied, for reuse.
+    recycle: Vec<mpsc::Sender<Box<Recorder>>>,
 }
 
 const NS: u64 = 1_000_000_000;
 
 impl Collector {
-    fn new(plan: Arc<Plan>, header: RunHeader, workers: usize) -> Collector {
+    fn new(
+        plan: Arc<Plan>,
+        header: RunHeader,
+        recycle: Vec<mpsc::Sender<Box<Recorder>>>,
+    ) -> Collector {
+        let workers = recycle.len();
         let first = header.measure_start_unix_ns / NS;
         let count_limited = header.config.stop.requests.is_some();
         Collector {
@@ -407,6 +460,7 @@ impl Collector {
             builder: SummaryBuilder::new(header, None),
             warmup_requests: 0,
             cut: None,
+            recycle,
         }
     }
 
@@ -417,10 +471,18 @@ impl Collector {
                 WorkerMsg::Interval {
                     worker,
                     second,
-                    rec,
+                    mut rec,
                 } => {
-                    self.pending.entry(second).or_default().merge(&rec);
+                    let merged = self.pending.entry(second).or_default();
+                    yield_between_steps();
+                    merged.merge(&rec);
                     self.progress[worker] = Some(second);
+                    yield_between_steps();
+                    // Emptied here, off the worker's thread; a worker that
+                    // has finished no longer listens, which is fine.
+                    rec.reset();
+                    let _ = self.recycle[worker].send(rec);
+                    yield_between_steps();
                 }
                 WorkerMsg::Done {
                     worker,
@@ -451,7 +513,9 @@ impl Collector {
             let second = self.next_second;
             self.next_second += 1;
             let rec = self.pending.remove(&second).unwrap_or_default();
-            if let Some(row) = self.builder.add(second, &rec) {
+            let row = self.builder.add(second, &rec);
+            yield_between_steps();
+            if let Some(row) = row {
                 let total = self.builder.total();
                 let _ = events.send(Snapshot {
                     row,

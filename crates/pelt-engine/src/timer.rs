@@ -71,7 +71,12 @@ impl PreciseTimer {
             };
             let mut expirations = [0u8; 8];
             match ready.try_io(|fd| Ok(rustix::io::read(fd, &mut expirations)?)) {
-                Ok(_) => return,
+                Ok(_) => {
+                    // Consumed: the next wait must not start with a stale
+                    // readiness and a wasted `read` that finds nothing.
+                    ready.clear_ready();
+                    return;
+                }
                 // Readiness left over from an earlier, replaced deadline.
                 Err(_would_block) => continue,
             }

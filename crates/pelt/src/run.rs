@@ -378,9 +378,31 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         }
         UserError(e.to_string())
     })?;
-    let mut sinks = Sinks::open(keep.out, keep.save, run.header())?;
+    let sinks = Sinks::open(keep.out, keep.save, run.header())?;
     crate::signals::cancel_on_ctrl_c(run.canceller());
-    let mut line = ProgressLine::new(quiet, planned, run.measure_from());
+    let line = ProgressLine::new(quiet, planned, run.measure_from());
+    // Results are written and shown from a thread of the lowest priority:
+    // on a core shared with a worker (`taskset -c 0 pelt run ...`) it then
+    // runs in the worker's idle gaps instead of delaying its sends. A
+    // thread of its own, because `execute` may run again from this one and
+    // workers take the priority of the thread that starts them.
+    let follower = std::thread::Builder::new()
+        .name("pelt-results".into())
+        .spawn(move || follow(run, sinks, line))
+        .map_err(|e| {
+            UserError(format!(
+                "cannot start a thread: {e}; free some memory or raise the thread limit"
+            ))
+        })?;
+    match follower.join() {
+        Ok(summary) => Ok(summary),
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// Writes and shows each second as it completes, then the whole run.
+fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> RunSummary {
+    pelt_engine::background_priority();
     loop {
         match run.progress(Duration::from_millis(200)) {
             Progress::Interval(s) => {
@@ -394,7 +416,7 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
     line.clear();
     let summary = run.wait();
     sinks.finish(&footer_of(&summary));
-    Ok(summary)
+    summary
 }
 
 /// `pelt run`.

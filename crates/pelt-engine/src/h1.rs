@@ -8,9 +8,12 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 /// Per-connection read buffer. Response heads must fit in it; bodies
 /// stream through it. wrk uses 8 KiB; 16 KiB leaves room for fat heads.
 pub const READ_BUF: usize = 16 * 1024;
-/// Response headers parsed; a head with more is invalid. Real servers
-/// send a dozen or two; CDNs and frameworks can send many more.
-const MAX_HEADERS: usize = 128;
+/// Response headers parsed on the stack: real servers send a dozen or two.
+/// (The array is zeroed for every response, so it stays small.)
+const MAX_HEADERS: usize = 64;
+/// Heads with more (CDNs and frameworks can send many) are parsed again
+/// with room for this many on the heap; beyond that, a head is invalid.
+const MAX_HEADERS_LARGE: usize = 256;
 
 /// A request serialised to bytes before the run starts, so the hot path
 /// copies bytes and never formats.
@@ -182,7 +185,8 @@ pub fn is_redirect(status: u16) -> bool {
 
 /// Copies the `Location` header's value from a complete response head.
 fn copy_location(head: &[u8], out: &mut Vec<u8>) {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    // Rare (redirects only): room for every header the parser accepts.
+    let mut headers = vec![httparse::EMPTY_HEADER; MAX_HEADERS_LARGE];
     let mut resp = httparse::Response::new(&mut headers);
     if resp.parse(head).is_ok() {
         if let Some(h) = resp
@@ -213,10 +217,11 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
     // read re-parse all of it.
     let mut scanned = 0usize;
     let (status, head_len, framing, mut reusable) = loop {
-        let from = scanned.saturating_sub(2);
+        // The first read usually holds the whole head: parse it at once.
+        // Later reads look for a blank line in the new bytes only.
         let may_be_complete = filled > 0
-            && (buf[from..filled].windows(2).any(|w| w == b"\n\n")
-                || buf[from..filled].windows(3).any(|w| w == b"\n\r\n")
+            && (scanned == 0
+                || has_blank_line(&buf[scanned.saturating_sub(2)..filled])
                 // httparse rejects garbage before any blank line.
                 || !buf[..filled.min(5)].eq_ignore_ascii_case(&b"HTTP/"[..filled.min(5)]));
         scanned = filled;
@@ -385,6 +390,20 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
     })
 }
 
+/// Whether `b` holds an empty line (`\n\n` or `\n\r\n`): the end of a head.
+fn has_blank_line(b: &[u8]) -> bool {
+    let mut i = 0;
+    while let Some(p) = b[i..].iter().position(|&c| c == b'\n') {
+        let j = i + p;
+        match b.get(j + 1) {
+            Some(b'\n') => return true,
+            Some(b'\r') if b.get(j + 2) == Some(&b'\n') => return true,
+            _ => i = j + 1,
+        }
+    }
+    false
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Framing {
     None,
@@ -401,7 +420,25 @@ fn parse_head(
 ) -> Result<Option<(u16, usize, Framing, bool)>, String> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut resp = httparse::Response::new(&mut headers);
-    let head_len = match resp.parse(data) {
+    match resp.parse(data) {
+        Err(httparse::Error::TooManyHeaders) => {
+            let mut many = vec![httparse::EMPTY_HEADER; MAX_HEADERS_LARGE];
+            let mut resp = httparse::Response::new(&mut many);
+            let parsed = resp.parse(data);
+            frame_head(data, &resp, parsed, head_request)
+        }
+        parsed => frame_head(data, &resp, parsed, head_request),
+    }
+}
+
+/// Framing from a parsed head (see [`parse_head`]).
+fn frame_head(
+    data: &[u8],
+    resp: &httparse::Response<'_, '_>,
+    parsed: httparse::Result<usize>,
+    head_request: bool,
+) -> Result<Option<(u16, usize, Framing, bool)>, String> {
+    let head_len = match parsed {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(e) => {

@@ -351,6 +351,26 @@ fn dry_run_and_bad_plans() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not empty"));
 }
 
+/// Waits (up to 20 s, polling another process's progress) until `ready`,
+/// then sends `child` one SIGINT; returns when the wait started.
+fn interrupt_once(
+    child: &std::process::Child,
+    what: &str,
+    ready: impl Fn() -> bool,
+) -> std::time::Instant {
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(started.elapsed().as_secs() < 20, "{what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    started
+}
+
 #[test]
 fn ctrl_c_tears_down_and_reports_what_was_measured() {
     // Experiments own the machine: see `exclusive`.
@@ -371,16 +391,7 @@ fn ctrl_c_tears_down_and_reports_what_was_measured() {
         .spawn()
         .unwrap();
     // Wait until the first run's load is flowing (the server's own count).
-    let started = std::time::Instant::now();
-    while srv.requests() < 200 {
-        assert!(started.elapsed().as_secs() < 20, "no load arrived");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    let started = interrupt_once(&child, "no load arrived", || srv.requests() >= 200);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     assert!(started.elapsed().as_secs() < 20, "stopped promptly");
@@ -466,17 +477,10 @@ teardown = "kill $(cat server.pid) && touch torn-down"
         .unwrap();
     // The setup has run once its pid file is written; pelt is then
     // waiting for a port that never answers.
-    let started = std::time::Instant::now();
     let pid_file = dir.path().join("server.pid");
-    while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
-        assert!(started.elapsed().as_secs() < 20, "setup never ran");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    let started = interrupt_once(&child, "setup never ran", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n'))
+    });
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(

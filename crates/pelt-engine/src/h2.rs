@@ -10,7 +10,7 @@
 
 use crate::conn::{connect, Stream};
 use crate::h1::{is_redirect, read_error_kind, Response};
-use crate::worker::{next_hop, Failure, Progress, Transport, Worker};
+use crate::worker::{Failure, Progress, Redirects, Transport, Worker};
 use bytes::Bytes;
 use h2::client::SendRequest;
 use pelt_core::{ErrorKind, Scheme, Target};
@@ -366,34 +366,21 @@ impl H2Sender {
         let plan = &*w.plan;
         let t = &plan.targets[target as usize];
         let prepared = &plan.h2_requests[target as usize];
-        let mut url = t.url.clone();
-        let mut method: &str = &t.method;
-        let mut body = true;
-        let mut hops = 0;
+        let mut chain = Redirects::new(t);
         while is_redirect(resp.status) {
-            let (next, same) = next_hop(
-                plan,
-                &t.url,
-                &url,
-                &location,
-                &mut hops,
-                &mut method,
-                &mut body,
-                Failure {
-                    kind: ErrorKind::InvalidResponse,
-                    detail: String::new(),
-                    bytes_in: resp.bytes_in,
-                    status: resp.status,
-                },
-            )?;
+            let same = chain.step(plan, &location, resp.status, resp.bytes_in)?;
             if !same {
                 // Refused by the configuration; a guard all the same.
                 return Err(Failure::new(
                     ErrorKind::InvalidResponse,
-                    format!("redirect to another origin, {next}, over HTTP/2; drop --http2 to follow it"),
+                    format!(
+                        "redirect to another origin, {}, over HTTP/2; drop --http2 to follow it",
+                        chain.url
+                    ),
                 ));
             }
             let mut req = prepared.request();
+            let method = chain.method;
             *req.method_mut() = http::Method::from_bytes(method.as_bytes()).map_err(|_| {
                 Failure::new(
                     ErrorKind::InvalidResponse,
@@ -404,16 +391,19 @@ impl H2Sender {
                 "{}://{}{}",
                 prepared.uri.scheme_str().unwrap_or("http"),
                 prepared.uri.authority().map_or("", |a| a.as_str()),
-                next.path_and_query
+                chain.url.path_and_query
             );
             *req.uri_mut() = uri.parse().map_err(|e| {
                 Failure::new(
                     ErrorKind::InvalidResponse,
-                    format!("cannot follow the redirect to {next} over HTTP/2: {e}"),
+                    format!(
+                        "cannot follow the redirect to {} over HTTP/2: {e}",
+                        chain.url
+                    ),
                 )
             })?;
-            let send_body = body && !prepared.body.is_empty();
-            if !body {
+            let send_body = chain.body && !prepared.body.is_empty();
+            if !chain.body {
                 req.headers_mut().remove(http::header::CONTENT_LENGTH);
                 req.headers_mut().remove(http::header::CONTENT_TYPE);
             }
@@ -445,7 +435,6 @@ impl H2Sender {
                 false => String::new(),
             };
             resp = read_body(response, earlier).await?;
-            url = next;
         }
         Ok(resp)
     }

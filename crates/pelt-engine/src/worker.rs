@@ -701,60 +701,84 @@ async fn other_origin(plan: &Plan, url: &pelt_core::Url) -> Result<Origin, Failu
     .map_err(|e| Failure::new(ErrorKind::Connect, e.to_string()))
 }
 
-/// One step of `--follow` from `url`, whose response was a redirect to
-/// `location`: the next URL and whether it is the target's origin. Updates
-/// the hop count and, as browsers do, the method (303, and 301/302 after
-/// a POST, become a GET without body). A redirect beyond `--follow`,
-/// without a usable Location, or to another origin without
-/// `--follow-any-host` is `failure` with its detail filled in.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn next_hop(
-    plan: &Plan,
-    origin_url: &pelt_core::Url,
-    url: &pelt_core::Url,
-    location: &str,
-    hops: &mut u32,
-    method: &mut &str,
-    body: &mut bool,
-    mut failure: Failure,
-) -> Result<(pelt_core::Url, bool), Failure> {
-    let status = failure.status;
-    let fail = |detail: String| {
-        failure.detail = detail;
-        failure
-    };
-    if *hops == plan.http.follow {
-        return Err(fail(format!(
-            "more than --follow {} redirects (the last, {status}, to '{}'); raise --follow, or load the final URL directly",
-            plan.http.follow,
-            location.escape_debug()
-        )));
-    }
-    *hops += 1;
-    if location.is_empty() {
-        return Err(fail(format!(
-            "a {status} redirect from {url} without a Location header"
-        )));
-    }
-    let next = match url.join(location) {
-        Ok(next) => next,
-        Err(e) => {
-            return Err(fail(format!(
-                "cannot follow the {status} redirect from {url}: {e}"
-            )))
+/// A request's redirect chain under `--follow`: where it has got to, how
+/// it is sent now, and how many hops it has taken. Shared by HTTP/1.1 and
+/// HTTP/2, which differ only in how they send each hop.
+pub(crate) struct Redirects<'a> {
+    /// The target's URL: "same origin" is judged against it.
+    origin: &'a pelt_core::Url,
+    /// The URL of the latest hop.
+    pub url: pelt_core::Url,
+    pub method: &'a str,
+    /// Whether the request still carries its body.
+    pub body: bool,
+    hops: u32,
+}
+
+impl<'a> Redirects<'a> {
+    pub fn new(target: &'a pelt_core::Target) -> Redirects<'a> {
+        Redirects {
+            origin: &target.url,
+            url: target.url.clone(),
+            method: &target.method,
+            body: true,
+            hops: 0,
         }
-    };
-    let same = next.same_origin(origin_url);
-    if !same && !plan.http.follow_any_host {
-        return Err(fail(format!(
-            "{status} redirect to another origin, {next}; add --follow-any-host to follow it, or load that URL directly"
-        )));
     }
-    if (status == 303 && *method != "HEAD") || (matches!(status, 301 | 302) && *method == "POST") {
-        *method = "GET";
-        *body = false;
+
+    /// Steps to `location`, from a `status` redirect: `self.url` becomes
+    /// the next hop; returns whether it is the target's origin. As browsers
+    /// do, 303, and 301/302 after a POST, continue as a GET without body.
+    /// A redirect beyond `--follow`, without a usable Location, or to
+    /// another origin without `--follow-any-host` is an `invalid_response`
+    /// failure carrying the `bytes_in` of the chain so far.
+    pub fn step(
+        &mut self,
+        plan: &Plan,
+        location: &str,
+        status: u16,
+        bytes_in: u64,
+    ) -> Result<bool, Failure> {
+        let url = &self.url;
+        let fail = |detail: String| Failure {
+            kind: ErrorKind::InvalidResponse,
+            detail,
+            bytes_in,
+            status,
+        };
+        if self.hops == plan.http.follow {
+            return Err(fail(format!(
+                "more than --follow {} redirects (the last, {status}, to '{}'); raise --follow, or load the final URL directly",
+                plan.http.follow,
+                location.escape_debug()
+            )));
+        }
+        self.hops += 1;
+        if location.is_empty() {
+            return Err(fail(format!(
+                "a {status} redirect from {url} without a Location header"
+            )));
+        }
+        let next = url.join(location).map_err(|e| {
+            fail(format!(
+                "cannot follow the {status} redirect from {url}: {e}"
+            ))
+        })?;
+        let same = next.same_origin(self.origin);
+        if !same && !plan.http.follow_any_host {
+            return Err(fail(format!(
+                "{status} redirect to another origin, {next}; add --follow-any-host to follow it, or load that URL directly"
+            )));
+        }
+        if (status == 303 && self.method != "HEAD")
+            || (matches!(status, 301 | 302) && self.method == "POST")
+        {
+            self.method = "GET";
+            self.body = false;
+        }
+        self.url = next;
+        Ok(same)
     }
-    Ok((next, same))
 }
 
 impl H1Sender {
@@ -770,35 +794,18 @@ impl H1Sender {
         let plan = &*w.plan;
         let t = &plan.targets[target as usize];
         let origin = plan.target_origin[target as usize];
-        let mut url = t.url.clone();
-        let mut method: &str = &t.method;
-        let mut body = true;
+        let mut chain = Redirects::new(t);
         let mut bytes_in = resp.bytes_in;
-        let mut hops = 0;
         while is_redirect(resp.status) {
             let location = String::from_utf8_lossy(&self.location).into_owned();
-            let (next, same) = next_hop(
-                plan,
-                &t.url,
-                &url,
-                &location,
-                &mut hops,
-                &mut method,
-                &mut body,
-                Failure {
-                    kind: ErrorKind::InvalidResponse,
-                    detail: String::new(),
-                    bytes_in,
-                    status: resp.status,
-                },
-            )?;
+            let same = chain.step(plan, &location, resp.status, bytes_in)?;
             let line = RequestLine {
-                method,
-                url: &next,
-                body,
+                method: chain.method,
+                url: &chain.url,
+                body: chain.body,
                 keep_host: same,
             };
-            let head = method == "HEAD";
+            let head = chain.method == "HEAD";
             let r = if same {
                 // The target's own connection, reopened if it was closed.
                 write_request(&mut self.redirect, t, &line, plan.keepalive);
@@ -825,7 +832,7 @@ impl H1Sender {
             } else {
                 // Another origin: a connection for this request only.
                 write_request(&mut self.redirect, t, &line, false);
-                let o = other_origin(plan, &next).await?;
+                let o = other_origin(plan, &chain.url).await?;
                 let mut stream = open(w, &o).await?;
                 send_on(
                     &mut stream,
@@ -839,7 +846,6 @@ impl H1Sender {
             };
             progress.bytes_out += self.redirect.len() as u64;
             bytes_in += r.bytes_in;
-            url = next;
             resp = r;
         }
         resp.bytes_in = bytes_in;

@@ -5,21 +5,19 @@
 //! The report carries hostile text where a server, user or targets file
 //! could put it; the browser must show it as text, never run it.
 
+// `dump_dom` serves pelt's tests, which include this module too.
+#[allow(dead_code)]
+mod chromium;
+
 use pelt_core::{
     Environment, ErrorKind, IntervalRow, Load, Recorder, RunConfig, RunSummary, Sample, Stop,
     Target, Url,
 };
 use pelt_report::html::{render, Labeled};
 use pelt_report::json_value;
-use std::fs::File;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-/// No Chromium run here takes more than a few seconds; this bounds a hang.
-const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(60);
 /// Sets the title if it runs, with and without a script element.
 const PAYLOAD: &str =
     r#"<script>document.title='pwned'</script><img src=x onerror="document.title='pwned'">"#;
@@ -112,83 +110,6 @@ fn summary(slowdown: u64) -> RunSummary {
     s
 }
 
-fn chromium() -> &'static Path {
-    let path = Path::new(CHROMIUM);
-    assert!(
-        path.exists(),
-        "chromium is not installed: run scripts/test, which installs it"
-    );
-    path
-}
-
-/// What one Chromium run left behind.
-struct Run {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs headless Chromium on `page` with `args`, in its own process group
-/// (so a hung run is killed with every helper process it started), with
-/// a fresh profile and nothing that would reach the network.
-fn run_chromium(dir: &Path, page: &Path, args: &[String]) -> Run {
-    let profile = tempfile::tempdir_in(dir).unwrap();
-    let out_path = dir.join(format!("out-{}.txt", fastish_id()));
-    let err_path = dir.join(format!("err-{}.txt", fastish_id()));
-    let mut child = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(File::create(&out_path).unwrap())
-        .stderr(File::create(&err_path).unwrap())
-        .process_group(0)
-        .spawn()
-        .expect("chromium starts");
-    let deadline = Instant::now() + CHROMIUM_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            // Kill the whole group: the browser and its helpers.
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", child.id())])
-                .status();
-            let _ = child.wait();
-            panic!(
-                "chromium did not finish within {CHROMIUM_TIMEOUT:?}; stderr:\n{}",
-                std::fs::read_to_string(&err_path).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    Run {
-        status,
-        stdout: std::fs::read_to_string(&out_path).unwrap(),
-        stderr: std::fs::read_to_string(&err_path).unwrap(),
-    }
-}
-
-/// Distinct file names for runs within one temp dir.
-fn fastish_id() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
 /// Chromium logs page console messages (any level, uncaught exceptions
 /// included) as `...:INFO:CONSOLE(line)] "message", source: ...`.
 fn console_lines(stderr: &str) -> Vec<&str> {
@@ -221,7 +142,7 @@ fn screenshot_is_a_real_picture() {
         ],
     );
     let shot = dir.path().join("shot.png");
-    let run = run_chromium(
+    let run = chromium::run(
         dir.path(),
         &page,
         &[
@@ -259,7 +180,7 @@ fn browser_builds_the_report_and_runs_nothing() {
             summary: &s,
         }],
     );
-    let run = run_chromium(dir.path(), &page, &["--dump-dom".into()]);
+    let run = chromium::run(dir.path(), &page, &["--dump-dom".into()]);
     assert!(run.status.success(), "chromium failed:\n{}", run.stderr);
     let dom = run.stdout;
     assert!(dom.contains("<svg"), "no chart in the DOM:\n{dom}");
@@ -316,7 +237,7 @@ fn console_errors_would_be_seen() {
         "<!DOCTYPE html><title>noisy</title><script>console.error('seen'); notDefined();</script>",
     )
     .unwrap();
-    let run = run_chromium(dir.path(), &page, &["--dump-dom".into()]);
+    let run = chromium::run(dir.path(), &page, &["--dump-dom".into()]);
     assert!(run.status.success(), "chromium failed:\n{}", run.stderr);
     let lines = console_lines(&run.stderr);
     assert!(

@@ -381,6 +381,17 @@ fn or_note(chart: Result<String, Box<dyn Error>>) -> String {
     })
 }
 
+/// A y axis that fits every line's latencies (log when they spread
+/// widely), and its description.
+fn latency_axis(lines: &[Line], unit: &TimeUnit) -> (YAxis, String) {
+    let y = YAxis::fit(
+        lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
+        true,
+    );
+    let desc = y.describe(&format!("latency ({})", unit.name));
+    (y, desc)
+}
+
 fn no_data(what: &str) -> String {
     format!("<p class=\"note\">No {what} to draw.</p>")
 }
@@ -484,11 +495,7 @@ pub(super) fn latency_over_time(runs: &[Labeled<'_>]) -> String {
         }
         keys.push(Key::new(name, Mark::Line(p)));
     }
-    let y = YAxis::fit(
-        lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
-        true,
-    );
-    let y_desc = y.describe(&format!("latency ({})", unit.name));
+    let (y, y_desc) = latency_axis(&lines, &unit);
     let axes = Axes {
         x_desc: "time since start (s)",
         y_desc: &y_desc,
@@ -629,11 +636,7 @@ pub(super) fn percentile_spectrum(runs: &[Labeled<'_>]) -> String {
         })
         .collect();
     let keys = run_keys(runs, |i| Mark::Line(Pen::solid(run_color(i), 3)));
-    let y = YAxis::fit(
-        lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
-        true,
-    );
-    let y_desc = y.describe(&format!("latency ({})", unit.name));
+    let (y, y_desc) = latency_axis(&lines, &unit);
     let axes = Axes {
         x_desc: "percentile",
         y_desc: &y_desc,

@@ -296,6 +296,19 @@ pub(crate) fn markdown(rows: &[Row]) -> String {
     o
 }
 
+/// Adds `run`'s requests to a pooled summary (the first run's, with its
+/// timeline dropped): one distribution for a chart. A picture only; the
+/// statistics compare runs, never pooled requests.
+pub(crate) fn pool(into: &mut Option<RunSummary>, mut run: RunSummary) {
+    match into {
+        Some(p) => p.total.merge(&run.total),
+        None => {
+            run.timeline.clear();
+            *into = Some(run);
+        }
+    }
+}
+
 /// The per-metric rows as a table for HTML pages.
 pub(crate) fn verdict_table(rows: &[Row]) -> pelt_report::html::Table {
     pelt_report::html::Table {
@@ -333,15 +346,14 @@ fn html(
     paired: bool,
 ) -> String {
     use pelt_report::html::{Block, Labeled};
-    let pool = |runs: &[RunSummary]| {
-        let mut pooled = runs[0].clone();
-        pooled.timeline.clear();
-        for r in &runs[1..] {
-            pooled.total.merge(&r.total);
+    let pooled = |runs: &[RunSummary]| {
+        let mut p = None;
+        for r in runs {
+            pool(&mut p, r.clone());
         }
-        pooled
+        p.expect("each side has a run")
     };
-    let (pa, pb) = (pool(a), pool(b));
+    let (pa, pb) = (pooled(a), pooled(b));
     let table = verdict_table(rows);
     let design = if paired {
         "paired by position"

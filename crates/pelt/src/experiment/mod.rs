@@ -212,23 +212,13 @@ fn measure_variant(
             outcome.interrupted = true;
             return Ok(());
         }
-        pool(&mut outcome.pooled[v][l], summary);
+        crate::compare::pool(&mut outcome.pooled[v][l], summary);
         if outcome.runs.last().is_some_and(|r| r.interrupted) {
             outcome.interrupted = true;
             return Ok(());
         }
     }
     Ok(())
-}
-
-fn pool(into: &mut Option<RunSummary>, mut run: RunSummary) {
-    match into {
-        Some(p) => p.total.merge(&run.total),
-        None => {
-            run.timeline.clear();
-            *into = Some(run);
-        }
-    }
 }
 
 fn round_s(d: Duration) -> Duration {

@@ -394,9 +394,10 @@ fn think_time_spaces_requests_and_stays_out_of_latency() {
         "--delay",
         "200ms..200ms",
     ]);
-    // Each of 2 connections: a request, then 200 ms of thought: ~10 each.
+    // Each of 2 connections: a request, then 200 ms of thought: ~10 each
+    // (fewer when a busy machine makes each request slow; never more).
     let total = n(&r["requests"]["total"]);
-    assert!((18..=24).contains(&total), "{total} requests");
+    assert!((14..=24).contains(&total), "{total} requests");
     let p99 = r["latency"]["response_time"]["percentiles_s"]["p99"]
         .as_f64()
         .unwrap();

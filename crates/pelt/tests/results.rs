@@ -8,8 +8,14 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-fn server() -> pelt_target::ServerHandle {
-    support::pelt::server(None)
+/// The built-in server, and the machine to this test alone: the killed
+/// run's results are written by a low-priority thread, which another
+/// test's load alongside could starve past the seconds this file checks.
+fn server() -> (
+    std::sync::MutexGuard<'static, ()>,
+    pelt_target::ServerHandle,
+) {
+    (support::pelt::exclusive(), support::pelt::server(None))
 }
 
 /// pelt with its own data directory, to check what it saves.
@@ -35,7 +41,7 @@ fn json(text: &str) -> Value {
 
 #[test]
 fn saved_runs_report_exactly_as_they_did_live() {
-    let s = server();
+    let (_machine, s) = server();
     let data = tempfile::tempdir().unwrap();
     let file = data.path().join("run.pelt");
     let url = format!("http://{}/?delay=1ms&delay_max=3ms", s.local_addr());
@@ -58,7 +64,7 @@ fn saved_runs_report_exactly_as_they_did_live() {
 
 #[test]
 fn csv_and_window_cover_the_seconds_asked_for() {
-    let s = server();
+    let (_machine, s) = server();
     let data = tempfile::tempdir().unwrap();
     let file = data.path().join("run.pelt");
     let url = format!("http://{}/", s.local_addr());
@@ -93,7 +99,7 @@ fn csv_and_window_cover_the_seconds_asked_for() {
 #[test]
 fn merging_two_files_adds_exactly() {
     // Two runs at once against one server: what two machines would record.
-    let s = server();
+    let (_machine, s) = server();
     let data = tempfile::tempdir().unwrap();
     let url = format!("http://{}/?delay=1ms&delay_max=4ms", s.local_addr());
     let files: Vec<PathBuf> = ["a", "b"]
@@ -190,7 +196,7 @@ impl Wait for std::thread::JoinHandle<String> {
 
 #[test]
 fn a_run_killed_with_sigkill_is_readable_to_its_last_second() {
-    let s = server();
+    let (_machine, s) = server();
     let data = tempfile::tempdir().unwrap();
     let file = data.path().join("killed.pelt");
     let url = format!("http://{}/", s.local_addr());
@@ -241,7 +247,7 @@ fn a_run_killed_with_sigkill_is_readable_to_its_last_second() {
 
 #[test]
 fn corrupt_and_foreign_files_exit_2_with_one_line() {
-    let s = server();
+    let (_machine, s) = server();
     let data = tempfile::tempdir().unwrap();
     let good = data.path().join("good.pelt");
     let url = format!("http://{}/", s.local_addr());
@@ -289,7 +295,7 @@ fn hdrlog_is_readable_by_hdrhistogram() {
     use base64::Engine;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use hdrhistogram::serialization::Deserializer;
-    let s = server();
+    let (_machine, s) = server();
     let data = tempfile::tempdir().unwrap();
     let file = data.path().join("run.pelt");
     let url = format!("http://{}/", s.local_addr());

@@ -391,7 +391,15 @@ fn write_histogram(o: &mut String, h: &Histogram<u64>) -> std::fmt::Result {
         from = h.next_non_equivalent(to);
     }
     if h.max() >= from {
-        buckets.push((h.max(), h.count_between(from, h.max())));
+        let tail = h.count_between(from, h.max());
+        match buckets.last_mut() {
+            // The max is within display rounding of p99.9 ("304ms" twice
+            // would read as a bug): one row up to the max holds both.
+            Some(last) if human_ns(last.0).to_string() == human_ns(h.max()).to_string() => {
+                *last = (h.max(), last.1 + tail);
+            }
+            _ => buckets.push((h.max(), tail)),
+        }
     }
     let peak = buckets.iter().map(|b| b.1).max().unwrap_or(1).max(1);
     writeln!(o, "Response time histogram (up to, count)")?;
@@ -473,4 +481,53 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn histogram_rows(h: &Histogram<u64>) -> Vec<(String, u64)> {
+        let mut o = String::new();
+        write_histogram(&mut o, h).unwrap();
+        o.lines()
+            .skip(1)
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let mut words = l.split_whitespace();
+                let label = words.next().unwrap().to_string();
+                let count = words.next().unwrap().replace(',', "").parse().unwrap();
+                (label, count)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn histogram_rows_count_every_response_once_under_distinct_labels() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        // 998 fast responses and a tail whose max rounds to the same label
+        // as p99.9 (304.0 ms and 304.3 ms, in separate histogram buckets,
+        // both print as "304ms").
+        for i in 0..998u64 {
+            h.record(400_000 + i * 3_000).unwrap();
+        }
+        h.record(304_000_000).unwrap();
+        h.record(304_300_000).unwrap();
+        let p999 = h.value_at_quantile(0.999);
+        assert!(!h.equivalent(p999, h.max()));
+        assert_eq!(human_ns(p999).to_string(), human_ns(h.max()).to_string());
+        let rows = histogram_rows(&h);
+        let total: u64 = rows.iter().map(|r| r.1).sum();
+        assert_eq!(total, h.len(), "{rows:?}");
+        let mut labels: Vec<&String> = rows.iter().map(|r| &r.0).collect();
+        labels.dedup();
+        assert_eq!(labels.len(), rows.len(), "{rows:?}");
+        assert_eq!(rows.last().unwrap().0, "304ms", "{rows:?}");
+
+        // A tail well beyond p99.9 keeps a row of its own.
+        h.record(2_000_000_000).unwrap();
+        let rows = histogram_rows(&h);
+        assert_eq!(rows.last().unwrap(), &("2.00s".to_string(), 1), "{rows:?}");
+        assert_eq!(rows.iter().map(|r| r.1).sum::<u64>(), h.len());
+    }
 }

@@ -32,8 +32,8 @@ pub use results::{ResultsError, ResultsReader, ResultsWriter, RunFooter, RunHead
 pub use sample::{Nanos, Sample};
 pub use schedule::{Schedule, ScheduleError, Segment, Spec};
 pub use summary::{
-    Environment, IntervalRow, LatencyStats, RunSummary, SummaryBuilder, Warning, Window,
-    PERCENTILES,
+    Environment, IntervalRow, LatencyStats, RunSummary, SummaryBuilder, ThreadLoad, Warning,
+    Window, CLIENT_BUSY, PERCENTILES,
 };
 pub use targets::{TargetsError, TargetsFormat};
 pub use url::{Scheme, Url, UrlError};

@@ -18,7 +18,7 @@
 use crate::config::RunConfig;
 use crate::error::ErrorKind;
 use crate::recorder::{ErrorExample, Recorder, MAX_STATUS};
-use crate::summary::Environment;
+use crate::summary::{Environment, ThreadLoad};
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -47,12 +47,16 @@ pub struct RunHeader {
 }
 
 /// Written last, when the run ended normally or by Ctrl-C.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunFooter {
     pub duration_ns: u64,
     pub elapsed_ns: u64,
     pub warmup_requests: u64,
     pub interrupted: bool,
+    /// How busy each worker thread was; empty where the platform does not
+    /// say (and in files written before pelt recorded it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worker_load: Vec<ThreadLoad>,
 }
 
 impl RunHeader {
@@ -130,6 +134,7 @@ impl RunFooter {
             elapsed_ns: self.elapsed_ns.max(other.elapsed_ns),
             warmup_requests: self.warmup_requests + other.warmup_requests,
             interrupted: self.interrupted || other.interrupted,
+            worker_load: [&self.worker_load[..], &other.worker_load[..]].concat(),
         }
     }
 }
@@ -599,6 +604,7 @@ mod tests {
     use super::*;
     use crate::config::{Load, Stop, Target};
     use crate::sample::Sample;
+    use crate::summary::{SummaryBuilder, Warning};
     use crate::url::Url;
     use proptest::prelude::*;
 
@@ -668,7 +674,7 @@ mod tests {
         while let Some(i) = r.next_interval()? {
             out.push(i);
         }
-        Ok((out, r.footer().copied(), r.truncated()))
+        Ok((out, r.footer().cloned(), r.truncated()))
     }
 
     fn sample_strategy() -> impl Strategy<Value = (u64, u64, u16, Option<ErrorKind>)> {
@@ -691,7 +697,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, s)| (1_795_000_000 + i as u64, recorder(s)))
                 .collect();
-            let footer = RunFooter { duration_ns: 5, elapsed_ns: 6, warmup_requests: 7, interrupted: false };
+            let footer = RunFooter { duration_ns: 5, elapsed_ns: 6, warmup_requests: 7, interrupted: false, worker_load: vec![ThreadLoad { on_cpu: 0.5, waiting: 0.125 }] };
             let bytes = write(&intervals, Some(&footer));
             let (back, f, truncated) = read_all(&bytes).unwrap();
             prop_assert_eq!(f, Some(footer));
@@ -703,6 +709,52 @@ mod tests {
                 prop_assert_eq!(&r1.examples, &r2.examples);
             }
         }
+    }
+
+    /// The busiest worker thread decides: one that wanted a CPU 90 % of the
+    /// run or more gets a warning, however idle the others were, and the
+    /// warning comes back from the file as it was given live.
+    #[test]
+    fn a_busy_worker_thread_is_a_warning_that_survives_the_file() {
+        let busy = |loads: Vec<ThreadLoad>| {
+            let footer = RunFooter {
+                duration_ns: 1_000_000_000,
+                elapsed_ns: 1_000_000_000,
+                warmup_requests: 0,
+                interrupted: false,
+                worker_load: loads,
+            };
+            let bytes = write(&[], Some(&footer));
+            let mut reader = ResultsReader::open(&bytes[..]).unwrap();
+            while reader.next_interval().unwrap().is_some() {}
+            let summary =
+                SummaryBuilder::new(reader.header().clone(), None).finish(reader.footer());
+            summary
+                .warnings
+                .into_iter()
+                .find(|w| matches!(w, Warning::ClientBusy { .. }))
+        };
+        let load = |on_cpu, waiting| ThreadLoad { on_cpu, waiting };
+        assert_eq!(busy(vec![]), None);
+        assert_eq!(busy(vec![load(0.5, 0.1), load(0.85, 0.04)]), None);
+        assert_eq!(
+            busy(vec![load(0.2, 0.0), load(0.75, 0.2)]),
+            Some(Warning::ClientBusy {
+                on_cpu: 0.75,
+                waiting: 0.2,
+                threads: 2
+            })
+        );
+    }
+
+    /// Footers from before pelt measured its own threads still read.
+    #[test]
+    fn footers_without_worker_load_still_read() {
+        let old = r#"{"duration_ns":5,"elapsed_ns":6,"warmup_requests":7,"interrupted":false}"#;
+        let f: RunFooter = serde_json::from_str(old).unwrap();
+        assert!(f.worker_load.is_empty());
+        // And a footer without it is written as before.
+        assert_eq!(serde_json::to_string(&f).unwrap(), old);
     }
 
     /// Files from before per-target latency have per-target counts only.
@@ -762,25 +814,33 @@ mod tests {
         closed.config.load = crate::config::Load::closed(3);
         assert!(a.merge(&closed).unwrap_err().contains("closed-loop"));
 
+        let load = |on_cpu| ThreadLoad {
+            on_cpu,
+            waiting: 0.0,
+        };
         let f = RunFooter {
             duration_ns: 5,
             elapsed_ns: 9,
             warmup_requests: 1,
             interrupted: false,
+            worker_load: vec![load(0.5)],
         };
         let g = RunFooter {
             duration_ns: 7,
             elapsed_ns: 8,
             warmup_requests: 2,
             interrupted: true,
+            worker_load: vec![load(0.25), load(0.75)],
         };
+        // Each machine's threads stay threads of the merged run.
         assert_eq!(
             f.merge(&g),
             RunFooter {
                 duration_ns: 7,
                 elapsed_ns: 9,
                 warmup_requests: 3,
-                interrupted: true
+                interrupted: true,
+                worker_load: vec![load(0.5), load(0.25), load(0.75)],
             }
         );
     }

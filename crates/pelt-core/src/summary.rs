@@ -26,6 +26,30 @@ pub struct Environment {
     pub started_unix_ms: u64,
 }
 
+/// How busy one of pelt's worker threads was over its run (warm-up and
+/// the wait for the last responses included), from the kernel's scheduler
+/// statistics: the share of the wall-clock time it ran on a CPU, and the
+/// share it was ready to run but waited for one. A thread that wanted a
+/// CPU nearly all the time set the pace of its connections: the figures
+/// then describe the client as much as the server.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ThreadLoad {
+    pub on_cpu: f64,
+    pub waiting: f64,
+}
+
+impl ThreadLoad {
+    /// The share of the run the thread wanted a CPU.
+    pub fn demand(&self) -> f64 {
+        self.on_cpu + self.waiting
+    }
+}
+
+/// A worker thread that wanted a CPU for at least this share of the run
+/// was, or was close to, the bottleneck: an event loop with work queued
+/// never idles, and one with none idles most of the time.
+pub const CLIENT_BUSY: f64 = 0.9;
+
 /// One second of the run (intervals are aligned to wall-clock seconds,
 /// so the first and last may be partial).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -153,6 +177,13 @@ pub enum Warning {
     /// The results file has no footer: the run was killed; the figures
     /// cover its complete seconds.
     Incomplete,
+    /// pelt's busiest worker thread wanted a CPU nearly all the run: the
+    /// client may have set the pace.
+    ClientBusy {
+        on_cpu: f64,
+        waiting: f64,
+        threads: usize,
+    },
 }
 
 impl std::fmt::Display for Warning {
@@ -185,6 +216,20 @@ impl std::fmt::Display for Warning {
                 f,
                 "the run did not finish (it was killed): the figures cover its last complete second and before"
             ),
+            Warning::ClientBusy {
+                on_cpu,
+                waiting,
+                threads,
+            } => write!(
+                f,
+                "pelt's busiest worker thread (of {threads}) wanted a CPU {:.0}% of the run ({:.0}% on one, \
+                 {:.0}% waiting for one): the client, not the server, may have set the pace. Give pelt more \
+                 --threads if cores are idle, keep other work (the server too) off its cores, or run it \
+                 from another machine",
+                (on_cpu + waiting) * 100.0,
+                on_cpu * 100.0,
+                waiting * 100.0
+            ),
         }
     }
 }
@@ -208,6 +253,9 @@ pub struct RunSummary {
     pub complete: bool,
     /// The part of the run the figures cover, when restricted.
     pub window: Option<Window>,
+    /// How busy each worker thread was (see [`ThreadLoad`]); empty when
+    /// not known.
+    pub worker_load: Vec<ThreadLoad>,
     pub warnings: Vec<Warning>,
 }
 
@@ -282,6 +330,17 @@ impl RunSummary {
             if ratio >= 0.05 {
                 w.push(Warning::Errors { ratio });
             }
+        }
+        let busiest = self
+            .worker_load
+            .iter()
+            .max_by(|a, b| a.demand().total_cmp(&b.demand()));
+        if let Some(t) = busiest.filter(|t| t.demand() >= CLIENT_BUSY) {
+            w.push(Warning::ClientBusy {
+                on_cpu: t.on_cpu,
+                waiting: t.waiting,
+                threads: self.worker_load.len(),
+            });
         }
         w
     }
@@ -470,6 +529,7 @@ impl SummaryBuilder {
             interrupted: footer.is_none_or(|f| f.interrupted),
             complete: footer.is_some(),
             window: self.window,
+            worker_load: footer.map_or_else(Vec::new, |f| f.worker_load.clone()),
             warnings: Vec::new(),
         };
         summary.warnings = summary.diagnose();

@@ -13,6 +13,7 @@
 mod conn;
 pub mod h1;
 mod h2;
+mod load;
 pub mod pacer;
 mod run;
 mod timer;

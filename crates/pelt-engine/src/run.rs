@@ -8,7 +8,7 @@ use crate::pacer::{ConstantRate, Pacer, Piecewise};
 use crate::worker::{run_worker, Plan, Share, WorkerMsg};
 use pelt_core::{
     connect_address, ConfigError, Environment, HttpOptions, IntervalRow, Load, Nanos, Recorder,
-    RunConfig, RunFooter, RunHeader, RunSummary, Scheme, SummaryBuilder, Url,
+    RunConfig, RunFooter, RunHeader, RunSummary, Scheme, SummaryBuilder, ThreadLoad, Url,
 };
 use rustls::pki_types::ServerName;
 use std::collections::BTreeMap;
@@ -438,6 +438,8 @@ struct Collector {
     count_limited: bool,
     /// Per worker: where its merged recorders go back, emptied, for reuse.
     recycle: Vec<mpsc::Sender<Box<Recorder>>>,
+    /// Per worker: how busy its thread was, once it is done.
+    worker_load: Vec<Option<ThreadLoad>>,
 }
 
 const NS: u64 = 1_000_000_000;
@@ -461,6 +463,7 @@ impl Collector {
             warmup_requests: 0,
             cut: None,
             recycle,
+            worker_load: vec![None; workers],
         }
     }
 
@@ -488,8 +491,10 @@ impl Collector {
                     worker,
                     warmup_requests,
                     cut,
+                    load,
                 } => {
                     self.progress[worker] = Some(u64::MAX);
+                    self.worker_load[worker] = load;
                     self.warmup_requests += warmup_requests;
                     if let Some(c) = cut {
                         self.cut = Some(self.cut.map_or(c, |old| old.min(c)));
@@ -562,6 +567,13 @@ impl Collector {
             elapsed_ns: elapsed,
             warmup_requests: self.warmup_requests,
             interrupted,
+            // All or nothing: a partial list would hide a busy thread.
+            worker_load: self
+                .worker_load
+                .iter()
+                .copied()
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default(),
         }))
     }
 }
@@ -573,6 +585,7 @@ pub fn footer_of(summary: &RunSummary) -> RunFooter {
         elapsed_ns: summary.elapsed.as_nanos() as u64,
         warmup_requests: summary.warmup_requests,
         interrupted: summary.interrupted,
+        worker_load: summary.worker_load.clone(),
     }
 }
 

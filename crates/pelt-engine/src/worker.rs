@@ -9,6 +9,7 @@ use crate::h1::{
     PreparedRequest, RequestLine, Response, READ_BUF,
 };
 use crate::h2::{H2Sender, PreparedH2, SharedConn};
+use crate::load::ThreadClock;
 use crate::pacer::Pacer;
 use crate::timer::PreciseTimer;
 use pelt_core::{ErrorKind, Nanos, Recorder, Sample};
@@ -105,6 +106,8 @@ pub(crate) enum WorkerMsg {
         worker: usize,
         warmup_requests: u64,
         cut: Option<Nanos>,
+        /// How busy the worker's thread was while it ran, where known.
+        load: Option<pelt_core::ThreadLoad>,
     },
 }
 
@@ -1104,6 +1107,7 @@ async fn ticker(worker: Rc<Worker>) {
 async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
     let plan = worker.plan.clone();
     tokio::time::sleep_until(plan.instant(0)).await;
+    let started = ThreadClock::now();
     tokio::task::spawn_local(ticker(worker.clone()));
     if plan.pacer.is_some() {
         tokio::task::spawn_local(dispatcher(worker.clone()));
@@ -1180,9 +1184,11 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
     let end = iv.end;
     iv.rotate(end);
     let cut = worker.cut.get();
+    let load = started.and_then(|s| Some(ThreadClock::now()?.since(&s)));
     let _ = iv.tx.send(WorkerMsg::Done {
         worker: worker.share.index,
         warmup_requests: iv.warmup,
         cut: (cut != Nanos::MAX).then_some(cut),
+        load,
     });
 }

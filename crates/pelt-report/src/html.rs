@@ -893,6 +893,7 @@ mod tests {
             interrupted: false,
             complete: true,
             window: None,
+            worker_load: Vec::new(),
             warnings: Vec::new(),
         };
         s.warnings = s.diagnose();

@@ -146,6 +146,9 @@ pub fn json_value(s: &RunSummary) -> Value {
             "opened": t.connections,
             "reused_requests": t.reused,
         },
+        // pelt's own worker threads: shares of the run each spent on a
+        // CPU and waiting for one. Empty when not known.
+        "client_threads": s.worker_load,
         "latency": {
             "response_time": latency(&t.response),
             "service_time": latency(&t.service),

@@ -148,6 +148,21 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         thousands(t.connections),
         thousands(t.reused),
     )?;
+    let busiest = s
+        .worker_load
+        .iter()
+        .max_by(|a, b| a.demand().total_cmp(&b.demand()));
+    if let Some(b) = busiest {
+        // pelt's own load, so that a client-bound run says so.
+        writeln!(
+            o,
+            "Client       busiest of {} worker thread{} on a CPU {:.0}% of the run, waiting for one {:.0}%",
+            s.worker_load.len(),
+            if s.worker_load.len() == 1 { "" } else { "s" },
+            b.on_cpu * 100.0,
+            b.waiting * 100.0
+        )?;
+    }
     if s.warmup_requests > 0 {
         writeln!(
             o,

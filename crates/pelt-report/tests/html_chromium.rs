@@ -104,6 +104,7 @@ fn summary(slowdown: u64) -> RunSummary {
         interrupted: false,
         complete: true,
         window: None,
+        worker_load: Vec::new(),
         warnings: Vec::new(),
     };
     s.warnings = s.diagnose();

@@ -146,7 +146,7 @@ impl Merged {
 
     /// The footers, combined; `None` if any run was killed.
     fn footer(&self) -> Option<RunFooter> {
-        let mut footers = self.readers.iter().map(|r| r.footer().copied());
+        let mut footers = self.readers.iter().map(|r| r.footer().cloned());
         let first = footers.next()??;
         footers.try_fold(first, |acc, f| Some(acc.merge(&f?)))
     }

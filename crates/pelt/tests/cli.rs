@@ -584,3 +584,52 @@ fn connection_options_are_in_the_report_and_match_the_schema() {
     assert_eq!(http["connect_to"][0]["connect_port"], port);
     assert_eq!(http["connect_to"][0]["host"], "example.test");
 }
+
+/// pelt measures its own worker threads (on a CPU, waiting for one) so
+/// that a client-bound run says so; a light run shows them mostly idle,
+/// and a saved run reports the same figures.
+#[test]
+fn client_threads_show_how_busy_pelt_was_and_survive_the_results_file() {
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("run.pelt");
+    let saved = saved.to_str().unwrap();
+    let r = run_json(&[&url(&s, "/"), "--rate", "50", "-d", "2s", "-o", saved]);
+    let threads = r["client_threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2, "one entry per worker thread: {threads:?}");
+    for t in threads {
+        let (on_cpu, waiting) = (
+            t["on_cpu"].as_f64().unwrap(),
+            t["waiting"].as_f64().unwrap(),
+        );
+        // 25 requests a second per thread keep a thread nearly idle, even
+        // in a debug build on a busy machine.
+        assert!(on_cpu > 0.0 && on_cpu < 0.5, "{t}");
+        assert!(on_cpu + waiting <= 1.0 + 1e-9, "{t}");
+    }
+    assert!(
+        !r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["kind"] == "client_busy"),
+        "{}",
+        r["warnings"]
+    );
+
+    let out = pelt()
+        .args(["report", saved, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&again);
+    assert_eq!(again["client_threads"], r["client_threads"]);
+
+    let out = pelt().args(["report", saved]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("Client       busiest of 2 worker threads on a CPU "),
+        "{text}"
+    );
+}

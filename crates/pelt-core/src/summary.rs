@@ -293,6 +293,15 @@ impl RunSummary {
         self.config.load.rate().is_some()
     }
 
+    /// The worker thread that wanted a CPU the most: the one that would
+    /// have limited the run. `None` when not measured.
+    pub fn busiest_thread(&self) -> Option<ThreadLoad> {
+        self.worker_load
+            .iter()
+            .copied()
+            .max_by(|a, b| a.demand().total_cmp(&b.demand()))
+    }
+
     /// Works out the warnings for this run. Called once by the engine; kept
     /// with the run so saved results explain themselves.
     pub fn diagnose(&self) -> Vec<Warning> {
@@ -331,11 +340,7 @@ impl RunSummary {
                 w.push(Warning::Errors { ratio });
             }
         }
-        let busiest = self
-            .worker_load
-            .iter()
-            .max_by(|a, b| a.demand().total_cmp(&b.demand()));
-        if let Some(t) = busiest.filter(|t| t.demand() >= CLIENT_BUSY) {
+        if let Some(t) = self.busiest_thread().filter(|t| t.demand() >= CLIENT_BUSY) {
             w.push(Warning::ClientBusy {
                 on_cpu: t.on_cpu,
                 waiting: t.waiting,

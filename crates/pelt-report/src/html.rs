@@ -402,6 +402,14 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
     num_row(o, "interrupted", jsons, &fixed("interrupted"), Fmt::YesNo);
     html_row(
         o,
+        "busiest pelt thread: on a CPU, waiting",
+        runs.iter().map(|r| match r.summary.busiest_thread() {
+            Some(b) => format!("{:.0}%, {:.0}%", b.on_cpu * 100.0, b.waiting * 100.0),
+            None => "<span class=\"none\">not measured</span>".to_string(),
+        }),
+    );
+    html_row(
+        o,
         "warnings",
         runs.iter().map(|r| {
             if r.summary.warnings.is_empty() {

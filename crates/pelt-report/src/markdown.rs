@@ -49,6 +49,14 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         bytes(t.bytes_out as f64)
     )?;
     writeln!(o, "| connections | {} opened |", thousands(t.connections))?;
+    if let Some(b) = s.busiest_thread() {
+        writeln!(
+            o,
+            "| client | busiest worker thread on a CPU {:.0}%, waiting for one {:.0}% |",
+            b.on_cpu * 100.0,
+            b.waiting * 100.0
+        )?;
+    }
     if let Some(w) = s.window {
         writeln!(
             o,

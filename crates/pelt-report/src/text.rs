@@ -148,11 +148,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         thousands(t.connections),
         thousands(t.reused),
     )?;
-    let busiest = s
-        .worker_load
-        .iter()
-        .max_by(|a, b| a.demand().total_cmp(&b.demand()));
-    if let Some(b) = busiest {
+    if let Some(b) = s.busiest_thread() {
         // pelt's own load, so that a client-bound run says so.
         writeln!(
             o,

@@ -632,4 +632,13 @@ fn client_threads_show_how_busy_pelt_was_and_survive_the_results_file() {
         text.contains("Client       busiest of 2 worker threads on a CPU "),
         "{text}"
     );
+    let out = pelt()
+        .args(["report", saved, "--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        md.contains("| client | busiest worker thread on a CPU "),
+        "{md}"
+    );
 }

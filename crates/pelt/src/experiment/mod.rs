@@ -32,6 +32,9 @@ pub struct RunRecord {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub interrupted: bool,
+    /// pelt's busiest worker thread wanted a CPU nearly all the run: the
+    /// client may have set the pace (see `Warning::ClientBusy`).
+    pub client_busy: bool,
 }
 
 /// What the experiment produced: its runs, one pooled summary per
@@ -206,6 +209,10 @@ fn measure_variant(
             p50_ns,
             p99_ns,
             interrupted: summary.interrupted,
+            client_busy: summary
+                .warnings
+                .iter()
+                .any(|w| matches!(w, pelt_core::Warning::ClientBusy { .. })),
         });
         if summary.interrupted {
             // Saved and listed, but left out of the verdicts and charts.

@@ -223,6 +223,36 @@ fn verdict_summary(c: &LevelComparison, plan: &Plan) -> String {
     )
 }
 
+/// A saturated client looks like a slow server: says which runs had pelt's
+/// own thread busy nearly all the time, since their verdicts may describe
+/// pelt rather than the variants.
+fn client_bound(plan: &Plan, outcome: &Outcome) -> Option<String> {
+    let busy: Vec<&RunRecord> = outcome.runs.iter().filter(|r| r.client_busy).collect();
+    if busy.is_empty() {
+        return None;
+    }
+    let mut which: Vec<String> = busy
+        .iter()
+        .map(|r| {
+            format!(
+                "{} at {}",
+                plan.variants[r.variant].name,
+                plan.levels[r.level].label()
+            )
+        })
+        .collect();
+    which.sort();
+    which.dedup();
+    Some(format!(
+        "Client-bound: in {} of {} runs ({}) pelt's busiest worker thread wanted a CPU 90 % of the run \
+         or more, so the client may have set the pace and the verdicts there may describe pelt, not the \
+         variants. Give pelt more threads (`threads` under [load]) if cores are free, or run the servers on other cores.",
+        busy.len(),
+        outcome.runs.len(),
+        which.join(", ")
+    ))
+}
+
 pub fn write_all(plan: &Plan, outcome: &Outcome) -> Result<Reports, UserError> {
     let comparisons = comparisons(plan, outcome);
     let x_desc = match plan.levels[0].kind {
@@ -242,6 +272,11 @@ pub fn write_all(plan: &Plan, outcome: &Outcome) -> Result<Reports, UserError> {
         let _ = writeln!(text, "problem: {p}");
         let _ = writeln!(md, "- **problem:** {p}");
         blocks.push(Block::Paragraph(format!("Problem: {p}")));
+    }
+    if let Some(note) = client_bound(plan, outcome) {
+        let _ = writeln!(text, "{note}");
+        let _ = writeln!(md, "\n**{note}**");
+        blocks.push(Block::Paragraph(note));
     }
     if outcome.interrupted {
         let note = "Interrupted: the interrupted run and any block left incomplete are left out of the verdicts.";
@@ -367,6 +402,7 @@ fn json(plan: &Plan, outcome: &Outcome, comparisons: &[LevelComparison]) -> Stri
                 // Relative to the folder, so that it can be moved whole.
                 "file": r.file.strip_prefix(&outcome.folder).unwrap_or(&r.file).display().to_string(),
                 "interrupted": r.interrupted,
+                "client_busy": r.client_busy,
                 "values": metrics.iter().zip(&r.values).map(|(m, v)| (m.name.clone(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
             })
         })
@@ -401,4 +437,60 @@ fn json(plan: &Plan, outcome: &Outcome, comparisons: &[LevelComparison]) -> Stri
     let mut s = serde_json::to_string_pretty(&doc).expect("a JSON value always serialises");
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    fn record(variant: usize, level: usize, client_busy: bool) -> RunRecord {
+        RunRecord {
+            block: 0,
+            variant,
+            level,
+            file: PathBuf::from("runs/x.pelt"),
+            values: Vec::new(),
+            p50_ns: 0,
+            p99_ns: 0,
+            interrupted: false,
+            client_busy,
+        }
+    }
+
+    #[test]
+    fn client_bound_runs_are_named_once_per_variant_and_level() {
+        let plan = Plan::parse(
+            r#"
+            name = "n"
+            [load]
+            url = "http://127.0.0.1:9/"
+            rate = [100, 200]
+            duration = "1s"
+            [[variant]]
+            name = "a"
+            [[variant]]
+            name = "b"
+            "#,
+            Path::new("."),
+        )
+        .unwrap();
+        let mut outcome = Outcome {
+            runs: vec![record(0, 0, false), record(1, 1, false)],
+            pooled: Vec::new(),
+            problems: Vec::new(),
+            interrupted: false,
+            folder: PathBuf::from("."),
+        };
+        assert_eq!(client_bound(&plan, &outcome), None);
+        outcome
+            .runs
+            .extend([record(1, 1, true), record(1, 1, true)]);
+        let note = client_bound(&plan, &outcome).unwrap();
+        assert!(
+            note.starts_with("Client-bound: in 2 of 4 runs (b at "),
+            "{note}"
+        );
+        assert_eq!(note.matches(" at ").count(), 1, "{note}");
+    }
 }

@@ -122,6 +122,26 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
         files.iter().map(|f| load(f)).collect()
     };
     let (a, b) = (load_all(&a_files)?, load_all(&b_files)?);
+    // A saturated client looks like a slow server: say so, on stderr so
+    // that every format on stdout stays as it is.
+    let busy: Vec<String> = a_files
+        .iter()
+        .zip(&a)
+        .chain(b_files.iter().zip(&b))
+        .filter(|(_, s)| {
+            s.warnings
+                .iter()
+                .any(|w| matches!(w, pelt_core::Warning::ClientBusy { .. }))
+        })
+        .map(|(f, _)| label(f))
+        .collect();
+    if !busy.is_empty() {
+        eprintln!(
+            "pelt: warning: pelt was CPU-bound in {} (client_busy): there the client may have set the pace, \
+             and a difference may be pelt's, not the server's",
+            busy.join(", ")
+        );
+    }
     let rows = compare_runs(&a, &b, args.paired);
     let names = |files: &[PathBuf]| files.iter().map(|f| label(f)).collect::<Vec<_>>();
     let out = match args.format {

@@ -121,3 +121,70 @@ fn a_real_slowdown_is_a_material_regression() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A saturated client looks like a slow server: a run whose worker
+/// thread was busy all along is flagged by `pelt report` and `pelt
+/// compare`. The busy footer is written into a copy of a real run (how
+/// busy a real run's thread is depends on the machine).
+#[test]
+fn client_bound_runs_are_flagged_in_reports_and_comparisons() {
+    use pelt_core::{ResultsReader, ResultsWriter, ThreadLoad};
+    let s = server(None);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/", s.local_addr());
+    let real = runs(dir.path(), "a", &url).remove(0);
+    let busy = dir.path().join("busy.pelt");
+    let mut reader = ResultsReader::open(std::fs::File::open(&real).unwrap()).unwrap();
+    let mut writer =
+        ResultsWriter::new(std::fs::File::create(&busy).unwrap(), reader.header()).unwrap();
+    while let Some((second, rec)) = reader.next_interval().unwrap() {
+        writer.interval(second, &rec).unwrap();
+    }
+    let mut footer = reader.footer().cloned().unwrap();
+    footer.worker_load = vec![
+        ThreadLoad {
+            on_cpu: 0.2,
+            waiting: 0.0,
+        },
+        ThreadLoad {
+            on_cpu: 0.93,
+            waiting: 0.04,
+        },
+    ];
+    writer.finish(&footer).unwrap();
+
+    let out = pelt().arg("report").arg(&busy).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(
+            "Client       busiest of 2 worker threads on a CPU 93% of the run, waiting for one 4%"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("warning: pelt's busiest worker thread (of 2) wanted a CPU 97% of the run"),
+        "{text}"
+    );
+
+    let out = pelt()
+        .arg("compare")
+        .arg(&real)
+        .arg(&busy)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("pelt was CPU-bound in busy (client_busy)"),
+        "{err}"
+    );
+    // The real run (a light 200 req/s) is not flagged.
+    let out = pelt()
+        .arg("compare")
+        .arg(&real)
+        .arg(&real)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+}

@@ -35,8 +35,11 @@ impl ThreadClock {
     /// the wall-clock time between them.
     pub fn since(&self, start: &ThreadClock) -> ThreadLoad {
         let wall = self.at.duration_since(start.at).as_nanos() as f64;
+        // To 0.01 %: more digits would be noise, and a share with few
+        // digits reads back from the results file as exactly the same f64
+        // (a saved run must report exactly as it did live).
         let share = |ns: u64| match wall > 0.0 {
-            true => (ns as f64 / wall).clamp(0.0, 1.0),
+            true => ((ns as f64 / wall).clamp(0.0, 1.0) * 1e4).round() / 1e4,
             false => 0.0,
         };
         ThreadLoad {
@@ -55,6 +58,30 @@ fn parse(text: &str) -> Option<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Whatever the readings, the shares stay in 0..=1 and read back
+        /// from JSON (the results file) as exactly the same numbers.
+        #[test]
+        fn shares_are_bounded_and_survive_json(
+            on_cpu in 0u64..20_000_000_000,
+            waiting in 0u64..20_000_000_000,
+            wall in 0u64..10_000_000_000,
+        ) {
+            let start = ThreadClock { on_cpu_ns: 7, waiting_ns: 9, at: Instant::now() };
+            let end = ThreadClock {
+                on_cpu_ns: 7 + on_cpu,
+                waiting_ns: 9 + waiting,
+                at: start.at + std::time::Duration::from_nanos(wall),
+            };
+            let l = end.since(&start);
+            proptest::prop_assert!((0.0..=1.0).contains(&l.on_cpu));
+            proptest::prop_assert!((0.0..=1.0).contains(&l.waiting));
+            let back: ThreadLoad =
+                serde_json::from_str(&serde_json::to_string(&l).unwrap()).unwrap();
+            proptest::prop_assert_eq!(back, l);
+        }
+    }
 
     #[test]
     fn schedstat_lines_parse_and_garbage_does_not() {

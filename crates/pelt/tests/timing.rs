@@ -297,14 +297,15 @@ fn a_rate_ramp_follows_its_schedule_second_by_second() {
     assert_eq!(u(&r["requests"]["total"]), 6000);
     assert_eq!(u(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
     assert!((f(&r["offered_rate"]) - 1500.0).abs() < 1e-6);
-    // The schedule was met. A send-lag warning is allowed: on a shared
-    // two-core machine the client can be starved for tens of ms (CI saw
-    // 31 ms), and `shift` below widens the tolerance by exactly that.
+    // The schedule was met. Warnings about the client's machine are
+    // allowed: on a shared two-core machine the client can be starved for
+    // tens of ms (CI saw 31 ms), and `shift` below widens the tolerance by
+    // exactly the send lag that caused.
     let unexpected: Vec<&serde_json::Value> = r["warnings"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|w| w["kind"] != "send_lag")
+        .filter(|w| w["kind"] != "send_lag" && w["kind"] != "client_busy")
         .collect();
     assert!(unexpected.is_empty(), "{unexpected:#?}");
     let rows = rows_against(&r, 4.0, |t| 500.0 * t + 250.0 * t * t);

@@ -23,6 +23,10 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Highest accepted `--rate`: beyond any one machine, and keeps schedule
 /// arithmetic (f64 nanoseconds) exact.
 pub const MAX_RATE: f64 = 10_000_000.0;
+/// Lowest accepted `--rate` and `--connect-rate`: one every 1,000 s.
+/// Below it a "rate" is a zero in disguise (`--rate 1e-300 -n 2` waited
+/// 10^300 s for its second request).
+pub const MIN_RATE: f64 = 0.001;
 /// Most connections a run may use (fixed `-c`, a `--rate` pool, or the
 /// peak of a `-c` schedule): beyond what one machine's ports allow, and
 /// each connection's state is allocated up front.
@@ -570,7 +574,7 @@ pub enum ConfigError {
     NoConnections,
     #[error("-c/--connections must be at most 100,000, like -c 50")]
     TooManyConnections,
-    #[error("--rate must be a positive number of requests per second, at most 10,000,000, like --rate 1000")]
+    #[error("--rate must be a number of requests per second, at least 0.001 and at most 10,000,000, like --rate 1000")]
     BadRate,
     #[error("a --rate schedule's levels must be between 0 and 10,000,000 req/s and not all 0, like --rate 100..2000/30s")]
     BadRateSchedule,
@@ -600,7 +604,7 @@ pub enum ConfigError {
     StreamsWithoutHttp2,
     #[error("--no-keepalive is HTTP/1.1's Connection: close; HTTP/2 always reuses its connections, so drop one of them")]
     NoKeepaliveWithHttp2,
-    #[error("--connect-rate must be a positive number of connections per second, at most 10,000,000, like --connect-rate 100")]
+    #[error("--connect-rate must be a number of connections per second, at least 0.001 and at most 10,000,000, like --connect-rate 100")]
     BadConnectRate,
     #[error("--follow must be at most 100 redirects, like --follow 5")]
     BadFollow,
@@ -682,7 +686,7 @@ impl RunConfig {
             return Err(ConfigError::TooManyConnections);
         }
         if let Some(rate) = self.load.rate() {
-            if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE) {
+            if !(rate.is_finite() && (MIN_RATE..=MAX_RATE).contains(&rate)) {
                 return Err(ConfigError::BadRate);
             }
         }
@@ -723,7 +727,7 @@ impl RunConfig {
             return Err(ConfigError::NoKeepaliveWithHttp2);
         }
         if let Some(r) = self.http.connect_rate {
-            if !(r.is_finite() && r > 0.0 && r <= MAX_CONNECT_RATE) {
+            if !(r.is_finite() && (MIN_RATE..=MAX_CONNECT_RATE).contains(&r)) {
                 return Err(ConfigError::BadConnectRate);
             }
         }

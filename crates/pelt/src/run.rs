@@ -19,6 +19,12 @@ impl TryFrom<&RunArgs> for RunConfig {
     type Error = UserError;
 
     fn try_from(a: &RunArgs) -> Result<RunConfig, UserError> {
+        if a.targets_format.is_some() && a.targets_file.is_none() {
+            // clap's `requires` does not see it next to a URL.
+            return Err(UserError(
+                "--targets-format applies to a targets file; add -f FILE, or drop it for a single URL".into(),
+            ));
+        }
         if a.targets_file.is_some()
             && (a.method.is_some() || a.body.is_some() || a.body_file.is_some())
         {

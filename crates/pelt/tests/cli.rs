@@ -805,3 +805,61 @@ fn experiment_plan_that_never_ends_or_has_endless_blocks_is_refused() {
         &["missing field `load`", "pelt experiment --help"],
     );
 }
+
+#[test]
+fn a_rate_that_is_zero_in_disguise_is_refused() {
+    // Was: --rate 1e-300 -n 2 waited 10^300 s for its second request.
+    for args in [
+        ["run", "http://127.0.0.1:1/", "--rate", "1e-300", "-n", "2"],
+        ["run", "http://127.0.0.1:1/", "--rate", "1s:1e-9", "-n", "2"],
+    ] {
+        refused(&args, &["--rate must be", "at least 0.001"]);
+    }
+    refused(
+        &["run", "http://127.0.0.1:1/", "--connect-rate", "1e-300"],
+        &["--connect-rate must be", "at least 0.001"],
+    );
+}
+
+#[test]
+fn targets_format_next_to_a_url_is_refused() {
+    // Was: accepted and ignored (clap's `requires` does not fire next to
+    // the URL), loading the URL as if the flag were not there.
+    let s = server();
+    refused(
+        &[&url(&s, "/"), "--targets-format", "json", "-n", "1"],
+        &["--targets-format applies to a targets file", "-f FILE"],
+    );
+    assert_eq!(s.requests(), 0);
+}
+
+#[test]
+fn demo_refuses_hdrlog_before_its_load() {
+    // Was: ran the first 4 s benchmark (its banner on stderr, a second
+    // line), then refused the format.
+    refused(
+        &["demo", "--format", "hdrlog"],
+        &["--format hdrlog", "use --format text"],
+    );
+}
+
+#[test]
+fn a_corrupt_results_file_says_what_to_do() {
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.pelt");
+    let out = pelt()
+        .args([&url(&s, "/"), "-n", "20", "-c", "1", "-q", "--no-save"])
+        .args(["-o", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let mut bytes = std::fs::read(&path).unwrap();
+    // A byte inside the header frame's payload: its checksum fails.
+    bytes[40] ^= 0xff;
+    std::fs::write(&path, bytes).unwrap();
+    refused(
+        &["report", path.to_str().unwrap()],
+        &["corrupt results file", "use another copy, or run again"],
+    );
+}

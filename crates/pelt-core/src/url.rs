@@ -92,7 +92,7 @@ impl Url {
         } else {
             if authority.matches(':').count() > 1 {
                 return Err(err(
-                    "an IPv6 address goes in brackets, like http://[::1]:8080/",
+                    "the host has more than one ':'; give one port, and put an IPv6 address in brackets, like http://[::1]:8080/",
                 ));
             }
             match authority.rsplit_once(':') {

@@ -691,7 +691,11 @@ fn ipv6_address_without_brackets_is_refused() {
     // `Host: ::1:8080`.
     refused(
         &["run", "http://::1:8080/", "-n", "1"],
-        &["IPv6 address goes in brackets", "http://[::1]:8080/"],
+        &[
+            "more than one ':'",
+            "IPv6 address in brackets",
+            "http://[::1]:8080/",
+        ],
     );
 }
 
@@ -862,4 +866,43 @@ fn a_corrupt_results_file_says_what_to_do() {
         &["report", path.to_str().unwrap()],
         &["corrupt results file", "use another copy, or run again"],
     );
+}
+
+#[test]
+fn experiment_zero_timeouts_and_a_full_out_folder_fail_the_dry_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    let body = "[load]\nurl = \"http://127.0.0.1:1/\"\nrate = 10\nduration = \"1s\"\n\
+                [[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n";
+    let arg = plan.to_str().unwrap();
+    // Was: accepted; every variant then failed its ready check at once.
+    for (key, head) in [
+        ("ready_timeout", "ready_timeout = \"0s\"\n"),
+        ("command_timeout", "command_timeout = \"0ms\"\n"),
+    ] {
+        std::fs::write(&plan, format!("{head}{body}")).unwrap();
+        refused(
+            &["experiment", arg, "--dry-run"],
+            &[key, "longer than zero"],
+        );
+    }
+    // Was: --dry-run said all was well, and the real run refused -o.
+    std::fs::write(&plan, body).unwrap();
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("x"), "").unwrap();
+    refused(
+        &["experiment", arg, "--dry-run", "-o", full.to_str().unwrap()],
+        &["is not empty", "choose a new folder"],
+    );
+    refused(
+        &["experiment", arg, "--dry-run", "-o", arg],
+        &["is not a folder"],
+    );
+    let out = pelt()
+        .args(["experiment", arg, "--dry-run", "-o"])
+        .arg(dir.path().join("new"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
 }

@@ -303,9 +303,9 @@ impl Plan {
             levels,
             variants,
             dir: dir.to_path_buf(),
-            ready_timeout: file_duration(&file.ready_timeout, "ready_timeout")?
+            ready_timeout: timeout(&file.ready_timeout, "ready_timeout")?
                 .unwrap_or(DEFAULT_READY_TIMEOUT),
-            command_timeout: file_duration(&file.command_timeout, "command_timeout")?
+            command_timeout: timeout(&file.command_timeout, "command_timeout")?
                 .unwrap_or(DEFAULT_COMMAND_TIMEOUT),
             run_length: warmup + measured,
         })
@@ -421,6 +421,17 @@ fn file_duration(v: &Option<String>, what: &str) -> Result<Option<Duration>, Use
     v.as_deref()
         .map(|d| parse_duration(d).map_err(|e| UserError(format!("{what}: {e}"))))
         .transpose()
+}
+
+/// A timeout: zero would fail every variant once its setup had run.
+fn timeout(v: &Option<String>, what: &str) -> Result<Option<Duration>, UserError> {
+    match file_duration(v, what)? {
+        Some(d) if d.is_zero() => Err(UserError(format!(
+            "{what} = \"{}\": must be longer than zero, like \"30s\"",
+            v.as_deref().unwrap_or_default().escape_debug()
+        ))),
+        d => Ok(d),
+    }
 }
 
 /// toml's errors are several lines with a caret; keep one line with the

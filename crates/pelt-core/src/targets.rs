@@ -249,7 +249,14 @@ pub fn read(path: &Path, format: Option<TargetsFormat>) -> Result<Vec<Target>, T
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_TARGETS_FILE as u64 + 1).read_to_end(&mut bytes))
-        .map_err(|e| whole(format!("cannot read the targets file: {e}; check the path")))?;
+        .map_err(|e| {
+            whole(if path == Path::new("-") {
+                // vegeta's habit; here standard input has its own name.
+                "cannot read the targets file '-'; for standard input use -f /dev/stdin".into()
+            } else {
+                format!("cannot read the targets file: {e}; check the path")
+            })
+        })?;
     if bytes.len() > MAX_TARGETS_FILE {
         return Err(whole(
             "the file is larger than 256 MiB; pelt holds every target in memory, so split it"

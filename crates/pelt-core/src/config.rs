@@ -23,8 +23,19 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Highest accepted `--rate`: beyond any one machine, and keeps schedule
 /// arithmetic (f64 nanoseconds) exact.
 pub const MAX_RATE: f64 = 10_000_000.0;
+/// Lowest accepted `--rate` and `--connect-rate`: one every 1,000 s.
+/// Below it a "rate" is a zero in disguise (`--rate 1e-300 -n 2` waited
+/// 10^300 s for its second request).
+pub const MIN_RATE: f64 = 0.001;
+/// Most connections a run may use (fixed `-c`, a `--rate` pool, or the
+/// peak of a `-c` schedule): beyond what one machine's ports allow, and
+/// each connection's state is allocated up front.
+pub const MAX_CONNECTIONS: u32 = 100_000;
+/// Most requests in flight at once with HTTP/2 (`-c` × `--streams`): each
+/// stream's state is allocated up front, like a connection's.
+pub const MAX_SENDERS: u64 = 1_000_000;
 /// Most connections a `-c` schedule may reach.
-pub const MAX_SCHEDULED_CONNECTIONS: f64 = 100_000.0;
+pub const MAX_SCHEDULED_CONNECTIONS: f64 = MAX_CONNECTIONS as f64;
 /// Largest request body: bodies are held in memory and stored with the run.
 pub const MAX_BODY: usize = 32 << 20;
 /// Default run length when neither a count nor a duration is given.
@@ -520,6 +531,40 @@ pub struct RunConfig {
     pub http: HttpOptions,
 }
 
+impl Target {
+    /// Headers that would break the request: two Host headers (servers
+    /// must answer 400), or a Content-Length that is not the body's length
+    /// (the server waits for bytes never sent, or reads the rest as the
+    /// next request). A Transfer-Encoding header means the body is framed
+    /// by the user, so Content-Length is then theirs to get right.
+    fn check_framing(&self) -> Result<(), ConfigError> {
+        let named = |name: &'static str| {
+            self.headers
+                .iter()
+                .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+        };
+        let hosts = named("host").count();
+        if hosts > 1 {
+            return Err(ConfigError::DuplicateHost {
+                target: format!("{} {}", self.method, self.url),
+                count: hosts,
+            });
+        }
+        if named("transfer-encoding").next().is_none() {
+            for (_, value) in named("content-length") {
+                if value.trim().parse::<usize>().ok() != Some(self.body.len()) {
+                    return Err(ConfigError::ContentLengthMismatch {
+                        target: format!("{} {}", self.method, self.url),
+                        value: value.escape_debug().to_string(),
+                        actual: self.body.len(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A configuration that cannot run, phrased as what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
@@ -527,7 +572,9 @@ pub enum ConfigError {
     NoTargets,
     #[error("-c/--connections must be at least 1")]
     NoConnections,
-    #[error("--rate must be a positive number of requests per second, at most 10,000,000, like --rate 1000")]
+    #[error("-c/--connections must be at most 100,000, like -c 50")]
+    TooManyConnections,
+    #[error("--rate must be a number of requests per second, at least 0.001 and at most 10,000,000, like --rate 1000")]
     BadRate,
     #[error("a --rate schedule's levels must be between 0 and 10,000,000 req/s and not all 0, like --rate 100..2000/30s")]
     BadRateSchedule,
@@ -551,11 +598,13 @@ pub enum ConfigError {
     ZeroConnectTimeout,
     #[error("--streams must be between 1 and 1000")]
     BadStreams,
+    #[error("-c × --streams must be at most 1,000,000 streams in flight; use fewer connections or streams, like -c 100 --streams 100")]
+    TooManyStreams,
     #[error("--streams is for HTTP/2; add --http2, or use -c for more HTTP/1.1 connections")]
     StreamsWithoutHttp2,
     #[error("--no-keepalive is HTTP/1.1's Connection: close; HTTP/2 always reuses its connections, so drop one of them")]
     NoKeepaliveWithHttp2,
-    #[error("--connect-rate must be a positive number of connections per second, at most 10,000,000, like --connect-rate 100")]
+    #[error("--connect-rate must be a number of connections per second, at least 0.001 and at most 10,000,000, like --connect-rate 100")]
     BadConnectRate,
     #[error("--follow must be at most 100 redirects, like --follow 5")]
     BadFollow,
@@ -571,6 +620,14 @@ pub enum ConfigError {
     AnyHostWithUnixSocket,
     #[error("a -c schedule counts HTTP/1.1 connections; with --http2 use a --rate schedule, or a fixed -c with --streams")]
     ConnectionScheduleWithHttp2,
+    #[error("{target} has {count} Host headers; give one (-H 'Host: NAME' or --host NAME)")]
+    DuplicateHost { target: String, count: usize },
+    #[error("{target} has a Content-Length header of '{value}' but a body of {actual} bytes; drop the header (pelt sets Content-Length from the body)")]
+    ContentLengthMismatch {
+        target: String,
+        value: String,
+        actual: usize,
+    },
 }
 
 impl RunConfig {
@@ -625,13 +682,19 @@ impl RunConfig {
         if self.load.connections() == 0 {
             return Err(ConfigError::NoConnections);
         }
+        if self.load.connections() > MAX_CONNECTIONS {
+            return Err(ConfigError::TooManyConnections);
+        }
         if let Some(rate) = self.load.rate() {
-            if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE) {
+            if !(rate.is_finite() && (MIN_RATE..=MAX_RATE).contains(&rate)) {
                 return Err(ConfigError::BadRate);
             }
         }
         if self.targets.iter().any(|t| t.body.len() > MAX_BODY) {
             return Err(ConfigError::BodyTooLarge);
+        }
+        for t in &self.targets {
+            t.check_framing()?;
         }
         if self.think.is_some() && self.load.rate().is_some() {
             return Err(ConfigError::ThinkWithRate);
@@ -654,6 +717,9 @@ impl RunConfig {
         if !(1..=MAX_STREAMS).contains(&self.http.streams) {
             return Err(ConfigError::BadStreams);
         }
+        if u64::from(self.load.connections()) * u64::from(self.http.streams) > MAX_SENDERS {
+            return Err(ConfigError::TooManyStreams);
+        }
         if self.http.streams > 1 && !self.http.http2 {
             return Err(ConfigError::StreamsWithoutHttp2);
         }
@@ -661,7 +727,7 @@ impl RunConfig {
             return Err(ConfigError::NoKeepaliveWithHttp2);
         }
         if let Some(r) = self.http.connect_rate {
-            if !(r.is_finite() && r > 0.0 && r <= MAX_CONNECT_RATE) {
+            if !(r.is_finite() && (MIN_RATE..=MAX_CONNECT_RATE).contains(&r)) {
                 return Err(ConfigError::BadConnectRate);
             }
         }

@@ -146,7 +146,7 @@ pub enum ResultsError {
     NotResults,
     #[error("results format version {0} is newer than this pelt understands ({FORMAT_VERSION}); upgrade pelt")]
     UnsupportedVersion(u32),
-    #[error("corrupt results file at byte {offset}: {reason}")]
+    #[error("corrupt results file at byte {offset}: {reason}; the file changed after pelt wrote it (a bad copy or disk?): use another copy, or run again")]
     Corrupt { offset: u64, reason: String },
     #[error("{0}")]
     Io(#[from] io::Error),

@@ -249,7 +249,14 @@ pub fn read(path: &Path, format: Option<TargetsFormat>) -> Result<Vec<Target>, T
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_TARGETS_FILE as u64 + 1).read_to_end(&mut bytes))
-        .map_err(|e| whole(format!("cannot read the targets file: {e}; check the path")))?;
+        .map_err(|e| {
+            whole(if path == Path::new("-") {
+                // vegeta's habit; here standard input has its own name.
+                "cannot read the targets file '-'; for standard input use -f /dev/stdin".into()
+            } else {
+                format!("cannot read the targets file: {e}; check the path")
+            })
+        })?;
     if bytes.len() > MAX_TARGETS_FILE {
         return Err(whole(
             "the file is larger than 256 MiB; pelt holds every target in memory, so split it"
@@ -344,10 +351,15 @@ impl Parser<'_> {
             Some(body) => body.clone(),
             None => {
                 let body = read_limited(&path, MAX_BODY).map_err(|e| {
+                    let fix = if e.contains(';') {
+                        ""
+                    } else {
+                        "; check the path (a relative one starts at the targets file's folder)"
+                    };
                     self.error(
                         n,
                         format!(
-                            "cannot read the body file {}: {e}",
+                            "cannot read the body file {}: {e}{fix}",
                             quote(&path.display().to_string())
                         ),
                     )
@@ -546,7 +558,10 @@ impl Parser<'_> {
             let json: JsonTarget = serde_json::from_str(line).map_err(|e| {
                 self.error(
                     n,
-                    format!("invalid JSON target: {}", one_line(&e.to_string())),
+                    format!(
+                        "invalid JSON target: {}; write one JSON object per line",
+                        one_line(&e.to_string())
+                    ),
                 )
             })?;
             let method = json.method.ok_or_else(|| {
@@ -591,7 +606,7 @@ impl Parser<'_> {
                         .map_err(|e| {
                             self.error(
                                 n,
-                                format!("\"body\" must be base64 (standard, padded): {e}"),
+                                format!("\"body\" must be base64 (standard, padded): {}; encode it with base64 -w0 FILE", one_line(&e.to_string()).trim_end_matches('.')),
                             )
                         })?;
                     self.account(n, body.len())?;
@@ -658,7 +673,7 @@ impl<'de> Deserialize<'de> for OrderedHeaders {
 /// Reads at most `limit` bytes of `path`, failing beyond it. Reading with a
 /// cap (not trusting the file's size) keeps `/dev/zero` and growing files
 /// harmless.
-fn read_limited(path: &Path, limit: usize) -> Result<Vec<u8>, String> {
+pub fn read_limited(path: &Path, limit: usize) -> Result<Vec<u8>, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     if let Ok(meta) = file.metadata() {
         if meta.is_dir() {

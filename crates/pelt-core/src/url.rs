@@ -90,6 +90,11 @@ impl Url {
             };
             (host, port)
         } else {
+            if authority.matches(':').count() > 1 {
+                return Err(err(
+                    "the host has more than one ':'; give one port, and put an IPv6 address in brackets, like http://[::1]:8080/",
+                ));
+            }
             match authority.rsplit_once(':') {
                 Some((h, p)) => (h, Some(p)),
                 None => (authority, None),

@@ -181,7 +181,8 @@ pub struct RunArgs {
     /// Connections to use [default: 10 for a closed loop; 100 for --rate, as a pool].
     /// In a closed loop the number may change over time, like --rate:
     /// 1..50/30s ramps from 1 to 50 connections, 10s:1,10s:10,10s:50 steps.
-    /// With --rate, -c is the pool's size and must be a number.
+    /// With --rate, -c is the pool's size and must be a number. At most
+    /// 100,000 (with --http2, -c × --streams at most 1,000,000).
     #[arg(short = 'c', long = "connections", value_name = "N|A..B/DUR|DUR:N,...")]
     pub connections: Option<String>,
 

@@ -5,7 +5,7 @@
 //! pelt-analyze for why and how.
 
 use crate::cli::{CompareArgs, CompareFormat, FailOn};
-use crate::report::{label, load};
+use crate::report::{label, load, once_each};
 use crate::UserError;
 use pelt_analyze::{
     compare_paired, compare_unpaired, Comparison, Direction, Metric, Scale, Verdict, MARGIN_P50,
@@ -118,6 +118,9 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
             b_files.len()
         )));
     }
+    // The same run twice on one side would count as two runs' evidence.
+    once_each(&a_files, "each of A's runs is one replicate")?;
+    once_each(&b_files, "each of B's runs is one replicate")?;
     let load_all = |files: &[PathBuf]| -> Result<Vec<RunSummary>, UserError> {
         files.iter().map(|f| load(f)).collect()
     };

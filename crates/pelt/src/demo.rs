@@ -22,6 +22,12 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             "-d/--duration must be at least 2s for the demo: its server pauses 1s in".into(),
         ));
     }
+    if args.format == crate::cli::FormatArg::Hdrlog {
+        // Refuse before two runs of load, not after the first.
+        return Err(UserError(
+            "--format hdrlog is for saved runs: the demo does not save its runs; use --format text, json, csv, markdown or html".into(),
+        ));
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Half the cores each, so neither side starves the other.
     let half = (threads / 2).max(1);

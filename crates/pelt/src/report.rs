@@ -37,6 +37,12 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
             "several files given: add --merge to combine one run measured from several machines, or use --format html to overlay different runs".into(),
         ));
     }
+    if several && args.merge {
+        once_each(
+            &files,
+            "--merge adds up runs measured from different machines",
+        )?;
+    }
     let write_err = |e: std::io::Error| UserError(format!("cannot write the report: {e}"));
     if several && !args.merge {
         // Overlay: one summary per file, labelled by file name.
@@ -69,6 +75,22 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     Ok(crate::run::check(&summary, &args.asserts))
 }
 
+/// Refuses a file named twice in `files`: merged or compared, its
+/// requests would count twice (`what` says where).
+pub fn once_each(files: &[PathBuf], what: &str) -> Result<(), UserError> {
+    let mut seen = std::collections::HashSet::new();
+    for path in files {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if !seen.insert(key) {
+            return Err(UserError(format!(
+                "'{}' is given twice; {what}, so give each file once",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The summary of one saved run.
 pub fn load(path: &Path) -> Result<RunSummary, UserError> {
     Merged::open(&[path.to_path_buf()])?.summary(None)
@@ -94,6 +116,12 @@ impl Merged {
     fn open(files: &[PathBuf]) -> Result<Merged, UserError> {
         let mut readers = Vec::new();
         for path in files {
+            if path.is_dir() {
+                return Err(UserError(format!(
+                    "'{}' is a folder; give a results file written by pelt run -o (or pelt report --last)",
+                    path.display()
+                )));
+            }
             let file = File::open(path).map_err(|e| {
                 UserError(format!(
                     "cannot read '{}': {e}; check the path",
@@ -153,8 +181,17 @@ impl Merged {
 
     fn summary(&mut self, window: Option<Window>) -> Result<RunSummary, UserError> {
         let mut builder = SummaryBuilder::new(self.header.clone(), window);
+        let (mut seconds, mut kept) = (0u64, 0u64);
         while let Some((second, rec)) = self.next()? {
-            builder.add(second, &rec);
+            seconds += 1;
+            kept += u64::from(builder.add(second, &rec).is_some());
+        }
+        if window.is_some() && seconds > 0 && kept == 0 {
+            // An empty report of a window past the end would look like a
+            // run that sent nothing.
+            return Err(UserError(format!(
+                "--window holds none of the run's {seconds} seconds (counted from the start of measurement); pick a part within them, like --window ..{seconds}s"
+            )));
         }
         Ok(builder.finish(self.footer().as_ref()))
     }

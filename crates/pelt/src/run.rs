@@ -4,7 +4,7 @@ use crate::cli::{FormatArg, RunArgs};
 use crate::progress::ProgressLine;
 use crate::save::Sinks;
 use crate::UserError;
-use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS};
+use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS, MAX_CONNECTIONS};
 use pelt_core::targets::TargetsFormat;
 use pelt_core::{
     parse_duration, ConnectTo, HttpOptions, Load, Order, RunConfig, RunSummary, Spec, Stop, Target,
@@ -19,6 +19,12 @@ impl TryFrom<&RunArgs> for RunConfig {
     type Error = UserError;
 
     fn try_from(a: &RunArgs) -> Result<RunConfig, UserError> {
+        if a.targets_format.is_some() && a.targets_file.is_none() {
+            // clap's `requires` does not see it next to a URL.
+            return Err(UserError(
+                "--targets-format applies to a targets file; add -f FILE, or drop it for a single URL".into(),
+            ));
+        }
         if a.targets_file.is_some()
             && (a.method.is_some() || a.body.is_some() || a.body_file.is_some())
         {
@@ -28,12 +34,23 @@ impl TryFrom<&RunArgs> for RunConfig {
         }
         let body = match (&a.body, &a.body_file) {
             (Some(text), _) => text.clone().into_bytes(),
-            (None, Some(path)) => std::fs::read(path).map_err(|e| {
-                UserError(format!(
-                    "cannot read --body-file '{}': {e}; check the path",
-                    path.display()
-                ))
-            })?,
+            // Capped: `--body-file /dev/zero` must not read forever.
+            (None, Some(path)) => {
+                pelt_core::targets::read_limited(path, pelt_core::config::MAX_BODY).map_err(
+                    |e| {
+                        // The size error says what to do; an OS error does not.
+                        let fix = if e.contains(';') {
+                            ""
+                        } else {
+                            "; check the path"
+                        };
+                        UserError(format!(
+                            "cannot read --body-file '{}': {e}{fix}",
+                            path.display()
+                        ))
+                    },
+                )?
+            }
             (None, None) => Vec::new(),
         };
         let method = match &a.method {
@@ -181,7 +198,12 @@ fn load(a: &RunArgs) -> Result<Load, UserError> {
         .map(|c| parse("-c/--connections", c))
         .transpose()?;
     let whole = |v: f64| -> Result<u32, UserError> {
-        if v.fract() != 0.0 || v > f64::from(u32::MAX) {
+        if v > f64::from(MAX_CONNECTIONS) {
+            return Err(UserError(
+                pelt_core::ConfigError::TooManyConnections.to_string(),
+            ));
+        }
+        if v.fract() != 0.0 {
             return Err(UserError(format!(
                 "-c/--connections must be a whole number, like -c 50 (got {v})"
             )));

@@ -642,3 +642,331 @@ fn client_threads_show_how_busy_pelt_was_and_survive_the_results_file() {
         "{md}"
     );
 }
+
+/// Runs pelt with `args` and checks the bad-input contract: exit 2, one
+/// `error: ` line on stderr that contains every hint, nothing on stdout.
+fn refused(args: &[&str], hints: &[&str]) {
+    let out = pelt().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: one line, got:\n{err}");
+    assert!(err.starts_with("error: "), "{args:?}: {err}");
+    for hint in hints {
+        assert!(err.contains(hint), "{args:?}: expected {hint:?} in {err}");
+    }
+    assert!(out.stdout.is_empty(), "{args:?}");
+}
+
+#[test]
+fn huge_connection_counts_are_refused_not_allocated() {
+    // Was: -c 1e9 aborted with "memory allocation of 44000000000 bytes
+    // failed" (exit 134), and -c 99999999999 was "not a whole number".
+    let s = server();
+    let u = url(&s, "/");
+    for args in [
+        vec![u.as_str(), "-c", "1e9", "-n", "1"],
+        vec![u.as_str(), "-c", "99999999999", "-n", "1"],
+        vec![u.as_str(), "-c", "100001", "-n", "1"],
+        vec![u.as_str(), "--rate", "10", "-c", "1e9", "-n", "1"],
+    ] {
+        refused(&args, &["-c/--connections must be at most 100,000"]);
+    }
+    // HTTP/2 senders are connections x streams, each allocated up front.
+    refused(
+        &[
+            &u,
+            "--http2",
+            "-c",
+            "100000",
+            "--streams",
+            "1000",
+            "-n",
+            "1",
+        ],
+        &["at most 1,000,000", "--streams"],
+    );
+    assert_eq!(s.requests(), 0, "nothing was sent");
+}
+
+#[test]
+fn body_file_that_never_ends_is_refused_not_read_forever() {
+    // Was: --body-file /dev/zero read until memory ran out.
+    refused(
+        &["run", "http://127.0.0.1:1/", "--body-file", "/dev/zero"],
+        &["--body-file '/dev/zero'", "larger than 32 MiB"],
+    );
+    refused(
+        &["run", "http://127.0.0.1:1/", "--body-file", "/"],
+        &["--body-file '/'", "directory"],
+    );
+}
+
+#[test]
+fn content_length_that_is_not_the_body_and_two_host_headers_are_refused() {
+    // Was: sent as given; the server waited for 5 bytes never sent (a
+    // timeout per request), or answered two Host headers with 400.
+    let s = server();
+    let u = url(&s, "/");
+    let quick = ["-n", "1", "--timeout", "2s"];
+    fn with<'a>(u: &'a str, extra: &[&'a str], quick: &[&'a str]) -> Vec<&'a str> {
+        [&[u][..], extra, quick].concat()
+    }
+    refused(
+        &with(&u, &["-H", "Content-Length: 5"], &quick),
+        &[
+            "Content-Length header of '5' but a body of 0 bytes",
+            "drop the header",
+        ],
+    );
+    refused(
+        &with(&u, &["-H", "Content-Length: 2", "--body", "abc"], &quick),
+        &["body of 3 bytes"],
+    );
+    refused(
+        &with(&u, &["-H", "Host: a", "-H", "host: b"], &quick),
+        &["2 Host headers", "give one"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.http");
+    std::fs::write(&file, format!("GET {u}\nContent-Length: 9\n")).unwrap();
+    refused(
+        &["-f", file.to_str().unwrap(), "-n", "1", "--timeout", "2s"],
+        &["Content-Length header of '9'"],
+    );
+    assert_eq!(s.requests(), 0, "nothing was sent");
+    // A Content-Length that matches is the user's to send.
+    let r = run_json(&with(
+        &u,
+        &["-H", "Content-Length: 3", "--body", "abc"],
+        &quick,
+    ));
+    assert_eq!(n(&r["requests"]["successes"]), 1);
+}
+
+#[test]
+fn ipv6_address_without_brackets_is_refused() {
+    // Was: http://::1:8080/ split at the last ':' and sent
+    // `Host: ::1:8080`.
+    refused(
+        &["run", "http://::1:8080/", "-n", "1"],
+        &[
+            "more than one ':'",
+            "IPv6 address in brackets",
+            "http://[::1]:8080/",
+        ],
+    );
+}
+
+#[test]
+fn clap_errors_say_what_is_missing_and_what_would_do() {
+    // Was: "the following required arguments were not provided:;" with
+    // the missing argument cut off, and no list of valid values.
+    refused(&["run"], &["<URL>", "give a URL", "-f FILE"]);
+    refused(&["run", "-n", "1"], &["<URL>"]);
+    refused(
+        &["serve", "--pause-after", "1s"],
+        &["--pause-for", "see 'pelt serve --help'"],
+    );
+    refused(&["report"], &["<FILE>", "see 'pelt report --help'"]);
+    refused(
+        &["run", "http://127.0.0.1:1/", "--format", "xml"],
+        &["use one of: text, json, csv"],
+    );
+    // Was: "unexpected argument '-1' found", as if -1 were a flag.
+    for args in [
+        ["run", "http://127.0.0.1:1/", "-n", "-1"],
+        ["run", "http://127.0.0.1:1/", "-d", "-1s"],
+    ] {
+        refused(&args, &["cannot be negative"]);
+    }
+    refused(
+        &["run", "http://127.0.0.1:1/", "http://127.0.0.1:2/"],
+        &["-f FILE"],
+    );
+}
+
+#[test]
+fn flags_before_the_url_and_a_url_without_scheme_mean_run() {
+    // Was: "unexpected argument '-n'" and "unrecognized subcommand
+    // '127.0.0.1:8080/'".
+    let s = server();
+    let u = url(&s, "/");
+    let out = pelt()
+        .args(["-n", "5", "-c", "1", "--no-save", "-q", &u])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(s.requests(), 5);
+    let bare = u.trim_start_matches("http://").to_string();
+    refused(&[&bare, "-n", "1"], &["no scheme", "write it in full"]);
+    refused(&["localhost", "-n", "1"], &["no scheme"]);
+}
+
+#[test]
+fn report_refuses_a_file_twice_a_folder_and_a_window_past_the_end() {
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    for name in ["a.pelt", "b.pelt"] {
+        let out = pelt()
+            .args([&url(&s, "/"), "-n", "20", "-c", "1", "-q", "--no-save"])
+            .args(["-o", &path(name)])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+    let (a, b) = (path("a.pelt"), path("b.pelt"));
+    // Was: merged into one run of 40 requests.
+    refused(
+        &["report", &a, &a, "--merge"],
+        &["is given twice", "give each file once"],
+    );
+    // Was: two replicates of one run on A's side.
+    refused(&["compare", &a, &a, "--vs", &b], &["is given twice"]);
+    // Was: "'DIR': Is a directory (os error 21)".
+    refused(
+        &["report", dir.path().to_str().unwrap()],
+        &["is a folder", "pelt run -o"],
+    );
+    // Was: an empty report (0 requests), exit 0.
+    refused(
+        &["report", &a, "--window", "100s.."],
+        &["--window holds none of the run's", "like --window .."],
+    );
+    // Different files still merge, and A against itself still compares.
+    let out = pelt().args(["report", &a, &b, "--merge"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = pelt().args(["compare", &a, &a]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+#[test]
+fn experiment_plan_that_never_ends_or_has_endless_blocks_is_refused() {
+    // Was: `pelt experiment /dev/zero` read forever, and blocks =
+    // 999999999 hung --dry-run listing the runs.
+    refused(
+        &["experiment", "/dev/zero", "--dry-run"],
+        &["larger than 1 MiB"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "blocks = 999999999\n[load]\nurl = \"http://127.0.0.1:1/\"\nrate = 10\n\
+         [[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n",
+    )
+    .unwrap();
+    refused(
+        &["experiment", plan.to_str().unwrap(), "--dry-run"],
+        &["blocks = 999999999: at most 1000"],
+    );
+    // Was: "line 1: missing field `load`", with no way forward.
+    std::fs::write(&plan, "").unwrap();
+    refused(
+        &["experiment", plan.to_str().unwrap(), "--dry-run"],
+        &["missing field `load`", "pelt experiment --help"],
+    );
+}
+
+#[test]
+fn a_rate_that_is_zero_in_disguise_is_refused() {
+    // Was: --rate 1e-300 -n 2 waited 10^300 s for its second request.
+    for args in [
+        ["run", "http://127.0.0.1:1/", "--rate", "1e-300", "-n", "2"],
+        ["run", "http://127.0.0.1:1/", "--rate", "1s:1e-9", "-n", "2"],
+    ] {
+        refused(&args, &["--rate must be", "at least 0.001"]);
+    }
+    refused(
+        &["run", "http://127.0.0.1:1/", "--connect-rate", "1e-300"],
+        &["--connect-rate must be", "at least 0.001"],
+    );
+}
+
+#[test]
+fn targets_format_next_to_a_url_is_refused() {
+    // Was: accepted and ignored (clap's `requires` does not fire next to
+    // the URL), loading the URL as if the flag were not there.
+    let s = server();
+    refused(
+        &[&url(&s, "/"), "--targets-format", "json", "-n", "1"],
+        &["--targets-format applies to a targets file", "-f FILE"],
+    );
+    assert_eq!(s.requests(), 0);
+}
+
+#[test]
+fn demo_refuses_hdrlog_before_its_load() {
+    // Was: ran the first 4 s benchmark (its banner on stderr, a second
+    // line), then refused the format.
+    refused(
+        &["demo", "--format", "hdrlog"],
+        &["--format hdrlog", "use --format text"],
+    );
+}
+
+#[test]
+fn a_corrupt_results_file_says_what_to_do() {
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.pelt");
+    let out = pelt()
+        .args([&url(&s, "/"), "-n", "20", "-c", "1", "-q", "--no-save"])
+        .args(["-o", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let mut bytes = std::fs::read(&path).unwrap();
+    // A byte inside the header frame's payload: its checksum fails.
+    bytes[40] ^= 0xff;
+    std::fs::write(&path, bytes).unwrap();
+    refused(
+        &["report", path.to_str().unwrap()],
+        &["corrupt results file", "use another copy, or run again"],
+    );
+}
+
+#[test]
+fn experiment_zero_timeouts_and_a_full_out_folder_fail_the_dry_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    let body = "[load]\nurl = \"http://127.0.0.1:1/\"\nrate = 10\nduration = \"1s\"\n\
+                [[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n";
+    let arg = plan.to_str().unwrap();
+    // Was: accepted; every variant then failed its ready check at once.
+    for (key, head) in [
+        ("ready_timeout", "ready_timeout = \"0s\"\n"),
+        ("command_timeout", "command_timeout = \"0ms\"\n"),
+    ] {
+        std::fs::write(&plan, format!("{head}{body}")).unwrap();
+        refused(
+            &["experiment", arg, "--dry-run"],
+            &[key, "longer than zero"],
+        );
+    }
+    // Was: --dry-run said all was well, and the real run refused -o.
+    std::fs::write(&plan, body).unwrap();
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("x"), "").unwrap();
+    refused(
+        &["experiment", arg, "--dry-run", "-o", full.to_str().unwrap()],
+        &["is not empty", "choose a new folder"],
+    );
+    refused(
+        &["experiment", arg, "--dry-run", "-o", arg],
+        &["is not a folder"],
+    );
+    let out = pelt()
+        .args(["experiment", arg, "--dry-run", "-o"])
+        .arg(dir.path().join("new"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+#[test]
+fn targets_from_dash_points_to_dev_stdin() {
+    // Was: "-: cannot read the targets file: No such file or directory".
+    refused(&["run", "-f", "-", "-n", "1"], &["-f /dev/stdin"]);
+}

@@ -14,6 +14,12 @@ use std::time::Duration;
 pub const DEFAULT_BLOCKS: u32 = 10;
 /// Fewest blocks that give a 95 % Wilcoxon interval (2/2^6 = 3.1 %).
 pub const MIN_BLOCKS: u32 = 6;
+/// Most blocks: far past any useful precision, and keeps the plan's list
+/// of runs (made up front) small.
+pub const MAX_BLOCKS: u32 = 1000;
+/// Largest plan file: plans are a page of TOML; the cap keeps
+/// `pelt experiment /dev/zero` from reading forever.
+const MAX_PLAN_BYTES: u64 = 1 << 20;
 /// Warm-up of each run when the plan does not say: every run discards
 /// its start (cold caches, connection set-up).
 pub const DEFAULT_WARMUP: Duration = Duration::from_secs(1);
@@ -149,12 +155,26 @@ impl Plan {
     /// Reads and checks `path`: every run's configuration is built here,
     /// so a mistake in the plan is found before any command runs.
     pub fn read(path: &Path) -> Result<Plan, UserError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let cannot = |e: &dyn std::fmt::Display| {
             UserError(format!(
                 "cannot read plan '{}': {e}; check the path",
                 path.display()
             ))
-        })?;
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| {
+                use std::io::Read;
+                f.take(MAX_PLAN_BYTES + 1).read_to_end(&mut bytes)
+            })
+            .map_err(|e| cannot(&e))?;
+        if bytes.len() as u64 > MAX_PLAN_BYTES {
+            return Err(UserError(format!(
+                "plan '{}' is larger than 1 MiB; give a plan file (TOML, see pelt experiment --help)",
+                path.display()
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| cannot(&e))?;
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -180,6 +200,11 @@ impl Plan {
         }
         if blocks == 0 {
             return bad("blocks = 0: set blocks = 1 or more".into());
+        }
+        if blocks > MAX_BLOCKS {
+            return bad(format!(
+                "blocks = {blocks}: at most {MAX_BLOCKS}; set blocks = 10 (the default) or a few dozen"
+            ));
         }
         let mut names = std::collections::HashSet::new();
         for v in &file.variants {
@@ -278,9 +303,9 @@ impl Plan {
             levels,
             variants,
             dir: dir.to_path_buf(),
-            ready_timeout: file_duration(&file.ready_timeout, "ready_timeout")?
+            ready_timeout: timeout(&file.ready_timeout, "ready_timeout")?
                 .unwrap_or(DEFAULT_READY_TIMEOUT),
-            command_timeout: file_duration(&file.command_timeout, "command_timeout")?
+            command_timeout: timeout(&file.command_timeout, "command_timeout")?
                 .unwrap_or(DEFAULT_COMMAND_TIMEOUT),
             run_length: warmup + measured,
         })
@@ -398,6 +423,17 @@ fn file_duration(v: &Option<String>, what: &str) -> Result<Option<Duration>, Use
         .transpose()
 }
 
+/// A timeout: zero would fail every variant once its setup had run.
+fn timeout(v: &Option<String>, what: &str) -> Result<Option<Duration>, UserError> {
+    match file_duration(v, what)? {
+        Some(d) if d.is_zero() => Err(UserError(format!(
+            "{what} = \"{}\": must be longer than zero, like \"30s\"",
+            v.as_deref().unwrap_or_default().escape_debug()
+        ))),
+        d => Ok(d),
+    }
+}
+
 /// toml's errors are several lines with a caret; keep one line with the
 /// line number.
 fn toml_error(text: &str, e: &toml::de::Error) -> UserError {
@@ -405,9 +441,11 @@ fn toml_error(text: &str, e: &toml::de::Error) -> UserError {
         .span()
         .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
     let message = e.message().replace('\n', " ");
+    // serde's words say what is wrong, not what a plan looks like.
+    let fix = "see pelt experiment --help for a plan's fields";
     match line {
-        Some(l) => UserError(format!("line {l}: {message}")),
-        None => UserError(message),
+        Some(l) => UserError(format!("line {l}: {message}; {fix}")),
+        None => UserError(format!("{message}; {fix}")),
     }
 }
 

@@ -250,6 +250,23 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCert {
     }
 }
 
+impl Stream {
+    /// Whether the server has closed this idle kept-alive connection, or
+    /// written to it unasked (a response nobody requested, bytes past the
+    /// last body). Either way the next request must not go on it: it would
+    /// fail as `closed` though the server did nothing wrong, or read an
+    /// answer that is not its own. Polls the socket once and never waits;
+    /// while the socket has seen nothing since the last read, tokio answers
+    /// from its cached readiness without a system call. What it reads goes
+    /// into `scratch` and is discarded with the connection.
+    pub fn has_spoken_unasked(&mut self, scratch: &mut [u8]) -> bool {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut buf = ReadBuf::new(scratch);
+        // Data, end of stream, or an error: the connection is spent.
+        Pin::new(self).poll_read(&mut cx, &mut buf).is_ready()
+    }
+}
+
 impl AsyncRead for Stream {
     fn poll_read(
         self: Pin<&mut Self>,

@@ -869,7 +869,11 @@ impl Transport for H1Sender {
     ) -> Result<Response, Failure> {
         let plan = &*w.plan;
         let origin = plan.target_origin[target as usize];
-        if self.conn.as_ref().is_some_and(|c| c.origin != origin) {
+        if self
+            .conn
+            .as_mut()
+            .is_some_and(|c| c.origin != origin || c.stream.has_spoken_unasked(&mut self.buf))
+        {
             self.conn = None;
         }
         let c = match &mut self.conn {

@@ -108,6 +108,50 @@ fn each_fault_lands_in_its_error_kind() {
     }
 }
 
+/// A server that closes a kept-alive connection while it is idle (its
+/// keep-alive timeout) did nothing wrong: the next request goes on a new
+/// connection instead of failing as `closed` on the dead one.
+#[test]
+fn keepalive_connection_closed_while_idle_is_reopened_not_counted_closed() {
+    let s = server();
+    // 200 ms between requests: the close is long in by the next one.
+    let r = run_json(&[
+        &url(&s, "/?fault=hangup"),
+        "--rate",
+        "5",
+        "-n",
+        "5",
+        "-c",
+        "1",
+        "--timeout",
+        "10s",
+    ]);
+    assert_eq!(n(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
+    assert_eq!(n(&r["status_codes"]["200"]), 5);
+    assert_eq!(n(&r["connections"]["opened"]), 5);
+}
+
+/// Bytes a server sends on an idle connection answer no request: the next
+/// request must not take them (here a whole 503) as its response.
+#[test]
+fn unasked_response_on_an_idle_connection_is_not_the_next_requests() {
+    let s = server();
+    let r = run_json(&[
+        &url(&s, "/?fault=extra"),
+        "--rate",
+        "5",
+        "-n",
+        "5",
+        "-c",
+        "1",
+        "--timeout",
+        "10s",
+    ]);
+    assert_eq!(n(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
+    assert_eq!(r["status_codes"], serde_json::json!({"200": 5}));
+    assert_eq!(n(&r["connections"]["opened"]), 5);
+}
+
 #[test]
 fn a_body_length_that_changes_is_a_length_failure() {
     let s = server();

@@ -1,5 +1,6 @@
 //! `--http2` against nginx (TLS with ALPN, and h2c with prior knowledge),
-//! whose access log says which protocol each request really used.
+//! whose access log says which protocol each request really used, and
+//! against a scripted h2c server that misbehaves.
 
 mod support;
 
@@ -220,4 +221,88 @@ fn streams_refused_by_a_graceful_goaway_are_sent_again() {
     assert_eq!(r["requests"]["successes"], 400, "{}", error_examples(&r));
     assert!(count(&r["connections"]["opened"]) >= 16);
     assert_logged_as_h2(&nginx, 400, "GET /ok 200 3 ");
+}
+
+/// An h2c server that answers every request with a 200 whose header block
+/// is about 1 MB (a HEADERS frame and ~70 CONTINUATION frames of small
+/// literal fields), then a body "ok".
+fn huge_header_server() -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+        f.extend([kind, flags]);
+        f.extend(stream.to_be_bytes());
+        f.extend_from_slice(payload);
+        f
+    }
+    fn serve(mut s: std::net::TcpStream) -> std::io::Result<()> {
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
+        let mut preface = [0u8; 24];
+        s.read_exact(&mut preface)?;
+        s.write_all(&frame(4, 0, 0, &[]))?;
+        // A literal field without indexing, new name: x-a: 100 × "b".
+        let mut field = vec![0x00, 3, b'x', b'-', b'a', 100];
+        field.extend([b'b'; 100]);
+        let block: Vec<u8> = field.repeat(140);
+        loop {
+            let mut head = [0u8; 9];
+            s.read_exact(&mut head)?;
+            let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+            let mut payload = vec![0u8; len];
+            s.read_exact(&mut payload)?;
+            let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+            match head[3] {
+                // SETTINGS (not an ACK): acknowledge.
+                4 if head[4] & 1 == 0 => s.write_all(&frame(4, 1, 0, &[]))?,
+                // HEADERS: :status 200 (0x88), then ~1 MB of fields.
+                1 => {
+                    let mut first = vec![0x88];
+                    first.extend(&block);
+                    let mut out = frame(1, 0, stream, &first);
+                    for _ in 0..70 {
+                        out.extend(frame(9, 0, stream, &block));
+                    }
+                    out.extend(frame(9, 4, stream, &block));
+                    out.extend(frame(0, 1, stream, b"ok"));
+                    s.write_all(&out)?;
+                }
+                _ => {}
+            }
+        }
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in listener.incoming().take(16).flatten() {
+            std::thread::spawn(move || serve(s));
+        }
+    });
+    addr
+}
+
+/// h2 accepted header lists of up to 16 MiB, which a server could make
+/// each connection hold as well over 100 MB of decoded headers (a
+/// CONTINUATION flood took pelt to 150 MB with two connections). A
+/// header block beyond 64 KiB is now refused as an invalid response.
+#[test]
+fn http2_response_header_block_over_the_limit_is_an_invalid_response() {
+    let addr = huge_header_server();
+    let r = run_json(&[
+        "run",
+        "--http2",
+        "-n",
+        "4",
+        "-c",
+        "1",
+        "--timeout",
+        "10s",
+        &format!("http://{addr}/"),
+    ]);
+    assert_eq!(
+        count(&r["errors"]["invalid_response"]),
+        4,
+        "{}",
+        error_examples(&r)
+    );
+    assert_eq!(count(&r["requests"]["total"]), 4);
 }

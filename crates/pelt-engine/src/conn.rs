@@ -59,7 +59,8 @@ pub struct ConnectFailure {
 }
 
 /// Opens a connection to `origin`. Time limits are the caller's: the whole
-/// request runs under `--timeout`, and `connect_timeout` bounds this part.
+/// request runs under `--timeout`, and `connect_timeout` bounds this part
+/// (TCP connect and TLS handshake together).
 pub async fn connect(
     origin: &Origin,
     tls: Option<&tokio_rustls::TlsConnector>,
@@ -94,7 +95,27 @@ pub async fn connect(
     match (&origin.tls, tls) {
         (Some(name), Some(connector)) => {
             let tls_start = std::time::Instant::now();
-            match connector.connect(name.clone(), tcp).await {
+            // The handshake is part of connecting: a server that accepts
+            // and never answers the ClientHello (a plain-HTTP port waiting
+            // for a request line) is a `tls` failure within
+            // --connect-timeout, as with curl, not a `timeout` that says
+            // only that no response came.
+            let by = tokio::time::Instant::from_std(start + connect_timeout);
+            let handshake =
+                match tokio::time::timeout_at(by, connector.connect(name.clone(), tcp)).await {
+                    Ok(done) => done,
+                    Err(_) => {
+                        return Err(ConnectFailure {
+                            kind: ErrorKind::Tls,
+                            detail: format!(
+                                "{}: no TLS handshake within --connect-timeout {:?}; \
+                                 does this port serve TLS?",
+                                origin.addr, connect_timeout
+                            ),
+                        })
+                    }
+                };
+            match handshake {
                 Ok(s) => Ok((
                     Stream::Tls(Box::new(s)),
                     Established {

@@ -164,6 +164,45 @@ fn a_body_length_that_changes_is_a_length_failure() {
     assert_eq!(n(&r["latency"]["response_time"]["count"]), 200);
 }
 
+/// A port that accepts connections and never answers the ClientHello
+/// (a plain-HTTP server waiting for its request line) is a `tls` failure
+/// within --connect-timeout; it used to wait out --timeout and count as a
+/// `timeout`, which says nothing of TLS.
+#[test]
+fn a_silent_port_under_https_is_a_tls_error_within_connect_timeout() {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in listener.incoming().take(8).flatten() {
+            // Read the ClientHello and whatever follows, answer nothing.
+            std::thread::spawn(move || {
+                std::io::copy(&mut (&s).take(1 << 20), &mut std::io::sink())
+            });
+        }
+    });
+    let started = std::time::Instant::now();
+    let r = run_json(&[
+        &format!("https://{addr}/"),
+        "-n",
+        "2",
+        "-c",
+        "1",
+        "--connect-timeout",
+        "300ms",
+        "--timeout",
+        "20s",
+    ]);
+    assert_eq!(n(&r["errors"]["tls"]), 2, "{:#}", r["error_examples"]);
+    let example = r["error_examples"][0]["message"].as_str().unwrap();
+    assert!(
+        example.contains("no TLS handshake within --connect-timeout"),
+        "{example}"
+    );
+    // Far inside the 2 × 20 s the timeouts would have taken.
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
 #[test]
 fn a_refused_port_gives_connect_errors() {
     // Nothing listens on port 1 of loopback.

@@ -463,8 +463,16 @@ impl Worker {
             }
             Err(_elapsed) => {
                 sender.reset();
-                self.fail(&mut sample, ErrorKind::Timeout, || {
-                    format!("no complete response within --timeout {:?}", plan.timeout)
+                let sent = sample.sent.is_some();
+                self.fail(&mut sample, ErrorKind::Timeout, || match sent {
+                    true => format!("no complete response within --timeout {:?}", plan.timeout),
+                    // Else the wait looks like a slow server.
+                    false => format!(
+                        "no complete response within --timeout {:?}: the request was never \
+                         sent (no connection was ready, or with --http2 the server's limit \
+                         on concurrent streams allowed no new one)",
+                        plan.timeout
+                    ),
                 });
             }
         }

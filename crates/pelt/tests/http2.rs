@@ -223,10 +223,19 @@ fn streams_refused_by_a_graceful_goaway_are_sent_again() {
     assert_logged_as_h2(&nginx, 400, "GET /ok 200 3 ");
 }
 
-/// An h2c server that answers every request with a 200 whose header block
-/// is about 1 MB (a HEADERS frame and ~70 CONTINUATION frames of small
-/// literal fields), then a body "ok".
-fn huge_header_server() -> std::net::SocketAddr {
+/// How the scripted h2c server misbehaves.
+#[derive(Clone, Copy)]
+enum Misbehave {
+    /// Every response's header block is about 1 MB (a HEADERS frame and
+    /// ~70 CONTINUATION frames of small literal fields), then body "ok".
+    HugeHeaders,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS 0; a stream opened all the same
+    /// (before the client saw the setting) gets a 200 "ok".
+    NoStreams,
+}
+
+/// An h2c server (prior knowledge) that answers every request, badly.
+fn scripted_h2_server(how: Misbehave) -> std::net::SocketAddr {
     use std::io::{Read, Write};
     fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
         let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
@@ -235,11 +244,16 @@ fn huge_header_server() -> std::net::SocketAddr {
         f.extend_from_slice(payload);
         f
     }
-    fn serve(mut s: std::net::TcpStream) -> std::io::Result<()> {
+    fn serve(mut s: std::net::TcpStream, how: Misbehave) -> std::io::Result<()> {
         s.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
         let mut preface = [0u8; 24];
         s.read_exact(&mut preface)?;
-        s.write_all(&frame(4, 0, 0, &[]))?;
+        let settings: &[u8] = match how {
+            Misbehave::HugeHeaders => &[],
+            // SETTINGS_MAX_CONCURRENT_STREAMS (3) = 0.
+            Misbehave::NoStreams => &[0, 3, 0, 0, 0, 0],
+        };
+        s.write_all(&frame(4, 0, 0, settings))?;
         // A literal field without indexing, new name: x-a: 100 × "b".
         let mut field = vec![0x00, 3, b'x', b'-', b'a', 100];
         field.extend([b'b'; 100]);
@@ -254,6 +268,11 @@ fn huge_header_server() -> std::net::SocketAddr {
             match head[3] {
                 // SETTINGS (not an ACK): acknowledge.
                 4 if head[4] & 1 == 0 => s.write_all(&frame(4, 1, 0, &[]))?,
+                1 if matches!(how, Misbehave::NoStreams) => {
+                    let mut out = frame(1, 4, stream, &[0x88]);
+                    out.extend(frame(0, 1, stream, b"ok"));
+                    s.write_all(&out)?;
+                }
                 // HEADERS: :status 200 (0x88), then ~1 MB of fields.
                 1 => {
                     let mut first = vec![0x88];
@@ -274,7 +293,7 @@ fn huge_header_server() -> std::net::SocketAddr {
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
         for s in listener.incoming().take(16).flatten() {
-            std::thread::spawn(move || serve(s));
+            std::thread::spawn(move || serve(s, how));
         }
     });
     addr
@@ -286,7 +305,7 @@ fn huge_header_server() -> std::net::SocketAddr {
 /// header block beyond 64 KiB is now refused as an invalid response.
 #[test]
 fn http2_response_header_block_over_the_limit_is_an_invalid_response() {
-    let addr = huge_header_server();
+    let addr = scripted_h2_server(Misbehave::HugeHeaders);
     let r = run_json(&[
         "run",
         "--http2",
@@ -305,4 +324,32 @@ fn http2_response_header_block_over_the_limit_is_an_invalid_response() {
         error_examples(&r)
     );
     assert_eq!(count(&r["requests"]["total"]), 4);
+}
+
+/// A server that allows no concurrent streams leaves requests waiting in
+/// the client until --timeout: `timeout`, as before, but the example says
+/// the request was never sent, not that the server was slow to answer.
+#[test]
+fn http2_requests_a_server_allows_no_stream_for_time_out_saying_never_sent() {
+    let addr = scripted_h2_server(Misbehave::NoStreams);
+    let r = run_json(&[
+        "run",
+        "--http2",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        "--timeout",
+        "300ms",
+        &format!("http://{addr}/"),
+    ]);
+    // A first request may go out before the client reads the setting.
+    let timeouts = count(&r["errors"]["timeout"]);
+    assert!(timeouts >= 2, "{}", error_examples(&r));
+    assert_eq!(timeouts + count(&r["requests"]["successes"]), 3);
+    assert!(
+        error_examples(&r).contains("the request was never sent"),
+        "{}",
+        error_examples(&r)
+    );
 }

@@ -59,7 +59,8 @@ pub struct ConnectFailure {
 }
 
 /// Opens a connection to `origin`. Time limits are the caller's: the whole
-/// request runs under `--timeout`, and `connect_timeout` bounds this part.
+/// request runs under `--timeout`, and `connect_timeout` bounds this part
+/// (TCP connect and TLS handshake together).
 pub async fn connect(
     origin: &Origin,
     tls: Option<&tokio_rustls::TlsConnector>,
@@ -94,7 +95,27 @@ pub async fn connect(
     match (&origin.tls, tls) {
         (Some(name), Some(connector)) => {
             let tls_start = std::time::Instant::now();
-            match connector.connect(name.clone(), tcp).await {
+            // The handshake is part of connecting: a server that accepts
+            // and never answers the ClientHello (a plain-HTTP port waiting
+            // for a request line) is a `tls` failure within
+            // --connect-timeout, as with curl, not a `timeout` that says
+            // only that no response came.
+            let by = tokio::time::Instant::from_std(start + connect_timeout);
+            let handshake =
+                match tokio::time::timeout_at(by, connector.connect(name.clone(), tcp)).await {
+                    Ok(done) => done,
+                    Err(_) => {
+                        return Err(ConnectFailure {
+                            kind: ErrorKind::Tls,
+                            detail: format!(
+                                "{}: no TLS handshake within --connect-timeout {:?}; \
+                                 does this port serve TLS?",
+                                origin.addr, connect_timeout
+                            ),
+                        })
+                    }
+                };
+            match handshake {
                 Ok(s) => Ok((
                     Stream::Tls(Box::new(s)),
                     Established {
@@ -247,6 +268,23 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCert {
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+impl Stream {
+    /// Whether the server has closed this idle kept-alive connection, or
+    /// written to it unasked (a response nobody requested, bytes past the
+    /// last body). Either way the next request must not go on it: it would
+    /// fail as `closed` though the server did nothing wrong, or read an
+    /// answer that is not its own. Polls the socket once and never waits;
+    /// while the socket has seen nothing since the last read, tokio answers
+    /// from its cached readiness without a system call. What it reads goes
+    /// into `scratch` and is discarded with the connection.
+    pub fn has_spoken_unasked(&mut self, scratch: &mut [u8]) -> bool {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut buf = ReadBuf::new(scratch);
+        // Data, end of stream, or an error: the connection is spent.
+        Pin::new(self).poll_read(&mut cx, &mut buf).is_ready()
     }
 }
 

@@ -449,6 +449,14 @@ fn frame_head(
         }
     };
     let status = resp.code.unwrap_or(0);
+    if status < 100 {
+        // httparse takes any three digits. Status 0 means "none received"
+        // to the recorder, so a `000` would vanish from every count.
+        return Err(format!(
+            "status code {status:03} (HTTP's are 100-999), starting {}",
+            excerpt(data)
+        ));
+    }
     let http10 = resp.version == Some(0);
     let mut reusable = !http10;
     let mut length = None;
@@ -693,7 +701,15 @@ mod tests {
     #[test]
     fn classifies_broken_responses() {
         let rt = rt();
-        let cases: [(&[u8], ErrorKind); 8] = [
+        let cases: [(&[u8], ErrorKind); 10] = [
+            (
+                b"HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n",
+                ErrorKind::InvalidResponse,
+            ),
+            (
+                b"HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n",
+                ErrorKind::InvalidResponse,
+            ),
             (
                 b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello",
                 ErrorKind::InvalidResponse,

@@ -25,6 +25,12 @@ use tokio::sync::Notify;
 const STREAM_WINDOW: u32 = 1 << 20;
 /// The connection's receive window.
 const CONNECTION_WINDOW: u32 = 16 << 20;
+/// Largest response header list accepted (decoded, HPACK-sized), the
+/// HTTP/2 counterpart of HTTP/1.1's head limit (`h1::READ_BUF`). h2's
+/// default, 16 MiB, let a server make each connection hold well over
+/// 100 MB of decoded headers; beyond this a response is refused and
+/// counted `invalid_response`.
+const MAX_HEADER_LIST: u32 = 64 * 1024;
 /// HPACK's per-field overhead (RFC 7541 §4.1), used to size header blocks.
 const HPACK_FIELD_OVERHEAD: u64 = 32;
 
@@ -270,6 +276,7 @@ impl H2Sender {
                 .initial_window_size(STREAM_WINDOW)
                 .initial_connection_window_size(CONNECTION_WINDOW)
                 .enable_push(false)
+                .max_header_list_size(MAX_HEADER_LIST)
                 .handshake::<_, Bytes>(stream)
                 .await
                 .map_err(|e| classify(&e, ErrorKind::Write, None))?;

@@ -466,8 +466,16 @@ impl Worker {
             }
             Err(_elapsed) => {
                 sender.reset();
-                self.fail(&mut sample, ErrorKind::Timeout, || {
-                    format!("no complete response within --timeout {:?}", plan.timeout)
+                let sent = sample.sent.is_some();
+                self.fail(&mut sample, ErrorKind::Timeout, || match sent {
+                    true => format!("no complete response within --timeout {:?}", plan.timeout),
+                    // Else the wait looks like a slow server.
+                    false => format!(
+                        "no complete response within --timeout {:?}: the request was never \
+                         sent (no connection was ready, or with --http2 the server's limit \
+                         on concurrent streams allowed no new one)",
+                        plan.timeout
+                    ),
                 });
             }
         }
@@ -872,7 +880,11 @@ impl Transport for H1Sender {
     ) -> Result<Response, Failure> {
         let plan = &*w.plan;
         let origin = plan.target_origin[target as usize];
-        if self.conn.as_ref().is_some_and(|c| c.origin != origin) {
+        if self
+            .conn
+            .as_mut()
+            .is_some_and(|c| c.origin != origin || c.stream.has_spoken_unasked(&mut self.buf))
+        {
             self.conn = None;
         }
         let c = match &mut self.conn {

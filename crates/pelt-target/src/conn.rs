@@ -42,6 +42,9 @@ const IOV_BODY: usize = 16;
 const LINGER_TIME: Duration = Duration::from_secs(1);
 const LINGER_BYTES: usize = 256 * 1024;
 
+/// `fault=extra`: the pause between the response and the unasked one.
+const EXTRA_AFTER: Duration = Duration::from_millis(20);
+
 /// How a response leaves the connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Next {
@@ -237,7 +240,7 @@ impl Conn {
                 self.out.extend_from_slice(wire::INVALID_RESPONSE);
                 return Ok(Next::Close);
             }
-            Some(Fault::Close) | Some(Fault::Stall) | None => {}
+            Some(Fault::Close | Fault::Stall | Fault::Hangup | Fault::Extra) | None => {}
         }
 
         let body = params.pick_body();
@@ -280,6 +283,17 @@ impl Conn {
                 self.out.extend_from_slice(b"\r\n");
                 self.write_body(BodySpec::Filler(len / 2)).await?;
             }
+        }
+        match params.fault {
+            // The response as promised (kept alive), then the close.
+            Some(Fault::Hangup) => return Ok(Next::Close),
+            Some(Fault::Extra) => {
+                // Apart from the response, so that a client reading it
+                // does not find the extra bytes in the same read.
+                self.wait_until(Instant::now() + EXTRA_AFTER).await?;
+                self.out.extend_from_slice(wire::EXTRA_RESPONSE);
+            }
+            _ => {}
         }
         Ok(if truncate { Next::Close } else { keep })
     }

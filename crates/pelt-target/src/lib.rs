@@ -60,6 +60,10 @@ and what it accepts.
                               (the client sees ECONNRESET, no bytes)
                      invalid  answer with bytes that are not HTTP, then EOF
                      stall    never answer; close after stall=DUR
+                     hangup   the full response, kept alive, then EOF
+                              (an idle keep-alive timeout, at once)
+                     extra    the full response, then 20 ms later a
+                              second one nobody asked for (a 503)
   stall=DUR        How long fault=stall holds the connection (default and
                    max 60s).
   location=URL     Send a Location header with this value, percent-decoded

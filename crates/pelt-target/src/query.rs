@@ -33,6 +33,11 @@ pub(crate) enum Fault {
     Invalid,
     /// No answer at all for the stall duration, then EOF.
     Stall,
+    /// A full keep-alive response, then EOF: what a server's idle
+    /// keep-alive timeout does to a client that waits before reusing.
+    Hangup,
+    /// A full response, then shortly after a second one nobody asked for.
+    Extra,
 }
 
 /// Everything the query string can ask for, with defaults filled in.
@@ -296,11 +301,13 @@ fn parse_fault(value: &str) -> Result<Option<Fault>, ParamError> {
         "reset" => Fault::Reset,
         "invalid" => Fault::Invalid,
         "stall" => Fault::Stall,
+        "hangup" => Fault::Hangup,
+        "extra" => Fault::Extra,
         "" | "none" => return Ok(None),
         _ => {
             return Err(ParamError::new(
                 "fault",
-                "one of close, reset, invalid, stall",
+                "one of close, reset, invalid, stall, hangup, extra",
                 value,
             ))
         }

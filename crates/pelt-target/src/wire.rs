@@ -290,6 +290,9 @@ pub(crate) const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 
 /// A response that is not HTTP: a status that is not three digits and a
 /// header line without a colon. Any HTTP/1.x parser rejects it.
+/// `fault=extra`: a well-formed response to a request nobody made.
+pub(crate) const EXTRA_RESPONSE: &[u8] =
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
 pub(crate) const INVALID_RESPONSE: &[u8] = b"HTTP/1.1 9x9 ???\r\nthis is not a header\r\n\r\n";
 
 #[cfg(test)]

@@ -446,6 +446,31 @@ fn fault_stall_closes_after_its_duration() {
 }
 
 #[test]
+fn fault_hangup_answers_in_full_then_closes() {
+    let server = server();
+    let mut c = Client::connect(server.local_addr());
+    c.send(b"GET /?fault=hangup HTTP/1.1\r\n\r\n");
+    let r = c.response(true).unwrap();
+    assert_eq!(r.status, 200);
+    // Nothing said the connection would close.
+    assert_eq!(r.header("connection"), None);
+    assert_eq!(c.rest().unwrap(), b"ok");
+}
+
+#[test]
+fn fault_extra_sends_a_response_nobody_asked_for() {
+    let server = server();
+    let mut c = Client::connect(server.local_addr());
+    c.send(b"GET /?fault=extra HTTP/1.1\r\n\r\n");
+    let r = c.response(false).unwrap();
+    assert_eq!((r.status, &r.body[..]), (200, &b"ok"[..]));
+    // The unasked response follows the body and the connection stays up.
+    let r = c.response(false).unwrap();
+    assert_eq!(r.status, 503);
+    assert_eq!(c.get("/").status, 200);
+}
+
+#[test]
 fn delay_holds_the_response() {
     let server = server();
     let mut c = Client::connect(server.local_addr());

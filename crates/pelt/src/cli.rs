@@ -251,7 +251,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
 
-    /// Give up connecting after this long (counted as a connect error) [default: 5s].
+    /// Give up connecting after this long: the TCP connect (counted as a connect error)
+    /// and, for https, the TLS handshake with it (counted as a tls error) [default: 5s].
     #[arg(long = "connect-timeout", value_name = "DURATION")]
     pub connect_timeout: Option<String>,
 

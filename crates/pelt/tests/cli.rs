@@ -108,6 +108,50 @@ fn each_fault_lands_in_its_error_kind() {
     }
 }
 
+/// A server that closes a kept-alive connection while it is idle (its
+/// keep-alive timeout) did nothing wrong: the next request goes on a new
+/// connection instead of failing as `closed` on the dead one.
+#[test]
+fn keepalive_connection_closed_while_idle_is_reopened_not_counted_closed() {
+    let s = server();
+    // 200 ms between requests: the close is long in by the next one.
+    let r = run_json(&[
+        &url(&s, "/?fault=hangup"),
+        "--rate",
+        "5",
+        "-n",
+        "5",
+        "-c",
+        "1",
+        "--timeout",
+        "10s",
+    ]);
+    assert_eq!(n(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
+    assert_eq!(n(&r["status_codes"]["200"]), 5);
+    assert_eq!(n(&r["connections"]["opened"]), 5);
+}
+
+/// Bytes a server sends on an idle connection answer no request: the next
+/// request must not take them (here a whole 503) as its response.
+#[test]
+fn unasked_response_on_an_idle_connection_is_not_the_next_requests() {
+    let s = server();
+    let r = run_json(&[
+        &url(&s, "/?fault=extra"),
+        "--rate",
+        "5",
+        "-n",
+        "5",
+        "-c",
+        "1",
+        "--timeout",
+        "10s",
+    ]);
+    assert_eq!(n(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
+    assert_eq!(r["status_codes"], serde_json::json!({"200": 5}));
+    assert_eq!(n(&r["connections"]["opened"]), 5);
+}
+
 #[test]
 fn a_body_length_that_changes_is_a_length_failure() {
     let s = server();
@@ -118,6 +162,45 @@ fn a_body_length_that_changes_is_a_length_failure() {
     assert_eq!(n(&r["requests"]["total"]), 200);
     // A Length failure still had a full response, so it is timed.
     assert_eq!(n(&r["latency"]["response_time"]["count"]), 200);
+}
+
+/// A port that accepts connections and never answers the ClientHello
+/// (a plain-HTTP server waiting for its request line) is a `tls` failure
+/// within --connect-timeout; it used to wait out --timeout and count as a
+/// `timeout`, which says nothing of TLS.
+#[test]
+fn a_silent_port_under_https_is_a_tls_error_within_connect_timeout() {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in listener.incoming().take(8).flatten() {
+            // Read the ClientHello and whatever follows, answer nothing.
+            std::thread::spawn(move || {
+                std::io::copy(&mut (&s).take(1 << 20), &mut std::io::sink())
+            });
+        }
+    });
+    let started = std::time::Instant::now();
+    let r = run_json(&[
+        &format!("https://{addr}/"),
+        "-n",
+        "2",
+        "-c",
+        "1",
+        "--connect-timeout",
+        "300ms",
+        "--timeout",
+        "20s",
+    ]);
+    assert_eq!(n(&r["errors"]["tls"]), 2, "{:#}", r["error_examples"]);
+    let example = r["error_examples"][0]["message"].as_str().unwrap();
+    assert!(
+        example.contains("no TLS handshake within --connect-timeout"),
+        "{example}"
+    );
+    // Far inside the 2 × 20 s the timeouts would have taken.
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
 
 #[test]

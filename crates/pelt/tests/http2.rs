@@ -1,5 +1,6 @@
 //! `--http2` against nginx (TLS with ALPN, and h2c with prior knowledge),
-//! whose access log says which protocol each request really used.
+//! whose access log says which protocol each request really used, and
+//! against a scripted h2c server that misbehaves.
 
 mod support;
 
@@ -220,4 +221,135 @@ fn streams_refused_by_a_graceful_goaway_are_sent_again() {
     assert_eq!(r["requests"]["successes"], 400, "{}", error_examples(&r));
     assert!(count(&r["connections"]["opened"]) >= 16);
     assert_logged_as_h2(&nginx, 400, "GET /ok 200 3 ");
+}
+
+/// How the scripted h2c server misbehaves.
+#[derive(Clone, Copy)]
+enum Misbehave {
+    /// Every response's header block is about 1 MB (a HEADERS frame and
+    /// ~70 CONTINUATION frames of small literal fields), then body "ok".
+    HugeHeaders,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS 0; a stream opened all the same
+    /// (before the client saw the setting) gets a 200 "ok".
+    NoStreams,
+}
+
+/// An h2c server (prior knowledge) that answers every request, badly.
+fn scripted_h2_server(how: Misbehave) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+        f.extend([kind, flags]);
+        f.extend(stream.to_be_bytes());
+        f.extend_from_slice(payload);
+        f
+    }
+    fn serve(mut s: std::net::TcpStream, how: Misbehave) -> std::io::Result<()> {
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
+        let mut preface = [0u8; 24];
+        s.read_exact(&mut preface)?;
+        let settings: &[u8] = match how {
+            Misbehave::HugeHeaders => &[],
+            // SETTINGS_MAX_CONCURRENT_STREAMS (3) = 0.
+            Misbehave::NoStreams => &[0, 3, 0, 0, 0, 0],
+        };
+        s.write_all(&frame(4, 0, 0, settings))?;
+        // A literal field without indexing, new name: x-a: 100 × "b".
+        let mut field = vec![0x00, 3, b'x', b'-', b'a', 100];
+        field.extend([b'b'; 100]);
+        let block: Vec<u8> = field.repeat(140);
+        loop {
+            let mut head = [0u8; 9];
+            s.read_exact(&mut head)?;
+            let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+            let mut payload = vec![0u8; len];
+            s.read_exact(&mut payload)?;
+            let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+            match head[3] {
+                // SETTINGS (not an ACK): acknowledge.
+                4 if head[4] & 1 == 0 => s.write_all(&frame(4, 1, 0, &[]))?,
+                1 if matches!(how, Misbehave::NoStreams) => {
+                    let mut out = frame(1, 4, stream, &[0x88]);
+                    out.extend(frame(0, 1, stream, b"ok"));
+                    s.write_all(&out)?;
+                }
+                // HEADERS: :status 200 (0x88), then ~1 MB of fields.
+                1 => {
+                    let mut first = vec![0x88];
+                    first.extend(&block);
+                    let mut out = frame(1, 0, stream, &first);
+                    for _ in 0..70 {
+                        out.extend(frame(9, 0, stream, &block));
+                    }
+                    out.extend(frame(9, 4, stream, &block));
+                    out.extend(frame(0, 1, stream, b"ok"));
+                    s.write_all(&out)?;
+                }
+                _ => {}
+            }
+        }
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in listener.incoming().take(16).flatten() {
+            std::thread::spawn(move || serve(s, how));
+        }
+    });
+    addr
+}
+
+/// h2 accepted header lists of up to 16 MiB, which a server could make
+/// each connection hold as well over 100 MB of decoded headers (a
+/// CONTINUATION flood took pelt to 150 MB with two connections). A
+/// header block beyond 64 KiB is now refused as an invalid response.
+#[test]
+fn http2_response_header_block_over_the_limit_is_an_invalid_response() {
+    let addr = scripted_h2_server(Misbehave::HugeHeaders);
+    let r = run_json(&[
+        "run",
+        "--http2",
+        "-n",
+        "4",
+        "-c",
+        "1",
+        "--timeout",
+        "10s",
+        &format!("http://{addr}/"),
+    ]);
+    assert_eq!(
+        count(&r["errors"]["invalid_response"]),
+        4,
+        "{}",
+        error_examples(&r)
+    );
+    assert_eq!(count(&r["requests"]["total"]), 4);
+}
+
+/// A server that allows no concurrent streams leaves requests waiting in
+/// the client until --timeout: `timeout`, as before, but the example says
+/// the request was never sent, not that the server was slow to answer.
+#[test]
+fn http2_requests_a_server_allows_no_stream_for_time_out_saying_never_sent() {
+    let addr = scripted_h2_server(Misbehave::NoStreams);
+    let r = run_json(&[
+        "run",
+        "--http2",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        "--timeout",
+        "300ms",
+        &format!("http://{addr}/"),
+    ]);
+    // A first request may go out before the client reads the setting.
+    let timeouts = count(&r["errors"]["timeout"]);
+    assert!(timeouts >= 2, "{}", error_examples(&r));
+    assert_eq!(timeouts + count(&r["requests"]["successes"]), 3);
+    assert!(
+        error_examples(&r).contains("the request was never sent"),
+        "{}",
+        error_examples(&r)
+    );
 }

@@ -654,7 +654,15 @@ mod tests {
     }
 
     fn write(intervals: &[(u64, Recorder)], footer: Option<&RunFooter>) -> Vec<u8> {
-        let mut w = ResultsWriter::new(Vec::new(), &header()).unwrap();
+        write_with(&header(), intervals, footer)
+    }
+
+    fn write_with(
+        header: &RunHeader,
+        intervals: &[(u64, Recorder)],
+        footer: Option<&RunFooter>,
+    ) -> Vec<u8> {
+        let mut w = ResultsWriter::new(Vec::new(), header).unwrap();
         for (second, r) in intervals {
             w.interval(*second, r).unwrap();
         }
@@ -745,6 +753,44 @@ mod tests {
                 threads: 2
             })
         );
+    }
+
+    /// A run of a few milliseconds is mostly its threads' start: however
+    /// busy they were, no warning (`pelt URL -n 1` was flagged more often
+    /// than not). From a second on, warm-up included, the shares count.
+    #[test]
+    fn a_run_too_short_to_say_is_not_client_busy() {
+        let busy = |elapsed_ns: u64, warmup: std::time::Duration| {
+            let footer = RunFooter {
+                duration_ns: elapsed_ns,
+                elapsed_ns,
+                warmup_requests: 0,
+                interrupted: false,
+                worker_load: vec![ThreadLoad {
+                    on_cpu: 0.6,
+                    waiting: 0.39,
+                }],
+            };
+            let mut header = header();
+            header.config.warmup = warmup;
+            let bytes = write_with(&header, &[], Some(&footer));
+            let mut reader = ResultsReader::open(&bytes[..]).unwrap();
+            while reader.next_interval().unwrap().is_some() {}
+            let summary =
+                SummaryBuilder::new(reader.header().clone(), None).finish(reader.footer());
+            let busy = summary
+                .warnings
+                .iter()
+                .any(|w| matches!(w, Warning::ClientBusy { .. }));
+            // The figures are reported all the same.
+            assert_eq!(summary.worker_load, footer.worker_load);
+            busy
+        };
+        let none = std::time::Duration::ZERO;
+        assert!(!busy(1_400_000, none));
+        assert!(!busy(999_000_000, none));
+        assert!(busy(1_000_000_000, none));
+        assert!(busy(200_000_000, std::time::Duration::from_secs(1)));
     }
 
     /// Footers from before pelt measured its own threads still read.

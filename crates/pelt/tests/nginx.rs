@@ -80,7 +80,16 @@ fn https_keep_alive_connections_are_reused_despite_session_tickets() {
     assert_eq!(r["connections"]["opened"], 4);
     assert_eq!(r["connections"]["reused_requests"], 196);
     let r = run_json(&[
-        &url, "--rate", "20", "-n", "20", "-c", "2", "-t", "1", "--insecure",
+        &url,
+        "--rate",
+        "20",
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "--insecure",
     ]);
     assert_eq!(r["requests"]["successes"], 20, "{}", r["error_examples"]);
     assert!(

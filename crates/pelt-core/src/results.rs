@@ -127,14 +127,21 @@ impl RunHeader {
 
 impl RunFooter {
     /// The footer of several files of one run: the longest duration and
-    /// elapsed time, warm-ups added, interrupted if any part was.
+    /// elapsed time, warm-ups added, interrupted if any part was. Every
+    /// file's worker threads, or none when a file does not say (an older
+    /// pelt, another platform): a partial list would report "busiest of 2
+    /// threads" for a run of 4, whose unmeasured threads may have been the
+    /// busy ones (the engine keeps all or nothing for the same reason).
     pub fn merge(&self, other: &RunFooter) -> RunFooter {
         RunFooter {
             duration_ns: self.duration_ns.max(other.duration_ns),
             elapsed_ns: self.elapsed_ns.max(other.elapsed_ns),
             warmup_requests: self.warmup_requests + other.warmup_requests,
             interrupted: self.interrupted || other.interrupted,
-            worker_load: [&self.worker_load[..], &other.worker_load[..]].concat(),
+            worker_load: match self.worker_load.is_empty() || other.worker_load.is_empty() {
+                true => Vec::new(),
+                false => [&self.worker_load[..], &other.worker_load[..]].concat(),
+            },
         }
     }
 }
@@ -889,6 +896,14 @@ mod tests {
                 worker_load: vec![load(0.5), load(0.25), load(0.75)],
             }
         );
+        // A file that does not say makes the merged run not say: "busiest
+        // of 1 thread" would hide the other file's threads.
+        let unmeasured = RunFooter {
+            worker_load: Vec::new(),
+            ..g.clone()
+        };
+        assert_eq!(f.merge(&unmeasured).worker_load, vec![]);
+        assert_eq!(unmeasured.merge(&f).worker_load, vec![]);
     }
 
     /// Regression: hdrhistogram's deserialiser allocated whatever payload

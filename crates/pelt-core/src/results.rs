@@ -752,6 +752,16 @@ mod tests {
         let load = |on_cpu, waiting| ThreadLoad { on_cpu, waiting };
         assert_eq!(busy(vec![]), None);
         assert_eq!(busy(vec![load(0.5, 0.1), load(0.85, 0.04)]), None);
+        assert_eq!(busy(vec![load(0.6, 0.2999)]), None);
+        // Exactly 90 %, though 0.6 + 0.3 < 0.9 in floating point.
+        assert_eq!(
+            busy(vec![load(0.6, 0.3)]),
+            Some(Warning::ClientBusy {
+                on_cpu: 0.6,
+                waiting: 0.3,
+                threads: 1
+            })
+        );
         assert_eq!(
             busy(vec![load(0.2, 0.0), load(0.75, 0.2)]),
             Some(Warning::ClientBusy {

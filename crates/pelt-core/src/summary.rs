@@ -350,7 +350,9 @@ impl RunSummary {
         let long_enough = self.config.warmup + self.elapsed >= CLIENT_BUSY_MIN_RUN;
         if let Some(t) = self
             .busiest_thread()
-            .filter(|t| long_enough && t.demand() >= CLIENT_BUSY)
+            // In 0.01 % steps, as the shares are kept: 0.6 + 0.3 is
+            // 0.8999999999999999 in f64, and 90 % is "90 % or more".
+            .filter(|t| long_enough && (t.demand() * 1e4).round() >= CLIENT_BUSY * 1e4)
         {
             w.push(Warning::ClientBusy {
                 on_cpu: t.on_cpu,

@@ -127,14 +127,21 @@ impl RunHeader {
 
 impl RunFooter {
     /// The footer of several files of one run: the longest duration and
-    /// elapsed time, warm-ups added, interrupted if any part was.
+    /// elapsed time, warm-ups added, interrupted if any part was. Every
+    /// file's worker threads, or none when a file does not say (an older
+    /// pelt, another platform): a partial list would report "busiest of 2
+    /// threads" for a run of 4, whose unmeasured threads may have been the
+    /// busy ones (the engine keeps all or nothing for the same reason).
     pub fn merge(&self, other: &RunFooter) -> RunFooter {
         RunFooter {
             duration_ns: self.duration_ns.max(other.duration_ns),
             elapsed_ns: self.elapsed_ns.max(other.elapsed_ns),
             warmup_requests: self.warmup_requests + other.warmup_requests,
             interrupted: self.interrupted || other.interrupted,
-            worker_load: [&self.worker_load[..], &other.worker_load[..]].concat(),
+            worker_load: match self.worker_load.is_empty() || other.worker_load.is_empty() {
+                true => Vec::new(),
+                false => [&self.worker_load[..], &other.worker_load[..]].concat(),
+            },
         }
     }
 }
@@ -654,7 +661,15 @@ mod tests {
     }
 
     fn write(intervals: &[(u64, Recorder)], footer: Option<&RunFooter>) -> Vec<u8> {
-        let mut w = ResultsWriter::new(Vec::new(), &header()).unwrap();
+        write_with(&header(), intervals, footer)
+    }
+
+    fn write_with(
+        header: &RunHeader,
+        intervals: &[(u64, Recorder)],
+        footer: Option<&RunFooter>,
+    ) -> Vec<u8> {
+        let mut w = ResultsWriter::new(Vec::new(), header).unwrap();
         for (second, r) in intervals {
             w.interval(*second, r).unwrap();
         }
@@ -737,6 +752,16 @@ mod tests {
         let load = |on_cpu, waiting| ThreadLoad { on_cpu, waiting };
         assert_eq!(busy(vec![]), None);
         assert_eq!(busy(vec![load(0.5, 0.1), load(0.85, 0.04)]), None);
+        assert_eq!(busy(vec![load(0.6, 0.2999)]), None);
+        // Exactly 90 %, though 0.6 + 0.3 < 0.9 in floating point.
+        assert_eq!(
+            busy(vec![load(0.6, 0.3)]),
+            Some(Warning::ClientBusy {
+                on_cpu: 0.6,
+                waiting: 0.3,
+                threads: 1
+            })
+        );
         assert_eq!(
             busy(vec![load(0.2, 0.0), load(0.75, 0.2)]),
             Some(Warning::ClientBusy {
@@ -745,6 +770,44 @@ mod tests {
                 threads: 2
             })
         );
+    }
+
+    /// A run of a few milliseconds is mostly its threads' start: however
+    /// busy they were, no warning (`pelt URL -n 1` was flagged more often
+    /// than not). From a second on, warm-up included, the shares count.
+    #[test]
+    fn a_run_too_short_to_say_is_not_client_busy() {
+        let busy = |elapsed_ns: u64, warmup: std::time::Duration| {
+            let footer = RunFooter {
+                duration_ns: elapsed_ns,
+                elapsed_ns,
+                warmup_requests: 0,
+                interrupted: false,
+                worker_load: vec![ThreadLoad {
+                    on_cpu: 0.6,
+                    waiting: 0.39,
+                }],
+            };
+            let mut header = header();
+            header.config.warmup = warmup;
+            let bytes = write_with(&header, &[], Some(&footer));
+            let mut reader = ResultsReader::open(&bytes[..]).unwrap();
+            while reader.next_interval().unwrap().is_some() {}
+            let summary =
+                SummaryBuilder::new(reader.header().clone(), None).finish(reader.footer());
+            let busy = summary
+                .warnings
+                .iter()
+                .any(|w| matches!(w, Warning::ClientBusy { .. }));
+            // The figures are reported all the same.
+            assert_eq!(summary.worker_load, footer.worker_load);
+            busy
+        };
+        let none = std::time::Duration::ZERO;
+        assert!(!busy(1_400_000, none));
+        assert!(!busy(999_000_000, none));
+        assert!(busy(1_000_000_000, none));
+        assert!(busy(200_000_000, std::time::Duration::from_secs(1)));
     }
 
     /// Footers from before pelt measured its own threads still read.
@@ -843,6 +906,14 @@ mod tests {
                 worker_load: vec![load(0.5), load(0.25), load(0.75)],
             }
         );
+        // A file that does not say makes the merged run not say: "busiest
+        // of 1 thread" would hide the other file's threads.
+        let unmeasured = RunFooter {
+            worker_load: Vec::new(),
+            ..g.clone()
+        };
+        assert_eq!(f.merge(&unmeasured).worker_load, vec![]);
+        assert_eq!(unmeasured.merge(&f).worker_load, vec![]);
     }
 
     /// Regression: hdrhistogram's deserialiser allocated whatever payload

@@ -114,12 +114,14 @@ fn each_fault_lands_in_its_error_kind() {
 #[test]
 fn keepalive_connection_closed_while_idle_is_reopened_not_counted_closed() {
     let s = server();
-    // 500 ms between requests: the close (sent with the response) is long
-    // in by the next one, even on a busy machine.
+    // 500 ms of think time after each response: the close (sent with the
+    // response) is long in by the next request, even on a busy machine. A
+    // rate would not do: a response late by 500 ms (a starved client) is
+    // followed by the next request at once.
     let r = run_json(&[
         &url(&s, "/?fault=hangup"),
-        "--rate",
-        "2",
+        "--delay",
+        "500ms",
         "-n",
         "5",
         "-c",
@@ -137,20 +139,24 @@ fn keepalive_connection_closed_while_idle_is_reopened_not_counted_closed() {
 #[test]
 fn unasked_response_on_an_idle_connection_is_not_the_next_requests() {
     let s = server();
+    // The unasked response comes 20 ms after each one; 500 ms of think
+    // time after each response leaves it room on a busy machine. Each
+    // response is late (600 ms), as on a starved client: with --rate 2
+    // instead, each next request went out at once and read the 503.
     let r = run_json(&[
-        &url(&s, "/?fault=extra"),
-        "--rate",
-        "2",
+        &url(&s, "/?fault=extra&delay=600ms"),
+        "--delay",
+        "500ms",
         "-n",
-        "5",
+        "4",
         "-c",
         "1",
         "--timeout",
         "10s",
     ]);
     assert_eq!(n(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
-    assert_eq!(r["status_codes"], serde_json::json!({"200": 5}));
-    assert_eq!(n(&r["connections"]["opened"]), 5);
+    assert_eq!(r["status_codes"], serde_json::json!({"200": 4}));
+    assert_eq!(n(&r["connections"]["opened"]), 4);
 }
 
 #[test]

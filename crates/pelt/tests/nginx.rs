@@ -66,6 +66,39 @@ fn https_with_and_without_verification() {
     assert!(msg.to_lowercase().contains("certificate"), "{msg}");
 }
 
+/// TLS 1.3 servers send session tickets after the handshake, unasked:
+/// pelt's check for a server that spoke on an idle kept-alive connection
+/// must not take them for one and reopen every connection. Closed loop
+/// (reused at once) and a slow rate (idle between requests) alike.
+#[test]
+fn https_keep_alive_connections_are_reused_despite_session_tickets() {
+    let tls = self_signed_cert();
+    let nginx = Nginx::start_tls("", &tls);
+    let url = format!("https://127.0.0.1:{}/ok", nginx.port());
+    let r = run_json(&[&url, "-n", "200", "-c", "4", "-t", "2", "--insecure"]);
+    assert_eq!(r["requests"]["successes"], 200, "{}", r["error_examples"]);
+    assert_eq!(r["connections"]["opened"], 4);
+    assert_eq!(r["connections"]["reused_requests"], 196);
+    let r = run_json(&[
+        &url,
+        "--rate",
+        "20",
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "--insecure",
+    ]);
+    assert_eq!(r["requests"]["successes"], 20, "{}", r["error_examples"]);
+    assert!(
+        r["connections"]["opened"].as_u64().unwrap() <= 2,
+        "{}",
+        r["connections"]
+    );
+}
+
 fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();

@@ -552,7 +552,11 @@ impl Target {
         }
         if named("transfer-encoding").next().is_none() {
             for (_, value) in named("content-length") {
-                if value.trim().parse::<usize>().ok() != Some(self.body.len()) {
+                // Digits only: `parse` would take "+3", which servers
+                // refuse (RFC 9110 allows 1*DIGIT).
+                let v = value.trim();
+                let digits = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+                if !digits || v.parse::<usize>().ok() != Some(self.body.len()) {
                     return Err(ConfigError::ContentLengthMismatch {
                         target: format!("{} {}", self.method, self.url),
                         value: value.escape_debug().to_string(),

@@ -26,8 +26,9 @@ pub struct Environment {
     pub started_unix_ms: u64,
 }
 
-/// How busy one of pelt's worker threads was over its run (warm-up and
-/// the wait for the last responses included), from the kernel's scheduler
+/// How busy one of pelt's worker threads was while it sent (warm-up
+/// included; the wait for the last responses after sending stopped is
+/// not, being mostly idle), from the kernel's scheduler
 /// statistics: the share of the wall-clock time it ran on a CPU, and the
 /// share it was ready to run but waited for one. A thread that wanted a
 /// CPU nearly all the time set the pace of its connections: the figures

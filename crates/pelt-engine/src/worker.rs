@@ -1182,6 +1182,10 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
             }
         }
     };
+    // The thread's load over the sending, warm-up included: the wait for
+    // stragglers below is mostly idle and would dilute a busy run's share
+    // (10 s flat out, then a 2 s wait for one stuck request, reads 83 %).
+    let sending_ended = ThreadClock::now();
     // Phase 2: give requests in flight a moment to finish.
     if let Some(hard_stop) = hard_stop {
         if worker.alive.get() > 0 {
@@ -1196,7 +1200,7 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
     let end = iv.end;
     iv.rotate(end);
     let cut = worker.cut.get();
-    let load = started.and_then(|s| Some(ThreadClock::now()?.since(&s)));
+    let load = started.zip(sending_ended).map(|(s, e)| e.since(&s));
     let _ = iv.tx.send(WorkerMsg::Done {
         worker: worker.share.index,
         warmup_requests: iv.warmup,

@@ -52,9 +52,14 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     if let Some(b) = s.busiest_thread() {
         writeln!(
             o,
-            "| client | busiest worker thread on a CPU {:.0}%, waiting for one {:.0}% |",
+            "| client | busiest worker thread on a CPU {:.0}%, waiting for one {:.0}%{} |",
             b.on_cpu * 100.0,
-            b.waiting * 100.0
+            b.waiting * 100.0,
+            if s.window.is_some() {
+                " (whole run)"
+            } else {
+                ""
+            }
         )?;
     }
     if let Some(w) = s.window {

@@ -152,11 +152,13 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         // pelt's own load, so that a client-bound run says so.
         writeln!(
             o,
-            "Client       busiest of {} worker thread{} on a CPU {:.0}% of the run, waiting for one {:.0}%",
+            "Client       busiest of {} worker thread{} on a CPU {:.0}% of the run, waiting for one {:.0}%{}",
             s.worker_load.len(),
             if s.worker_load.len() == 1 { "" } else { "s" },
             b.on_cpu * 100.0,
-            b.waiting * 100.0
+            b.waiting * 100.0,
+            // Measured per thread over the whole run, not per second.
+            if s.window.is_some() { " (whole run)" } else { "" }
         )?;
     }
     if s.warmup_requests > 0 {

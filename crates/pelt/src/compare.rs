@@ -140,8 +140,9 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
         .collect();
     if !busy.is_empty() {
         eprintln!(
-            "pelt: warning: pelt was CPU-bound in {} (client_busy): there the client may have set the pace, \
-             and a difference may be pelt's, not the server's",
+            "pelt: warning: pelt was short of CPU in {} (client_busy: its busiest thread wanted a CPU 90% of the run \
+             or more): there the client may have set the pace, and a difference may be pelt's, not the server's; \
+             `pelt report FILE` says more",
             busy.join(", ")
         );
     }

@@ -731,6 +731,15 @@ fn client_threads_show_how_busy_pelt_was_and_survive_the_results_file() {
         md.contains("| client | busiest worker thread on a CPU "),
         "{md}"
     );
+    // A window narrows the latency figures, not the thread loads: the
+    // line says they cover the whole run.
+    let out = pelt()
+        .args(["report", saved, "--window", "0s..1s"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().find(|l| l.starts_with("Client ")).unwrap();
+    assert!(line.ends_with("% (whole run)"), "{text}");
 }
 
 /// Runs pelt with `args` and checks the bad-input contract: exit 2, one
@@ -811,6 +820,11 @@ fn content_length_that_is_not_the_body_and_two_host_headers_are_refused() {
     refused(
         &with(&u, &["-H", "Content-Length: 2", "--body", "abc"], &quick),
         &["body of 3 bytes"],
+    );
+    // The right number with a sign is still not a Content-Length.
+    refused(
+        &with(&u, &["-H", "Content-Length: +3", "--body", "abc"], &quick),
+        &["Content-Length header of '+3'"],
     );
     refused(
         &with(&u, &["-H", "Host: a", "-H", "host: b"], &quick),

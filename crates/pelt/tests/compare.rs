@@ -176,7 +176,7 @@ fn client_bound_runs_are_flagged_in_reports_and_comparisons() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.contains("pelt was CPU-bound in busy (client_busy)"),
+        err.contains("pelt was short of CPU in busy (client_busy: "),
         "{err}"
     );
     // The real run (a light 200 req/s) is not flagged.

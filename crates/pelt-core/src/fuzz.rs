@@ -99,9 +99,13 @@ fn assert_same_schedule(a: &Schedule, b: &Schedule, shown: &str) {
     assert_eq!(a.segments.len(), b.segments.len(), "{shown}");
     for (x, y) in a.segments.iter().zip(&b.segments) {
         assert_eq!((x.from, x.to), (y.from, y.to), "{shown}");
-        // Durations go through f64 seconds: equal to the nanosecond.
+        // Durations go through f64 seconds (53 bits): equal to a part in
+        // 10^12, which is 3 ns in 5 hours.
         let (dx, dy) = (x.duration.as_nanos(), y.duration.as_nanos());
-        assert!(dx.abs_diff(dy) <= 1, "{shown}: {dx} ns vs {dy} ns");
+        assert!(
+            dx.abs_diff(dy) <= 1 + dx / 1_000_000_000_000,
+            "{shown}: {dx} ns vs {dy} ns"
+        );
     }
 }
 
@@ -273,6 +277,14 @@ mod tests {
 
     /// The committed seeds still read: a results file from a real run,
     /// raw and re-framed (what the fuzz target starts from).
+    /// The fuzz target's first schedule finding: 5 hours written in
+    /// nanoseconds read back 3 ns off (f64 seconds), which is within the
+    /// parser's precision, not a bug; the check allows it.
+    #[test]
+    fn schedule_round_trip_allows_f64_precision() {
+        schedule(b"303333.333333m0s:0");
+    }
+
     #[test]
     fn results_seeds_read() {
         let raw = include_bytes!("../../../fuzz/seeds/results_file/raw");

@@ -11,6 +11,8 @@ pub mod civil;
 pub mod config;
 pub mod duration;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod recorder;
 pub mod results;
 pub mod sample;

@@ -82,6 +82,14 @@ impl Url {
                 .find(']')
                 .ok_or_else(|| err("the IPv6 address has no closing ']'"))?;
             let host = &v6[..close];
+            // Only an IPv6 address goes in brackets: `[[x]` read as host
+            // `[x`, which no server resolves and which printed as a URL
+            // that did not parse back.
+            if host.parse::<std::net::Ipv6Addr>().is_err() {
+                return Err(err(
+                    "the text in brackets is not an IPv6 address; write one like http://[::1]:8080/, or a host name without brackets",
+                ));
+            }
             let after = &v6[close + 1..];
             let port = match after.strip_prefix(':') {
                 Some(p) => Some(p),
@@ -105,7 +113,7 @@ impl Url {
         }
         if host
             .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || c == '/' || c == '%')
+            .any(|c| c.is_whitespace() || c.is_control() || "/%[]".contains(c))
         {
             return Err(err("the host contains characters a host name cannot have"));
         }
@@ -323,6 +331,33 @@ mod tests {
         ] {
             let e = Url::parse(bad).unwrap_err().to_string();
             assert!(e.contains(hint), "{bad}: {e}");
+        }
+    }
+
+    /// Found by the `url` fuzz target: `[[~~]` was taken as the host
+    /// `[~~`, sent as `Host: [~~:801`, and printed as a URL that did not
+    /// parse back.
+    #[test]
+    fn brackets_hold_only_an_ipv6_address() {
+        for bad in [
+            "http://[[~~]:801?",
+            "http://[example.test]/",
+            "http://[127.0.0.1]:80/",
+            "http://[]/",
+            "http://a]b/",
+            "http://a[b:80/",
+        ] {
+            assert!(Url::parse(bad).is_err(), "{bad} was accepted");
+        }
+        let e = Url::parse("http://[[~~]:801?").unwrap_err().to_string();
+        assert!(e.contains("not an IPv6 address"), "{e}");
+        for good in [
+            "http://[::1]:8080/",
+            "http://[2001:db8::1]/",
+            "http://[::ffff:127.0.0.1]/",
+        ] {
+            let u = Url::parse(good).unwrap();
+            assert_eq!(Url::parse(&u.to_string()).unwrap(), u, "{good}");
         }
     }
 }

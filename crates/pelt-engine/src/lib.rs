@@ -11,6 +11,8 @@
 //! produces the [`pelt_core::RunSummary`].
 
 mod conn;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod h1;
 mod h2;
 mod load;

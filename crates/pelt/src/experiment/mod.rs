@@ -4,7 +4,7 @@
 //! run saved, and a verdict per metric and load level from the runs as
 //! the unit of replication (see pelt-analyze).
 
-mod plan;
+pub(crate) mod plan;
 mod report;
 mod shell;
 

@@ -1,0 +1,188 @@
+//! pelt: parse, dispatch, map errors to exit codes. Nothing else.
+//!
+//! Exit codes: 0 ok, 1 an --assert failed, 2 bad usage or input (one
+//! line: what is wrong and how to fix it), 130 interrupted by Ctrl-C
+//! (after printing what was measured).
+//!
+//! The binary (`main.rs`) only calls [`main`]; the code is a library so
+//! that the fuzz targets in `fuzz/` reach the experiment-plan parser.
+mod cli;
+mod compare;
+mod demo;
+mod experiment;
+#[doc(hidden)]
+pub mod fuzz;
+mod progress;
+mod report;
+mod run;
+mod save;
+mod serve;
+mod signals;
+
+use clap::Parser;
+use cli::{Cli, Command};
+use std::process::ExitCode;
+
+/// An error the user can fix: printed as one line, exit code 2.
+#[derive(Debug)]
+pub struct UserError(pub String);
+
+const SUBCOMMANDS: [&str; 7] = [
+    "run",
+    "serve",
+    "demo",
+    "report",
+    "compare",
+    "experiment",
+    "help",
+];
+
+/// The whole program: `pelt`'s `main`.
+pub fn main() -> ExitCode {
+    let args = with_implicit_run(std::env::args_os().collect());
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e, &args),
+    };
+    let result = match cli.command {
+        Command::Run(args) => run::command(*args),
+        Command::Serve(args) => serve::command(args),
+        Command::Demo(args) => demo::command(args),
+        Command::Report(args) => report::command(args),
+        Command::Compare(args) => compare::command(args),
+        Command::Experiment(args) => experiment::command(args),
+    };
+    result.unwrap_or_else(|UserError(message)| {
+        eprintln!("error: {message}");
+        ExitCode::from(2)
+    })
+}
+
+/// Writes a report to stdout. A reader that went away (`| head`) is not an
+/// error: the report was wanted only that far.
+pub fn emit(bytes: &[u8]) -> Result<(), UserError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(UserError(format!("cannot write the report: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `pelt URL ...` means `pelt run URL ...`, and so do `pelt -c 10 URL`
+/// (flags first, as with wrk) and `pelt 127.0.0.1:8080` (which `run` then
+/// refuses with advice to write the scheme, rather than clap calling it
+/// an unknown subcommand).
+fn with_implicit_run(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let Some(first) = args.get(1).and_then(|a| a.to_str()) else {
+        return args;
+    };
+    if SUBCOMMANDS.contains(&first) || matches!(first, "-h" | "--help" | "-V" | "--version") {
+        return args;
+    }
+    let targets_flag = |a: &str| a == "-f" || a == "--targets";
+    let is_flag = first.starts_with('-');
+    // A saved run or a plan is for `pelt report` or `pelt experiment`.
+    let a_file = first.ends_with(".pelt") || first.ends_with(".toml");
+    let looks_like_host =
+        first.is_empty() || first == "localhost" || (!a_file && first.contains(['.', ':', '/']));
+    let later_url = args[2..].iter().any(|a| {
+        a.to_str()
+            .is_some_and(|a| a.contains("://") || targets_flag(a))
+    });
+    if targets_flag(first)
+        || (!is_flag && (first.contains("://") || looks_like_host))
+        || (is_flag && later_url)
+    {
+        args.insert(1, "run".into());
+    }
+    args
+}
+
+/// The subcommand whose `--help` answers a mistake in `args`.
+fn help_hint(args: &[std::ffi::OsString]) -> String {
+    match args
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .find(|a| SUBCOMMANDS.contains(a) && *a != "help")
+    {
+        Some(sub) => format!("see 'pelt {sub} --help'"),
+        None => "see 'pelt --help'".into(),
+    }
+}
+
+/// clap's errors, cut to one line with its suggestion, exit code 2;
+/// `--help` and `--version` print as usual.
+fn clap_error(e: clap::Error, args: &[std::ffi::OsString]) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // Bare `pelt`: the help is the answer, but the command was not.
+        let _ = e.print();
+        return ExitCode::from(2);
+    }
+    let rendered = e.render().to_string();
+    let first = rendered
+        .lines()
+        .next()
+        .unwrap_or("error: invalid arguments");
+    let mut line = first.trim_end_matches(':').to_string();
+    let strings = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    match e.kind() {
+        // clap lists what is missing on the lines below its first.
+        ErrorKind::MissingRequiredArgument => {
+            let missing = strings(ContextKind::InvalidArg);
+            if !missing.is_empty() {
+                line.push_str(&format!(": {}", missing.join(", ")));
+            }
+            if missing.iter().any(|m| m == "[URL]" || m == "<URL>") {
+                line.push_str(
+                    "; give a URL, like pelt run http://127.0.0.1:8080/, or a targets file with -f FILE",
+                );
+            }
+        }
+        // And the values it would accept.
+        ErrorKind::InvalidValue => {
+            let valid = strings(ContextKind::ValidValue);
+            if !valid.is_empty() {
+                line.push_str(&format!("; use one of: {}", valid.join(", ")));
+            }
+        }
+        ErrorKind::UnknownArgument => {
+            let arg = strings(ContextKind::InvalidArg).concat();
+            let mut chars = arg.chars();
+            if chars.next() == Some('-') && chars.next().is_some_and(|c| c.is_ascii_digit()) {
+                // `-n -1`: clap takes a negative value for a flag.
+                line.push_str("; values cannot be negative: give a positive number or duration right after the flag, like -n 100 or -d 10s");
+            } else if arg.contains("://") {
+                line.push_str(
+                    "; a run loads one URL: to load several, list them in a file and use -f FILE",
+                );
+            }
+        }
+        _ => {}
+    }
+    match e
+        .get(ContextKind::SuggestedArg)
+        .or(e.get(ContextKind::SuggestedSubcommand))
+    {
+        Some(ContextValue::String(s)) => line.push_str(&format!("; did you mean '{s}'?")),
+        Some(ContextValue::Strings(v)) if !v.is_empty() => {
+            line.push_str(&format!("; did you mean '{}'?", v[0]))
+        }
+        _ => {}
+    }
+    line.push_str(&format!("; {}", help_hint(args)));
+    eprintln!("{line}");
+    ExitCode::from(2)
+}

@@ -108,6 +108,23 @@ fn each_fault_lands_in_its_error_kind() {
     }
 }
 
+/// `n` requests on one connection, each followed by 500 ms of think time
+/// in which the connection sits idle.
+fn idle_between_requests(url: &str, n: u64) -> Value {
+    let n = n.to_string();
+    run_json(&[
+        url,
+        "--delay",
+        "500ms",
+        "-n",
+        &n,
+        "-c",
+        "1",
+        "--timeout",
+        "10s",
+    ])
+}
+
 /// A server that closes a kept-alive connection while it is idle (its
 /// keep-alive timeout) did nothing wrong: the next request goes on a new
 /// connection instead of failing as `closed` on the dead one.
@@ -118,17 +135,7 @@ fn keepalive_connection_closed_while_idle_is_reopened_not_counted_closed() {
     // response) is long in by the next request, even on a busy machine. A
     // rate would not do: a response late by 500 ms (a starved client) is
     // followed by the next request at once.
-    let r = run_json(&[
-        &url(&s, "/?fault=hangup"),
-        "--delay",
-        "500ms",
-        "-n",
-        "5",
-        "-c",
-        "1",
-        "--timeout",
-        "10s",
-    ]);
+    let r = idle_between_requests(&url(&s, "/?fault=hangup"), 5);
     assert_eq!(n(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
     assert_eq!(n(&r["status_codes"]["200"]), 5);
     assert_eq!(n(&r["connections"]["opened"]), 5);
@@ -143,17 +150,7 @@ fn unasked_response_on_an_idle_connection_is_not_the_next_requests() {
     // time after each response leaves it room on a busy machine. Each
     // response is late (600 ms), as on a starved client: with --rate 2
     // instead, each next request went out at once and read the 503.
-    let r = run_json(&[
-        &url(&s, "/?fault=extra&delay=600ms"),
-        "--delay",
-        "500ms",
-        "-n",
-        "4",
-        "-c",
-        "1",
-        "--timeout",
-        "10s",
-    ]);
+    let r = idle_between_requests(&url(&s, "/?fault=extra&delay=600ms"), 4);
     assert_eq!(n(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
     assert_eq!(r["status_codes"], serde_json::json!({"200": 4}));
     assert_eq!(n(&r["connections"]["opened"]), 4);

@@ -8,9 +8,9 @@
 //! wait for that, and a connection that ends is reopened by the next sender
 //! that needs it.
 
-use crate::conn::{connect, Stream};
+use crate::conn::Stream;
 use crate::h1::{is_redirect, read_error_kind, Response};
-use crate::worker::{Failure, Progress, Redirects, Transport, Worker};
+use crate::worker::{dial, Failure, Progress, Redirects, Transport, Worker};
 use bytes::Bytes;
 use h2::client::SendRequest;
 use pelt_core::{ErrorKind, Scheme, Target};
@@ -246,15 +246,8 @@ impl H2Sender {
                 origin,
                 armed: true,
             };
-            w.connect_permit(true).await?;
             let plan = &*w.plan;
-            let (stream, est) = connect(
-                &plan.origins[origin],
-                plan.tls.as_ref(),
-                plan.connect_timeout,
-            )
-            .await
-            .map_err(|f| Failure::new(f.kind, f.detail))?;
+            let (stream, est) = dial(w, &plan.origins[origin], true).await?;
             if let Stream::Tls(tls) = &stream {
                 let alpn = tls.get_ref().1.alpn_protocol();
                 if alpn != Some(b"h2") {

@@ -3,7 +3,7 @@
 //! on the hot path except read-only plan data; results leave once a
 //! second as a whole interval recorder.
 
-use crate::conn::{connect, Origin, Stream};
+use crate::conn::{connect, Established, Origin, Stream};
 use crate::h1::{
     is_redirect, read_error_kind, read_response, read_response_location, write_request,
     PreparedRequest, RequestLine, Response, READ_BUF,
@@ -649,14 +649,25 @@ fn read_failure(f: crate::h1::ReadFailure, earlier_bytes_in: u64) -> Failure {
     }
 }
 
-/// Opens a connection to `origin`, paced by `--connect-rate`, recording
-/// its phase times.
-async fn open(w: &Worker, origin: &Origin) -> Result<Stream, Failure> {
-    w.connect_permit(false).await?;
+/// Connects to `origin`, paced by `--connect-rate` (`unsent`: whether
+/// the request is still unsent while it waits, see `connect_permit`).
+/// The phase times come back unrecorded, for a caller that has more
+/// handshaking to do (HTTP/2) before the connection counts.
+pub(crate) async fn dial(
+    w: &Worker,
+    origin: &Origin,
+    unsent: bool,
+) -> Result<(Stream, Established), Failure> {
+    w.connect_permit(unsent).await?;
     let plan = &*w.plan;
-    let (stream, est) = connect(origin, plan.tls.as_ref(), plan.connect_timeout)
+    connect(origin, plan.tls.as_ref(), plan.connect_timeout)
         .await
-        .map_err(|f| Failure::new(f.kind, f.detail))?;
+        .map_err(|f| Failure::new(f.kind, f.detail))
+}
+
+/// Opens a connection to `origin` with [`dial`], recording its phase times.
+async fn open(w: &Worker, origin: &Origin, unsent: bool) -> Result<Stream, Failure> {
+    let (stream, est) = dial(w, origin, unsent).await?;
     w.record_connection(est.connect_ns, est.tls_ns);
     Ok(stream)
 }
@@ -823,7 +834,7 @@ impl H1Sender {
                 let c = match &mut self.conn {
                     Some(c) => c,
                     None => {
-                        let stream = open(w, &plan.origins[origin]).await?;
+                        let stream = open(w, &plan.origins[origin], false).await?;
                         self.conn.insert(Conn { stream, origin })
                     }
                 };
@@ -844,7 +855,7 @@ impl H1Sender {
                 // Another origin: a connection for this request only.
                 write_request(&mut self.redirect, t, &line, false);
                 let o = other_origin(plan, &chain.url).await?;
-                let mut stream = open(w, &o).await?;
+                let mut stream = open(w, &o, false).await?;
                 send_on(
                     &mut stream,
                     &self.redirect,
@@ -893,15 +904,7 @@ impl Transport for H1Sender {
                 c
             }
             None => {
-                w.connect_permit(true).await?;
-                let (stream, est) = connect(
-                    &plan.origins[origin],
-                    plan.tls.as_ref(),
-                    plan.connect_timeout,
-                )
-                .await
-                .map_err(|f| Failure::new(f.kind, f.detail))?;
-                w.record_connection(est.connect_ns, est.tls_ns);
+                let stream = open(w, &plan.origins[origin], true).await?;
                 self.conn.insert(Conn { stream, origin })
             }
         };

@@ -1172,6 +1172,24 @@ pub struct LoadSeries {
     pub points: Vec<(f64, u64, u64)>,
 }
 
+/// How a [`Trend`]'s values read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrendUnit {
+    Nanos,
+    PerSecond,
+    /// A share, 0 to 1 (drawn as a percentage).
+    Ratio,
+}
+
+/// One metric over a series of runs, in order (`pelt history trend`):
+/// `(label, value)` per run.
+#[derive(Debug, Clone)]
+pub struct Trend {
+    pub metric: String,
+    pub unit: TrendUnit,
+    pub points: Vec<(String, f64)>,
+}
+
 /// A piece of a [`document`] page. Each `Heading` starts a section.
 #[derive(Debug, Clone)]
 pub enum Block<'a> {
@@ -1184,6 +1202,8 @@ pub enum Block<'a> {
     Timelines(Vec<Labeled<'a>>),
     /// Latency against load, one line per series; the string names the x axis.
     LatencyVsLoad(String, Vec<LoadSeries>),
+    /// One metric over runs.
+    Trend(Trend),
 }
 
 /// A self-contained page of headings, tables and charts, in the same
@@ -1269,6 +1289,11 @@ fn write_document(o: &mut String, title: &str, blocks: &[Block<'_>]) -> std::fmt
                 o,
                 "<figure class=\"chart\">\n{}</figure>",
                 charts::latency_vs_load(x_desc, series)
+            )?,
+            Block::Trend(trend) => writeln!(
+                o,
+                "<figure class=\"chart\">\n{}</figure>",
+                charts::trend(trend)
             )?,
         }
     }

@@ -203,29 +203,29 @@ pub fn url_without_password(url: &str) -> String {
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
-    let Some((userinfo, host)) = authority.rsplit_once('@') else {
-        return url.to_string();
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:{MARKER}@{host}"),
+            None => authority.to_string(),
+        },
+        None => authority.to_string(),
     };
-    let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
-    let mut out = format!("{scheme}://{user}");
-    if userinfo.contains(':') {
-        out.push(':');
-        out.push_str(MARKER);
-    }
     // A password in the query (`?password=...`) goes too.
-    let mut u = format!("{out}@{host}{tail}");
-    if let Some((base, query)) = u.clone().split_once('?') {
-        let r = Redactor::default();
-        let pairs: Vec<String> = query
-            .split('&')
-            .map(|p| match p.split_once('=') {
-                Some((n, _)) if r.is_secret_param(n) => format!("{n}={MARKER}"),
-                _ => p.to_string(),
-            })
-            .collect();
-        u = format!("{base}?{}", pairs.join("&"));
-    }
-    u
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let r = Redactor::default();
+            let pairs: Vec<String> = query
+                .split('&')
+                .map(|p| match p.split_once('=') {
+                    Some((n, _)) if r.is_secret_param(n) => format!("{n}={MARKER}"),
+                    _ => p.to_string(),
+                })
+                .collect();
+            format!("{path}?{}", pairs.join("&"))
+        }
+        None => tail.to_string(),
+    };
+    format!("{scheme}://{authority}{tail}")
 }
 
 /// `%41` → `A`, `+` kept; invalid escapes kept as they are.

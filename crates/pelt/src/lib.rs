@@ -12,6 +12,7 @@ mod demo;
 mod experiment;
 #[doc(hidden)]
 pub mod fuzz;
+mod history;
 mod progress;
 mod report;
 mod run;
@@ -27,13 +28,14 @@ use std::process::ExitCode;
 #[derive(Debug)]
 pub struct UserError(pub String);
 
-const SUBCOMMANDS: [&str; 7] = [
+const SUBCOMMANDS: [&str; 8] = [
     "run",
     "serve",
     "demo",
     "report",
     "compare",
     "experiment",
+    "history",
     "help",
 ];
 
@@ -49,8 +51,12 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve::command(args),
         Command::Demo(args) => demo::command(args),
         Command::Report(args) => report::command(args),
+        Command::Compare(args) if args.baseline.baseline.is_some() => {
+            history::baseline::compare(args)
+        }
         Command::Compare(args) => compare::command(args),
         Command::Experiment(args) => experiment::command(args),
+        Command::History(args) => history::command::command(args),
     };
     result.unwrap_or_else(|UserError(message)| {
         eprintln!("error: {message}");

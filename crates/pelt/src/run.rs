@@ -127,13 +127,18 @@ impl TryFrom<&RunArgs> for RunConfig {
                 }
                 targets
             }
-            (Some(url), None) => vec![Target {
-                method,
-                url: Url::parse(url).map_err(|e| UserError(e.to_string()))?,
-                headers,
-                body,
-                weight: 1,
-            }],
+            (Some(url), None) => {
+                // user:password@ becomes a Basic Authorization header
+                // (as curl sends it), so the URL holds no secret.
+                let (url, headers) = crate::history::userinfo(url, headers);
+                vec![Target {
+                    method,
+                    url: Url::parse(&url).map_err(|e| UserError(e.to_string()))?,
+                    headers,
+                    body,
+                    weight: 1,
+                }]
+            }
             (None, None) => return Err(UserError("give a URL, or a targets file with -f".into())),
         };
         let mut targets = targets;
@@ -377,6 +382,11 @@ pub struct Keep<'a> {
     pub out: Option<&'a Path>,
     /// Save a copy for `pelt report --last`.
     pub save: bool,
+    /// Secrets to keep out of every copy and of the summary returned
+    /// (the run itself sends them).
+    pub secrets: pelt_store::Redactor,
+    /// Keep the results file in memory too, here (for the history).
+    pub copy: Option<&'a mut Option<Vec<u8>>>,
 }
 
 /// Runs `config` with a live progress line (on a terminal), Ctrl-C
@@ -400,7 +410,14 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         }
         UserError(e.to_string())
     })?;
-    let sinks = Sinks::open(keep.out, keep.save, run.header())?;
+    let mut secrets = keep.secrets;
+    secrets.learn(&run.header().config);
+    let header = secrets.header(run.header());
+    let sinks = Sinks::open(keep.out, keep.save, &header)?.with(
+        secrets.clone(),
+        keep.copy.is_some(),
+        &header,
+    );
     crate::signals::cancel_on_ctrl_c(run.canceller());
     let line = ProgressLine::new(quiet, planned, run.measure_from());
     // Results are written and shown from a thread of the lowest priority:
@@ -416,14 +433,20 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
                 "cannot start a thread: {e}; free some memory or raise the thread limit"
             ))
         })?;
-    match follower.join() {
-        Ok(summary) => Ok(summary),
+    let (mut summary, copy) = match follower.join() {
+        Ok(done) => done,
         Err(panic) => std::panic::resume_unwind(panic),
+    };
+    secrets.summary(&mut summary);
+    if let Some(slot) = keep.copy {
+        *slot = copy;
     }
+    Ok(summary)
 }
 
-/// Writes and shows each second as it completes, then the whole run.
-fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> RunSummary {
+/// Writes and shows each second as it completes, then the whole run;
+/// returns it with the in-memory copy of its results file, if asked for.
+fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> (RunSummary, Option<Vec<u8>>) {
     pelt_engine::background_priority();
     loop {
         match run.progress(Duration::from_millis(200)) {
@@ -437,8 +460,8 @@ fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> RunSummary {
     }
     line.clear();
     let summary = run.wait();
-    sinks.finish(&footer_of(&summary));
-    summary
+    let copy = sinks.finish(&footer_of(&summary));
+    (summary, copy)
 }
 
 /// `pelt run`.
@@ -448,17 +471,36 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         // Refuse before sending load, not after.
         return Err(UserError("--format hdrlog is for saved runs: pelt run URL -o run.pelt, then pelt report run.pelt --format hdrlog".into()));
     }
+    // The history is opened before any load is sent: a database pelt
+    // cannot use is an input error, not a surprise after the run.
+    crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
+    let mut history = crate::history::Recording::start(&args.record)?;
+    let mut copy = None;
     let keep = Keep {
         out: args.out.as_deref(),
         save: !args.no_save,
+        secrets: args.record.redactor(),
+        copy: history
+            .as_ref()
+            .filter(|_| crate::history::Recording::wants_copy(args.out.as_deref()))
+            .map(|_| &mut copy),
     };
     let summary = execute(config, args.quiet, keep)?;
+    let id = history
+        .as_mut()
+        .and_then(|h| h.record(&summary, args.out.as_deref(), copy));
     crate::emit(render_one(&summary, args.format)?.as_bytes())?;
     if summary.interrupted {
         // 128 + SIGINT, as shells report an interrupted command.
         return Ok(std::process::ExitCode::from(130));
     }
-    Ok(check(&summary, &args.asserts))
+    let asserts = check(&summary, &args.asserts);
+    match (&mut history, &args.record.baseline) {
+        (Some(h), Some(spec)) if asserts == std::process::ExitCode::SUCCESS => {
+            crate::history::baseline::after_run(h.store(), spec, &summary, id, args.record.fail_on)
+        }
+        _ => Ok(asserts),
+    }
 }
 
 /// Checks `--assert`s on stderr: exit 1 if any fails, else 0.

@@ -198,7 +198,7 @@ impl Store {
             }
             db.execute(
                 "INSERT INTO pelt_meta (key, value) VALUES (?1, ?2)",
-                &[Value::from(key.as_str()), Value::from(runs.len() as u64)],
+                &[Value::from(key.as_str()), Value::from(runs.len().to_string())],
             )?;
             Ok(Some(runs.len()))
         })

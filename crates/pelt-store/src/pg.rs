@@ -86,6 +86,8 @@ impl ToSql for Value {
     ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
         match self {
             Value::Null => Ok(IsNull::Yes),
+            Value::Int(v) if *ty == Type::TEXT => v.to_string().to_sql(ty, out),
+            Value::Real(v) if *ty == Type::TEXT => v.to_string().to_sql(ty, out),
             Value::Int(v) if *ty == Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
             Value::Int(v) if *ty == Type::FLOAT8 => (*v as f64).to_sql(ty, out),
             Value::Int(v) => v.to_sql(ty, out),

@@ -120,10 +120,7 @@ impl Store {
                 for i in now..schema::VERSION {
                     db.batch(&schema::migration(i as usize, db.dialect()))?;
                 }
-                db.execute(
-                    "DELETE FROM pelt_meta WHERE key = 'schema_version'",
-                    &[],
-                )?;
+                db.execute("DELETE FROM pelt_meta WHERE key = 'schema_version'", &[])?;
                 db.execute(
                     "INSERT INTO pelt_meta (key, value) VALUES ('schema_version', ?1)",
                     &[Value::from(schema::VERSION.to_string())],
@@ -198,7 +195,10 @@ impl Store {
             }
             db.execute(
                 "INSERT INTO pelt_meta (key, value) VALUES (?1, ?2)",
-                &[Value::from(key.as_str()), Value::from(runs.len().to_string())],
+                &[
+                    Value::from(key.as_str()),
+                    Value::from(runs.len().to_string()),
+                ],
             )?;
             Ok(Some(runs.len()))
         })
@@ -210,9 +210,7 @@ impl Store {
             "SELECT value FROM pelt_meta WHERE key = ?1",
             &[Value::from(key)],
         )?;
-        Ok(rows
-            .first()
-            .and_then(|r| r[0].text().map(str::to_string)))
+        Ok(rows.first().and_then(|r| r[0].text().map(str::to_string)))
     }
 
     /// The runs `filter` selects, oldest first.
@@ -324,12 +322,8 @@ impl Store {
     /// results without their run, every run with its report): `["ok"]`
     /// when all is well, else what is wrong.
     pub fn check(&mut self) -> Result<Vec<String>, StoreError> {
-        let mut problems: Vec<String> = self
-            .db
-            .check()?
-            .into_iter()
-            .filter(|m| m != "ok")
-            .collect();
+        let mut problems: Vec<String> =
+            self.db.check()?.into_iter().filter(|m| m != "ok").collect();
         for (what, sql) in [
             (
                 "tags without their run",
@@ -485,7 +479,10 @@ fn where_clause(f: &Filter) -> (String, Vec<Value>) {
         conds.push(format!("url = {}", push(&mut params, url.as_str().into())));
     }
     if let Some(label) = &f.label {
-        conds.push(format!("label = {}", push(&mut params, label.as_str().into())));
+        conds.push(format!(
+            "label = {}",
+            push(&mut params, label.as_str().into())
+        ));
     }
     if let Some(t) = f.since_ms {
         conds.push(format!("started_ms >= {}", push(&mut params, t.into())));

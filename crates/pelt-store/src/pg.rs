@@ -108,7 +108,8 @@ impl ToSql for Value {
 fn column(row: &postgres::Row, i: usize) -> Result<Value, postgres::Error> {
     let ty = row.columns()[i].type_().clone();
     Ok(if ty == Type::INT8 {
-        row.try_get::<_, Option<i64>>(i)?.map_or(Value::Null, Value::Int)
+        row.try_get::<_, Option<i64>>(i)?
+            .map_or(Value::Null, Value::Int)
     } else if ty == Type::INT4 {
         row.try_get::<_, Option<i32>>(i)?
             .map_or(Value::Null, |v| Value::Int(v.into()))

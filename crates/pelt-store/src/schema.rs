@@ -71,7 +71,8 @@ CREATE TABLE pelt_results (
 
 /// The table that says which version a database is at; created before
 /// any migration.
-pub const META: &str = "CREATE TABLE IF NOT EXISTS pelt_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
+pub const META: &str =
+    "CREATE TABLE IF NOT EXISTS pelt_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
 
 /// The SQL of migration `i` (0-based) in `dialect`.
 pub fn migration(i: usize, dialect: Dialect) -> String {
@@ -100,7 +101,8 @@ pub fn migration(i: usize, dialect: Dialect) -> String {
 
 /// The columns of `pelt_runs` a listing reads, in the order
 /// `Store::row` takes them.
-pub const ROW_COLUMNS: &str = "id, started_ms, recorded_ms, kind, label, url, method, targets, mode, \
+pub const ROW_COLUMNS: &str =
+    "id, started_ms, recorded_ms, kind, label, url, method, targets, mode, \
      connections, offered_rate, duration_s, requests, successes, errors, error_ratio, rate, \
      throughput, p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, complete, interrupted, \
      pelt_version, results_path";

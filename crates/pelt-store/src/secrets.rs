@@ -289,7 +289,13 @@ mod tests {
         assert_eq!(auth, "Basic dTpTM0NSRVQ=");
         assert!(split_userinfo("http://h/p@q").is_none());
         let (_, auth) = split_userinfo("http://a%40b:p%3Aw@h/").unwrap();
-        assert_eq!(auth, format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("a@b:p:w")));
+        assert_eq!(
+            auth,
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode("a@b:p:w")
+            )
+        );
     }
 
     #[test]
@@ -302,7 +308,10 @@ mod tests {
             url_without_password("postgres://h/db?user=u&password=S3CRET"),
             "postgres://h/db?user=u&password=REDACTED"
         );
-        assert_eq!(url_without_password("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(
+            url_without_password("postgres://u@h/db"),
+            "postgres://u@h/db"
+        );
     }
 
     #[test]

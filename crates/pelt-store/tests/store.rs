@@ -5,8 +5,8 @@
 mod support;
 
 use pelt_core::{
-    Environment, HttpOptions, Load, Order, Recorder, RunConfig, RunFooter, RunHeader, Sample,
-    Stop, SummaryBuilder, Target, Url,
+    Environment, HttpOptions, Load, Order, Recorder, RunConfig, RunFooter, RunHeader, Sample, Stop,
+    SummaryBuilder, Target, Url,
 };
 use pelt_store::{Backend, Filter, Kind, Metric, NewRun, Results, Store, StoreError, Value};
 use std::time::Duration;
@@ -75,7 +75,13 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
     }))
 }
 
-fn new_run(url: &str, ms: u64, start_ms: u64, tags: &[(&str, &str)], label: Option<&str>) -> NewRun {
+fn new_run(
+    url: &str,
+    ms: u64,
+    start_ms: u64,
+    tags: &[(&str, &str)],
+    label: Option<&str>,
+) -> NewRun {
     NewRun {
         kind: Kind::Run,
         label: label.map(str::to_string),
@@ -93,53 +99,121 @@ fn record_and_query(location: &str) {
     let mut s = pelt_store::open(location).unwrap();
     assert_eq!(s.schema_version().unwrap(), pelt_store::SCHEMA_VERSION);
     let a = s
-        .record(&new_run("http://127.0.0.1:1/a", 2, 1_000_000, &[("env", "staging")], Some("v1")))
+        .record(&new_run(
+            "http://127.0.0.1:1/a",
+            2,
+            1_000_000,
+            &[("env", "staging")],
+            Some("v1"),
+        ))
         .unwrap();
     let b = s
-        .record(&new_run("http://127.0.0.1:1/a", 5, 2_000_000, &[("env", "prod")], None))
+        .record(&new_run(
+            "http://127.0.0.1:1/a",
+            5,
+            2_000_000,
+            &[("env", "prod")],
+            None,
+        ))
         .unwrap();
     let c = s
-        .record(&new_run("http://127.0.0.1:1/b", 9, 3_000_000, &[], Some("v1")))
+        .record(&new_run(
+            "http://127.0.0.1:1/b",
+            9,
+            3_000_000,
+            &[],
+            Some("v1"),
+        ))
         .unwrap();
     assert!(a < b && b < c);
 
     let all = s.list(&Filter::default()).unwrap();
     assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), vec![a, b, c]);
-    assert_eq!(all[0].tags, vec![("env".to_string(), "staging".to_string())]);
+    assert_eq!(
+        all[0].tags,
+        vec![("env".to_string(), "staging".to_string())]
+    );
     near(2_000_000, all[0].figures.p50_ns);
     assert_eq!(all[2].figures.requests, 10);
 
-    let ids = |f: Filter, s: &mut Store| s.list(&f).unwrap().iter().map(|r| r.id).collect::<Vec<_>>();
+    let ids =
+        |f: Filter, s: &mut Store| s.list(&f).unwrap().iter().map(|r| r.id).collect::<Vec<_>>();
     assert_eq!(
-        ids(Filter { url: Some("http://127.0.0.1:1/a".into()), ..Filter::default() }, &mut s),
+        ids(
+            Filter {
+                url: Some("http://127.0.0.1:1/a".into()),
+                ..Filter::default()
+            },
+            &mut s
+        ),
         vec![a, b]
     );
     assert_eq!(
-        ids(Filter { tags: vec![("env".into(), Some("prod".into()))], ..Filter::default() }, &mut s),
+        ids(
+            Filter {
+                tags: vec![("env".into(), Some("prod".into()))],
+                ..Filter::default()
+            },
+            &mut s
+        ),
         vec![b]
     );
     assert_eq!(
-        ids(Filter { tags: vec![("env".into(), None)], ..Filter::default() }, &mut s),
+        ids(
+            Filter {
+                tags: vec![("env".into(), None)],
+                ..Filter::default()
+            },
+            &mut s
+        ),
         vec![a, b]
     );
     assert_eq!(
-        ids(Filter { label: Some("v1".into()), ..Filter::default() }, &mut s),
+        ids(
+            Filter {
+                label: Some("v1".into()),
+                ..Filter::default()
+            },
+            &mut s
+        ),
         vec![a, c]
     );
     assert_eq!(
-        ids(Filter { since_ms: Some(2_000_000), ..Filter::default() }, &mut s),
+        ids(
+            Filter {
+                since_ms: Some(2_000_000),
+                ..Filter::default()
+            },
+            &mut s
+        ),
         vec![b, c]
     );
-    assert_eq!(ids(Filter { last: Some(2), ..Filter::default() }, &mut s), vec![b, c]);
+    assert_eq!(
+        ids(
+            Filter {
+                last: Some(2),
+                ..Filter::default()
+            },
+            &mut s
+        ),
+        vec![b, c]
+    );
 
     // Figures as columns: a trend is a column over rows.
-    let p99: Vec<f64> = all.iter().map(|r| r.figures.get(Metric::P99).unwrap()).collect();
+    let p99: Vec<f64> = all
+        .iter()
+        .map(|r| r.figures.get(Metric::P99).unwrap())
+        .collect();
     assert!(p99[0] < p99[1] && p99[1] < p99[2], "{p99:?}");
 
     let got = s.get(b).unwrap().unwrap();
     assert_eq!(got.report_json, "{\"ms\":5}\n");
     assert_eq!(got.results, Results::Blob(vec![1, 2, 3, 5]));
-    assert!(got.config_json.contains("\"path_and_query\":\"/a\""), "{}", got.config_json);
+    assert!(
+        got.config_json.contains("\"path_and_query\":\"/a\""),
+        "{}",
+        got.config_json
+    );
     assert!(s.get(c + 100).unwrap().is_none());
 
     assert_eq!(s.remove(&[b, c + 100]).unwrap(), vec![b]);
@@ -160,14 +234,19 @@ fn record_and_query(location: &str) {
 /// Percentiles come out of a histogram with 3 significant digits.
 fn near(expected: u64, got: Option<u64>) -> u64 {
     let got = got.expect("a percentile");
-    assert!(got.abs_diff(expected) * 100 <= expected, "{got} vs {expected}");
+    assert!(
+        got.abs_diff(expected) * 100 <= expected,
+        "{got} vs {expected}"
+    );
     got
 }
 
 fn import_runs_once(location: &str) {
     let mut s = pelt_store::open(location).unwrap();
     let n = s
-        .import_once("/data/runs", || vec![new_run("http://127.0.0.1:1/i", 1, 5, &[], None)])
+        .import_once("/data/runs", || {
+            vec![new_run("http://127.0.0.1:1/i", 1, 5, &[], None)]
+        })
         .unwrap();
     assert_eq!(n, Some(1));
     let again = s
@@ -185,8 +264,14 @@ fn concurrent_writers(location: &str) {
             std::thread::spawn(move || {
                 let mut s = pelt_store::open(&location).unwrap();
                 for i in 0..50u64 {
-                    s.record(&new_run("http://127.0.0.1:1/c", 1, t * 100 + i, &[("t", &t.to_string())], None))
-                        .unwrap();
+                    s.record(&new_run(
+                        "http://127.0.0.1:1/c",
+                        1,
+                        t * 100 + i,
+                        &[("t", &t.to_string())],
+                        None,
+                    ))
+                    .unwrap();
                 }
             })
         })
@@ -228,17 +313,26 @@ fn sqlite_newer_schema_is_refused_untouched() {
     pelt_store::open(path.to_str().unwrap()).unwrap();
     {
         let mut db = pelt_store::sqlite::Sqlite::open(&path).unwrap();
-        db.execute("UPDATE pelt_meta SET value = '99' WHERE key = 'schema_version'", &[])
-            .unwrap();
+        db.execute(
+            "UPDATE pelt_meta SET value = '99' WHERE key = 'schema_version'",
+            &[],
+        )
+        .unwrap();
     }
     let before = std::fs::read(&path).unwrap();
     match pelt_store::open(path.to_str().unwrap()) {
-        Err(StoreError::Newer { found: 99, known, .. }) => {
+        Err(StoreError::Newer {
+            found: 99, known, ..
+        }) => {
             assert_eq!(known, pelt_store::SCHEMA_VERSION)
         }
         other => panic!("expected Newer, got {other:?}"),
     }
-    assert_eq!(std::fs::read(&path).unwrap(), before, "the file was changed");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the file was changed"
+    );
 }
 
 #[test]
@@ -271,13 +365,21 @@ fn postgres_same_checks() {
     let url = cluster.fresh_db();
     pelt_store::open(&url).unwrap();
     let db = url.rsplit('/').next().unwrap();
-    cluster.psql(db, "UPDATE pelt_meta SET value = '99' WHERE key = 'schema_version'");
+    cluster.psql(
+        db,
+        "UPDATE pelt_meta SET value = '99' WHERE key = 'schema_version'",
+    );
     match pelt_store::open(&url) {
         Err(StoreError::Newer { found: 99, .. }) => {}
         other => panic!("expected Newer, got {other:?}"),
     }
     assert_eq!(
-        cluster.psql(db, "SELECT value FROM pelt_meta WHERE key = 'schema_version'").trim(),
+        cluster
+            .psql(
+                db,
+                "SELECT value FROM pelt_meta WHERE key = 'schema_version'"
+            )
+            .trim(),
         "99"
     );
     // A password in the URL shows in no message.
@@ -287,5 +389,8 @@ fn postgres_same_checks() {
     ))
     .unwrap_err();
     let text = err.to_string();
-    assert!(!text.contains("S3CRET") && text.contains("REDACTED"), "{text}");
+    assert!(
+        !text.contains("S3CRET") && text.contains("REDACTED"),
+        "{text}"
+    );
 }

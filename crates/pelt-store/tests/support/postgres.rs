@@ -164,6 +164,27 @@ impl Cluster {
         format!("postgres://{USER}@127.0.0.1:{}/{db}", self.port)
     }
 
+    /// `db` as SQL text (pg_dump): everything the database holds.
+    pub fn dump(&self, db: &str) -> Vec<u8> {
+        let mut c = Command::new(self.bin.join("pg_dump"));
+        c.args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &self.port.to_string(),
+            "-U",
+            USER,
+            db,
+        ]);
+        let out = c.output().expect("run pg_dump");
+        assert!(
+            out.status.success(),
+            "pg_dump: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
     /// Runs SQL in `db` with psql; returns its unaligned output.
     pub fn psql(&self, db: &str, sql: &str) -> String {
         let mut c = self.psql_command();

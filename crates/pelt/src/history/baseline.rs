@@ -249,8 +249,14 @@ mod tests {
             Spec::parse("tag:env=prod").unwrap(),
             Spec::Tag("env".into(), Some("prod".into()))
         );
-        assert_eq!(Spec::parse("tag:release-1.4").unwrap(), Spec::Tag("release-1.4".into(), None));
-        assert_eq!(Spec::parse("label:nightly").unwrap(), Spec::Label("nightly".into()));
+        assert_eq!(
+            Spec::parse("tag:release-1.4").unwrap(),
+            Spec::Tag("release-1.4".into(), None)
+        );
+        assert_eq!(
+            Spec::parse("label:nightly").unwrap(),
+            Spec::Label("nightly".into())
+        );
         assert_eq!(Spec::parse("last:5").unwrap(), Spec::Last(5));
         for bad in ["last:0", "last:x", "tag:", "release", "id:3"] {
             let e = Spec::parse(bad).unwrap_err().0;

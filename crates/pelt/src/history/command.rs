@@ -197,8 +197,9 @@ fn list(loc: &Location, a: ListArgs) -> Result<ExitCode, UserError> {
     let out = match a.format {
         TableFormat::Text => text_table(&rows),
         TableFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&rows.iter().map(row_json).collect::<Vec<_>>())
-                .expect("a JSON value always serialises");
+            let mut s =
+                serde_json::to_string_pretty(&rows.iter().map(row_json).collect::<Vec<_>>())
+                    .expect("a JSON value always serialises");
             s.push('\n');
             s
         }
@@ -210,7 +211,13 @@ fn list(loc: &Location, a: ListArgs) -> Result<ExitCode, UserError> {
 
 fn tags_text(tags: &[(String, String)]) -> String {
     tags.iter()
-        .map(|(k, v)| if v.is_empty() { k.clone() } else { format!("{k}={v}") })
+        .map(|(k, v)| {
+            if v.is_empty() {
+                k.clone()
+            } else {
+                format!("{k}={v}")
+            }
+        })
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -354,9 +361,8 @@ fn show(loc: &Location, a: ShowArgs) -> Result<ExitCode, UserError> {
             "--format hdrlog reads a results file: pelt history show ID --format json, or pelt report FILE --format hdrlog".into(),
         ));
     }
-    let summary = summary_of(&bytes).map_err(|e| {
-        UserError(format!("run {}'s results file: {e}", a.id))
-    })?;
+    let summary =
+        summary_of(&bytes).map_err(|e| UserError(format!("run {}'s results file: {e}", a.id)))?;
     crate::emit(crate::run::render_one(&summary, a.format)?.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -561,7 +567,11 @@ fn trend_html(m: Metric, rows: &[RunRow], values: &[Option<f64>], urls: &[&str])
     };
     let about = match urls {
         [] => "No recorded runs match.".to_string(),
-        [one] => format!("{} of {} run(s) of {one}, oldest first.", m.name(), rows.len()),
+        [one] => format!(
+            "{} of {} run(s) of {one}, oldest first.",
+            m.name(),
+            rows.len()
+        ),
         many => format!(
             "{} of {} run(s) of {} URLs, oldest first.",
             m.name(),

@@ -62,7 +62,12 @@ pub struct RecordArgs {
 
     /// With --baseline: exit 1 when a metric regressed (`regression`), or
     /// only beyond its margin (`material`).
-    #[arg(long = "fail-on", value_enum, value_name = "WHAT", requires = "baseline")]
+    #[arg(
+        long = "fail-on",
+        value_enum,
+        value_name = "WHAT",
+        requires = "baseline"
+    )]
     pub fail_on: Option<FailOn>,
 }
 
@@ -235,7 +240,8 @@ fn import_saved(dir: &Path) -> Vec<NewRun> {
 /// One saved run, re-encoded with its secrets replaced (files written
 /// before pelt redacted them may hold some).
 fn import_one(path: &Path, redactor: &Redactor) -> Result<NewRun, String> {
-    let (summary, bytes) = read_redacted(&std::fs::read(path).map_err(|e| e.to_string())?, redactor)?;
+    let (summary, bytes) =
+        read_redacted(&std::fs::read(path).map_err(|e| e.to_string())?, redactor)?;
     Ok(NewRun {
         kind: Kind::Import,
         label: None,
@@ -386,8 +392,14 @@ mod tests {
     fn dates_and_times_ago() {
         assert_eq!(parse_when("1970-01-02", 0).unwrap(), 86_400_000);
         assert_eq!(parse_when("2000-03-01T00:00", 0).unwrap(), 951_868_800_000);
-        assert_eq!(parse_when("2026-11-21 16:03:01", 0).unwrap(), 1_795_276_981_000);
-        assert_eq!(parse_when("2d", 200_000_000).unwrap(), 200_000_000 - 172_800_000);
+        assert_eq!(
+            parse_when("2026-11-21 16:03:01", 0).unwrap(),
+            1_795_276_981_000
+        );
+        assert_eq!(
+            parse_when("2d", 200_000_000).unwrap(),
+            200_000_000 - 172_800_000
+        );
         for bad in ["yesterday", "2026-13-01", "12", "2026-01-01T25:00"] {
             assert!(parse_when(bad, 0).is_err(), "{bad}");
         }
@@ -395,8 +407,14 @@ mod tests {
 
     #[test]
     fn tags_are_key_value_or_a_name() {
-        assert_eq!(parse_tag("env=staging").unwrap(), ("env".into(), "staging".into()));
-        assert_eq!(parse_tag("release-1.4").unwrap(), ("release-1.4".into(), "".into()));
+        assert_eq!(
+            parse_tag("env=staging").unwrap(),
+            ("env".into(), "staging".into())
+        );
+        assert_eq!(
+            parse_tag("release-1.4").unwrap(),
+            ("release-1.4".into(), "".into())
+        );
         assert!(parse_tag("=x").is_err());
     }
 

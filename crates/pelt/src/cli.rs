@@ -53,7 +53,7 @@ pub enum Command {
     Experiment(ExperimentArgs),
     /// Recorded runs: list, show, remove, and a metric's trend over time.
     #[command(after_help = crate::history::command::HISTORY_HELP)]
-    History(crate::history::command::HistoryArgs),
+    History(Box<crate::history::command::HistoryArgs>),
 }
 
 const EXPERIMENT_HELP: &str = "\

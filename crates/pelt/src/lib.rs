@@ -56,7 +56,7 @@ pub fn main() -> ExitCode {
         }
         Command::Compare(args) => compare::command(args),
         Command::Experiment(args) => experiment::command(args),
-        Command::History(args) => history::command::command(args),
+        Command::History(args) => history::command::command(*args),
     };
     result.unwrap_or_else(|UserError(message)| {
         eprintln!("error: {message}");

@@ -91,17 +91,14 @@ impl Select {
                 .map(|w| parse_when(w, now).map_err(|e| UserError(format!("{flag}: {e}"))))
                 .transpose()
         };
-        let url = match &self.url {
-            // Compare as recorded: parsed and printed, secrets replaced.
-            Some(u) => Some(match pelt_core::Url::parse(u) {
-                Ok(mut url) => {
-                    pelt_store::Redactor::default().url(&mut url);
-                    url.to_string()
-                }
-                Err(_) => u.clone(),
-            }),
-            None => None,
-        };
+        // Compared as recorded: parsed and printed, secrets replaced.
+        let url = self.url.as_ref().map(|u| match pelt_core::Url::parse(u) {
+            Ok(mut url) => {
+                pelt_store::Redactor::default().url(&mut url);
+                url.to_string()
+            }
+            Err(_) => u.clone(),
+        });
         Ok(Filter {
             ids: Vec::new(),
             url,

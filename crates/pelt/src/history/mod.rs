@@ -268,11 +268,9 @@ pub fn read_redacted(bytes: &[u8], redactor: &Redactor) -> Result<(RunSummary, V
         builder.add(second, &rec);
     }
     let footer = reader.footer().cloned();
+    // A killed run has no footer: it is kept as it was written.
     if let Some(f) = &footer {
         writer.finish(f).map_err(|e| e.to_string())?;
-    } else {
-        // A killed run: kept as it was written, without a footer.
-        drop(writer);
     }
     Ok((builder.finish(footer.as_ref()), bytes))
 }

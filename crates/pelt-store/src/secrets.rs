@@ -137,15 +137,21 @@ impl Redactor {
     /// Replaces the values of secret query parameters in `url`.
     pub fn url(&self, url: &mut Url) {
         if let Some((path, query)) = url.path_and_query.split_once('?') {
-            let query: Vec<String> = query
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((name, _)) if self.is_secret_param(name) => format!("{name}={MARKER}"),
-                    _ => pair.to_string(),
-                })
-                .collect();
-            url.path_and_query = format!("{path}?{}", query.join("&"));
+            url.path_and_query = format!("{path}?{}", self.query(query));
         }
+    }
+
+    /// A query string (without `?`) with secret parameters' values
+    /// replaced.
+    pub fn query(&self, query: &str) -> String {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, _)) if self.is_secret_param(name) => format!("{name}={MARKER}"),
+                _ => pair.to_string(),
+            })
+            .collect();
+        pairs.join("&")
     }
 
     /// `text` with every known secret value replaced.
@@ -212,17 +218,7 @@ pub fn url_without_password(url: &str) -> String {
     };
     // A password in the query (`?password=...`) goes too.
     let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let r = Redactor::default();
-            let pairs: Vec<String> = query
-                .split('&')
-                .map(|p| match p.split_once('=') {
-                    Some((n, _)) if r.is_secret_param(n) => format!("{n}={MARKER}"),
-                    _ => p.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", pairs.join("&"))
-        }
+        Some((path, query)) => format!("{path}?{}", Redactor::default().query(query)),
         None => tail.to_string(),
     };
     format!("{scheme}://{authority}{tail}")

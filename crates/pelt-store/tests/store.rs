@@ -137,67 +137,54 @@ fn record_and_query(location: &str) {
     assert_eq!(all[2].figures.requests, 10);
 
     let ids =
-        |f: Filter, s: &mut Store| s.list(&f).unwrap().iter().map(|r| r.id).collect::<Vec<_>>();
-    assert_eq!(
-        ids(
+        |f: &Filter, s: &mut Store| s.list(f).unwrap().iter().map(|r| r.id).collect::<Vec<_>>();
+    let any = Filter::default;
+    for (filter, expected) in [
+        (
             Filter {
                 url: Some("http://127.0.0.1:1/a".into()),
-                ..Filter::default()
+                ..any()
             },
-            &mut s
+            vec![a, b],
         ),
-        vec![a, b]
-    );
-    assert_eq!(
-        ids(
+        (
             Filter {
                 tags: vec![("env".into(), Some("prod".into()))],
-                ..Filter::default()
+                ..any()
             },
-            &mut s
+            vec![b],
         ),
-        vec![b]
-    );
-    assert_eq!(
-        ids(
+        (
             Filter {
                 tags: vec![("env".into(), None)],
-                ..Filter::default()
+                ..any()
             },
-            &mut s
+            vec![a, b],
         ),
-        vec![a, b]
-    );
-    assert_eq!(
-        ids(
+        (
             Filter {
                 label: Some("v1".into()),
-                ..Filter::default()
+                ..any()
             },
-            &mut s
+            vec![a, c],
         ),
-        vec![a, c]
-    );
-    assert_eq!(
-        ids(
+        (
             Filter {
                 since_ms: Some(2_000_000),
-                ..Filter::default()
+                ..any()
             },
-            &mut s
+            vec![b, c],
         ),
-        vec![b, c]
-    );
-    assert_eq!(
-        ids(
+        (
             Filter {
                 last: Some(2),
-                ..Filter::default()
+                ..any()
             },
-            &mut s
+            vec![b, c],
         ),
-        vec![b, c]
-    );
+    ] {
+        assert_eq!(ids(&filter, &mut s), expected, "{filter:?}");
+    }
 
     // Figures as columns: a trend is a column over rows.
     let p99: Vec<f64> = all
@@ -217,7 +204,7 @@ fn record_and_query(location: &str) {
     assert!(s.get(c + 100).unwrap().is_none());
 
     assert_eq!(s.remove(&[b, c + 100]).unwrap(), vec![b]);
-    assert_eq!(ids(Filter::default(), &mut s), vec![a, c]);
+    assert_eq!(ids(&Filter::default(), &mut s), vec![a, c]);
     assert_eq!(s.check().unwrap(), vec!["ok".to_string()]);
 
     // Reopening migrates nothing and keeps everything.

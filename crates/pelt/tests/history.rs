@@ -240,40 +240,19 @@ fn baselines(db: &Db<'_>) {
             .unwrap();
         ok(&out, "baseline run");
     }
+    let against_baseline = |url: &str, fail_on: &str| {
+        hpelt(db, data.path())
+            .args(["run", url, "-n", "20", "-c", "1", "-q"])
+            .args(["--baseline", "tag:release-1.4", "--fail-on", fail_on])
+            .output()
+            .unwrap()
+    };
     // A run like the baseline passes --fail-on.
-    let out = hpelt(db, data.path())
-        .args([
-            "run",
-            &fast,
-            "-n",
-            "20",
-            "-c",
-            "1",
-            "-q",
-            "--baseline",
-            "tag:release-1.4",
-        ])
-        .args(["--fail-on", "material"])
-        .output()
-        .unwrap();
+    let out = against_baseline(&fast, "material");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("baseline tag:release-1.4"), "{err}");
     // A slower one fails it: exit 1, the table on stderr.
-    let out = hpelt(db, data.path())
-        .args([
-            "run",
-            &slow,
-            "-n",
-            "20",
-            "-c",
-            "1",
-            "-q",
-            "--baseline",
-            "tag:release-1.4",
-        ])
-        .args(["--fail-on", "regression"])
-        .output()
-        .unwrap();
+    let out = against_baseline(&slow, "regression");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("REGRESSION"), "{err}");

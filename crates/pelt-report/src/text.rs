@@ -7,10 +7,12 @@
 
 use crate::units::{bytes, rate, thousands};
 use hdrhistogram::Histogram;
+use pelt_core::summary::GRACE;
 use pelt_core::{
     human_ns, ErrorKind, Human, LatencyStats, Load, RunSummary, TargetStats, MAX_TIMED_TARGETS,
 };
-use std::fmt::Write;
+use std::fmt::{self, Write};
+use std::time::Duration;
 
 /// Rows of the per-second timeline printed before it is left to JSON/CSV.
 const MAX_TIMELINE_ROWS: usize = 60;
@@ -103,18 +105,39 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     )?;
     writeln!(o)?;
 
-    let offered = match (s.offered_rate(), c.load.schedule()) {
-        (Some(r), None) => format!(" of {} req/s offered", rate(r)),
-        (Some(r), Some(_)) => format!(" of {} req/s offered on average", rate(r)),
-        (None, _) => String::new(),
-    };
-    writeln!(
-        o,
-        "Requests     {} in {} ({} req/s{offered})",
-        thousands(t.requests),
-        Human(s.duration),
-        rate(s.request_rate()),
-    )?;
+    match (s.offered_rate(), c.load.schedule()) {
+        // Rate mode: the schedule plans requests whether or not the client
+        // manages to send them, so planned, sent and completed are three
+        // numbers, and the rate sent is set beside the rate offered.
+        (Some(offered), schedule) => {
+            writeln!(
+            o,
+            "Requests     {} planned in {}, {} sent ({} req/s of {} req/s offered{}), {} completed",
+            thousands(t.requests),
+            Human(s.duration),
+            thousands(s.sent()),
+            rate(s.sent_rate()),
+            rate(offered),
+            if schedule.is_some() { " on average" } else { "" },
+            thousands(s.completed()),
+        )?
+        }
+        (None, _) => {
+            let unsent = t.requests - s.sent();
+            writeln!(
+                o,
+                "Requests     {} in {} ({} req/s){}",
+                thousands(t.requests),
+                Human(s.duration),
+                rate(s.request_rate()),
+                if unsent > 0 {
+                    format!(", {} of them never sent", thousands(unsent))
+                } else {
+                    String::new()
+                }
+            )?
+        }
+    }
     let failed = t.requests - t.successes;
     writeln!(
         o,
@@ -125,6 +148,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         rate(s.throughput()),
         Human(s.elapsed),
     )?;
+    write_overrun(o, s)?;
     let secs = s.elapsed.as_secs_f64().max(1e-9);
     let responses = t.requests - t.error_count() + t.errors[ErrorKind::Length.index()];
     writeln!(
@@ -288,6 +312,42 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         )?;
     }
     writeln!(o)
+}
+
+/// Why the run took longer than planned, when it did: late sending (a
+/// client that fell behind sends requests due earlier after the planned
+/// end) and the wait for responses still due. Users otherwise read `-d 3s`
+/// and a 5 s run as a bug.
+fn write_overrun(o: &mut String, s: &RunSummary) -> fmt::Result {
+    let wait = s.straggler_wait();
+    // A few milliseconds for the last responses is the normal end of a run.
+    if !s.sent_late() && wait < Duration::from_millis(100) {
+        return Ok(());
+    }
+    writeln!(
+        o,
+        "Overrun      the run took {}, not the {} planned:",
+        Human(s.elapsed),
+        Human(s.duration)
+    )?;
+    if s.sent_late() {
+        writeln!(
+            o,
+            "             requests due earlier waited for a free connection and went out late, until {}",
+            Human(s.sending)
+        )?;
+    }
+    if wait >= Duration::from_millis(100) {
+        writeln!(
+            o,
+            "             {} {} waiting for responses still due (at most {}, the shorter of 2s and \
+             --timeout;\n             what was still pending then counts as unfinished)",
+            if s.sent_late() { "then" } else { "sending ended on time, then" },
+            Human(wait),
+            Human(GRACE.min(s.config.http.timeout)),
+        )?;
+    }
+    Ok(())
 }
 
 fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {

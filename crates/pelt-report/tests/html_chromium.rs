@@ -100,6 +100,7 @@ fn summary(slowdown: u64) -> RunSummary {
         timeline,
         duration: Duration::from_secs(seconds),
         elapsed: Duration::from_millis(seconds * 1000 + 80),
+        sending: Duration::from_secs(seconds),
         warmup_requests: 0,
         interrupted: false,
         complete: true,

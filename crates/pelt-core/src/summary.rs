@@ -338,6 +338,55 @@ impl RunSummary {
         self.total.requests - self.total.errors[ErrorKind::Unfinished.index()]
     }
 
+    /// Responses received, whatever their status.
+    pub fn responses(&self) -> u64 {
+        self.total.statuses.iter().sum()
+    }
+
+    /// For a run in which requests were made but not one got a response:
+    /// one line saying what happened, from the failures (the most common
+    /// kind and an example of it). `None` when anything answered.
+    pub fn no_response(&self) -> Option<String> {
+        if self.total.requests == 0 || self.responses() > 0 {
+            return None;
+        }
+        let n = self.total.requests;
+        let (kind, count) = ErrorKind::ALL
+            .iter()
+            .map(|&k| (k, self.total.errors[k.index()]))
+            .max_by_key(|&(_, c)| c)
+            .filter(|&(_, c)| c > 0)?;
+        let example = self
+            .total
+            .examples
+            .iter()
+            .find(|e| e.kind == kind)
+            .map(|e| e.message.as_str())
+            .unwrap_or("");
+        // Examples start with the address: "127.0.0.1:1: Connection refused".
+        let addr = example.split(": ").next().unwrap_or("the target");
+        let all = if count == n {
+            format!("all {n} requests")
+        } else {
+            format!("{count} of {n} requests")
+        };
+        Some(match kind {
+            ErrorKind::Connect if example.contains("refused") => {
+                format!("nothing listens on {addr}: is the server up? ({all} were refused a connection)")
+            }
+            ErrorKind::Connect => format!("could not connect to {addr} ({all}): {example}"),
+            ErrorKind::Tls => format!("no TLS connection ({all}): {example}"),
+            ErrorKind::Timeout => format!(
+                "no response within --timeout {} ({all} timed out): is the server stuck, or the timeout too short?",
+                human_ns(self.config.http.timeout.as_nanos() as u64)
+            ),
+            ErrorKind::Unfinished => format!(
+                "no response before the run ended ({all} still pending): is the server stuck? Run longer to wait for it"
+            ),
+            _ => format!("no response: {} ({all}), e.g. {example}", kind.describe()),
+        })
+    }
+
     /// Requests sent per second, over the time it took to send them (at
     /// least the planned duration): the rate the server was actually
     /// offered, to set beside [`RunSummary::offered_rate`].

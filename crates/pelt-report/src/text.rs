@@ -353,6 +353,13 @@ fn write_overrun(o: &mut String, s: &RunSummary) -> fmt::Result {
 fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let t = &s.total;
     let rate_mode = s.is_rate_mode();
+    if t.response.is_empty() {
+        // A table of 0.00ns would read as a very fast server.
+        return writeln!(
+            o,
+            "Latency      no responses: nothing was timed (see the failures below)\n"
+        );
+    }
     let columns: Vec<(&str, LatencyStats)> = if rate_mode {
         vec![
             ("response time*", LatencyStats::of(&t.response)),
@@ -379,24 +386,26 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         ("stdev", |l| human_ns(l.stdev as u64).to_string()),
         ("max", |l| human_ns(l.max).to_string()),
     ];
+    // A column with no samples (no connection opened, say) shows a dash.
+    let cell = |l: &LatencyStats, text: String| if l.count == 0 { "-".to_string() } else { text };
     for (label, pick) in &rows[..3] {
         write!(o, "  {label:<10}")?;
         for (_, l) in &columns {
-            write!(o, "{:>16}", pick(l))?;
+            write!(o, "{:>16}", cell(l, pick(l)))?;
         }
         writeln!(o)?;
     }
     for p in pelt_core::PERCENTILES {
         write!(o, "  {:<10}", format!("p{p}"))?;
         for (_, l) in &columns {
-            write!(o, "{:>16}", human_ns(l.at(p)).to_string())?;
+            write!(o, "{:>16}", cell(l, human_ns(l.at(p)).to_string()))?;
         }
         writeln!(o)?;
     }
     let (label, pick) = &rows[3];
     write!(o, "  {label:<10}")?;
     for (_, l) in &columns {
-        write!(o, "{:>16}", pick(l))?;
+        write!(o, "{:>16}", cell(l, pick(l)))?;
     }
     writeln!(o)?;
     if rate_mode {

@@ -333,7 +333,9 @@ pub struct RunArgs {
     pub no_save: bool,
 
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
-    /// 'errors < 0.1%' or 'rate >= 990'. Repeatable; results go to stderr.
+    /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
+    /// unit and error shares a % sign (a bare 5 is refused: 5% or 500%?);
+    /// rate is the rate actually sent. Repeatable; results go to stderr.
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
     pub asserts: Vec<pelt_core::Assertion>,
 
@@ -384,7 +386,9 @@ pub struct ReportArgs {
     pub format: FormatArg,
 
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
-    /// 'errors < 0.1%' or 'rate >= 990'. Repeatable; results go to stderr.
+    /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
+    /// unit and error shares a % sign (a bare 5 is refused: 5% or 500%?);
+    /// rate is the rate actually sent. Repeatable; results go to stderr.
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
     pub asserts: Vec<pelt_core::Assertion>,
 }

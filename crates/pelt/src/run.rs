@@ -458,7 +458,13 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         // 128 + SIGINT, as shells report an interrupted command.
         return Ok(std::process::ExitCode::from(130));
     }
-    Ok(check(&summary, &args.asserts))
+    let checked = check(&summary, &args.asserts);
+    if let Some(what) = summary.no_response() {
+        // Nothing to measure is not a pass, whatever the asserts say.
+        eprintln!("pelt: no request got a response: {what}");
+        return Ok(std::process::ExitCode::from(crate::NO_RESPONSE));
+    }
+    Ok(checked)
 }
 
 /// Checks `--assert`s on stderr: exit 1 if any fails, else 0.

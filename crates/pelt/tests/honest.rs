@@ -21,7 +21,11 @@ fn planned_is_not_printed_as_sent_when_the_pool_cannot_keep_up() {
         .args(["--format", "json", "--no-save"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let req = &r["requests"];
     let (planned, sent, completed) = (
@@ -34,7 +38,10 @@ fn planned_is_not_printed_as_sent_when_the_pool_cannot_keep_up() {
     // few in flight at the end were fully received too: the server reads
     // the whole request before its delay).
     assert_eq!(sent, srv.requests(), "sent = what the server received");
-    assert!(sent < 2000, "10 connections at 30 ms cannot send 3,000: {sent}");
+    assert!(
+        sent < 2000,
+        "10 connections at 30 ms cannot send 3,000: {sent}"
+    );
     assert!(completed <= sent && completed + 10 >= sent);
     let sent_rate = number(&req["sent_rate"]);
     assert!(
@@ -60,7 +67,9 @@ fn planned_is_not_printed_as_sent_when_the_pool_cannot_keep_up() {
     let text = String::from_utf8_lossy(&text.stdout);
     let requests = text.lines().find(|l| l.starts_with("Requests")).unwrap();
     assert!(
-        requests.contains("2,000 planned") && requests.contains(" sent (") && requests.contains("completed"),
+        requests.contains("2,000 planned")
+            && requests.contains(" sent (")
+            && requests.contains("completed"),
         "{requests}"
     );
     assert!(
@@ -69,4 +78,95 @@ fn planned_is_not_printed_as_sent_when_the_pool_cannot_keep_up() {
     );
     assert!(text.contains("Overrun      the run took"), "{text}");
     assert!(text.contains("warning: sent "), "{text}");
+}
+
+/// `--assert 'errors < 5'` read 5 as a fraction (500 %): a gate that
+/// could never fail. A share now needs its % sign; `errors == 0` works.
+#[test]
+fn an_error_share_without_its_unit_is_refused_before_any_load() {
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    let out = pelt()
+        .args([&url, "-n", "10", "--no-save", "--assert", "errors < 5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("'errors < 5%'"), "{err}");
+    assert_eq!(srv.requests(), 0, "refused before any load");
+    let ok = pelt()
+        .args([&url, "-n", "10", "--no-save", "--assert", "errors == 0"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
+
+/// The trial's CI script: asserts in a shell loop under `set -e`. Against
+/// a server that fails every request, the script must fail.
+#[test]
+fn a_ci_gate_fails_against_a_failing_server() {
+    let srv = server(None);
+    let pelt_bin = assert_cmd::cargo::cargo_bin("pelt");
+    let script = format!(
+        "set -e\n\
+         for path in '/?status=500' '/'; do\n\
+           '{}' run \"http://{}$path\" -n 20 -c 2 --no-save --assert 'errors < 5%' --assert 'p99 < 1s' >/dev/null\n\
+         done\n\
+         echo passed",
+        pelt_bin.display(),
+        srv.local_addr()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the first run's assert fails the script"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("FAILED: errors < 5% (was 100.000%)"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("passed"));
+}
+
+/// Nothing listening: 20 connect errors, a table of 0.00ns and exit 0.
+/// Now exit 3, one line saying what happened, and no zero latencies.
+#[test]
+fn a_run_with_no_response_at_all_exits_3_and_says_why() {
+    let out = pelt()
+        .args(["http://127.0.0.1:1/", "-n", "20", "--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nothing listens on 127.0.0.1:1: is the server up?"),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no responses"), "{text}");
+    assert!(!text.contains("0.00ns"), "{text}");
+
+    // https:// to a plain-HTTP port says so.
+    let srv = server(None);
+    let out = pelt()
+        .args([
+            &format!("https://{}/", srv.local_addr()),
+            "-n",
+            "3",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("speaks plain HTTP: use http://"), "{err}");
 }

@@ -123,11 +123,13 @@ impl FromStr for Assertion {
                     .ok_or_else(|| bad("errors take a percentage from 0% to 100%, like 0.1%"))?,
                 None => match value.parse::<f64>() {
                     Ok(v) if v == 0.0 => 0.0,
-                    Ok(v) => return Err(bad(&format!(
+                    Ok(v) => {
+                        return Err(bad(&format!(
                         "errors is a share and needs its unit: write '{name} {} {v}%' for {v} % \
                              (a bare {v} is ambiguous; only 0 may go without %)",
                         op.symbol()
-                    ))),
+                    )))
+                    }
                     Err(_) => return Err(bad("errors take a percentage, like 0.1% or 0")),
                 },
             },

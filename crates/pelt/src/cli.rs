@@ -320,6 +320,13 @@ pub struct RunArgs {
     #[arg(long = "follow-any-host", requires = "follow")]
     pub follow_any_host: bool,
 
+    /// Accept 2xx responses whose body length differs from the first for
+    /// the same target (ab's -l). Without it, such a response counts as a
+    /// 'length' failure, ab's check for a server that answers some
+    /// requests with an error page; turn it off for dynamic pages.
+    #[arg(short = 'l', long = "accept-variable-length")]
+    pub accept_variable_length: bool,
+
     /// Report format (hdrlog is for `pelt report`).
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,

@@ -98,6 +98,7 @@ impl TryFrom<&RunArgs> for RunConfig {
             connect_rate: a.connect_rate,
             follow: a.follow.unwrap_or(0),
             follow_any_host: a.follow_any_host,
+            accept_variable_length: a.accept_variable_length,
             ..HttpOptions::default()
         };
         let host = a.host.as_deref().map(host_header).transpose()?;

@@ -170,3 +170,41 @@ fn a_run_with_no_response_at_all_exits_3_and_says_why() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("speaks plain HTTP: use http://"), "{err}");
 }
+
+/// A dynamic page of varying length: 594 of 600 counted as `length`
+/// failures, so an `errors < 1%` gate failed a healthy server, and the
+/// warning said the latency figures describe "the rest" though every
+/// response was timed. `-l` turns ab's check off, as in ab.
+#[test]
+fn variable_length_pages_can_be_accepted_with_l() {
+    let srv = server(None);
+    let url = format!("http://{}/?size=100&size_max=200", srv.local_addr());
+    let run = |extra: &[&str]| {
+        let out = pelt()
+            .args([&url, "-n", "600", "-c", "4", "--no-save"])
+            .args(extra)
+            .args(["--assert", "errors < 1%"])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, text, _) = run(&[]);
+    assert_eq!(code, Some(1), "ab's check on: the gate fails");
+    let warning = text
+        .lines()
+        .find(|l| l.starts_with("warning:") && l.contains("failed"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(warning.contains("turn the check off with -l"), "{warning}");
+    assert!(
+        warning.contains("latency figures include them"),
+        "{warning}"
+    );
+    assert!(!warning.contains("describe the rest"), "{warning}");
+    let (code, text, err) = run(&["-l"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(text.contains("600 ok (100.00%)"), "{text}");
+}

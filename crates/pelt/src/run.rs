@@ -116,16 +116,10 @@ impl TryFrom<&RunArgs> for RunConfig {
                     .map(str::parse::<TargetsFormat>)
                     .transpose()
                     .map_err(UserError)?;
-                let mut targets =
-                    pelt_core::targets::read(path, format).map_err(|e| UserError(e.to_string()))?;
+                let (mut targets, format) = pelt_core::targets::read_detected(path, format)
+                    .map_err(|e| UserError(e.to_string()))?;
                 // -H adds to every target (an Authorization header, say).
-                for t in &mut targets {
-                    for (name, value) in &headers {
-                        if !t.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
-                            t.headers.push((name.clone(), value.clone()));
-                        }
-                    }
-                }
+                pelt_core::targets::add_headers(&mut targets, &headers, format);
                 targets
             }
             (Some(url), None) => vec![Target {

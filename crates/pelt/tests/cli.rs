@@ -1071,9 +1071,3 @@ fn experiment_zero_timeouts_and_a_full_out_folder_fail_the_dry_run() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
-
-#[test]
-fn targets_from_dash_points_to_dev_stdin() {
-    // Was: "-: cannot read the targets file: No such file or directory".
-    refused(&["run", "-f", "-", "-n", "1"], &["-f /dev/stdin"]);
-}

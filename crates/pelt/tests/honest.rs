@@ -5,6 +5,7 @@
 
 mod support;
 
+use support::nginx::Nginx;
 use support::pelt::{count, exclusive, number, pelt, server};
 
 /// `--rate 1000 -c 10` against 30 ms responses: the pool serves about
@@ -207,4 +208,98 @@ fn variable_length_pages_can_be_accepted_with_l() {
     let (code, text, err) = run(&["-l"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(text.contains("600 ok (100.00%)"), "{text}");
+}
+
+/// A siege urls file with a POST line, and `-H 'Content-Type:
+/// application/json'`: the POST went out as
+/// `application/x-www-form-urlencoded` (siege's default won) and the GET,
+/// which has no body, carried `application/json`. nginx logs what came.
+#[test]
+fn a_command_line_content_type_goes_on_bodies_and_beats_siege_s_default() {
+    let nginx = Nginx::start("");
+    let dir = tempfile::tempdir().unwrap();
+    let urls = dir.path().join("urls.txt");
+    std::fs::write(
+        &urls,
+        format!(
+            "{} POST {{\"a\":1}}\n{}\n",
+            nginx.url("/ok?post"),
+            nginx.url("/ok?get")
+        ),
+    )
+    .unwrap();
+    let out = pelt()
+        .args(["run", "-f"])
+        .arg(&urls)
+        .args(["-n", "10", "-c", "1", "--no-save"])
+        .args(["-H", "Content-Type: application/json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    nginx.access_log_lines(Some(10));
+    let log = std::fs::read_to_string(nginx.prefix().join("logs/headers.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 10, "{log}");
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| **l == "POST /ok?post application/json")
+            .count(),
+        5,
+        "{log}"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| **l == "GET /ok?get -").count(),
+        5,
+        "no Content-Type on a request without a body: {log}"
+    );
+}
+
+/// vegeta's `echo "GET URL" | vegeta attack`: `-f -` reads standard input,
+/// its format detected as for files.
+#[test]
+fn targets_are_read_from_standard_input_with_f_dash() {
+    let srv = server(None);
+    let input = format!("GET http://{0}/a\n\nGET http://{0}/b\n", srv.local_addr());
+    let out = pelt()
+        .args([
+            "run",
+            "-f",
+            "-",
+            "-n",
+            "8",
+            "-c",
+            "1",
+            "--format",
+            "json",
+            "--no-save",
+        ])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["targets"].as_array().unwrap().len(), 2);
+    assert_eq!(count(&r["requests"]["successes"]), 8);
+    assert_eq!(srv.requests(), 8);
+    // Empty input: the file's usual error, naming standard input.
+    let out = pelt()
+        .args(["run", "-f", "-", "-n", "1", "--no-save"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("standard input") && err.contains("no targets found"),
+        "{err}"
+    );
 }

@@ -122,7 +122,7 @@ impl FromStr for Assertion {
                     .map(|p| p / 100.0)
                     .ok_or_else(|| bad("errors take a percentage from 0% to 100%, like 0.1%"))?,
                 None => match value.parse::<f64>() {
-                    Ok(v) if v == 0.0 => 0.0,
+                    Ok(0.0) => 0.0,
                     Ok(v) => {
                         return Err(bad(&format!(
                         "errors is a share and needs its unit: write '{name} {} {v}%' for {v} % \

@@ -303,3 +303,70 @@ fn targets_are_read_from_standard_input_with_f_dash() {
         "{err}"
     );
 }
+
+/// Two rate runs that each sent exactly what was offered: compare called
+/// `throughput 499.9/s 499.5/s -0.1% ... REGRESSION`, a figure the plan
+/// fixed, so `--fail-on regression` could fail a CI job over nothing.
+/// Rate runs now compare the share of the schedule sent instead.
+#[test]
+fn rate_runs_are_not_judged_on_a_throughput_the_plan_fixed() {
+    let _machine = exclusive();
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    for name in ["a.pelt", "b.pelt"] {
+        let out = pelt()
+            .args([
+                &url,
+                "--rate",
+                "500",
+                "-d",
+                "1s",
+                "--no-save",
+                "-o",
+                &file(name),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = pelt()
+        .args(["compare", &file("a.pelt"), &file("b.pelt")])
+        .args(["--format", "json", "--fail-on", "regression"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let metric = |name: &str| {
+        r["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} row: {r:#}"))
+            .clone()
+    };
+    let throughput = metric("throughput");
+    assert!(throughput["comparison"].is_null(), "{throughput:#}");
+    assert!(
+        throughput["error"]
+            .as_str()
+            .unwrap()
+            .contains("fixed by the schedule"),
+        "{throughput:#}"
+    );
+    let sent = metric("sent");
+    assert_eq!(sent["comparison"]["a"], 1.0, "{sent:#}");
+    assert_eq!(sent["comparison"]["b"], 1.0, "{sent:#}");
+    assert_eq!(sent["comparison"]["verdict"]["kind"], "no_verdict");
+}

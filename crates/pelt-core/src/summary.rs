@@ -69,7 +69,8 @@ pub struct IntervalRow {
     /// Start of the interval, seconds since the Unix epoch.
     pub unix_second: u64,
     /// Seconds from the start of measurement to the interval's start
-    /// (negative for the partial first second).
+    /// (negative for the partial first second; reports show
+    /// [`IntervalRow::span`] instead).
     pub offset_s: f64,
     pub requests: u64,
     pub successes: u64,
@@ -90,7 +91,33 @@ pub struct IntervalRow {
     pub active_connections: Option<u32>,
 }
 
+/// A timeline row covering less of the run than this (the first or last
+/// wall-clock second, cut by the run's start or end) gets no rate: a few
+/// requests over a few milliseconds would read as a spike or a dip that
+/// never happened. Its counts are still reported.
+pub const MIN_RATE_SPAN_S: f64 = 0.1;
+
 impl IntervalRow {
+    /// The part of this wall-clock second inside the run, in seconds from
+    /// the start of measurement, given the run's `elapsed_s`: `[0, 0.47]`
+    /// for a first second that began 0.53 s before measurement. Never
+    /// negative.
+    pub fn span(&self, elapsed_s: f64) -> (f64, f64) {
+        let end = elapsed_s.max(0.0);
+        (
+            self.offset_s.clamp(0.0, end),
+            (self.offset_s + 1.0).clamp(0.0, end),
+        )
+    }
+
+    /// Requests completed per second over the part of the second the run
+    /// covered, so partial first and last seconds are not drawn as dips;
+    /// `None` when that part is shorter than [`MIN_RATE_SPAN_S`].
+    pub fn rate(&self, elapsed_s: f64) -> Option<f64> {
+        let (from, to) = self.span(elapsed_s);
+        (to - from >= MIN_RATE_SPAN_S).then(|| self.requests as f64 / (to - from))
+    }
+
     /// Summarises one interval's recorder.
     pub fn from_recorder(unix_second: u64, offset_s: f64, r: &Recorder) -> IntervalRow {
         IntervalRow {

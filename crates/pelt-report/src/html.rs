@@ -458,7 +458,7 @@ fn write_charts(o: &mut String, runs: &[Labeled<'_>]) -> std::fmt::Result {
         (
             "throughput-over-time",
             "Throughput and errors over time",
-            "Requests and errors completed in each second (the first and last seconds are partial).",
+            "Requests and errors completed per second, each second's count over the part of it the run covered (the first and last seconds are partial; one shorter than 0.1 s is left out).",
             charts::throughput_over_time(runs),
         ),
         (

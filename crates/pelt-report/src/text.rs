@@ -528,27 +528,34 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     };
     writeln!(
         o,
-        "  {:>11}{} {:>10} {:>8} {:>10} {:>10} {:>10}",
+        "  {:>11}{} {:>10} {:>9} {:>8} {:>10} {:>10} {:>10}",
         "seconds",
         cell(plan_title.into()),
         "requests",
+        "req/s",
         "errors",
         "p50",
         "p99",
         "max"
     )?;
     // Intervals follow wall-clock seconds, so the first and last are
-    // partial: label each with the part of the run it covers.
+    // partial: label each with the part of the run it covers, and give
+    // its rate over that part (a partial second's count is no dip).
     let end = s.elapsed.as_secs_f64();
     for row in s.timeline.iter().take(MAX_TIMELINE_ROWS) {
-        let from = row.offset_s.clamp(0.0, end);
-        let to = (row.offset_s + 1.0).clamp(0.0, end);
+        let (from, to) = row.span(end);
+        let digits = if to - from < pelt_core::summary::MIN_RATE_SPAN_S {
+            2
+        } else {
+            1
+        };
         writeln!(
             o,
-            "  {:>11}{} {:>10} {:>8} {:>10} {:>10} {:>10}",
-            format!("{from:.1}-{to:.1}"),
+            "  {:>11}{} {:>10} {:>9} {:>8} {:>10} {:>10} {:>10}",
+            format!("{from:.digits$}-{to:.digits$}"),
             cell(plan(row)),
             thousands(row.requests),
+            row.rate(end).map_or("-".to_string(), rate),
             thousands(row.errors),
             human_ns(row.p50_ns).to_string(),
             human_ns(row.p99_ns).to_string(),

@@ -192,7 +192,7 @@ fn browser_builds_the_report_and_runs_nothing() {
     let json = json_value(&s);
     for (key, value) in [
         ("requests.total", &json["requests"]["total"]),
-        ("requests.rate", &json["requests"]["rate"]),
+        ("requests.sent_rate", &json["requests"]["sent_rate"]),
         ("requests.success_ratio", &json["requests"]["success_ratio"]),
         ("duration_s", &json["duration_s"]),
         (

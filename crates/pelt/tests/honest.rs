@@ -370,3 +370,54 @@ fn rate_runs_are_not_judged_on_a_throughput_the_plan_fixed() {
     assert_eq!(sent["comparison"]["b"], 1.0, "{sent:#}");
     assert_eq!(sent["comparison"]["verdict"]["kind"], "no_verdict");
 }
+
+/// Per-second rows follow wall-clock seconds, so the first and last are
+/// partial: a constant 500/s run's chart climbed 100 -> 500 -> 390, the
+/// text had a row `0.0-0.0  22`, the CSV an `offset_s` of -0.534. Rows now
+/// say which part of the run they cover, never before 0, and their rate is
+/// over that part.
+#[test]
+fn partial_seconds_are_rates_over_the_part_covered() {
+    let _machine = exclusive();
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    let out = pelt()
+        .args([
+            &url,
+            "--rate",
+            "500",
+            "-d",
+            "3s",
+            "--no-save",
+            "--format",
+            "csv",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (from, to, requests, rate) = (col("from_s"), col("to_s"), col("requests"), col("rate"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.len() >= 3, "{csv}");
+    let mut total = 0;
+    for row in &rows {
+        let (a, b): (f64, f64) = (row[from].parse().unwrap(), row[to].parse().unwrap());
+        assert!(a >= 0.0 && b >= a, "never before the start: {csv}");
+        total += row[requests].parse::<u64>().unwrap();
+        if b - a >= 0.1 {
+            let r: f64 = row[rate].parse().unwrap();
+            // A partial second is no dip: its rate is the run's.
+            assert!((400.0..=600.0).contains(&r), "rate {r} in {csv}");
+        } else {
+            assert_eq!(row[rate], "", "no rate over a sliver: {csv}");
+        }
+    }
+    assert_eq!(total, 1500);
+}

@@ -219,8 +219,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
 
-    /// Worker threads, each with its own connections [default: the cores available].
-    #[arg(short = 't', long, value_name = "N")]
+    /// Worker threads, each with its own connections [default: the cores
+    /// available]. As in wrk; not ab's or siege's -t (a time limit: use -d).
+    #[arg(short = 't', long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
 
     /// Reuse connections (the default; accepted for ab compatibility).
@@ -398,6 +399,18 @@ pub struct ReportArgs {
     /// rate is the rate actually sent. Repeatable; results go to stderr.
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
     pub asserts: Vec<pelt_core::Assertion>,
+}
+
+/// `-t N`: a thread count. A duration there is ab's or siege's `-t` (a
+/// time limit): point to `-d`.
+fn parse_threads(text: &str) -> Result<usize, String> {
+    text.trim().parse().map_err(|_| {
+        if pelt_core::parse_duration(text).is_ok() {
+            format!("-t is the number of worker threads here (as in wrk); for a time limit (ab's and siege's -t) use -d {text}")
+        } else {
+            "expected a number of threads, like 2".to_string()
+        }
+    })
 }
 
 fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, String> {

@@ -421,3 +421,32 @@ fn partial_seconds_are_rates_over_the_part_covered() {
     }
     assert_eq!(total, 1500);
 }
+
+/// Coming from siege and ab: `-d 10S` is siege's spelling of 10 seconds,
+/// and ab's `-t 3` (a time limit) must not silently mean 3 threads here.
+#[test]
+fn siege_durations_are_accepted_and_ab_s_t_is_explained() {
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    let out = pelt()
+        .args([&url, "-d", "1S", "-c", "1", "--no-save", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(number(&r["duration_s"]), 1.0);
+
+    let out = pelt()
+        .args([&url, "-t", "1", "-n", "5", "--no-save"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not a time limit") && err.contains("use -d 1s"), "{err}");
+
+    let out = pelt().args([&url, "-t", "10S"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("use -d 10S"), "{err}");
+}

@@ -432,7 +432,11 @@ fn siege_durations_are_accepted_and_ab_s_t_is_explained() {
         .args([&url, "-d", "1S", "-c", "1", "--no-save", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(number(&r["duration_s"]), 1.0);
 
@@ -443,7 +447,10 @@ fn siege_durations_are_accepted_and_ab_s_t_is_explained() {
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("not a time limit") && err.contains("use -d 1s"), "{err}");
+    assert!(
+        err.contains("not a time limit") && err.contains("use -d 1s"),
+        "{err}"
+    );
 
     let out = pelt().args([&url, "-t", "10S"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

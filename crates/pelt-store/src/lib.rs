@@ -406,6 +406,7 @@ fn insert(db: &mut dyn Backend, run: &NewRun) -> Result<i64, StoreError> {
         s.offered_rate().into(),
         s.duration.as_secs_f64().into(),
         f.requests.into(),
+        f.sent.into(),
         f.successes.into(),
         f.errors.into(),
         f.error_ratio.into(),
@@ -426,7 +427,7 @@ fn insert(db: &mut dyn Backend, run: &NewRun) -> Result<i64, StoreError> {
         results_path.into(),
     ];
     let names = "recorded_ms, started_ms, kind, label, url, method, targets, mode, connections, \
-         offered_rate, duration_s, requests, successes, errors, error_ratio, rate, throughput, \
+         offered_rate, duration_s, requests, sent, successes, errors, error_ratio, rate, throughput, \
          p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, complete, interrupted, \
          pelt_version, config_json, env_json, report_json, results_path";
     let marks: Vec<String> = (1..=params.len()).map(|i| format!("?{i}")).collect();
@@ -526,6 +527,9 @@ fn row(r: &[Value]) -> RunRow {
         duration_s: real(11).unwrap_or_default(),
         figures: Figures {
             requests: count(12),
+            sent: count(28),
+            sent_share: (text(8).as_deref() == Some("rate") && count(12) > 0)
+                .then(|| count(28) as f64 / count(12) as f64),
             successes: count(13),
             errors: count(14),
             error_ratio: real(15).unwrap_or_default(),

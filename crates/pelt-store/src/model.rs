@@ -7,14 +7,20 @@ use serde::Serialize;
 /// filtered and drawn without reading any results file.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Figures {
+    /// Requests planned (measured), as in `requests.planned`.
     pub requests: u64,
+    /// Requests whose first byte was written (the rest never left pelt).
+    pub sent: u64,
+    /// Rate runs: the share of planned requests sent (`pelt compare`'s
+    /// "sent"); `None` for closed loops.
+    pub sent_share: Option<f64>,
     pub successes: u64,
     /// Failed requests (every `ErrorKind`).
     pub errors: u64,
     /// Share of requests that did not succeed (errors, and statuses
     /// outside 2xx/3xx): `pelt compare`'s "errors".
     pub error_ratio: f64,
-    /// Requests per second of sending.
+    /// Requests sent per second (the rate `--assert rate` checks).
     pub rate: f64,
     /// Successful responses per second, to the last response.
     pub throughput: f64,
@@ -38,10 +44,13 @@ impl Figures {
         let at = |p: f64| (!h.is_empty()).then(|| h.value_at_percentile(p));
         Figures {
             requests: s.total.requests,
+            sent: s.sent(),
+            sent_share: (s.is_rate_mode() && s.planned() > 0)
+                .then(|| s.sent() as f64 / s.planned() as f64),
             successes: s.total.successes,
             errors: s.total.error_count(),
             error_ratio: 1.0 - s.success_ratio(),
-            rate: s.request_rate(),
+            rate: s.sent_rate(),
             throughput: s.throughput(),
             p50_ns: at(50.0),
             p90_ns: at(90.0),
@@ -64,6 +73,7 @@ impl Figures {
             Metric::Rate => Some(self.rate),
             Metric::Throughput => Some(self.throughput),
             Metric::Errors => Some(self.error_ratio),
+            Metric::Sent => self.sent_share,
             Metric::ClientBusy => self.client_busy,
         }
     }
@@ -80,6 +90,7 @@ pub enum Metric {
     Rate,
     Throughput,
     Errors,
+    Sent,
     ClientBusy,
 }
 
@@ -93,7 +104,7 @@ pub enum Unit {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 9] = [
+    pub const ALL: [Metric; 10] = [
         Metric::P50,
         Metric::P90,
         Metric::P99,
@@ -102,6 +113,7 @@ impl Metric {
         Metric::Rate,
         Metric::Throughput,
         Metric::Errors,
+        Metric::Sent,
         Metric::ClientBusy,
     ];
 
@@ -117,6 +129,7 @@ impl Metric {
             Metric::Rate => "rate",
             Metric::Throughput => "throughput",
             Metric::Errors => "errors",
+            Metric::Sent => "sent",
             Metric::ClientBusy => "client_busy",
         }
     }
@@ -124,14 +137,14 @@ impl Metric {
     pub fn unit(self) -> Unit {
         match self {
             Metric::Rate | Metric::Throughput => Unit::PerSecond,
-            Metric::Errors | Metric::ClientBusy => Unit::Ratio,
+            Metric::Errors | Metric::Sent | Metric::ClientBusy => Unit::Ratio,
             _ => Unit::Nanos,
         }
     }
 
     /// Whether a larger value is a worse one.
     pub fn higher_is_worse(self) -> bool {
-        !matches!(self, Metric::Rate | Metric::Throughput)
+        !matches!(self, Metric::Rate | Metric::Throughput | Metric::Sent)
     }
 }
 

@@ -33,6 +33,7 @@ CREATE TABLE pelt_runs (
     offered_rate {real},
     duration_s {real} NOT NULL,
     requests {int} NOT NULL,
+    sent {int} NOT NULL,
     successes {int} NOT NULL,
     errors {int} NOT NULL,
     error_ratio {real} NOT NULL,
@@ -105,4 +106,4 @@ pub const ROW_COLUMNS: &str =
     "id, started_ms, recorded_ms, kind, label, url, method, targets, mode, \
      connections, offered_rate, duration_s, requests, successes, errors, error_ratio, rate, \
      throughput, p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, complete, interrupted, \
-     pelt_version, results_path";
+     pelt_version, results_path, sent";

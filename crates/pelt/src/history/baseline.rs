@@ -106,17 +106,18 @@ impl Spec {
     }
 }
 
-/// A recorded run's values, in the order of `compare::metric_list`.
+/// A recorded run's values, in the order of `compare::metric_list`, as
+/// `compare::values` gives them for a run at hand (a rate run's
+/// throughput is its schedule's, and not compared).
 fn stored_values(row: &RunRow) -> Vec<f64> {
     metric_list()
         .iter()
-        .map(|m| {
-            m.name
-                .parse::<Metric>()
-                .ok()
-                .and_then(|metric| row.figures.get(metric))
-                .unwrap_or(f64::NAN)
+        .map(|m| match m.name.parse::<Metric>() {
+            Ok(Metric::Throughput) if row.mode == "rate" => None,
+            Ok(metric) => row.figures.get(metric),
+            Err(_) => None,
         })
+        .map(|v| v.unwrap_or(f64::NAN))
         .collect()
 }
 

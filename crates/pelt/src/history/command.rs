@@ -165,7 +165,7 @@ pub enum TrendFormat {
 
 #[derive(Debug, Clone, Args)]
 pub struct TrendArgs {
-    /// The figure to follow: p50, p90, p99, p99.9, max, rate, throughput, errors, client_busy.
+    /// The figure to follow: p50, p90, p99, p99.9, max, rate, throughput, errors, sent, client_busy.
     #[arg(long, value_name = "METRIC", value_parser = |s: &str| s.parse::<Metric>())]
     pub metric: Metric,
 

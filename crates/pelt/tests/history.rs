@@ -68,7 +68,9 @@ impl Db<'_> {
 /// `pelt` with the history at `db` and runs saved under `data`.
 fn hpelt(db: &Db<'_>, data: &Path) -> assert_cmd::Command {
     let mut c = pelt();
-    c.env("PELT_DATA_DIR", data).env("PELT_HISTORY", db.arg());
+    c.env("PELT_DATA_DIR", data)
+        .env("PELT_HISTORY", db.arg())
+        .env_remove("PELT_NO_HISTORY");
     c
 }
 
@@ -765,6 +767,7 @@ fn saved_runs_are_imported_once_and_redacted() {
     let first = pelt()
         .env("PELT_DATA_DIR", data.path())
         .env_remove("PELT_HISTORY")
+        .env_remove("PELT_NO_HISTORY")
         .args(["history", "--format", "json"])
         .output()
         .unwrap();
@@ -776,6 +779,7 @@ fn saved_runs_are_imported_once_and_redacted() {
     let out = pelt()
         .env("PELT_DATA_DIR", data.path())
         .env_remove("PELT_HISTORY")
+        .env_remove("PELT_NO_HISTORY")
         .args(["run", &url, "-n", "5", "-q"])
         .output()
         .unwrap();

@@ -31,7 +31,7 @@ pub struct RecordArgs {
     #[command(flatten)]
     pub location: Location,
 
-    /// Do not record this run in the history.
+    /// Do not record this run in the history (also: PELT_NO_HISTORY=1).
     #[arg(long = "no-history", conflicts_with_all = ["history", "tags", "label", "baseline"])]
     pub no_history: bool,
 
@@ -161,7 +161,8 @@ impl Recording {
     /// pelt cannot use stops the run at once (exit 2), not after it.
     /// `None` with --no-history.
     pub fn start(args: &RecordArgs) -> Result<Option<Recording>, UserError> {
-        if args.no_history {
+        let off = std::env::var_os("PELT_NO_HISTORY").is_some_and(|v| !v.is_empty());
+        if args.no_history || (off && args.location.history.is_none()) {
             return Ok(None);
         }
         Ok(Some(Recording {

@@ -1,7 +1,7 @@
 //! Threshold assertions on a run, for CI: `p99 < 50ms`, `errors < 0.1%`,
 //! `rate >= 990`. A run that breaks one exits 1.
 
-use crate::duration::{human_ns, parse_duration};
+use crate::duration::{human_ns, parse_duration, DurationError};
 use crate::summary::RunSummary;
 use std::fmt;
 use std::str::FromStr;
@@ -61,15 +61,58 @@ impl fmt::Display for Checked {
 const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'errors < 0.1%', 'rate >= 990'; \
 MEASURE is p50..p99.99, mean, max, errors, rate, throughput or requests";
 
-impl FromStr for Assertion {
-    type Err = String;
+/// Why an assertion did not parse: the text, what is wrong, and the
+/// forms that are accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid --assert '{text}': {problem}; {HELP}")]
+pub struct AssertionError {
+    /// The assertion as given, escaped to stay on one line.
+    pub text: String,
+    /// What is wrong with it.
+    pub problem: AssertionProblem,
+}
 
-    fn from_str(text: &str) -> Result<Assertion, String> {
-        let bad = |why: &str| format!("invalid --assert '{}': {why}; {HELP}", text.escape_debug());
+/// What is wrong with an assertion.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AssertionProblem {
+    /// No `<`, `<=`, `>` or `>=`.
+    #[error("no comparison (<, <=, >, >=)")]
+    NoComparison,
+    /// `pX` where X is not a number.
+    #[error("unknown percentile")]
+    UnknownPercentile,
+    /// A percentile below 0 or above 100.
+    #[error("percentiles run from p0 to p100")]
+    PercentileRange,
+    /// Not one of the measures in the help.
+    #[error("unknown measure")]
+    UnknownMeasure,
+    /// A latency threshold that is not a duration.
+    #[error("{}", .0.reason)]
+    Duration(DurationError),
+    /// An `errors` threshold that is not a share.
+    #[error("errors take a share, like 0.1% or 0.001")]
+    Share,
+    /// A count or rate threshold that is not a number.
+    #[error("expected a number")]
+    NotANumber,
+    /// An infinite or NaN threshold.
+    #[error("the value must be a finite number")]
+    NotFinite,
+}
+
+impl FromStr for Assertion {
+    type Err = AssertionError;
+
+    fn from_str(text: &str) -> Result<Assertion, AssertionError> {
+        let bad = |problem| AssertionError {
+            text: text.escape_debug().to_string(),
+            problem,
+        };
         let t = text.trim();
         let op_at = t
             .find(['<', '>'])
-            .ok_or_else(|| bad("no comparison (<, <=, >, >=)"))?;
+            .ok_or_else(|| bad(AssertionProblem::NoComparison))?;
         let (name, rest) = t.split_at(op_at);
         let (op, value) = if let Some(v) = rest.strip_prefix("<=") {
             (Op::Le, v)
@@ -89,27 +132,32 @@ impl FromStr for Assertion {
             "throughput" => Measure::Throughput,
             "requests" => Measure::Requests,
             p if p.starts_with('p') => {
-                let q: f64 = p[1..].parse().map_err(|_| bad("unknown percentile"))?;
+                let q: f64 = p[1..]
+                    .parse()
+                    .map_err(|_| bad(AssertionProblem::UnknownPercentile))?;
                 if !(0.0..=100.0).contains(&q) {
-                    return Err(bad("percentiles run from p0 to p100"));
+                    return Err(bad(AssertionProblem::PercentileRange));
                 }
                 Measure::Percentile(q)
             }
-            _ => return Err(bad("unknown measure")),
+            _ => return Err(bad(AssertionProblem::UnknownMeasure)),
         };
         let threshold = match measure {
-            Measure::Percentile(_) | Measure::Mean | Measure::Max => {
-                parse_duration(value).map_err(|e| bad(e.reason))?.as_nanos() as f64
-            }
+            Measure::Percentile(_) | Measure::Mean | Measure::Max => parse_duration(value)
+                .map_err(|e| bad(AssertionProblem::Duration(e)))?
+                .as_nanos()
+                as f64,
             Measure::Errors => match value.strip_suffix('%') {
                 Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
                 None => value.parse::<f64>(),
             }
-            .map_err(|_| bad("errors take a share, like 0.1% or 0.001"))?,
-            _ => value.parse().map_err(|_| bad("expected a number"))?,
+            .map_err(|_| bad(AssertionProblem::Share))?,
+            _ => value
+                .parse()
+                .map_err(|_| bad(AssertionProblem::NotANumber))?,
         };
         if !threshold.is_finite() {
-            return Err(bad("the value must be a finite number"));
+            return Err(bad(AssertionProblem::NotFinite));
         }
         Ok(Assertion {
             measure,
@@ -193,7 +241,7 @@ mod tests {
             "errors < lots",
             "rate > x",
         ] {
-            let e = bad.parse::<Assertion>().unwrap_err();
+            let e = bad.parse::<Assertion>().unwrap_err().to_string();
             assert!(e.contains("MEASURE OP VALUE"), "{bad}: {e}");
             assert!(!e.contains('\n'));
         }

@@ -15,10 +15,9 @@
 //! before it is kept. A checksum that does not match is corruption, and
 //! the file is refused rather than half-believed.
 
-use crate::config::RunConfig;
 use crate::error::ErrorKind;
+pub use crate::header::{RunFooter, RunHeader};
 use crate::recorder::{ErrorExample, Recorder, MAX_STATUS};
-use crate::summary::{Environment, ThreadLoad};
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -33,118 +32,6 @@ const MAX_FRAME: u32 = 64 << 20;
 const KIND_HEADER: u8 = 1;
 const KIND_INTERVAL: u8 = 2;
 const KIND_FOOTER: u8 = 3;
-
-/// Written first: what the run was and where.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunHeader {
-    pub config: RunConfig,
-    pub env: Environment,
-    /// When measurement started, nanoseconds since the Unix epoch.
-    pub measure_start_unix_ns: u64,
-    /// When measurement started, in the run's own nanoseconds (the clock
-    /// of `Recorder::first_intended` and friends).
-    pub measure_from_ns: u64,
-}
-
-/// Written last, when the run ended normally or by Ctrl-C.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunFooter {
-    pub duration_ns: u64,
-    pub elapsed_ns: u64,
-    pub warmup_requests: u64,
-    pub interrupted: bool,
-    /// How busy each worker thread was; empty where the platform does not
-    /// say (and in files written before pelt recorded it).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub worker_load: Vec<ThreadLoad>,
-}
-
-impl RunHeader {
-    /// Folds in the header of another file of the same run (another
-    /// machine): threads and cores add, target addresses unite, the
-    /// earliest start wins, and the offered loads add, since the machines
-    /// offered them together. Refuses to mix load models.
-    pub fn merge(&mut self, other: &RunHeader) -> Result<(), String> {
-        use crate::config::Load;
-        use crate::schedule::Schedule;
-        let add = |a: &Option<Schedule>, b: &Option<Schedule>| match (a, b) {
-            (None, None) => Ok(None),
-            (Some(a), Some(b)) => a.add(b).map(Some).ok_or_else(|| {
-                "cannot --merge runs with different schedules: they are not one run".to_string()
-            }),
-            _ => Err(
-                "cannot --merge a run with a schedule and one without: they are not one run"
-                    .to_string(),
-            ),
-        };
-        self.config.load = match (&self.config.load, &other.config.load) {
-            (
-                Load::Rate {
-                    rate: a,
-                    connections: c,
-                    schedule: s,
-                },
-                Load::Rate {
-                    rate: b,
-                    connections: d,
-                    schedule: t,
-                },
-            ) => Load::Rate {
-                rate: a + b,
-                connections: c + d,
-                schedule: add(s, t)?,
-            },
-            (
-                Load::Closed {
-                    connections: c,
-                    schedule: s,
-                },
-                Load::Closed {
-                    connections: d,
-                    schedule: t,
-                },
-            ) => Load::Closed {
-                connections: c + d,
-                schedule: add(s, t)?,
-            },
-            _ => {
-                return Err(
-                    "cannot --merge a rate run with a closed-loop run: they are not one run".into(),
-                )
-            }
-        };
-        self.env.threads += other.env.threads;
-        self.env.cores += other.env.cores;
-        for a in &other.env.target_addrs {
-            if !self.env.target_addrs.contains(a) {
-                self.env.target_addrs.push(a.clone());
-            }
-        }
-        self.measure_start_unix_ns = self.measure_start_unix_ns.min(other.measure_start_unix_ns);
-        Ok(())
-    }
-}
-
-impl RunFooter {
-    /// The footer of several files of one run: the longest duration and
-    /// elapsed time, warm-ups added, interrupted if any part was. Every
-    /// file's worker threads, or none when a file does not say (an older
-    /// pelt, another platform): a partial list would report "busiest of 2
-    /// threads" for a run of 4, whose unmeasured threads may have been the
-    /// busy ones (the engine keeps all or nothing for the same reason).
-    pub fn merge(&self, other: &RunFooter) -> RunFooter {
-        RunFooter {
-            duration_ns: self.duration_ns.max(other.duration_ns),
-            elapsed_ns: self.elapsed_ns.max(other.elapsed_ns),
-            warmup_requests: self.warmup_requests + other.warmup_requests,
-            interrupted: self.interrupted || other.interrupted,
-            worker_load: match self.worker_load.is_empty() || other.worker_load.is_empty() {
-                true => Vec::new(),
-                false => [&self.worker_load[..], &other.worker_load[..]].concat(),
-            },
-        }
-    }
-}
 
 /// Why a results file cannot be read, phrased for the user.
 #[derive(Debug, thiserror::Error)]
@@ -609,7 +496,8 @@ impl IntervalRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Load, Stop, Target};
+    use crate::config::{Load, RunConfig, Stop, Target};
+    use crate::header::{Environment, ThreadLoad};
     use crate::sample::Sample;
     use crate::summary::{SummaryBuilder, Warning};
     use crate::url::Url;
@@ -875,7 +763,7 @@ mod tests {
         assert_eq!(a.measure_start_unix_ns, b.measure_start_unix_ns);
         let mut closed = header();
         closed.config.load = crate::config::Load::closed(3);
-        assert!(a.merge(&closed).unwrap_err().contains("closed-loop"));
+        assert_eq!(a.merge(&closed), Err(crate::header::NotOneRun::LoadModels));
 
         let load = |on_cpu| ThreadLoad {
             on_cpu,

@@ -14,7 +14,7 @@
 //!
 //! The level is a pure function of time: nothing a server does changes it.
 
-use crate::config::secs;
+use crate::duration::secs;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;

@@ -4,47 +4,11 @@
 use crate::config::RunConfig;
 use crate::duration::human_ns;
 use crate::error::ErrorKind;
+use crate::header::{Environment, RunFooter, RunHeader, ThreadLoad};
 use crate::recorder::Recorder;
-use crate::results::{RunFooter, RunHeader};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-
-/// Where and with what a run was made: enough to reproduce or distrust it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Environment {
-    pub pelt_version: String,
-    pub os: String,
-    pub arch: String,
-    /// Cores available to the process.
-    pub cores: usize,
-    /// Worker threads used.
-    pub threads: usize,
-    /// Resolved addresses of each target host.
-    pub target_addrs: Vec<String>,
-    /// Wall-clock start, milliseconds since the Unix epoch.
-    pub started_unix_ms: u64,
-}
-
-/// How busy one of pelt's worker threads was while it sent (warm-up
-/// included; the wait for the last responses after sending stopped is
-/// not, being mostly idle), from the kernel's scheduler
-/// statistics: the share of the wall-clock time it ran on a CPU, and the
-/// share it was ready to run but waited for one. A thread that wanted a
-/// CPU nearly all the time set the pace of its connections: the figures
-/// then describe the client as much as the server.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ThreadLoad {
-    pub on_cpu: f64,
-    pub waiting: f64,
-}
-
-impl ThreadLoad {
-    /// The share of the run the thread wanted a CPU.
-    pub fn demand(&self) -> f64 {
-        self.on_cpu + self.waiting
-    }
-}
 
 /// A worker thread that wanted a CPU for at least this share of the run
 /// was, or was close to, the bottleneck: an event loop with work queued
@@ -381,19 +345,47 @@ pub struct Window {
     pub to_s: f64,
 }
 
+/// Why a `--window` did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid window '{text}': {problem}")]
+pub struct WindowError {
+    /// The window as given, escaped to stay on one line.
+    pub text: String,
+    /// What is wrong with it.
+    pub problem: WindowProblem,
+}
+
+/// What is wrong with a window.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WindowProblem {
+    /// No `..` between the two ends.
+    #[error("use FROM..TO, like 10s..50s")]
+    NoRange,
+    /// One end is not a duration.
+    #[error("{0}")]
+    Duration(crate::duration::DurationError),
+    /// The end is not after the start.
+    #[error("the end must come after the start")]
+    Reversed,
+}
+
 impl Window {
     /// Parses `FROM..TO` (either side may be empty: `..30s`, `10s..`).
-    pub fn parse(text: &str) -> Result<Window, String> {
+    pub fn parse(text: &str) -> Result<Window, WindowError> {
+        let bad = |problem| WindowError {
+            text: text.escape_debug().to_string(),
+            problem,
+        };
         let (from, to) = text
             .split_once("..")
-            .ok_or_else(|| format!("invalid window '{text}': use FROM..TO, like 10s..50s"))?;
-        let side = |v: &str, default: f64| -> Result<f64, String> {
+            .ok_or_else(|| bad(WindowProblem::NoRange))?;
+        let side = |v: &str, default: f64| -> Result<f64, WindowError> {
             if v.trim().is_empty() {
                 Ok(default)
             } else {
                 crate::duration::parse_duration(v)
                     .map(|d| d.as_secs_f64())
-                    .map_err(|e| format!("invalid window '{text}': {e}"))
+                    .map_err(|e| bad(WindowProblem::Duration(e)))
             }
         };
         // An open start means from the very start: the first, partial
@@ -403,9 +395,7 @@ impl Window {
             to_s: side(to, f64::INFINITY)?,
         };
         if w.to_s <= w.from_s {
-            return Err(format!(
-                "invalid window '{text}': the end must come after the start"
-            ));
+            return Err(bad(WindowProblem::Reversed));
         }
         Ok(w)
     }

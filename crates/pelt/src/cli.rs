@@ -389,7 +389,7 @@ pub struct ReportArgs {
     pub asserts: Vec<pelt_core::Assertion>,
 }
 
-fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, String> {
+fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, pelt_core::AssertionError> {
     text.parse()
 }
 

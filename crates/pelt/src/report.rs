@@ -25,7 +25,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         .as_deref()
         .map(Window::parse)
         .transpose()
-        .map_err(UserError)?;
+        .map_err(|e| UserError(e.to_string()))?;
     let several = files.len() > 1;
     if several && !args.merge && !args.asserts.is_empty() {
         return Err(UserError(
@@ -134,7 +134,9 @@ impl Merged {
         }
         let mut header = readers[0].header().clone();
         for r in &readers[1..] {
-            header.merge(r.header()).map_err(UserError)?;
+            header
+                .merge(r.header())
+                .map_err(|e| UserError(e.to_string()))?;
         }
         let mut merged = Merged {
             files: files.to_vec(),

@@ -12,7 +12,9 @@ pub enum Measure {
     /// A percentile of the headline latency (response time in rate mode),
     /// e.g. 99.0 for `p99`.
     Percentile(f64),
+    /// The mean of the headline latency.
     Mean,
+    /// The slowest headline latency.
     Max,
     /// Share of requests that failed (errors or non-2xx/3xx), 0..1.
     Errors,
@@ -24,18 +26,25 @@ pub enum Measure {
     Requests,
 }
 
+/// How an assertion compares the measured value with its threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
 }
 
 /// `MEASURE OP VALUE`, parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assertion {
+    /// What is measured.
     pub measure: Measure,
+    /// How it is compared with the threshold.
     pub op: Op,
     /// Nanoseconds for latencies, a fraction for errors, a plain number
     /// otherwise.
@@ -46,8 +55,11 @@ pub struct Assertion {
 /// The verdict on one assertion.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checked {
+    /// The assertion as written.
     pub assertion: String,
+    /// The measured value, formatted for people.
     pub actual: String,
+    /// Whether the run met the assertion.
     pub ok: bool,
 }
 

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 /// Written first: what the run was and where.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunHeader {
+    /// The configuration the run was made with.
     pub config: RunConfig,
+    /// Where it ran.
     pub env: Environment,
     /// When measurement started, nanoseconds since the Unix epoch.
     pub measure_start_unix_ns: u64,
@@ -22,9 +24,13 @@ pub struct RunHeader {
 /// Written last, when the run ended normally or by Ctrl-C.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunFooter {
+    /// From the start of measurement until sending stopped, in nanoseconds.
     pub duration_ns: u64,
+    /// From the start of measurement until the last response or give-up, in nanoseconds.
     pub elapsed_ns: u64,
+    /// Requests sent during warm-up (not in any statistic).
     pub warmup_requests: u64,
+    /// Whether Ctrl-C stopped the run before its stop condition.
     pub interrupted: bool,
     /// How busy each worker thread was; empty where the platform does not
     /// say (and in files written before pelt recorded it).
@@ -125,8 +131,11 @@ impl RunFooter {
 /// Where and with what a run was made: enough to reproduce or distrust it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
+    /// The pelt version that made the run.
     pub pelt_version: String,
+    /// Operating system (`std::env::consts::OS`).
     pub os: String,
+    /// CPU architecture (`std::env::consts::ARCH`).
     pub arch: String,
     /// Cores available to the process.
     pub cores: usize,
@@ -147,7 +156,9 @@ pub struct Environment {
 /// then describe the client as much as the server.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ThreadLoad {
+    /// Share of the wall-clock time the thread ran on a CPU, 0 to 1.
     pub on_cpu: f64,
+    /// Share of the wall-clock time the thread was ready to run but waited for a CPU, 0 to 1.
     pub waiting: f64,
 }
 

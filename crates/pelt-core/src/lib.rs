@@ -6,6 +6,8 @@
 //! them plain means a saved run can be re-reported, merged and compared
 //! without the engine.
 
+#![warn(missing_docs)]
+
 pub mod check;
 pub mod civil;
 pub mod config;

@@ -31,14 +31,23 @@ pub struct IntervalRow {
     /// Seconds from the start of measurement to the interval's start
     /// (negative for the partial first second).
     pub offset_s: f64,
+    /// Requests recorded in the interval.
     pub requests: u64,
+    /// Requests without error and with a 2xx or 3xx status.
     pub successes: u64,
+    /// Requests that failed with an error (an [`ErrorKind`]; a status
+    /// outside 2xx/3xx is not one).
     pub errors: u64,
+    /// Bytes received.
     pub bytes_in: u64,
-    /// Response-time percentiles of the requests completed in the interval.
+    /// Median response time of the requests completed in the interval,
+    /// nanoseconds.
     pub p50_ns: u64,
+    /// 90th percentile response time, nanoseconds.
     pub p90_ns: u64,
+    /// 99th percentile response time, nanoseconds.
     pub p99_ns: u64,
+    /// Slowest response time, nanoseconds.
     pub max_ns: u64,
     /// Rate runs: requests the schedule offered in the interval (the part
     /// of it inside the measured duration), to set beside `requests`.
@@ -88,16 +97,22 @@ pub const PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 /// A histogram reduced to the numbers reports print (nanoseconds).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyStats {
+    /// Values recorded.
     pub count: u64,
+    /// Smallest value.
     pub min: u64,
+    /// Mean value.
     pub mean: f64,
+    /// Standard deviation.
     pub stdev: f64,
+    /// Largest value.
     pub max: u64,
     /// `(percentile, value)` for each of [`PERCENTILES`].
     pub percentiles: Vec<(f64, u64)>,
 }
 
 impl LatencyStats {
+    /// The numbers of `h`; all zero for an empty histogram.
     pub fn of(h: &Histogram<u64>) -> LatencyStats {
         if h.is_empty() {
             return LatencyStats {
@@ -137,13 +152,29 @@ impl LatencyStats {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
     /// The achieved send rate fell short of the offered rate.
-    RateShortfall { offered: f64, achieved: f64 },
+    RateShortfall {
+        /// Requests per second the schedule offered.
+        offered: f64,
+        /// Requests per second sent.
+        achieved: f64,
+    },
     /// Requests waited in the client before being sent.
-    SendLag { p99_ns: u64, connections: u32 },
+    SendLag {
+        /// 99th percentile send lag, nanoseconds.
+        p99_ns: u64,
+        /// The connection pool's size.
+        connections: u32,
+    },
     /// Requests were still pending when the run ended.
-    Unfinished { count: u64 },
+    Unfinished {
+        /// How many.
+        count: u64,
+    },
     /// A large share of requests failed.
-    Errors { ratio: f64 },
+    Errors {
+        /// The share that failed, 0 to 1.
+        ratio: f64,
+    },
     /// The run was interrupted (Ctrl-C) before its stop condition.
     Interrupted,
     /// The results file has no footer: the run was killed; the figures
@@ -152,8 +183,11 @@ pub enum Warning {
     /// pelt's busiest worker thread wanted a CPU nearly all the run: the
     /// client may have set the pace.
     ClientBusy {
+        /// Share of the run it ran on a CPU.
         on_cpu: f64,
+        /// Share of the run it waited for a CPU.
         waiting: f64,
+        /// Worker threads in the run.
         threads: usize,
     },
 }
@@ -209,10 +243,13 @@ impl std::fmt::Display for Warning {
 /// The result of a run.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
+    /// The configuration the run was made with.
     pub config: RunConfig,
+    /// Where it ran.
     pub env: Environment,
     /// All measured requests (warm-up excluded).
     pub total: Recorder,
+    /// One row per second, in order.
     pub timeline: Vec<IntervalRow>,
     /// From the start of measurement until sending stopped.
     pub duration: Duration,
@@ -220,6 +257,7 @@ pub struct RunSummary {
     pub elapsed: Duration,
     /// Requests sent during warm-up (not in any statistic).
     pub warmup_requests: u64,
+    /// Whether Ctrl-C stopped the run before its stop condition.
     pub interrupted: bool,
     /// False when rebuilt from a results file that has no footer.
     pub complete: bool,
@@ -228,6 +266,7 @@ pub struct RunSummary {
     /// How busy each worker thread was (see [`ThreadLoad`]); empty when
     /// not known.
     pub worker_load: Vec<ThreadLoad>,
+    /// What the user should know about the run, worked out by [`RunSummary::diagnose`].
     pub warnings: Vec<Warning>,
 }
 
@@ -341,7 +380,9 @@ fn per_second(n: u64, d: Duration) -> f64 {
 /// Part of a run, in seconds from the start of measurement: `10s..50s`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Window {
+    /// Start, in seconds from the start of measurement (−∞ for the very start).
     pub from_s: f64,
+    /// End, in seconds from the start of measurement (∞ for the very end).
     pub to_s: f64,
 }
 
@@ -441,6 +482,7 @@ pub struct SummaryBuilder {
 }
 
 impl SummaryBuilder {
+    /// A builder for the run described by `header`; with a `window`, only the seconds inside it count.
     pub fn new(header: RunHeader, window: Option<Window>) -> SummaryBuilder {
         SummaryBuilder {
             header,
@@ -450,6 +492,7 @@ impl SummaryBuilder {
         }
     }
 
+    /// The header of the run being built.
     pub fn header(&self) -> &RunHeader {
         &self.header
     }

@@ -22,6 +22,7 @@ pub struct HttpOptions {
     /// Per request, from the moment a connection starts working on it.
     #[serde(with = "secs")]
     pub timeout: Duration,
+    /// Connecting (TCP, and TLS for `https`) must take no longer.
     #[serde(with = "secs")]
     pub connect_timeout: Duration,
     /// Skip TLS certificate verification.
@@ -68,9 +69,13 @@ pub const MAX_CONNECT_RATE: f64 = 10_000_000.0;
 /// keeps the URL's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConnectTo {
+    /// The URL host this applies to; `None` for any.
     pub host: Option<String>,
+    /// The URL port this applies to; `None` for any.
     pub port: Option<u16>,
+    /// Where to connect instead; `None` keeps the URL's host.
     pub connect_host: Option<String>,
+    /// Which port to connect to instead; `None` keeps the URL's port.
     pub connect_port: Option<u16>,
 }
 

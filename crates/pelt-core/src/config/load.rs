@@ -46,7 +46,9 @@ pub enum Load {
     /// connection `k` (0-based) works only while the level is above `k`,
     /// and `connections` is the schedule's peak.
     Closed {
+        /// Connections working at once (a schedule's peak, with one).
         connections: u32,
+        /// Connections over time, if they change.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         schedule: Option<Schedule>,
     },
@@ -54,8 +56,11 @@ pub enum Load {
     /// responses (vegeta, wrk2), sent over at most `connections`. With a
     /// `schedule` (of requests per second), `rate` is its peak.
     Rate {
+        /// Requests per second, in total (a schedule's peak, with one).
         rate: f64,
+        /// The most connections the requests may use at once.
         connections: u32,
+        /// Requests per second over time, if the rate changes.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         schedule: Option<Schedule>,
     },
@@ -135,7 +140,9 @@ impl Load {
 /// `duration` of measurement, or whichever comes first.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Stop {
+    /// Stop after this many measured requests.
     pub requests: Option<u64>,
+    /// Stop after this long of measurement.
     #[serde(default, with = "opt_secs")]
     pub duration: Option<Duration>,
 }
@@ -155,8 +162,10 @@ pub enum ThinkTimeError {
 /// uniform in `[min, max]`, excluded from every latency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThinkTime {
+    /// The shortest pause.
     #[serde(with = "secs")]
     pub min: Duration,
+    /// The longest pause.
     #[serde(with = "secs")]
     pub max: Duration,
 }

@@ -32,6 +32,7 @@ use std::time::Duration;
 /// Everything a run needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunConfig {
+    /// What to send; a request goes to one of them, per [`order`](RunConfig::order).
     pub targets: Vec<Target>,
     /// Which target each request goes to.
     #[serde(default)]
@@ -39,7 +40,9 @@ pub struct RunConfig {
     /// Closed loop only: a pause between a connection's requests.
     #[serde(default)]
     pub think: Option<ThinkTime>,
+    /// How load is generated.
     pub load: Load,
+    /// When the run stops.
     pub stop: Stop,
     /// Sent before measurement starts and excluded from every statistic.
     /// The measured duration (`stop.duration`) comes after it.
@@ -47,6 +50,7 @@ pub struct RunConfig {
     pub warmup: Duration,
     /// Worker threads, each with its own event loop, connections and recorder.
     pub threads: usize,
+    /// Connection and protocol options.
     pub http: HttpOptions,
 }
 

@@ -12,7 +12,10 @@ pub enum Order {
     #[default]
     RoundRobin,
     /// A random target per request, reproducible from `seed` (siege -i).
-    Random { seed: u64 },
+    Random {
+        /// The same seed picks the same targets.
+        seed: u64,
+    },
 }
 
 impl Order {
@@ -53,6 +56,7 @@ pub struct TargetPicker {
 }
 
 impl TargetPicker {
+    /// Prepares the picking of `targets` in `order` (the weights summed once).
     pub fn new(order: Order, targets: &[Target]) -> TargetPicker {
         let n = targets.len().max(1) as u64;
         let weighted = targets.iter().any(|t| t.weight != 1);

@@ -11,7 +11,9 @@ pub const MAX_BODY: usize = 32 << 20;
 /// One request to send: method, URL, headers and body, fixed for the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Target {
+    /// The request method, an RFC 9110 token like `GET` (see [`check_method`]).
     pub method: String,
+    /// Where the request goes.
     pub url: Url,
     /// Extra headers, in order. `Host` here overrides the URL's host.
     #[serde(default)]

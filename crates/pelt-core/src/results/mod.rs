@@ -28,7 +28,9 @@ use crate::recorder::Recorder;
 use record::IntervalRecord;
 use std::io::{self, Read, Write};
 
+/// The first eight bytes of every results file.
 pub const MAGIC: &[u8; 8] = b"PELT-RUN";
+/// The version of the layout this pelt writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 /// No frame is this large; a length beyond it means a foreign or corrupt file.
 const MAX_FRAME: u32 = 64 << 20;
@@ -40,12 +42,21 @@ const KIND_FOOTER: u8 = 3;
 /// Why a results file cannot be read, phrased for the user.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {
+    /// The file does not start with [`MAGIC`].
     #[error("not a pelt results file (it does not start with PELT-RUN); give a file written by pelt run -o")]
     NotResults,
+    /// A version this pelt does not know (a newer pelt wrote it).
     #[error("results format version {0} is newer than this pelt understands ({FORMAT_VERSION}); upgrade pelt")]
     UnsupportedVersion(u32),
+    /// The file's bytes are not what pelt wrote.
     #[error("corrupt results file at byte {offset}: {reason}; the file changed after pelt wrote it (a bad copy or disk?): use another copy, or run again")]
-    Corrupt { offset: u64, reason: Corruption },
+    Corrupt {
+        /// Where the bad frame starts, in bytes from the file's start.
+        offset: u64,
+        /// What is wrong there.
+        reason: Corruption,
+    },
+    /// Reading failed.
     #[error("{0}")]
     Io(#[from] io::Error),
 }
@@ -182,6 +193,7 @@ impl<R: Read> ResultsReader<R> {
         })
     }
 
+    /// The run's header.
     pub fn header(&self) -> &RunHeader {
         &self.header
     }

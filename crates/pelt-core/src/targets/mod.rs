@@ -16,9 +16,11 @@
 //! Parsing never panics and never guesses past an error: every problem is a
 //! [`TargetsError`] naming the file, the 1-based line and what was expected,
 //! on one line. Everything is checked here rather than in the engine, so a
-//! bad line fails before the run starts: URLs with [`Url::parse`], methods
-//! and header names as RFC 9110 tokens, header values without CR, LF or
-//! NUL, body sizes against [`MAX_BODY`].
+//! bad line fails before the run starts: URLs with
+//! [`Url::parse`](crate::Url::parse), methods and headers with
+//! [`check_method`](crate::check_method) and
+//! [`check_header`](crate::check_header) (the rules `-m` and `-H` use),
+//! body sizes against [`MAX_BODY`](crate::config::MAX_BODY).
 //!
 //! Weights (`Target::weight`, 1 to [`MAX_WEIGHT`], default 1) can be given
 //! in the plain format (a number before the URL: siege lines start with
@@ -50,7 +52,7 @@ use std::str::FromStr;
 /// Largest targets file: pelt holds every target in memory.
 pub const MAX_TARGETS_FILE: usize = 256 << 20;
 /// Largest sum of all bodies in one targets file (each body is also held to
-/// [`MAX_BODY`]): a body file shared by many lines is copied into each.
+/// [`MAX_BODY`](crate::config::MAX_BODY)): a body file shared by many lines is copied into each.
 pub const MAX_TOTAL_BODY: usize = 256 << 20;
 /// Largest value of one siege variable.
 pub const MAX_VARIABLE: usize = 64 << 10;

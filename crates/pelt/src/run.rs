@@ -72,6 +72,8 @@ impl TryFrom<&RunArgs> for RunConfig {
         let duration = opt_duration(&a.duration, "-d/--duration")?;
         let warmup = opt_duration(&a.warmup, "--warmup")?.unwrap_or(Duration::ZERO);
         let load = load(a)?;
+        // Not a re-check of validate(): it sees `streams: 1`, the default,
+        // and cannot tell that `--streams` was given without `--http2`.
         if a.streams.is_some() && !a.http2 {
             return Err(UserError(
                 pelt_core::ConfigError::StreamsWithoutHttp2.to_string(),

@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod buckets;
 pub mod check;
 pub mod civil;
 pub mod config;

@@ -433,8 +433,9 @@ fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> RunSummary {
 /// `pelt run`.
 pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let config = RunConfig::try_from(&args)?;
-    if let (Some(t), None) = (args.threads, &args.duration) {
-        // ab's `-t 3` is a 3 s time limit; here it is 3 threads.
+    if let (Some(t), None, None) = (args.threads, &args.duration, args.requests) {
+        // ab's `-t 3` is a 3 s time limit; here it is 3 threads, and the
+        // run lasts its default. With -n, the count says how long.
         eprintln!(
             "pelt: note: -t {t} runs {t} worker thread{} (as in wrk), not a time limit (ab's and siege's -t): for that, use -d {t}s",
             if t == 1 { "" } else { "s" }

@@ -11,7 +11,9 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid duration '{input}': {reason}; use a number with a unit, like 500ms, 10s, 1.5m or 1m30s")]
 pub struct DurationError {
+    /// The text as given, escaped to stay on one line.
     pub input: String,
+    /// What is wrong with it.
     pub reason: &'static str,
 }
 
@@ -107,6 +109,42 @@ impl fmt::Display for Human {
 /// Formats nanoseconds with [`Human`].
 pub fn human_ns(ns: u64) -> Human {
     Human(Duration::from_nanos(ns))
+}
+
+/// Durations as seconds (floats) in serialised form.
+pub mod secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    /// Writes a duration as seconds.
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+    /// Reads seconds into a duration; refuses negative or unrepresentable values.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Optional durations as seconds (floats) in serialised form.
+pub mod opt_secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    /// Writes an optional duration as seconds, or nothing.
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+    /// Reads optional seconds into a duration.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<f64>::deserialize(d)?
+            .map(|v| Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom))
+            .transpose()
+    }
 }
 
 #[cfg(test)]

@@ -4,47 +4,11 @@
 use crate::config::RunConfig;
 use crate::duration::human_ns;
 use crate::error::ErrorKind;
+use crate::header::{Environment, RunFooter, RunHeader, ThreadLoad};
 use crate::recorder::Recorder;
-use crate::results::{RunFooter, RunHeader};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-
-/// Where and with what a run was made: enough to reproduce or distrust it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Environment {
-    pub pelt_version: String,
-    pub os: String,
-    pub arch: String,
-    /// Cores available to the process.
-    pub cores: usize,
-    /// Worker threads used.
-    pub threads: usize,
-    /// Resolved addresses of each target host.
-    pub target_addrs: Vec<String>,
-    /// Wall-clock start, milliseconds since the Unix epoch.
-    pub started_unix_ms: u64,
-}
-
-/// How busy one of pelt's worker threads was while it sent (warm-up
-/// included; the wait for the last responses after sending stopped is
-/// not, being mostly idle), from the kernel's scheduler
-/// statistics: the share of the wall-clock time it ran on a CPU, and the
-/// share it was ready to run but waited for one. A thread that wanted a
-/// CPU nearly all the time set the pace of its connections: the figures
-/// then describe the client as much as the server.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ThreadLoad {
-    pub on_cpu: f64,
-    pub waiting: f64,
-}
-
-impl ThreadLoad {
-    /// The share of the run the thread wanted a CPU.
-    pub fn demand(&self) -> f64 {
-        self.on_cpu + self.waiting
-    }
-}
 
 /// A worker thread that wanted a CPU for at least this share of the run
 /// was, or was close to, the bottleneck: an event loop with work queued
@@ -72,14 +36,23 @@ pub struct IntervalRow {
     /// (negative for the partial first second; reports show
     /// [`IntervalRow::span`] instead).
     pub offset_s: f64,
+    /// Requests recorded in the interval.
     pub requests: u64,
+    /// Requests without error and with a 2xx or 3xx status.
     pub successes: u64,
+    /// Requests that failed with an error (an [`ErrorKind`]; a status
+    /// outside 2xx/3xx is not one).
     pub errors: u64,
+    /// Bytes received.
     pub bytes_in: u64,
-    /// Response-time percentiles of the requests completed in the interval.
+    /// Median response time of the requests completed in the interval,
+    /// nanoseconds.
     pub p50_ns: u64,
+    /// 90th percentile response time, nanoseconds.
     pub p90_ns: u64,
+    /// 99th percentile response time, nanoseconds.
     pub p99_ns: u64,
+    /// Slowest response time, nanoseconds.
     pub max_ns: u64,
     /// Rate runs: requests the schedule offered in the interval (the part
     /// of it inside the measured duration), to set beside `requests`.
@@ -155,16 +128,22 @@ pub const PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 /// A histogram reduced to the numbers reports print (nanoseconds).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyStats {
+    /// Values recorded.
     pub count: u64,
+    /// Smallest value.
     pub min: u64,
+    /// Mean value.
     pub mean: f64,
+    /// Standard deviation.
     pub stdev: f64,
+    /// Largest value.
     pub max: u64,
     /// `(percentile, value)` for each of [`PERCENTILES`].
     pub percentiles: Vec<(f64, u64)>,
 }
 
 impl LatencyStats {
+    /// The numbers of `h`; all zero for an empty histogram.
     pub fn of(h: &Histogram<u64>) -> LatencyStats {
         if h.is_empty() {
             return LatencyStats {
@@ -204,13 +183,27 @@ impl LatencyStats {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
     /// The achieved send rate fell short of the offered rate.
-    RateShortfall { offered: f64, achieved: f64 },
+    RateShortfall {
+        /// Requests per second the schedule offered.
+        offered: f64,
+        /// Requests per second sent.
+        achieved: f64,
+    },
     /// Requests waited in the client before being sent.
-    SendLag { p99_ns: u64, connections: u32 },
+    SendLag {
+        /// 99th percentile send lag, nanoseconds.
+        p99_ns: u64,
+        /// The connection pool's size.
+        connections: u32,
+    },
     /// Requests were still pending when the run ended.
-    Unfinished { count: u64 },
+    Unfinished {
+        /// How many.
+        count: u64,
+    },
     /// A large share of requests failed.
     Errors {
+        /// The share that failed, 0 to 1.
         ratio: f64,
         /// The share that failed without a timed response (a refused
         /// connection, a reset): left out of the latency figures. Timeouts,
@@ -230,8 +223,11 @@ pub enum Warning {
     /// pelt's busiest worker thread wanted a CPU nearly all the run: the
     /// client may have set the pace.
     ClientBusy {
+        /// Share of the run it ran on a CPU.
         on_cpu: f64,
+        /// Share of the run it waited for a CPU.
         waiting: f64,
+        /// Worker threads in the run.
         threads: usize,
     },
 }
@@ -309,10 +305,13 @@ impl std::fmt::Display for Warning {
 /// The result of a run.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
+    /// The configuration the run was made with.
     pub config: RunConfig,
+    /// Where it ran.
     pub env: Environment,
     /// All measured requests (warm-up excluded).
     pub total: Recorder,
+    /// One row per second, in order.
     pub timeline: Vec<IntervalRow>,
     /// From the start of measurement until sending stopped.
     pub duration: Duration,
@@ -326,6 +325,7 @@ pub struct RunSummary {
     pub sending: Duration,
     /// Requests sent during warm-up (not in any statistic).
     pub warmup_requests: u64,
+    /// Whether Ctrl-C stopped the run before its stop condition.
     pub interrupted: bool,
     /// False when rebuilt from a results file that has no footer.
     pub complete: bool,
@@ -334,6 +334,7 @@ pub struct RunSummary {
     /// How busy each worker thread was (see [`ThreadLoad`]); empty when
     /// not known.
     pub worker_load: Vec<ThreadLoad>,
+    /// What the user should know about the run, worked out by [`RunSummary::diagnose`].
     pub warnings: Vec<Warning>,
 }
 
@@ -549,23 +550,53 @@ fn per_second(n: u64, d: Duration) -> f64 {
 /// Part of a run, in seconds from the start of measurement: `10s..50s`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Window {
+    /// Start, in seconds from the start of measurement (−∞ for the very start).
     pub from_s: f64,
+    /// End, in seconds from the start of measurement (∞ for the very end).
     pub to_s: f64,
+}
+
+/// Why a `--window` did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid window '{text}': {problem}")]
+pub struct WindowError {
+    /// The window as given, escaped to stay on one line.
+    pub text: String,
+    /// What is wrong with it.
+    pub problem: WindowProblem,
+}
+
+/// What is wrong with a window.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WindowProblem {
+    /// No `..` between the two ends.
+    #[error("use FROM..TO, like 10s..50s")]
+    NoRange,
+    /// One end is not a duration.
+    #[error("{0}")]
+    Duration(crate::duration::DurationError),
+    /// The end is not after the start.
+    #[error("the end must come after the start")]
+    Reversed,
 }
 
 impl Window {
     /// Parses `FROM..TO` (either side may be empty: `..30s`, `10s..`).
-    pub fn parse(text: &str) -> Result<Window, String> {
+    pub fn parse(text: &str) -> Result<Window, WindowError> {
+        let bad = |problem| WindowError {
+            text: text.escape_debug().to_string(),
+            problem,
+        };
         let (from, to) = text
             .split_once("..")
-            .ok_or_else(|| format!("invalid window '{text}': use FROM..TO, like 10s..50s"))?;
-        let side = |v: &str, default: f64| -> Result<f64, String> {
+            .ok_or_else(|| bad(WindowProblem::NoRange))?;
+        let side = |v: &str, default: f64| -> Result<f64, WindowError> {
             if v.trim().is_empty() {
                 Ok(default)
             } else {
                 crate::duration::parse_duration(v)
                     .map(|d| d.as_secs_f64())
-                    .map_err(|e| format!("invalid window '{text}': {e}"))
+                    .map_err(|e| bad(WindowProblem::Duration(e)))
             }
         };
         // An open start means from the very start: the first, partial
@@ -575,9 +606,7 @@ impl Window {
             to_s: side(to, f64::INFINITY)?,
         };
         if w.to_s <= w.from_s {
-            return Err(format!(
-                "invalid window '{text}': the end must come after the start"
-            ));
+            return Err(bad(WindowProblem::Reversed));
         }
         Ok(w)
     }
@@ -623,6 +652,7 @@ pub struct SummaryBuilder {
 }
 
 impl SummaryBuilder {
+    /// A builder for the run described by `header`; with a `window`, only the seconds inside it count.
     pub fn new(header: RunHeader, window: Option<Window>) -> SummaryBuilder {
         SummaryBuilder {
             header,
@@ -632,6 +662,7 @@ impl SummaryBuilder {
         }
     }
 
+    /// The header of the run being built.
     pub fn header(&self) -> &RunHeader {
         &self.header
     }

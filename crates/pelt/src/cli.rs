@@ -421,7 +421,7 @@ fn parse_threads(text: &str) -> Result<usize, String> {
     })
 }
 
-fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, String> {
+fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, pelt_core::AssertionError> {
     text.parse()
 }
 

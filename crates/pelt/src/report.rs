@@ -4,15 +4,12 @@ use crate::cli::{FormatArg, ReportArgs};
 use crate::run::{html, render_one};
 use crate::save;
 use crate::UserError;
-use pelt_core::{
-    Recorder, ResultsReader, RunFooter, RunHeader, RunSummary, SummaryBuilder, Window,
-};
+use pelt_core::results::{MergeError, MergedReader};
+use pelt_core::{Recorder, ResultsReader, RunSummary, SummaryBuilder, Window};
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-type Reader = ResultsReader<BufReader<File>>;
 
 pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     let files = if args.last {
@@ -25,7 +22,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         .as_deref()
         .map(Window::parse)
         .transpose()
-        .map_err(UserError)?;
+        .map_err(|e| UserError(e.to_string()))?;
     let several = files.len() > 1;
     if several && !args.merge && !args.asserts.is_empty() {
         return Err(UserError(
@@ -48,7 +45,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         // Overlay: one summary per file, labelled by file name.
         let mut runs = Vec::new();
         for path in &files {
-            let mut merged = Merged::open(std::slice::from_ref(path))?;
+            let merged = Merged::open(std::slice::from_ref(path))?;
             runs.push((label(path), merged.summary(window)?));
         }
         let labeled: Vec<(String, &RunSummary)> =
@@ -59,7 +56,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     let mut merged = Merged::open(&files)?;
     if args.format == FormatArg::Hdrlog {
         let mut seconds = Vec::new();
-        let offsets = SummaryBuilder::new(merged.header.clone(), None);
+        let offsets = SummaryBuilder::new(merged.reader.header().clone(), None);
         while let Some((second, rec)) = merged.next()? {
             if window.is_none_or(|w| w.contains(offsets.offset_of(second))) {
                 seconds.push((second, rec.response));
@@ -102,14 +99,11 @@ pub fn label(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
-/// Several results files of one run read as one: seconds with the same
-/// wall-clock time are merged (histograms add), in order, one second in
-/// memory per file.
+/// Several results files of one run, read as one (pelt-core's k-way
+/// merge), with errors naming the file at fault.
 struct Merged {
     files: Vec<PathBuf>,
-    readers: Vec<Reader>,
-    heads: Vec<Option<(u64, Recorder)>>,
-    header: RunHeader,
+    reader: MergedReader<BufReader<File>>,
 }
 
 impl Merged {
@@ -132,67 +126,33 @@ impl Merged {
                 .map_err(|e| UserError(format!("'{}': {e}", path.display())))?;
             readers.push(reader);
         }
-        let mut header = readers[0].header().clone();
-        for r in &readers[1..] {
-            header.merge(r.header()).map_err(UserError)?;
-        }
-        let mut merged = Merged {
+        let reader = MergedReader::new(readers).map_err(|e| merge_error(files, e))?;
+        Ok(Merged {
             files: files.to_vec(),
-            heads: Vec::new(),
-            readers,
-            header,
-        };
-        for i in 0..merged.readers.len() {
-            let head = merged.read(i)?;
-            merged.heads.push(head);
-        }
-        Ok(merged)
-    }
-
-    fn read(&mut self, i: usize) -> Result<Option<(u64, Recorder)>, UserError> {
-        self.readers[i]
-            .next_interval()
-            .map_err(|e| UserError(format!("'{}': {e}", self.files[i].display())))
+            reader,
+        })
     }
 
     /// The next second across all files, merged.
     fn next(&mut self) -> Result<Option<(u64, Recorder)>, UserError> {
-        let Some(second) = self.heads.iter().flatten().map(|(s, _)| *s).min() else {
-            return Ok(None);
-        };
-        let mut rec = Recorder::new();
-        for i in 0..self.heads.len() {
-            if self.heads[i].as_ref().is_some_and(|(s, _)| *s == second) {
-                if let Some((_, r)) = self.heads[i].take() {
-                    rec.merge(&r);
-                }
-                self.heads[i] = self.read(i)?;
-            }
-        }
-        Ok(Some((second, rec)))
+        self.reader
+            .next_interval()
+            .map_err(|e| merge_error(&self.files, e))
     }
 
-    /// The footers, combined; `None` if any run was killed.
-    fn footer(&self) -> Option<RunFooter> {
-        let mut footers = self.readers.iter().map(|r| r.footer().cloned());
-        let first = footers.next()??;
-        footers.try_fold(first, |acc, f| Some(acc.merge(&f?)))
+    fn summary(self, window: Option<Window>) -> Result<RunSummary, UserError> {
+        self.reader
+            .summary(window)
+            .map_err(|e| merge_error(&self.files, e))
     }
+}
 
-    fn summary(&mut self, window: Option<Window>) -> Result<RunSummary, UserError> {
-        let mut builder = SummaryBuilder::new(self.header.clone(), window);
-        let (mut seconds, mut kept) = (0u64, 0u64);
-        while let Some((second, rec)) = self.next()? {
-            seconds += 1;
-            kept += u64::from(builder.add(second, &rec).is_some());
+/// A merge error as the user sees it: a file at fault is named by its path.
+fn merge_error(files: &[PathBuf], e: MergeError) -> UserError {
+    match e {
+        MergeError::File { index, error } => {
+            UserError(format!("'{}': {error}", files[index].display()))
         }
-        if window.is_some() && seconds > 0 && kept == 0 {
-            // An empty report of a window past the end would look like a
-            // run that sent nothing.
-            return Err(UserError(format!(
-                "--window holds none of the run's {seconds} seconds (counted from the start of measurement); pick a part within them, like --window ..{seconds}s"
-            )));
-        }
-        Ok(builder.finish(self.footer().as_ref()))
+        other => UserError(other.to_string()),
     }
 }

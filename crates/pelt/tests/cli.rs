@@ -790,6 +790,60 @@ fn huge_connection_counts_are_refused_not_allocated() {
     assert_eq!(s.requests(), 0, "nothing was sent");
 }
 
+/// Was: `-H` let a NUL byte through to the wire while a targets file
+/// refused the same header; both now use pelt-core's one header rule. A
+/// NUL cannot ride in a process's argv, so `-H` gets it from an
+/// experiment plan's `args` (the same flag parser as `pelt run`).
+#[test]
+fn a_nul_in_a_header_is_refused_from_h_as_from_a_targets_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = r#"
+name = "nul"
+blocks = 6
+[load]
+url = "http://127.0.0.1:9/"
+rate = 10
+duration = "1s"
+args = ["-H", "X-Token: a\u0000b"]
+[[variant]]
+name = "A"
+[[variant]]
+name = "B"
+"#;
+    let dry_run = |plan: &str| {
+        std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+        pelt()
+            .current_dir(dir.path())
+            .args(["experiment", "plan.toml", "--dry-run"])
+            .output()
+            .unwrap()
+    };
+    let out = dry_run(plan);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: plan.toml: "), "{err}");
+    assert!(err.contains("invalid header 'X-Token: a\\0b'"), "{err}");
+    assert!(
+        err.contains("line break or NUL; use -H 'Name: value'"),
+        "{err}"
+    );
+    // Without the NUL the same plan checks out: the refusal is the NUL's.
+    let out = dry_run(&plan.replace("\\u0000", ""));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    std::fs::write(
+        dir.path().join("targets.http"),
+        "GET http://127.0.0.1:9/\nX-Token: a\0b\n",
+    )
+    .unwrap();
+    let targets = dir.path().join("targets.http");
+    refused(
+        &["run", "-f", targets.to_str().unwrap(), "-n", "1"],
+        &["targets.http:2: the value of header 'X-Token' contains a line break or NUL"],
+    );
+}
+
 #[test]
 fn body_file_that_never_ends_is_refused_not_read_forever() {
     // Was: --body-file /dev/zero read until memory ran out.

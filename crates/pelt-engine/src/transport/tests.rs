@@ -1,0 +1,1 @@
+//! Transport tests (to come).

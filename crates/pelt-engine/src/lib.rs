@@ -43,6 +43,8 @@
 //!
 //! `examples/bench_url.rs` is the same as a program.
 
+#![warn(missing_docs)]
+
 mod collector;
 mod conn;
 mod error;

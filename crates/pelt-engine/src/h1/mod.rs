@@ -1,6 +1,6 @@
 //! HTTP/1.1 on the wire: requests serialised once, responses read into a
 //! reusable buffer and framed without allocating. The transport that
-//! sends them, one connection per sender, is [`sender`].
+//! sends them, one connection per sender, is `sender`.
 
 pub(crate) mod sender;
 
@@ -24,12 +24,15 @@ const MAX_HEADERS_LARGE: usize = 256;
 /// copies bytes and never formats.
 #[derive(Debug, Clone)]
 pub struct PreparedRequest {
+    /// The whole request: head and body.
     pub bytes: Vec<u8>,
     /// HEAD responses have no body whatever their headers say.
     pub head: bool,
 }
 
 impl PreparedRequest {
+    /// Serialises `target`'s request; without `keepalive` it asks the
+    /// server to close the connection after answering.
     pub fn new(target: &Target, keepalive: bool) -> PreparedRequest {
         let mut out = Vec::with_capacity(256 + target.body.len());
         write_request(
@@ -55,9 +58,13 @@ impl PreparedRequest {
 /// false` drops a configured Host header (the URL's is sent instead).
 #[derive(Debug, Clone, Copy)]
 pub struct RequestLine<'a> {
+    /// The method to send.
     pub method: &'a str,
+    /// The URL whose path (and host, without `keep_host`) is sent.
     pub url: &'a pelt_core::Url,
+    /// Whether the target's body (and its headers) go too.
     pub body: bool,
+    /// Whether a Host header configured on the target is kept.
     pub keep_host: bool,
 }
 

@@ -16,7 +16,8 @@ pub enum Measure {
     Max,
     /// Share of requests that failed (errors or non-2xx/3xx), 0..1.
     Errors,
-    /// Requests per second sent.
+    /// Requests per second actually sent (in rate mode, not the rate
+    /// planned: a client that fell behind fails `rate >= ...`).
     Rate,
     /// Successful responses per second.
     Throughput,
@@ -30,6 +31,7 @@ pub enum Op {
     Le,
     Gt,
     Ge,
+    Eq,
 }
 
 /// `MEASURE OP VALUE`, parsed.
@@ -58,8 +60,9 @@ impl fmt::Display for Checked {
     }
 }
 
-const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'errors < 0.1%', 'rate >= 990'; \
-MEASURE is p50..p99.99, mean, max, errors, rate, throughput or requests";
+const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'errors < 0.1%', 'errors == 0', \
+'rate >= 990'; MEASURE is p50..p99.99, mean, max (durations with a unit), errors (a share with %), \
+rate, throughput (per second) or requests (a count); OP is <, <=, >, >= or ==";
 
 impl FromStr for Assertion {
     type Err = String;
@@ -68,17 +71,23 @@ impl FromStr for Assertion {
         let bad = |why: &str| format!("invalid --assert '{}': {why}; {HELP}", text.escape_debug());
         let t = text.trim();
         let op_at = t
-            .find(['<', '>'])
-            .ok_or_else(|| bad("no comparison (<, <=, >, >=)"))?;
+            .find(['<', '>', '=', '!'])
+            .ok_or_else(|| bad("no comparison (<, <=, >, >=, ==)"))?;
         let (name, rest) = t.split_at(op_at);
         let (op, value) = if let Some(v) = rest.strip_prefix("<=") {
             (Op::Le, v)
         } else if let Some(v) = rest.strip_prefix(">=") {
             (Op::Ge, v)
+        } else if let Some(v) = rest.strip_prefix("==") {
+            (Op::Eq, v)
         } else if let Some(v) = rest.strip_prefix('<') {
             (Op::Lt, v)
+        } else if let Some(v) = rest.strip_prefix('>') {
+            (Op::Gt, v)
         } else {
-            (Op::Gt, &rest[1..])
+            return Err(bad(
+                "write == for equality (a single = or != is not a comparison here)",
+            ));
         };
         let (name, value) = (name.trim(), value.trim());
         let measure = match name {
@@ -101,12 +110,40 @@ impl FromStr for Assertion {
             Measure::Percentile(_) | Measure::Mean | Measure::Max => {
                 parse_duration(value).map_err(|e| bad(e.reason))?.as_nanos() as f64
             }
+            // A share needs its unit: 'errors < 5' was read as 500 % and
+            // made a gate that could never fail. Only 0 is the same in
+            // every unit.
             Measure::Errors => match value.strip_suffix('%') {
-                Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
-                None => value.parse::<f64>(),
+                Some(pct) => pct
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=100.0).contains(p))
+                    .map(|p| p / 100.0)
+                    .ok_or_else(|| bad("errors take a percentage from 0% to 100%, like 0.1%"))?,
+                None => match value.parse::<f64>() {
+                    Ok(0.0) => 0.0,
+                    Ok(v) => {
+                        return Err(bad(&format!(
+                        "errors is a share and needs its unit: write '{name} {} {v}%' for {v} % \
+                             (a bare {v} is ambiguous; only 0 may go without %)",
+                        op.symbol()
+                    )))
+                    }
+                    Err(_) => return Err(bad("errors take a percentage, like 0.1% or 0")),
+                },
+            },
+            Measure::Rate | Measure::Throughput => {
+                let v = value.strip_suffix("/s").unwrap_or(value).trim();
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|v| *v >= 0.0)
+                    .ok_or_else(|| bad("rates are requests per second, like 990 or 990/s"))?
             }
-            .map_err(|_| bad("errors take a share, like 0.1% or 0.001"))?,
-            _ => value.parse().map_err(|_| bad("expected a number"))?,
+            Measure::Requests => value
+                .parse::<u64>()
+                .map(|n| n as f64)
+                .map_err(|_| bad("requests is a count, like 1000"))?,
         };
         if !threshold.is_finite() {
             return Err(bad("the value must be a finite number"));
@@ -117,6 +154,19 @@ impl FromStr for Assertion {
             threshold,
             text: t.to_string(),
         })
+    }
+}
+
+impl Op {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::Eq => "==",
+        }
     }
 }
 
@@ -141,7 +191,7 @@ impl Assertion {
                 };
                 (share, format!("{:.3}%", share * 100.0))
             }
-            Measure::Rate => (s.request_rate(), format!("{:.1}/s", s.request_rate())),
+            Measure::Rate => (s.sent_rate(), format!("{:.1}/s", s.sent_rate())),
             Measure::Throughput => (s.throughput(), format!("{:.1}/s", s.throughput())),
             Measure::Requests => (s.total.requests as f64, s.total.requests.to_string()),
         };
@@ -151,6 +201,7 @@ impl Assertion {
             Op::Le => actual <= self.threshold,
             Op::Gt => actual > self.threshold,
             Op::Ge => actual >= self.threshold,
+            Op::Eq => actual == self.threshold,
         };
         Checked {
             assertion: self.text.clone(),
@@ -184,8 +235,29 @@ mod tests {
     }
 
     #[test]
+    fn a_share_needs_its_unit() {
+        // The trial's gate that could never fail: 'errors < 5' read as 500 %.
+        let e = "errors < 5".parse::<Assertion>().unwrap_err();
+        assert!(e.contains("'errors < 5%'"), "{e}");
+        let a: Assertion = "errors == 0".parse().unwrap();
+        assert_eq!(
+            (a.measure, a.op, a.threshold),
+            (Measure::Errors, Op::Eq, 0.0)
+        );
+        let a: Assertion = "errors <= 5%".parse().unwrap();
+        assert!((a.threshold - 0.05).abs() < 1e-12);
+        let a: Assertion = "rate >= 990/s".parse().unwrap();
+        assert_eq!(a.threshold, 990.0);
+    }
+
+    #[test]
     fn rejects_with_help() {
         for bad in [
+            "errors < 5",
+            "errors < 0.05",
+            "errors < 101%",
+            "errors = 0",
+            "requests >= 1.5",
             "p99 50ms",
             "p99 < 50",
             "latency < 5ms",

@@ -380,6 +380,11 @@ pub struct HttpOptions {
     /// `--follow-any-host`: follow redirects to other origins too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub follow_any_host: bool,
+    /// `-l`, `--accept-variable-length`: no `length` failure when a 2xx
+    /// body's length differs from the first for its target (ab's `-l`),
+    /// for pages whose length varies (timestamps, ads, random content).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub accept_variable_length: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -506,6 +511,7 @@ impl Default for HttpOptions {
             connect_rate: None,
             follow: 0,
             follow_any_host: false,
+            accept_variable_length: false,
         }
     }
 }

@@ -17,7 +17,8 @@ pub struct DurationError {
 
 /// Parses a duration made of one or more `<number><unit>` parts.
 ///
-/// Units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`. A bare `0` is allowed;
+/// Units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`, and siege's `S`, `M`,
+/// `H` (seconds, minutes, hours). A bare `0` is allowed;
 /// any other bare number is rejected, because `-d 10` could mean seconds or
 /// milliseconds and guessing wrong silently ruins a benchmark.
 pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
@@ -55,6 +56,11 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
             "s" | "sec" => 1.0,
             "m" | "min" => 60.0,
             "h" => 3600.0,
+            // siege's spelling (-t 10S, 1M, 1H): unambiguous, since no
+            // unit of pelt's is upper case.
+            "S" => 1.0,
+            "M" => 60.0,
+            "H" => 3600.0,
             "" => return Err(err("a unit is missing")),
             _ => return Err(err("the unit is not one of ns, us, ms, s, m, h")),
         };
@@ -116,11 +122,15 @@ mod tests {
         assert_eq!(parse_duration("500us").unwrap(), Duration::from_micros(500));
         assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+        // siege's spelling.
+        assert_eq!(parse_duration("10S").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("1M").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("1H").unwrap(), Duration::from_secs(3600));
     }
 
     #[test]
     fn rejects_ambiguous_and_malformed() {
-        for bad in ["", "10", "s", "10x", "1..2s", "-1s", "ms10"] {
+        for bad in ["", "10", "s", "10x", "1..2s", "-1s", "ms10", "10MS", "1Ms"] {
             let e = parse_duration(bad).unwrap_err();
             assert!(e.to_string().contains("like 500ms"), "{bad}: {e}");
         }

@@ -58,6 +58,10 @@ pub const CLIENT_BUSY: f64 = 0.9;
 /// often than not).
 pub const CLIENT_BUSY_MIN_RUN: Duration = Duration::from_secs(1);
 
+/// How long requests in flight may finish after sending stops (capped by
+/// `--timeout`); anything still pending is then recorded as unfinished.
+pub const GRACE: Duration = Duration::from_secs(2);
+
 /// One second of the run (intervals are aligned to wall-clock seconds,
 /// so the first and last may be partial).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -65,7 +69,8 @@ pub struct IntervalRow {
     /// Start of the interval, seconds since the Unix epoch.
     pub unix_second: u64,
     /// Seconds from the start of measurement to the interval's start
-    /// (negative for the partial first second).
+    /// (negative for the partial first second; reports show
+    /// [`IntervalRow::span`] instead).
     pub offset_s: f64,
     pub requests: u64,
     pub successes: u64,
@@ -86,7 +91,33 @@ pub struct IntervalRow {
     pub active_connections: Option<u32>,
 }
 
+/// A timeline row covering less of the run than this (the first or last
+/// wall-clock second, cut by the run's start or end) gets no rate: a few
+/// requests over a few milliseconds would read as a spike or a dip that
+/// never happened. Its counts are still reported.
+pub const MIN_RATE_SPAN_S: f64 = 0.1;
+
 impl IntervalRow {
+    /// The part of this wall-clock second inside the run, in seconds from
+    /// the start of measurement, given the run's `elapsed_s`: `[0, 0.47]`
+    /// for a first second that began 0.53 s before measurement. Never
+    /// negative.
+    pub fn span(&self, elapsed_s: f64) -> (f64, f64) {
+        let end = elapsed_s.max(0.0);
+        (
+            self.offset_s.clamp(0.0, end),
+            (self.offset_s + 1.0).clamp(0.0, end),
+        )
+    }
+
+    /// Requests completed per second over the part of the second the run
+    /// covered, so partial first and last seconds are not drawn as dips;
+    /// `None` when that part is shorter than [`MIN_RATE_SPAN_S`].
+    pub fn rate(&self, elapsed_s: f64) -> Option<f64> {
+        let (from, to) = self.span(elapsed_s);
+        (to - from >= MIN_RATE_SPAN_S).then(|| self.requests as f64 / (to - from))
+    }
+
     /// Summarises one interval's recorder.
     pub fn from_recorder(unix_second: u64, offset_s: f64, r: &Recorder) -> IntervalRow {
         IntervalRow {
@@ -179,7 +210,18 @@ pub enum Warning {
     /// Requests were still pending when the run ended.
     Unfinished { count: u64 },
     /// A large share of requests failed.
-    Errors { ratio: f64 },
+    Errors {
+        ratio: f64,
+        /// The share that failed without a timed response (a refused
+        /// connection, a reset): left out of the latency figures. Timeouts,
+        /// unfinished requests and length mismatches are timed.
+        #[serde(default)]
+        untimed: f64,
+        /// The share that failed only ab's length check (a response of
+        /// another length than the first for its target).
+        #[serde(default)]
+        length: f64,
+    },
     /// The run was interrupted (Ctrl-C) before its stop condition.
     Interrupted,
     /// The results file has no footer: the run was killed; the figures
@@ -214,11 +256,33 @@ impl std::fmt::Display for Warning {
                 "{count} requests were still pending when the run ended; they count as 'unfinished' errors \
                  and in response time up to the end"
             ),
-            Warning::Errors { ratio } => write!(
-                f,
-                "{:.1}% of requests failed; the latency figures describe the rest. See the errors below",
-                ratio * 100.0
-            ),
+            Warning::Errors {
+                ratio,
+                untimed,
+                length,
+            } => {
+                write!(f, "{:.1}% of requests failed", ratio * 100.0)?;
+                if *untimed > 0.0 {
+                    write!(
+                        f,
+                        "; the {:.1}% that got no response are left out of the latency figures",
+                        untimed * 100.0
+                    )?;
+                } else {
+                    write!(f, "; each was timed, so the latency figures include them")?;
+                }
+                write!(f, ". See the errors below")?;
+                if *length > 0.0 {
+                    write!(
+                        f,
+                        ". {:.1}% only differed in length from the first response (ab's check): \
+                         for pages whose length varies, turn the check off with -l \
+                         (--accept-variable-length)",
+                        length * 100.0
+                    )?;
+                }
+                Ok(())
+            }
             Warning::Interrupted => write!(f, "interrupted: the figures cover the run up to Ctrl-C"),
             Warning::Incomplete => write!(
                 f,
@@ -254,6 +318,12 @@ pub struct RunSummary {
     pub duration: Duration,
     /// From the start of measurement until the last response or give-up.
     pub elapsed: Duration,
+    /// From the start of measurement until the last request was sent, and
+    /// at least `duration`: requests due before the end of a rate run but
+    /// held back for want of a connection still go out late, in the wait
+    /// for stragglers, so a client that fell behind sends for longer than
+    /// its schedule.
+    pub sending: Duration,
     /// Requests sent during warm-up (not in any statistic).
     pub warmup_requests: u64,
     pub interrupted: bool,
@@ -268,9 +338,99 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// Requests recorded per second of sending (vegeta's "rate").
+    /// Requests recorded per second of the planned duration: in rate mode
+    /// the rate *planned* (sent or not), elsewhere the rate sent. See
+    /// [`RunSummary::sent_rate`] for what went out.
     pub fn request_rate(&self) -> f64 {
         per_second(self.total.requests, self.duration)
+    }
+
+    /// Requests the run accounted for: every request a rate schedule
+    /// planned within the measured duration, whether or not it was sent;
+    /// in a closed loop, every request started.
+    pub fn planned(&self) -> u64 {
+        self.total.requests
+    }
+
+    /// Requests whose first byte was written to a connection. The rest of
+    /// [`RunSummary::planned`] never left the client: a failed connect, or
+    /// (rate mode) no free connection before the run ended.
+    pub fn sent(&self) -> u64 {
+        self.total.send_lag.len()
+    }
+
+    /// Requests that ended, with a response or a failure, before the run
+    /// did: all but the unfinished.
+    pub fn completed(&self) -> u64 {
+        self.total.requests - self.total.errors[ErrorKind::Unfinished.index()]
+    }
+
+    /// Responses received, whatever their status.
+    pub fn responses(&self) -> u64 {
+        self.total.statuses.iter().sum()
+    }
+
+    /// For a run in which requests were made but not one got a response:
+    /// one line saying what happened, from the failures (the most common
+    /// kind and an example of it). `None` when anything answered.
+    pub fn no_response(&self) -> Option<String> {
+        if self.total.requests == 0 || self.responses() > 0 {
+            return None;
+        }
+        let n = self.total.requests;
+        let (kind, count) = ErrorKind::ALL
+            .iter()
+            .map(|&k| (k, self.total.errors[k.index()]))
+            .max_by_key(|&(_, c)| c)
+            .filter(|&(_, c)| c > 0)?;
+        let example = self
+            .total
+            .examples
+            .iter()
+            .find(|e| e.kind == kind)
+            .map(|e| e.message.as_str())
+            .unwrap_or("");
+        // Examples start with the address: "127.0.0.1:1: Connection refused".
+        let addr = example.split(": ").next().unwrap_or("the target");
+        let all = if count == n {
+            format!("all {n} requests")
+        } else {
+            format!("{count} of {n} requests")
+        };
+        Some(match kind {
+            ErrorKind::Connect if example.contains("refused") => {
+                format!("nothing listens on {addr}: is the server up? ({all} were refused a connection)")
+            }
+            ErrorKind::Connect => format!("could not connect to {addr} ({all}): {example}"),
+            ErrorKind::Tls => format!("no TLS connection ({all}): {example}"),
+            ErrorKind::Timeout => format!(
+                "no response within --timeout {} ({all} timed out): is the server stuck, or the timeout too short?",
+                human_ns(self.config.http.timeout.as_nanos() as u64)
+            ),
+            ErrorKind::Unfinished => format!(
+                "no response before the run ended ({all} still pending): is the server stuck? Run longer to wait for it"
+            ),
+            _ => format!("no response: {} ({all}), e.g. {example}", kind.describe()),
+        })
+    }
+
+    /// Requests sent per second, over the time it took to send them (at
+    /// least the planned duration): the rate the server was actually
+    /// offered, to set beside [`RunSummary::offered_rate`].
+    pub fn sent_rate(&self) -> f64 {
+        per_second(self.sent(), self.sending.max(self.duration))
+    }
+
+    /// Whether sending went on after the planned duration (requests the
+    /// client could not send in time went out late, in the wait for
+    /// stragglers), by more than a millisecond.
+    pub fn sent_late(&self) -> bool {
+        self.sending > self.duration + Duration::from_millis(1)
+    }
+
+    /// The wait after sending stopped for responses still due.
+    pub fn straggler_wait(&self) -> Duration {
+        self.elapsed.saturating_sub(self.sending.max(self.duration))
     }
 
     /// Successful responses per second, including the wait for the last
@@ -320,7 +480,9 @@ impl RunSummary {
             w.push(Warning::Interrupted);
         }
         if let Some(offered) = self.offered_rate() {
-            let achieved = self.request_rate();
+            // What went out, not what was planned: requests never sent are
+            // recorded (as unfinished), and must not count as sent.
+            let achieved = self.sent_rate();
             let count_limited = self.config.stop.requests.is_some();
             if !self.interrupted
                 && self.complete
@@ -345,7 +507,17 @@ impl RunSummary {
         if self.total.requests > 0 {
             let ratio = self.total.error_count() as f64 / self.total.requests as f64;
             if ratio >= 0.05 {
-                w.push(Warning::Errors { ratio });
+                let share = |n: u64| n as f64 / self.total.requests as f64;
+                let untimed = ErrorKind::ALL
+                    .iter()
+                    .filter(|k| !k.is_timed())
+                    .map(|k| self.total.errors[k.index()])
+                    .sum();
+                w.push(Warning::Errors {
+                    ratio,
+                    untimed: share(untimed),
+                    length: share(self.total.errors[ErrorKind::Length.index()]),
+                });
             }
         }
         let long_enough = self.config.warmup + self.elapsed >= CLIENT_BUSY_MIN_RUN;
@@ -523,8 +695,14 @@ impl SummaryBuilder {
             Some(f) => (f.duration_ns, f.elapsed_ns),
             None => (measured_end_ns, measured_end_ns),
         };
-        let (duration, elapsed) = match self.window {
-            None => (duration, elapsed),
+        let sending = self
+            .total
+            .last_sent
+            .saturating_sub(self.header.measure_from_ns)
+            .max(duration)
+            .min(elapsed.max(duration));
+        let (duration, elapsed, sending) = match self.window {
+            None => (duration, elapsed, sending),
             Some(_) => {
                 // Each included second covers its share of the run.
                 let end = elapsed as f64 / 1e9;
@@ -534,7 +712,7 @@ impl SummaryBuilder {
                     .map(|r| ((r.offset_s + 1.0).min(end) - r.offset_s.max(0.0)).max(0.0))
                     .sum();
                 let ns = (covered * 1e9) as u64;
-                (ns.min(duration), ns)
+                (ns.min(duration), ns, ns.min(duration))
             }
         };
         let mut summary = RunSummary {
@@ -544,6 +722,7 @@ impl SummaryBuilder {
             timeline: self.timeline,
             duration: Duration::from_nanos(duration),
             elapsed: Duration::from_nanos(elapsed),
+            sending: Duration::from_nanos(sending),
             warmup_requests: footer.map_or(0, |f| f.warmup_requests),
             interrupted: footer.is_none_or(|f| f.interrupted),
             complete: footer.is_some(),

@@ -240,23 +240,41 @@ pub fn parse(
 /// `format` is `None`. Relative body paths resolve against the file's
 /// directory.
 pub fn read(path: &Path, format: Option<TargetsFormat>) -> Result<Vec<Target>, TargetsError> {
-    let name = path.display().to_string();
+    read_detected(path, format).map(|(targets, _)| targets)
+}
+
+/// [`read`], also returning the format the file was read as (detected,
+/// or `format`). `-` reads standard input (vegeta's
+/// `echo "GET URL" | vegeta attack`), with body paths relative to the
+/// current directory.
+pub fn read_detected(
+    path: &Path,
+    format: Option<TargetsFormat>,
+) -> Result<(Vec<Target>, TargetsFormat), TargetsError> {
+    let stdin = path == Path::new("-");
+    let name = if stdin {
+        "standard input".to_string()
+    } else {
+        path.display().to_string()
+    };
     let whole = |message: String| TargetsError {
         file: name.clone(),
         line: None,
         message,
     };
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_TARGETS_FILE as u64 + 1).read_to_end(&mut bytes))
-        .map_err(|e| {
-            whole(if path == Path::new("-") {
-                // vegeta's habit; here standard input has its own name.
-                "cannot read the targets file '-'; for standard input use -f /dev/stdin".into()
-            } else {
-                format!("cannot read the targets file: {e}; check the path")
-            })
-        })?;
+    let limit = MAX_TARGETS_FILE as u64 + 1;
+    if stdin {
+        std::io::stdin()
+            .lock()
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|e| whole(format!("cannot read targets from standard input: {e}")))?;
+    } else {
+        std::fs::File::open(path)
+            .and_then(|f| f.take(limit).read_to_end(&mut bytes))
+            .map_err(|e| whole(format!("cannot read the targets file: {e}; check the path")))?;
+    }
     if bytes.len() > MAX_TARGETS_FILE {
         return Err(whole(
             "the file is larger than 256 MiB; pelt holds every target in memory, so split it"
@@ -277,8 +295,35 @@ pub fn read(path: &Path, format: Option<TargetsFormat>) -> Result<Vec<Target>, T
         }
     })?;
     let format = format.unwrap_or_else(|| detect(&text));
-    let base_dir = path.parent().unwrap_or(Path::new("."));
-    parse(&text, format, &name, base_dir)
+    let base_dir = match path.parent() {
+        Some(dir) if !stdin => dir,
+        _ => Path::new("."),
+    };
+    parse(&text, format, &name, base_dir).map(|t| (t, format))
+}
+
+/// Adds the command line's `-H` headers to every target read from a file
+/// in `format`. A header the target already has is kept: the file's line
+/// set it. Two exceptions make `-H 'Content-Type: ...'` mean what users
+/// expect: it goes only on requests with a body (a GET line gets none),
+/// and it replaces the Content-Type the format merely implies (siege's
+/// `application/x-www-form-urlencoded` on a POST line, which has no way
+/// to set its own).
+pub fn add_headers(targets: &mut [Target], headers: &[(String, String)], format: TargetsFormat) {
+    for t in targets {
+        for (name, value) in headers {
+            let content_type = name.eq_ignore_ascii_case("content-type");
+            if content_type && t.body.is_empty() {
+                continue;
+            }
+            if content_type && format == TargetsFormat::Siege {
+                t.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+            }
+            if !t.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                t.headers.push((name.clone(), value.clone()));
+            }
+        }
+    }
 }
 
 struct Parser<'a> {

@@ -11,9 +11,9 @@ use pelt_core::{Load, Nanos, RunConfig};
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// How long requests in flight may finish after sending stops (capped by
-/// `--timeout`); anything still pending is recorded as unfinished.
-pub const GRACE: Duration = Duration::from_secs(2);
+/// How long requests in flight may finish after sending stops (one
+/// constant, kept in pelt-core so reports can explain the wait).
+pub use pelt_core::summary::GRACE;
 /// Workers start together this long after `Run::start`, so the schedule
 /// does not begin while threads are still being created.
 const START_DELAY: Duration = Duration::from_millis(5);

@@ -332,8 +332,10 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
     head_row(o, "", runs);
     o.push_str("<tbody>\n");
     group_row(o, "Requests", n);
-    let rows: [(&str, &'static str, Fmt); 8] = [
-        ("requests", "requests.total", Fmt::Count),
+    let rows: [(&str, &'static str, Fmt); 10] = [
+        ("requests (planned)", "requests.total", Fmt::Count),
+        ("sent", "requests.sent", Fmt::Count),
+        ("completed", "requests.completed", Fmt::Count),
         ("succeeded (2xx/3xx)", "requests.successes", Fmt::Count),
         ("failed with an error", "requests.errors", Fmt::Count),
         (
@@ -341,7 +343,7 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
             "requests.non_2xx_3xx",
             Fmt::Count,
         ),
-        ("rate (sent)", "requests.rate", Fmt::PerSecond),
+        ("rate (sent)", "requests.sent_rate", Fmt::PerSecond),
         ("offered rate", "offered_rate", Fmt::PerSecond),
         (
             "throughput (successes)",
@@ -354,8 +356,9 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
         num_row(o, label, jsons, &fixed(key), fmt);
     }
     group_row(o, "Time and transfer", n);
-    let rows: [(&str, &'static str, Fmt); 6] = [
-        ("duration (sending)", "duration_s", Fmt::Seconds),
+    let rows: [(&str, &'static str, Fmt); 7] = [
+        ("duration (planned)", "duration_s", Fmt::Seconds),
+        ("sending (to the last send)", "sending_s", Fmt::Seconds),
         ("elapsed (to the last response)", "elapsed_s", Fmt::Seconds),
         ("bytes in", "bytes.in", Fmt::Bytes),
         ("bytes out", "bytes.out", Fmt::Bytes),
@@ -455,7 +458,7 @@ fn write_charts(o: &mut String, runs: &[Labeled<'_>]) -> std::fmt::Result {
         (
             "throughput-over-time",
             "Throughput and errors over time",
-            "Requests and errors completed in each second (the first and last seconds are partial).",
+            "Requests and errors completed per second, each second's count over the part of it the run covered (the first and last seconds are partial; one shorter than 0.1 s is left out).",
             charts::throughput_over_time(runs),
         ),
         (
@@ -897,6 +900,7 @@ mod tests {
             timeline,
             duration: Duration::from_secs(seconds),
             elapsed: Duration::from_millis(seconds * 1000 + 120),
+            sending: Duration::from_secs(seconds),
             warmup_requests: 42,
             interrupted: false,
             complete: true,
@@ -905,7 +909,11 @@ mod tests {
             warnings: Vec::new(),
         };
         s.warnings = s.diagnose();
-        s.warnings.push(Warning::Errors { ratio: 0.5 });
+        s.warnings.push(Warning::Errors {
+            ratio: 0.5,
+            untimed: 0.5,
+            length: 0.0,
+        });
         s
     }
 
@@ -982,7 +990,12 @@ mod tests {
         assert!(page.contains("99.9%"));
         assert!(page.contains("time since start (s)"));
         assert!(page.contains(ErrorKind::Timeout.describe()));
-        assert!(page.contains(&esc(&Warning::Errors { ratio: 0.5 }.to_string())));
+        assert!(page.contains(&esc(&Warning::Errors {
+            ratio: 0.5,
+            untimed: 0.5,
+            length: 0.0,
+        }
+        .to_string())));
         assert!(
             !page.contains("http://") || !page.contains("src=\"http"),
             "no remote loads"
@@ -1005,7 +1018,10 @@ mod tests {
             };
             for key in [
                 "requests.total",
-                "requests.rate",
+                "requests.sent_rate",
+                "requests.sent",
+                "requests.completed",
+                "sending_s",
                 "requests.throughput",
                 "requests.success_ratio",
                 "requests.warmup",

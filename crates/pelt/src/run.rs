@@ -98,6 +98,7 @@ impl TryFrom<&RunArgs> for RunConfig {
             connect_rate: a.connect_rate,
             follow: a.follow.unwrap_or(0),
             follow_any_host: a.follow_any_host,
+            accept_variable_length: a.accept_variable_length,
             ..HttpOptions::default()
         };
         let host = a.host.as_deref().map(host_header).transpose()?;
@@ -115,16 +116,10 @@ impl TryFrom<&RunArgs> for RunConfig {
                     .map(str::parse::<TargetsFormat>)
                     .transpose()
                     .map_err(UserError)?;
-                let mut targets =
-                    pelt_core::targets::read(path, format).map_err(|e| UserError(e.to_string()))?;
+                let (mut targets, format) = pelt_core::targets::read_detected(path, format)
+                    .map_err(|e| UserError(e.to_string()))?;
                 // -H adds to every target (an Authorization header, say).
-                for t in &mut targets {
-                    for (name, value) in &headers {
-                        if !t.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
-                            t.headers.push((name.clone(), value.clone()));
-                        }
-                    }
-                }
+                pelt_core::targets::add_headers(&mut targets, &headers, format);
                 targets
             }
             (Some(url), None) => vec![Target {
@@ -444,6 +439,13 @@ fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> RunSummary {
 /// `pelt run`.
 pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let config = RunConfig::try_from(&args)?;
+    if let (Some(t), None) = (args.threads, &args.duration) {
+        // ab's `-t 3` is a 3 s time limit; here it is 3 threads.
+        eprintln!(
+            "pelt: note: -t {t} runs {t} worker thread{} (as in wrk), not a time limit (ab's and siege's -t): for that, use -d {t}s",
+            if t == 1 { "" } else { "s" }
+        );
+    }
     if args.format == FormatArg::Hdrlog {
         // Refuse before sending load, not after.
         return Err(UserError("--format hdrlog is for saved runs: pelt run URL -o run.pelt, then pelt report run.pelt --format hdrlog".into()));
@@ -458,7 +460,13 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         // 128 + SIGINT, as shells report an interrupted command.
         return Ok(std::process::ExitCode::from(130));
     }
-    Ok(check(&summary, &args.asserts))
+    let checked = check(&summary, &args.asserts);
+    if let Some(what) = summary.no_response() {
+        // Nothing to measure is not a pass, whatever the asserts say.
+        eprintln!("pelt: no request got a response: {what}");
+        return Ok(std::process::ExitCode::from(crate::NO_RESPONSE));
+    }
+    Ok(checked)
 }
 
 /// Checks `--assert`s on stderr: exit 1 if any fails, else 0.

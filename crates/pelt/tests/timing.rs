@@ -263,8 +263,9 @@ fn rows_against(r: &serde_json::Value, end: f64, n: impl Fn(f64) -> f64) -> Vec<
         .unwrap()
         .iter()
         .map(|row| {
-            let o = f(&row["offset_s"]);
-            let expected = n((o + 1.0).clamp(0.0, end)) - n(o.clamp(0.0, end));
+            // The part of the wall-clock second inside the run.
+            let (o, to) = (f(&row["from_s"]), f(&row["to_s"]));
+            let expected = n(to.clamp(0.0, end)) - n(o.clamp(0.0, end));
             // The report's own figure agrees with the formula.
             let offered = f(&row["offered"]);
             assert!((offered - expected).abs() < 1e-6, "{row}");
@@ -396,9 +397,10 @@ fn a_connection_schedule_sets_the_working_connections() {
     // Whole seconds inside one stage: requests per active connection.
     let mut per_conn = Vec::new();
     for row in r["timeline"].as_array().unwrap() {
-        let o = f(&row["offset_s"]);
+        let (o, to) = (f(&row["from_s"]), f(&row["to_s"]));
         let stage = |t: f64| (t / 2.0).floor();
-        if o >= 0.0 && o + 1.0 <= 8.0 && stage(o) == stage(o + 0.999) {
+        let whole = to - o > 0.999;
+        if whole && to <= 8.0 && stage(o) == stage(o + 0.999) {
             let active = u(&row["active_connections"]) as f64;
             assert_eq!(active, [1.0, 4.0, 2.0, 3.0][stage(o) as usize], "{row}");
             let got = u(&row["requests"]) as f64;

@@ -6,8 +6,8 @@ mod tls;
 
 pub(crate) use origin::{lookup_origin, resolve_origins};
 pub use origin::{Addr, Origin};
-use tls::no_application_protocol;
 pub use tls::tls_connector;
+use tls::{no_application_protocol, plain_text_reply};
 
 use crate::transport::outcome::Failure;
 use pelt_core::ErrorKind;
@@ -113,6 +113,11 @@ pub async fn connect(
                         true => format!(
                             "{}: the server did not negotiate HTTP/1.1 over ALPN ({e}); \
                              if it speaks only HTTP/2, add --http2",
+                            origin.addr
+                        ),
+                        false if plain_text_reply(&e) => format!(
+                            "{}: the port answered in plain text, not TLS ({e}); \
+                             it likely speaks plain HTTP: use http:// instead of https://",
                             origin.addr
                         ),
                         false => format!("{}: {e}", origin.addr),

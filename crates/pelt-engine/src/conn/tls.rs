@@ -19,6 +19,20 @@ pub(super) fn no_application_protocol(e: &io::Error) -> bool {
         })
 }
 
+/// Whether a handshake failed because the server's first bytes were no
+/// TLS record at all: a plain-HTTP server answers a ClientHello with an
+/// `HTTP/1.1 400` response, whose 'H' is no TLS content type.
+pub(super) fn plain_text_reply(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|r| {
+            matches!(
+                r,
+                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
+            )
+        })
+}
+
 /// The TLS client configuration shared by every connection of a run.
 /// With `http2`, ALPN offers only `h2`: the user asked for HTTP/2, so a
 /// server that would pick HTTP/1.1 must fail visibly, not quietly change

@@ -6,6 +6,7 @@
 //! them plain means a saved run can be re-reported, merged and compared
 //! without the engine.
 
+pub mod buckets;
 pub mod check;
 pub mod civil;
 pub mod config;

@@ -43,9 +43,113 @@ impl UtcTime {
     }
 }
 
+/// Days from 1970-01-01 to `year-month-day` (Howard Hinnant's
+/// days_from_civil).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Parses a point in time as nanoseconds since the Unix epoch: Unix
+/// seconds (`1795276981`, `1795276981.25`) or RFC 3339
+/// (`2026-11-21T16:03:01Z`, `2026-11-21T17:03:01.5+01:00`). `None` when it
+/// is neither, or before 1970.
+pub fn parse_time(text: &str) -> Option<u64> {
+    let text = text.trim();
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        let secs: f64 = text.parse().ok()?;
+        return (secs.is_finite() && secs < 1e10).then(|| (secs * 1e9).round() as u64);
+    }
+    let b = text.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(r)?;
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse().ok())?
+    };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)? as u32, num(8..10)? as u32);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let mut rest = &text[19..];
+    let mut frac_ns = 0u64;
+    if let Some(r) = rest.strip_prefix('.') {
+        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let d = &r[..digits.min(9)];
+        frac_ns = d.parse::<u64>().ok()? * 10u64.pow(9 - d.len() as u32);
+        rest = &r[digits..];
+    }
+    let offset_s: i64 = match rest {
+        "Z" | "z" => 0,
+        _ if rest.len() == 6 && matches!(&rest[..1], "+" | "-") && &rest[3..4] == ":" => {
+            let h: i64 = rest[1..3].parse().ok()?;
+            let m: i64 = rest[4..6].parse().ok()?;
+            let v = h * 3600 + m * 60;
+            if &rest[..1] == "-" {
+                -v
+            } else {
+                v
+            }
+        }
+        _ => return None,
+    };
+    let secs =
+        days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
+    u64::try_from(secs)
+        .ok()
+        .map(|s| s * 1_000_000_000 + frac_ns)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::UtcTime;
+    use super::{parse_time, UtcTime};
+
+    #[test]
+    fn parses_rfc3339_and_unix_seconds() {
+        let t = 1_795_276_981u64 * 1_000_000_000;
+        assert_eq!(parse_time("1795276981"), Some(t));
+        assert_eq!(parse_time("1795276981.25"), Some(t + 250_000_000));
+        assert_eq!(parse_time("2026-11-21T16:03:01Z"), Some(t));
+        assert_eq!(
+            parse_time("2026-11-21T17:03:01.5+01:00"),
+            Some(t + 500_000_000)
+        );
+        assert_eq!(parse_time("2026-11-21T15:03:01-01:00"), Some(t));
+        assert_eq!(
+            parse_time("2000-02-29T00:00:00Z"),
+            Some(951_782_400 * 1_000_000_000)
+        );
+        for bad in [
+            "",
+            "now",
+            "2026-11-21",
+            "2026-13-21T16:03:01Z",
+            "2026-11-21T16:03:01",
+            "-5",
+        ] {
+            assert_eq!(parse_time(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn calendar_dates_match_date_u() {

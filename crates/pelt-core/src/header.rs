@@ -19,6 +19,10 @@ pub struct RunHeader {
     /// When measurement started, in the run's own nanoseconds (the clock
     /// of `Recorder::first_intended` and friends).
     pub measure_from_ns: u64,
+    /// A sharded run (`--shard`): the run id, the shard and the hash of
+    /// the configuration every part must share. `None` for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::ShardInfo>,
 }
 
 /// Written last, when the run ended normally or by Ctrl-C.

@@ -22,6 +22,7 @@ pub mod recorder;
 pub mod results;
 pub mod sample;
 pub mod schedule;
+pub mod shard;
 pub mod summary;
 pub mod targets;
 pub mod url;
@@ -40,6 +41,7 @@ pub use recorder::{Recorder, TargetStats, MAX_TIMED_TARGETS};
 pub use results::{ResultsError, ResultsReader, ResultsWriter};
 pub use sample::{Nanos, Sample};
 pub use schedule::{Schedule, ScheduleError, Segment, Spec};
+pub use shard::{Shard, ShardError, ShardInfo};
 pub use summary::{
     IntervalRow, LatencyStats, RunSummary, SummaryBuilder, Warning, Window, WindowError,
     CLIENT_BUSY, PERCENTILES,

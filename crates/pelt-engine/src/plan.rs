@@ -7,6 +7,7 @@ use crate::error::EngineError;
 use crate::h1::PreparedRequest;
 use crate::h2::PreparedH2;
 use crate::pacer::{ConstantRate, Pacer, Piecewise};
+use pelt_core::shard::owned;
 use pelt_core::{Load, Nanos, RunConfig};
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -26,6 +27,12 @@ pub(crate) struct RunPlan {
     pub epoch: Instant,
     /// Wall clock at `epoch`, so intervals align to wall-clock seconds.
     pub unix_ns_at_epoch: u64,
+    /// With `--start-at`: how late this process came up, in nanoseconds
+    /// (0 when on time). Its schedule is not moved: the slots it missed
+    /// go out at once, their lateness measured as send lag.
+    pub late_ns: u64,
+    /// The part of the run this process sends (the whole run: 0/1).
+    pub shard: pelt_core::Shard,
     /// Wall clock when the run was planned, in milliseconds since the Unix
     /// epoch (the environment's start time).
     pub started_unix_ms: u64,
@@ -115,12 +122,17 @@ impl RunPlan {
             _ => None,
         };
 
+        let now = Instant::now();
         let start_wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
+        let (epoch, unix_ns_at_epoch, late_ns) =
+            start_time(now, start_wall, config.start_at_unix_ns, config.warmup);
         Ok(RunPlan {
-            epoch: Instant::now() + START_DELAY,
-            unix_ns_at_epoch: (start_wall + START_DELAY).as_nanos() as u64,
+            epoch,
+            unix_ns_at_epoch,
+            late_ns,
+            shard: config.shard_or_whole(),
             started_unix_ms: start_wall.as_millis() as u64,
             workers,
             requests,
@@ -150,10 +162,12 @@ impl RunPlan {
                 .map(|_| AtomicU64::new(LENGTH_UNSET))
                 .collect(),
             // Each worker paces its own share of --connect-rate.
-            connect_interval: config
-                .http
-                .connect_rate
-                .map(|r| (workers as f64 * 1e9 / r).max(1.0) as Nanos),
+            // --connect-rate is the whole run's: each shard's each
+            // worker takes its share.
+            connect_interval: config.http.connect_rate.map(|r| {
+                (workers as f64 * f64::from(config.shard_or_whole().count) * 1e9 / r).max(1.0)
+                    as Nanos
+            }),
             targets: config.targets.clone(),
             http: config.http.clone(),
         })
@@ -164,21 +178,48 @@ impl RunPlan {
         tokio::time::Instant::from_std(self.epoch + Duration::from_nanos(t))
     }
 
+    /// Rate mode: the target and planned time of `share`'s `seq`-th slot,
+    /// or `None` past its last (count or deadline). A pure function of the
+    /// slot's number in the whole run, so shards and workers send exactly
+    /// what one process would.
+    pub fn slot(&self, share: &Share, seq: u64) -> Option<(u32, Nanos)> {
+        let pacer = self.pacer.as_ref()?;
+        if share.slots.is_some_and(|limit| seq >= limit) {
+            return None;
+        }
+        let global = share.global(seq);
+        let intended = pacer.at(global);
+        if self.deadline.is_some_and(|d| intended >= d) {
+            return None;
+        }
+        Some((self.picker.pick(global) as u32, intended))
+    }
+
     /// Each worker's share of `config`'s connections and counts.
+    ///
+    /// Items of the whole run (rate slots, connections) are dealt first to
+    /// shards (`k mod N`), then within a shard to workers: worker `w` of
+    /// `W` in shard `I` of `N` owns the items `s·W·N + w·N + I`.
     pub fn shares(&self, config: &RunConfig) -> Vec<Share> {
         let workers = self.workers;
+        let shard = self.shard;
         let requests = config.effective_stop().requests;
-        let connections = config.load.connections();
+        let connections = u64::from(config.load.connections());
+        let stride = workers as u64 * u64::from(shard.count);
         (0..workers)
-            .map(|index| Share {
-                index,
-                workers,
-                connections: split(connections as u64, workers, index) as u32,
-                budget: match self.pacer.is_none() {
-                    true => requests.map(|n| split(n, workers, index)),
-                    false => None,
-                },
-                slots: self.total_slots.map(|n| split(n, workers, index)),
+            .map(|index| {
+                let offset = index as u64 * u64::from(shard.count) + u64::from(shard.index);
+                Share {
+                    index,
+                    stride,
+                    offset,
+                    connections: owned(connections, stride, offset) as u32,
+                    budget: match self.pacer.is_none() {
+                        true => requests.map(|n| split(shard.part_of(n), workers, index)),
+                        false => None,
+                    },
+                    slots: self.total_slots.map(|n| owned(n, stride, offset)),
+                }
             })
             .collect()
     }
@@ -188,13 +229,55 @@ impl RunPlan {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Share {
     pub index: usize,
-    pub workers: usize,
+    /// Items of the whole run this worker owns are `offset + s·stride`.
+    pub stride: u64,
+    pub offset: u64,
     pub connections: u32,
     /// Closed loop with `-n`: measured requests this worker sends.
     pub budget: Option<u64>,
     /// Rate mode with `-n`: schedule slots this worker owns (every
     /// `workers`-th slot, starting at `index`), warm-up included.
     pub slots: Option<u64>,
+}
+
+impl Share {
+    /// The whole run's number of this worker's `local`-th item (rate slot,
+    /// connection, closed-loop request).
+    pub fn global(&self, local: u64) -> u64 {
+        local * self.stride + self.offset
+    }
+}
+
+/// When the run's clock starts: `(epoch, wall clock at epoch, lateness)`.
+/// Without `--start-at`, a moment from now. With it, `warmup` before that
+/// time; if that is already past, the epoch is in the past too (the
+/// schedule keeps its times: what is overdue goes out at once, late).
+fn start_time(
+    now: Instant,
+    now_wall: Duration,
+    start_at_unix_ns: Option<u64>,
+    warmup: Duration,
+) -> (Instant, u64, u64) {
+    let Some(at) = start_at_unix_ns else {
+        return (
+            now + START_DELAY,
+            (now_wall + START_DELAY).as_nanos() as u64,
+            0,
+        );
+    };
+    let epoch_wall = at.saturating_sub(warmup.as_nanos() as u64);
+    let now_ns = now_wall.as_nanos() as u64;
+    if epoch_wall >= now_ns {
+        return (
+            now + Duration::from_nanos(epoch_wall - now_ns),
+            epoch_wall,
+            0,
+        );
+    }
+    let behind = Duration::from_nanos(now_ns - epoch_wall);
+    let epoch = now.checked_sub(behind).unwrap_or(now);
+    let late = now_ns.saturating_sub(at);
+    (epoch, epoch_wall, late)
 }
 
 /// Share `index` of `total` split as evenly as possible over `parts`.

@@ -68,6 +68,13 @@ impl Run {
             env: environment(&plan),
             measure_start_unix_ns: plan.unix_ns_at_epoch + plan.measure_from,
             measure_from_ns: plan.measure_from,
+            shard: config.shard.map(|shard| pelt_core::ShardInfo {
+                run_id: config.run_id(),
+                shard,
+                config_hash: config.whole_run_hash(),
+                start_at_unix_ns: config.start_at_unix_ns,
+                late_ns: plan.late_ns,
+            }),
             config,
         };
         let (events_tx, events) = mpsc::channel();

@@ -178,7 +178,7 @@ impl Worker {
         let Some(schedule) = &self.plan.connection_schedule else {
             return true;
         };
-        let k = (sender * self.share.workers + self.share.index) as f64;
+        let k = self.share.global(sender as u64) as f64;
         let from = self.plan.measure_from;
         loop {
             if self.stopping.get() {
@@ -230,7 +230,7 @@ impl Worker {
             self.next.set(n + 1);
             // Number requests across workers, as rate slots are, so that
             // random order does not repeat per worker.
-            let seq = n * self.share.workers as u64 + self.share.index as u64;
+            let seq = self.share.global(n);
             let target = self.plan.picker.pick(seq) as u32;
             self.senders[sender].in_flight.set(InFlight {
                 active: true,
@@ -269,17 +269,9 @@ impl Worker {
     /// The next unclaimed schedule slot: `(seq, target, intended)`, or
     /// `None` when the schedule is exhausted (count or deadline).
     fn next_slot(&self) -> Option<(u64, u32, Nanos)> {
-        let pacer = self.plan.pacer.as_ref()?;
         let seq = self.next.get();
-        if self.share.slots.is_some_and(|limit| seq >= limit) {
-            return None;
-        }
-        let global = seq * self.share.workers as u64 + self.share.index as u64;
-        let intended = pacer.at(global);
-        if self.plan.deadline.is_some_and(|d| intended >= d) {
-            return None;
-        }
-        Some((seq, self.plan.picker.pick(global) as u32, intended))
+        let (target, intended) = self.plan.slot(&self.share, seq)?;
+        Some((seq, target, intended))
     }
 
     /// Gives schedule slot `seq` to sender `sender`.
@@ -427,12 +419,8 @@ impl Worker {
             // are many (a dead server at a high rate leaves millions).
             let stop = self.plan.deadline.map_or(cut, |d| cut.min(d));
             let due_global = pacer.count_before(stop);
-            let (w, workers) = (self.share.index as u64, self.share.workers as u64);
-            let mut due_local = if due_global > w {
-                (due_global - w).div_ceil(workers)
-            } else {
-                0
-            };
+            let mut due_local =
+                pelt_core::shard::owned(due_global, self.share.stride, self.share.offset);
             if let Some(limit) = self.share.slots {
                 due_local = due_local.min(limit);
             }
@@ -444,7 +432,7 @@ impl Worker {
                 let n = step.min(due_local - seq);
                 // Each group is recorded at its middle slot's time.
                 // Groups are attributed to their middle slot's target.
-                let mid = (seq + n / 2) * workers + w;
+                let mid = self.share.global(seq + n / 2);
                 let target = self.plan.picker.pick(mid) as u32;
                 self.intervals
                     .borrow_mut()
@@ -479,7 +467,7 @@ async fn run_sender(worker: Rc<Worker>, sender: usize, mut transport: impl Trans
         if let Some(think) = worker.plan.think {
             // Think time, outside any request's clock; never past the
             // deadline, and cut short by Ctrl-C.
-            let conn_id = (sender * worker.share.workers + worker.share.index) as u64;
+            let conn_id = worker.share.global(sender as u64);
             let mut until = worker.plan.instant(worker.now()) + think.pause(conn_id, done);
             if let Some(d) = worker.plan.deadline {
                 until = until.min(worker.plan.instant(d));

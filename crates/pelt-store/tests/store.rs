@@ -32,6 +32,9 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
         warmup: Duration::ZERO,
         threads: 1,
         http: HttpOptions::default(),
+        shard: None,
+        run_id: None,
+        start_at_unix_ns: None,
     };
     let header = RunHeader {
         config,
@@ -46,6 +49,7 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
         },
         measure_start_unix_ns: start_ms * 1_000_000,
         measure_from_ns: 0,
+        shard: None,
     };
     let mut rec = Recorder::new();
     for i in 0..n {

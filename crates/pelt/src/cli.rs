@@ -150,6 +150,10 @@ newest 100 are kept. `-o FILE` on `pelt run` saves a copy where you say.";
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
+    /// --shard, --start-at, --run-id (crates/pelt/src/shard.rs).
+    #[command(flatten)]
+    pub sharding: crate::shard::ShardArgs,
+
     /// The URL to load: http:// or https://, with host and optional port and path.
     #[arg(required_unless_present = "targets_file")]
     pub url: Option<String>,

@@ -79,6 +79,9 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             warmup: Duration::ZERO,
             threads: half,
             http: HttpOptions::default(),
+            shard: None,
+            run_id: None,
+            start_at_unix_ns: None,
         };
         // Demo runs are not saved: `pelt report --last` stays yours.
         let summary = execute(config, false, Keep::default())?;

@@ -143,7 +143,7 @@ impl TryFrom<&RunArgs> for RunConfig {
                 t.headers.push(("Host".into(), host.clone()));
             }
         }
-        let config = RunConfig {
+        let mut config = RunConfig {
             targets,
             order: if a.random {
                 Order::Random {
@@ -168,7 +168,11 @@ impl TryFrom<&RunArgs> for RunConfig {
                 .threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             http,
+            shard: None,
+            run_id: None,
+            start_at_unix_ns: None,
         };
+        a.sharding.apply(&mut config)?;
         config.validate().map_err(|e| UserError(e.to_string()))?;
         Ok(config)
     }

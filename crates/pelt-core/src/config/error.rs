@@ -40,6 +40,15 @@ pub enum ConfigError {
     /// No worker threads.
     #[error("--threads must be at least 1")]
     NoThreads,
+    /// A shard index at or past the count.
+    #[error("--shard I/N needs 0 <= I < N")]
+    BadShard,
+    /// Fewer connections than shards: some shard would have none.
+    #[error("--shard: every shard needs a connection of its own (connection j goes to shard j mod N); raise -c to at least the number of shards")]
+    ShardWithoutConnections,
+    /// A closed loop's -n smaller than the shard count.
+    #[error("--shard: -n is split over the shards and some would send nothing; raise -n to at least the number of shards")]
+    ShardWithoutRequests,
     /// A zero request timeout.
     #[error("--timeout must be longer than zero")]
     ZeroTimeout,

@@ -25,6 +25,7 @@ pub use pick::{Order, TargetPicker};
 pub use target::{check_header, check_method, Target, MAX_BODY};
 
 use crate::duration::secs;
+use crate::shard::Shard;
 use crate::url::Scheme;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -52,6 +53,18 @@ pub struct RunConfig {
     pub threads: usize,
     /// Connection and protocol options.
     pub http: HttpOptions,
+    /// `--shard`: this process sends only its part of the run described
+    /// by the rest of the configuration (see [`crate::shard`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// `--run-id`: names the run all shards belong to; by default derived
+    /// from the configuration and `--start-at` ([`RunConfig::run_id`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// `--start-at`: measurement starts at this wall-clock time,
+    /// nanoseconds since the Unix epoch (warm-up runs before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at_unix_ns: Option<u64>,
 }
 
 impl RunConfig {
@@ -66,7 +79,45 @@ impl RunConfig {
             warmup: Duration::ZERO,
             threads: 1,
             http: HttpOptions::default(),
+            shard: None,
+            run_id: None,
+            start_at_unix_ns: None,
         }
+    }
+
+    /// The id all shards of this run share: `--run-id`, or else the
+    /// configuration's hash and the start time (shards started with the
+    /// same flags agree on it without talking to each other).
+    pub fn run_id(&self) -> String {
+        match (&self.run_id, self.start_at_unix_ns) {
+            (Some(id), _) => id.clone(),
+            (None, Some(at)) => format!("{}-{}", self.whole_run_hash(), at / 1_000_000_000),
+            (None, None) => self.whole_run_hash(),
+        }
+    }
+
+    /// The hash every shard of one run must agree on: the configuration
+    /// without the shard ([`crate::shard::config_hash`]).
+    pub fn whole_run_hash(&self) -> String {
+        let whole = RunConfig {
+            shard: None,
+            run_id: None,
+            ..self.clone()
+        };
+        let json = serde_json::to_vec(&whole).expect("a RunConfig always serialises");
+        crate::shard::config_hash(&json)
+    }
+
+    /// The shard this process runs (the whole run when not sharded).
+    pub fn shard_or_whole(&self) -> Shard {
+        self.shard.unwrap_or(Shard::WHOLE)
+    }
+
+    /// Connections this process opens: its shard's share of the run's
+    /// (connection `j` belongs to shard `j mod N`).
+    pub fn shard_connections(&self) -> u32 {
+        self.shard_or_whole()
+            .items_of(u64::from(self.load.connections())) as u32
     }
 
     /// Checks what the types cannot: every library entry calls this, so a
@@ -131,6 +182,19 @@ impl RunConfig {
         }
         if self.threads == 0 {
             return Err(ConfigError::NoThreads);
+        }
+        if let Some(shard) = self.shard {
+            if shard.count == 0 || shard.index >= shard.count {
+                return Err(ConfigError::BadShard);
+            }
+            if self.load.connections() < shard.count {
+                return Err(ConfigError::ShardWithoutConnections);
+            }
+            if let Some(n) = self.stop.requests {
+                if self.load.rate().is_none() && n < u64::from(shard.count) {
+                    return Err(ConfigError::ShardWithoutRequests);
+                }
+            }
         }
         if self.http.timeout.is_zero() {
             return Err(ConfigError::ZeroTimeout);
@@ -210,7 +274,7 @@ impl RunConfig {
     /// Threads actually used: never more than connections.
     pub fn effective_threads(&self) -> usize {
         self.threads
-            .clamp(1, self.load.connections().max(1) as usize)
+            .clamp(1, self.shard_connections().max(1) as usize)
     }
 }
 

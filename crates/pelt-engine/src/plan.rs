@@ -288,7 +288,133 @@ fn split(total: u64, parts: usize, index: usize) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::split;
+    use super::{split, RunPlan};
+    use pelt_core::{Load, Order, RunConfig, Schedule, Segment, Shard, Stop, Target, Url};
+    use proptest::prelude::*;
+    use std::time::Duration;
+
+    /// Every slot a run's workers would send: `(planned time, target)`.
+    fn slots(config: &RunConfig) -> Vec<(u64, u32)> {
+        let plan = RunPlan::new(config).unwrap();
+        let mut out = Vec::new();
+        for share in plan.shares(config) {
+            let mut seq = 0;
+            while let Some((target, at)) = plan.slot(&share, seq) {
+                out.push((at, target));
+                seq += 1;
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    fn sharded(config: &RunConfig, count: u32) -> Vec<RunConfig> {
+        (0..count)
+            .map(|index| RunConfig {
+                shard: Some(Shard { index, count }),
+                ..config.clone()
+            })
+            .collect()
+    }
+
+    fn load_strategy() -> impl Strategy<Value = Load> {
+        let segment = (100u64..1500, 0u32..1500, 0u32..1500).prop_map(|(ms, from, to)| Segment {
+            duration: Duration::from_millis(ms),
+            from: f64::from(from),
+            to: f64::from(to),
+        });
+        prop_oneof![
+            (1u32..3000).prop_map(|r| Load::rate_of(f64::from(r), 16)),
+            // A ramp (one segment) or stages (several).
+            prop::collection::vec(segment, 1..4)
+                .prop_filter("some rate", |s| s.iter().any(|g| g.from.max(g.to) >= 1.0))
+                .prop_map(|segments| Load::Rate {
+                    rate: 1.0,
+                    connections: 16,
+                    schedule: Some(Schedule { segments }),
+                }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// The union is the schedule: N shards' planned times and targets,
+        /// put together and sorted, are exactly the unsharded run's.
+        #[test]
+        fn the_union_of_the_shards_is_the_schedule(
+            load in load_strategy(),
+            count in 1u32..=16,
+            threads in 1usize..4,
+            requests in prop::option::of(1u64..4000),
+            duration_ms in prop::option::of(200u64..2500),
+            order in prop_oneof![Just(Order::RoundRobin), (0u64..100).prop_map(|seed| Order::Random { seed })],
+            weights in prop::collection::vec(1u32..5, 1..4),
+            warmup_ms in prop_oneof![Just(0u64), 1u64..300],
+        ) {
+            let targets = weights
+                .iter()
+                .enumerate()
+                .map(|(i, &weight)| Target {
+                    weight,
+                    ..Target::get(Url::parse(&format!("http://127.0.0.1:9/{i}")).unwrap())
+                })
+                .collect();
+            let mut config = RunConfig::new(
+                targets,
+                load,
+                Stop { requests, duration: duration_ms.map(Duration::from_millis) },
+            );
+            if requests.is_none() && duration_ms.is_none() && config.load.schedule().is_none() {
+                config.stop.duration = Some(Duration::from_secs(1));
+            }
+            config.order = order;
+            config.warmup = Duration::from_millis(warmup_ms);
+            config.threads = 1;
+            let whole = slots(&config);
+            prop_assert!(!whole.is_empty());
+            config.threads = threads;
+            let mut union: Vec<(u64, u32)> =
+                sharded(&config, count).iter().flat_map(slots).collect();
+            union.sort_unstable();
+            prop_assert_eq!(union.len(), whole.len());
+            prop_assert!(union == whole);
+        }
+
+        /// Closed loop: connection j goes to shard j mod N, every
+        /// connection once, and -n is split exactly.
+        #[test]
+        fn connections_and_counts_are_dealt_exactly(
+            connections in 16u32..200,
+            count in 1u32..=16,
+            threads in 1usize..5,
+            requests in 16u64..10_000,
+        ) {
+            let url = Url::parse("http://127.0.0.1:9/").unwrap();
+            let mut config = RunConfig::new(
+                vec![Target::get(url)],
+                Load::closed(connections),
+                Stop { requests: Some(requests), duration: None },
+            );
+            config.threads = threads;
+            let (mut ids, mut budget) = (Vec::new(), 0);
+            for part in sharded(&config, count) {
+                let shard = part.shard.unwrap();
+                let plan = RunPlan::new(&part).unwrap();
+                for share in plan.shares(&part) {
+                    for c in 0..u64::from(share.connections) {
+                        let j = share.global(c);
+                        prop_assert_eq!(j % u64::from(count), u64::from(shard.index));
+                        ids.push(j);
+                    }
+                    budget += share.budget.unwrap();
+                }
+            }
+            ids.sort_unstable();
+            prop_assert_eq!(ids, (0..u64::from(connections)).collect::<Vec<_>>());
+            prop_assert_eq!(budget, requests);
+        }
+    }
 
     #[test]
     fn split_is_exact() {

@@ -99,6 +99,13 @@ impl RunHeader {
             },
             _ => return Err(NotOneRun::LoadModels),
         };
+        self.merge_environment(other);
+        Ok(())
+    }
+
+    /// Folds in where another part of the run ran: threads and cores add,
+    /// target addresses unite, the earliest start wins.
+    pub fn merge_environment(&mut self, other: &RunHeader) {
         self.env.threads += other.env.threads;
         self.env.cores += other.env.cores;
         for a in &other.env.target_addrs {
@@ -107,7 +114,6 @@ impl RunHeader {
             }
         }
         self.measure_start_unix_ns = self.measure_start_unix_ns.min(other.measure_start_unix_ns);
-        Ok(())
     }
 }
 

@@ -220,6 +220,41 @@ pub enum Warning {
     /// The results file has no footer: the run was killed; the figures
     /// cover its complete seconds.
     Incomplete,
+    /// Several shards (`--shard`) merged into one run: which, and how far
+    /// apart they started.
+    Sharded {
+        /// The run id they share.
+        run_id: String,
+        /// Shards the run has.
+        shards: u32,
+        /// Shards merged.
+        merged: u32,
+        /// Latest start minus earliest, against `--start-at`, nanoseconds.
+        start_spread_ns: u64,
+        /// Whether the run had a `--start-at`.
+        start_at: bool,
+    },
+    /// `--allow-partial`: shards are missing from the merge.
+    PartialMerge {
+        /// The missing shards' indexes.
+        missing: Vec<u32>,
+        /// Shards the run has.
+        shards: u32,
+    },
+    /// A shard came up after `--start-at`.
+    LateShard {
+        /// Which.
+        shard: crate::shard::Shard,
+        /// How late, nanoseconds.
+        late_ns: u64,
+    },
+    /// A shard's busiest worker thread wanted a CPU nearly all its run.
+    ShardClientBusy {
+        /// Which.
+        shard: crate::shard::Shard,
+        /// The share of the run it wanted a CPU, 0 to 1.
+        demand: f64,
+    },
     /// pelt's busiest worker thread wanted a CPU nearly all the run: the
     /// client may have set the pace.
     ClientBusy {
@@ -283,6 +318,42 @@ impl std::fmt::Display for Warning {
             Warning::Incomplete => write!(
                 f,
                 "the run did not finish (it was killed): the figures cover its last complete second and before"
+            ),
+            Warning::Sharded {
+                run_id,
+                shards,
+                merged,
+                start_spread_ns,
+                start_at,
+            } => {
+                write!(f, "merged {merged} of {shards} shards of run {run_id}")?;
+                match start_at {
+                    true => write!(
+                        f,
+                        "; their starts against --start-at differ by {} (shards need synchronised clocks)",
+                        human_ns(*start_spread_ns)
+                    ),
+                    false => write!(
+                        f,
+                        "; without --start-at they started whenever each came up, so their seconds may not overlap"
+                    ),
+                }
+            }
+            Warning::PartialMerge { missing, shards } => write!(
+                f,
+                "PARTIAL RUN (--allow-partial): {} of {shards} shards missing ({}); the figures cover only the shards merged",
+                missing.len(),
+                missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            ),
+            Warning::LateShard { shard, late_ns } => write!(
+                f,
+                "shard {shard} started {} after --start-at: the requests it missed went out late, counted in send lag and response time",
+                human_ns(*late_ns)
+            ),
+            Warning::ShardClientBusy { shard, demand } => write!(
+                f,
+                "shard {shard} was client-bound: its busiest worker thread wanted a CPU {:.0}% of its run; give that machine more cores or add shards",
+                demand * 100.0
             ),
             Warning::ClientBusy {
                 on_cpu,

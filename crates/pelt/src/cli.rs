@@ -396,6 +396,11 @@ pub struct ReportArgs {
     #[arg(long)]
     pub merge: bool,
 
+    /// With --merge of a sharded run (--shard): merge the shards there are
+    /// even if some are missing; every format then says the run is partial.
+    #[arg(long = "allow-partial")]
+    pub allow_partial: bool,
+
     /// Only this part of the run, in seconds from the start of measurement:
     /// 10s..50s, ..30s, 1m.. (whole seconds, by their midpoint).
     #[arg(long, value_name = "FROM..TO")]

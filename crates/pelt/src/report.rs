@@ -53,7 +53,8 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         crate::emit(html(&labeled)?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut merged = Merged::open(&files)?;
+    // One file alone (a shard looked at on its own) is partial by intent.
+    let mut merged = Merged::open_checked(&files, args.allow_partial || !several)?;
     if args.format == FormatArg::Hdrlog {
         let mut seconds = Vec::new();
         let offsets = SummaryBuilder::new(merged.reader.header().clone(), None);
@@ -108,6 +109,11 @@ struct Merged {
 
 impl Merged {
     fn open(files: &[PathBuf]) -> Result<Merged, UserError> {
+        Merged::open_checked(files, true)
+    }
+
+    /// `allow_partial`: shards of a sharded run may be missing.
+    fn open_checked(files: &[PathBuf], allow_partial: bool) -> Result<Merged, UserError> {
         let mut readers = Vec::new();
         for path in files {
             if path.is_dir() {
@@ -126,7 +132,8 @@ impl Merged {
                 .map_err(|e| UserError(format!("'{}': {e}", path.display())))?;
             readers.push(reader);
         }
-        let reader = MergedReader::new(readers).map_err(|e| merge_error(files, e))?;
+        let reader = MergedReader::with_partial(readers, allow_partial)
+            .map_err(|e| merge_error(files, e))?;
         Ok(Merged {
             files: files.to_vec(),
             reader,
@@ -152,6 +159,9 @@ fn merge_error(files: &[PathBuf], e: MergeError) -> UserError {
     match e {
         MergeError::File { index, error } => {
             UserError(format!("'{}': {error}", files[index].display()))
+        }
+        MergeError::ForeignShard { index, .. } | MergeError::DuplicateShard { index, .. } => {
+            UserError(format!("'{}': {e}", files[index].display()))
         }
         other => UserError(other.to_string()),
     }

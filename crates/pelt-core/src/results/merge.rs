@@ -4,7 +4,8 @@
 use super::{ResultsError, ResultsReader};
 use crate::header::{NotOneRun, RunFooter, RunHeader};
 use crate::recorder::Recorder;
-use crate::summary::{RunSummary, SummaryBuilder, Window};
+use crate::shard::{Shard, ShardInfo};
+use crate::summary::{RunSummary, SummaryBuilder, Warning, Window, CLIENT_BUSY};
 use std::io::Read;
 
 /// Why several results files cannot be read as one run.
@@ -26,6 +27,33 @@ pub enum MergeError {
     /// The files are not parts of one run.
     #[error(transparent)]
     NotOneRun(#[from] NotOneRun),
+    /// A file is from another run (or the wrong kind of file) than the
+    /// first: its run id, configuration or shard count differs.
+    #[error("results file {}: {what}; merge only the parts of one run (the same --run-id and flags)", .index + 1)]
+    ForeignShard {
+        /// Position of the file among those given.
+        index: usize,
+        /// How it differs.
+        what: String,
+    },
+    /// Two files are the same shard.
+    #[error("results file {}: shard {shard} is given twice (also results file {}); give each shard once", .index + 1, .first + 1)]
+    DuplicateShard {
+        /// Position of the second file with it.
+        index: usize,
+        /// Position of the first.
+        first: usize,
+        /// The shard.
+        shard: Shard,
+    },
+    /// Shards of the run are missing.
+    #[error("shard{} {} of {count} missing: give every shard's results file, or add --allow-partial to merge what there is (the report then says it is partial)", if .missing.len() > 1 { "s" } else { "" }, list(.missing))]
+    MissingShards {
+        /// The missing shards' indexes.
+        missing: Vec<u32>,
+        /// How many shards the run has.
+        count: u32,
+    },
     /// The window leaves out every second of the run: an empty report
     /// would look like a run that sent nothing.
     #[error("--window holds none of the run's {seconds} seconds (counted from the start of measurement); pick a part within them, like --window ..{seconds}s")]
@@ -62,21 +90,125 @@ pub struct MergedReader<R: Read> {
     /// Each file's next second, read ahead; `None` once a file is done.
     heads: Vec<Option<(u64, Recorder)>>,
     header: RunHeader,
+    /// A sharded run: what the merged report must say about its parts.
+    shards: Option<Shards>,
+}
+
+/// The parts of a sharded run, as merged.
+#[derive(Debug, Clone)]
+struct Shards {
+    count: u32,
+    /// Each file's shard info, in the order given.
+    parts: Vec<ShardInfo>,
+    missing: Vec<u32>,
+}
+
+/// "1, 3 and 4".
+fn list(items: &[u32]) -> String {
+    let s: Vec<String> = items.iter().map(u32::to_string).collect();
+    match s.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => s.join(""),
+    }
+}
+
+/// A shard whose process came up later than this after `--start-at` is
+/// named in the merged report.
+pub const LATE_START_NS: u64 = 50_000_000;
+
+/// Checks that sharded files are each shard of one run exactly once:
+/// `None` when no file is sharded.
+fn check_shards(headers: &[&RunHeader], allow_partial: bool) -> Result<Option<Shards>, MergeError> {
+    let Some(first) = headers.iter().find_map(|h| h.shard.as_ref()) else {
+        return Ok(None);
+    };
+    let mut parts = Vec::new();
+    let mut seen: Vec<Option<usize>> = vec![None; first.shard.count as usize];
+    for (index, h) in headers.iter().enumerate() {
+        let foreign = |what: String| MergeError::ForeignShard { index, what };
+        let Some(info) = &h.shard else {
+            return Err(foreign(format!(
+                "it is a whole run, not a shard of run {}",
+                first.run_id
+            )));
+        };
+        if info.run_id != first.run_id {
+            return Err(foreign(format!(
+                "shard {} is from run {}, not {}",
+                info.shard, info.run_id, first.run_id
+            )));
+        }
+        if info.config_hash != first.config_hash || info.shard.count != first.shard.count {
+            return Err(foreign(format!(
+                "shard {} of run {} was run with other flags (configuration {} of {} shards, not {} of {})",
+                info.shard, info.run_id, info.config_hash, info.shard.count, first.config_hash, first.shard.count
+            )));
+        }
+        let slot = &mut seen[info.shard.index as usize];
+        if let Some(first) = *slot {
+            return Err(MergeError::DuplicateShard {
+                index,
+                first,
+                shard: info.shard,
+            });
+        }
+        *slot = Some(index);
+        parts.push(info.clone());
+    }
+    let missing: Vec<u32> = (0..first.shard.count)
+        .filter(|&i| seen[i as usize].is_none())
+        .collect();
+    if !missing.is_empty() && !allow_partial {
+        return Err(MergeError::MissingShards {
+            missing,
+            count: first.shard.count,
+        });
+    }
+    Ok(Some(Shards {
+        count: first.shard.count,
+        parts,
+        missing,
+    }))
 }
 
 impl<R: Read> MergedReader<R> {
     /// Merges the files' headers ([`RunHeader::merge`]: loads add, the
     /// earliest start wins) and reads each file's first second.
+    ///
+    /// Shards of one run (`--shard`) must each be there exactly once, with
+    /// the same run id and configuration; their header is the whole run's.
     pub fn new(readers: Vec<ResultsReader<R>>) -> Result<MergedReader<R>, MergeError> {
+        MergedReader::with_partial(readers, false)
+    }
+
+    /// As [`MergedReader::new`]; with `allow_partial`, shards may be
+    /// missing (the summary then warns that the run is partial).
+    pub fn with_partial(
+        readers: Vec<ResultsReader<R>>,
+        allow_partial: bool,
+    ) -> Result<MergedReader<R>, MergeError> {
         let (first, rest) = readers.split_first().ok_or(MergeError::NoFiles)?;
+        let headers: Vec<&RunHeader> = readers.iter().map(|r| r.header()).collect();
+        let shards = check_shards(&headers, allow_partial)?;
         let mut header = first.header().clone();
-        for r in rest {
-            header.merge(r.header())?;
+        if shards.is_some() {
+            // Every part ran the whole run's configuration: it is the
+            // merged run's, not their sum.
+            header.config.shard = None;
+            header.shard = None;
+            for r in rest {
+                header.merge_environment(r.header());
+            }
+        } else {
+            for r in rest {
+                header.merge(r.header())?;
+            }
         }
         let mut merged = MergedReader {
             heads: Vec::with_capacity(readers.len()),
             readers,
             header,
+            shards,
         };
         for i in 0..merged.readers.len() {
             let head = merged.read(i)?;
@@ -136,7 +268,51 @@ impl<R: Read> MergedReader<R> {
         if window.is_some() && seconds > 0 && kept == 0 {
             return Err(MergeError::EmptyWindow { seconds });
         }
-        Ok(builder.finish(self.footer().as_ref()))
+        let mut summary = builder.finish(self.footer().as_ref());
+        summary.warnings.extend(self.shard_warnings());
+        Ok(summary)
+    }
+
+    /// What the merged report says about a sharded run's parts: missing
+    /// shards, late starts and client-bound shards, each named.
+    fn shard_warnings(&self) -> Vec<Warning> {
+        let Some(shards) = &self.shards else {
+            return Vec::new();
+        };
+        let mut w = vec![Warning::Sharded {
+            run_id: shards.parts[0].run_id.clone(),
+            shards: shards.count,
+            merged: shards.parts.len() as u32,
+            start_spread_ns: {
+                let late = shards.parts.iter().map(|p| p.late_ns);
+                late.clone().max().unwrap_or(0) - late.min().unwrap_or(0)
+            },
+            start_at: shards.parts[0].start_at_unix_ns.is_some(),
+        }];
+        if !shards.missing.is_empty() {
+            w.push(Warning::PartialMerge {
+                missing: shards.missing.clone(),
+                shards: shards.count,
+            });
+        }
+        for p in shards.parts.iter().filter(|p| p.late_ns > LATE_START_NS) {
+            w.push(Warning::LateShard {
+                shard: p.shard,
+                late_ns: p.late_ns,
+            });
+        }
+        for (p, r) in shards.parts.iter().zip(&self.readers) {
+            let busiest = r
+                .footer()
+                .and_then(|f| f.worker_load.iter().map(|t| t.demand()).reduce(f64::max));
+            if let Some(demand) = busiest.filter(|d| (d * 1e4).round() >= CLIENT_BUSY * 1e4) {
+                w.push(Warning::ShardClientBusy {
+                    shard: p.shard,
+                    demand,
+                });
+            }
+        }
+        w
     }
 }
 

@@ -1,0 +1,268 @@
+//! Sharded runs (`--shard`, `--start-at`): shards run as separate
+//! processes against the built-in server merge exactly, and merges of the
+//! wrong parts are refused naming the part.
+
+mod support;
+
+use pelt_core::results::MergedReader;
+use pelt_core::ResultsReader;
+use serde_json::Value;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use support::pelt::pelt;
+
+fn spawn(data: &Path, args: &[String]) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+        .env("PELT_DATA_DIR", data)
+        .env("PELT_NO_HISTORY", "1")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(child: Child) -> Value {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn open(path: &Path) -> ResultsReader<BufReader<File>> {
+    ResultsReader::open(BufReader::new(File::open(path).unwrap())).unwrap()
+}
+
+/// `pelt report FILES ARGS`: (exit code, stdout, stderr).
+fn report(files: &[&PathBuf], args: &[&str]) -> (Option<i32>, String, String) {
+    let out = pelt()
+        .arg("report")
+        .args(files)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Histogram buckets as (value, count) pairs, for exact comparison.
+fn buckets(h: &hdrhistogram::Histogram<u64>) -> Vec<(u64, u64)> {
+    h.iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
+
+#[test]
+fn three_shards_merge_exactly_and_a_late_one_is_named() {
+    let _machine = support::pelt::exclusive();
+    let server = support::pelt::server(None);
+    let data = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/?delay=1ms&delay_max=3ms", server.local_addr());
+    // Far enough ahead for three processes to come up on a busy machine.
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    let start_at = now.as_secs_f64() + 3.0;
+    let start = format!("{start_at:.3}");
+    let files: Vec<PathBuf> = (0..3)
+        .map(|i| data.path().join(format!("part{i}.pelt")))
+        .collect();
+    let args = |i: usize| -> Vec<String> {
+        [
+            url.as_str(),
+            "--rate",
+            "600",
+            "-d",
+            "2s",
+            "--shard",
+            &format!("{i}/3"),
+            "--start-at",
+            &start,
+            "--format",
+            "json",
+            "-q",
+            "-o",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([files[i].display().to_string()])
+        .collect()
+    };
+    let on_time: Vec<Child> = (0..2).map(|i| spawn(data.path(), &args(i))).collect();
+    // Shard 2 comes up a second after --start-at: late on purpose.
+    let late_by = Duration::from_secs_f64(start_at + 1.0)
+        .saturating_sub(SystemTime::now().duration_since(UNIX_EPOCH).unwrap());
+    std::thread::sleep(late_by);
+    let late = spawn(data.path(), &args(2));
+    let mut parts: Vec<Value> = on_time.into_iter().map(finish).collect();
+    parts.push(finish(late));
+
+    // Each shard sent its third of the 1,200 planned requests, exactly.
+    for (i, p) in parts.iter().enumerate() {
+        assert_eq!(p["requests"]["total"], 400, "shard {i}");
+    }
+    let all: Vec<&PathBuf> = files.iter().collect();
+    let (code, out, err) = report(&all, &["--merge", "--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let merged: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(merged["requests"]["total"], 1200);
+    assert_eq!(server.requests(), 1200, "the server's own count");
+    // The whole run's configuration, not three times it.
+    assert_eq!(merged["offered_rate"], 600.0);
+    let warnings = merged["warnings"].as_array().unwrap();
+    let kinds: Vec<&str> = warnings
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"sharded"), "{kinds:?}");
+    let late: Vec<&Value> = warnings
+        .iter()
+        .filter(|w| w["kind"] == "late_shard")
+        .collect();
+    assert_eq!(late.len(), 1, "{warnings:?}");
+    assert_eq!(late[0]["shard"]["index"], 2);
+    let late_ns = late[0]["late_ns"].as_u64().unwrap();
+    assert!(
+        (1_000_000_000..1_500_000_000).contains(&late_ns),
+        "{late_ns}"
+    );
+    // The on-time shards started within 50 ms of --start-at.
+    for f in &files[..2] {
+        let info = open(f).header().shard.clone().unwrap();
+        assert!(info.late_ns < 50_000_000, "{info:?}");
+    }
+
+    // Bucket by bucket, the merged histograms are the sum of the parts'.
+    let readers: Vec<_> = files.iter().map(|f| open(f)).collect();
+    let whole = MergedReader::new(readers).unwrap().summary(None).unwrap();
+    let mut sum = pelt_core::Recorder::new();
+    for f in &files {
+        let one = MergedReader::with_partial(vec![open(f)], true)
+            .unwrap()
+            .summary(None)
+            .unwrap();
+        sum.merge(&one.total);
+    }
+    let mut by_hand = hdrhistogram::Histogram::<u64>::new_from(&whole.total.response);
+    for f in &files {
+        let one = MergedReader::with_partial(vec![open(f)], true)
+            .unwrap()
+            .summary(None)
+            .unwrap();
+        by_hand.add(&one.total.response).unwrap();
+    }
+    assert_eq!(buckets(&whole.total.response), buckets(&by_hand));
+    assert_eq!(buckets(&whole.total.response), buckets(&sum.response));
+    assert_eq!(buckets(&whole.total.service), buckets(&sum.service));
+    assert_eq!(buckets(&whole.total.send_lag), buckets(&sum.send_lag));
+    assert_eq!(whole.total.statuses[200], 1200);
+    // The timeline adds on wall-clock seconds.
+    let timeline_total: u64 = whole.timeline.iter().map(|r| r.requests).sum();
+    assert_eq!(timeline_total, 1200);
+
+    // Refusals, each naming the part at fault.
+    let (code, _, err) = report(&all[..2], &["--merge"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("shard 2 of 3 missing"), "{err}");
+    assert!(err.contains("--allow-partial"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let dup = data.path().join("copy.pelt");
+    std::fs::copy(&files[0], &dup).unwrap();
+    let (code, _, err) = report(&[&files[0], &dup, &files[1], &files[2]], &["--merge"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("copy.pelt") && err.contains("shard 0/3 is given twice"),
+        "{err}"
+    );
+    // A whole (unsharded) run is not a part.
+    let lone = data.path().join("whole.pelt");
+    let out = pelt()
+        .args([url.as_str(), "-n", "5", "-c", "1", "-q", "-o"])
+        .arg(&lone)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (code, _, err) = report(&[&files[0], &files[1], &lone], &["--merge"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("whole.pelt") && err.contains("not a shard"),
+        "{err}"
+    );
+    // Another run's shard: another --run-id.
+    let foreign = data.path().join("foreign.pelt");
+    let mut other = args(2);
+    *other.last_mut().unwrap() = foreign.display().to_string();
+    other.extend(["--run-id".into(), "elsewhere".into()]);
+    let fresh = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    other[8] = format!("{:.3}", fresh.as_secs_f64());
+    let out = pelt().args(&other).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, _, err) = report(&[&files[0], &files[1], &foreign], &["--merge"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("foreign.pelt") && err.contains("elsewhere"),
+        "{err}"
+    );
+
+    // --allow-partial merges what there is and says so in every format.
+    for format in ["text", "markdown", "json", "html"] {
+        let (code, out, err) = report(
+            &all[..2],
+            &["--merge", "--allow-partial", "--format", format],
+        );
+        assert_eq!(code, Some(0), "{format}: {err}");
+        assert!(out.contains("PARTIAL RUN"), "{format}: {out}");
+    }
+}
+
+#[test]
+fn bad_shards_exit_2_with_advice() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["--shard", "4/4"], "must be below the count"),
+        (&["--shard", "auto"], "found no engine's environment"),
+        (&["--shard", "auto"], "give --shard I/N"),
+    ];
+    for (args, says) in cases {
+        let out = pelt()
+            .args(["http://127.0.0.1:9/", "-n", "10"])
+            .args(args)
+            .env_remove("SLURM_PROCID")
+            .env_remove("SLURM_NTASKS")
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .env_remove("SLURM_ARRAY_TASK_COUNT")
+            .env_remove("JOB_COMPLETION_INDEX")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    // Kubernetes gives the index only: the count must be given.
+    let out = pelt()
+        .args(["http://127.0.0.1:9/", "-n", "10", "--shard", "auto"])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--shard auto/N"));
+    let out = pelt()
+        .args(["http://127.0.0.1:9/", "-n", "10", "--shard", "auto/2"])
+        .args(["-c", "1", "--start-at", "yesterday"])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--start-at"));
+}

@@ -54,6 +54,10 @@ pub enum Command {
     /// Recorded runs: list, show, remove, and a metric's trend over time.
     #[command(after_help = crate::history::command::HISTORY_HELP)]
     History(Box<crate::history::command::HistoryArgs>),
+    /// Print a Kubernetes Indexed Job running a sharded run (docs/DISTRIBUTED.md).
+    K8s(crate::launch::K8sArgs),
+    /// Print a Slurm batch script running a sharded run with srun and merging it.
+    Slurm(crate::launch::SlurmArgs),
 }
 
 const EXPERIMENT_HELP: &str = "\

@@ -14,6 +14,7 @@ mod experiment;
 #[doc(hidden)]
 pub mod fuzz;
 mod history;
+mod launch;
 mod progress;
 mod report;
 mod run;
@@ -64,6 +65,8 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::command(args),
         Command::Experiment(args) => experiment::command(args),
         Command::History(args) => history::command::command(*args),
+        Command::K8s(args) => launch::k8s(args),
+        Command::Slurm(args) => launch::slurm(args),
     };
     result.unwrap_or_else(|UserError(message)| {
         eprintln!("error: {message}");

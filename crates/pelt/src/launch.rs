@@ -1,0 +1,173 @@
+//! `pelt k8s job` and `pelt slurm`: print what an engine needs to run a
+//! sharded run (pelt-launch builds it; this only reads flags and times).
+
+use crate::UserError;
+use clap::{Args, Subcommand};
+use pelt_launch::k8s::KubeOptions;
+use pelt_launch::slurm::SlurmOptions;
+use pelt_launch::Launch;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `pelt k8s ...`.
+#[derive(Debug, Clone, Args)]
+pub struct K8sArgs {
+    #[command(subcommand)]
+    pub what: K8sCommand,
+}
+
+/// What to generate for Kubernetes.
+#[derive(Debug, Clone, Subcommand)]
+pub enum K8sCommand {
+    /// Print an Indexed Job running the run as N shards, one per pod.
+    Job(K8sJobArgs),
+}
+
+/// `pelt k8s job`.
+#[derive(Debug, Clone, Args)]
+pub struct K8sJobArgs {
+    /// The Job's name; also names the results files.
+    #[arg(long, default_value = "pelt")]
+    pub name: String,
+    /// Shards (pods), each one pelt process.
+    #[arg(long, value_name = "N")]
+    pub shards: u32,
+    /// Container image with pelt on its PATH.
+    #[arg(long)]
+    pub image: String,
+    /// PersistentVolumeClaim the pods write their parts to (ReadWriteMany
+    /// if the pods may land on several nodes).
+    #[arg(long, value_name = "NAME")]
+    pub claim: String,
+    /// Where the claim is mounted in each pod.
+    #[arg(long = "results-dir", default_value = "/results")]
+    pub results_dir: String,
+    /// CPU per shard, requested and limited alike (no throttling).
+    #[arg(long, default_value = "2")]
+    pub cpu: String,
+    /// Memory per shard, requested and limited alike.
+    #[arg(long, default_value = "1Gi")]
+    pub memory: String,
+    /// Put every shard on a node of its own (required anti-affinity).
+    #[arg(long = "spread")]
+    pub spread: bool,
+    /// Measurement starts this many seconds after the manifest is
+    /// generated: time to apply it and for every pod to be scheduled and
+    /// pulled. Apply it at once, or regenerate.
+    #[arg(long = "start-in", value_name = "SECONDS", default_value_t = 120, conflicts_with = "start_at")]
+    pub start_in: u64,
+    /// Or an exact start for every shard (RFC 3339 or Unix seconds).
+    #[arg(long = "start-at", value_name = "TIME")]
+    pub start_at: Option<String>,
+    /// The run id [default: NAME-START].
+    #[arg(long = "run-id")]
+    pub run_id: Option<String>,
+    /// The `pelt run` arguments of the whole run, after --.
+    #[arg(last = true, required = true, value_name = "RUN ARGS")]
+    pub run: Vec<String>,
+}
+
+/// `pelt slurm`.
+#[derive(Debug, Clone, Args)]
+pub struct SlurmArgs {
+    /// The job's name; also names the results folder.
+    #[arg(long, default_value = "pelt")]
+    pub name: String,
+    /// Shards (srun tasks), each one pelt process.
+    #[arg(long, value_name = "N")]
+    pub shards: u32,
+    /// Nodes to spread them over.
+    #[arg(long, default_value_t = 1)]
+    pub nodes: u32,
+    /// CPUs per shard.
+    #[arg(long = "cpus-per-task", default_value_t = 2)]
+    pub cpus_per_task: u32,
+    /// A folder every node sees; the parts and the merged report go in a
+    /// folder per job inside it.
+    #[arg(long = "results-dir", value_name = "DIR")]
+    pub results_dir: String,
+    /// Seconds from the job starting to measurement starting.
+    #[arg(long = "start-in", value_name = "SECONDS", default_value_t = 10)]
+    pub start_in: u32,
+    /// The pelt binary on the nodes.
+    #[arg(long, default_value = "pelt")]
+    pub pelt: String,
+    /// The job's time limit (sbatch --time).
+    #[arg(long, default_value = "00:30:00")]
+    pub time: String,
+    /// The `pelt run` arguments of the whole run, after --.
+    #[arg(last = true, required = true, value_name = "RUN ARGS")]
+    pub run: Vec<String>,
+}
+
+fn user(e: pelt_launch::LaunchError) -> UserError {
+    UserError(e.to_string())
+}
+
+/// An RFC 3339 time in UTC.
+fn rfc3339(unix: u64) -> String {
+    let t = pelt_core::UtcTime::from_unix(unix);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    )
+}
+
+pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
+    let K8sCommand::Job(a) = args.what;
+    let start_at = match &a.start_at {
+        Some(t) => {
+            let ns = pelt_core::civil::parse_time(t).ok_or_else(|| {
+                UserError(format!(
+                    "invalid --start-at '{}': give an RFC 3339 time like 2026-11-23T22:00:00Z or Unix seconds",
+                    t.escape_debug()
+                ))
+            })?;
+            rfc3339(ns / 1_000_000_000)
+        }
+        None => {
+            let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+            rfc3339(now.as_secs() + a.start_in)
+        }
+    };
+    let launch = Launch {
+        name: a.name.clone(),
+        shards: a.shards,
+        run_args: a.run.clone(),
+        results_dir: a.results_dir.clone(),
+    };
+    let opts = KubeOptions {
+        image: a.image,
+        cpu: a.cpu,
+        memory: a.memory,
+        claim: a.claim,
+        anti_affinity: a.spread,
+        run_id: a.run_id.unwrap_or_else(|| {
+            let digits: String = start_at.chars().filter(char::is_ascii_digit).collect();
+            format!("{}-{digits}", a.name)
+        }),
+        start_at,
+    };
+    let job = pelt_launch::k8s::job(&launch, &opts).map_err(user)?;
+    crate::emit(pelt_launch::k8s::yaml(&job).as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn slurm(a: SlurmArgs) -> Result<ExitCode, UserError> {
+    let launch = Launch {
+        name: a.name,
+        shards: a.shards,
+        run_args: a.run,
+        results_dir: a.results_dir,
+    };
+    let opts = SlurmOptions {
+        nodes: a.nodes,
+        cpus_per_task: a.cpus_per_task,
+        start_delay_s: a.start_in,
+        pelt: a.pelt,
+        time_limit: a.time,
+    };
+    let script = pelt_launch::slurm::script(&launch, &opts).map_err(user)?;
+    crate::emit(script.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -54,7 +54,12 @@ pub struct K8sJobArgs {
     /// Measurement starts this many seconds after the manifest is
     /// generated: time to apply it and for every pod to be scheduled and
     /// pulled. Apply it at once, or regenerate.
-    #[arg(long = "start-in", value_name = "SECONDS", default_value_t = 120, conflicts_with = "start_at")]
+    #[arg(
+        long = "start-in",
+        value_name = "SECONDS",
+        default_value_t = 120,
+        conflicts_with = "start_at"
+    )]
     pub start_in: u64,
     /// Or an exact start for every shard (RFC 3339 or Unix seconds).
     #[arg(long = "start-at", value_name = "TIME")]
@@ -123,11 +128,13 @@ pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
                     t.escape_debug()
                 ))
             })?;
-            rfc3339(ns / 1_000_000_000)
+            ns / 1_000_000_000
         }
         None => {
-            let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-            rfc3339(now.as_secs() + a.start_in)
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            now.as_secs() + a.start_in
         }
     };
     let launch = Launch {
@@ -142,13 +149,19 @@ pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
         memory: a.memory,
         claim: a.claim,
         anti_affinity: a.spread,
-        run_id: a.run_id.unwrap_or_else(|| {
-            let digits: String = start_at.chars().filter(char::is_ascii_digit).collect();
-            format!("{}-{digits}", a.name)
-        }),
-        start_at,
+        run_id: a.run_id.unwrap_or_else(|| format!("{}-{start_at}", a.name)),
+        // Unix seconds: an RFC 3339 time unquoted in YAML reads as a
+        // timestamp, not the string an argument must be.
+        start_at: start_at.to_string(),
     };
     let job = pelt_launch::k8s::job(&launch, &opts).map_err(user)?;
+    crate::emit(
+        format!(
+            "# Measurement starts at {} (--start-at {start_at}).\n",
+            rfc3339(start_at)
+        )
+        .as_bytes(),
+    )?;
     crate::emit(pelt_launch::k8s::yaml(&job).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

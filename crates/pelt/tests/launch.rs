@@ -1,0 +1,219 @@
+//! `pelt k8s job` and `pelt slurm`: the generated manifest and script, as
+//! golden files, the manifest checked against Kubernetes' own schema by
+//! kubernetes-validate (strict), and refusals. No live cluster is
+//! available to these tests: docs/DISTRIBUTED.md says so.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::pelt::pelt;
+
+/// The Kubernetes version the manifest is checked against: the one
+/// pelt-launch's k8s-openapi feature (v1_37) describes.
+const KUBERNETES: &str = "1.37.0";
+
+fn golden(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
+}
+
+/// Compares `got` with the golden file; PELT_BLESS=1 rewrites it.
+fn check_golden(name: &str, got: &str) {
+    let path = golden(name);
+    if std::env::var_os("PELT_BLESS").is_some() {
+        std::fs::write(&path, got).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(
+        got, want,
+        "{name} changed; if intended, rerun with PELT_BLESS=1 and review the diff"
+    );
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = pelt().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const JOB: &[&str] = &[
+    "k8s",
+    "job",
+    "--name",
+    "checkout",
+    "--shards",
+    "4",
+    "--image",
+    "registry.example/pelt:0.1",
+    "--claim",
+    "pelt-results",
+    "--cpu",
+    "4",
+    "--memory",
+    "2Gi",
+    "--spread",
+    "--start-at",
+    "2026-11-23T23:00:00Z",
+    "--run-id",
+    "checkout-1",
+    "--",
+    "http://10.0.0.5/cart",
+    "--rate",
+    "20000",
+    "-d",
+    "5m",
+    "-H",
+    "X-Test: a b",
+];
+
+/// kubernetes-validate, installed by scripts/test when missing.
+fn kubernetes_validate() -> PathBuf {
+    let cached = std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".cache/pelt/kubernetes-validate/bin/kubernetes-validate"));
+    let on_path = Command::new("kubernetes-validate")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    match (on_path, cached) {
+        (true, _) => PathBuf::from("kubernetes-validate"),
+        (false, Some(c)) if c.exists() => c,
+        _ => panic!("kubernetes-validate is missing: scripts/test installs it (PyPI)"),
+    }
+}
+
+#[test]
+fn the_job_manifest_is_golden_and_valid_kubernetes() {
+    let yaml = stdout(JOB);
+    check_golden("k8s-job.yaml", &yaml);
+    for must in [
+        "completionMode: Indexed",
+        "completions: 4",
+        "parallelism: 4",
+        "- auto/4",
+        "- '1795474800'",
+        "podAntiAffinity",
+    ] {
+        assert!(yaml.contains(must), "{must}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.yaml");
+    std::fs::write(&file, &yaml).unwrap();
+    let validate = kubernetes_validate();
+    let out = Command::new(&validate)
+        .args(["--strict", "-k", KUBERNETES])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The check can fail: a field Kubernetes does not know is refused.
+    std::fs::write(&file, yaml.replace("parallelism:", "parallelizm:")).unwrap();
+    let out = Command::new(&validate)
+        .args(["--strict", "-k", KUBERNETES])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn the_slurm_script_is_golden_and_parses() {
+    let script = stdout(&[
+        "slurm",
+        "--name",
+        "checkout",
+        "--shards",
+        "4",
+        "--nodes",
+        "2",
+        "--results-dir",
+        "/shared/pelt",
+        "--pelt",
+        "/opt/pelt/bin/pelt",
+        "--",
+        "http://10.0.0.5/cart",
+        "--rate",
+        "20000",
+        "-d",
+        "5m",
+        "-H",
+        "X-Test: it's",
+    ]);
+    check_golden("slurm.sh", &script);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.sh");
+    std::fs::write(&file, &script).unwrap();
+    let out = Command::new("bash").arg("-n").arg(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn launchers_refuse_what_they_set_themselves() {
+    for (args, says) in [
+        (
+            &[
+                "slurm",
+                "--shards",
+                "2",
+                "--results-dir",
+                "/x",
+                "--",
+                "http://h/",
+                "--shard",
+                "0/2",
+            ][..],
+            "leave --shard out",
+        ),
+        (
+            &[
+                "k8s",
+                "job",
+                "--shards",
+                "2",
+                "--image",
+                "i",
+                "--claim",
+                "c",
+                "--name",
+                "Bad_Name",
+                "--",
+                "http://h/",
+            ],
+            "invalid --name",
+        ),
+        (
+            &[
+                "k8s",
+                "job",
+                "--shards",
+                "0",
+                "--image",
+                "i",
+                "--claim",
+                "c",
+                "--",
+                "http://h/",
+            ],
+            "--shards must be",
+        ),
+    ] {
+        let out = pelt().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

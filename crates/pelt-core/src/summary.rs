@@ -523,8 +523,13 @@ impl RunSummary {
     /// Rate runs: the mean rate the schedule offered over the measured
     /// duration (the constant rate when there is no schedule), to compare
     /// with [`RunSummary::request_rate`].
+    /// One shard of a sharded run (`--shard I/N`) offered its share, 1/N.
     pub fn offered_rate(&self) -> Option<f64> {
-        self.config.load.offered_rate(self.duration)
+        let share = 1.0 / f64::from(self.config.shard_or_whole().count);
+        self.config
+            .load
+            .offered_rate(self.duration)
+            .map(|r| r * share)
     }
 
     /// Whether the headline latency is response time (rate mode) or
@@ -773,7 +778,8 @@ impl SummaryBuilder {
             config.load.offered_count(t)
         };
         if let (Some(a), Some(b)) = (count(from), count(to)) {
-            row.offered = Some(b - a);
+            // One shard offered its share of the whole run's.
+            row.offered = Some((b - a) / f64::from(config.shard_or_whole().count));
         }
         if let (crate::config::Load::Closed { .. }, Some(s)) =
             (&config.load, config.load.schedule())

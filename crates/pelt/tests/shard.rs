@@ -107,6 +107,16 @@ fn three_shards_merge_exactly_and_a_late_one_is_named() {
     // Each shard sent its third of the 1,200 planned requests, exactly.
     for (i, p) in parts.iter().enumerate() {
         assert_eq!(p["requests"]["total"], 400, "shard {i}");
+        // A shard is offered its share: not "short" of the whole rate.
+        assert_eq!(p["offered_rate"], 200.0, "shard {i}");
+    }
+    for p in &parts[..2] {
+        let shortfall = p["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["kind"] == "rate_shortfall");
+        assert!(!shortfall, "{}", p["warnings"]);
     }
     let all: Vec<&PathBuf> = files.iter().collect();
     let (code, out, err) = report(&all, &["--merge", "--format", "json"]);

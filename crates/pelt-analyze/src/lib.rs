@@ -1,4 +1,4 @@
-//! pelt-analyze: the statistics behind `pelt compare`.
+//! pelt-analyze: the statistics behind `pelt compare` and `pelt experiment`.
 //!
 //! Comparisons take **one value per run** (a run's p99, its throughput),
 //! never per-request data: requests within a run are autocorrelated, so the
@@ -21,7 +21,9 @@
 
 pub mod compare;
 pub mod error;
+pub mod experiment;
 pub mod rank;
+pub mod runs;
 
 pub use compare::{
     compare_paired, compare_unpaired, Comparison, Design, Direction, Metric, Scale, Verdict,

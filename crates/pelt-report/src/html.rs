@@ -17,6 +17,8 @@
 
 mod charts;
 
+pub use crate::table::Table;
+
 use crate::json_value;
 use crate::units::{bytes, rate, thousands};
 use pelt_core::{ErrorKind, Human, Load, RunSummary, MAX_TIMED_TARGETS};
@@ -1155,14 +1157,6 @@ mod tests {
         assert_eq!(utc(1_700_000_000_000), "2023-11-14 22:13:20 UTC");
         assert_eq!(utc(951_825_600_000), "2000-02-29 12:00:00 UTC");
     }
-}
-
-/// A table whose cells the caller has formatted (comparisons and
-/// experiments, whose numbers come from pelt-analyze).
-#[derive(Debug, Clone, Default)]
-pub struct Table {
-    pub head: Vec<String>,
-    pub rows: Vec<Vec<String>>,
 }
 
 /// One variant's latency at each load level: (level, p50 ns, p99 ns).

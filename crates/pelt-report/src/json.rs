@@ -165,3 +165,10 @@ pub fn json_value(s: &RunSummary) -> Value {
         "warnings": warnings,
     })
 }
+
+/// `v` as indented JSON and a final newline.
+pub(crate) fn pretty(v: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).expect("a JSON value always serialises");
+    s.push('\n');
+    s
+}

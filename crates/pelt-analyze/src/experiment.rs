@@ -208,6 +208,14 @@ pub struct LevelComparison {
     pub rows: Vec<Row>,
 }
 
+/// Whether any variant regressed against the baseline at any level (see
+/// [`runs::regressed`]).
+pub fn regressed(comparisons: &[LevelComparison], material_only: bool) -> bool {
+    comparisons
+        .iter()
+        .any(|c| runs::regressed(&c.rows, material_only))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,7 +249,7 @@ mod tests {
         let c = o.comparisons(2, 1);
         assert_eq!(c.len(), 1);
         assert_eq!((c[0].level, c[0].variant, c[0].blocks), (0, 1, 6));
-        assert!(runs::regressed(&c[0].rows, true));
+        assert!(regressed(&c, true));
         assert_eq!(o.runs_of(1, 0).len(), 6);
         assert_eq!(o.latency_medians(1, 0), Some((2_000_002, 4_000_005)));
         // Blocks 0..5 and block 6's extra baseline run: seven values.
@@ -255,11 +263,17 @@ mod tests {
             kind: LevelKind::Rate,
             value: 1000.0,
         };
-        assert_eq!((rate.label(), rate.slug()), ("1000 req/s".into(), "rate-1000".into()));
+        assert_eq!(
+            (rate.label(), rate.slug()),
+            ("1000 req/s".into(), "rate-1000".into())
+        );
         let one = Level {
             kind: LevelKind::Connections,
             value: 1.0,
         };
-        assert_eq!((one.label(), one.slug()), ("1 connection".into(), "c-1".into()));
+        assert_eq!(
+            (one.label(), one.slug()),
+            ("1 connection".into(), "c-1".into())
+        );
     }
 }

@@ -164,7 +164,10 @@ mod tests {
     fn one_row_per_metric_in_order() {
         let rows = compare_values(&runs(1e6, 6), &runs(1e6, 6), true);
         let names: Vec<&str> = rows.iter().map(|r| r.metric.name.as_str()).collect();
-        assert_eq!(names, ["p50", "p90", "p99", "p99.9", "errors", "throughput"]);
+        assert_eq!(
+            names,
+            ["p50", "p90", "p99", "p99.9", "errors", "throughput"]
+        );
         assert!(!regressed(&rows, false));
     }
 

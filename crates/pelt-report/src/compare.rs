@@ -13,7 +13,8 @@ use std::fmt::Write;
 const TIMELINES_PER_SIDE: usize = 3;
 
 /// Said under a table whose sides have one run each.
-const ONE_RUN_NOTE: &str = "One run per side cannot separate a change from run-to-run noise: the changes";
+const ONE_RUN_NOTE: &str =
+    "One run per side cannot separate a change from run-to-run noise: the changes";
 
 fn design(paired: bool) -> &'static str {
     if paired {
@@ -303,8 +304,16 @@ mod tests {
     fn one_run_each_is_an_observation() {
         let rows = compare_values(&runs(1e6, 1), &runs(2e6, 1), false);
         let t = text(&rows, &["a".into()], &["b".into()], false);
-        assert!(t.starts_with("pelt compare: A = 1 run(s), B = 1 run(s), independent runs\n  A: a\n  B: b\n"), "{t}");
-        assert!(t.contains("\np50               1.00ms       2.00ms    +100.0%  -  "), "{t}");
+        assert!(
+            t.starts_with(
+                "pelt compare: A = 1 run(s), B = 1 run(s), independent runs\n  A: a\n  B: b\n"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("\np50               1.00ms       2.00ms    +100.0%  -  "),
+            "{t}"
+        );
         assert!(t.contains("no verdict"));
         assert!(t.contains("observations, not findings"));
         assert!(markdown(&rows).contains("| p50 | 1.00ms | 2.00ms | +100.0% | - | no verdict |"));
@@ -317,7 +326,10 @@ mod tests {
         let doc: serde_json::Value =
             serde_json::from_str(&json(&rows, &["a.pelt".into()], &[], true)).unwrap();
         assert_eq!(doc["schema"], "pelt.compare/1");
-        assert!(doc["metrics"][0]["error"].as_str().unwrap().contains("paired"));
+        assert!(doc["metrics"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("paired"));
         let rows = compare_values(&runs(1e6, 8), &runs(2e6, 8), true);
         let t = verdict_table(&rows);
         assert_eq!(t.rows[0][5], "REGRESSION (material)");

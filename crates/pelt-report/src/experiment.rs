@@ -6,7 +6,7 @@
 use crate::html::{Block, Labeled, LoadSeries};
 use crate::table::Table;
 use pelt_analyze::experiment::{Level, LevelComparison, LevelKind, Outcome, RunRecord};
-use pelt_analyze::runs::{self, Row};
+use pelt_analyze::runs;
 use pelt_analyze::{Metric, Verdict};
 use std::fmt::Write;
 
@@ -338,16 +338,6 @@ impl Experiment<'_> {
         });
         crate::json::pretty(&doc)
     }
-}
-
-/// Whether any variant regressed against the baseline at any level (see
-/// [`runs::regressed`]).
-pub fn regressed(comparisons: &[LevelComparison], material_only: bool) -> bool {
-    let rows: Vec<Row> = comparisons
-        .iter()
-        .flat_map(|c| c.rows.iter().cloned())
-        .collect();
-    runs::regressed(&rows, material_only)
 }
 
 #[cfg(test)]

@@ -9,9 +9,11 @@
 mod cli;
 mod compare;
 mod demo;
+mod execute;
 mod experiment;
 #[doc(hidden)]
 pub mod fuzz;
+mod output;
 mod progress;
 mod report;
 mod run;

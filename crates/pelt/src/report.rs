@@ -1,12 +1,13 @@
 //! `pelt report`: re-render saved runs, merged or overlaid.
 
 use crate::cli::{FormatArg, ReportArgs};
-use crate::run::{html, render_one};
-use crate::save;
+use crate::output::{check, render_one};
+use crate::save::{self, label, once_each};
 use crate::UserError;
 use pelt_core::{
     Recorder, ResultsReader, RunFooter, RunHeader, RunSummary, SummaryBuilder, Window,
 };
+use pelt_report::html::Labeled;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -51,9 +52,14 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
             let mut merged = Merged::open(std::slice::from_ref(path))?;
             runs.push((label(path), merged.summary(window)?));
         }
-        let labeled: Vec<(String, &RunSummary)> =
-            runs.iter().map(|(label, s)| (label.clone(), s)).collect();
-        crate::emit(html(&labeled)?.as_bytes())?;
+        let labeled: Vec<Labeled<'_>> = runs
+            .iter()
+            .map(|(label, summary)| Labeled {
+                label: label.clone(),
+                summary,
+            })
+            .collect();
+        crate::emit(pelt_report::html::render(&labeled).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut merged = Merged::open(&files)?;
@@ -72,34 +78,12 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     }
     let summary = merged.summary(window)?;
     crate::emit(render_one(&summary, args.format)?.as_bytes())?;
-    Ok(crate::run::check(&summary, &args.asserts))
-}
-
-/// Refuses a file named twice in `files`: merged or compared, its
-/// requests would count twice (`what` says where).
-pub fn once_each(files: &[PathBuf], what: &str) -> Result<(), UserError> {
-    let mut seen = std::collections::HashSet::new();
-    for path in files {
-        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-        if !seen.insert(key) {
-            return Err(UserError(format!(
-                "'{}' is given twice; {what}, so give each file once",
-                path.display()
-            )));
-        }
-    }
-    Ok(())
+    Ok(check(&summary, &args.asserts))
 }
 
 /// The summary of one saved run.
 pub fn load(path: &Path) -> Result<RunSummary, UserError> {
     Merged::open(&[path.to_path_buf()])?.summary(None)
-}
-
-pub fn label(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string())
 }
 
 /// Several results files of one run read as one: seconds with the same

@@ -1,4 +1,5 @@
-//! Where runs are kept, and writing them as they happen.
+//! Where runs are kept, writing them as they happen, and the names of
+//! results files read back.
 
 use crate::UserError;
 use pelt_core::{Recorder, ResultsWriter, RunFooter, RunHeader};
@@ -142,4 +143,27 @@ mod tests {
         // Checked against `date -u -d @1795276981 +%Y%m%d-%H%M%S`.
         assert_eq!(utc_stamp(1_795_276_981), "20261121-160301");
     }
+}
+
+/// Refuses a file named twice in `files`: merged or compared, its
+/// requests would count twice (`what` says where).
+pub fn once_each(files: &[PathBuf], what: &str) -> Result<(), UserError> {
+    let mut seen = std::collections::HashSet::new();
+    for path in files {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if !seen.insert(key) {
+            return Err(UserError(format!(
+                "'{}' is given twice; {what}, so give each file once",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A results file's name in reports: its file name without `.pelt`.
+pub fn label(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
 }

@@ -132,19 +132,6 @@ pub fn utc_stamp(unix_secs: u64) -> String {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::utc_stamp;
-
-    #[test]
-    fn stamps_are_utc_calendar_dates() {
-        assert_eq!(utc_stamp(0), "19700101-000000");
-        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
-        // Checked against `date -u -d @1795276981 +%Y%m%d-%H%M%S`.
-        assert_eq!(utc_stamp(1_795_276_981), "20261121-160301");
-    }
-}
-
 /// Refuses a file named twice in `files`: merged or compared, its
 /// requests would count twice (`what` says where).
 pub fn once_each(files: &[PathBuf], what: &str) -> Result<(), UserError> {
@@ -166,4 +153,17 @@ pub fn label(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_stamp;
+
+    #[test]
+    fn stamps_are_utc_calendar_dates() {
+        assert_eq!(utc_stamp(0), "19700101-000000");
+        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
+        // Checked against `date -u -d @1795276981 +%Y%m%d-%H%M%S`.
+        assert_eq!(utc_stamp(1_795_276_981), "20261121-160301");
+    }
 }

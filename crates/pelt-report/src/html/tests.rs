@@ -347,3 +347,65 @@ fn utc_dates() {
     assert_eq!(utc(1_700_000_000_000), "2023-11-14 22:13:20 UTC");
     assert_eq!(utc(951_825_600_000), "2000-02-29 12:00:00 UTC");
 }
+
+/// The SVG of the page's section `id`.
+fn section<'p>(page: &'p str, id: &str) -> &'p str {
+    let start = page
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("section {id}"));
+    let len = page[start..].find("</section>").expect("section closes");
+    &page[start..start + len]
+}
+
+#[test]
+fn a_run_of_one_second_draws_its_timelines_as_points() {
+    // One timeline row: one point per series, which no line can join.
+    let s = summary(true, 1, 300, 0);
+    assert_eq!(s.timeline.len(), 1);
+    let page = render(&[Labeled {
+        label: "short".into(),
+        summary: &s,
+    }]);
+    // p50, p90, p99 and max; requests and errors.
+    assert_eq!(
+        section(&page, "latency-over-time")
+            .matches("<circle")
+            .count(),
+        4
+    );
+    assert_eq!(
+        section(&page, "throughput-over-time")
+            .matches("<circle")
+            .count(),
+        2
+    );
+    // Two runs, one second each: a point per series and run.
+    let other = summary(true, 1, 200, 1);
+    let page = render(&[
+        Labeled {
+            label: "a".into(),
+            summary: &s,
+        },
+        Labeled {
+            label: "b".into(),
+            summary: &other,
+        },
+    ]);
+    assert_eq!(
+        section(&page, "latency-over-time")
+            .matches("<circle")
+            .count(),
+        8
+    );
+    // Longer runs are lines, without dots.
+    let long = summary(true, 3, 300, 0);
+    let page = render(&[Labeled {
+        label: "long".into(),
+        summary: &long,
+    }]);
+    for id in ["latency-over-time", "throughput-over-time"] {
+        let svg = section(&page, id);
+        assert_eq!(svg.matches("<circle").count(), 0, "{id}");
+        assert!(svg.contains("<polyline"), "{id} has lines");
+    }
+}

@@ -64,15 +64,22 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     }
     let mut merged = Merged::open(&files)?;
     if args.format == FormatArg::Hdrlog {
-        let mut seconds = Vec::new();
         let offsets = SummaryBuilder::new(merged.header.clone(), None);
-        while let Some((second, rec)) = merged.next()? {
-            if window.is_none_or(|w| w.contains(offsets.offset_of(second))) {
-                seconds.push((second, rec.response));
-            }
-        }
+        // Read as the log is written, one second in memory; a file that
+        // fails part way stops the seconds, and its error wins.
+        let mut failure = None;
+        let seconds = std::iter::from_fn(|| {
+            merged.next().unwrap_or_else(|e| {
+                failure = Some(e);
+                None
+            })
+        })
+        .filter(|(second, _)| window.is_none_or(|w| w.contains(offsets.offset_of(*second))));
         let mut log = Vec::new();
-        pelt_report::hdrlog::write_hdrlog(&mut log, &seconds).map_err(write_err)?;
+        pelt_report::hdrlog::write_hdrlog(&mut log, seconds).map_err(write_err)?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
         crate::emit(&log)?;
         return Ok(ExitCode::SUCCESS);
     }

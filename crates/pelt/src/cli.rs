@@ -51,6 +51,50 @@ pub enum Command {
     /// Run a before/after experiment from a plan: variants x load levels, interleaved blocks, verdicts.
     #[command(after_help = EXPERIMENT_HELP)]
     Experiment(ExperimentArgs),
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): pelt's, or a subcommand's.
+    #[command(after_help = MAN_HELP)]
+    Man(ManArgs),
+}
+
+const COMPLETIONS_HELP: &str = "\
+Examples:
+  pelt completions bash > ~/.local/share/bash-completion/completions/pelt
+  pelt completions zsh > ~/.zfunc/_pelt        with fpath+=(~/.zfunc) before compinit
+  pelt completions fish > ~/.config/fish/completions/pelt.fish";
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+const MAN_HELP: &str = "\
+Examples:
+  pelt man | man -l -                          read it now
+  pelt man > ~/.local/share/man/man1/pelt.1    then `man pelt`
+  pelt man run > ~/.local/share/man/man1/pelt-run.1";
+
+/// The subcommands with a page of their own, and its title.
+pub const MAN_PAGES: [(&str, &str); 8] = [
+    ("run", "pelt-run"),
+    ("serve", "pelt-serve"),
+    ("demo", "pelt-demo"),
+    ("compare", "pelt-compare"),
+    ("report", "pelt-report"),
+    ("experiment", "pelt-experiment"),
+    ("completions", "pelt-completions"),
+    ("man", "pelt-man"),
+];
+
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// A subcommand's page (pelt-run(1), ...) instead of pelt(1).
+    #[arg(value_name = "SUBCOMMAND", value_parser = MAN_PAGES.map(|(name, _)| name))]
+    pub subcommand: Option<String>,
 }
 
 const EXPERIMENT_HELP: &str = "\

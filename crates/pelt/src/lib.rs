@@ -13,6 +13,7 @@ mod execute;
 mod experiment;
 #[doc(hidden)]
 pub mod fuzz;
+mod manual;
 mod output;
 mod progress;
 mod report;
@@ -29,13 +30,15 @@ use std::process::ExitCode;
 #[derive(Debug)]
 pub struct UserError(pub String);
 
-const SUBCOMMANDS: [&str; 7] = [
+const SUBCOMMANDS: [&str; 9] = [
     "run",
     "serve",
     "demo",
     "report",
     "compare",
     "experiment",
+    "completions",
+    "man",
     "help",
 ];
 
@@ -53,6 +56,8 @@ pub fn main() -> ExitCode {
         Command::Report(args) => report::command(args),
         Command::Compare(args) => compare::command(args),
         Command::Experiment(args) => experiment::command(args),
+        Command::Completions(args) => manual::completions(args),
+        Command::Man(args) => manual::man(args),
     };
     result.unwrap_or_else(|UserError(message)| {
         eprintln!("error: {message}");

@@ -545,9 +545,8 @@ fn man_pages_are_roff_that_groff_formats() {
             "{args:?}: {warnings}"
         );
         // Formatted text, hyphens as they print, without overstrikes.
-        let text = String::from_utf8_lossy(&formatted.stdout)
-            .replace('\u{2010}', "-")
-            .replace('\u{2212}', "-");
+        let text =
+            String::from_utf8_lossy(&formatted.stdout).replace(['\u{2010}', '\u{2212}'], "-");
         assert!(text.contains("NAME"), "{args:?}");
         for needle in needles {
             assert!(text.contains(needle), "{args:?} lacks {needle}: {text}");

@@ -18,6 +18,7 @@
 //! let (lo, hi) = c.ci.unwrap();
 //! assert!(lo > 0.05 && hi < 0.15 && lo <= c.estimate && c.estimate <= hi);
 //! ```
+#![warn(missing_docs)]
 
 pub mod compare;
 pub mod error;

@@ -34,7 +34,9 @@ use serde_json::Value;
 /// One run to draw, with the name shown in legends.
 #[derive(Debug, Clone)]
 pub struct Labeled<'a> {
+    /// The run's name in table heads and legends.
     pub label: String,
+    /// The run.
     pub summary: &'a RunSummary,
 }
 

@@ -6,6 +6,7 @@
 //! histograms of a saved run go to [`hdrlog`]; comparisons of runs and
 //! experiments, whose numbers come from pelt-analyze, render with
 //! [`compare`] and [`experiment`].
+#![warn(missing_docs)]
 
 pub mod compare;
 mod csv;

@@ -9,6 +9,7 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\r', '\n'], " ")
 }
 
+/// A run's summary as markdown, to paste into an issue or pull request.
 pub fn markdown(s: &RunSummary) -> String {
     let mut o = String::new();
     let _ = write_md(&mut o, s);

@@ -8,15 +8,21 @@ use std::fmt::Write;
 /// One variant's latency at each load level: (level, p50 ns, p99 ns).
 #[derive(Debug, Clone)]
 pub struct LoadSeries {
+    /// The variant's name, in the legend.
     pub label: String,
+    /// `(level, p50 ns, p99 ns)`, in the order of the levels.
     pub points: Vec<(f64, u64, u64)>,
 }
 
 /// A piece of a [`document`] page. Each `Heading` starts a section.
 #[derive(Debug, Clone)]
 pub enum Block<'a> {
+    /// A section's title: the blocks after it, up to the next heading,
+    /// are its content.
     Heading(String),
+    /// A paragraph of text (escaped).
     Paragraph(String),
+    /// A table (cells escaped; verdicts coloured).
     Table(Table),
     /// Percentile spectra of these runs, overlaid.
     Spectrum(Vec<Labeled<'a>>),

@@ -39,6 +39,31 @@ fn json(text: &str) -> Value {
     serde_json::from_str(text).expect("one JSON document")
 }
 
+/// A rate run of `s` saved to `data`/run.pelt: its path and live JSON report.
+fn saved_rate_run(
+    data: &Path,
+    s: &pelt_target::ServerHandle,
+    rate: &str,
+    duration: &str,
+) -> (PathBuf, Value) {
+    let file = data.join("run.pelt");
+    let url = format!("http://{}/", s.local_addr());
+    let mut run = pelt(data);
+    run.args([
+        &url, "--rate", rate, "-d", duration, "--format", "json", "-o",
+    ])
+    .arg(&file);
+    let live = json(&stdout_of(run));
+    (file, live)
+}
+
+/// `pelt report FILE --format FORMAT`.
+fn report_as(data: &Path, file: &Path, format: &str) -> String {
+    let mut report = pelt(data);
+    report.arg("report").arg(file).args(["--format", format]);
+    stdout_of(report)
+}
+
 #[test]
 fn saved_runs_report_exactly_as_they_did_live() {
     let (_machine, s) = server();
@@ -66,15 +91,8 @@ fn saved_runs_report_exactly_as_they_did_live() {
 fn csv_and_window_cover_the_seconds_asked_for() {
     let (_machine, s) = server();
     let data = tempfile::tempdir().unwrap();
-    let file = data.path().join("run.pelt");
-    let url = format!("http://{}/", s.local_addr());
-    let mut run = pelt(data.path());
-    run.args([&url, "--rate", "200", "-d", "4s", "--format", "json", "-o"])
-        .arg(&file);
-    let whole = json(&stdout_of(run));
-    let mut csv = pelt(data.path());
-    csv.arg("report").arg(&file).args(["--format", "csv"]);
-    let csv = stdout_of(csv);
+    let (file, whole) = saved_rate_run(data.path(), &s, "200", "4s");
+    let csv = report_as(data.path(), &file, "csv");
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len(), whole["timeline"].as_array().unwrap().len());
     let csv_total: u64 = rows
@@ -297,15 +315,8 @@ fn hdrlog_is_readable_by_hdrhistogram() {
     use hdrhistogram::serialization::Deserializer;
     let (_machine, s) = server();
     let data = tempfile::tempdir().unwrap();
-    let file = data.path().join("run.pelt");
-    let url = format!("http://{}/", s.local_addr());
-    let mut run = pelt(data.path());
-    run.args([&url, "--rate", "300", "-d", "3s", "--format", "json", "-o"])
-        .arg(&file);
-    let live = json(&stdout_of(run));
-    let mut log = pelt(data.path());
-    log.arg("report").arg(&file).args(["--format", "hdrlog"]);
-    let log = stdout_of(log);
+    let (file, live) = saved_rate_run(data.path(), &s, "300", "3s");
+    let log = report_as(data.path(), &file, "hdrlog");
     // Per tag (None: the untagged main series), lines and values.
     let mut series: std::collections::BTreeMap<Option<String>, (usize, u64)> = Default::default();
     for entry in IntervalLogIterator::new(log.as_bytes()) {
@@ -353,16 +364,9 @@ fn hdrlog_main_series_is_found_by_histogram_log_processor() {
     );
     let (_machine, s) = server();
     let data = tempfile::tempdir().unwrap();
-    let file = data.path().join("run.pelt");
-    let url = format!("http://{}/", s.local_addr());
-    let mut run = pelt(data.path());
-    run.args([&url, "--rate", "200", "-d", "2s", "--format", "json", "-o"])
-        .arg(&file);
-    let live = json(&stdout_of(run));
-    let mut log = pelt(data.path());
-    log.arg("report").arg(&file).args(["--format", "hdrlog"]);
+    let (file, live) = saved_rate_run(data.path(), &s, "200", "2s");
     let hlog = data.path().join("run.hlog");
-    std::fs::write(&hlog, stdout_of(log)).unwrap();
+    std::fs::write(&hlog, report_as(data.path(), &file, "hdrlog")).unwrap();
     let processor = |tag: Option<&str>| {
         let mut java = std::process::Command::new("java");
         java.args(["-cp", JAR, "org.HdrHistogram.HistogramLogProcessor", "-i"])

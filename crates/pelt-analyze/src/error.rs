@@ -75,6 +75,15 @@ pub enum AnalyzeError {
         /// The value.
         value: f64,
     },
+    /// The metric does not apply to these runs' load model (its values
+    /// are NaN).
+    #[error("{why}")]
+    NotApplicable {
+        /// The metric's name.
+        metric: String,
+        /// Why not.
+        why: Inapplicable,
+    },
     /// The margin is not usable: it must be positive and finite, and below 1
     /// (100 %) on a ratio scale.
     #[error(
@@ -87,4 +96,25 @@ pub enum AnalyzeError {
         /// The margin given.
         margin: f64,
     },
+}
+
+/// Why a metric does not apply to the runs compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inapplicable {
+    /// Throughput in rate runs: their schedule fixes it (compare `sent`).
+    FixedBySchedule,
+    /// The share of the schedule sent, in closed-loop runs: they have none.
+    RateRunsOnly,
+    /// Some runs are rate runs and others closed loops.
+    MixedLoad,
+}
+
+impl fmt::Display for Inapplicable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Inapplicable::FixedBySchedule => "fixed by the schedule in rate runs (see 'sent')",
+            Inapplicable::RateRunsOnly => "for rate runs only (a closed loop's is 'throughput')",
+            Inapplicable::MixedLoad => "the runs mix rate and closed-loop load",
+        })
+    }
 }

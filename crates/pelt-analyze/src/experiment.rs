@@ -226,7 +226,7 @@ mod tests {
             variant,
             level,
             file: PathBuf::from("runs/x.pelt"),
-            values: vec![x, x, x, x, 0.0, 1e9 / x],
+            values: vec![x, x, x, x, 0.0, 1e9 / x, f64::NAN],
             p50_ns: x as u64,
             p99_ns: 2 * x as u64,
             interrupted: false,

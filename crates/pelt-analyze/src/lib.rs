@@ -30,7 +30,7 @@ pub use compare::{
     compare_paired, compare_unpaired, Comparison, Design, Direction, Metric, Scale, Verdict,
     BLOCKS_FACTOR, CONFIDENCE, MARGIN_P50, MARGIN_P90, MARGIN_P99, MARGIN_P999, MARGIN_THROUGHPUT,
 };
-pub use error::{AnalyzeError, Side};
+pub use error::{AnalyzeError, Inapplicable, Side};
 pub use rank::{
     hodges_lehmann_one_sample, hodges_lehmann_shift, mann_whitney_ci, mann_whitney_k,
     signed_rank_ci, signed_rank_k,

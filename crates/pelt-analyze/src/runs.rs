@@ -14,13 +14,16 @@
 //! ```
 
 use crate::{
-    compare_paired, compare_unpaired, AnalyzeError, Comparison, Direction, Metric, Scale, Verdict,
-    MARGIN_P50, MARGIN_P90, MARGIN_P99, MARGIN_P999,
+    compare_paired, compare_unpaired, AnalyzeError, Comparison, Direction, Inapplicable, Metric,
+    Scale, Verdict, MARGIN_P50, MARGIN_P90, MARGIN_P99, MARGIN_P999,
 };
 use pelt_core::{RunSummary, Warning};
 
 /// Error rates are compared in points: 0.001 = 0.1 percentage point.
 pub const MARGIN_ERRORS: f64 = 0.001;
+/// The share of planned requests sent is compared in points: 0.01 = one
+/// percentage point of the schedule missed.
+pub const MARGIN_SENT: f64 = 0.01;
 
 /// How a run yields one metric's value.
 type Extract = fn(&RunSummary) -> f64;
@@ -49,12 +52,63 @@ fn extractors() -> Vec<(Metric, Extract)> {
             ),
             |s| 1.0 - s.success_ratio(),
         ),
-        (Metric::throughput(), |s| s.throughput()),
+        // A closed loop's throughput is what the server managed; a rate
+        // run's is fixed by its schedule (499.9/s against 499.5/s was
+        // called a regression over nothing), so rate runs compare what
+        // they control instead: the share of planned requests actually
+        // sent. Each is NaN in the other mode, and not compared there.
+        (Metric::throughput(), |s| {
+            if s.is_rate_mode() {
+                f64::NAN
+            } else {
+                s.throughput()
+            }
+        }),
+        (
+            Metric::new(
+                "sent",
+                Scale::Points,
+                Direction::HigherIsBetter,
+                MARGIN_SENT,
+            ),
+            |s| {
+                if s.is_rate_mode() && s.planned() > 0 {
+                    s.sent() as f64 / s.planned() as f64
+                } else {
+                    f64::NAN
+                }
+            },
+        ),
     ]
 }
 
+/// Why a metric has no comparison when its values are NaN: it does not
+/// apply to the runs' load model (see [`metrics`]).
+fn not_applicable(metric: &Metric, a: &[f64], b: &[f64]) -> Option<AnalyzeError> {
+    let nan = |v: &[f64]| !v.is_empty() && v.iter().all(|x| x.is_nan());
+    let mixed = |v: &[f64]| v.iter().any(|x| x.is_nan()) && !v.iter().all(|x| x.is_nan());
+    let why = match metric.name.as_str() {
+        "throughput" => Inapplicable::FixedBySchedule,
+        "sent" => Inapplicable::RateRunsOnly,
+        _ => return None,
+    };
+    let why = if mixed(a) || mixed(b) || nan(a) != nan(b) {
+        Inapplicable::MixedLoad
+    } else if nan(a) {
+        why
+    } else {
+        return None;
+    };
+    Some(AnalyzeError::NotApplicable {
+        metric: metric.name.clone(),
+        why,
+    })
+}
+
 /// The compared metrics, in order: p50, p90, p99, p99.9 of response time
-/// (nanoseconds), the error ratio (points) and throughput (per second).
+/// (nanoseconds), the error ratio (points), throughput (per second; closed
+/// loops only) and the share of planned requests sent (points; rate runs
+/// only).
 pub fn metrics() -> Vec<Metric> {
     extractors().into_iter().map(|(m, _)| m).collect()
 }
@@ -89,6 +143,12 @@ pub fn compare_values(a: &[Vec<f64>], b: &[Vec<f64>], paired: bool) -> Vec<Row> 
         .map(|(i, metric)| {
             let va: Vec<f64> = a.iter().map(|v| v[i]).collect();
             let vb: Vec<f64> = b.iter().map(|v| v[i]).collect();
+            if let Some(e) = not_applicable(&metric, &va, &vb) {
+                return Row {
+                    metric,
+                    result: Err(e),
+                };
+            }
             let result = if paired {
                 compare_paired(&metric, &va, &vb)
             } else {
@@ -155,7 +215,7 @@ mod tests {
         (0..n)
             .map(|i| {
                 let x = base * (1.0 + i as f64 * 0.001);
-                vec![x, x, x, x, 0.0, 1e9 / x]
+                vec![x, x, x, x, 0.0, 1e9 / x, f64::NAN]
             })
             .collect()
     }
@@ -166,7 +226,15 @@ mod tests {
         let names: Vec<&str> = rows.iter().map(|r| r.metric.name.as_str()).collect();
         assert_eq!(
             names,
-            ["p50", "p90", "p99", "p99.9", "errors", "throughput"]
+            ["p50", "p90", "p99", "p99.9", "errors", "throughput", "sent"]
+        );
+        // A closed loop has no schedule to have sent.
+        assert_eq!(
+            rows[6].result,
+            Err(AnalyzeError::NotApplicable {
+                metric: "sent".into(),
+                why: Inapplicable::RateRunsOnly
+            })
         );
         assert!(!regressed(&rows, false));
     }
@@ -188,6 +256,30 @@ mod tests {
         assert!(!regressed(&rows, false));
         let rows = compare_values(&runs(1e6, 2), &runs(2e6, 1), true);
         assert!(rows.iter().all(|r| r.result.is_err()));
+    }
+
+    #[test]
+    fn throughput_and_sent_each_apply_to_one_load_model() {
+        let rate = |n: usize, sent: f64| -> Vec<Vec<f64>> {
+            (0..n)
+                .map(|_| vec![1e6, 1e6, 1e6, 1e6, 0.0, f64::NAN, sent])
+                .collect()
+        };
+        let rows = compare_values(&rate(6, 1.0), &rate(6, 0.9), true);
+        assert_eq!(
+            rows[5].result.as_ref().unwrap_err().to_string(),
+            "fixed by the schedule in rate runs (see 'sent')"
+        );
+        assert!(rows[6].result.is_ok());
+        let mut closed = runs(1e6, 6);
+        closed.truncate(3);
+        let rows = compare_values(&rate(3, 1.0), &closed, false);
+        for row in &rows[5..] {
+            assert_eq!(
+                row.result.as_ref().unwrap_err().to_string(),
+                "the runs mix rate and closed-loop load"
+            );
+        }
     }
 
     #[test]

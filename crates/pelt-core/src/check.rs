@@ -1,7 +1,7 @@
 //! Threshold assertions on a run, for CI: `p99 < 50ms`, `errors < 0.1%`,
 //! `rate >= 990`. A run that breaks one exits 1.
 
-use crate::duration::{human_ns, parse_duration};
+use crate::duration::{human_ns, parse_duration, DurationError};
 use crate::summary::RunSummary;
 use std::fmt;
 use std::str::FromStr;
@@ -12,11 +12,14 @@ pub enum Measure {
     /// A percentile of the headline latency (response time in rate mode),
     /// e.g. 99.0 for `p99`.
     Percentile(f64),
+    /// The mean of the headline latency.
     Mean,
+    /// The slowest headline latency.
     Max,
     /// Share of requests that failed (errors or non-2xx/3xx), 0..1.
     Errors,
-    /// Requests per second sent.
+    /// Requests per second actually sent (in rate mode, not the rate
+    /// planned: a client that fell behind fails `rate >= ...`).
     Rate,
     /// Successful responses per second.
     Throughput,
@@ -24,18 +27,27 @@ pub enum Measure {
     Requests,
 }
 
+/// How an assertion compares the measured value with its threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
+    /// `==`
+    Eq,
 }
 
 /// `MEASURE OP VALUE`, parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assertion {
+    /// What is measured.
     pub measure: Measure,
+    /// How it is compared with the threshold.
     pub op: Op,
     /// Nanoseconds for latencies, a fraction for errors, a plain number
     /// otherwise.
@@ -46,8 +58,11 @@ pub struct Assertion {
 /// The verdict on one assertion.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checked {
+    /// The assertion as written.
     pub assertion: String,
+    /// The measured value, formatted for people.
     pub actual: String,
+    /// Whether the run met the assertion.
     pub ok: bool,
 }
 
@@ -58,27 +73,97 @@ impl fmt::Display for Checked {
     }
 }
 
-const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'errors < 0.1%', 'rate >= 990'; \
-MEASURE is p50..p99.99, mean, max, errors, rate, throughput or requests";
+const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'errors < 0.1%', 'errors == 0', \
+'rate >= 990'; MEASURE is p50..p99.99, mean, max (durations with a unit), errors (a share with %), \
+rate, throughput (per second) or requests (a count); OP is <, <=, >, >= or ==";
+
+/// Why an assertion did not parse: the text, what is wrong, and the
+/// forms that are accepted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("invalid --assert '{text}': {problem}; {HELP}")]
+pub struct AssertionError {
+    /// The assertion as given, escaped to stay on one line.
+    pub text: String,
+    /// What is wrong with it.
+    pub problem: AssertionProblem,
+}
+
+/// What is wrong with an assertion.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AssertionProblem {
+    /// No `<`, `<=`, `>`, `>=` or `==`.
+    #[error("no comparison (<, <=, >, >=, ==)")]
+    NoComparison,
+    /// A single `=`, or `!=`.
+    #[error("write == for equality (a single = or != is not a comparison here)")]
+    SingleEquals,
+    /// `pX` where X is not a number.
+    #[error("unknown percentile")]
+    UnknownPercentile,
+    /// A percentile below 0 or above 100.
+    #[error("percentiles run from p0 to p100")]
+    PercentileRange,
+    /// Not one of the measures in the help.
+    #[error("unknown measure")]
+    UnknownMeasure,
+    /// A latency threshold that is not a duration.
+    #[error("{}", .0.reason)]
+    Duration(DurationError),
+    /// An `errors` percentage that is not a number from 0 to 100.
+    #[error("errors take a percentage from 0% to 100%, like 0.1%")]
+    Percentage,
+    /// An `errors` threshold other than 0 without its `%`: `errors < 5`
+    /// could mean 5 % or 500 %.
+    #[error(
+        "errors is a share and needs its unit: write 'errors {} {value}%' for {value} % \
+         (a bare {value} is ambiguous; only 0 may go without %)",
+        .op.symbol()
+    )]
+    BareShare {
+        /// The comparison, to repeat it in the advice.
+        op: Op,
+        /// The number as written.
+        value: f64,
+    },
+    /// An `errors` threshold that is not a number.
+    #[error("errors take a percentage, like 0.1% or 0")]
+    NotAPercentage,
+    /// A `rate` or `throughput` threshold that is not requests per second.
+    #[error("rates are requests per second, like 990 or 990/s")]
+    NotARate,
+    /// A `requests` threshold that is not a whole number.
+    #[error("requests is a count, like 1000")]
+    NotACount,
+    /// An infinite or NaN threshold.
+    #[error("the value must be a finite number")]
+    NotFinite,
+}
 
 impl FromStr for Assertion {
-    type Err = String;
+    type Err = AssertionError;
 
-    fn from_str(text: &str) -> Result<Assertion, String> {
-        let bad = |why: &str| format!("invalid --assert '{}': {why}; {HELP}", text.escape_debug());
+    fn from_str(text: &str) -> Result<Assertion, AssertionError> {
+        let bad = |problem| AssertionError {
+            text: text.escape_debug().to_string(),
+            problem,
+        };
         let t = text.trim();
         let op_at = t
-            .find(['<', '>'])
-            .ok_or_else(|| bad("no comparison (<, <=, >, >=)"))?;
+            .find(['<', '>', '=', '!'])
+            .ok_or_else(|| bad(AssertionProblem::NoComparison))?;
         let (name, rest) = t.split_at(op_at);
         let (op, value) = if let Some(v) = rest.strip_prefix("<=") {
             (Op::Le, v)
         } else if let Some(v) = rest.strip_prefix(">=") {
             (Op::Ge, v)
+        } else if let Some(v) = rest.strip_prefix("==") {
+            (Op::Eq, v)
         } else if let Some(v) = rest.strip_prefix('<') {
             (Op::Lt, v)
+        } else if let Some(v) = rest.strip_prefix('>') {
+            (Op::Gt, v)
         } else {
-            (Op::Gt, &rest[1..])
+            return Err(bad(AssertionProblem::SingleEquals));
         };
         let (name, value) = (name.trim(), value.trim());
         let measure = match name {
@@ -89,27 +174,52 @@ impl FromStr for Assertion {
             "throughput" => Measure::Throughput,
             "requests" => Measure::Requests,
             p if p.starts_with('p') => {
-                let q: f64 = p[1..].parse().map_err(|_| bad("unknown percentile"))?;
+                let q: f64 = p[1..]
+                    .parse()
+                    .map_err(|_| bad(AssertionProblem::UnknownPercentile))?;
                 if !(0.0..=100.0).contains(&q) {
-                    return Err(bad("percentiles run from p0 to p100"));
+                    return Err(bad(AssertionProblem::PercentileRange));
                 }
                 Measure::Percentile(q)
             }
-            _ => return Err(bad("unknown measure")),
+            _ => return Err(bad(AssertionProblem::UnknownMeasure)),
         };
         let threshold = match measure {
-            Measure::Percentile(_) | Measure::Mean | Measure::Max => {
-                parse_duration(value).map_err(|e| bad(e.reason))?.as_nanos() as f64
-            }
+            Measure::Percentile(_) | Measure::Mean | Measure::Max => parse_duration(value)
+                .map_err(|e| bad(AssertionProblem::Duration(e)))?
+                .as_nanos()
+                as f64,
+            // A share needs its unit: 'errors < 5' was read as 500 % and
+            // made a gate that could never fail. Only 0 is the same in
+            // every unit.
             Measure::Errors => match value.strip_suffix('%') {
-                Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
-                None => value.parse::<f64>(),
+                Some(pct) => pct
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=100.0).contains(p))
+                    .map(|p| p / 100.0)
+                    .ok_or_else(|| bad(AssertionProblem::Percentage))?,
+                None => match value.parse::<f64>() {
+                    Ok(0.0) => 0.0,
+                    Ok(value) => return Err(bad(AssertionProblem::BareShare { op, value })),
+                    Err(_) => return Err(bad(AssertionProblem::NotAPercentage)),
+                },
+            },
+            Measure::Rate | Measure::Throughput => {
+                let v = value.strip_suffix("/s").unwrap_or(value).trim();
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|v| *v >= 0.0)
+                    .ok_or_else(|| bad(AssertionProblem::NotARate))?
             }
-            .map_err(|_| bad("errors take a share, like 0.1% or 0.001"))?,
-            _ => value.parse().map_err(|_| bad("expected a number"))?,
+            Measure::Requests => value
+                .parse::<u64>()
+                .map(|n| n as f64)
+                .map_err(|_| bad(AssertionProblem::NotACount))?,
         };
         if !threshold.is_finite() {
-            return Err(bad("the value must be a finite number"));
+            return Err(bad(AssertionProblem::NotFinite));
         }
         Ok(Assertion {
             measure,
@@ -117,6 +227,19 @@ impl FromStr for Assertion {
             threshold,
             text: t.to_string(),
         })
+    }
+}
+
+impl Op {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::Eq => "==",
+        }
     }
 }
 
@@ -141,7 +264,7 @@ impl Assertion {
                 };
                 (share, format!("{:.3}%", share * 100.0))
             }
-            Measure::Rate => (s.request_rate(), format!("{:.1}/s", s.request_rate())),
+            Measure::Rate => (s.sent_rate(), format!("{:.1}/s", s.sent_rate())),
             Measure::Throughput => (s.throughput(), format!("{:.1}/s", s.throughput())),
             Measure::Requests => (s.total.requests as f64, s.total.requests.to_string()),
         };
@@ -151,6 +274,7 @@ impl Assertion {
             Op::Le => actual <= self.threshold,
             Op::Gt => actual > self.threshold,
             Op::Ge => actual >= self.threshold,
+            Op::Eq => actual == self.threshold,
         };
         Checked {
             assertion: self.text.clone(),
@@ -184,8 +308,29 @@ mod tests {
     }
 
     #[test]
+    fn a_share_needs_its_unit() {
+        // The trial's gate that could never fail: 'errors < 5' read as 500 %.
+        let e = "errors < 5".parse::<Assertion>().unwrap_err().to_string();
+        assert!(e.contains("'errors < 5%'"), "{e}");
+        let a: Assertion = "errors == 0".parse().unwrap();
+        assert_eq!(
+            (a.measure, a.op, a.threshold),
+            (Measure::Errors, Op::Eq, 0.0)
+        );
+        let a: Assertion = "errors <= 5%".parse().unwrap();
+        assert!((a.threshold - 0.05).abs() < 1e-12);
+        let a: Assertion = "rate >= 990/s".parse().unwrap();
+        assert_eq!(a.threshold, 990.0);
+    }
+
+    #[test]
     fn rejects_with_help() {
         for bad in [
+            "errors < 5",
+            "errors < 0.05",
+            "errors < 101%",
+            "errors = 0",
+            "requests >= 1.5",
             "p99 50ms",
             "p99 < 50",
             "latency < 5ms",
@@ -193,7 +338,7 @@ mod tests {
             "errors < lots",
             "rate > x",
         ] {
-            let e = bad.parse::<Assertion>().unwrap_err();
+            let e = bad.parse::<Assertion>().unwrap_err().to_string();
             assert!(e.contains("MEASURE OP VALUE"), "{bad}: {e}");
             assert!(!e.contains('\n'));
         }

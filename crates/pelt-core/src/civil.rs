@@ -4,11 +4,17 @@
 /// A UTC date and time of day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UtcTime {
+    /// Year (proleptic Gregorian).
     pub year: i64,
+    /// Month, 1 to 12.
     pub month: u32,
+    /// Day of the month, from 1.
     pub day: u32,
+    /// Hour, 0 to 23.
     pub hour: u32,
+    /// Minute, 0 to 59.
     pub minute: u32,
+    /// Second, 0 to 59.
     pub second: u32,
 }
 

@@ -11,13 +11,16 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid duration '{input}': {reason}; use a number with a unit, like 500ms, 10s, 1.5m or 1m30s")]
 pub struct DurationError {
+    /// The text as given, escaped to stay on one line.
     pub input: String,
+    /// What is wrong with it.
     pub reason: &'static str,
 }
 
 /// Parses a duration made of one or more `<number><unit>` parts.
 ///
-/// Units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`. A bare `0` is allowed;
+/// Units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`, and siege's `S`, `M`,
+/// `H` (seconds, minutes, hours). A bare `0` is allowed;
 /// any other bare number is rejected, because `-d 10` could mean seconds or
 /// milliseconds and guessing wrong silently ruins a benchmark.
 pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
@@ -55,6 +58,11 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
             "s" | "sec" => 1.0,
             "m" | "min" => 60.0,
             "h" => 3600.0,
+            // siege's spelling (-t 10S, 1M, 1H): unambiguous, since no
+            // unit of pelt's is upper case.
+            "S" => 1.0,
+            "M" => 60.0,
+            "H" => 3600.0,
             "" => return Err(err("a unit is missing")),
             _ => return Err(err("the unit is not one of ns, us, ms, s, m, h")),
         };
@@ -103,6 +111,42 @@ pub fn human_ns(ns: u64) -> Human {
     Human(Duration::from_nanos(ns))
 }
 
+/// Durations as seconds (floats) in serialised form.
+pub mod secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    /// Writes a duration as seconds.
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+    /// Reads seconds into a duration; refuses negative or unrepresentable values.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Optional durations as seconds (floats) in serialised form.
+pub mod opt_secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    /// Writes an optional duration as seconds, or nothing.
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+    /// Reads optional seconds into a duration.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<f64>::deserialize(d)?
+            .map(|v| Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,11 +160,15 @@ mod tests {
         assert_eq!(parse_duration("500us").unwrap(), Duration::from_micros(500));
         assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+        // siege's spelling.
+        assert_eq!(parse_duration("10S").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("1M").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("1H").unwrap(), Duration::from_secs(3600));
     }
 
     #[test]
     fn rejects_ambiguous_and_malformed() {
-        for bad in ["", "10", "s", "10x", "1..2s", "-1s", "ms10"] {
+        for bad in ["", "10", "s", "10x", "1..2s", "-1s", "ms10", "10MS", "1Ms"] {
             let e = parse_duration(bad).unwrap_err();
             assert!(e.to_string().contains("like 500ms"), "{bad}: {e}");
         }

@@ -6,6 +6,9 @@
 //! them plain means a saved run can be re-reported, merged and compared
 //! without the engine.
 
+#![warn(missing_docs)]
+
+pub mod buckets;
 pub mod check;
 pub mod civil;
 pub mod config;
@@ -13,6 +16,8 @@ pub mod duration;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod header;
+mod quote;
 pub mod recorder;
 pub mod results;
 pub mod sample;
@@ -21,21 +26,23 @@ pub mod summary;
 pub mod targets;
 pub mod url;
 
-pub use check::{Assertion, Checked};
+pub use check::{Assertion, AssertionError, Checked};
 pub use civil::UtcTime;
 pub use config::{
-    connect_address, ConfigError, ConnectTo, HttpOptions, Load, Order, RunConfig, Stop, Target,
-    TargetPicker, ThinkTime,
+    check_header, check_method, connect_address, ConfigError, ConnectTo, ConnectToError,
+    HttpOptions, Load, Order, RunConfig, Stop, Target, TargetError, TargetPicker, ThinkTime,
+    ThinkTimeError,
 };
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;
+pub use header::{Environment, NotOneRun, RunFooter, RunHeader, ThreadLoad};
 pub use recorder::{Recorder, TargetStats, MAX_TIMED_TARGETS};
-pub use results::{ResultsError, ResultsReader, ResultsWriter, RunFooter, RunHeader};
+pub use results::{ResultsError, ResultsReader, ResultsWriter};
 pub use sample::{Nanos, Sample};
 pub use schedule::{Schedule, ScheduleError, Segment, Spec};
 pub use summary::{
-    Environment, IntervalRow, LatencyStats, RunSummary, SummaryBuilder, ThreadLoad, Warning,
-    Window, CLIENT_BUSY, PERCENTILES,
+    IntervalRow, LatencyStats, RunSummary, SummaryBuilder, Warning, Window, WindowError,
+    CLIENT_BUSY, PERCENTILES,
 };
-pub use targets::{TargetsError, TargetsFormat};
+pub use targets::{ReadError, TargetsError, TargetsFormat, UnknownTargetsFormat};
 pub use url::{Scheme, Url, UrlError};

@@ -48,8 +48,11 @@ pub fn new_target_histogram() -> Histogram<u64> {
 /// Figures for one target (index into `RunConfig::targets`).
 #[derive(Debug, Clone, Default)]
 pub struct TargetStats {
+    /// Requests recorded for the target, failed or not.
     pub requests: u64,
+    /// Requests without error and with a 2xx or 3xx status.
     pub successes: u64,
+    /// Requests that failed with an error (an [`ErrorKind`]).
     pub errors: u64,
     /// Responses by status class: index = code / 100 (2 = 2xx, ...).
     pub status_classes: [u64; 10],
@@ -105,7 +108,9 @@ impl TargetStats {
 /// An error message kept as an example of its kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorExample {
+    /// The failure's kind.
     pub kind: ErrorKind,
+    /// What happened, in the words of the code that saw it.
     pub message: String,
 }
 
@@ -134,18 +139,24 @@ pub struct Recorder {
     pub errors: [u64; ErrorKind::COUNT],
     /// Figures by target (index = target); grows to the highest target seen.
     pub targets: Vec<TargetStats>,
+    /// A few messages of each failure kind, to show what went wrong.
     pub examples: Vec<ErrorExample>,
+    /// Bytes received, headers included.
     pub bytes_in: u64,
+    /// Bytes of response bodies received.
     pub body_bytes_in: u64,
+    /// Bytes sent.
     pub bytes_out: u64,
     /// Requests sent over a reused (keep-alive) connection.
     pub reused: u64,
     /// Connections opened successfully.
     pub connections: u64,
-    /// Earliest intended start, latest send and latest completion seen
-    /// (`Nanos::MAX` / 0 when empty); they give rates without a clock.
+    /// Earliest intended start seen (`Nanos::MAX` when empty); with
+    /// `last_sent` and `last_done`, it gives rates without a clock.
     pub first_intended: Nanos,
+    /// Latest send (0 when empty).
     pub last_sent: Nanos,
+    /// Latest completion (0 when empty).
     pub last_done: Nanos,
 }
 
@@ -156,6 +167,7 @@ impl Default for Recorder {
 }
 
 impl Recorder {
+    /// An empty recorder.
     pub fn new() -> Recorder {
         Recorder {
             response: new_histogram(),

@@ -37,6 +37,7 @@ pub struct Sample {
     /// Whether the request went over a connection that had already served
     /// one (keep-alive reuse).
     pub reused: bool,
+    /// Why the request failed, if it did.
     pub error: Option<ErrorKind>,
 }
 

@@ -14,7 +14,7 @@
 //!
 //! The level is a pure function of time: nothing a server does changes it.
 
-use crate::config::secs;
+use crate::duration::secs;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
@@ -23,9 +23,12 @@ use std::time::Duration;
 /// over `duration` (a step when they are equal).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Segment {
+    /// How long the segment lasts.
     #[serde(with = "secs")]
     pub duration: Duration,
+    /// The level at its start.
     pub from: f64,
+    /// The level at its end.
     pub to: f64,
 }
 
@@ -60,13 +63,16 @@ impl Segment {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Schedule {
+    /// The pieces, in order; never empty.
     pub segments: Vec<Segment>,
 }
 
 /// What `--rate` or `-c` said: one number, or a level that changes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Spec {
+    /// One number: the same level all run.
     Constant(f64),
+    /// A level that changes over time.
     Varying(Schedule),
 }
 
@@ -74,7 +80,9 @@ pub enum Spec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid value '{piece}': {reason}; write a number (1000), a ramp A..B/DURATION (100..2000/30s) or stages DURATION:VALUE,... (30s:100,1m:1000,30s:0; 1m:100..1000 ramps within a stage)")]
 pub struct ScheduleError {
+    /// The part of the text at fault, escaped to stay on one line.
     pub piece: String,
+    /// What is wrong with it.
     pub reason: String,
 }
 

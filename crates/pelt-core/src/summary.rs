@@ -4,47 +4,11 @@
 use crate::config::RunConfig;
 use crate::duration::human_ns;
 use crate::error::ErrorKind;
+use crate::header::{Environment, RunFooter, RunHeader, ThreadLoad};
 use crate::recorder::Recorder;
-use crate::results::{RunFooter, RunHeader};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-
-/// Where and with what a run was made: enough to reproduce or distrust it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Environment {
-    pub pelt_version: String,
-    pub os: String,
-    pub arch: String,
-    /// Cores available to the process.
-    pub cores: usize,
-    /// Worker threads used.
-    pub threads: usize,
-    /// Resolved addresses of each target host.
-    pub target_addrs: Vec<String>,
-    /// Wall-clock start, milliseconds since the Unix epoch.
-    pub started_unix_ms: u64,
-}
-
-/// How busy one of pelt's worker threads was while it sent (warm-up
-/// included; the wait for the last responses after sending stopped is
-/// not, being mostly idle), from the kernel's scheduler
-/// statistics: the share of the wall-clock time it ran on a CPU, and the
-/// share it was ready to run but waited for one. A thread that wanted a
-/// CPU nearly all the time set the pace of its connections: the figures
-/// then describe the client as much as the server.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ThreadLoad {
-    pub on_cpu: f64,
-    pub waiting: f64,
-}
-
-impl ThreadLoad {
-    /// The share of the run the thread wanted a CPU.
-    pub fn demand(&self) -> f64 {
-        self.on_cpu + self.waiting
-    }
-}
 
 /// A worker thread that wanted a CPU for at least this share of the run
 /// was, or was close to, the bottleneck: an event loop with work queued
@@ -58,6 +22,10 @@ pub const CLIENT_BUSY: f64 = 0.9;
 /// often than not).
 pub const CLIENT_BUSY_MIN_RUN: Duration = Duration::from_secs(1);
 
+/// How long requests in flight may finish after sending stops (capped by
+/// `--timeout`); anything still pending is then recorded as unfinished.
+pub const GRACE: Duration = Duration::from_secs(2);
+
 /// One second of the run (intervals are aligned to wall-clock seconds,
 /// so the first and last may be partial).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -65,16 +33,26 @@ pub struct IntervalRow {
     /// Start of the interval, seconds since the Unix epoch.
     pub unix_second: u64,
     /// Seconds from the start of measurement to the interval's start
-    /// (negative for the partial first second).
+    /// (negative for the partial first second; reports show
+    /// [`IntervalRow::span`] instead).
     pub offset_s: f64,
+    /// Requests recorded in the interval.
     pub requests: u64,
+    /// Requests without error and with a 2xx or 3xx status.
     pub successes: u64,
+    /// Requests that failed with an error (an [`ErrorKind`]; a status
+    /// outside 2xx/3xx is not one).
     pub errors: u64,
+    /// Bytes received.
     pub bytes_in: u64,
-    /// Response-time percentiles of the requests completed in the interval.
+    /// Median response time of the requests completed in the interval,
+    /// nanoseconds.
     pub p50_ns: u64,
+    /// 90th percentile response time, nanoseconds.
     pub p90_ns: u64,
+    /// 99th percentile response time, nanoseconds.
     pub p99_ns: u64,
+    /// Slowest response time, nanoseconds.
     pub max_ns: u64,
     /// Rate runs: requests the schedule offered in the interval (the part
     /// of it inside the measured duration), to set beside `requests`.
@@ -86,7 +64,33 @@ pub struct IntervalRow {
     pub active_connections: Option<u32>,
 }
 
+/// A timeline row covering less of the run than this (the first or last
+/// wall-clock second, cut by the run's start or end) gets no rate: a few
+/// requests over a few milliseconds would read as a spike or a dip that
+/// never happened. Its counts are still reported.
+pub const MIN_RATE_SPAN_S: f64 = 0.1;
+
 impl IntervalRow {
+    /// The part of this wall-clock second inside the run, in seconds from
+    /// the start of measurement, given the run's `elapsed_s`: `[0, 0.47]`
+    /// for a first second that began 0.53 s before measurement. Never
+    /// negative.
+    pub fn span(&self, elapsed_s: f64) -> (f64, f64) {
+        let end = elapsed_s.max(0.0);
+        (
+            self.offset_s.clamp(0.0, end),
+            (self.offset_s + 1.0).clamp(0.0, end),
+        )
+    }
+
+    /// Requests completed per second over the part of the second the run
+    /// covered, so partial first and last seconds are not drawn as dips;
+    /// `None` when that part is shorter than [`MIN_RATE_SPAN_S`].
+    pub fn rate(&self, elapsed_s: f64) -> Option<f64> {
+        let (from, to) = self.span(elapsed_s);
+        (to - from >= MIN_RATE_SPAN_S).then(|| self.requests as f64 / (to - from))
+    }
+
     /// Summarises one interval's recorder.
     pub fn from_recorder(unix_second: u64, offset_s: f64, r: &Recorder) -> IntervalRow {
         IntervalRow {
@@ -124,16 +128,22 @@ pub const PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 /// A histogram reduced to the numbers reports print (nanoseconds).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyStats {
+    /// Values recorded.
     pub count: u64,
+    /// Smallest value.
     pub min: u64,
+    /// Mean value.
     pub mean: f64,
+    /// Standard deviation.
     pub stdev: f64,
+    /// Largest value.
     pub max: u64,
     /// `(percentile, value)` for each of [`PERCENTILES`].
     pub percentiles: Vec<(f64, u64)>,
 }
 
 impl LatencyStats {
+    /// The numbers of `h`; all zero for an empty histogram.
     pub fn of(h: &Histogram<u64>) -> LatencyStats {
         if h.is_empty() {
             return LatencyStats {
@@ -173,13 +183,38 @@ impl LatencyStats {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
     /// The achieved send rate fell short of the offered rate.
-    RateShortfall { offered: f64, achieved: f64 },
+    RateShortfall {
+        /// Requests per second the schedule offered.
+        offered: f64,
+        /// Requests per second sent.
+        achieved: f64,
+    },
     /// Requests waited in the client before being sent.
-    SendLag { p99_ns: u64, connections: u32 },
+    SendLag {
+        /// 99th percentile send lag, nanoseconds.
+        p99_ns: u64,
+        /// The connection pool's size.
+        connections: u32,
+    },
     /// Requests were still pending when the run ended.
-    Unfinished { count: u64 },
+    Unfinished {
+        /// How many.
+        count: u64,
+    },
     /// A large share of requests failed.
-    Errors { ratio: f64 },
+    Errors {
+        /// The share that failed, 0 to 1.
+        ratio: f64,
+        /// The share that failed without a timed response (a refused
+        /// connection, a reset): left out of the latency figures. Timeouts,
+        /// unfinished requests and length mismatches are timed.
+        #[serde(default)]
+        untimed: f64,
+        /// The share that failed only ab's length check (a response of
+        /// another length than the first for its target).
+        #[serde(default)]
+        length: f64,
+    },
     /// The run was interrupted (Ctrl-C) before its stop condition.
     Interrupted,
     /// The results file has no footer: the run was killed; the figures
@@ -188,8 +223,11 @@ pub enum Warning {
     /// pelt's busiest worker thread wanted a CPU nearly all the run: the
     /// client may have set the pace.
     ClientBusy {
+        /// Share of the run it ran on a CPU.
         on_cpu: f64,
+        /// Share of the run it waited for a CPU.
         waiting: f64,
+        /// Worker threads in the run.
         threads: usize,
     },
 }
@@ -214,11 +252,33 @@ impl std::fmt::Display for Warning {
                 "{count} requests were still pending when the run ended; they count as 'unfinished' errors \
                  and in response time up to the end"
             ),
-            Warning::Errors { ratio } => write!(
-                f,
-                "{:.1}% of requests failed; the latency figures describe the rest. See the errors below",
-                ratio * 100.0
-            ),
+            Warning::Errors {
+                ratio,
+                untimed,
+                length,
+            } => {
+                write!(f, "{:.1}% of requests failed", ratio * 100.0)?;
+                if *untimed > 0.0 {
+                    write!(
+                        f,
+                        "; the {:.1}% that got no response are left out of the latency figures",
+                        untimed * 100.0
+                    )?;
+                } else {
+                    write!(f, "; each was timed, so the latency figures include them")?;
+                }
+                write!(f, ". See the errors below")?;
+                if *length > 0.0 {
+                    write!(
+                        f,
+                        ". {:.1}% only differed in length from the first response (ab's check): \
+                         for pages whose length varies, turn the check off with -l \
+                         (--accept-variable-length)",
+                        length * 100.0
+                    )?;
+                }
+                Ok(())
+            }
             Warning::Interrupted => write!(f, "interrupted: the figures cover the run up to Ctrl-C"),
             Warning::Incomplete => write!(
                 f,
@@ -245,17 +305,27 @@ impl std::fmt::Display for Warning {
 /// The result of a run.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
+    /// The configuration the run was made with.
     pub config: RunConfig,
+    /// Where it ran.
     pub env: Environment,
     /// All measured requests (warm-up excluded).
     pub total: Recorder,
+    /// One row per second, in order.
     pub timeline: Vec<IntervalRow>,
     /// From the start of measurement until sending stopped.
     pub duration: Duration,
     /// From the start of measurement until the last response or give-up.
     pub elapsed: Duration,
+    /// From the start of measurement until the last request was sent, and
+    /// at least `duration`: requests due before the end of a rate run but
+    /// held back for want of a connection still go out late, in the wait
+    /// for stragglers, so a client that fell behind sends for longer than
+    /// its schedule.
+    pub sending: Duration,
     /// Requests sent during warm-up (not in any statistic).
     pub warmup_requests: u64,
+    /// Whether Ctrl-C stopped the run before its stop condition.
     pub interrupted: bool,
     /// False when rebuilt from a results file that has no footer.
     pub complete: bool,
@@ -264,13 +334,104 @@ pub struct RunSummary {
     /// How busy each worker thread was (see [`ThreadLoad`]); empty when
     /// not known.
     pub worker_load: Vec<ThreadLoad>,
+    /// What the user should know about the run, worked out by [`RunSummary::diagnose`].
     pub warnings: Vec<Warning>,
 }
 
 impl RunSummary {
-    /// Requests recorded per second of sending (vegeta's "rate").
+    /// Requests recorded per second of the planned duration: in rate mode
+    /// the rate *planned* (sent or not), elsewhere the rate sent. See
+    /// [`RunSummary::sent_rate`] for what went out.
     pub fn request_rate(&self) -> f64 {
         per_second(self.total.requests, self.duration)
+    }
+
+    /// Requests the run accounted for: every request a rate schedule
+    /// planned within the measured duration, whether or not it was sent;
+    /// in a closed loop, every request started.
+    pub fn planned(&self) -> u64 {
+        self.total.requests
+    }
+
+    /// Requests whose first byte was written to a connection. The rest of
+    /// [`RunSummary::planned`] never left the client: a failed connect, or
+    /// (rate mode) no free connection before the run ended.
+    pub fn sent(&self) -> u64 {
+        self.total.send_lag.len()
+    }
+
+    /// Requests that ended, with a response or a failure, before the run
+    /// did: all but the unfinished.
+    pub fn completed(&self) -> u64 {
+        self.total.requests - self.total.errors[ErrorKind::Unfinished.index()]
+    }
+
+    /// Responses received, whatever their status.
+    pub fn responses(&self) -> u64 {
+        self.total.statuses.iter().sum()
+    }
+
+    /// For a run in which requests were made but not one got a response:
+    /// one line saying what happened, from the failures (the most common
+    /// kind and an example of it). `None` when anything answered.
+    pub fn no_response(&self) -> Option<String> {
+        if self.total.requests == 0 || self.responses() > 0 {
+            return None;
+        }
+        let n = self.total.requests;
+        let (kind, count) = ErrorKind::ALL
+            .iter()
+            .map(|&k| (k, self.total.errors[k.index()]))
+            .max_by_key(|&(_, c)| c)
+            .filter(|&(_, c)| c > 0)?;
+        let example = self
+            .total
+            .examples
+            .iter()
+            .find(|e| e.kind == kind)
+            .map(|e| e.message.as_str())
+            .unwrap_or("");
+        // Examples start with the address: "127.0.0.1:1: Connection refused".
+        let addr = example.split(": ").next().unwrap_or("the target");
+        let all = if count == n {
+            format!("all {n} requests")
+        } else {
+            format!("{count} of {n} requests")
+        };
+        Some(match kind {
+            ErrorKind::Connect if example.contains("refused") => {
+                format!("nothing listens on {addr}: is the server up? ({all} were refused a connection)")
+            }
+            ErrorKind::Connect => format!("could not connect to {addr} ({all}): {example}"),
+            ErrorKind::Tls => format!("no TLS connection ({all}): {example}"),
+            ErrorKind::Timeout => format!(
+                "no response within --timeout {} ({all} timed out): is the server stuck, or the timeout too short?",
+                human_ns(self.config.http.timeout.as_nanos() as u64)
+            ),
+            ErrorKind::Unfinished => format!(
+                "no response before the run ended ({all} still pending): is the server stuck? Run longer to wait for it"
+            ),
+            _ => format!("no response: {} ({all}), e.g. {example}", kind.describe()),
+        })
+    }
+
+    /// Requests sent per second, over the time it took to send them (at
+    /// least the planned duration): the rate the server was actually
+    /// offered, to set beside [`RunSummary::offered_rate`].
+    pub fn sent_rate(&self) -> f64 {
+        per_second(self.sent(), self.sending.max(self.duration))
+    }
+
+    /// Whether sending went on after the planned duration (requests the
+    /// client could not send in time went out late, in the wait for
+    /// stragglers), by more than a millisecond.
+    pub fn sent_late(&self) -> bool {
+        self.sending > self.duration + Duration::from_millis(1)
+    }
+
+    /// The wait after sending stopped for responses still due.
+    pub fn straggler_wait(&self) -> Duration {
+        self.elapsed.saturating_sub(self.sending.max(self.duration))
     }
 
     /// Successful responses per second, including the wait for the last
@@ -320,7 +481,9 @@ impl RunSummary {
             w.push(Warning::Interrupted);
         }
         if let Some(offered) = self.offered_rate() {
-            let achieved = self.request_rate();
+            // What went out, not what was planned: requests never sent are
+            // recorded (as unfinished), and must not count as sent.
+            let achieved = self.sent_rate();
             let count_limited = self.config.stop.requests.is_some();
             if !self.interrupted
                 && self.complete
@@ -345,7 +508,17 @@ impl RunSummary {
         if self.total.requests > 0 {
             let ratio = self.total.error_count() as f64 / self.total.requests as f64;
             if ratio >= 0.05 {
-                w.push(Warning::Errors { ratio });
+                let share = |n: u64| n as f64 / self.total.requests as f64;
+                let untimed = ErrorKind::ALL
+                    .iter()
+                    .filter(|k| !k.is_timed())
+                    .map(|k| self.total.errors[k.index()])
+                    .sum();
+                w.push(Warning::Errors {
+                    ratio,
+                    untimed: share(untimed),
+                    length: share(self.total.errors[ErrorKind::Length.index()]),
+                });
             }
         }
         let long_enough = self.config.warmup + self.elapsed >= CLIENT_BUSY_MIN_RUN;
@@ -377,23 +550,53 @@ fn per_second(n: u64, d: Duration) -> f64 {
 /// Part of a run, in seconds from the start of measurement: `10s..50s`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Window {
+    /// Start, in seconds from the start of measurement (−∞ for the very start).
     pub from_s: f64,
+    /// End, in seconds from the start of measurement (∞ for the very end).
     pub to_s: f64,
+}
+
+/// Why a `--window` did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid window '{text}': {problem}")]
+pub struct WindowError {
+    /// The window as given, escaped to stay on one line.
+    pub text: String,
+    /// What is wrong with it.
+    pub problem: WindowProblem,
+}
+
+/// What is wrong with a window.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WindowProblem {
+    /// No `..` between the two ends.
+    #[error("use FROM..TO, like 10s..50s")]
+    NoRange,
+    /// One end is not a duration.
+    #[error("{0}")]
+    Duration(crate::duration::DurationError),
+    /// The end is not after the start.
+    #[error("the end must come after the start")]
+    Reversed,
 }
 
 impl Window {
     /// Parses `FROM..TO` (either side may be empty: `..30s`, `10s..`).
-    pub fn parse(text: &str) -> Result<Window, String> {
+    pub fn parse(text: &str) -> Result<Window, WindowError> {
+        let bad = |problem| WindowError {
+            text: text.escape_debug().to_string(),
+            problem,
+        };
         let (from, to) = text
             .split_once("..")
-            .ok_or_else(|| format!("invalid window '{text}': use FROM..TO, like 10s..50s"))?;
-        let side = |v: &str, default: f64| -> Result<f64, String> {
+            .ok_or_else(|| bad(WindowProblem::NoRange))?;
+        let side = |v: &str, default: f64| -> Result<f64, WindowError> {
             if v.trim().is_empty() {
                 Ok(default)
             } else {
                 crate::duration::parse_duration(v)
                     .map(|d| d.as_secs_f64())
-                    .map_err(|e| format!("invalid window '{text}': {e}"))
+                    .map_err(|e| bad(WindowProblem::Duration(e)))
             }
         };
         // An open start means from the very start: the first, partial
@@ -403,9 +606,7 @@ impl Window {
             to_s: side(to, f64::INFINITY)?,
         };
         if w.to_s <= w.from_s {
-            return Err(format!(
-                "invalid window '{text}': the end must come after the start"
-            ));
+            return Err(bad(WindowProblem::Reversed));
         }
         Ok(w)
     }
@@ -451,6 +652,7 @@ pub struct SummaryBuilder {
 }
 
 impl SummaryBuilder {
+    /// A builder for the run described by `header`; with a `window`, only the seconds inside it count.
     pub fn new(header: RunHeader, window: Option<Window>) -> SummaryBuilder {
         SummaryBuilder {
             header,
@@ -460,6 +662,7 @@ impl SummaryBuilder {
         }
     }
 
+    /// The header of the run being built.
     pub fn header(&self) -> &RunHeader {
         &self.header
     }
@@ -523,8 +726,14 @@ impl SummaryBuilder {
             Some(f) => (f.duration_ns, f.elapsed_ns),
             None => (measured_end_ns, measured_end_ns),
         };
-        let (duration, elapsed) = match self.window {
-            None => (duration, elapsed),
+        let sending = self
+            .total
+            .last_sent
+            .saturating_sub(self.header.measure_from_ns)
+            .max(duration)
+            .min(elapsed.max(duration));
+        let (duration, elapsed, sending) = match self.window {
+            None => (duration, elapsed, sending),
             Some(_) => {
                 // Each included second covers its share of the run.
                 let end = elapsed as f64 / 1e9;
@@ -534,7 +743,7 @@ impl SummaryBuilder {
                     .map(|r| ((r.offset_s + 1.0).min(end) - r.offset_s.max(0.0)).max(0.0))
                     .sum();
                 let ns = (covered * 1e9) as u64;
-                (ns.min(duration), ns)
+                (ns.min(duration), ns, ns.min(duration))
             }
         };
         let mut summary = RunSummary {
@@ -544,6 +753,7 @@ impl SummaryBuilder {
             timeline: self.timeline,
             duration: Duration::from_nanos(duration),
             elapsed: Duration::from_nanos(elapsed),
+            sending: Duration::from_nanos(sending),
             warmup_requests: footer.map_or(0, |f| f.warmup_requests),
             interrupted: footer.is_none_or(|f| f.interrupted),
             complete: footer.is_some(),

@@ -12,7 +12,9 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scheme {
+    /// Plain HTTP.
     Http,
+    /// HTTP over TLS.
     Https,
 }
 
@@ -29,9 +31,11 @@ impl Scheme {
 /// A parsed `http(s)://host[:port][/path][?query]` URL.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Url {
+    /// `http` or `https`.
     pub scheme: Scheme,
     /// Host name or address; IPv6 addresses without brackets.
     pub host: String,
+    /// The port, the scheme's default when the URL names none.
     pub port: u16,
     /// Path and query, always starting with `/` (the HTTP request target).
     pub path_and_query: String,
@@ -41,7 +45,9 @@ pub struct Url {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid URL '{input}': {reason}")]
 pub struct UrlError {
+    /// The URL as given, escaped to stay on one line.
     pub input: String,
+    /// What is wrong with it.
     pub reason: String,
 }
 

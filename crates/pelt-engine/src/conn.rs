@@ -136,6 +136,11 @@ pub async fn connect(
                              if it speaks only HTTP/2, add --http2",
                             origin.addr
                         ),
+                        false if plain_text_reply(&e) => format!(
+                            "{}: the port answered in plain text, not TLS ({e}); \
+                             it likely speaks plain HTTP: use http:// instead of https://",
+                            origin.addr
+                        ),
                         false => format!("{}: {e}", origin.addr),
                     },
                 }),
@@ -189,6 +194,20 @@ fn no_application_protocol(e: &io::Error) -> bool {
             matches!(
                 r,
                 rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)
+            )
+        })
+}
+
+/// Whether a handshake failed because the server's first bytes were no
+/// TLS record at all: a plain-HTTP server answers a ClientHello with an
+/// `HTTP/1.1 400` response, whose 'H' is no TLS content type.
+fn plain_text_reply(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|r| {
+            matches!(
+                r,
+                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
             )
         })
 }

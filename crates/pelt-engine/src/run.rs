@@ -20,9 +20,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::watch;
 
-/// How long requests in flight may finish after sending stops (capped by
-/// `--timeout`); anything still pending is recorded as unfinished.
-pub const GRACE: Duration = Duration::from_secs(2);
+/// How long requests in flight may finish after sending stops (one
+/// constant, kept in pelt-core so reports can explain the wait).
+pub use pelt_core::summary::GRACE;
 /// Workers start together this long after `Run::start`, so the schedule
 /// does not begin while threads are still being created.
 const START_DELAY: Duration = Duration::from_millis(5);

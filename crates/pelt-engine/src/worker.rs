@@ -450,7 +450,7 @@ impl Worker {
                 sample.status = resp.status;
                 sample.bytes_in = resp.bytes_in;
                 sample.body_bytes = resp.body_bytes;
-                if (200..300).contains(&resp.status) {
+                if (200..300).contains(&resp.status) && !self.plan.http.accept_variable_length {
                     self.check_length(&mut sample);
                 }
             }

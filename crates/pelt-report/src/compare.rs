@@ -295,7 +295,7 @@ mod tests {
         (0..n)
             .map(|i| {
                 let x = base * (1.0 + i as f64 * 0.01);
-                vec![x, x, x, x, 0.001, 1e9 / x]
+                vec![x, x, x, x, 0.001, 1e9 / x, f64::NAN]
             })
             .collect()
     }

@@ -5,21 +5,28 @@ use pelt_core::RunSummary;
 use std::fmt::Write;
 
 /// Column names, in order.
+/// `from_s` and `to_s` are the part of the wall-clock second inside the
+/// run (the first and last are partial; never negative), `rate` the
+/// requests per second over that part (empty when it is under 0.1 s).
 pub const COLUMNS: &str =
-    "unix_second,offset_s,requests,successes,errors,bytes_in,p50_s,p90_s,p99_s,max_s,offered,active_connections";
+    "unix_second,from_s,to_s,requests,rate,successes,errors,bytes_in,p50_s,p90_s,p99_s,max_s,offered,active_connections";
 
 /// The timeline of `s` as CSV with a header line.
 pub fn csv(s: &RunSummary) -> String {
     let mut out = String::with_capacity(64 * (s.timeline.len() + 1));
     out.push_str(COLUMNS);
     out.push('\n');
+    let elapsed = s.elapsed.as_secs_f64();
     for r in &s.timeline {
+        let (from, to) = r.span(elapsed);
         let _ = writeln!(
             out,
-            "{},{:.3},{},{},{},{},{:.9},{:.9},{:.9},{:.9},{},{}",
+            "{},{:.3},{:.3},{},{},{},{},{},{:.9},{:.9},{:.9},{:.9},{},{}",
             r.unix_second,
-            r.offset_s,
+            from,
+            to,
             r.requests,
+            r.rate(elapsed).map_or(String::new(), |v| format!("{v:.1}")),
             r.successes,
             r.errors,
             r.bytes_in,

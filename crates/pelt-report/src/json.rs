@@ -44,14 +44,19 @@ pub fn json_value(s: &RunSummary) -> Value {
         .iter()
         .map(|e| json!({"kind": e.kind.name(), "message": e.message}))
         .collect();
+    let elapsed = s.elapsed.as_secs_f64();
     let timeline: Vec<Value> = s
         .timeline
         .iter()
         .map(|r| {
+            let (from, to) = r.span(elapsed);
             json!({
                 "unix_second": r.unix_second,
-                "offset_s": r.offset_s,
+                "offset_s": from,
+                "from_s": from,
+                "to_s": to,
                 "requests": r.requests,
+                "rate": r.rate(elapsed),
                 "successes": r.successes,
                 "errors": r.errors,
                 "bytes_in": r.bytes_in,
@@ -119,6 +124,7 @@ pub fn json_value(s: &RunSummary) -> Value {
         "offered_rate": s.offered_rate(),
         "duration_s": s.duration.as_secs_f64(),
         "elapsed_s": s.elapsed.as_secs_f64(),
+        "sending_s": s.sending.as_secs_f64(),
         "interrupted": s.interrupted,
         "complete": s.complete,
         "window": s.window.map(|w| json!({
@@ -127,12 +133,16 @@ pub fn json_value(s: &RunSummary) -> Value {
         })),
         "requests": {
             "total": t.requests,
+            "planned": s.planned(),
+            "sent": s.sent(),
+            "completed": s.completed(),
             "successes": t.successes,
             "failures": t.requests - t.successes,
             "errors": t.error_count(),
             "non_2xx_3xx": t.non_success_statuses(),
             "warmup": s.warmup_requests,
             "rate": s.request_rate(),
+            "sent_rate": s.sent_rate(),
             "throughput": s.throughput(),
             "success_ratio": s.success_ratio(),
         },

@@ -40,7 +40,18 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         thousands(t.requests),
         Human(s.duration)
     )?;
-    writeln!(o, "| rate | {} req/s |", rate(s.request_rate()))?;
+    if let Some(offered) = s.offered_rate() {
+        writeln!(
+            o,
+            "| sent | {} ({} req/s of {} req/s offered), {} completed |",
+            thousands(s.sent()),
+            rate(s.sent_rate()),
+            rate(offered),
+            thousands(s.completed())
+        )?;
+    } else {
+        writeln!(o, "| rate | {} req/s |", rate(s.request_rate()))?;
+    }
     writeln!(o, "| throughput | {} ok/s |", rate(s.throughput()))?;
     writeln!(o, "| success | {:.2}% |", s.success_ratio() * 100.0)?;
     writeln!(

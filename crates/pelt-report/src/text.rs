@@ -7,10 +7,12 @@
 
 use crate::units::{bytes, rate, thousands};
 use hdrhistogram::Histogram;
+use pelt_core::summary::GRACE;
 use pelt_core::{
     human_ns, ErrorKind, Human, LatencyStats, Load, RunSummary, TargetStats, MAX_TIMED_TARGETS,
 };
-use std::fmt::Write;
+use std::fmt::{self, Write};
+use std::time::Duration;
 
 /// Rows of the per-second timeline printed before it is left to JSON/CSV.
 const MAX_TIMELINE_ROWS: usize = 60;
@@ -103,18 +105,39 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     )?;
     writeln!(o)?;
 
-    let offered = match (s.offered_rate(), c.load.schedule()) {
-        (Some(r), None) => format!(" of {} req/s offered", rate(r)),
-        (Some(r), Some(_)) => format!(" of {} req/s offered on average", rate(r)),
-        (None, _) => String::new(),
-    };
-    writeln!(
-        o,
-        "Requests     {} in {} ({} req/s{offered})",
-        thousands(t.requests),
-        Human(s.duration),
-        rate(s.request_rate()),
-    )?;
+    match (s.offered_rate(), c.load.schedule()) {
+        // Rate mode: the schedule plans requests whether or not the client
+        // manages to send them, so planned, sent and completed are three
+        // numbers, and the rate sent is set beside the rate offered.
+        (Some(offered), schedule) => {
+            writeln!(
+            o,
+            "Requests     {} planned in {}, {} sent ({} req/s of {} req/s offered{}), {} completed",
+            thousands(t.requests),
+            Human(s.duration),
+            thousands(s.sent()),
+            rate(s.sent_rate()),
+            rate(offered),
+            if schedule.is_some() { " on average" } else { "" },
+            thousands(s.completed()),
+        )?
+        }
+        (None, _) => {
+            let unsent = t.requests - s.sent();
+            writeln!(
+                o,
+                "Requests     {} in {} ({} req/s){}",
+                thousands(t.requests),
+                Human(s.duration),
+                rate(s.request_rate()),
+                if unsent > 0 {
+                    format!(", {} of them never sent", thousands(unsent))
+                } else {
+                    String::new()
+                }
+            )?
+        }
+    }
     let failed = t.requests - t.successes;
     writeln!(
         o,
@@ -125,6 +148,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         rate(s.throughput()),
         Human(s.elapsed),
     )?;
+    write_overrun(o, s)?;
     let secs = s.elapsed.as_secs_f64().max(1e-9);
     let responses = t.requests - t.error_count() + t.errors[ErrorKind::Length.index()];
     writeln!(
@@ -290,9 +314,52 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     writeln!(o)
 }
 
+/// Why the run took longer than planned, when it did: late sending (a
+/// client that fell behind sends requests due earlier after the planned
+/// end) and the wait for responses still due. Users otherwise read `-d 3s`
+/// and a 5 s run as a bug.
+fn write_overrun(o: &mut String, s: &RunSummary) -> fmt::Result {
+    let wait = s.straggler_wait();
+    // A few milliseconds for the last responses is the normal end of a run.
+    if !s.sent_late() && wait < Duration::from_millis(100) {
+        return Ok(());
+    }
+    writeln!(
+        o,
+        "Overrun      the run took {}, not the {} planned:",
+        Human(s.elapsed),
+        Human(s.duration)
+    )?;
+    if s.sent_late() {
+        writeln!(
+            o,
+            "             requests due earlier waited for a free connection and went out late, until {}",
+            Human(s.sending)
+        )?;
+    }
+    if wait >= Duration::from_millis(100) {
+        writeln!(
+            o,
+            "             {} {} waiting for responses still due (at most {}, the shorter of 2s and \
+             --timeout;\n             what was still pending then counts as unfinished)",
+            if s.sent_late() { "then" } else { "sending ended on time, then" },
+            Human(wait),
+            Human(GRACE.min(s.config.http.timeout)),
+        )?;
+    }
+    Ok(())
+}
+
 fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let t = &s.total;
     let rate_mode = s.is_rate_mode();
+    if t.response.is_empty() {
+        // A table of 0.00ns would read as a very fast server.
+        return writeln!(
+            o,
+            "Latency      no responses: nothing was timed (see the failures below)\n"
+        );
+    }
     let columns: Vec<(&str, LatencyStats)> = if rate_mode {
         vec![
             ("response time*", LatencyStats::of(&t.response)),
@@ -319,24 +386,26 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         ("stdev", |l| human_ns(l.stdev as u64).to_string()),
         ("max", |l| human_ns(l.max).to_string()),
     ];
+    // A column with no samples (no connection opened, say) shows a dash.
+    let cell = |l: &LatencyStats, text: String| if l.count == 0 { "-".to_string() } else { text };
     for (label, pick) in &rows[..3] {
         write!(o, "  {label:<10}")?;
         for (_, l) in &columns {
-            write!(o, "{:>16}", pick(l))?;
+            write!(o, "{:>16}", cell(l, pick(l)))?;
         }
         writeln!(o)?;
     }
     for p in pelt_core::PERCENTILES {
         write!(o, "  {:<10}", format!("p{p}"))?;
         for (_, l) in &columns {
-            write!(o, "{:>16}", human_ns(l.at(p)).to_string())?;
+            write!(o, "{:>16}", cell(l, human_ns(l.at(p)).to_string()))?;
         }
         writeln!(o)?;
     }
     let (label, pick) = &rows[3];
     write!(o, "  {label:<10}")?;
     for (_, l) in &columns {
-        write!(o, "{:>16}", pick(l))?;
+        write!(o, "{:>16}", cell(l, pick(l)))?;
     }
     writeln!(o)?;
     if rate_mode {
@@ -459,27 +528,34 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     };
     writeln!(
         o,
-        "  {:>11}{} {:>10} {:>8} {:>10} {:>10} {:>10}",
+        "  {:>11}{} {:>10} {:>9} {:>8} {:>10} {:>10} {:>10}",
         "seconds",
         cell(plan_title.into()),
         "requests",
+        "req/s",
         "errors",
         "p50",
         "p99",
         "max"
     )?;
     // Intervals follow wall-clock seconds, so the first and last are
-    // partial: label each with the part of the run it covers.
+    // partial: label each with the part of the run it covers, and give
+    // its rate over that part (a partial second's count is no dip).
     let end = s.elapsed.as_secs_f64();
     for row in s.timeline.iter().take(MAX_TIMELINE_ROWS) {
-        let from = row.offset_s.clamp(0.0, end);
-        let to = (row.offset_s + 1.0).clamp(0.0, end);
+        let (from, to) = row.span(end);
+        let digits = if to - from < pelt_core::summary::MIN_RATE_SPAN_S {
+            2
+        } else {
+            1
+        };
         writeln!(
             o,
-            "  {:>11}{} {:>10} {:>8} {:>10} {:>10} {:>10}",
-            format!("{from:.1}-{to:.1}"),
+            "  {:>11}{} {:>10} {:>9} {:>8} {:>10} {:>10} {:>10}",
+            format!("{from:.digits$}-{to:.digits$}"),
             cell(plan(row)),
             thousands(row.requests),
+            row.rate(end).map_or("-".to_string(), rate),
             thousands(row.errors),
             human_ns(row.p50_ns).to_string(),
             human_ns(row.p99_ns).to_string(),

@@ -100,6 +100,7 @@ fn summary(slowdown: u64) -> RunSummary {
         timeline,
         duration: Duration::from_secs(seconds),
         elapsed: Duration::from_millis(seconds * 1000 + 80),
+        sending: Duration::from_secs(seconds),
         warmup_requests: 0,
         interrupted: false,
         complete: true,
@@ -191,7 +192,7 @@ fn browser_builds_the_report_and_runs_nothing() {
     let json = json_value(&s);
     for (key, value) in [
         ("requests.total", &json["requests"]["total"]),
-        ("requests.rate", &json["requests"]["rate"]),
+        ("requests.sent_rate", &json["requests"]["sent_rate"]),
         ("requests.success_ratio", &json["requests"]["success_ratio"]),
         ("duration_s", &json["duration_s"]),
         (

@@ -263,8 +263,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
 
-    /// Worker threads, each with its own connections [default: the cores available].
-    #[arg(short = 't', long, value_name = "N")]
+    /// Worker threads, each with its own connections [default: the cores
+    /// available]. As in wrk; not ab's or siege's -t (a time limit: use -d).
+    #[arg(short = 't', long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
 
     /// Reuse connections (the default; accepted for ab compatibility).
@@ -364,6 +365,13 @@ pub struct RunArgs {
     #[arg(long = "follow-any-host", requires = "follow")]
     pub follow_any_host: bool,
 
+    /// Accept 2xx responses whose body length differs from the first for
+    /// the same target (ab's -l). Without it, such a response counts as a
+    /// 'length' failure, ab's check for a server that answers some
+    /// requests with an error page; turn it off for dynamic pages.
+    #[arg(short = 'l', long = "accept-variable-length")]
+    pub accept_variable_length: bool,
+
     /// Report format (hdrlog is for `pelt report`).
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
@@ -377,7 +385,9 @@ pub struct RunArgs {
     pub no_save: bool,
 
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
-    /// 'errors < 0.1%' or 'rate >= 990'. Repeatable; results go to stderr.
+    /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
+    /// unit and error shares a % sign (a bare 5 is refused: 5% or 500%?);
+    /// rate is the rate actually sent. Repeatable; results go to stderr.
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
     pub asserts: Vec<pelt_core::Assertion>,
 
@@ -428,12 +438,26 @@ pub struct ReportArgs {
     pub format: FormatArg,
 
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
-    /// 'errors < 0.1%' or 'rate >= 990'. Repeatable; results go to stderr.
+    /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
+    /// unit and error shares a % sign (a bare 5 is refused: 5% or 500%?);
+    /// rate is the rate actually sent. Repeatable; results go to stderr.
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
     pub asserts: Vec<pelt_core::Assertion>,
 }
 
-fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, String> {
+/// `-t N`: a thread count. A duration there is ab's or siege's `-t` (a
+/// time limit): point to `-d`.
+fn parse_threads(text: &str) -> Result<usize, String> {
+    text.trim().parse().map_err(|_| {
+        if pelt_core::parse_duration(text).is_ok() {
+            format!("-t is the number of worker threads here (as in wrk); for a time limit (ab's and siege's -t) use -d {text}")
+        } else {
+            "expected a number of threads, like 2".to_string()
+        }
+    })
+}
+
+fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, pelt_core::AssertionError> {
     text.parse()
 }
 

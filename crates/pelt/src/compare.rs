@@ -6,8 +6,7 @@
 
 use crate::cli::{CompareArgs, CompareFormat};
 use crate::output::fail_on;
-use crate::report::load;
-use crate::save::{label, once_each};
+use crate::save::{label, load, once_each};
 use crate::UserError;
 use pelt_analyze::runs;
 use pelt_core::RunSummary;

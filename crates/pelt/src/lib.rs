@@ -1,8 +1,9 @@
 //! pelt: parse, dispatch, map errors to exit codes. Nothing else.
 //!
 //! Exit codes: 0 ok, 1 an --assert failed, 2 bad usage or input (one
-//! line: what is wrong and how to fix it), 130 interrupted by Ctrl-C
-//! (after printing what was measured).
+//! line: what is wrong and how to fix it), 3 no request got a response
+//! (after the report, with one line saying why), 130 interrupted by
+//! Ctrl-C (after printing what was measured).
 //!
 //! The binary (`main.rs`) only calls [`main`]; the code is a library so
 //! that the fuzz targets in `fuzz/` reach the experiment-plan parser.
@@ -25,6 +26,11 @@ mod signals;
 use clap::Parser;
 use cli::{Cli, Command};
 use std::process::ExitCode;
+
+/// Exit code of a run in which requests were made and not one got a
+/// response (nothing listening, every connection refused or reset): a
+/// benchmark of nothing is not a pass.
+pub const NO_RESPONSE: u8 = 3;
 
 /// An error the user can fix: printed as one line, exit code 2.
 #[derive(Debug)]

@@ -4,11 +4,11 @@ use crate::cli::{FormatArg, RunArgs};
 use crate::execute::{execute, Keep};
 use crate::output::{check, render_one};
 use crate::UserError;
-use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS, MAX_CONNECTIONS};
-use pelt_core::targets::TargetsFormat;
+use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS, MAX_BODY};
+use pelt_core::targets::{read_limited, ReadError, TargetsFormat};
 use pelt_core::{
-    parse_duration, ConnectTo, HttpOptions, Load, Order, RunConfig, Spec, Stop, Target, ThinkTime,
-    Url,
+    check_header, check_method, parse_duration, ConnectTo, HttpOptions, Load, Order, RunConfig,
+    Spec, Stop, Target, TargetError, ThinkTime, Url,
 };
 use std::time::Duration;
 
@@ -33,31 +33,28 @@ impl TryFrom<&RunArgs> for RunConfig {
             (Some(text), _) => text.clone().into_bytes(),
             // Capped: `--body-file /dev/zero` must not read forever.
             (None, Some(path)) => {
-                pelt_core::targets::read_limited(path, pelt_core::config::MAX_BODY).map_err(
-                    |e| {
-                        // The size error says what to do; an OS error does not.
-                        let fix = if e.contains(';') {
-                            ""
-                        } else {
-                            "; check the path"
-                        };
-                        UserError(format!(
-                            "cannot read --body-file '{}': {e}{fix}",
-                            path.display()
-                        ))
-                    },
-                )?
+                read_limited(path, MAX_BODY).map_err(|e| {
+                    let fix = match e {
+                        // It says what to do already.
+                        ReadError::TooLarge { .. } => "",
+                        ReadError::Io(_) | ReadError::Directory => "; check the path",
+                    };
+                    UserError(format!(
+                        "cannot read --body-file '{}': {e}{fix}",
+                        path.display()
+                    ))
+                })?
             }
             (None, None) => Vec::new(),
         };
         let method = match &a.method {
             Some(m) => {
-                if m.is_empty() || !m.bytes().all(is_token_byte) {
-                    return Err(UserError(format!(
+                check_method(m).map_err(|_| {
+                    UserError(format!(
                         "invalid method '{}'; use a plain word like GET, POST or PUT",
                         m.escape_debug()
-                    )));
-                }
+                    ))
+                })?;
                 m.to_ascii_uppercase()
             }
             None if body.is_empty() => "GET".to_string(),
@@ -72,6 +69,8 @@ impl TryFrom<&RunArgs> for RunConfig {
         let duration = opt_duration(&a.duration, "-d/--duration")?;
         let warmup = opt_duration(&a.warmup, "--warmup")?.unwrap_or(Duration::ZERO);
         let load = load(a)?;
+        // Not a re-check of validate(): it sees `streams: 1`, the default,
+        // and cannot tell that `--streams` was given without `--http2`.
         if a.streams.is_some() && !a.http2 {
             return Err(UserError(
                 pelt_core::ConfigError::StreamsWithoutHttp2.to_string(),
@@ -87,7 +86,7 @@ impl TryFrom<&RunArgs> for RunConfig {
                 .iter()
                 .map(|c| ConnectTo::parse(c))
                 .collect::<Result<_, _>>()
-                .map_err(UserError)?,
+                .map_err(|e| UserError(e.to_string()))?,
             unix_socket: a
                 .unix_socket
                 .as_ref()
@@ -95,6 +94,7 @@ impl TryFrom<&RunArgs> for RunConfig {
             connect_rate: a.connect_rate,
             follow: a.follow.unwrap_or(0),
             follow_any_host: a.follow_any_host,
+            accept_variable_length: a.accept_variable_length,
             ..HttpOptions::default()
         };
         let host = a.host.as_deref().map(host_header).transpose()?;
@@ -111,17 +111,11 @@ impl TryFrom<&RunArgs> for RunConfig {
                     .as_deref()
                     .map(str::parse::<TargetsFormat>)
                     .transpose()
-                    .map_err(UserError)?;
-                let mut targets =
-                    pelt_core::targets::read(path, format).map_err(|e| UserError(e.to_string()))?;
+                    .map_err(|e| UserError(e.to_string()))?;
+                let (mut targets, format) = pelt_core::targets::read_detected(path, format)
+                    .map_err(|e| UserError(e.to_string()))?;
                 // -H adds to every target (an Authorization header, say).
-                for t in &mut targets {
-                    for (name, value) in &headers {
-                        if !t.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
-                            t.headers.push((name.clone(), value.clone()));
-                        }
-                    }
-                }
+                pelt_core::targets::add_headers(&mut targets, &headers, format);
                 targets
             }
             (Some(url), None) => vec![Target {
@@ -194,12 +188,9 @@ fn load(a: &RunArgs) -> Result<Load, UserError> {
         .as_deref()
         .map(|c| parse("-c/--connections", c))
         .transpose()?;
+    // Only what a u32 cannot say; the range is validate()'s (a count
+    // beyond u32 saturates, and validate() refuses it as too many).
     let whole = |v: f64| -> Result<u32, UserError> {
-        if v > f64::from(MAX_CONNECTIONS) {
-            return Err(UserError(
-                pelt_core::ConfigError::TooManyConnections.to_string(),
-            ));
-        }
         if v.fract() != 0.0 {
             return Err(UserError(format!(
                 "-c/--connections must be a whole number, like -c 50 (got {v})"
@@ -316,11 +307,8 @@ fn host_header(value: &str) -> Result<String, UserError> {
     Ok(value.to_string())
 }
 
-/// RFC 9110 token characters: what a method or header name may contain.
-fn is_token_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
-
+/// `-H 'Name: value'`, checked by the same rule as a targets file's
+/// headers ([`check_header`]) and worded for the flag.
 fn parse_header(h: &str) -> Result<(String, String), UserError> {
     let bad = |why: &str| {
         UserError(format!(
@@ -330,18 +318,26 @@ fn parse_header(h: &str) -> Result<(String, String), UserError> {
     };
     let (name, value) = h.split_once(':').ok_or_else(|| bad("there is no ':'"))?;
     let name = name.trim();
-    if name.is_empty() || !name.bytes().all(is_token_byte) {
-        return Err(bad("the name must be a single word such as X-Request-Id"));
-    }
-    if value.contains(['\r', '\n']) {
-        return Err(bad("the value contains a line break"));
-    }
+    // The untrimmed value: a trailing line break is still one.
+    check_header(name, value).map_err(|e| match e {
+        TargetError::HeaderValue(_) => bad("the value contains a line break or NUL"),
+        TargetError::HeaderName(_) | TargetError::Method(_) => {
+            bad("the name must be a single word such as X-Request-Id")
+        }
+    })?;
     Ok((name.to_string(), value.trim().to_string()))
 }
 
 /// `pelt run`.
 pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let config = RunConfig::try_from(&args)?;
+    if let (Some(t), None) = (args.threads, &args.duration) {
+        // ab's `-t 3` is a 3 s time limit; here it is 3 threads.
+        eprintln!(
+            "pelt: note: -t {t} runs {t} worker thread{} (as in wrk), not a time limit (ab's and siege's -t): for that, use -d {t}s",
+            if t == 1 { "" } else { "s" }
+        );
+    }
     if args.format == FormatArg::Hdrlog {
         // Refuse before sending load, not after.
         return Err(UserError("--format hdrlog is for saved runs: pelt run URL -o run.pelt, then pelt report run.pelt --format hdrlog".into()));
@@ -356,7 +352,13 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         // 128 + SIGINT, as shells report an interrupted command.
         return Ok(std::process::ExitCode::from(130));
     }
-    Ok(check(&summary, &args.asserts))
+    let checked = check(&summary, &args.asserts);
+    if let Some(what) = summary.no_response() {
+        // Nothing to measure is not a pass, whatever the asserts say.
+        eprintln!("pelt: no request got a response: {what}");
+        return Ok(std::process::ExitCode::from(crate::NO_RESPONSE));
+    }
+    Ok(checked)
 }
 
 #[cfg(test)]
@@ -394,6 +396,7 @@ mod tests {
             (&["http://h/", "-m", "GE T"], "invalid method"),
             (&["http://h/", "-c", "0"], "at least 1"),
             (&["http://h/", "-H", "X: a\nb"], "line break"),
+            (&["http://h/", "-H", "X: a\0b"], "line break or NUL"),
             (&["http://h/", "--host", ""], "invalid --host"),
             (&["http://h/", "--host", "a b"], "invalid --host"),
             (&["http://h/", "--host", "h:0"], "port must be"),

@@ -6,7 +6,9 @@ mod support;
 
 use pelt_target::Pause;
 use std::time::{Duration, Instant};
-use support::pelt::{count as u, exclusive, number as f, pelt, run_json, server};
+use support::pelt::{
+    count as u, exclusive, number as f, pelt, run_json, run_json_no_response, server,
+};
 
 /// The classic coordinated-omission check. At 1,000 req/s for 6 s the
 /// server stops the world once for 1 s. The 1,000 requests scheduled in
@@ -140,7 +142,8 @@ fn a_stuck_server_at_a_high_rate_ends_on_time() {
     let s = server(None);
     let url = format!("http://{}/?fault=stall&stall=10s", s.local_addr());
     let started = Instant::now();
-    let r = run_json(&[
+    // Nothing answers: exit 3, the report still on stdout.
+    let r = run_json_no_response(&[
         &url,
         "--rate",
         "2000000",
@@ -257,18 +260,24 @@ fn demo_runs_both_models() {
 
 /// Requests a schedule offers per second, `n(t)` being its integral, for
 /// each timeline row (its part within `0..end`), next to what was sent.
-fn rows_against(r: &serde_json::Value, end: f64, n: impl Fn(f64) -> f64) -> Vec<(f64, f64, f64)> {
+/// Each row as `(from, to, expected, got)`.
+fn rows_against(
+    r: &serde_json::Value,
+    end: f64,
+    n: impl Fn(f64) -> f64,
+) -> Vec<(f64, f64, f64, f64)> {
     r["timeline"]
         .as_array()
         .unwrap()
         .iter()
         .map(|row| {
-            let o = f(&row["offset_s"]);
-            let expected = n((o + 1.0).clamp(0.0, end)) - n(o.clamp(0.0, end));
+            // The part of the wall-clock second inside the run.
+            let (o, to) = (f(&row["from_s"]), f(&row["to_s"]));
+            let expected = n(to.clamp(0.0, end)) - n(o.clamp(0.0, end));
             // The report's own figure agrees with the formula.
             let offered = f(&row["offered"]);
             assert!((offered - expected).abs() < 1e-6, "{row}");
-            (o, expected, u(&row["requests"]) as f64)
+            (o, to, expected, u(&row["requests"]) as f64)
         })
         .collect()
 }
@@ -311,7 +320,7 @@ fn a_rate_ramp_follows_its_schedule_second_by_second() {
     let rows = rows_against(&r, 4.0, |t| 500.0 * t + 250.0 * t * t);
     let mut checked = 0;
     let slack = shift(&r, 2500.0);
-    for (o, expected, got) in &rows {
+    for (o, _, expected, got) in &rows {
         // Partial seconds at the ends hold too few requests for 2 %.
         if *expected >= 400.0 {
             checked += 1;
@@ -325,8 +334,8 @@ fn a_rate_ramp_follows_its_schedule_second_by_second() {
     // The rate grows: each whole second carries 500 more than the last.
     let whole: Vec<f64> = rows
         .iter()
-        .filter(|r| r.0 >= 0.0 && r.0 + 1.0 <= 4.0)
-        .map(|r| r.2)
+        .filter(|r| r.1 - r.0 > 0.999 && r.1 <= 4.0)
+        .map(|r| r.3)
         .collect();
     assert!(whole.len() >= 3, "{rows:?}");
     for pair in whole.windows(2) {
@@ -359,7 +368,7 @@ fn rate_stages_step_and_warm_up_at_the_first_level() {
     });
     let mut checked = 0;
     let slack = shift(&r, 1500.0);
-    for (o, expected, got) in &rows {
+    for (o, _, expected, got) in &rows {
         if *expected >= 400.0 {
             checked += 1;
             assert!(
@@ -396,9 +405,10 @@ fn a_connection_schedule_sets_the_working_connections() {
     // Whole seconds inside one stage: requests per active connection.
     let mut per_conn = Vec::new();
     for row in r["timeline"].as_array().unwrap() {
-        let o = f(&row["offset_s"]);
+        let (o, to) = (f(&row["from_s"]), f(&row["to_s"]));
         let stage = |t: f64| (t / 2.0).floor();
-        if o >= 0.0 && o + 1.0 <= 8.0 && stage(o) == stage(o + 0.999) {
+        let whole = to - o > 0.999;
+        if whole && to <= 8.0 && stage(o) == stage(o + 0.999) {
             let active = u(&row["active_connections"]) as f64;
             assert_eq!(active, [1.0, 4.0, 2.0, 3.0][stage(o) as usize], "{row}");
             let got = u(&row["requests"]) as f64;

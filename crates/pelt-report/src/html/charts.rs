@@ -537,11 +537,17 @@ pub(super) fn throughput_over_time(runs: &[Labeled<'_>]) -> String {
     let mut lines = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let elapsed = run.summary.elapsed.as_secs_f64();
+        // Per second of the run covered: a partial first or last second's
+        // count is no dip. Seconds too short to give a rate are left out.
         let series = |pick: fn(&pelt_core::IntervalRow) -> u64| -> Vec<(f64, f64)> {
             run.summary
                 .timeline
                 .iter()
-                .map(|row| (row_x(row.offset_s, elapsed), pick(row) as f64))
+                .filter_map(|row| {
+                    let (from, to) = row.span(elapsed);
+                    row.rate(elapsed)
+                        .map(|_| (row_x(row.offset_s, elapsed), pick(row) as f64 / (to - from)))
+                })
                 .collect()
         };
         lines.push(Line {
@@ -576,7 +582,7 @@ pub(super) fn throughput_over_time(runs: &[Labeled<'_>]) -> String {
     );
     let axes = Axes {
         x_desc: "time since start (s)",
-        y_desc: "completed in each second",
+        y_desc: "completed per second",
         x_range: time_x_range(runs),
         x_labels: 12,
         x_fmt: &seconds_tick,

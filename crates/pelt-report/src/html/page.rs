@@ -125,8 +125,10 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
     head_row(o, "", runs);
     o.push_str("<tbody>\n");
     group_row(o, "Requests", n);
-    let rows: [(&str, &'static str, Fmt); 8] = [
-        ("requests", "requests.total", Fmt::Count),
+    let rows: [(&str, &'static str, Fmt); 10] = [
+        ("requests (planned)", "requests.total", Fmt::Count),
+        ("sent", "requests.sent", Fmt::Count),
+        ("completed", "requests.completed", Fmt::Count),
         ("succeeded (2xx/3xx)", "requests.successes", Fmt::Count),
         ("failed with an error", "requests.errors", Fmt::Count),
         (
@@ -134,7 +136,7 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
             "requests.non_2xx_3xx",
             Fmt::Count,
         ),
-        ("rate (sent)", "requests.rate", Fmt::PerSecond),
+        ("rate (sent)", "requests.sent_rate", Fmt::PerSecond),
         ("offered rate", "offered_rate", Fmt::PerSecond),
         (
             "throughput (successes)",
@@ -147,8 +149,9 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
         num_row(o, label, jsons, &fixed(key), fmt);
     }
     group_row(o, "Time and transfer", n);
-    let rows: [(&str, &'static str, Fmt); 6] = [
-        ("duration (sending)", "duration_s", Fmt::Seconds),
+    let rows: [(&str, &'static str, Fmt); 7] = [
+        ("duration (planned)", "duration_s", Fmt::Seconds),
+        ("sending (to the last send)", "sending_s", Fmt::Seconds),
         ("elapsed (to the last response)", "elapsed_s", Fmt::Seconds),
         ("bytes in", "bytes.in", Fmt::Bytes),
         ("bytes out", "bytes.out", Fmt::Bytes),
@@ -248,7 +251,7 @@ fn write_charts(o: &mut String, runs: &[Labeled<'_>]) -> std::fmt::Result {
         (
             "throughput-over-time",
             "Throughput and errors over time",
-            "Requests and errors completed in each second (the first and last seconds are partial).",
+            "Requests and errors completed per second, each second's count over the part of it the run covered (the first and last seconds are partial; one shorter than 0.1 s is left out).",
             charts::throughput_over_time(runs),
         ),
         (

@@ -88,6 +88,7 @@ fn summary(rate_mode: bool, seconds: u64, per_second: u64, slow: u64) -> RunSumm
         timeline,
         duration: Duration::from_secs(seconds),
         elapsed: Duration::from_millis(seconds * 1000 + 120),
+        sending: Duration::from_secs(seconds),
         warmup_requests: 42,
         interrupted: false,
         complete: true,
@@ -96,7 +97,11 @@ fn summary(rate_mode: bool, seconds: u64, per_second: u64, slow: u64) -> RunSumm
         warnings: Vec::new(),
     };
     s.warnings = s.diagnose();
-    s.warnings.push(Warning::Errors { ratio: 0.5 });
+    s.warnings.push(Warning::Errors {
+        ratio: 0.5,
+        untimed: 0.5,
+        length: 0.0,
+    });
     s
 }
 
@@ -173,7 +178,12 @@ fn page_has_the_four_charts_and_every_section() {
     assert!(page.contains("99.9%"));
     assert!(page.contains("time since start (s)"));
     assert!(page.contains(ErrorKind::Timeout.describe()));
-    assert!(page.contains(&esc(&Warning::Errors { ratio: 0.5 }.to_string())));
+    assert!(page.contains(&esc(&Warning::Errors {
+        ratio: 0.5,
+        untimed: 0.5,
+        length: 0.0,
+    }
+    .to_string())));
     assert!(
         !page.contains("http://") || !page.contains("src=\"http"),
         "no remote loads"
@@ -196,7 +206,10 @@ fn data_keys_equal_the_json_report() {
         };
         for key in [
             "requests.total",
-            "requests.rate",
+            "requests.sent_rate",
+            "requests.sent",
+            "requests.completed",
+            "sending_s",
             "requests.throughput",
             "requests.success_ratio",
             "requests.warmup",

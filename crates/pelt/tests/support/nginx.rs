@@ -69,6 +69,9 @@ http {
     # Which connection carried each request, and the Host it named.
     log_format conn '$connection $http_host $request_uri $status';
     access_log "@PREFIX@/logs/conn.log" conn;
+    # The Content-Type each request carried ("-" for none).
+    log_format headers '$request_method $request_uri $content_type';
+    access_log "@PREFIX@/logs/headers.log" headers;
 
     client_body_temp_path "@PREFIX@/tmp/client_body";
     proxy_temp_path "@PREFIX@/tmp/proxy";

@@ -48,6 +48,26 @@ pub fn run_json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
 }
 
+/// Runs `pelt ARGS --format json` where no request can get a response:
+/// checks that pelt exits 3 and says why in one line, returns the report.
+pub fn run_json_no_response(args: &[&str]) -> Value {
+    let out = pelt()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "pelt {args:?}: {err}");
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.starts_with("pelt: no request got a response: "))
+            .count(),
+        1,
+        "{err}"
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
 /// A count in a report.
 pub fn count(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))

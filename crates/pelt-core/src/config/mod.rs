@@ -1,0 +1,321 @@
+//! The run configuration: plain, serialisable data.
+//!
+//! A `RunConfig` is everything needed to repeat a run. The CLI builds one
+//! from its flags, experiments and sweeps build them programmatically, and
+//! results files store them next to the numbers. The engine never sees
+//! command-line flags.
+
+mod error;
+mod http;
+mod load;
+mod pick;
+mod target;
+
+pub use error::{ConfigError, TargetError};
+pub use http::{
+    connect_address, ConnectTo, ConnectToError, HttpOptions, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_TIMEOUT, MAX_CONNECT_RATE, MAX_FOLLOW, MAX_STREAMS,
+};
+pub use load::{
+    Load, Stop, ThinkTime, ThinkTimeError, DEFAULT_CLOSED_CONNECTIONS, DEFAULT_DURATION,
+    DEFAULT_RATE_CONNECTIONS, MAX_CONNECTIONS, MAX_RATE, MAX_SCHEDULED_CONNECTIONS, MAX_SENDERS,
+    MIN_RATE,
+};
+pub use pick::{Order, TargetPicker};
+pub use target::{check_header, check_method, Target, MAX_BODY};
+
+use crate::duration::secs;
+use crate::url::Scheme;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Everything a run needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// What to send; a request goes to one of them, per [`order`](RunConfig::order).
+    pub targets: Vec<Target>,
+    /// Which target each request goes to.
+    #[serde(default)]
+    pub order: Order,
+    /// Closed loop only: a pause between a connection's requests.
+    #[serde(default)]
+    pub think: Option<ThinkTime>,
+    /// How load is generated.
+    pub load: Load,
+    /// When the run stops.
+    pub stop: Stop,
+    /// Sent before measurement starts and excluded from every statistic.
+    /// The measured duration (`stop.duration`) comes after it.
+    #[serde(with = "secs")]
+    pub warmup: Duration,
+    /// Worker threads, each with its own event loop, connections and recorder.
+    pub threads: usize,
+    /// Connection and protocol options.
+    pub http: HttpOptions,
+}
+
+impl RunConfig {
+    /// A closed-loop run of `url` with defaults everywhere else.
+    pub fn new(targets: Vec<Target>, load: Load, stop: Stop) -> RunConfig {
+        RunConfig {
+            targets,
+            order: Order::RoundRobin,
+            think: None,
+            load,
+            stop,
+            warmup: Duration::ZERO,
+            threads: 1,
+            http: HttpOptions::default(),
+        }
+    }
+
+    /// Checks what the types cannot: every library entry calls this, so a
+    /// programmatic caller gets the same errors as the CLI.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.targets.is_empty() {
+            return Err(ConfigError::NoTargets);
+        }
+        match &self.load {
+            Load::Rate {
+                schedule: Some(s), ..
+            } => {
+                let ok = |v: f64| v.is_finite() && (0.0..=MAX_RATE).contains(&v);
+                if s.segments.is_empty()
+                    || !s.segments.iter().all(|g| ok(g.from) && ok(g.to))
+                    || s.peak() <= 0.0
+                {
+                    return Err(ConfigError::BadRateSchedule);
+                }
+            }
+            Load::Closed {
+                schedule: Some(s),
+                connections,
+            } => {
+                let ok =
+                    |v: f64| v.fract() == 0.0 && (0.0..=MAX_SCHEDULED_CONNECTIONS).contains(&v);
+                if s.segments.is_empty()
+                    || !s.segments.iter().all(|g| ok(g.from) && ok(g.to))
+                    || s.peak() < 1.0
+                    || f64::from(*connections) < s.peak()
+                {
+                    return Err(ConfigError::BadConnectionSchedule);
+                }
+            }
+            _ => {}
+        }
+        if self.load.connections() == 0 {
+            return Err(ConfigError::NoConnections);
+        }
+        if self.load.connections() > MAX_CONNECTIONS {
+            return Err(ConfigError::TooManyConnections);
+        }
+        if let Some(rate) = self.load.rate() {
+            if !(rate.is_finite() && (MIN_RATE..=MAX_RATE).contains(&rate)) {
+                return Err(ConfigError::BadRate);
+            }
+        }
+        if self.targets.iter().any(|t| t.body.len() > MAX_BODY) {
+            return Err(ConfigError::BodyTooLarge);
+        }
+        for t in &self.targets {
+            t.check()?;
+        }
+        if self.think.is_some() && self.load.rate().is_some() {
+            return Err(ConfigError::ThinkWithRate);
+        }
+        if self.stop.requests == Some(0) {
+            return Err(ConfigError::NoRequests);
+        }
+        if self.stop.duration == Some(Duration::ZERO) {
+            return Err(ConfigError::ZeroDuration);
+        }
+        if self.threads == 0 {
+            return Err(ConfigError::NoThreads);
+        }
+        if self.http.timeout.is_zero() {
+            return Err(ConfigError::ZeroTimeout);
+        }
+        if self.http.connect_timeout.is_zero() {
+            return Err(ConfigError::ZeroConnectTimeout);
+        }
+        if !(1..=MAX_STREAMS).contains(&self.http.streams) {
+            return Err(ConfigError::BadStreams);
+        }
+        if u64::from(self.load.connections()) * u64::from(self.http.streams) > MAX_SENDERS {
+            return Err(ConfigError::TooManyStreams);
+        }
+        if self.http.streams > 1 && !self.http.http2 {
+            return Err(ConfigError::StreamsWithoutHttp2);
+        }
+        if self.http.http2 && !self.http.keepalive {
+            return Err(ConfigError::NoKeepaliveWithHttp2);
+        }
+        if let Some(r) = self.http.connect_rate {
+            if !(r.is_finite() && (MIN_RATE..=MAX_CONNECT_RATE).contains(&r)) {
+                return Err(ConfigError::BadConnectRate);
+            }
+        }
+        if self.http.follow > MAX_FOLLOW {
+            return Err(ConfigError::BadFollow);
+        }
+        if self.http.follow_any_host && self.http.follow == 0 {
+            return Err(ConfigError::AnyHostWithoutFollow);
+        }
+        if self.http.follow_any_host && self.http.http2 {
+            return Err(ConfigError::AnyHostWithHttp2);
+        }
+        if let Some(path) = &self.http.unix_socket {
+            if path.is_empty() {
+                return Err(ConfigError::EmptyUnixSocket);
+            }
+            if self.targets.iter().any(|t| t.url.scheme == Scheme::Https) {
+                return Err(ConfigError::UnixSocketTls);
+            }
+            if self.http.follow_any_host {
+                return Err(ConfigError::AnyHostWithUnixSocket);
+            }
+        }
+        // The schedule numbers senders, and with HTTP/2 a sender is a
+        // stream: it would schedule streams while saying connections.
+        if self.http.http2
+            && matches!(
+                self.load,
+                Load::Closed {
+                    schedule: Some(_),
+                    ..
+                }
+            )
+        {
+            return Err(ConfigError::ConnectionScheduleWithHttp2);
+        }
+        Ok(())
+    }
+
+    /// The stop condition with the default applied: a run with neither a
+    /// count nor a duration lasts [`DEFAULT_DURATION`]; a run with a
+    /// schedule and no duration lasts the schedule's length (with `-n`
+    /// too, so a schedule ending at 0 still ends the run).
+    pub fn effective_stop(&self) -> Stop {
+        let mut stop = self.stop;
+        if stop.duration.is_none() {
+            if let Some(s) = self.load.schedule() {
+                stop.duration = Some(s.length());
+            } else if stop.requests.is_none() {
+                stop.duration = Some(DEFAULT_DURATION);
+            }
+        }
+        stop
+    }
+
+    /// Threads actually used: never more than connections.
+    pub fn effective_threads(&self) -> usize {
+        self.threads
+            .clamp(1, self.load.connections().max(1) as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::url::Url;
+
+    fn config() -> RunConfig {
+        let url = Url::parse("http://127.0.0.1:1/").unwrap();
+        RunConfig::new(vec![Target::get(url)], Load::closed(4), Stop::default())
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let mut c = config();
+        c.targets[0].body = vec![0, 159, 146, 150];
+        c.load = Load::rate_of(1500.0, 20);
+        c.stop.duration = Some(Duration::from_millis(2500));
+        let json = serde_json::to_string(&c).unwrap();
+        let back: RunConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn validation_names_the_flag() {
+        let mut c = config();
+        assert_eq!(c.validate(), Ok(()));
+        c.load = Load::rate_of(0.0, 1);
+        assert!(c.validate().unwrap_err().to_string().contains("--rate"));
+        let mut c = config();
+        c.stop.requests = Some(0);
+        assert_eq!(c.validate(), Err(ConfigError::NoRequests));
+    }
+
+    #[test]
+    fn configs_written_before_http2_read_as_http1() {
+        let mut json = serde_json::to_value(config()).unwrap();
+        let http = json["http"].as_object_mut().unwrap();
+        assert!(http.remove("http2").is_some() && http.remove("streams").is_some());
+        let back: RunConfig = serde_json::from_value(json).unwrap();
+        assert!(!back.http.http2);
+        assert_eq!(back.http.streams, 1);
+        assert_eq!(back, config());
+    }
+
+    #[test]
+    fn streams_need_http2_and_keepalive() {
+        let mut c = config();
+        c.http.streams = 4;
+        assert_eq!(c.validate(), Err(ConfigError::StreamsWithoutHttp2));
+        c.http.http2 = true;
+        assert_eq!(c.validate(), Ok(()));
+        c.http.streams = 0;
+        assert_eq!(c.validate(), Err(ConfigError::BadStreams));
+        c.http.streams = MAX_STREAMS + 1;
+        assert_eq!(c.validate(), Err(ConfigError::BadStreams));
+        c.http.streams = 1;
+        c.http.keepalive = false;
+        assert_eq!(c.validate(), Err(ConfigError::NoKeepaliveWithHttp2));
+    }
+
+    #[test]
+    fn schedules_round_trip_and_old_files_still_read() {
+        let old = r#"{"model":"rate","rate":1000.0,"connections":100}"#;
+        let load: Load = serde_json::from_str(old).unwrap();
+        assert_eq!(load, Load::rate_of(1000.0, 100));
+        assert_eq!(serde_json::to_string(&load).unwrap(), old);
+        let old = r#"{"model":"closed","connections":10}"#;
+        assert_eq!(serde_json::from_str::<Load>(old).unwrap(), Load::closed(10));
+        let schedule = match crate::schedule::Spec::parse("2s:0..100,2s:100").unwrap() {
+            crate::schedule::Spec::Varying(s) => s,
+            crate::schedule::Spec::Constant(_) => unreachable!(),
+        };
+        let mut c = config();
+        c.load = Load::Rate {
+            rate: 100.0,
+            connections: 10,
+            schedule: Some(schedule.clone()),
+        };
+        assert_eq!(c.validate(), Ok(()));
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(
+            json.contains(r#""schedule":[{"duration":2.0,"from":0.0,"to":100.0}"#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<RunConfig>(&json).unwrap(), c);
+        // No -d: the schedule's length, even with -n.
+        c.stop.requests = Some(5);
+        assert_eq!(c.effective_stop().duration, Some(Duration::from_secs(4)));
+        // 100 + 200 requests offered in 4 s.
+        assert_eq!(c.load.offered_count(Duration::from_secs(4)), Some(300.0));
+        assert_eq!(c.load.offered_rate(Duration::from_secs(4)), Some(75.0));
+        c.load = Load::Closed {
+            connections: 10,
+            schedule: Some(schedule),
+        };
+        assert_eq!(c.validate(), Err(ConfigError::BadConnectionSchedule));
+    }
+
+    #[test]
+    fn defaults_apply() {
+        let mut c = config();
+        assert_eq!(c.effective_stop().duration, Some(DEFAULT_DURATION));
+        c.threads = 8;
+        assert_eq!(c.effective_threads(), 4);
+    }
+}

@@ -1,0 +1,170 @@
+//! What a run was, around its numbers: the header a results file starts
+//! with (the configuration and where it ran) and the footer it ends with
+//! (how long it took and how it ended). Several files of one run, measured
+//! from several machines, merge here.
+
+use crate::config::{Load, RunConfig};
+use crate::schedule::Schedule;
+use serde::{Deserialize, Serialize};
+
+/// Written first: what the run was and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunHeader {
+    /// The configuration the run was made with.
+    pub config: RunConfig,
+    /// Where it ran.
+    pub env: Environment,
+    /// When measurement started, nanoseconds since the Unix epoch.
+    pub measure_start_unix_ns: u64,
+    /// When measurement started, in the run's own nanoseconds (the clock
+    /// of `Recorder::first_intended` and friends).
+    pub measure_from_ns: u64,
+}
+
+/// Written last, when the run ended normally or by Ctrl-C.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFooter {
+    /// From the start of measurement until sending stopped, in nanoseconds.
+    pub duration_ns: u64,
+    /// From the start of measurement until the last response or give-up, in nanoseconds.
+    pub elapsed_ns: u64,
+    /// Requests sent during warm-up (not in any statistic).
+    pub warmup_requests: u64,
+    /// Whether Ctrl-C stopped the run before its stop condition.
+    pub interrupted: bool,
+    /// How busy each worker thread was; empty where the platform does not
+    /// say (and in files written before pelt recorded it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worker_load: Vec<ThreadLoad>,
+}
+
+/// Why files cannot be merged as one run measured from several machines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotOneRun {
+    /// Both have schedules, whose segments do not line up.
+    #[error("cannot --merge runs with different schedules: they are not one run")]
+    Schedules,
+    /// One has a schedule and the other has none.
+    #[error("cannot --merge a run with a schedule and one without: they are not one run")]
+    ScheduleAndNone,
+    /// A rate run and a closed loop.
+    #[error("cannot --merge a rate run with a closed-loop run: they are not one run")]
+    LoadModels,
+}
+
+impl RunHeader {
+    /// Folds in the header of another file of the same run (another
+    /// machine): threads and cores add, target addresses unite, the
+    /// earliest start wins, and the offered loads add, since the machines
+    /// offered them together. Refuses to mix load models.
+    pub fn merge(&mut self, other: &RunHeader) -> Result<(), NotOneRun> {
+        let add = |a: &Option<Schedule>, b: &Option<Schedule>| match (a, b) {
+            (None, None) => Ok(None),
+            (Some(a), Some(b)) => a.add(b).map(Some).ok_or(NotOneRun::Schedules),
+            _ => Err(NotOneRun::ScheduleAndNone),
+        };
+        self.config.load = match (&self.config.load, &other.config.load) {
+            (
+                Load::Rate {
+                    rate: a,
+                    connections: c,
+                    schedule: s,
+                },
+                Load::Rate {
+                    rate: b,
+                    connections: d,
+                    schedule: t,
+                },
+            ) => Load::Rate {
+                rate: a + b,
+                connections: c + d,
+                schedule: add(s, t)?,
+            },
+            (
+                Load::Closed {
+                    connections: c,
+                    schedule: s,
+                },
+                Load::Closed {
+                    connections: d,
+                    schedule: t,
+                },
+            ) => Load::Closed {
+                connections: c + d,
+                schedule: add(s, t)?,
+            },
+            _ => return Err(NotOneRun::LoadModels),
+        };
+        self.env.threads += other.env.threads;
+        self.env.cores += other.env.cores;
+        for a in &other.env.target_addrs {
+            if !self.env.target_addrs.contains(a) {
+                self.env.target_addrs.push(a.clone());
+            }
+        }
+        self.measure_start_unix_ns = self.measure_start_unix_ns.min(other.measure_start_unix_ns);
+        Ok(())
+    }
+}
+
+impl RunFooter {
+    /// The footer of several files of one run: the longest duration and
+    /// elapsed time, warm-ups added, interrupted if any part was. Every
+    /// file's worker threads, or none when a file does not say (an older
+    /// pelt, another platform): a partial list would report "busiest of 2
+    /// threads" for a run of 4, whose unmeasured threads may have been the
+    /// busy ones (the engine keeps all or nothing for the same reason).
+    pub fn merge(&self, other: &RunFooter) -> RunFooter {
+        RunFooter {
+            duration_ns: self.duration_ns.max(other.duration_ns),
+            elapsed_ns: self.elapsed_ns.max(other.elapsed_ns),
+            warmup_requests: self.warmup_requests + other.warmup_requests,
+            interrupted: self.interrupted || other.interrupted,
+            worker_load: match self.worker_load.is_empty() || other.worker_load.is_empty() {
+                true => Vec::new(),
+                false => [&self.worker_load[..], &other.worker_load[..]].concat(),
+            },
+        }
+    }
+}
+
+/// Where and with what a run was made: enough to reproduce or distrust it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// The pelt version that made the run.
+    pub pelt_version: String,
+    /// Operating system (`std::env::consts::OS`).
+    pub os: String,
+    /// CPU architecture (`std::env::consts::ARCH`).
+    pub arch: String,
+    /// Cores available to the process.
+    pub cores: usize,
+    /// Worker threads used.
+    pub threads: usize,
+    /// Resolved addresses of each target host.
+    pub target_addrs: Vec<String>,
+    /// Wall-clock start, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+}
+
+/// How busy one of pelt's worker threads was while it sent (warm-up
+/// included; the wait for the last responses after sending stopped is
+/// not, being mostly idle), from the kernel's scheduler
+/// statistics: the share of the wall-clock time it ran on a CPU, and the
+/// share it was ready to run but waited for one. A thread that wanted a
+/// CPU nearly all the time set the pace of its connections: the figures
+/// then describe the client as much as the server.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ThreadLoad {
+    /// Share of the wall-clock time the thread ran on a CPU, 0 to 1.
+    pub on_cpu: f64,
+    /// Share of the wall-clock time the thread was ready to run but waited for a CPU, 0 to 1.
+    pub waiting: f64,
+}
+
+impl ThreadLoad {
+    /// The share of the run the thread wanted a CPU.
+    pub fn demand(&self) -> f64 {
+        self.on_cpu + self.waiting
+    }
+}

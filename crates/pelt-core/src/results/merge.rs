@@ -1,0 +1,263 @@
+//! Several results files of one run, read as one: a run measured from
+//! several machines, each writing its own file.
+
+use super::{ResultsError, ResultsReader};
+use crate::header::{NotOneRun, RunFooter, RunHeader};
+use crate::recorder::Recorder;
+use crate::summary::{RunSummary, SummaryBuilder, Window};
+use std::io::Read;
+
+/// Why several results files cannot be read as one run.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No file was given.
+    #[error("no results file to read; give at least one written by pelt run -o")]
+    NoFiles,
+    /// The file at `index` (0-based, in the order given) could not be
+    /// read; a caller that knows the files' names says which it was.
+    #[error("results file {}: {error}", .index + 1)]
+    File {
+        /// Position of the file among those given.
+        index: usize,
+        /// What is wrong with it.
+        #[source]
+        error: ResultsError,
+    },
+    /// The files are not parts of one run.
+    #[error(transparent)]
+    NotOneRun(#[from] NotOneRun),
+    /// The window leaves out every second of the run: an empty report
+    /// would look like a run that sent nothing.
+    #[error("--window holds none of the run's {seconds} seconds (counted from the start of measurement); pick a part within them, like --window ..{seconds}s")]
+    EmptyWindow {
+        /// Seconds the run has.
+        seconds: u64,
+    },
+}
+
+/// Several results files of one run read as one: the seconds with the
+/// same wall-clock time merge (counts and histograms add), in order.
+///
+/// A k-way merge over the files' seconds: each file is read one second
+/// at a time, and each call takes the earliest second any file has next,
+/// so memory holds one second per file whatever the length of the run.
+/// Every file's seconds are in order (the writer appends them as they
+/// end), and seconds align across machines because intervals are cut at
+/// wall-clock seconds. [`Recorder::merge`] is associative and commutative,
+/// so the order of the files does not change the result (property-tested
+/// below).
+///
+/// ```no_run
+/// use pelt_core::results::{MergedReader, ResultsReader};
+/// use std::{fs::File, io::BufReader};
+///
+/// let open = |p| ResultsReader::open(BufReader::new(File::open(p).unwrap())).unwrap();
+/// let merged = MergedReader::new(vec![open("a.pelt"), open("b.pelt")]).unwrap();
+/// let summary = merged.summary(None).unwrap();
+/// println!("{} requests", summary.total.requests);
+/// ```
+#[derive(Debug)]
+pub struct MergedReader<R: Read> {
+    readers: Vec<ResultsReader<R>>,
+    /// Each file's next second, read ahead; `None` once a file is done.
+    heads: Vec<Option<(u64, Recorder)>>,
+    header: RunHeader,
+}
+
+impl<R: Read> MergedReader<R> {
+    /// Merges the files' headers ([`RunHeader::merge`]: loads add, the
+    /// earliest start wins) and reads each file's first second.
+    pub fn new(readers: Vec<ResultsReader<R>>) -> Result<MergedReader<R>, MergeError> {
+        let (first, rest) = readers.split_first().ok_or(MergeError::NoFiles)?;
+        let mut header = first.header().clone();
+        for r in rest {
+            header.merge(r.header())?;
+        }
+        let mut merged = MergedReader {
+            heads: Vec::with_capacity(readers.len()),
+            readers,
+            header,
+        };
+        for i in 0..merged.readers.len() {
+            let head = merged.read(i)?;
+            merged.heads.push(head);
+        }
+        Ok(merged)
+    }
+
+    /// The header of the run as a whole.
+    pub fn header(&self) -> &RunHeader {
+        &self.header
+    }
+
+    fn read(&mut self, index: usize) -> Result<Option<(u64, Recorder)>, MergeError> {
+        self.readers[index]
+            .next_interval()
+            .map_err(|error| MergeError::File { index, error })
+    }
+
+    /// The next second across all files (Unix seconds), merged; `None`
+    /// when every file has ended.
+    pub fn next_interval(&mut self) -> Result<Option<(u64, Recorder)>, MergeError> {
+        let Some(second) = self.heads.iter().flatten().map(|(s, _)| *s).min() else {
+            return Ok(None);
+        };
+        let mut rec = Recorder::new();
+        for i in 0..self.heads.len() {
+            if self.heads[i].as_ref().is_some_and(|(s, _)| *s == second) {
+                if let Some((_, r)) = self.heads[i].take() {
+                    rec.merge(&r);
+                }
+                self.heads[i] = self.read(i)?;
+            }
+        }
+        Ok(Some((second, rec)))
+    }
+
+    /// The files' footers combined ([`RunFooter::merge`]), once every
+    /// second has been read; `None` if any file has none (its run was
+    /// killed).
+    pub fn footer(&self) -> Option<RunFooter> {
+        let mut footers = self.readers.iter().map(|r| r.footer().cloned());
+        let first = footers.next()??;
+        footers.try_fold(first, |acc, f| Some(acc.merge(&f?)))
+    }
+
+    /// Reads the remaining seconds into the run's summary, as
+    /// [`SummaryBuilder`] builds it live; with a `window`, only the
+    /// seconds inside it count.
+    pub fn summary(mut self, window: Option<Window>) -> Result<RunSummary, MergeError> {
+        let mut builder = SummaryBuilder::new(self.header.clone(), window);
+        let (mut seconds, mut kept) = (0u64, 0u64);
+        while let Some((second, rec)) = self.next_interval()? {
+            seconds += 1;
+            kept += u64::from(builder.add(second, &rec).is_some());
+        }
+        if window.is_some() && seconds > 0 && kept == 0 {
+            return Err(MergeError::EmptyWindow { seconds });
+        }
+        Ok(builder.finish(self.footer().as_ref()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::recorder::assert_same;
+    use proptest::prelude::*;
+
+    /// One file's seconds: which of the run's first six it has, and the
+    /// requests in each.
+    type File = Vec<(u64, Vec<(u64, u64, u16, Option<ErrorKind>)>)>;
+
+    fn file_strategy() -> impl Strategy<Value = File> {
+        let sample = (
+            0u64..10_000_000_000,
+            1u64..1_000_000_000,
+            prop::sample::select(vec![200u16, 404, 500]),
+            prop::option::of(Just(ErrorKind::Timeout)),
+        );
+        prop::collection::btree_map(0u64..6, prop::collection::vec(sample, 0..8), 0..6)
+            .prop_map(|m| m.into_iter().collect())
+    }
+
+    fn reader(file: &File) -> ResultsReader<std::io::Cursor<Vec<u8>>> {
+        let intervals: Vec<(u64, Recorder)> = file
+            .iter()
+            .map(|(s, samples)| (1_795_000_000 + s, recorder(samples)))
+            .collect();
+        ResultsReader::open(std::io::Cursor::new(write(&intervals, None))).unwrap()
+    }
+
+    fn merged_seconds(files: &[&File]) -> Vec<(u64, Recorder)> {
+        let mut m = MergedReader::new(files.iter().map(|f| reader(f)).collect()).unwrap();
+        let mut out = Vec::new();
+        while let Some(s) = m.next_interval().unwrap() {
+            out.push(s);
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Any order of the files gives the same seconds, in order, each
+        /// the sum of every file's part of it.
+        #[test]
+        fn merge_is_independent_of_file_order(
+            files in prop::collection::vec(file_strategy(), 1..5),
+            rotate in 0usize..4,
+        ) {
+            let given: Vec<&File> = files.iter().collect();
+            let mut other = given.clone();
+            let n = other.len();
+            other.rotate_left(rotate % n);
+            other.reverse();
+            let a = merged_seconds(&given);
+            let b = merged_seconds(&other);
+            // Expected: every second any file has, once, in order.
+            let mut expected: Vec<u64> = files
+                .iter()
+                .flat_map(|f| f.iter().map(|(s, _)| 1_795_000_000 + s))
+                .collect();
+            expected.sort_unstable();
+            expected.dedup();
+            prop_assert_eq!(a.iter().map(|(s, _)| *s).collect::<Vec<_>>(), expected);
+            prop_assert_eq!(a.len(), b.len());
+            for ((sa, ra), (sb, rb)) in a.iter().zip(&b) {
+                prop_assert_eq!(sa, sb);
+                assert_same(ra, rb);
+                // The sum of the files' parts of that second.
+                let mut sum = Recorder::new();
+                for f in &files {
+                    for (s, samples) in f.iter() {
+                        if 1_795_000_000 + s == *sa {
+                            sum.merge(&recorder(samples));
+                        }
+                    }
+                }
+                assert_same(ra, &sum);
+            }
+        }
+    }
+
+    #[test]
+    fn headers_merge_and_mismatches_are_refused() {
+        let files: File = vec![(0, vec![(0, 5_000_000, 200, None)])];
+        let m = MergedReader::new(vec![reader(&files), reader(&files)]).unwrap();
+        // Two machines at 100 req/s over 4 connections each.
+        assert_eq!(
+            m.header().config.load,
+            crate::config::Load::rate_of(200.0, 8)
+        );
+        let mut closed = header();
+        closed.config.load = crate::config::Load::closed(3);
+        let other =
+            ResultsReader::open(std::io::Cursor::new(write_with(&closed, &[], None))).unwrap();
+        let e = MergedReader::new(vec![reader(&files), other]).unwrap_err();
+        assert!(
+            matches!(e, MergeError::NotOneRun(NotOneRun::LoadModels)),
+            "{e}"
+        );
+        let e = MergedReader::<&[u8]>::new(Vec::new()).unwrap_err();
+        assert!(matches!(e, MergeError::NoFiles), "{e}");
+    }
+
+    #[test]
+    fn a_window_past_the_end_is_an_error_not_an_empty_run() {
+        let files: File = vec![(0, vec![(0, 5_000_000, 200, None)]), (1, vec![])];
+        let window = Window::parse("1m..").unwrap();
+        let e = MergedReader::new(vec![reader(&files)])
+            .unwrap()
+            .summary(Some(window))
+            .unwrap_err();
+        assert!(matches!(e, MergeError::EmptyWindow { seconds: 2 }), "{e}");
+        let whole = MergedReader::new(vec![reader(&files)])
+            .unwrap()
+            .summary(None)
+            .unwrap();
+        assert_eq!(whole.total.requests, 1);
+        assert!(!whole.complete, "no footer: the run was killed");
+    }
+}

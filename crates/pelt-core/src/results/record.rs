@@ -1,0 +1,346 @@
+//! One second of a run as the results file stores it: counts as JSON,
+//! histograms in HdrHistogram's V2 + deflate encoding (base64), checked
+//! before they are trusted.
+
+use super::Corruption;
+use crate::error::ErrorKind;
+use crate::recorder::{ErrorExample, Recorder, MAX_STATUS};
+use base64::Engine;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::io;
+
+/// One second of a recorder, as stored.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct IntervalRecord {
+    pub(super) second: u64,
+    requests: u64,
+    successes: u64,
+    bytes_in: u64,
+    body_bytes_in: u64,
+    bytes_out: u64,
+    reused: u64,
+    connections: u64,
+    first_intended: u64,
+    last_sent: u64,
+    last_done: u64,
+    /// `[code, count]` for codes that occurred.
+    statuses: Vec<(u16, u64)>,
+    /// Counts for kinds that occurred.
+    errors: Vec<(ErrorKind, u64)>,
+    /// `[target, requests, successes, errors]` for targets with requests.
+    #[serde(default)]
+    targets: Vec<(u32, u64, u64, u64)>,
+    /// Status classes, error kinds and response time per target with
+    /// requests (absent in files from before per-target latency).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    target_detail: Vec<TargetDetail>,
+    examples: Vec<(ErrorKind, String)>,
+    /// HdrHistogram V2 + deflate, base64: response, service, send_lag,
+    /// ttfb, connect, tls.
+    histograms: [String; 6],
+}
+
+/// The rest of one target's figures in an interval.
+#[derive(Debug, Serialize, Deserialize)]
+struct TargetDetail {
+    target: u32,
+    /// `[class digit, count]`: `[2, 95]` is 95 responses in 2xx.
+    #[serde(default)]
+    classes: Vec<(u8, u64)>,
+    #[serde(default)]
+    errors: Vec<(ErrorKind, u64)>,
+    /// Response time, encoded like the run's histograms (2 significant
+    /// digits); absent for targets beyond the timed ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    response: Option<String>,
+}
+
+pub(super) fn encode(h: &Histogram<u64>) -> io::Result<String> {
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut bytes)
+        .map_err(|e| io::Error::other(format!("{e:?}")))?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+/// hdrhistogram's V2 + deflate encoding starts with this cookie.
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+const V2_COOKIE: u32 = 0x1c84_9313;
+/// The largest encoded counts array pelt ever writes is ~300 KB.
+const MAX_HISTOGRAM_PAYLOAD: u32 = 4 << 20;
+
+/// Why a histogram in a results file does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistogramError {
+    /// Not base64.
+    #[error("bad histogram encoding: {0}")]
+    Base64(String),
+    /// Not HdrHistogram's compressed V2 encoding.
+    #[error("not a compressed V2 histogram")]
+    NotV2,
+    /// The deflate stream is broken.
+    #[error("bad histogram compression: {0}")]
+    Compression(String),
+    /// The inner V2 cookie is wrong.
+    #[error("bad histogram cookie")]
+    Cookie,
+    /// It claims a payload larger than pelt ever writes (checked before
+    /// anything is allocated).
+    #[error("a histogram claims an impossible size")]
+    Size,
+    /// It claims more significant digits than pelt records.
+    #[error("a histogram claims more precision than pelt records")]
+    Precision,
+    /// HdrHistogram's decoder refused it.
+    #[error("bad histogram: {0}")]
+    Decode(String),
+    /// Its values do not fit pelt's histogram bounds.
+    #[error("histogram outside pelt's range: {0}")]
+    Range(String),
+    /// Its values do not fit pelt's per-target histogram bounds.
+    #[error("target histogram outside pelt's range: {0}")]
+    TargetRange(String),
+}
+
+/// Checks the histogram's own header before hdrhistogram sees it: its
+/// deserialiser allocates whatever payload length and bounds a file
+/// claims, so a 100-byte crafted file could ask for gigabytes.
+fn check_histogram_header(bytes: &[u8]) -> Result<(), HistogramError> {
+    use std::io::Read;
+    let word = |b: &[u8], at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    };
+    if word(bytes, 0) != Some(V2_COMPRESSED_COOKIE) {
+        return Err(HistogramError::NotV2);
+    }
+    let mut head = [0u8; 40];
+    flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default())
+        .read_exact(&mut head)
+        .map_err(|e| HistogramError::Compression(e.to_string()))?;
+    let (cookie, payload, digits) = (word(&head, 0), word(&head, 4), word(&head, 12));
+    if cookie != Some(V2_COOKIE) {
+        return Err(HistogramError::Cookie);
+    }
+    if payload.is_none_or(|p| p > MAX_HISTOGRAM_PAYLOAD) {
+        return Err(HistogramError::Size);
+    }
+    if digits.is_none_or(|d| d > u32::from(crate::recorder::SIGNIFICANT_DIGITS)) {
+        return Err(HistogramError::Precision);
+    }
+    Ok(())
+}
+
+fn decode(text: &str) -> Result<Histogram<u64>, HistogramError> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| HistogramError::Base64(e.to_string()))?;
+    check_histogram_header(&bytes)?;
+    let h: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| HistogramError::Decode(format!("{e:?}")))?;
+    // Re-home into pelt's bounds so recorders from any file merge.
+    let mut out = crate::recorder::new_histogram();
+    out.add(&h)
+        .map_err(|e| HistogramError::Range(format!("{e:?}")))?;
+    Ok(out)
+}
+
+/// Decodes a per-target histogram into the per-target bounds.
+fn decode_target(text: &str) -> Result<Histogram<u64>, HistogramError> {
+    let h = decode(text)?;
+    let mut out = crate::recorder::new_target_histogram();
+    out.add(&h)
+        .map_err(|e| HistogramError::TargetRange(format!("{e:?}")))?;
+    Ok(out)
+}
+
+impl IntervalRecord {
+    pub(super) fn from_recorder(second: u64, r: &Recorder) -> io::Result<IntervalRecord> {
+        Ok(IntervalRecord {
+            second,
+            requests: r.requests,
+            successes: r.successes,
+            bytes_in: r.bytes_in,
+            body_bytes_in: r.body_bytes_in,
+            bytes_out: r.bytes_out,
+            reused: r.reused,
+            connections: r.connections,
+            first_intended: r.first_intended,
+            last_sent: r.last_sent,
+            last_done: r.last_done,
+            statuses: r.status_counts().collect(),
+            errors: ErrorKind::ALL
+                .iter()
+                .filter(|k| r.errors[k.index()] > 0)
+                .map(|&k| (k, r.errors[k.index()]))
+                .collect(),
+            targets: r
+                .targets
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.requests > 0)
+                .map(|(i, t)| (i as u32, t.requests, t.successes, t.errors))
+                .collect(),
+            target_detail: r
+                .targets
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.requests > 0)
+                .map(|(i, t)| {
+                    Ok(TargetDetail {
+                        target: i as u32,
+                        classes: t.classes().collect(),
+                        errors: ErrorKind::ALL
+                            .iter()
+                            .filter(|k| t.error_kinds[k.index()] > 0)
+                            .map(|&k| (k, t.error_kinds[k.index()]))
+                            .collect(),
+                        response: t.response.as_deref().map(encode).transpose()?,
+                    })
+                })
+                .collect::<io::Result<_>>()?,
+            examples: r
+                .examples
+                .iter()
+                .map(|e| (e.kind, e.message.clone()))
+                .collect(),
+            histograms: [
+                encode(&r.response)?,
+                encode(&r.service)?,
+                encode(&r.send_lag)?,
+                encode(&r.ttfb)?,
+                encode(&r.connect)?,
+                encode(&r.tls)?,
+            ],
+        })
+    }
+
+    pub(super) fn into_recorder(self) -> Result<Recorder, Corruption> {
+        let mut r = Recorder::new();
+        let [response, service, send_lag, ttfb, connect, tls] = self.histograms;
+        r.response = decode(&response)?;
+        r.service = decode(&service)?;
+        r.send_lag = decode(&send_lag)?;
+        r.ttfb = decode(&ttfb)?;
+        r.connect = decode(&connect)?;
+        r.tls = decode(&tls)?;
+        r.requests = self.requests;
+        r.successes = self.successes;
+        r.bytes_in = self.bytes_in;
+        r.body_bytes_in = self.body_bytes_in;
+        r.bytes_out = self.bytes_out;
+        r.reused = self.reused;
+        r.connections = self.connections;
+        r.first_intended = self.first_intended;
+        r.last_sent = self.last_sent;
+        r.last_done = self.last_done;
+        for (code, n) in self.statuses {
+            let slot = r
+                .statuses
+                .get_mut(usize::from(code).min(MAX_STATUS))
+                .ok_or(Corruption::Counts("status code out of range"))?;
+            *slot += n;
+        }
+        for (kind, n) in self.errors {
+            r.errors[kind.index()] += n;
+        }
+        for (t, requests, successes, errors) in self.targets {
+            // A bound on what a file may make us allocate.
+            let i = t as usize;
+            if i >= 1 << 20 {
+                return Err(Corruption::Counts("target index out of range"));
+            }
+            if i >= r.targets.len() {
+                r.targets
+                    .resize_with(i + 1, crate::recorder::TargetStats::default);
+            }
+            let t = &mut r.targets[i];
+            (t.requests, t.successes, t.errors) = (requests, successes, errors);
+        }
+        for d in self.target_detail {
+            let t = r
+                .targets
+                .get_mut(d.target as usize)
+                .ok_or(Corruption::Counts(
+                    "target detail for a target without counts",
+                ))?;
+            for (class, n) in d.classes {
+                *t.status_classes
+                    .get_mut(usize::from(class))
+                    .ok_or(Corruption::Counts("status class out of range"))? += n;
+            }
+            for (kind, n) in d.errors {
+                t.error_kinds[kind.index()] += n;
+            }
+            if let Some(h) = d.response {
+                t.response = Some(Box::new(decode_target(&h)?));
+            }
+        }
+        r.examples = self
+            .examples
+            .into_iter()
+            .map(|(kind, message)| ErrorExample { kind, message })
+            .collect();
+        Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use super::*;
+
+    /// Files from before per-target latency have per-target counts only.
+    #[test]
+    fn intervals_without_target_detail_still_read() {
+        let r = recorder(&[(0, 5_000_000, 200, None), (1, 7_000_000, 500, None)]);
+        let mut record = IntervalRecord::from_recorder(100, &r).unwrap();
+        assert_eq!(record.target_detail.len(), 2);
+        record.target_detail.clear();
+        let json = serde_json::to_string(&record).unwrap();
+        assert!(!json.contains("target_detail"));
+        let back: IntervalRecord = serde_json::from_str(&json).unwrap();
+        let back = back.into_recorder().unwrap();
+        assert_eq!(back.targets[0].requests, 1);
+        assert_eq!(back.targets[1].requests, 1);
+        assert!(back.targets[0].response.is_none());
+        assert_eq!(back.targets[1].status_classes, [0; 10]);
+        // With the detail, classes and histograms come back.
+        let full = IntervalRecord::from_recorder(100, &r)
+            .unwrap()
+            .into_recorder()
+            .unwrap();
+        assert_eq!(full.targets[1].status_classes[5], 1);
+        assert_eq!(full.targets[1].response.as_ref().unwrap().len(), 1);
+    }
+
+    /// Regression: hdrhistogram's deserialiser allocated whatever payload
+    /// length a file claimed (up to 4 GiB) before reading it.
+    #[test]
+    fn a_crafted_histogram_size_is_refused_before_allocating() {
+        use std::io::Write;
+        let mut inner = Vec::new();
+        inner.extend_from_slice(&V2_COOKIE.to_be_bytes());
+        inner.extend_from_slice(&u32::MAX.to_be_bytes()); // payload length
+        inner.extend_from_slice(&0u32.to_be_bytes());
+        inner.extend_from_slice(&3u32.to_be_bytes());
+        inner.extend_from_slice(&1u64.to_be_bytes());
+        inner.extend_from_slice(&3_600_000_000_000u64.to_be_bytes());
+        inner.extend_from_slice(&1f64.to_be_bytes());
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&inner).unwrap();
+        let deflated = z.finish().unwrap();
+        let mut bytes = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        bytes.extend_from_slice(&(deflated.len() as u32).to_be_bytes());
+        bytes.extend_from_slice(&deflated);
+        let text = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        assert_eq!(decode(&text).unwrap_err(), HistogramError::Size);
+        // And a real one still decodes.
+        let mut h = crate::recorder::new_histogram();
+        h.record(12345).unwrap();
+        let back = decode(&encode(&h).unwrap()).unwrap();
+        assert_eq!(back.len(), 1);
+    }
+}

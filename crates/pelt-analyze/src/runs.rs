@@ -5,9 +5,11 @@
 //! ```
 //! use pelt_analyze::runs::{compare_values, metrics};
 //!
-//! // p50, p90, p99, p99.9 (ns), error ratio and throughput of 6 blocks.
-//! let a: Vec<Vec<f64>> = (0..6).map(|i| vec![1e6 + i as f64, 2e6, 3e6, 4e6, 0.0, 1000.0]).collect();
-//! let b: Vec<Vec<f64>> = (0..6).map(|i| vec![2e6 + i as f64, 4e6, 6e6, 8e6, 0.0, 500.0]).collect();
+//! // p50, p90, p99, p99.9 (ns), error ratio, throughput and share sent
+//! // (NaN: a closed loop has no schedule) of 6 blocks.
+//! let run = |p50: f64, rate: f64| vec![p50, 2.0 * p50, 3.0 * p50, 4.0 * p50, 0.0, rate, f64::NAN];
+//! let a: Vec<Vec<f64>> = (0..6).map(|i| run(1e6 + i as f64, 1000.0)).collect();
+//! let b: Vec<Vec<f64>> = (0..6).map(|i| run(2e6 + i as f64, 500.0)).collect();
 //! let rows = compare_values(&a, &b, true);
 //! assert_eq!(rows.len(), metrics().len());
 //! assert!(pelt_analyze::runs::regressed(&rows, true));

@@ -93,11 +93,18 @@ fn csv_and_window_cover_the_seconds_asked_for() {
     let data = tempfile::tempdir().unwrap();
     let (file, whole) = saved_rate_run(data.path(), &s, "200", "4s");
     let csv = report_as(data.path(), &file, "csv");
+    let requests = csv
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .position(|c| c == "requests")
+        .unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len(), whole["timeline"].as_array().unwrap().len());
     let csv_total: u64 = rows
         .iter()
-        .map(|r| r.split(',').nth(2).unwrap().parse::<u64>().unwrap())
+        .map(|r| r.split(',').nth(requests).unwrap().parse::<u64>().unwrap())
         .sum();
     assert_eq!(csv_total, whole["requests"]["total"].as_u64().unwrap());
 

@@ -51,6 +51,9 @@ pub enum Command {
     /// Run a before/after experiment from a plan: variants x load levels, interleaved blocks, verdicts.
     #[command(after_help = EXPERIMENT_HELP)]
     Experiment(ExperimentArgs),
+    /// Recorded runs: list, show, remove, and a metric's trend over time.
+    #[command(after_help = crate::history::command::HISTORY_HELP)]
+    History(Box<crate::history::command::HistoryArgs>),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     #[command(after_help = COMPLETIONS_HELP)]
     Completions(CompletionsArgs),
@@ -79,13 +82,14 @@ Examples:
   pelt man run > ~/.local/share/man/man1/pelt-run.1";
 
 /// The subcommands with a page of their own, and its title.
-pub const MAN_PAGES: [(&str, &str); 8] = [
+pub const MAN_PAGES: [(&str, &str); 9] = [
     ("run", "pelt-run"),
     ("serve", "pelt-serve"),
     ("demo", "pelt-demo"),
     ("compare", "pelt-compare"),
     ("report", "pelt-report"),
     ("experiment", "pelt-experiment"),
+    ("history", "pelt-history"),
     ("completions", "pelt-completions"),
     ("man", "pelt-man"),
 ];
@@ -164,6 +168,7 @@ Examples:
   pelt compare a1.pelt a2.pelt a3.pelt --vs b1.pelt b2.pelt b3.pelt
   pelt compare a*.pelt --vs b*.pelt --paired               runs made in blocks (AB, BA, ...)
   pelt compare a*.pelt --vs b*.pelt --fail-on regression   exit 1 in CI when B is worse
+  pelt compare --baseline tag:release-1.4 b*.pelt          recorded runs (pelt history) as A
 
 Why several runs? Requests within one run are not independent (a slow
 minute slows many of them), so one run per side cannot tell a change from
@@ -394,6 +399,10 @@ pub struct RunArgs {
     /// No live progress line (it is only ever shown on a terminal).
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// The history: where the run is recorded, its tags, secrets, baseline.
+    #[command(flatten)]
+    pub record: crate::history::RecordArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -520,6 +529,10 @@ pub struct CompareArgs {
     /// regressed beyond its margin (`material`).
     #[arg(long = "fail-on", value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
+
+    /// Recorded runs as A.
+    #[command(flatten)]
+    pub baseline: crate::history::baseline::BaselineArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

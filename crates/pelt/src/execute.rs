@@ -17,6 +17,11 @@ pub struct Keep<'a> {
     pub out: Option<&'a Path>,
     /// Save a copy for `pelt report --last`.
     pub save: bool,
+    /// Secrets to keep out of every copy and of the summary returned
+    /// (the run itself sends them).
+    pub secrets: pelt_store::Redactor,
+    /// Keep the results file in memory too, here (for the history).
+    pub copy: Option<&'a mut Option<Vec<u8>>>,
 }
 
 /// Runs `config` with a live progress line (on a terminal), Ctrl-C
@@ -40,7 +45,14 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         }
         UserError(e.to_string())
     })?;
-    let sinks = Sinks::open(keep.out, keep.save, run.header())?;
+    let mut secrets = keep.secrets;
+    secrets.learn(&run.header().config);
+    let header = secrets.header(run.header());
+    let sinks = Sinks::open(keep.out, keep.save, &header)?.with(
+        secrets.clone(),
+        keep.copy.is_some(),
+        &header,
+    );
     crate::signals::cancel_on_ctrl_c(run.canceller());
     let line = ProgressLine::new(quiet, planned, run.measure_from());
     // Results are written and shown from a thread of the lowest priority:
@@ -56,14 +68,20 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
                 "cannot start a thread: {e}; free some memory or raise the thread limit"
             ))
         })?;
-    match follower.join() {
-        Ok(summary) => Ok(summary),
+    let (mut summary, copy) = match follower.join() {
+        Ok(done) => done,
         Err(panic) => std::panic::resume_unwind(panic),
+    };
+    secrets.summary(&mut summary);
+    if let Some(slot) = keep.copy {
+        *slot = copy;
     }
+    Ok(summary)
 }
 
-/// Writes and shows each second as it completes, then the whole run.
-fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> RunSummary {
+/// Writes and shows each second as it completes, then the whole run;
+/// returns it with the in-memory copy of its results file, if asked for.
+fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> (RunSummary, Option<Vec<u8>>) {
     pelt_engine::background_priority();
     loop {
         match run.progress(Duration::from_millis(200)) {
@@ -77,6 +95,6 @@ fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> RunSummary {
     }
     line.clear();
     let summary = run.wait();
-    sinks.finish(&footer_of(&summary));
-    summary
+    let copy = sinks.finish(&footer_of(&summary));
+    (summary, copy)
 }

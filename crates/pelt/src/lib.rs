@@ -14,6 +14,7 @@ mod execute;
 mod experiment;
 #[doc(hidden)]
 pub mod fuzz;
+mod history;
 mod manual;
 mod output;
 mod progress;
@@ -36,13 +37,14 @@ pub const NO_RESPONSE: u8 = 3;
 #[derive(Debug)]
 pub struct UserError(pub String);
 
-const SUBCOMMANDS: [&str; 9] = [
+const SUBCOMMANDS: [&str; 10] = [
     "run",
     "serve",
     "demo",
     "report",
     "compare",
     "experiment",
+    "history",
     "completions",
     "man",
     "help",
@@ -60,8 +62,12 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve::command(args),
         Command::Demo(args) => demo::command(args),
         Command::Report(args) => report::command(args),
+        Command::Compare(args) if args.baseline.baseline.is_some() => {
+            history::baseline::compare(args)
+        }
         Command::Compare(args) => compare::command(args),
         Command::Experiment(args) => experiment::command(args),
+        Command::History(args) => history::command::command(*args),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),
     };

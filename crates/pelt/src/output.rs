@@ -39,15 +39,19 @@ pub fn check(summary: &RunSummary, asserts: &[pelt_core::Assertion]) -> ExitCode
     }
 }
 
-/// Exit 1 when `--fail-on` is met, else 0. `regressed(material_only)`
-/// tells whether any metric regressed (beyond its margin, if asked).
-pub fn fail_on(fail_on: Option<FailOn>, regressed: impl Fn(bool) -> bool) -> ExitCode {
-    let failed = match fail_on {
+/// Whether `--fail-on` is met. `regressed(material_only)` tells whether
+/// any metric regressed (beyond its margin, if asked).
+pub fn fails(fail_on: Option<FailOn>, regressed: impl Fn(bool) -> bool) -> bool {
+    match fail_on {
         None => false,
         Some(FailOn::Regression) => regressed(false),
         Some(FailOn::Material) => regressed(true),
-    };
-    if failed {
+    }
+}
+
+/// Exit 1 when `--fail-on` is met, else 0 (see [`fails`]).
+pub fn fail_on(fail_on: Option<FailOn>, regressed: impl Fn(bool) -> bool) -> ExitCode {
+    if fails(fail_on, regressed) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

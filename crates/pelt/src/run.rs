@@ -118,13 +118,18 @@ impl TryFrom<&RunArgs> for RunConfig {
                 pelt_core::targets::add_headers(&mut targets, &headers, format);
                 targets
             }
-            (Some(url), None) => vec![Target {
-                method,
-                url: Url::parse(url).map_err(|e| UserError(e.to_string()))?,
-                headers,
-                body,
-                weight: 1,
-            }],
+            (Some(url), None) => {
+                // user:password@ becomes a Basic Authorization header
+                // (as curl sends it), so the URL holds no secret.
+                let (url, headers) = crate::history::userinfo(url, headers);
+                vec![Target {
+                    method,
+                    url: Url::parse(&url).map_err(|e| UserError(e.to_string()))?,
+                    headers,
+                    body,
+                    weight: 1,
+                }]
+            }
             (None, None) => return Err(UserError("give a URL, or a targets file with -f".into())),
         };
         let mut targets = targets;
@@ -331,8 +336,9 @@ fn parse_header(h: &str) -> Result<(String, String), UserError> {
 /// `pelt run`.
 pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let config = RunConfig::try_from(&args)?;
-    if let (Some(t), None) = (args.threads, &args.duration) {
-        // ab's `-t 3` is a 3 s time limit; here it is 3 threads.
+    if let (Some(t), None, None) = (args.threads, &args.duration, args.requests) {
+        // ab's `-t 3` is a 3 s time limit; here it is 3 threads, and the
+        // run lasts its default. With -n, the count says how long.
         eprintln!(
             "pelt: note: -t {t} runs {t} worker thread{} (as in wrk), not a time limit (ab's and siege's -t): for that, use -d {t}s",
             if t == 1 { "" } else { "s" }
@@ -342,11 +348,24 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         // Refuse before sending load, not after.
         return Err(UserError("--format hdrlog is for saved runs: pelt run URL -o run.pelt, then pelt report run.pelt --format hdrlog".into()));
     }
+    // The history is opened before any load is sent: a database pelt
+    // cannot use is an input error, not a surprise after the run.
+    crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
+    let mut history = crate::history::Recording::start(&args.record)?;
+    let mut copy = None;
     let keep = Keep {
         out: args.out.as_deref(),
         save: !args.no_save,
+        secrets: args.record.redactor(),
+        copy: history
+            .as_ref()
+            .filter(|_| crate::history::Recording::wants_copy(args.out.as_deref()))
+            .map(|_| &mut copy),
     };
     let summary = execute(config, args.quiet, keep)?;
+    let id = history
+        .as_mut()
+        .and_then(|h| h.record(&summary, args.out.as_deref(), copy));
     crate::emit(render_one(&summary, args.format)?.as_bytes())?;
     if summary.interrupted {
         // 128 + SIGINT, as shells report an interrupted command.
@@ -358,7 +377,12 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         eprintln!("pelt: no request got a response: {what}");
         return Ok(std::process::ExitCode::from(crate::NO_RESPONSE));
     }
-    Ok(checked)
+    match (&mut history, &args.record.baseline) {
+        (Some(h), Some(spec)) if checked == std::process::ExitCode::SUCCESS => {
+            crate::history::baseline::after_run(h.store(), spec, &summary, id, args.record.fail_on)
+        }
+        _ => Ok(checked),
+    }
 }
 
 #[cfg(test)]

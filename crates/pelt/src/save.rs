@@ -4,6 +4,7 @@
 use crate::UserError;
 use pelt_core::results::{MergeError, MergedReader};
 use pelt_core::{Recorder, ResultsReader, ResultsWriter, RunFooter, RunHeader, RunSummary, Window};
+use pelt_store::Redactor;
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
@@ -41,7 +42,7 @@ pub fn last_run() -> Result<PathBuf, UserError> {
 }
 
 /// Saved runs in `dir`, oldest first (names sort by time).
-fn saved_runs(dir: &Path) -> Vec<PathBuf> {
+pub fn saved_runs(dir: &Path) -> Vec<PathBuf> {
     let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -56,9 +57,15 @@ fn saved_runs(dir: &Path) -> Vec<PathBuf> {
 /// Writes a run to every destination as it goes: `-o FILE` and the saved
 /// copy. A destination that fails is reported once and dropped; the run
 /// itself goes on, because measurements matter more than their copies.
+///
+/// Every copy is written without secrets: `header` comes redacted, and
+/// each second's error messages are scrubbed of the run's secret values.
 #[derive(Debug, Default)]
 pub struct Sinks {
     writers: Vec<(PathBuf, ResultsWriter<BufWriter<File>>)>,
+    /// A copy in memory, for the history.
+    memory: Option<ResultsWriter<Vec<u8>>>,
+    secrets: Redactor,
 }
 
 impl Sinks {
@@ -104,7 +111,30 @@ impl Sinks {
         Ok((path, writer))
     }
 
+    /// Also keeps the results file in memory ([`Sinks::finish`] returns
+    /// it), and scrubs `secrets`' values from every copy.
+    pub fn with(mut self, secrets: Redactor, copy: bool, header: &RunHeader) -> Sinks {
+        self.secrets = secrets;
+        if copy {
+            // Writing to a Vec cannot fail.
+            self.memory = ResultsWriter::new(Vec::new(), header).ok();
+        }
+        self
+    }
+
     pub fn interval(&mut self, second: u64, rec: &Recorder) {
+        let scrubbed;
+        let rec = if self.secrets.recorder_needs(rec) {
+            let mut copy = rec.clone();
+            self.secrets.recorder(&mut copy);
+            scrubbed = copy;
+            &scrubbed
+        } else {
+            rec
+        };
+        if let Some(m) = &mut self.memory {
+            let _ = m.interval(second, rec);
+        }
         self.writers
             .retain_mut(|(path, w)| match w.interval(second, rec) {
                 Ok(()) => true,
@@ -115,12 +145,14 @@ impl Sinks {
             });
     }
 
-    pub fn finish(self, footer: &RunFooter) {
+    /// Ends every copy; returns the one kept in memory, if asked for.
+    pub fn finish(self, footer: &RunFooter) -> Option<Vec<u8>> {
         for (path, w) in self.writers {
             if let Err(e) = w.finish(footer) {
                 eprintln!("pelt: warning: could not finish {}: {e}", path.display());
             }
         }
+        self.memory.and_then(|m| m.finish(footer).ok())
     }
 }
 

@@ -727,7 +727,7 @@ fn worker_runtime_that_cannot_start_refuses_the_run() {
         // 8 event loops need more than 16 descriptors (an epoll and a
         // waker each), on top of stdio.
         .arg(format!(
-            "ulimit -n 16 && exec '{}' run http://127.0.0.1:9/ -t 8 -c 8 -n 8 --no-save",
+            "ulimit -n 16 && exec '{}' run http://127.0.0.1:9/ -t 8 -c 8 -n 8 --no-save --no-history",
             bin.display()
         ))
         .output()

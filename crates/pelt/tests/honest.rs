@@ -441,7 +441,8 @@ fn siege_durations_are_accepted_and_ab_s_t_is_explained() {
     assert_eq!(number(&r["duration_s"]), 1.0);
 
     let out = pelt()
-        .args([&url, "-t", "1", "-n", "5", "--no-save"])
+        // No -d and no -n: a -c schedule sets the run's length.
+        .args([&url, "-t", "1", "-c", "1s:1", "--no-save"])
         .output()
         .unwrap();
     assert!(out.status.success());

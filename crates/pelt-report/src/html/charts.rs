@@ -848,6 +848,52 @@ where
     Ok(())
 }
 
+/// One metric over runs, oldest left: a line through each run's value,
+/// labelled by run.
+pub(super) fn trend(t: &super::Trend) -> String {
+    if t.points.is_empty() {
+        return no_data(&format!("{} values", t.metric));
+    }
+    let (scale, unit) = match t.unit {
+        super::TrendUnit::Nanos => {
+            let u = TimeUnit::for_max(t.points.iter().map(|p| p.1).fold(0.0, f64::max));
+            (1.0 / u.ns, u.name)
+        }
+        super::TrendUnit::PerSecond => (1.0, "per second"),
+        super::TrendUnit::Ratio => (100.0, "%"),
+    };
+    let points: Vec<(f64, f64)> = t
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i as f64, p.1 * scale))
+        .collect();
+    let labels: Vec<String> = t.points.iter().map(|p| p.0.clone()).collect();
+    let y = YAxis::fit(points.iter().map(|p| p.1), false);
+    let y_desc = y.describe(&format!("{} ({unit})", t.metric));
+    let x_fmt = |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 {
+            labels.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let last = (points.len() - 1) as f64;
+    let axes = Axes {
+        x_desc: "run, oldest to newest",
+        x_range: -0.5..last + 0.5,
+        y_desc: &y_desc,
+        x_labels: points.len().min(12),
+        x_fmt: &x_fmt,
+    };
+    let line = Line {
+        points,
+        pen: Pen::solid(run_color(0), 3),
+    };
+    or_note(line_chart(&axes, &y, &[line], &[]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

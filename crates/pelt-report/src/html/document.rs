@@ -14,6 +14,29 @@ pub struct LoadSeries {
     pub points: Vec<(f64, u64, u64)>,
 }
 
+/// How a [`Trend`]'s values read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrendUnit {
+    /// Nanoseconds (drawn in a time unit that fits).
+    Nanos,
+    /// Per second.
+    PerSecond,
+    /// A share, 0 to 1 (drawn as a percentage).
+    Ratio,
+}
+
+/// One metric over a series of runs, in order (`pelt history trend`):
+/// `(label, value)` per run.
+#[derive(Debug, Clone)]
+pub struct Trend {
+    /// The metric's name.
+    pub metric: String,
+    /// How its values read.
+    pub unit: TrendUnit,
+    /// `(run label, value)`, oldest first.
+    pub points: Vec<(String, f64)>,
+}
+
 /// A piece of a [`document`] page. Each `Heading` starts a section.
 #[derive(Debug, Clone)]
 pub enum Block<'a> {
@@ -30,6 +53,8 @@ pub enum Block<'a> {
     Timelines(Vec<Labeled<'a>>),
     /// Latency against load, one line per series; the string names the x axis.
     LatencyVsLoad(String, Vec<LoadSeries>),
+    /// One metric over runs.
+    Trend(Trend),
 }
 
 /// A self-contained page of headings, tables and charts, in the same
@@ -114,6 +139,11 @@ fn write_document(o: &mut String, title: &str, blocks: &[Block<'_>]) -> std::fmt
                 o,
                 "<figure class=\"chart\">\n{}</figure>",
                 charts::latency_vs_load(x_desc, series)
+            )?,
+            Block::Trend(trend) => writeln!(
+                o,
+                "<figure class=\"chart\">\n{}</figure>",
+                charts::trend(trend)
             )?,
         }
     }

@@ -179,6 +179,7 @@ fn measure_variant(
         let keep = Keep {
             out: Some(&file),
             save: false,
+            ..Keep::default()
         };
         let summary =
             execute(variant.configs[l].clone(), args.quiet, keep).map_err(|UserError(e)| e)?;

@@ -14,7 +14,10 @@ pub fn data_dir() -> PathBuf {
 /// The `pelt` binary, saving runs under [`data_dir`], bounded to 60 s.
 pub fn pelt() -> Command {
     let mut c = Command::cargo_bin("pelt").unwrap();
+    // Runs are not recorded in a history: the shared data dir would
+    // collect every test run for ever (tests/history.rs records its own).
     c.env("PELT_DATA_DIR", data_dir())
+        .env("PELT_NO_HISTORY", "1")
         .timeout(Duration::from_secs(60));
     c
 }

@@ -1,0 +1,287 @@
+//! What a history holds: one row per run, its tags and its results file.
+
+use pelt_core::RunSummary;
+use serde::Serialize;
+
+/// A run's summary figures, kept as columns so that they can be queried,
+/// filtered and drawn without reading any results file.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Figures {
+    /// Requests planned (measured), as in `requests.planned`.
+    pub requests: u64,
+    /// Requests whose first byte was written (the rest never left pelt).
+    pub sent: u64,
+    /// Rate runs: the share of planned requests sent (`pelt compare`'s
+    /// "sent"); `None` for closed loops.
+    pub sent_share: Option<f64>,
+    pub successes: u64,
+    /// Failed requests (every `ErrorKind`).
+    pub errors: u64,
+    /// Share of requests that did not succeed (errors, and statuses
+    /// outside 2xx/3xx): `pelt compare`'s "errors".
+    pub error_ratio: f64,
+    /// Requests sent per second (the rate `--assert rate` checks).
+    pub rate: f64,
+    /// Successful responses per second, to the last response.
+    pub throughput: f64,
+    /// Response-time percentiles and maximum, nanoseconds; `None` when no
+    /// request was timed.
+    pub p50_ns: Option<u64>,
+    pub p90_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub p999_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    /// The share of the run pelt's busiest worker thread wanted a CPU
+    /// (the client's health); `None` where it was not measured.
+    pub client_busy: Option<f64>,
+}
+
+impl Figures {
+    /// The figures of `s`, each computed as the reports and `pelt
+    /// compare` compute it, so a stored figure and a report agree.
+    pub fn of(s: &RunSummary) -> Figures {
+        let h = &s.total.response;
+        let at = |p: f64| (!h.is_empty()).then(|| h.value_at_percentile(p));
+        Figures {
+            requests: s.total.requests,
+            sent: s.sent(),
+            sent_share: (s.is_rate_mode() && s.planned() > 0)
+                .then(|| s.sent() as f64 / s.planned() as f64),
+            successes: s.total.successes,
+            errors: s.total.error_count(),
+            error_ratio: 1.0 - s.success_ratio(),
+            rate: s.sent_rate(),
+            throughput: s.throughput(),
+            p50_ns: at(50.0),
+            p90_ns: at(90.0),
+            p99_ns: at(99.0),
+            p999_ns: at(99.9),
+            max_ns: (!h.is_empty()).then(|| h.max()),
+            client_busy: s.busiest_thread().map(|t| t.demand()),
+        }
+    }
+
+    /// One metric's value; `None` when the run has none (no responses).
+    pub fn get(&self, m: Metric) -> Option<f64> {
+        let ns = |v: Option<u64>| v.map(|v| v as f64);
+        match m {
+            Metric::P50 => ns(self.p50_ns),
+            Metric::P90 => ns(self.p90_ns),
+            Metric::P99 => ns(self.p99_ns),
+            Metric::P999 => ns(self.p999_ns),
+            Metric::Max => ns(self.max_ns),
+            Metric::Rate => Some(self.rate),
+            Metric::Throughput => Some(self.throughput),
+            Metric::Errors => Some(self.error_ratio),
+            Metric::Sent => self.sent_share,
+            Metric::ClientBusy => self.client_busy,
+        }
+    }
+}
+
+/// A figure that can be followed over runs (`pelt history trend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Metric {
+    P50,
+    P90,
+    P99,
+    P999,
+    Max,
+    Rate,
+    Throughput,
+    Errors,
+    Sent,
+    ClientBusy,
+}
+
+/// How a metric's values read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Nanos,
+    PerSecond,
+    /// A share, 0 to 1.
+    Ratio,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 10] = [
+        Metric::P50,
+        Metric::P90,
+        Metric::P99,
+        Metric::P999,
+        Metric::Max,
+        Metric::Rate,
+        Metric::Throughput,
+        Metric::Errors,
+        Metric::Sent,
+        Metric::ClientBusy,
+    ];
+
+    /// The name used on the command line, in `--assert` and in `pelt
+    /// compare`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::P50 => "p50",
+            Metric::P90 => "p90",
+            Metric::P99 => "p99",
+            Metric::P999 => "p99.9",
+            Metric::Max => "max",
+            Metric::Rate => "rate",
+            Metric::Throughput => "throughput",
+            Metric::Errors => "errors",
+            Metric::Sent => "sent",
+            Metric::ClientBusy => "client_busy",
+        }
+    }
+
+    pub fn unit(self) -> Unit {
+        match self {
+            Metric::Rate | Metric::Throughput => Unit::PerSecond,
+            Metric::Errors | Metric::Sent | Metric::ClientBusy => Unit::Ratio,
+            _ => Unit::Nanos,
+        }
+    }
+
+    /// Whether a larger value is a worse one.
+    pub fn higher_is_worse(self) -> bool {
+        !matches!(self, Metric::Rate | Metric::Throughput | Metric::Sent)
+    }
+}
+
+impl std::str::FromStr for Metric {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Metric, String> {
+        let s = s.trim().to_ascii_lowercase();
+        let s = match s.as_str() {
+            "p999" => "p99.9",
+            "client-busy" => "client_busy",
+            "error" | "error_ratio" => "errors",
+            other => other,
+        };
+        Metric::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+                format!("unknown metric '{s}'; use one of {}", names.join(", "))
+            })
+    }
+}
+
+/// Where a run's results file is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Results {
+    /// Kept whole in the history.
+    Blob(Vec<u8>),
+    /// Left where the user saved it (`-o FILE`): an absolute path.
+    File(String),
+    /// Not kept (a run recorded without its file).
+    None,
+}
+
+/// What kind of thing a row records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `pelt run`.
+    Run,
+    /// One run of `pelt experiment`.
+    Experiment,
+    /// A saved run imported from the data folder.
+    Import,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::Experiment => "experiment",
+            Kind::Import => "import",
+        }
+    }
+
+    fn parse(s: &str) -> Kind {
+        match s {
+            "experiment" => Kind::Experiment,
+            "import" => Kind::Import,
+            _ => Kind::Run,
+        }
+    }
+}
+
+/// A run to record. Its parts must already be free of secrets: the store
+/// keeps what it is given (see [`crate::Redactor`]).
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    pub kind: Kind,
+    pub label: Option<String>,
+    pub tags: Vec<(String, String)>,
+    /// The redacted summary: configuration, environment and figures.
+    pub summary: RunSummary,
+    /// The run's JSON report, as `--format json` printed it.
+    pub report_json: String,
+    pub results: Results,
+}
+
+/// One recorded run as listed: everything but the large parts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRow {
+    pub id: i64,
+    /// When the run started, ms since the Unix epoch.
+    pub started_ms: i64,
+    /// When it was recorded, ms since the Unix epoch.
+    pub recorded_ms: i64,
+    pub kind: &'static str,
+    pub label: Option<String>,
+    pub tags: Vec<(String, String)>,
+    /// The first target's URL (secrets replaced).
+    pub url: String,
+    pub method: String,
+    pub targets: u64,
+    /// `closed` or `rate`.
+    pub mode: String,
+    pub connections: u64,
+    pub offered_rate: Option<f64>,
+    /// Measured seconds.
+    pub duration_s: f64,
+    pub figures: Figures,
+    pub complete: bool,
+    pub interrupted: bool,
+    pub pelt_version: String,
+    /// The results file, when referenced rather than kept.
+    pub results_path: Option<String>,
+}
+
+impl RunRow {
+    pub(crate) fn kind_of(s: &str) -> &'static str {
+        Kind::parse(s).name()
+    }
+}
+
+/// One recorded run in full.
+#[derive(Debug, Clone)]
+pub struct StoredRun {
+    pub row: RunRow,
+    pub config_json: String,
+    pub env_json: String,
+    pub report_json: String,
+    pub results: Results,
+}
+
+/// Which runs a query is about. Every condition given must hold.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub ids: Vec<i64>,
+    /// The first target's URL, exactly (as stored: secrets replaced).
+    pub url: Option<String>,
+    /// `(key, Some(value))` for a tag with that value, `(key, None)` for
+    /// any value.
+    pub tags: Vec<(String, Option<String>)>,
+    pub label: Option<String>,
+    /// Runs started at or after this time, ms since the Unix epoch.
+    pub since_ms: Option<i64>,
+    /// Runs started before this time.
+    pub until_ms: Option<i64>,
+    /// Only the newest N of the runs that match.
+    pub last: Option<u64>,
+}

@@ -1,0 +1,330 @@
+//! Secrets kept out of everything pelt writes.
+//!
+//! A run's configuration goes into its results file, its reports and the
+//! history. Before it does, a [`Redactor`] replaces with [`MARKER`]:
+//! - the values of `Authorization`, `Cookie`, `Proxy-Authorization` and
+//!   any header named with `--secret-header`;
+//! - the values of query parameters whose name contains `token`, `key`,
+//!   `sig`, `password` or `secret` (or a word added with
+//!   `--secret-param`), case-insensitively: `access_token`, `apiKey` and
+//!   `X-Amz-Signature` are caught; so is `monkey`, a price worth paying;
+//! - and, in free text (error messages), any of those values the run
+//!   used, so a server echoing a token back cannot carry it into a file.
+//!
+//! URL userinfo (`https://user:pass@host/`) never reaches a configuration:
+//! [`split_userinfo`] turns it into an `Authorization: Basic` header,
+//! which is then redacted like any other.
+//!
+//! The run itself still sends the real values: only copies are redacted.
+
+use base64::Engine;
+use pelt_core::{Recorder, RunConfig, RunHeader, RunSummary, Url};
+
+/// What a secret is replaced with, everywhere.
+pub const MARKER: &str = "REDACTED";
+
+/// Headers whose values are always secret.
+pub const SECRET_HEADERS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
+
+/// Query parameters named with one of these (anywhere in the name) are
+/// secret.
+pub const SECRET_PARAMS: [&str; 5] = ["token", "key", "sig", "password", "secret"];
+
+/// Values shorter than this are not searched for in free text: "1" or
+/// "on" would replace innocent characters everywhere.
+const MIN_SCRUBBED: usize = 4;
+
+/// Which headers and parameters are secret, and the secret values a run
+/// used (to scrub them from free text).
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    headers: Vec<String>,
+    params: Vec<String>,
+    values: Vec<String>,
+}
+
+impl Default for Redactor {
+    fn default() -> Redactor {
+        Redactor::new(&[], &[])
+    }
+}
+
+impl Redactor {
+    /// The default rules plus `headers` (names) and `params` (words).
+    pub fn new(headers: &[String], params: &[String]) -> Redactor {
+        let lower = |v: &[&str], extra: &[String]| {
+            let mut all: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+            all.extend(extra.iter().map(|s| s.trim().to_ascii_lowercase()));
+            all.retain(|s| !s.is_empty());
+            all
+        };
+        Redactor {
+            headers: lower(&SECRET_HEADERS, headers),
+            params: lower(&SECRET_PARAMS, params),
+            values: Vec::new(),
+        }
+    }
+
+    pub fn is_secret_header(&self, name: &str) -> bool {
+        let name = name.trim().to_ascii_lowercase();
+        self.headers.contains(&name)
+    }
+
+    pub fn is_secret_param(&self, name: &str) -> bool {
+        let name = percent_decode(name).to_ascii_lowercase();
+        self.params.iter().any(|p| name.contains(p.as_str()))
+    }
+
+    /// Remembers a secret value, to scrub it from free text.
+    pub fn add_value(&mut self, value: &str) {
+        let value = value.trim();
+        if value.len() >= MIN_SCRUBBED && value != MARKER && !self.values.iter().any(|v| v == value)
+        {
+            self.values.push(value.to_string());
+            // Longest first, so a value containing another goes whole.
+            self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        }
+    }
+
+    /// Learns the secret values `config` uses: whole header values and
+    /// their parts (the token after `Bearer`, each cookie's value), and
+    /// secret query values, raw and decoded.
+    pub fn learn(&mut self, config: &RunConfig) {
+        for t in &config.targets {
+            for (name, value) in &t.headers {
+                if self.is_secret_header(name) {
+                    self.add_value(value);
+                    for part in value.split([' ', ';', ',', '=']) {
+                        self.add_value(part);
+                    }
+                }
+            }
+            if let Some((_, query)) = t.url.path_and_query.split_once('?') {
+                for pair in query.split('&') {
+                    if let Some((name, value)) = pair.split_once('=') {
+                        if self.is_secret_param(name) {
+                            self.add_value(value);
+                            self.add_value(&percent_decode(value));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `config` with its secrets replaced.
+    pub fn config(&self, config: &RunConfig) -> RunConfig {
+        let mut c = config.clone();
+        for t in &mut c.targets {
+            for (name, value) in &mut t.headers {
+                if self.is_secret_header(name) {
+                    *value = MARKER.to_string();
+                }
+            }
+            self.url(&mut t.url);
+        }
+        c
+    }
+
+    /// A results file's header with its secrets replaced.
+    pub fn header(&self, header: &RunHeader) -> RunHeader {
+        RunHeader {
+            config: self.config(&header.config),
+            ..header.clone()
+        }
+    }
+
+    /// Replaces the values of secret query parameters in `url`.
+    pub fn url(&self, url: &mut Url) {
+        if let Some((path, query)) = url.path_and_query.split_once('?') {
+            url.path_and_query = format!("{path}?{}", self.query(query));
+        }
+    }
+
+    /// A query string (without `?`) with secret parameters' values
+    /// replaced.
+    pub fn query(&self, query: &str) -> String {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, _)) if self.is_secret_param(name) => format!("{name}={MARKER}"),
+                _ => pair.to_string(),
+            })
+            .collect();
+        pairs.join("&")
+    }
+
+    /// `text` with every known secret value replaced.
+    pub fn text(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for v in &self.values {
+            if out.contains(v.as_str()) {
+                out = out.replace(v.as_str(), MARKER);
+            }
+        }
+        out
+    }
+
+    /// Whether `rec`'s error messages hold a secret value (most seconds
+    /// have none: the recorder need not be copied).
+    pub fn recorder_needs(&self, rec: &Recorder) -> bool {
+        rec.examples
+            .iter()
+            .any(|e| self.values.iter().any(|v| e.message.contains(v.as_str())))
+    }
+
+    /// Scrubs `rec`'s error messages.
+    pub fn recorder(&self, rec: &mut Recorder) {
+        for e in &mut rec.examples {
+            e.message = self.text(&e.message);
+        }
+    }
+
+    /// A finished run's summary with its secrets replaced: what reports
+    /// and the history may see.
+    pub fn summary(&self, s: &mut RunSummary) {
+        s.config = self.config(&s.config);
+        self.recorder(&mut s.total);
+    }
+}
+
+/// `http://user:pass@host/p` → `http://host/p` and the `Authorization`
+/// value that carries the credentials (`Basic base64(user:pass)`, as curl
+/// sends them). `None` when the URL has no userinfo.
+pub fn split_userinfo(url: &str) -> Option<(String, String)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let (userinfo, host) = authority.rsplit_once('@')?;
+    let (user, pass) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let credentials = format!("{}:{}", percent_decode(user), percent_decode(pass));
+    let basic = base64::engine::general_purpose::STANDARD.encode(credentials);
+    Some((format!("{scheme}://{host}{tail}"), format!("Basic {basic}")))
+}
+
+/// A database URL fit for messages: its password replaced.
+pub fn url_without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:{MARKER}@{host}"),
+            None => authority.to_string(),
+        },
+        None => authority.to_string(),
+    };
+    // A password in the query (`?password=...`) goes too.
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => format!("{path}?{}", Redactor::default().query(query)),
+        None => tail.to_string(),
+    };
+    format!("{scheme}://{authority}{tail}")
+}
+
+/// `%41` → `A`, `+` kept; invalid escapes kept as they are.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            if let Some(v) = hex {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn secret_parameters_are_replaced_and_others_kept() {
+        let r = Redactor::new(&[], &["sess".into()]);
+        let mut u = url("http://h/p?a=1&token=S3CRET&apiKey=k2&X-Amz-Signature=zz&sessid=9&b");
+        r.url(&mut u);
+        assert_eq!(
+            u.path_and_query,
+            "/p?a=1&token=REDACTED&apiKey=REDACTED&X-Amz-Signature=REDACTED&sessid=REDACTED&b"
+        );
+        let mut plain = url("http://h/p");
+        r.url(&mut plain);
+        assert_eq!(plain.path_and_query, "/p");
+    }
+
+    #[test]
+    fn headers_by_name_case_insensitively() {
+        let r = Redactor::new(&["X-Api-Auth".into()], &[]);
+        assert!(r.is_secret_header("AUTHORIZATION"));
+        assert!(r.is_secret_header("cookie"));
+        assert!(r.is_secret_header("x-api-auth"));
+        assert!(!r.is_secret_header("Accept"));
+    }
+
+    #[test]
+    fn userinfo_becomes_basic_auth() {
+        let (u, auth) = split_userinfo("https://u:S3CRET@127.0.0.1:8443/x?y").unwrap();
+        assert_eq!(u, "https://127.0.0.1:8443/x?y");
+        // base64("u:S3CRET")
+        assert_eq!(auth, "Basic dTpTM0NSRVQ=");
+        assert!(split_userinfo("http://h/p@q").is_none());
+        let (_, auth) = split_userinfo("http://a%40b:p%3Aw@h/").unwrap();
+        assert_eq!(
+            auth,
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode("a@b:p:w")
+            )
+        );
+    }
+
+    #[test]
+    fn database_urls_lose_their_password() {
+        assert_eq!(
+            url_without_password("postgres://pelt:S3CRET@127.0.0.1:5432/db"),
+            "postgres://pelt:REDACTED@127.0.0.1:5432/db"
+        );
+        assert_eq!(
+            url_without_password("postgres://h/db?user=u&password=S3CRET"),
+            "postgres://h/db?user=u&password=REDACTED"
+        );
+        assert_eq!(
+            url_without_password("postgres://u@h/db"),
+            "postgres://u@h/db"
+        );
+    }
+
+    #[test]
+    fn free_text_loses_known_values() {
+        let mut r = Redactor::default();
+        r.add_value("Bearer S3CRET");
+        r.add_value("S3CRET");
+        r.add_value("ab");
+        assert_eq!(
+            r.text("got Bearer S3CRET and S3CRET and ab"),
+            "got REDACTED and REDACTED and ab"
+        );
+    }
+
+    #[test]
+    fn percent_escapes_decode() {
+        assert_eq!(percent_decode("a%20b%zz%4"), "a b%zz%4");
+        assert_eq!(percent_decode("%41"), "A");
+    }
+}

@@ -1,0 +1,383 @@
+//! The store against real databases: a SQLite file in a temp dir, and a
+//! private PostgreSQL cluster (the same checks, one function each, run
+//! against both).
+
+mod support;
+
+use pelt_core::{
+    Environment, HttpOptions, Load, Order, Recorder, RunConfig, RunFooter, RunHeader, Sample, Stop,
+    SummaryBuilder, Target, Url,
+};
+use pelt_store::{Backend, Filter, Kind, Metric, NewRun, Results, Store, StoreError, Value};
+use std::time::Duration;
+use support::postgres::Cluster;
+
+/// A finished run of `n` requests taking `ms` each, started at `start_ms`.
+fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
+    let config = RunConfig {
+        targets: vec![Target {
+            method: "GET".into(),
+            url: Url::parse(url).unwrap(),
+            headers: vec![("Accept".into(), "*/*".into())],
+            body: Vec::new(),
+            weight: 1,
+        }],
+        order: Order::default(),
+        think: None,
+        load: Load::closed(1),
+        stop: Stop {
+            requests: Some(n),
+            duration: None,
+        },
+        warmup: Duration::ZERO,
+        threads: 1,
+        http: HttpOptions::default(),
+    };
+    let header = RunHeader {
+        config,
+        env: Environment {
+            pelt_version: "test".into(),
+            os: "linux".into(),
+            arch: "x86_64".into(),
+            cores: 1,
+            threads: 1,
+            target_addrs: vec![],
+            started_unix_ms: start_ms,
+        },
+        measure_start_unix_ns: start_ms * 1_000_000,
+        measure_from_ns: 0,
+    };
+    let mut rec = Recorder::new();
+    for i in 0..n {
+        let t = i * ms * 1_000_000;
+        rec.record(&Sample {
+            target: 0,
+            intended: t,
+            sent: Some(t),
+            first_byte: Some(t + ms * 1_000_000),
+            done: t + ms * 1_000_000,
+            status: 200,
+            bytes_in: 100,
+            body_bytes: 10,
+            bytes_out: 50,
+            reused: i > 0,
+            error: None,
+        });
+    }
+    let mut b = SummaryBuilder::new(header, None);
+    b.add(start_ms / 1000, &rec);
+    b.finish(Some(&RunFooter {
+        duration_ns: n * ms * 1_000_000,
+        elapsed_ns: n * ms * 1_000_000,
+        warmup_requests: 0,
+        interrupted: false,
+        worker_load: vec![],
+    }))
+}
+
+fn new_run(
+    url: &str,
+    ms: u64,
+    start_ms: u64,
+    tags: &[(&str, &str)],
+    label: Option<&str>,
+) -> NewRun {
+    NewRun {
+        kind: Kind::Run,
+        label: label.map(str::to_string),
+        tags: tags
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        summary: run(url, 10, ms, start_ms),
+        report_json: format!("{{\"ms\":{ms}}}\n"),
+        results: Results::Blob(vec![1, 2, 3, ms as u8]),
+    }
+}
+
+fn record_and_query(location: &str) {
+    let mut s = pelt_store::open(location).unwrap();
+    assert_eq!(s.schema_version().unwrap(), pelt_store::SCHEMA_VERSION);
+    let a = s
+        .record(&new_run(
+            "http://127.0.0.1:1/a",
+            2,
+            1_000_000,
+            &[("env", "staging")],
+            Some("v1"),
+        ))
+        .unwrap();
+    let b = s
+        .record(&new_run(
+            "http://127.0.0.1:1/a",
+            5,
+            2_000_000,
+            &[("env", "prod")],
+            None,
+        ))
+        .unwrap();
+    let c = s
+        .record(&new_run(
+            "http://127.0.0.1:1/b",
+            9,
+            3_000_000,
+            &[],
+            Some("v1"),
+        ))
+        .unwrap();
+    assert!(a < b && b < c);
+
+    let all = s.list(&Filter::default()).unwrap();
+    assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), vec![a, b, c]);
+    assert_eq!(
+        all[0].tags,
+        vec![("env".to_string(), "staging".to_string())]
+    );
+    near(2_000_000, all[0].figures.p50_ns);
+    assert_eq!(all[2].figures.requests, 10);
+
+    let ids =
+        |f: &Filter, s: &mut Store| s.list(f).unwrap().iter().map(|r| r.id).collect::<Vec<_>>();
+    let any = Filter::default;
+    for (filter, expected) in [
+        (
+            Filter {
+                url: Some("http://127.0.0.1:1/a".into()),
+                ..any()
+            },
+            vec![a, b],
+        ),
+        (
+            Filter {
+                tags: vec![("env".into(), Some("prod".into()))],
+                ..any()
+            },
+            vec![b],
+        ),
+        (
+            Filter {
+                tags: vec![("env".into(), None)],
+                ..any()
+            },
+            vec![a, b],
+        ),
+        (
+            Filter {
+                label: Some("v1".into()),
+                ..any()
+            },
+            vec![a, c],
+        ),
+        (
+            Filter {
+                since_ms: Some(2_000_000),
+                ..any()
+            },
+            vec![b, c],
+        ),
+        (
+            Filter {
+                last: Some(2),
+                ..any()
+            },
+            vec![b, c],
+        ),
+    ] {
+        assert_eq!(ids(&filter, &mut s), expected, "{filter:?}");
+    }
+
+    // Figures as columns: a trend is a column over rows.
+    let p99: Vec<f64> = all
+        .iter()
+        .map(|r| r.figures.get(Metric::P99).unwrap())
+        .collect();
+    assert!(p99[0] < p99[1] && p99[1] < p99[2], "{p99:?}");
+
+    let got = s.get(b).unwrap().unwrap();
+    assert_eq!(got.report_json, "{\"ms\":5}\n");
+    assert_eq!(got.results, Results::Blob(vec![1, 2, 3, 5]));
+    assert!(
+        got.config_json.contains("\"path_and_query\":\"/a\""),
+        "{}",
+        got.config_json
+    );
+    assert!(s.get(c + 100).unwrap().is_none());
+
+    assert_eq!(s.remove(&[b, c + 100]).unwrap(), vec![b]);
+    assert_eq!(ids(&Filter::default(), &mut s), vec![a, c]);
+    assert_eq!(s.check().unwrap(), vec!["ok".to_string()]);
+
+    // Reopening migrates nothing and keeps everything.
+    drop(s);
+    let mut s = pelt_store::open(location).unwrap();
+    assert_eq!(s.list(&Filter::default()).unwrap().len(), 2);
+    // A removed id is not given again.
+    let d = s
+        .record(&new_run("http://127.0.0.1:1/a", 1, 4_000_000, &[], None))
+        .unwrap();
+    assert!(d > c);
+}
+
+/// Percentiles come out of a histogram with 3 significant digits.
+fn near(expected: u64, got: Option<u64>) -> u64 {
+    let got = got.expect("a percentile");
+    assert!(
+        got.abs_diff(expected) * 100 <= expected,
+        "{got} vs {expected}"
+    );
+    got
+}
+
+fn import_runs_once(location: &str) {
+    let mut s = pelt_store::open(location).unwrap();
+    let n = s
+        .import_once("/data/runs", || {
+            vec![new_run("http://127.0.0.1:1/i", 1, 5, &[], None)]
+        })
+        .unwrap();
+    assert_eq!(n, Some(1));
+    let again = s
+        .import_once("/data/runs", || panic!("imported twice"))
+        .unwrap();
+    assert_eq!(again, None);
+    assert_eq!(s.list(&Filter::default()).unwrap().len(), 1);
+}
+
+fn concurrent_writers(location: &str) {
+    pelt_store::open(location).unwrap();
+    let threads: Vec<_> = (0..2)
+        .map(|t| {
+            let location = location.to_string();
+            std::thread::spawn(move || {
+                let mut s = pelt_store::open(&location).unwrap();
+                for i in 0..50u64 {
+                    s.record(&new_run(
+                        "http://127.0.0.1:1/c",
+                        1,
+                        t * 100 + i,
+                        &[("t", &t.to_string())],
+                        None,
+                    ))
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut s = pelt_store::open(location).unwrap();
+    assert_eq!(s.list(&Filter::default()).unwrap().len(), 100);
+    assert_eq!(s.check().unwrap(), vec!["ok".to_string()]);
+}
+
+#[test]
+fn sqlite_records_and_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    record_and_query(dir.path().join("h.db").to_str().unwrap());
+}
+
+#[test]
+fn sqlite_imports_once() {
+    let dir = tempfile::tempdir().unwrap();
+    import_runs_once(dir.path().join("h.db").to_str().unwrap());
+}
+
+#[test]
+fn sqlite_two_writers_both_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    concurrent_writers(path.to_str().unwrap());
+    let mut db = pelt_store::sqlite::Sqlite::open(&path).unwrap();
+    let mode = db.query("PRAGMA journal_mode", &[]).unwrap();
+    assert_eq!(mode[0][0], Value::Text("wal".into()));
+}
+
+#[test]
+fn sqlite_newer_schema_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    pelt_store::open(path.to_str().unwrap()).unwrap();
+    {
+        let mut db = pelt_store::sqlite::Sqlite::open(&path).unwrap();
+        db.execute(
+            "UPDATE pelt_meta SET value = '99' WHERE key = 'schema_version'",
+            &[],
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    match pelt_store::open(path.to_str().unwrap()) {
+        Err(StoreError::Newer {
+            found: 99, known, ..
+        }) => {
+            assert_eq!(known, pelt_store::SCHEMA_VERSION)
+        }
+        other => panic!("expected Newer, got {other:?}"),
+    }
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the file was changed"
+    );
+}
+
+#[test]
+fn sqlite_corrupt_file_is_reported_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    let junk: Vec<u8> = (0..8192u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&path, &junk).unwrap();
+    let err = pelt_store::open(path.to_str().unwrap()).unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("left it as it is"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), junk);
+    // Nor is another program's database taken over.
+    let other = dir.path().join("other.db");
+    {
+        let mut db = pelt_store::sqlite::Sqlite::open(&other).unwrap();
+        db.batch("CREATE TABLE accounts (id INTEGER)").unwrap();
+    }
+    let err = pelt_store::open(other.to_str().unwrap()).unwrap_err();
+    assert!(err.to_string().contains("accounts"), "{err}");
+}
+
+#[test]
+fn postgres_same_checks() {
+    let cluster = Cluster::start();
+    record_and_query(&cluster.fresh_db());
+    import_runs_once(&cluster.fresh_db());
+    concurrent_writers(&cluster.fresh_db());
+    // Newer schema: refused, left as it was.
+    let url = cluster.fresh_db();
+    pelt_store::open(&url).unwrap();
+    let db = url.rsplit('/').next().unwrap();
+    cluster.psql(
+        db,
+        "UPDATE pelt_meta SET value = '99' WHERE key = 'schema_version'",
+    );
+    match pelt_store::open(&url) {
+        Err(StoreError::Newer { found: 99, .. }) => {}
+        other => panic!("expected Newer, got {other:?}"),
+    }
+    assert_eq!(
+        cluster
+            .psql(
+                db,
+                "SELECT value FROM pelt_meta WHERE key = 'schema_version'"
+            )
+            .trim(),
+        "99"
+    );
+    // A password in the URL shows in no message.
+    let err = pelt_store::open(&format!(
+        "postgres://nobody:S3CRET@127.0.0.1:{}/nodb",
+        cluster.port
+    ))
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        !text.contains("S3CRET") && text.contains("REDACTED"),
+        "{text}"
+    );
+}

@@ -1,0 +1,2 @@
+//! Helpers for pelt-store's integration tests.
+pub mod postgres;

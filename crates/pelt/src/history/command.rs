@@ -1,0 +1,588 @@
+//! `pelt history`: list, show, remove and follow recorded runs.
+
+use super::{now_ms, open, parse_when, results_bytes, store_error, summary_of, utc, Location};
+use crate::cli::FormatArg;
+use crate::UserError;
+use clap::{Args, Subcommand, ValueEnum};
+use pelt_core::human_ns;
+use pelt_store::{Filter, Metric, RunRow, Unit};
+use serde_json::json;
+use std::fmt::Write;
+use std::process::ExitCode;
+
+pub const HISTORY_HELP: &str = "\
+Every `pelt run` is recorded in the history (a SQLite file in pelt's data
+directory, or the database --history or $PELT_HISTORY names, which may be
+postgres://USER@HOST/DB), with its figures, tags, label and results file.
+Secrets (Authorization, Cookie and Proxy-Authorization headers, URL
+passwords, token-like query parameters) are never stored.
+
+Examples:
+  pelt history                                all runs, oldest first
+  pelt history --url http://127.0.0.1:8080/ --last 10
+  pelt history --tag env=staging --since 7d --format csv
+  pelt history show 42                        run 42's JSON report
+  pelt history show 42 --format html > r.html
+  pelt history trend --metric p99 --url http://127.0.0.1:8080/
+  pelt history trend --metric rate --label nightly --format html > t.html
+  pelt history rm 40 41
+  pelt history check                          the database's integrity";
+
+#[derive(Debug, Clone, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub command: Option<HistoryCommand>,
+
+    #[command(flatten)]
+    pub list: ListArgs,
+
+    #[command(flatten)]
+    pub location: Location,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum HistoryCommand {
+    /// A table of recorded runs (the default).
+    List(ListArgs),
+    /// One run: its JSON report as it printed, or re-rendered from its results file.
+    Show(ShowArgs),
+    /// Remove runs from the history.
+    Rm(RmArgs),
+    /// A metric over the selected runs, oldest first: text, or a chart with --format html.
+    Trend(TrendArgs),
+    /// Check the database's integrity (SQLite's integrity_check and pelt's own).
+    Check,
+}
+
+/// Which runs: every condition given must hold.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Select {
+    /// Runs of this URL (as recorded: secrets replaced by REDACTED).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Runs with this tag: KEY=VALUE, or KEY for any value. Repeatable.
+    #[arg(long = "tag", value_name = "KEY[=VALUE]")]
+    pub tags: Vec<String>,
+
+    /// Runs with this label.
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+
+    /// Runs started since: a date (2026-05-01, UTC), a time (2026-05-01T14:30) or a time ago (36h, 7d).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+
+    /// Runs started before WHEN (as --since).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+
+    /// Only the newest N runs of those selected.
+    #[arg(long, value_name = "N")]
+    pub last: Option<u64>,
+}
+
+impl Select {
+    pub fn filter(&self) -> Result<Filter, UserError> {
+        let now = now_ms();
+        let when = |w: &Option<String>, flag: &str| {
+            w.as_deref()
+                .map(|w| parse_when(w, now).map_err(|e| UserError(format!("{flag}: {e}"))))
+                .transpose()
+        };
+        // Compared as recorded: parsed and printed, secrets replaced.
+        let url = self.url.as_ref().map(|u| match pelt_core::Url::parse(u) {
+            Ok(mut url) => {
+                pelt_store::Redactor::default().url(&mut url);
+                url.to_string()
+            }
+            Err(_) => u.clone(),
+        });
+        Ok(Filter {
+            ids: Vec::new(),
+            url,
+            tags: self
+                .tags
+                .iter()
+                .map(|t| match t.split_once('=') {
+                    Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
+                    None => (t.trim().to_string(), None),
+                })
+                .collect(),
+            label: self.label.clone(),
+            since_ms: when(&self.since, "--since")?,
+            until_ms: when(&self.until, "--until")?,
+            last: self.last,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TableFormat {
+    #[default]
+    Text,
+    Json,
+    Csv,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub select: Select,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
+    pub format: TableFormat,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// The run's id (the first column of `pelt history`).
+    pub id: i64,
+
+    /// json: the report as the run printed it (kept in the history); other
+    /// formats are rendered again from the run's results file.
+    #[arg(long, value_enum, default_value_t = FormatArg::Json)]
+    pub format: FormatArg,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RmArgs {
+    /// The ids of the runs to remove.
+    #[arg(required = true)]
+    pub ids: Vec<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TrendFormat {
+    Text,
+    Json,
+    Csv,
+    /// A page with the chart and the table.
+    Html,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TrendArgs {
+    /// The figure to follow: p50, p90, p99, p99.9, max, rate, throughput, errors, sent, client_busy.
+    #[arg(long, value_name = "METRIC", value_parser = |s: &str| s.parse::<Metric>())]
+    pub metric: Metric,
+
+    #[command(flatten)]
+    pub select: Select,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TrendFormat::Text)]
+    pub format: TrendFormat,
+}
+
+pub fn command(args: HistoryArgs) -> Result<ExitCode, UserError> {
+    let location = args.location;
+    match args.command.unwrap_or(HistoryCommand::List(args.list)) {
+        HistoryCommand::List(a) => list(&location, a),
+        HistoryCommand::Show(a) => show(&location, a),
+        HistoryCommand::Rm(a) => rm(&location, a),
+        HistoryCommand::Trend(a) => trend(&location, a),
+        HistoryCommand::Check => check(&location),
+    }
+}
+
+fn list(loc: &Location, a: ListArgs) -> Result<ExitCode, UserError> {
+    let filter = a.select.filter()?;
+    let rows = open(loc)?.list(&filter).map_err(store_error)?;
+    let out = match a.format {
+        TableFormat::Text => text_table(&rows),
+        TableFormat::Json => {
+            let mut s =
+                serde_json::to_string_pretty(&rows.iter().map(row_json).collect::<Vec<_>>())
+                    .expect("a JSON value always serialises");
+            s.push('\n');
+            s
+        }
+        TableFormat::Csv => csv_table(&rows),
+    };
+    crate::emit(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn tags_text(tags: &[(String, String)]) -> String {
+    tags.iter()
+        .map(|(k, v)| {
+            if v.is_empty() {
+                k.clone()
+            } else {
+                format!("{k}={v}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn ns(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".into(), |v| human_ns(v).to_string())
+}
+
+fn text_table(rows: &[RunRow]) -> String {
+    if rows.is_empty() {
+        return "no recorded runs match\n".into();
+    }
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:>5}  {:<19}  {:<12} {:<6} {:>9} {:>7} {:>9} {:>9} {:>10}  {:<30} tags",
+        "id", "started (UTC)", "label", "mode", "requests", "errors", "p50", "p99", "rate", "url"
+    );
+    for r in rows {
+        let f = &r.figures;
+        let _ = writeln!(
+            o,
+            "{:>5}  {:<19}  {:<12} {:<6} {:>9} {:>6.2}% {:>9} {:>9} {:>8.1}/s  {:<30} {}",
+            r.id,
+            utc(r.started_ms),
+            r.label.as_deref().unwrap_or("-"),
+            r.mode,
+            f.requests,
+            f.error_ratio * 100.0,
+            ns(f.p50_ns),
+            ns(f.p99_ns),
+            f.rate,
+            r.url,
+            tags_text(&r.tags)
+        );
+    }
+    o
+}
+
+/// One run as a JSON object: the listing's columns, figures flat.
+fn row_json(r: &RunRow) -> serde_json::Value {
+    let f = &r.figures;
+    json!({
+        "id": r.id,
+        "started": utc(r.started_ms),
+        "started_ms": r.started_ms,
+        "recorded_ms": r.recorded_ms,
+        "kind": r.kind,
+        "label": r.label,
+        "tags": r.tags.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+        "url": r.url,
+        "method": r.method,
+        "targets": r.targets,
+        "mode": r.mode,
+        "connections": r.connections,
+        "offered_rate": r.offered_rate,
+        "duration_s": r.duration_s,
+        "requests": f.requests,
+        "successes": f.successes,
+        "errors": f.errors,
+        "error_ratio": f.error_ratio,
+        "rate": f.rate,
+        "throughput": f.throughput,
+        "p50_ns": f.p50_ns,
+        "p90_ns": f.p90_ns,
+        "p99_ns": f.p99_ns,
+        "p99_9_ns": f.p999_ns,
+        "max_ns": f.max_ns,
+        "client_busy": f.client_busy,
+        "complete": r.complete,
+        "interrupted": r.interrupted,
+        "pelt_version": r.pelt_version,
+        "results": r.results_path.clone().unwrap_or_else(|| "history".into()),
+    })
+}
+
+/// A CSV field, quoted when it must be.
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(String::new, |v| v.to_string())
+}
+
+fn csv_table(rows: &[RunRow]) -> String {
+    let mut o = String::from(
+        "id,started,label,tags,url,method,mode,connections,duration_s,requests,successes,errors,error_ratio,rate,throughput,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,client_busy,complete\n",
+    );
+    for r in rows {
+        let f = &r.figures;
+        let cells = [
+            r.id.to_string(),
+            utc(r.started_ms),
+            r.label.clone().unwrap_or_default(),
+            tags_text(&r.tags),
+            r.url.clone(),
+            r.method.clone(),
+            r.mode.clone(),
+            r.connections.to_string(),
+            format!("{:.3}", r.duration_s),
+            f.requests.to_string(),
+            f.successes.to_string(),
+            f.errors.to_string(),
+            format!("{:.6}", f.error_ratio),
+            format!("{:.3}", f.rate),
+            format!("{:.3}", f.throughput),
+            opt(f.p50_ns),
+            opt(f.p90_ns),
+            opt(f.p99_ns),
+            opt(f.p999_ns),
+            opt(f.max_ns),
+            opt(f.client_busy.map(|v| format!("{v:.4}"))),
+            r.complete.to_string(),
+        ];
+        let line: Vec<String> = cells.iter().map(|c| field(c)).collect();
+        let _ = writeln!(o, "{}", line.join(","));
+    }
+    o
+}
+
+fn show(loc: &Location, a: ShowArgs) -> Result<ExitCode, UserError> {
+    let mut store = open(loc)?;
+    let run = store.get(a.id).map_err(store_error)?.ok_or_else(|| {
+        UserError(format!(
+            "no run {} in the history; see the ids with pelt history",
+            a.id
+        ))
+    })?;
+    if a.format == FormatArg::Json {
+        crate::emit(run.report_json.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let bytes = results_bytes(&run)?;
+    if a.format == FormatArg::Hdrlog {
+        return Err(UserError(
+            "--format hdrlog reads a results file: pelt history show ID --format json, or pelt report FILE --format hdrlog".into(),
+        ));
+    }
+    let summary =
+        summary_of(&bytes).map_err(|e| UserError(format!("run {}'s results file: {e}", a.id)))?;
+    crate::emit(crate::output::render_one(&summary, a.format)?.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn rm(loc: &Location, a: RmArgs) -> Result<ExitCode, UserError> {
+    let removed = open(loc)?.remove(&a.ids).map_err(store_error)?;
+    let missing: Vec<String> = a
+        .ids
+        .iter()
+        .filter(|id| !removed.contains(id))
+        .map(|id| id.to_string())
+        .collect();
+    eprintln!("pelt: removed {} run(s) from the history", removed.len());
+    if !missing.is_empty() {
+        return Err(UserError(format!(
+            "no run {} in the history; see the ids with pelt history",
+            missing.join(", ")
+        )));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(loc: &Location) -> Result<ExitCode, UserError> {
+    let problems = open(loc)?.check().map_err(store_error)?;
+    println!("{}", problems.join("\n"));
+    Ok(if problems == ["ok"] {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// A metric's value as people read it.
+pub fn value_text(m: Metric, v: Option<f64>) -> String {
+    match (v, m.unit()) {
+        (None, _) => "-".into(),
+        (Some(v), Unit::Nanos) => human_ns(v as u64).to_string(),
+        (Some(v), Unit::PerSecond) => format!("{v:.1}/s"),
+        (Some(v), Unit::Ratio) => format!("{:.2}%", v * 100.0),
+    }
+}
+
+/// ▁..█ for each value between the smallest and largest.
+fn sparkline(values: &[Option<f64>]) -> Vec<char> {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let known = values.iter().flatten();
+    let lo = known.clone().copied().fold(f64::INFINITY, f64::min);
+    let hi = known.copied().fold(f64::NEG_INFINITY, f64::max);
+    values
+        .iter()
+        .map(|v| match v {
+            None => ' ',
+            Some(_) if hi <= lo => BARS[3],
+            Some(v) => BARS[(((v - lo) / (hi - lo)) * 7.0).round() as usize],
+        })
+        .collect()
+}
+
+fn trend(loc: &Location, a: TrendArgs) -> Result<ExitCode, UserError> {
+    let filter = a.select.filter()?;
+    let rows = open(loc)?.list(&filter).map_err(store_error)?;
+    let m = a.metric;
+    let values: Vec<Option<f64>> = rows.iter().map(|r| r.figures.get(m)).collect();
+    let mut urls: Vec<&str> = rows.iter().map(|r| r.url.as_str()).collect();
+    urls.sort_unstable();
+    urls.dedup();
+    if urls.len() > 1 {
+        eprintln!(
+            "pelt: note: these runs load {} different URLs; add --url to follow one target",
+            urls.len()
+        );
+    }
+    let out = match a.format {
+        TrendFormat::Text => {
+            if rows.is_empty() {
+                "no recorded runs match\n".to_string()
+            } else {
+                let mut o = format!(
+                    "pelt history trend: {} of {} run(s), oldest first{}\n\n",
+                    m.name(),
+                    rows.len(),
+                    if urls.len() == 1 {
+                        format!(", {}", urls[0])
+                    } else {
+                        String::new()
+                    }
+                );
+                let _ = writeln!(
+                    o,
+                    "{:>5}  {:<19}  {:<14} {:>10}  ",
+                    "id",
+                    "started (UTC)",
+                    "label",
+                    m.name()
+                );
+                for ((r, v), bar) in rows.iter().zip(&values).zip(sparkline(&values)) {
+                    let _ = writeln!(
+                        o,
+                        "{:>5}  {:<19}  {:<14} {:>10}  {bar}",
+                        r.id,
+                        utc(r.started_ms),
+                        r.label.as_deref().unwrap_or("-"),
+                        value_text(m, *v)
+                    );
+                }
+                let known: Vec<f64> = values.iter().flatten().copied().collect();
+                if let (Some(first), Some(last)) = (known.first(), known.last()) {
+                    let change = if *first != 0.0 {
+                        format!(" ({:+.1}%)", (last / first - 1.0) * 100.0)
+                    } else {
+                        String::new()
+                    };
+                    let lo = known.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = known.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let _ = writeln!(
+                        o,
+                        "\nfirst {}, last {}{change}; lowest {}, highest {}",
+                        value_text(m, Some(*first)),
+                        value_text(m, Some(*last)),
+                        value_text(m, Some(lo)),
+                        value_text(m, Some(hi))
+                    );
+                }
+                o
+            }
+        }
+        TrendFormat::Json => {
+            let points: Vec<serde_json::Value> = rows
+                .iter()
+                .zip(&values)
+                .map(|(r, v)| {
+                    json!({"id": r.id, "started": utc(r.started_ms), "started_ms": r.started_ms,
+                           "label": r.label, "url": r.url, "value": v})
+                })
+                .collect();
+            let unit = match m.unit() {
+                Unit::Nanos => "ns",
+                Unit::PerSecond => "per_second",
+                Unit::Ratio => "ratio",
+            };
+            let mut s = serde_json::to_string_pretty(
+                &json!({"metric": m.name(), "unit": unit, "runs": points}),
+            )
+            .expect("a JSON value always serialises");
+            s.push('\n');
+            s
+        }
+        TrendFormat::Csv => {
+            let mut o = format!("id,started,label,url,{}\n", m.name());
+            for (r, v) in rows.iter().zip(&values) {
+                let _ = writeln!(
+                    o,
+                    "{},{},{},{},{}",
+                    r.id,
+                    utc(r.started_ms),
+                    field(r.label.as_deref().unwrap_or("")),
+                    field(&r.url),
+                    opt(*v)
+                );
+            }
+            o
+        }
+        TrendFormat::Html => trend_html(m, &rows, &values, &urls),
+    };
+    crate::emit(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn trend_html(m: Metric, rows: &[RunRow], values: &[Option<f64>], urls: &[&str]) -> String {
+    use pelt_report::html::{Block, Table, Trend, TrendUnit};
+    let unit = match m.unit() {
+        Unit::Nanos => TrendUnit::Nanos,
+        Unit::PerSecond => TrendUnit::PerSecond,
+        Unit::Ratio => TrendUnit::Ratio,
+    };
+    let chart = Trend {
+        metric: m.name().to_string(),
+        unit,
+        points: rows
+            .iter()
+            .zip(values)
+            .filter_map(|(r, v)| v.map(|v| (format!("#{}", r.id), v)))
+            .collect(),
+    };
+    let table = Table {
+        head: ["id", "started (UTC)", "label", "tags", m.name()]
+            .map(String::from)
+            .to_vec(),
+        rows: rows
+            .iter()
+            .zip(values)
+            .map(|(r, v)| {
+                vec![
+                    r.id.to_string(),
+                    utc(r.started_ms),
+                    r.label.clone().unwrap_or_default(),
+                    tags_text(&r.tags),
+                    value_text(m, *v),
+                ]
+            })
+            .collect(),
+    };
+    let about = match urls {
+        [] => "No recorded runs match.".to_string(),
+        [one] => format!(
+            "{} of {} run(s) of {one}, oldest first.",
+            m.name(),
+            rows.len()
+        ),
+        many => format!(
+            "{} of {} run(s) of {} URLs, oldest first.",
+            m.name(),
+            rows.len(),
+            many.len()
+        ),
+    };
+    pelt_report::html::document(
+        &format!("pelt history: {} trend", m.name()),
+        &[
+            Block::Paragraph(about),
+            Block::Trend(chart),
+            Block::Heading("Runs".into()),
+            Block::Table(table),
+        ],
+    )
+}

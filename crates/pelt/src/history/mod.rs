@@ -1,0 +1,425 @@
+//! The run history in the binary: the flags, recording a run as it ends,
+//! the one-off import of the data folder's saved runs, and `pelt history`.
+//!
+//! The store itself (SQLite or PostgreSQL, the schema, the redactor)
+//! lives in pelt-store; this module only turns flags into its calls.
+
+pub mod baseline;
+pub mod command;
+
+use crate::cli::FailOn;
+use crate::save;
+use crate::UserError;
+use clap::Args;
+use pelt_core::{ResultsReader, ResultsWriter, RunSummary, SummaryBuilder};
+use pelt_store::{Kind, NewRun, Redactor, Results, Store, StoreError};
+use std::path::Path;
+
+/// `--history` for every command that reads or writes the history.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Location {
+    /// The history database: a SQLite file, or postgres://USER@HOST/DB for
+    /// a shared one [default: $PELT_HISTORY, else history.db in pelt's
+    /// data directory].
+    #[arg(long = "history", value_name = "PATH|URL", global = true)]
+    pub history: Option<String>,
+}
+
+/// Flags of `pelt run` about the history and secrets.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RecordArgs {
+    #[command(flatten)]
+    pub location: Location,
+
+    /// Do not record this run in the history (also: PELT_NO_HISTORY=1).
+    #[arg(long = "no-history", conflicts_with_all = ["history", "tags", "label", "baseline"])]
+    pub no_history: bool,
+
+    /// Tag the run in the history, like --tag env=staging or --tag release-1.4.
+    /// Repeatable.
+    #[arg(long = "tag", value_name = "KEY[=VALUE]", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+
+    /// Name the run in the history, like --label nightly.
+    #[arg(long = "label", value_name = "NAME")]
+    pub label: Option<String>,
+
+    /// A header whose value is secret: replaced by REDACTED in the results
+    /// file, the history and every report (Authorization, Cookie and
+    /// Proxy-Authorization always are). Repeatable.
+    #[arg(long = "secret-header", value_name = "NAME")]
+    pub secret_headers: Vec<String>,
+
+    /// Query parameters whose name contains WORD are secret too (token,
+    /// key, sig, password and secret always are). Repeatable.
+    #[arg(long = "secret-param", value_name = "WORD")]
+    pub secret_params: Vec<String>,
+
+    /// After the run, compare it with these recorded runs: tag:KEY[=VALUE],
+    /// label:NAME or last:N (the newest N runs of the same URL).
+    #[arg(long = "baseline", value_name = "tag:X|label:X|last:N")]
+    pub baseline: Option<String>,
+
+    /// With --baseline: exit 1 when a metric regressed (`regression`), or
+    /// only beyond its margin (`material`).
+    #[arg(
+        long = "fail-on",
+        value_enum,
+        value_name = "WHAT",
+        requires = "baseline"
+    )]
+    pub fail_on: Option<FailOn>,
+}
+
+impl RecordArgs {
+    /// The redaction rules these flags ask for.
+    pub fn redactor(&self) -> Redactor {
+        Redactor::new(&self.secret_headers, &self.secret_params)
+    }
+}
+
+/// `--tag KEY=VALUE` or `--tag NAME` (a tag with an empty value).
+fn parse_tag(text: &str) -> Result<(String, String), String> {
+    let (k, v) = text.split_once('=').unwrap_or((text, ""));
+    let k = k.trim();
+    if k.is_empty() || k.chars().any(char::is_control) || v.chars().any(char::is_control) {
+        return Err(format!(
+            "invalid tag '{}': use KEY=VALUE or a name, like --tag env=staging",
+            text.escape_debug()
+        ));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
+}
+
+/// Where the history is: `--history`, else `$PELT_HISTORY`, else the data
+/// directory's history.db. The flag says whether it is the default one
+/// (the one the data folder's saved runs are imported into).
+pub fn location(loc: &Location) -> Result<(String, bool), UserError> {
+    if let Some(h) = &loc.history {
+        return Ok((h.clone(), false));
+    }
+    if let Some(h) = std::env::var_os("PELT_HISTORY").filter(|v| !v.is_empty()) {
+        return Ok((h.to_string_lossy().into_owned(), false));
+    }
+    let dir = save::data_dir().ok_or_else(|| {
+        UserError(
+            "cannot tell where the history is kept: set PELT_DATA_DIR or HOME, give --history PATH, or use --no-history".into(),
+        )
+    })?;
+    Ok((dir.join("history.db").to_string_lossy().into_owned(), true))
+}
+
+/// Opens the history (exit 2 with one line when it cannot be used: a
+/// damaged file, a newer pelt's database, a server that does not answer).
+/// The default history imports the data folder's saved runs the first
+/// time.
+pub fn open(loc: &Location) -> Result<Store, UserError> {
+    let (place, default) = location(loc)?;
+    if default {
+        if let Some(parent) = Path::new(&place).parent() {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                UserError(format!(
+                    "cannot create {}: {e}; set PELT_DATA_DIR to a writable folder, or use --no-history",
+                    parent.display()
+                ))
+            })?;
+        }
+    }
+    let mut store = pelt_store::open(&place).map_err(store_error)?;
+    if default {
+        if let Some(dir) = save::runs_dir() {
+            let key = dir.to_string_lossy().into_owned();
+            let imported = store
+                .import_once(&key, || import_saved(&dir))
+                .map_err(store_error)?;
+            if let Some(n) = imported.filter(|&n| n > 0) {
+                eprintln!(
+                    "pelt: imported {n} saved run(s) from {} into the history {place}",
+                    dir.display()
+                );
+            }
+        }
+    }
+    Ok(store)
+}
+
+pub fn store_error(e: StoreError) -> UserError {
+    UserError(e.to_string())
+}
+
+/// A run about to be recorded: the open history and what to tag it with.
+#[derive(Debug)]
+pub struct Recording {
+    store: Store,
+    kind: Kind,
+    label: Option<String>,
+    tags: Vec<(String, String)>,
+}
+
+impl Recording {
+    /// Opens the history before any load is sent, so that a database
+    /// pelt cannot use stops the run at once (exit 2), not after it.
+    /// `None` with --no-history.
+    pub fn start(args: &RecordArgs) -> Result<Option<Recording>, UserError> {
+        let off = std::env::var_os("PELT_NO_HISTORY").is_some_and(|v| !v.is_empty());
+        if args.no_history || (off && args.location.history.is_none()) {
+            return Ok(None);
+        }
+        Ok(Some(Recording {
+            store: open(&args.location)?,
+            kind: Kind::Run,
+            label: args.label.clone(),
+            tags: args.tags.clone(),
+        }))
+    }
+
+    /// Whether the results file must be kept in memory for the history:
+    /// yes, unless the user saves it where they said (`-o`).
+    pub fn wants_copy(out: Option<&Path>) -> bool {
+        out.is_none()
+    }
+
+    /// Records `summary` (already redacted) with its results file: the
+    /// bytes kept in memory, or the `-o` file referenced. A failure is a
+    /// warning: the run happened and its results file is saved.
+    pub fn record(
+        &mut self,
+        summary: &RunSummary,
+        out: Option<&Path>,
+        copy: Option<Vec<u8>>,
+    ) -> Option<i64> {
+        let results = match (out, copy) {
+            (Some(path), _) => Results::File(
+                std::fs::canonicalize(path)
+                    .unwrap_or_else(|_| path.to_path_buf())
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+            (None, Some(bytes)) => Results::Blob(bytes),
+            (None, None) => Results::None,
+        };
+        let run = NewRun {
+            kind: self.kind,
+            label: self.label.clone(),
+            tags: self.tags.clone(),
+            summary: summary.clone(),
+            report_json: pelt_report::render(summary, pelt_report::Format::Json),
+            results,
+        };
+        match self.store.record(&run) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                eprintln!("pelt: warning: the run was not recorded in the history: {e}");
+                None
+            }
+        }
+    }
+
+    pub fn store(&mut self) -> &mut Store {
+        &mut self.store
+    }
+}
+
+/// The data folder's saved runs, redacted, as runs to record. A file that
+/// cannot be read is skipped with a warning: the import must not stop
+/// every later run.
+fn import_saved(dir: &Path) -> Vec<NewRun> {
+    let redactor = Redactor::default();
+    let mut runs = Vec::new();
+    for path in save::saved_runs(dir) {
+        match import_one(&path, &redactor) {
+            Ok(run) => runs.push(run),
+            Err(e) => eprintln!(
+                "pelt: warning: not imported into the history: {}: {e}",
+                path.display()
+            ),
+        }
+    }
+    runs
+}
+
+/// One saved run, re-encoded with its secrets replaced (files written
+/// before pelt redacted them may hold some).
+fn import_one(path: &Path, redactor: &Redactor) -> Result<NewRun, String> {
+    let (summary, bytes) =
+        read_redacted(&std::fs::read(path).map_err(|e| e.to_string())?, redactor)?;
+    Ok(NewRun {
+        kind: Kind::Import,
+        label: None,
+        tags: Vec::new(),
+        report_json: pelt_report::render(&summary, pelt_report::Format::Json),
+        summary,
+        results: Results::Blob(bytes),
+    })
+}
+
+/// Reads a results file, and writes it again with `redactor` applied;
+/// returns its summary (redacted) and the new bytes.
+pub fn read_redacted(bytes: &[u8], redactor: &Redactor) -> Result<(RunSummary, Vec<u8>), String> {
+    let mut reader = ResultsReader::open(bytes).map_err(|e| e.to_string())?;
+    let mut redactor = redactor.clone();
+    redactor.learn(&reader.header().config);
+    let header = redactor.header(reader.header());
+    let mut bytes = Vec::new();
+    let mut writer = ResultsWriter::new(&mut bytes, &header).map_err(|e| e.to_string())?;
+    let mut builder = SummaryBuilder::new(header, None);
+    while let Some((second, mut rec)) = reader.next_interval().map_err(|e| e.to_string())? {
+        redactor.recorder(&mut rec);
+        writer.interval(second, &rec).map_err(|e| e.to_string())?;
+        builder.add(second, &rec);
+    }
+    let footer = reader.footer().cloned();
+    // A killed run has no footer: it is kept as it was written.
+    if let Some(f) = &footer {
+        writer.finish(f).map_err(|e| e.to_string())?;
+    }
+    Ok((builder.finish(footer.as_ref()), bytes))
+}
+
+/// The summary of a results file held in memory.
+pub fn summary_of(bytes: &[u8]) -> Result<RunSummary, String> {
+    read_redacted(bytes, &Redactor::default()).map(|(s, _)| s)
+}
+
+/// `url` without user:password@, and `headers` with the Basic
+/// Authorization header that carries them instead (unless the user gave
+/// an Authorization header, which wins).
+pub fn userinfo(url: &str, mut headers: Vec<(String, String)>) -> (String, Vec<(String, String)>) {
+    match pelt_store::secrets::split_userinfo(url) {
+        Some((plain, basic)) => {
+            if !headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+            {
+                headers.push(("Authorization".into(), basic));
+            }
+            (plain, headers)
+        }
+        None => (url.to_string(), headers),
+    }
+}
+
+/// Milliseconds since the Unix epoch of `when`: a date (2026-05-01, UTC),
+/// a date and time (2026-05-01T14:30[:00]), or a time ago (90m, 36h, 7d,
+/// 2w).
+pub fn parse_when(when: &str, now_ms: i64) -> Result<i64, String> {
+    let w = when.trim();
+    let bad = || {
+        format!(
+            "invalid time '{}': give a date like 2026-05-01, a UTC time like 2026-05-01T14:30, or a time ago like 36h or 7d",
+            w.escape_debug()
+        )
+    };
+    if let Some(unit) = w.chars().last().filter(|c| "smhdw".contains(*c)) {
+        if let Ok(n) = w[..w.len() - 1].parse::<u64>() {
+            let secs = match unit {
+                's' => 1,
+                'm' => 60,
+                'h' => 3600,
+                'd' => 86_400,
+                _ => 7 * 86_400,
+            };
+            return Ok(now_ms - (n.saturating_mul(secs).min(i64::MAX as u64 / 1000) as i64) * 1000);
+        }
+    }
+    let (date, time) = w.split_once(['T', ' ']).unwrap_or((w, "00:00:00"));
+    let d: Vec<&str> = date.split('-').collect();
+    let t: Vec<&str> = time.split(':').collect();
+    if d.len() != 3 || !(2..=3).contains(&t.len()) {
+        return Err(bad());
+    }
+    let num = |s: &str| s.parse::<i64>().map_err(|_| bad());
+    let (y, m, day) = (num(d[0])?, num(d[1])?, num(d[2])?);
+    let (h, min, s) = (num(t[0])?, num(t[1])?, t.get(2).map_or(Ok(0), |s| num(s))?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || h > 23 || min > 59 || s > 60 {
+        return Err(bad());
+    }
+    Ok((days_from_civil(y, m, day) * 86_400 + h * 3600 + min * 60 + s) * 1000)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// days_from_civil, the inverse of pelt-core's `UtcTime::from_unix`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Now, in ms since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// `2026-05-01 14:30:00` (UTC) for ms since the Unix epoch.
+pub fn utc(ms: i64) -> String {
+    let t = pelt_core::UtcTime::from_unix((ms.max(0) / 1000) as u64);
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    )
+}
+
+/// A results file of a recorded run, read from the history or from where
+/// `-o` saved it.
+pub fn results_bytes(run: &pelt_store::StoredRun) -> Result<Vec<u8>, UserError> {
+    match &run.results {
+        Results::Blob(b) => Ok(b.clone()),
+        Results::File(p) => std::fs::read(p).map_err(|e| {
+            UserError(format!(
+                "run {}'s results file {p} cannot be read ({e}); the history keeps its figures and JSON report: use --format json",
+                run.row.id
+            ))
+        }),
+        Results::None => Err(UserError(format!(
+            "run {} was recorded without its results file; use --format json for its stored report",
+            run.row.id
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_times_ago() {
+        assert_eq!(parse_when("1970-01-02", 0).unwrap(), 86_400_000);
+        assert_eq!(parse_when("2000-03-01T00:00", 0).unwrap(), 951_868_800_000);
+        assert_eq!(
+            parse_when("2026-11-21 16:03:01", 0).unwrap(),
+            1_795_276_981_000
+        );
+        assert_eq!(
+            parse_when("2d", 200_000_000).unwrap(),
+            200_000_000 - 172_800_000
+        );
+        for bad in ["yesterday", "2026-13-01", "12", "2026-01-01T25:00"] {
+            assert!(parse_when(bad, 0).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tags_are_key_value_or_a_name() {
+        assert_eq!(
+            parse_tag("env=staging").unwrap(),
+            ("env".into(), "staging".into())
+        );
+        assert_eq!(
+            parse_tag("release-1.4").unwrap(),
+            ("release-1.4".into(), "".into())
+        );
+        assert!(parse_tag("=x").is_err());
+    }
+
+    #[test]
+    fn utc_round_trips_parse_when() {
+        let ms = parse_when("2026-05-01T14:30:05", 0).unwrap();
+        assert_eq!(utc(ms), "2026-05-01 14:30:05");
+    }
+}

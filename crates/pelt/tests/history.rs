@@ -1,0 +1,792 @@
+//! The run history through the CLI, against real runs of the built-in
+//! server: recording, queries, trends, baselines, secrets, concurrency
+//! and crashes. Each check is a function over a [`Db`], run against a
+//! SQLite file and against a private PostgreSQL cluster.
+
+mod support;
+
+#[path = "../../pelt-store/tests/support/postgres.rs"]
+mod postgres;
+
+use postgres::Cluster;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use support::pelt::{pelt, server};
+
+/// A history under test.
+enum Db<'a> {
+    Sqlite(PathBuf),
+    Postgres { cluster: &'a Cluster, url: String },
+}
+
+impl Db<'_> {
+    fn arg(&self) -> String {
+        match self {
+            Db::Sqlite(p) => p.display().to_string(),
+            Db::Postgres { url, .. } => url.clone(),
+        }
+    }
+
+    fn store(&self) -> pelt_store::Store {
+        pelt_store::open(&self.arg()).expect("open the history")
+    }
+
+    fn count(&self) -> usize {
+        self.store()
+            .list(&pelt_store::Filter::default())
+            .unwrap()
+            .len()
+    }
+
+    /// The database's and the history's own checks (`integrity_check`
+    /// for SQLite) say all is well.
+    fn assert_sound(&self) {
+        assert_eq!(self.store().check().unwrap(), vec!["ok".to_string()]);
+    }
+
+    /// Everything the database holds, as bytes to search.
+    fn contents(&self) -> Vec<(String, Vec<u8>)> {
+        match self {
+            Db::Sqlite(p) => {
+                let dir = p.parent().unwrap();
+                files_under(dir)
+                    .into_iter()
+                    .filter(|f| f.file_name().unwrap().to_string_lossy().starts_with("h"))
+                    .map(|f| (f.display().to_string(), std::fs::read(&f).unwrap()))
+                    .collect()
+            }
+            Db::Postgres { cluster, url } => {
+                let db = url.rsplit('/').next().unwrap();
+                vec![(format!("pg_dump {db}"), cluster.dump(db))]
+            }
+        }
+    }
+}
+
+/// `pelt` with the history at `db` and runs saved under `data`.
+fn hpelt(db: &Db<'_>, data: &Path) -> assert_cmd::Command {
+    let mut c = pelt();
+    c.env("PELT_DATA_DIR", data)
+        .env("PELT_HISTORY", db.arg())
+        .env_remove("PELT_NO_HISTORY");
+    c
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn ok(out: &std::process::Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn list(db: &Db<'_>, data: &Path, args: &[&str]) -> Vec<Value> {
+    let out = hpelt(db, data)
+        .args(["history", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    serde_json::from_str::<Value>(&ok(&out, "pelt history"))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn ids(rows: &[Value]) -> Vec<i64> {
+    rows.iter().map(|r| r["id"].as_i64().unwrap()).collect()
+}
+
+// ---------------------------------------------------------------- checks
+
+fn record_query_trend(db: &Db<'_>) {
+    let data = tempfile::tempdir().unwrap();
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    let slow = format!("http://{}/?delay=3ms", srv.local_addr());
+    let run = |url: &str, extra: &[&str]| {
+        let out = hpelt(db, data.path())
+            .args(["run", url, "-n", "30", "-c", "2", "-q", "--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        ok(&out, "pelt run")
+    };
+    let first = run(&url, &["--tag", "env=staging", "--label", "nightly"]);
+    run(&url, &["--tag", "env=prod", "--tag", "release-1.4"]);
+    run(&slow, &["--label", "nightly"]);
+
+    let all = list(db, data.path(), &[]);
+    assert_eq!(all.len(), 3);
+    let id1 = all[0]["id"].as_i64().unwrap();
+    assert_eq!(all[0]["tags"]["env"], "staging");
+    assert_eq!(all[0]["label"], "nightly");
+    assert_eq!(all[0]["requests"], 30);
+    assert_eq!(all[1]["tags"]["release-1.4"], "");
+    // Queries by URL, tag, label, date and count.
+    assert_eq!(list(db, data.path(), &["--url", &url]).len(), 2);
+    assert_eq!(list(db, data.path(), &["--url", &slow]).len(), 1);
+    assert_eq!(
+        ids(&list(db, data.path(), &["--tag", "env=prod"])),
+        vec![id1 + 1]
+    );
+    assert_eq!(list(db, data.path(), &["--tag", "env"]).len(), 2);
+    assert_eq!(list(db, data.path(), &["--label", "nightly"]).len(), 2);
+    assert_eq!(ids(&list(db, data.path(), &["--last", "1"])), vec![id1 + 2]);
+    assert_eq!(list(db, data.path(), &["--since", "1d"]).len(), 3);
+    assert_eq!(list(db, data.path(), &["--until", "2000-01-01"]).len(), 0);
+
+    // `history show` is the run's own JSON report, byte for byte.
+    let out = hpelt(db, data.path())
+        .args(["history", "show", &id1.to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out, "history show"), first);
+    // Other formats are rendered from the results file kept in the history.
+    let out = hpelt(db, data.path())
+        .args(["history", "show", &id1.to_string(), "--format", "text"])
+        .output()
+        .unwrap();
+    assert!(ok(&out, "history show text").contains("Requests     30"));
+
+    // The trend follows the slow run.
+    let out = hpelt(db, data.path())
+        .args([
+            "history", "trend", "--metric", "p50", "--label", "nightly", "--format", "json",
+        ])
+        .output()
+        .unwrap();
+    let trend: Value = serde_json::from_str(&ok(&out, "trend")).unwrap();
+    let values: Vec<f64> = trend["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["value"].as_f64().unwrap())
+        .collect();
+    assert_eq!(values.len(), 2);
+    assert!(values[1] >= 3e6 && values[0] < 3e6, "{values:?}");
+    let out = hpelt(db, data.path())
+        .args(["history", "trend", "--metric", "p99", "--url", &url])
+        .output()
+        .unwrap();
+    let text = ok(&out, "trend text");
+    assert!(text.contains("p99 of 2 run(s)"), "{text}");
+    let out = hpelt(db, data.path())
+        .args(["history", "trend", "--metric", "p99", "--format", "html"])
+        .output()
+        .unwrap();
+    let html = ok(&out, "trend html");
+    assert!(
+        html.contains("<svg") && html.contains("p99 trend"),
+        "{html:.300}"
+    );
+    let out = hpelt(db, data.path())
+        .args(["history", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out, "csv").lines().count(), 4);
+
+    // rm: gone from every query; an unknown id is exit 2.
+    let out = hpelt(db, data.path())
+        .args(["history", "rm", &id1.to_string()])
+        .output()
+        .unwrap();
+    ok(&out, "rm");
+    assert_eq!(list(db, data.path(), &[]).len(), 2);
+    let out = hpelt(db, data.path())
+        .args(["history", "show", &id1.to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    db.assert_sound();
+}
+
+fn baselines(db: &Db<'_>) {
+    let data = tempfile::tempdir().unwrap();
+    let srv = server(None);
+    let fast = format!("http://{}/", srv.local_addr());
+    let slow = format!("http://{}/?delay=4ms", srv.local_addr());
+    // 40 baseline runs: enough for one new run to get a 95 % verdict
+    // (Mann-Whitney needs 39 against 1).
+    for _ in 0..40 {
+        let out = hpelt(db, data.path())
+            .args([
+                "run",
+                &fast,
+                "-n",
+                "20",
+                "-c",
+                "1",
+                "-q",
+                "--tag",
+                "release-1.4",
+            ])
+            .output()
+            .unwrap();
+        ok(&out, "baseline run");
+    }
+    let against_baseline = |url: &str, fail_on: &str| {
+        hpelt(db, data.path())
+            .args(["run", url, "-n", "20", "-c", "1", "-q"])
+            .args(["--baseline", "tag:release-1.4", "--fail-on", fail_on])
+            .output()
+            .unwrap()
+    };
+    // A run like the baseline passes --fail-on.
+    let out = against_baseline(&fast, "material");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("baseline tag:release-1.4"), "{err}");
+    // A slower one fails it: exit 1, the table on stderr.
+    let out = against_baseline(&slow, "regression");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("REGRESSION"), "{err}");
+
+    // pelt compare --baseline: the named files against recorded runs.
+    let files: Vec<PathBuf> = (0..4)
+        .map(|i| {
+            let f = data.path().join(format!("b{i}.pelt"));
+            let out = hpelt(db, data.path())
+                .args(["run", &slow, "-n", "20", "-c", "1", "-q", "-o"])
+                .arg(&f)
+                .output()
+                .unwrap();
+            ok(&out, "b run");
+            f
+        })
+        .collect();
+    let out = hpelt(db, data.path())
+        .args([
+            "compare",
+            "--baseline",
+            "tag:release-1.4",
+            "--fail-on",
+            "regression",
+            "--format",
+            "json",
+        ])
+        .args(&files)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["a"].as_array().unwrap().len(), 40);
+    let p50 = doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"]["name"] == "p50")
+        .unwrap();
+    assert!(
+        p50["comparison"]["verdict"]
+            .to_string()
+            .contains("regression"),
+        "{p50}"
+    );
+    // label: and last: work; an empty baseline is exit 2.
+    let out = hpelt(db, data.path())
+        .args(["compare", "--baseline", "last:3"])
+        .arg(&files[0])
+        .output()
+        .unwrap();
+    assert!(ok(&out, "last:3").contains("A = 3 run(s)"));
+    let out = hpelt(db, data.path())
+        .args(["compare", "--baseline", "label:none-such"])
+        .arg(&files[0])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// The secret in every run below.
+const SECRET: &[u8] = b"S3CRET";
+
+fn secrets_never_written(db: &Db<'_>) {
+    let data = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    // Keep a connection open, so that pelt's own close does not fold the
+    // WAL away before it is searched.
+    let _held = match db {
+        Db::Sqlite(_) => {
+            let mut held = db.store();
+            held.list(&pelt_store::Filter::default()).unwrap();
+            Some(held)
+        }
+        _ => None,
+    };
+    let srv = server(None);
+    let addr = srv.local_addr();
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "bearer",
+            vec![
+                format!("http://{addr}/"),
+                "-H".into(),
+                "Authorization: Bearer S3CRET".into(),
+            ],
+        ),
+        (
+            "cookie",
+            vec![
+                format!("http://{addr}/"),
+                "-H".into(),
+                "Cookie: s=S3CRET".into(),
+            ],
+        ),
+        ("userinfo", vec![format!("http://u:S3CRET@{addr}/")]),
+        (
+            "https-userinfo",
+            vec![format!("https://u:S3CRET@{addr}/"), "--insecure".into()],
+        ),
+        ("token", vec![format!("http://{addr}/?token=S3CRET&a=1")]),
+        ("api-key", vec![format!("http://{addr}/?api_key=S3CRET")]),
+        (
+            "secret-header",
+            vec![
+                format!("http://{addr}/"),
+                "-H".into(),
+                "X-Api: S3CRET".into(),
+                "--secret-header".into(),
+                "x-api".into(),
+            ],
+        ),
+    ];
+    for (name, args) in &cases {
+        let results = out_dir.path().join(format!("{name}.pelt"));
+        for format in ["text", "json", "csv", "markdown", "html"] {
+            let mut c = hpelt(db, data.path());
+            c.arg("run")
+                .args(args)
+                .args(["-n", "5", "-c", "1", "-q", "--format", format]);
+            if format == "json" {
+                c.arg("-o").arg(&results);
+            }
+            let out = c.output().unwrap();
+            std::fs::write(
+                out_dir.path().join(format!("{name}.run.{format}")),
+                &out.stdout,
+            )
+            .unwrap();
+            std::fs::write(
+                out_dir.path().join(format!("{name}.run.{format}.err")),
+                &out.stderr,
+            )
+            .unwrap();
+        }
+        for format in ["text", "json", "csv", "markdown", "html", "hdrlog"] {
+            let out = hpelt(db, data.path())
+                .args(["report", "--format", format])
+                .arg(&results)
+                .output()
+                .unwrap();
+            ok(&out, "report");
+            std::fs::write(
+                out_dir.path().join(format!("{name}.report.{format}")),
+                &out.stdout,
+            )
+            .unwrap();
+        }
+    }
+    let rows = list(db, data.path(), &[]);
+    assert_eq!(rows.len(), cases.len() * 5);
+    for id in ids(&rows) {
+        for format in ["json", "text", "csv", "markdown", "html"] {
+            let out = hpelt(db, data.path())
+                .args(["history", "show", &id.to_string(), "--format", format])
+                .output()
+                .unwrap();
+            ok(&out, "history show");
+            std::fs::write(
+                out_dir.path().join(format!("show-{id}.{format}")),
+                &out.stdout,
+            )
+            .unwrap();
+        }
+    }
+    for args in [
+        &["history", "--format", "csv"][..],
+        &["history", "trend", "--metric", "p99", "--format", "html"],
+    ] {
+        let out = hpelt(db, data.path()).args(args).output().unwrap();
+        std::fs::write(out_dir.path().join(args.join("-")), ok(&out, "history")).unwrap();
+    }
+    let mut searched: Vec<(String, Vec<u8>)> = files_under(data.path())
+        .into_iter()
+        .chain(files_under(out_dir.path()))
+        .map(|f| (f.display().to_string(), std::fs::read(&f).unwrap()))
+        .collect();
+    searched.extend(db.contents());
+    if let Db::Sqlite(p) = db {
+        let wal = PathBuf::from(format!("{}-wal", p.display()));
+        assert!(
+            std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0),
+            "the WAL was searched"
+        );
+    }
+    // The saved copies in the data folder, and the -o files, are here.
+    assert!(
+        searched
+            .iter()
+            .filter(|(n, _)| n.ends_with(".pelt"))
+            .count()
+            >= cases.len() * 2
+    );
+    for (name, bytes) in &searched {
+        assert!(
+            !bytes.windows(SECRET.len()).any(|w| w == SECRET),
+            "S3CRET found in {name}"
+        );
+    }
+    // The secrets were sent, though: each is in the config pelt ran with.
+    assert!(searched
+        .iter()
+        .any(|(n, b)| n.ends_with("bearer.run.json")
+            && String::from_utf8_lossy(b).contains("REDACTED")));
+}
+
+fn two_writers(db: &Db<'_>) {
+    let data = tempfile::tempdir().unwrap();
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    let before = db.count();
+    std::thread::scope(|s| {
+        for p in 0..2 {
+            let (url, data) = (&url, data.path());
+            s.spawn(move || {
+                for i in 0..50 {
+                    let out = hpelt(db, data)
+                        .args([
+                            "run",
+                            url,
+                            "-n",
+                            "2",
+                            "-c",
+                            "1",
+                            "-t",
+                            "1",
+                            "-q",
+                            "--no-save",
+                        ])
+                        .args(["--tag", &format!("writer={p}"), "--label", &i.to_string()])
+                        .output()
+                        .unwrap();
+                    ok(&out, "concurrent run");
+                }
+            });
+        }
+    });
+    assert_eq!(db.count(), before + 100);
+    assert_eq!(list(db, data.path(), &["--tag", "writer=0"]).len(), 50);
+    db.assert_sound();
+    let out = hpelt(db, data.path())
+        .args(["history", "check"])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out, "history check"), "ok\n");
+}
+
+fn killed_while_recording(db: &Db<'_>) {
+    let data = tempfile::tempdir().unwrap();
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    let before = db.count();
+    let bin = assert_cmd::cargo::cargo_bin("pelt");
+    // Killed inside the transaction, every row written but not committed:
+    // nothing of the run may remain.
+    for i in 0..5 {
+        let mut child = std::process::Command::new(&bin)
+            .args([
+                "run",
+                &url,
+                "-n",
+                "3",
+                "-c",
+                "1",
+                "-q",
+                "--tag",
+                &format!("killed={i}"),
+            ])
+            .env("PELT_DATA_DIR", data.path())
+            .env("PELT_HISTORY", db.arg())
+            .env(pelt_store::HOLD_ENV, "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let held = stderr
+            .lines()
+            .map_while(Result::ok)
+            .any(|l| l == pelt_store::HOLD_LINE);
+        assert!(held, "pelt never reached the hold point");
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        db.assert_sound();
+        assert_eq!(db.count(), before, "a killed run was recorded");
+    }
+    // Killed at moments spread over the run and its recording: each run
+    // is there whole or not at all, and the history stays sound.
+    for i in 0..12u64 {
+        let mut child = std::process::Command::new(&bin)
+            .args(["run", &url, "-n", "400", "-c", "2", "-q", "--no-save"])
+            .env("PELT_DATA_DIR", data.path())
+            .env("PELT_HISTORY", db.arg())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(15 * i));
+        let _ = child.kill();
+        child.wait().unwrap();
+        db.assert_sound();
+        for r in db.store().list(&pelt_store::Filter::default()).unwrap() {
+            let run = db.store().get(r.id).unwrap().unwrap();
+            assert!(!run.report_json.is_empty() && r.figures.requests == 400);
+        }
+    }
+    // And the history still takes runs.
+    let out = hpelt(db, data.path())
+        .args(["run", &url, "-n", "3", "-q"])
+        .output()
+        .unwrap();
+    ok(&out, "run after kills");
+}
+
+// ----------------------------------------------------------------- tests
+
+fn sqlite() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    (dir, path)
+}
+
+#[test]
+fn sqlite_record_query_trend() {
+    let (_d, p) = sqlite();
+    record_query_trend(&Db::Sqlite(p));
+}
+
+#[test]
+fn sqlite_baselines() {
+    let _machine = support::pelt::exclusive();
+    let (_d, p) = sqlite();
+    baselines(&Db::Sqlite(p));
+}
+
+#[test]
+fn sqlite_secrets_never_written() {
+    let (_d, p) = sqlite();
+    secrets_never_written(&Db::Sqlite(p));
+}
+
+#[test]
+fn sqlite_two_writers_100_rows() {
+    let (_d, p) = sqlite();
+    two_writers(&Db::Sqlite(p));
+}
+
+#[test]
+fn sqlite_killed_while_recording() {
+    let (_d, p) = sqlite();
+    killed_while_recording(&Db::Sqlite(p));
+}
+
+#[test]
+fn postgres_same_history_tests() {
+    let cluster = Cluster::start();
+    fn db(c: &Cluster) -> Db<'_> {
+        Db::Postgres {
+            cluster: c,
+            url: c.fresh_db(),
+        }
+    }
+    record_query_trend(&db(&cluster));
+    secrets_never_written(&db(&cluster));
+    two_writers(&db(&cluster));
+    killed_while_recording(&db(&cluster));
+    {
+        let _machine = support::pelt::exclusive();
+        baselines(&db(&cluster));
+    }
+    // A database URL's password reaches no message.
+    let out = pelt()
+        .args(["history", "--history"])
+        .arg(format!(
+            "postgres://nobody:S3CRET@127.0.0.1:{}/none",
+            cluster.port
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("S3CRET") && err.lines().count() == 1, "{err}");
+}
+
+#[test]
+fn newer_schema_is_refused_with_exit_2_before_any_load() {
+    let (_d, p) = sqlite();
+    let data = tempfile::tempdir().unwrap();
+    let db = Db::Sqlite(p.clone());
+    db.store();
+    {
+        use pelt_store::Backend;
+        let mut raw = pelt_store::sqlite::Sqlite::open(&p).unwrap();
+        raw.execute(
+            "UPDATE pelt_meta SET value = '99' WHERE key = 'schema_version'",
+            &[],
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&p).unwrap();
+    let srv = server(None);
+    let out = hpelt(&db, data.path())
+        .args([
+            "run",
+            &format!("http://{}/", srv.local_addr()),
+            "-n",
+            "5",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("newer pelt") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(srv.requests(), 0, "load was sent");
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    // --no-history runs all the same.
+    let out = hpelt(&db, data.path())
+        .args([
+            "run",
+            &format!("http://{}/", srv.local_addr()),
+            "-n",
+            "5",
+            "-q",
+            "--no-history",
+        ])
+        .output()
+        .unwrap();
+    ok(&out, "--no-history");
+}
+
+#[test]
+fn corrupt_database_is_reported_not_overwritten() {
+    let (_d, p) = sqlite();
+    let data = tempfile::tempdir().unwrap();
+    let junk: Vec<u8> = b"SQLite format 3\0"
+        .iter()
+        .copied()
+        .chain((0..9000u32).map(|i| (i % 97) as u8))
+        .collect();
+    std::fs::write(&p, &junk).unwrap();
+    let db = Db::Sqlite(p.clone());
+    for args in [
+        &["history"][..],
+        &["history", "rm", "1"],
+        &["history", "check"],
+    ] {
+        let out = hpelt(&db, data.path()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("damaged") && err.lines().count() == 1, "{err}");
+    }
+    let srv = server(None);
+    let out = hpelt(&db, data.path())
+        .args([
+            "run",
+            &format!("http://{}/", srv.local_addr()),
+            "-n",
+            "5",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&p).unwrap(), junk, "the file was changed");
+}
+
+#[test]
+fn saved_runs_are_imported_once_and_redacted() {
+    let data = tempfile::tempdir().unwrap();
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    // Two saved runs, as an older pelt left them: one with a secret in
+    // its header (pelt redacts now, so it is written here by hand).
+    for i in 0..2 {
+        let out = pelt()
+            .env("PELT_DATA_DIR", data.path())
+            .args(["run", &url, "-n", "5", "-q", "--no-history"])
+            .output()
+            .unwrap();
+        ok(&out, "saved run");
+        let _ = i;
+    }
+    let runs = data.path().join("runs");
+    let saved = files_under(&runs);
+    assert_eq!(saved.len(), 2);
+    {
+        let bytes = std::fs::read(&saved[0]).unwrap();
+        let mut r = pelt_core::ResultsReader::open(&bytes[..]).unwrap();
+        let mut header = r.header().clone();
+        header.config.targets[0]
+            .headers
+            .push(("Authorization".into(), "Bearer S3CRET".into()));
+        let mut out = Vec::new();
+        let mut w = pelt_core::ResultsWriter::new(&mut out, &header).unwrap();
+        while let Some((s, rec)) = r.next_interval().unwrap() {
+            w.interval(s, &rec).unwrap();
+        }
+        w.finish(r.footer().unwrap()).unwrap();
+        std::fs::write(&saved[0], out).unwrap();
+    }
+    let first = pelt()
+        .env("PELT_DATA_DIR", data.path())
+        .env_remove("PELT_HISTORY")
+        .env_remove("PELT_NO_HISTORY")
+        .args(["history", "--format", "json"])
+        .output()
+        .unwrap();
+    let rows: Value = serde_json::from_str(&ok(&first, "history")).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    assert_eq!(rows[0]["kind"], "import");
+    assert!(String::from_utf8_lossy(&first.stderr).contains("imported 2 saved run(s)"));
+    // Once: the next command imports nothing, and a new run adds one.
+    let out = pelt()
+        .env("PELT_DATA_DIR", data.path())
+        .env_remove("PELT_HISTORY")
+        .env_remove("PELT_NO_HISTORY")
+        .args(["run", &url, "-n", "5", "-q"])
+        .output()
+        .unwrap();
+    ok(&out, "run");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("imported"));
+    let db = Db::Sqlite(data.path().join("history.db"));
+    assert_eq!(db.count(), 3);
+    let bytes = std::fs::read(data.path().join("history.db")).unwrap();
+    assert!(!bytes.windows(SECRET.len()).any(|w| w == SECRET));
+}

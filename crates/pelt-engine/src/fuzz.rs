@@ -1,7 +1,7 @@
 //! Entry point for the HTTP/1.1 response fuzz target in `fuzz/` (see
 //! docs/FUZZING.md), also run on arbitrary bytes by the unit tests below.
 
-use crate::h1::{read_response_location, ReadFailure, Response, READ_BUF};
+use crate::h1::{read_response_location, Failure, Response, READ_BUF};
 use pelt_core::ErrorKind;
 use std::future::Future;
 use std::io;
@@ -55,7 +55,7 @@ pub fn h1_response(data: &[u8]) {
     }
 }
 
-type Outcome = Result<Response, ReadFailure>;
+type Outcome = Result<Response, Failure>;
 
 fn check(r: &Outcome, wire: &[u8], head: bool) {
     let len = wire.len() as u64;

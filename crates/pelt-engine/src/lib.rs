@@ -1,27 +1,70 @@
 //! pelt-engine: generates load and records what happens.
 //!
 //! ```text
-//! RunConfig ─▶ Pacer ─▶ (seq, intended) ─▶ Worker ─▶ Connection ─▶ Sample ─▶ Recorder
+//! RunConfig ─▶ RunPlan ─▶ Worker × threads ─▶ sender: Transport ─▶ Sample
+//!                          (Pacer, dispatcher)   (h1 | h2, over conn)    │
+//!  RunSummary ◀─ Collector ◀─ one Recorder per second (Intervals) ◀─────┘
+//!                   └─▶ Snapshot each second
 //! ```
 //!
-//! [`Run::start`] spawns one worker thread per core, each with a
-//! single-threaded tokio runtime that owns its connections and recorder.
-//! Once a second every worker hands its interval recorder to a collector
-//! thread, which merges seconds into the timeline and the total and
-//! produces the [`pelt_core::RunSummary`].
+//! [`Run::start`] plans the run, then spawns one worker thread per core,
+//! each with a single-threaded tokio runtime that owns its connections
+//! and recorders. Once a second every worker hands its interval recorder
+//! to a collector thread, which merges seconds into the timeline and the
+//! total, hands each second on as a [`Snapshot`], and produces the
+//! [`RunSummary`](pelt_core::RunSummary).
+//!
+//! # Use as a library
+//!
+//! Build a [`RunConfig`](pelt_core::RunConfig), start a [`Run`], read a
+//! [`Snapshot`] per second from [`Run::progress`], and get the summary
+//! from [`Run::wait`]:
+//!
+//! ```no_run
+//! use pelt_core::{Load, RunConfig, Stop, Target, Url};
+//! use pelt_engine::{Progress, Run};
+//! use std::time::Duration;
+//!
+//! let url = Url::parse("http://127.0.0.1:8080/")?;
+//! let stop = Stop { requests: None, duration: Some(Duration::from_secs(5)) };
+//! let config = RunConfig::new(vec![Target::get(url)], Load::closed(50), stop);
+//! let run = Run::start(config)?;
+//! loop {
+//!     match run.progress(Duration::from_millis(200)) {
+//!         Progress::Interval(second) => println!("{} req/s", second.row.requests),
+//!         Progress::Waiting => {}
+//!         Progress::Finished => break,
+//!     }
+//! }
+//! let summary = run.wait();
+//! println!("{:.0} req/s over {:?}", summary.request_rate(), summary.duration);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `examples/bench_url.rs` is the same as a program.
 
+#![warn(missing_docs)]
+
+mod collector;
 mod conn;
+mod error;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod h1;
 mod h2;
+mod intervals;
 mod load;
 pub mod pacer;
+mod plan;
+mod request_log;
 mod run;
 mod timer;
+mod transport;
 mod worker;
 
+pub use collector::Snapshot;
+pub use error::EngineError;
 pub use pacer::{ConstantRate, Pacer, Piecewise};
-pub use run::{
-    background_priority, footer_of, Canceller, EngineError, Progress, Run, Snapshot, GRACE,
-};
+pub use plan::GRACE;
+pub use request_log::{RequestLogFormat, RequestLogSpec, CSV_HEADER as REQUEST_LOG_CSV_HEADER};
+pub use run::{background_priority, footer_of, Canceller, Progress, Run};

@@ -389,6 +389,14 @@ pub struct RunArgs {
     #[arg(long = "no-save")]
     pub no_save: bool,
 
+    /// Also log every measured request to FILE, one line each, streamed as
+    /// they finish (vegeta's results, hey's -o csv, ab's -g): planned,
+    /// sent, first-byte and done times (Unix nanoseconds), status, bytes,
+    /// error kind, target. JSON lines for .json/.jsonl/.ndjson, else CSV.
+    /// Secrets in URLs are replaced as in every file pelt writes.
+    #[arg(long = "log-requests", value_name = "FILE")]
+    pub log_requests: Option<std::path::PathBuf>,
+
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
     /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
     /// unit and error shares a % sign (a bare 5 is refused: 5% or 500%?);

@@ -6,7 +6,7 @@ use crate::progress::ProgressLine;
 use crate::save::Sinks;
 use crate::UserError;
 use pelt_core::{RunConfig, RunSummary};
-use pelt_engine::{footer_of, Progress, Run};
+use pelt_engine::{footer_of, Progress, RequestLogFormat, RequestLogSpec, Run};
 use std::path::Path;
 use std::time::Duration;
 
@@ -22,6 +22,8 @@ pub struct Keep<'a> {
     pub secrets: pelt_store::Redactor,
     /// Keep the results file in memory too, here (for the history).
     pub copy: Option<&'a mut Option<Vec<u8>>>,
+    /// `--log-requests FILE`: every request, one line each.
+    pub log: Option<&'a Path>,
 }
 
 /// Runs `config` with a live progress line (on a terminal), Ctrl-C
@@ -38,7 +40,18 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         })?;
     }
     let planned = config.effective_stop();
-    let run = Run::start(config).map_err(|e| {
+    let log = keep.log.map(|path| {
+        // The log names each request's URL: with its secrets replaced, as
+        // in every file pelt writes.
+        let mut shown = keep.secrets.clone();
+        shown.learn(&config);
+        RequestLogSpec {
+            path: path.to_path_buf(),
+            format: RequestLogFormat::for_path(path),
+            targets_shown: Some(shown.config(&config).targets),
+        }
+    });
+    let run = Run::start_with_log(config, log).map_err(|e| {
         // Leave no empty -o behind for a run that never started.
         if let Some(path) = keep.out {
             let _ = std::fs::remove_file(path);

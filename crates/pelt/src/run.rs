@@ -361,6 +361,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             .as_ref()
             .filter(|_| crate::history::Recording::wants_copy(args.out.as_deref()))
             .map(|_| &mut copy),
+        log: args.log_requests.as_deref(),
     };
     let summary = execute(config, args.quiet, keep)?;
     let id = history

@@ -7,7 +7,7 @@ mod support;
 use serde_json::Value;
 use std::collections::HashSet;
 use support::nginx::Nginx;
-use support::pelt::{count, exclusive, number, pelt, run_json, server};
+use support::pelt::{count, exclusive, number, pelt, run_json, run_json_no_response, server};
 
 /// The Host header of each line of nginx's connection log.
 fn hosts(lines: &[String]) -> HashSet<String> {
@@ -146,7 +146,7 @@ fn unix_socket_carries_http1_and_h2c() {
 fn a_missing_unix_socket_is_a_connect_error() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("absent.sock");
-    let r = run_json(&[
+    let r = run_json_no_response(&[
         "http://app.test/",
         "--unix-socket",
         sock.to_str().unwrap(),

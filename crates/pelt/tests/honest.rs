@@ -458,3 +458,102 @@ fn siege_durations_are_accepted_and_ab_s_t_is_explained() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("use -d 10S"), "{err}");
 }
+
+/// `--log-requests FILE`: one line per measured request, streamed, as
+/// vegeta's results and hey's `-o csv` give. Every planned request is in
+/// it (those never sent too, as unfinished), and the lines with a send
+/// time are exactly what the server received.
+#[test]
+fn every_request_is_logged_once_with_its_times() {
+    let _machine = exclusive();
+    let srv = server(None);
+    let url = format!("http://{}/?delay=30ms", srv.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.csv");
+    let out = pelt()
+        .args([&url, "--rate", "600", "-c", "10", "-d", "1s", "--no-save"])
+        .args(["--format", "json", "--log-requests"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[0], "intended_unix_ns");
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len() as u64, count(&r["requests"]["planned"]));
+    let sent = rows
+        .iter()
+        .filter(|r| !r[col("sent_unix_ns")].is_empty())
+        .count() as u64;
+    assert_eq!(sent, count(&r["requests"]["sent"]));
+    assert_eq!(sent, srv.requests(), "the server's count is the witness");
+    let unfinished = rows
+        .iter()
+        .filter(|r| r[col("error")] == "unfinished")
+        .count() as u64;
+    assert_eq!(unfinished, count(&r["errors"]["unfinished"]));
+    for row in &rows {
+        let t = |c: &str| row[col(c)].parse::<u64>().ok();
+        let (intended, done) = (t("intended_unix_ns").unwrap(), t("done_unix_ns").unwrap());
+        assert!(done >= intended, "{row:?}");
+        if let Some(sent) = t("sent_unix_ns") {
+            assert!(sent >= intended && done >= sent, "{row:?}");
+        }
+    }
+    // Rate mode: planned times are the schedule's, 1/600 s apart.
+    let mut planned: Vec<u64> = rows
+        .iter()
+        .map(|r| r[col("intended_unix_ns")].parse().unwrap())
+        .collect();
+    planned.sort_unstable();
+    for gap in planned.windows(2).map(|w| w[1] - w[0]) {
+        assert!((1_666_000..=1_667_400).contains(&gap), "gap {gap} ns");
+    }
+
+    // JSON lines by extension; an unwritable path refuses the run first.
+    let jsonl = dir.path().join("requests.jsonl");
+    let out = pelt()
+        .args([
+            &format!("http://{}/", srv.local_addr()),
+            "-n",
+            "20",
+            "--no-save",
+        ])
+        .arg("--log-requests")
+        .arg(&jsonl)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 20);
+    assert!(lines
+        .iter()
+        .all(|l| l["status"] == 200 && l["error"].is_null()));
+    let before = srv.requests();
+    let out = pelt()
+        .args([
+            &format!("http://{}/", srv.local_addr()),
+            "-n",
+            "5",
+            "--no-save",
+        ])
+        .args(["--log-requests", "/nonexistent-dir/log.csv"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot write the request log"), "{err}");
+    assert_eq!(srv.requests(), before, "no load before the refusal");
+}

@@ -6,7 +6,9 @@ mod support;
 
 use serde_json::Value;
 use support::nginx::{self_signed_cert, Nginx};
-use support::pelt::{count, pelt, run_json, server};
+use support::pelt::{
+    count, pelt, run_json, run_json_maybe_no_response, run_json_no_response, server,
+};
 
 /// The access log's lines, checked to be `n` HTTP/2 requests for `prefix`.
 fn assert_logged_as_h2(nginx: &Nginx, n: usize, prefix: &str) {
@@ -124,7 +126,7 @@ fn http2_to_an_http1_only_server_is_classified_errors() {
     // h2c prior knowledge to our HTTP/1.1 server: the reply is not HTTP/2.
     let srv = server(None);
     let url = format!("http://{}/", srv.local_addr());
-    let r = run_json(&[
+    let r = run_json_no_response(&[
         "run",
         "--http2",
         "-n",
@@ -154,7 +156,7 @@ fn http2_to_an_http1_only_server_is_classified_errors() {
     let tls = self_signed_cert();
     let nginx = Nginx::start_tls("", &tls);
     let url = format!("https://127.0.0.1:{}/ok", nginx.port());
-    let r = run_json(&["run", "--http2", "--insecure", "-n", "10", "-c", "2", &url]);
+    let r = run_json_no_response(&["run", "--http2", "--insecure", "-n", "10", "-c", "2", &url]);
     assert_eq!(r["errors"]["tls"], 10, "{}", error_examples(&r));
     assert!(
         error_examples(&r).contains("did not negotiate HTTP/2"),
@@ -306,7 +308,7 @@ fn scripted_h2_server(how: Misbehave) -> std::net::SocketAddr {
 #[test]
 fn http2_response_header_block_over_the_limit_is_an_invalid_response() {
     let addr = scripted_h2_server(Misbehave::HugeHeaders);
-    let r = run_json(&[
+    let r = run_json_no_response(&[
         "run",
         "--http2",
         "-n",
@@ -332,7 +334,7 @@ fn http2_response_header_block_over_the_limit_is_an_invalid_response() {
 #[test]
 fn http2_requests_a_server_allows_no_stream_for_time_out_saying_never_sent() {
     let addr = scripted_h2_server(Misbehave::NoStreams);
-    let r = run_json(&[
+    let r = run_json_maybe_no_response(&[
         "run",
         "--http2",
         "-n",

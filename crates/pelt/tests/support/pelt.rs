@@ -71,6 +71,23 @@ pub fn run_json_no_response(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
 }
 
+/// Runs `pelt ARGS --format json` where some requests may get a response
+/// and possibly none: exit 0 or 3, returns the report.
+pub fn run_json_maybe_no_response(args: &[&str]) -> Value {
+    let out = pelt()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let code = out.status.code();
+    assert!(
+        code == Some(0) || code == Some(3),
+        "pelt {args:?}: {code:?} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
 /// A count in a report.
 pub fn count(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))

@@ -1,61 +1,40 @@
 //! Establishing connections: TCP, optionally TLS, each phase timed.
+//! Where they go is [`origin`]; how TLS is set up, [`tls`].
 
+mod origin;
+mod tls;
+
+pub(crate) use origin::{lookup_origin, resolve_origins};
+pub use origin::{Addr, Origin};
+pub use tls::tls_connector;
+use tls::{no_application_protocol, plain_text_reply};
+
+use crate::transport::outcome::Failure;
 use pelt_core::ErrorKind;
-use rustls::pki_types::ServerName;
-use std::fmt;
 use std::io;
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
-/// A socket address: TCP, or a Unix domain socket (`--unix-socket`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Addr {
-    Tcp(SocketAddr),
-    Unix(PathBuf),
-}
-
-impl fmt::Display for Addr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Addr::Tcp(a) => a.fmt(f),
-            Addr::Unix(p) => write!(f, "unix:{}", p.display()),
-        }
-    }
-}
-
-/// Where a connection goes: one per distinct scheme, host and port.
-#[derive(Debug, Clone)]
-pub struct Origin {
-    pub addr: Addr,
-    /// Present for https: the name to verify and send as SNI.
-    pub tls: Option<ServerName<'static>>,
-}
-
 /// A connected stream, plain or TLS.
 #[derive(Debug)]
 pub enum Stream {
+    /// TCP.
     Plain(TcpStream),
+    /// A Unix domain socket (`--unix-socket`).
     Unix(UnixStream),
+    /// TLS over TCP.
     Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
 }
 
 /// Phase times of a new connection, in nanoseconds.
 #[derive(Debug, Clone, Copy)]
 pub struct Established {
+    /// Until the TCP (or Unix socket) connection was up.
     pub connect_ns: u64,
+    /// The TLS handshake, for https.
     pub tls_ns: Option<u64>,
-}
-
-/// A failure to connect, already classified.
-#[derive(Debug)]
-pub struct ConnectFailure {
-    pub kind: ErrorKind,
-    pub detail: String,
 }
 
 /// Opens a connection to `origin`. Time limits are the caller's: the whole
@@ -65,7 +44,7 @@ pub async fn connect(
     origin: &Origin,
     tls: Option<&tokio_rustls::TlsConnector>,
     connect_timeout: std::time::Duration,
-) -> Result<(Stream, Established), ConnectFailure> {
+) -> Result<(Stream, Established), Failure> {
     let start = std::time::Instant::now();
     let addr = match &origin.addr {
         Addr::Tcp(a) => *a,
@@ -74,19 +53,19 @@ pub async fn connect(
     let tcp = match tokio::time::timeout(connect_timeout, TcpStream::connect(addr)).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
-            return Err(ConnectFailure {
-                kind: ErrorKind::Connect,
-                detail: format!("{}: {e}", origin.addr),
-            })
+            return Err(Failure::new(
+                ErrorKind::Connect,
+                format!("{}: {e}", origin.addr),
+            ))
         }
         Err(_) => {
-            return Err(ConnectFailure {
-                kind: ErrorKind::Connect,
-                detail: format!(
+            return Err(Failure::new(
+                ErrorKind::Connect,
+                format!(
                     "{}: no connection within --connect-timeout {:?}",
                     origin.addr, connect_timeout
                 ),
-            })
+            ))
         }
     };
     // Requests are written whole; Nagle would only delay them.
@@ -105,14 +84,14 @@ pub async fn connect(
                 match tokio::time::timeout_at(by, connector.connect(name.clone(), tcp)).await {
                     Ok(done) => done,
                     Err(_) => {
-                        return Err(ConnectFailure {
-                            kind: ErrorKind::Tls,
-                            detail: format!(
+                        return Err(Failure::new(
+                            ErrorKind::Tls,
+                            format!(
                                 "{}: no TLS handshake within --connect-timeout {:?}; \
                                  does this port serve TLS?",
                                 origin.addr, connect_timeout
                             ),
-                        })
+                        ))
                     }
                 };
             match handshake {
@@ -123,9 +102,9 @@ pub async fn connect(
                         tls_ns: Some(tls_start.elapsed().as_nanos() as u64),
                     },
                 )),
-                Err(e) => Err(ConnectFailure {
-                    kind: ErrorKind::Tls,
-                    detail: match no_application_protocol(&e) {
+                Err(e) => Err(Failure::new(
+                    ErrorKind::Tls,
+                    match no_application_protocol(&e) {
                         true if connector.config().alpn_protocols == [b"h2"] => format!(
                             "{}: the server did not negotiate HTTP/2 over ALPN ({e}); \
                              enable HTTP/2 on the server, or drop --http2",
@@ -143,7 +122,7 @@ pub async fn connect(
                         ),
                         false => format!("{}: {e}", origin.addr),
                     },
-                }),
+                )),
             }
         }
         _ => Ok((
@@ -160,11 +139,8 @@ async fn connect_unix(
     path: &std::path::Path,
     connect_timeout: std::time::Duration,
     start: std::time::Instant,
-) -> Result<(Stream, Established), ConnectFailure> {
-    let failure = |detail: String| ConnectFailure {
-        kind: ErrorKind::Connect,
-        detail,
-    };
+) -> Result<(Stream, Established), Failure> {
+    let failure = |detail: String| Failure::new(ErrorKind::Connect, detail);
     match tokio::time::timeout(connect_timeout, UnixStream::connect(path)).await {
         Ok(Ok(s)) => Ok((
             Stream::Unix(s),
@@ -181,112 +157,6 @@ async fn connect_unix(
             "unix socket {}: no connection within --connect-timeout {connect_timeout:?}",
             path.display()
         ))),
-    }
-}
-
-/// Whether a handshake failed because the server supports none of the
-/// protocols offered by ALPN (OpenSSL-based servers such as nginx say so
-/// with an alert rather than ignoring ALPN).
-fn no_application_protocol(e: &io::Error) -> bool {
-    e.get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        .is_some_and(|r| {
-            matches!(
-                r,
-                rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)
-            )
-        })
-}
-
-/// Whether a handshake failed because the server's first bytes were no
-/// TLS record at all: a plain-HTTP server answers a ClientHello with an
-/// `HTTP/1.1 400` response, whose 'H' is no TLS content type.
-fn plain_text_reply(e: &io::Error) -> bool {
-    e.get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        .is_some_and(|r| {
-            matches!(
-                r,
-                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
-            )
-        })
-}
-
-/// The TLS client configuration shared by every connection of a run.
-/// With `http2`, ALPN offers only `h2`: the user asked for HTTP/2, so a
-/// server that would pick HTTP/1.1 must fail visibly, not quietly change
-/// what is measured.
-pub fn tls_connector(insecure: bool, http2: bool) -> tokio_rustls::TlsConnector {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .expect("ring supports the default protocol versions");
-    let mut config = if insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider)))
-            .with_no_client_auth()
-    } else {
-        let roots = rustls::RootCertStore {
-            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-        };
-        builder.with_root_certificates(roots).with_no_client_auth()
-    };
-    config.alpn_protocols = if http2 {
-        vec![b"h2".to_vec()]
-    } else {
-        vec![b"http/1.1".to_vec()]
-    };
-    tokio_rustls::TlsConnector::from(Arc::new(config))
-}
-
-/// `--insecure`: accepts any certificate, still checks handshake signatures
-/// so the connection is at least consistent.
-#[derive(Debug)]
-struct AcceptAnyCert(Arc<rustls::crypto::CryptoProvider>);
-
-impl rustls::client::danger::ServerCertVerifier for AcceptAnyCert {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &rustls::pki_types::CertificateDer<'_>,
-        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: rustls::pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls::pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls::pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
     }
 }
 

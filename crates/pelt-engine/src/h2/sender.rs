@@ -1,4 +1,4 @@
-//! HTTP/2 on the `h2` crate: requests built once, streams as senders.
+//! The HTTP/2 transport, on the `h2` crate: streams as senders.
 //!
 //! One HTTP/2 connection carries `--streams N` senders. Each sender works
 //! like an HTTP/1.1 connection does (one request at a time, taken from the
@@ -8,12 +8,16 @@
 //! wait for that, and a connection that ends is reopened by the next sender
 //! that needs it.
 
+use super::{field_size, header_block_size};
 use crate::conn::Stream;
-use crate::h1::{is_redirect, read_error_kind, Response};
-use crate::worker::{dial, Failure, Progress, Redirects, Transport, Worker};
+use crate::transport::dial::dial;
+use crate::transport::redirect::Redirects;
+use crate::transport::{
+    is_redirect, read_error_kind, Attempt, Failure, Response, Runner, Transport,
+};
 use bytes::Bytes;
 use h2::client::SendRequest;
-use pelt_core::{ErrorKind, Scheme, Target};
+use pelt_core::ErrorKind;
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
 use std::rc::Rc;
@@ -31,120 +35,9 @@ const CONNECTION_WINDOW: u32 = 16 << 20;
 /// 100 MB of decoded headers; beyond this a response is refused and
 /// counted `invalid_response`.
 const MAX_HEADER_LIST: u32 = 64 * 1024;
-/// HPACK's per-field overhead (RFC 7541 §4.1), used to size header blocks.
-const HPACK_FIELD_OVERHEAD: u64 = 32;
 
-/// A request prepared once before the run; each send clones its parts
-/// (reference-counted, except the header map).
-#[derive(Debug, Clone)]
-pub struct PreparedH2 {
-    method: http::Method,
-    uri: http::Uri,
-    headers: http::HeaderMap,
-    body: Bytes,
-    /// Header block size (name + value + 32 per field, pseudo-headers
-    /// included) plus the body: what `bytes_out` counts for HTTP/2.
-    bytes_out: u64,
-}
-
-impl PreparedH2 {
-    /// Builds the request for `target`, or says why HTTP/2 cannot send it.
-    pub fn new(target: &Target) -> Result<PreparedH2, String> {
-        let method = http::Method::from_bytes(target.method.as_bytes())
-            .map_err(|_| format!("invalid method '{}'", target.method))?;
-        // `Host` becomes :authority; HTTP/1.1's connection headers have no
-        // meaning in HTTP/2 and are forbidden there (RFC 9113 §8.2.2).
-        let authority = target
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("host"))
-            .map_or_else(|| target.url.host_header(), |(_, v)| v.clone());
-        let scheme = match target.url.scheme {
-            Scheme::Http => "http",
-            Scheme::Https => "https",
-        };
-        let uri: http::Uri = format!("{scheme}://{authority}{}", target.url.path_and_query)
-            .parse()
-            .map_err(|e| format!("cannot send {} over HTTP/2: {e}", target.url))?;
-        let mut headers = http::HeaderMap::new();
-        let has = |name: &str| {
-            target
-                .headers
-                .iter()
-                .any(|(n, _)| n.eq_ignore_ascii_case(name))
-        };
-        let mut add = |name: &str, value: &str| -> Result<(), String> {
-            let n = http::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("invalid header name '{name}'"))?;
-            let v = http::HeaderValue::from_str(value)
-                .map_err(|_| format!("invalid value for header '{name}'"))?;
-            headers.append(n, v);
-            Ok(())
-        };
-        if !has("user-agent") {
-            add("user-agent", concat!("pelt/", env!("CARGO_PKG_VERSION")))?;
-        }
-        if !has("accept") {
-            add("accept", "*/*")?;
-        }
-        for (name, value) in &target.headers {
-            const HOP_BY_HOP: [&str; 6] = [
-                "host",
-                "connection",
-                "keep-alive",
-                "proxy-connection",
-                "transfer-encoding",
-                "upgrade",
-            ];
-            if HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h)) {
-                continue;
-            }
-            add(name, value)?;
-        }
-        let needs_length =
-            !target.body.is_empty() || matches!(target.method.as_str(), "POST" | "PUT" | "PATCH");
-        if needs_length && !has("content-length") {
-            add("content-length", &target.body.len().to_string())?;
-        }
-        let pseudo = field_size(":method", method.as_str().len())
-            + field_size(":scheme", scheme.len())
-            + field_size(":authority", authority.len())
-            + field_size(":path", target.url.path_and_query.len());
-        let bytes_out = pseudo + header_block_size(&headers) + target.body.len() as u64;
-        Ok(PreparedH2 {
-            method,
-            uri,
-            headers,
-            body: Bytes::copy_from_slice(&target.body),
-            bytes_out,
-        })
-    }
-
-    fn request(&self) -> http::Request<()> {
-        let mut req = http::Request::new(());
-        *req.method_mut() = self.method.clone();
-        *req.uri_mut() = self.uri.clone();
-        *req.version_mut() = http::Version::HTTP_2;
-        *req.headers_mut() = self.headers.clone();
-        req
-    }
-}
-
-fn field_size(name: &str, value_len: usize) -> u64 {
-    (name.len() + value_len) as u64 + HPACK_FIELD_OVERHEAD
-}
-
-/// The HPACK size of a header block: an upper bound on what its HEADERS
-/// frames carry (h2 does not report the compressed size).
-fn header_block_size(headers: &http::HeaderMap) -> u64 {
-    headers
-        .iter()
-        .map(|(n, v)| field_size(n.as_str(), v.len()))
-        .sum()
-}
-
-/// One HTTP/2 connection slot shared by `--streams` senders: at most one
-/// live connection per origin.
+/// The HTTP/2 connections that `--streams` consecutive senders share: at
+/// most one live connection per origin.
 #[derive(Debug)]
 pub(crate) struct SharedConn {
     states: RefCell<Vec<State>>,
@@ -182,7 +75,7 @@ impl SharedConn {
     }
 }
 
-/// Puts a connection slot back to idle if its opener gives up (failure,
+/// Puts an origin's connection back to idle if its opener gives up (failure,
 /// timeout or the end of the run), so waiting senders do not wait forever.
 struct Opening<'a> {
     shared: &'a SharedConn,
@@ -216,16 +109,16 @@ impl H2Sender {
     /// one if there is none. Returns its generation.
     async fn handle(
         &mut self,
-        w: &Worker,
+        w: &impl Runner,
         origin: usize,
-        progress: &mut Progress,
+        attempt: &mut Attempt,
     ) -> Result<u64, Failure> {
         loop {
             let waiting = {
                 let states = self.shared.states.borrow();
                 match &states[origin] {
                     State::Ready { send, generation } => {
-                        progress.reused = true;
+                        attempt.reused = true;
                         if !matches!(&self.send, Some((o, g, _)) if *o == origin && g == generation)
                         {
                             self.send = Some((origin, *generation, send.clone()));
@@ -246,7 +139,7 @@ impl H2Sender {
                 origin,
                 armed: true,
             };
-            let plan = &*w.plan;
+            let plan = w.plan();
             let (stream, est) = dial(w, &plan.origins[origin], true).await?;
             if let Stream::Tls(tls) = &stream {
                 let alpn = tls.get_ref().1.alpn_protocol();
@@ -273,7 +166,7 @@ impl H2Sender {
                 .handshake::<_, Bytes>(stream)
                 .await
                 .map_err(|e| classify(&e, ErrorKind::Write, None))?;
-            w.record_connection(est.connect_ns, est.tls_ns);
+            w.record_connection(&est);
             let generation = self.shared.generation.get() + 1;
             self.shared.generation.set(generation);
             let shared = self.shared.clone();
@@ -290,22 +183,22 @@ impl H2Sender {
             opening.armed = false;
             self.shared.changed.notify_waiters();
             self.send = Some((origin, generation, send));
-            progress.reused = false;
+            attempt.reused = false;
             return Ok(generation);
         }
     }
 
     async fn once(
         &mut self,
-        w: &Worker,
+        w: &impl Runner,
         target: u32,
-        slot: usize,
-        progress: &mut Progress,
+        sender: usize,
+        attempt: &mut Attempt,
     ) -> Result<Response, (Failure, Unprocessed)> {
-        let plan = &*w.plan;
+        let plan = w.plan();
         let origin = plan.target_origin[target as usize];
         let generation = self
-            .handle(w, origin, progress)
+            .handle(w, origin, attempt)
             .await
             .map_err(|f| (f, Unprocessed::No))?;
         let (_, _, send) = self.send.as_mut().expect("handle() set it");
@@ -320,7 +213,7 @@ impl H2Sender {
             .await
             .map_err(|e| unsent(&e))?;
         let request = &plan.h2_requests[target as usize];
-        progress.sent = Some(w.mark_sent(slot));
+        attempt.sent = Some(w.mark_sent(sender));
         let (response, mut body_out) = send
             .send_request(request.request(), request.body.is_empty())
             .map_err(|e| unsent(&e))?;
@@ -330,14 +223,14 @@ impl H2Sender {
                 .send_data(request.body.clone(), true)
                 .map_err(|e| unsent(&e))?;
         }
-        progress.bytes_out = request.bytes_out;
+        attempt.bytes_out = request.bytes_out;
         let response = response.await.map_err(|e| {
             (
                 classify(&e, ErrorKind::Read, None),
                 unprocessed(&e, generation),
             )
         })?;
-        progress.first_byte = Some(w.now());
+        attempt.first_byte = Some(w.now());
         let status = response.status().as_u16();
         let location =
             (plan.http.follow > 0 && is_redirect(status)).then(|| location_of(&response));
@@ -346,7 +239,7 @@ impl H2Sender {
             .map_err(|f| (f, Unprocessed::No))?;
         match location {
             Some(location) => self
-                .follow(w, target, resp, location, progress)
+                .follow(w, target, resp, location, attempt)
                 .await
                 .map_err(|f| (f, Unprocessed::No)),
             None => Ok(resp),
@@ -357,18 +250,18 @@ impl H2Sender {
     /// connection (same origin only). The chain is one request.
     async fn follow(
         &mut self,
-        w: &Worker,
+        w: &impl Runner,
         target: u32,
         mut resp: Response,
         mut location: String,
-        progress: &mut Progress,
+        attempt: &mut Attempt,
     ) -> Result<Response, Failure> {
-        let plan = &*w.plan;
+        let plan = w.plan();
         let t = &plan.targets[target as usize];
         let prepared = &plan.h2_requests[target as usize];
         let mut chain = Redirects::new(t);
         while is_redirect(resp.status) {
-            let same = chain.step(plan, &location, resp.status, resp.bytes_in)?;
+            let same = chain.step(&plan.http, &location, resp.status, resp.bytes_in)?;
             if !same {
                 // Refused by the configuration; a guard all the same.
                 return Err(Failure::new(
@@ -425,7 +318,7 @@ impl H2Sender {
                     .send_data(prepared.body.clone(), true)
                     .map_err(|e| io(e, ErrorKind::Write))?;
             }
-            progress.bytes_out += match send_body {
+            attempt.bytes_out += match send_body {
                 true => prepared.bytes_out,
                 false => prepared.bytes_out - prepared.body.len() as u64,
             };
@@ -482,12 +375,12 @@ async fn read_body(
 impl Transport for H2Sender {
     async fn attempt(
         &mut self,
-        w: &Worker,
+        w: &impl Runner,
         target: u32,
-        slot: usize,
-        progress: &mut Progress,
+        sender: usize,
+        attempt: &mut Attempt,
     ) -> Result<Response, Failure> {
-        match self.once(w, target, slot, progress).await {
+        match self.once(w, target, sender, attempt).await {
             Ok(r) => Ok(r),
             Err((failure, Unprocessed::No)) => Err(failure),
             Err((_, unprocessed)) => {
@@ -497,11 +390,11 @@ impl Transport for H2Sender {
                 // again. Once, so a server refusing everything still shows
                 // as errors; after a GOAWAY, on a new connection.
                 if let Unprocessed::GoAway(generation) = unprocessed {
-                    let origin = w.plan.target_origin[target as usize];
+                    let origin = w.plan().target_origin[target as usize];
                     self.shared.retire(origin, generation);
                 }
-                *progress = Progress::default();
-                self.once(w, target, slot, progress)
+                *attempt = Attempt::default();
+                self.once(w, target, sender, attempt)
                     .await
                     .map_err(|(f, _)| f)
             }

@@ -1,6 +1,11 @@
 //! HTTP/1.1 on the wire: requests serialised once, responses read into a
-//! reusable buffer and framed without allocating.
+//! reusable buffer and framed without allocating. The transport that
+//! sends them, one connection per sender, is `sender`.
 
+pub(crate) mod sender;
+
+use crate::transport::outcome::{is_redirect, read_error_kind};
+pub use crate::transport::outcome::{Failure, Response};
 use pelt_core::{ErrorKind, Target};
 use std::io;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -19,12 +24,15 @@ const MAX_HEADERS_LARGE: usize = 256;
 /// copies bytes and never formats.
 #[derive(Debug, Clone)]
 pub struct PreparedRequest {
+    /// The whole request: head and body.
     pub bytes: Vec<u8>,
     /// HEAD responses have no body whatever their headers say.
     pub head: bool,
 }
 
 impl PreparedRequest {
+    /// Serialises `target`'s request; without `keepalive` it asks the
+    /// server to close the connection after answering.
     pub fn new(target: &Target, keepalive: bool) -> PreparedRequest {
         let mut out = Vec::with_capacity(256 + target.body.len());
         write_request(
@@ -50,9 +58,13 @@ impl PreparedRequest {
 /// false` drops a configured Host header (the URL's is sent instead).
 #[derive(Debug, Clone, Copy)]
 pub struct RequestLine<'a> {
+    /// The method to send.
     pub method: &'a str,
+    /// The URL whose path (and host, without `keep_host`) is sent.
     pub url: &'a pelt_core::Url,
+    /// Whether the target's body (and its headers) go too.
     pub body: bool,
+    /// Whether a Host header configured on the target is kept.
     pub keep_host: bool,
 }
 
@@ -114,44 +126,13 @@ fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// What a complete response told us.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Response {
-    pub status: u16,
-    pub bytes_in: u64,
-    pub body_bytes: u64,
-    /// Whether the connection may carry another request.
-    pub reusable: bool,
-}
-
-/// A failure while reading, already classified.
-#[derive(Debug)]
-pub struct ReadFailure {
-    pub kind: ErrorKind,
-    pub detail: String,
-    /// Response bytes received before the failure.
-    pub bytes_in: u64,
-    pub status: u16,
-}
-
-impl ReadFailure {
-    fn new(kind: ErrorKind, detail: impl Into<String>, bytes_in: u64, status: u16) -> Self {
-        ReadFailure {
-            kind,
-            detail: detail.into(),
-            bytes_in,
-            status,
-        }
-    }
-}
-
-/// Maps an I/O error while reading to its kind.
-pub fn read_error_kind(e: &io::Error) -> ErrorKind {
-    match e.kind() {
-        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => ErrorKind::Reset,
-        io::ErrorKind::UnexpectedEof | io::ErrorKind::BrokenPipe => ErrorKind::Closed,
-        io::ErrorKind::InvalidData => ErrorKind::Tls,
-        _ => ErrorKind::Read,
+/// A failure while reading, `bytes_in` bytes into the response (and
+/// after its `status`, if the head was read).
+fn read_failure(kind: ErrorKind, detail: impl Into<String>, bytes_in: u64, status: u16) -> Failure {
+    Failure {
+        bytes_in,
+        status,
+        ..Failure::new(kind, detail)
     }
 }
 
@@ -162,7 +143,7 @@ pub async fn read_response<S: AsyncRead + Unpin>(
     buf: &mut [u8],
     head_request: bool,
     on_first_byte: impl FnMut(),
-) -> Result<Response, ReadFailure> {
+) -> Result<Response, Failure> {
     read_response_inner(stream, buf, head_request, on_first_byte, None).await
 }
 
@@ -174,13 +155,8 @@ pub async fn read_response_location<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
     location: &mut Vec<u8>,
-) -> Result<Response, ReadFailure> {
+) -> Result<Response, Failure> {
     read_response_inner(stream, buf, head_request, on_first_byte, Some(location)).await
-}
-
-/// The statuses `--follow` follows.
-pub fn is_redirect(status: u16) -> bool {
-    matches!(status, 301 | 302 | 303 | 307 | 308)
 }
 
 /// Copies the `Location` header's value from a complete response head.
@@ -205,7 +181,7 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
     head_request: bool,
     mut on_first_byte: impl FnMut(),
     location: Option<&mut Vec<u8>>,
-) -> Result<Response, ReadFailure> {
+) -> Result<Response, Failure> {
     let mut filled = 0usize;
     let mut bytes_in = 0u64;
     let mut first = true;
@@ -230,7 +206,7 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
                 Ok(Some(head)) if head.0 == 101 => {
                     // pelt never asks to upgrade: a switch is a protocol
                     // violation, and what follows is not HTTP/1.1.
-                    return Err(ReadFailure::new(
+                    return Err(read_failure(
                         ErrorKind::InvalidResponse,
                         "101 Switching Protocols to a request that asked for no upgrade",
                         bytes_in,
@@ -246,7 +222,7 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
                 Ok(Some(head)) => break head,
                 Ok(None) => {}
                 Err(detail) => {
-                    return Err(ReadFailure::new(
+                    return Err(read_failure(
                         ErrorKind::InvalidResponse,
                         detail,
                         bytes_in,
@@ -256,7 +232,7 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
             }
         }
         if filled == buf.len() {
-            return Err(ReadFailure::new(
+            return Err(read_failure(
                 ErrorKind::InvalidResponse,
                 format!("response head larger than {} KiB", buf.len() / 1024),
                 bytes_in,
@@ -270,11 +246,11 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
                 } else {
                     "connection closed in the middle of the response head"
                 };
-                return Err(ReadFailure::new(ErrorKind::Closed, detail, bytes_in, 0));
+                return Err(read_failure(ErrorKind::Closed, detail, bytes_in, 0));
             }
             Ok(n) => n,
             Err(e) => {
-                return Err(ReadFailure::new(
+                return Err(read_failure(
                     read_error_kind(&e),
                     e.to_string(),
                     bytes_in,
@@ -296,7 +272,7 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
             copy_location(&buf[..head_len], out);
         }
     }
-    let fail = |kind, detail: &str, bytes_in| Err(ReadFailure::new(kind, detail, bytes_in, status));
+    let fail = |kind, detail: &str, bytes_in| Err(read_failure(kind, detail, bytes_in, status));
     let mut body_bytes = 0u64;
     let mut leftover = &buf[head_len..filled];
     match framing {
@@ -619,11 +595,7 @@ mod tests {
     use super::*;
     use pelt_core::Url;
 
-    async fn read_all_split(
-        data: &[u8],
-        split: usize,
-        head: bool,
-    ) -> Result<Response, ReadFailure> {
+    async fn read_all_split(data: &[u8], split: usize, head: bool) -> Result<Response, Failure> {
         // A reader that hands out at most `split` bytes per read, to
         // exercise every state boundary.
         let (mut client, mut server) = tokio::io::duplex(64 * 1024);

@@ -1,0 +1,193 @@
+//! The collector: one thread that merges the workers' seconds, in order,
+//! into the run's timeline and total, hands each completed second on as a
+//! [`Snapshot`], and builds the [`RunSummary`] at the end.
+
+use crate::intervals::WorkerMsg;
+use crate::plan::RunPlan;
+use pelt_core::{
+    IntervalRow, Nanos, Recorder, RunFooter, RunHeader, RunSummary, SummaryBuilder, ThreadLoad,
+};
+use std::collections::BTreeMap;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
+
+/// One finished second of measurement, all workers merged: its row for
+/// progress displays, and its whole recorder for the results file.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The second's figures (requests, rate, errors, percentiles).
+    pub row: IntervalRow,
+    /// Everything recorded in the second, to save or merge further.
+    pub recorder: Box<Recorder>,
+    /// Measured requests so far, this second included.
+    pub total_requests: u64,
+    /// Failed requests so far, this second included.
+    pub total_errors: u64,
+}
+
+/// The collector's work each second (allocating, merging and emptying
+/// megabyte-sized recorders) comes in steps of a fraction of a millisecond;
+/// between them it offers the CPU to a worker that shares its core. Even
+/// at a low priority the scheduler lets a thread finish its time slice (a
+/// millisecond or more) before a waking worker gets the core.
+fn yield_between_steps() {
+    std::thread::yield_now();
+}
+
+/// Merges the workers' seconds, in order, into the summary.
+pub(crate) struct Collector {
+    plan: Arc<RunPlan>,
+    /// Highest second each worker has handed over; `u64::MAX` once done.
+    through: Vec<Option<u64>>,
+    pending: BTreeMap<u64, Recorder>,
+    /// Next second to emit; seconds before measurement are skipped.
+    next_second: u64,
+    builder: SummaryBuilder,
+    warmup_requests: u64,
+    cut: Option<Nanos>,
+    /// Whether `-n` could end the run.
+    count_limited: bool,
+    /// Per worker: where its merged recorders go back, emptied, for reuse.
+    recycle: Vec<mpsc::Sender<Box<Recorder>>>,
+    /// Per worker: how busy its thread was, once it is done.
+    worker_load: Vec<Option<ThreadLoad>>,
+}
+
+const NS: u64 = 1_000_000_000;
+
+impl Collector {
+    /// A collector for `plan`'s workers, one per sender in `recycle`.
+    pub fn new(
+        plan: Arc<RunPlan>,
+        header: RunHeader,
+        recycle: Vec<mpsc::Sender<Box<Recorder>>>,
+    ) -> Collector {
+        let workers = recycle.len();
+        let first = header.measure_start_unix_ns / NS;
+        let count_limited = header.config.stop.requests.is_some();
+        Collector {
+            count_limited,
+            plan,
+            through: vec![None; workers],
+            pending: BTreeMap::new(),
+            next_second: first,
+            builder: SummaryBuilder::new(header, None),
+            warmup_requests: 0,
+            cut: None,
+            recycle,
+            worker_load: vec![None; workers],
+        }
+    }
+
+    /// Merges what the workers send until the last one is done; each
+    /// complete second goes to `events`.
+    pub fn run(mut self, rx: Receiver<WorkerMsg>, events: mpsc::Sender<Snapshot>) -> RunSummary {
+        // Ends when every worker has sent Done and dropped its sender.
+        for msg in rx {
+            match msg {
+                WorkerMsg::Interval {
+                    worker,
+                    second,
+                    mut rec,
+                } => {
+                    let merged = self.pending.entry(second).or_default();
+                    yield_between_steps();
+                    merged.merge(&rec);
+                    self.through[worker] = Some(second);
+                    yield_between_steps();
+                    // Emptied here, off the worker's thread; a worker that
+                    // has finished no longer listens, which is fine.
+                    rec.reset();
+                    let _ = self.recycle[worker].send(rec);
+                    yield_between_steps();
+                }
+                WorkerMsg::Done {
+                    worker,
+                    warmup_requests,
+                    cut,
+                    load,
+                } => {
+                    self.through[worker] = Some(u64::MAX);
+                    self.worker_load[worker] = load;
+                    self.warmup_requests += warmup_requests;
+                    if let Some(c) = cut {
+                        self.cut = Some(self.cut.map_or(c, |old| old.min(c)));
+                    }
+                }
+            }
+            let complete = self.through.iter().map(|p| p.unwrap_or(0)).min();
+            if let Some(upto) = complete.filter(|&c| c != u64::MAX) {
+                self.emit_through(upto, &events);
+            }
+        }
+        if let Some(&last) = self.pending.keys().next_back() {
+            self.emit_through(last, &events);
+        }
+        self.finish()
+    }
+
+    /// Emits every second up to and including `upto`, empty ones too.
+    fn emit_through(&mut self, upto: u64, events: &mpsc::Sender<Snapshot>) {
+        while self.next_second <= upto {
+            let second = self.next_second;
+            self.next_second += 1;
+            let rec = self.pending.remove(&second).unwrap_or_default();
+            let row = self.builder.add(second, &rec);
+            yield_between_steps();
+            if let Some(row) = row {
+                let total = self.builder.total();
+                let _ = events.send(Snapshot {
+                    row,
+                    total_requests: total.requests,
+                    total_errors: total.error_count(),
+                    recorder: Box::new(rec),
+                });
+            }
+        }
+        // Anything older belongs to warm-up seconds that are not reported.
+        self.pending = self.pending.split_off(&self.next_second);
+    }
+
+    fn finish(self) -> RunSummary {
+        let plan = &self.plan;
+        let start = plan.measure_from;
+        let last_done = self.builder.total().last_done.max(start);
+        let interrupted = self
+            .cut
+            .is_some_and(|c| plan.deadline.is_none_or(|d| c < d));
+        // When sending ended, by the plan rather than by when the last
+        // response happened to arrive: a rate run's duration is its
+        // schedule, or "1,000 req/s for 5 s" would read as 1,250 req/s when
+        // the last response came back at 4 s.
+        let send_end = match (self.cut, &plan.pacer, plan.total_slots) {
+            (Some(cut), _, _) if interrupted => cut,
+            (_, Some(pacer), Some(slots)) => {
+                let end = pacer.at(slots);
+                plan.deadline.map_or(end, |d| end.min(d))
+            }
+            (_, Some(_), None) => plan.deadline.unwrap_or(last_done),
+            (Some(cut), None, _) => cut,
+            // Closed loop: the deadline if it ended the run (a count can
+            // end it first), else like ab, the last response.
+            (None, None, _) => match plan.deadline {
+                Some(d) if plan.total_slots.is_none() && !self.count_limited => d,
+                _ => last_done,
+            },
+        };
+        let duration = send_end.saturating_sub(start);
+        let elapsed = last_done.max(send_end) - start;
+        self.builder.finish(Some(&RunFooter {
+            duration_ns: duration,
+            elapsed_ns: elapsed,
+            warmup_requests: self.warmup_requests,
+            interrupted,
+            // All or nothing: a partial list would hide a busy thread.
+            worker_load: self
+                .worker_load
+                .iter()
+                .copied()
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default(),
+        }))
+    }
+}

@@ -1,0 +1,112 @@
+//! TLS for every connection of a run: one rustls client configuration,
+//! with ALPN offering the protocol the user asked for.
+
+use rustls::pki_types::ServerName;
+use std::io;
+use std::sync::Arc;
+
+/// Whether a handshake failed because the server supports none of the
+/// protocols offered by ALPN (OpenSSL-based servers such as nginx say so
+/// with an alert rather than ignoring ALPN).
+pub(super) fn no_application_protocol(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|r| {
+            matches!(
+                r,
+                rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)
+            )
+        })
+}
+
+/// Whether a handshake failed because the server's first bytes were no
+/// TLS record at all: a plain-HTTP server answers a ClientHello with an
+/// `HTTP/1.1 400` response, whose 'H' is no TLS content type.
+pub(super) fn plain_text_reply(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|r| {
+            matches!(
+                r,
+                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
+            )
+        })
+}
+
+/// The TLS client configuration shared by every connection of a run.
+/// With `http2`, ALPN offers only `h2`: the user asked for HTTP/2, so a
+/// server that would pick HTTP/1.1 must fail visibly, not quietly change
+/// what is measured.
+pub fn tls_connector(insecure: bool, http2: bool) -> tokio_rustls::TlsConnector {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default protocol versions");
+    let mut config = if insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider)))
+            .with_no_client_auth()
+    } else {
+        let roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
+    config.alpn_protocols = if http2 {
+        vec![b"h2".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+}
+
+/// `--insecure`: accepts any certificate, still checks handshake signatures
+/// so the connection is at least consistent.
+#[derive(Debug)]
+struct AcceptAnyCert(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AcceptAnyCert {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

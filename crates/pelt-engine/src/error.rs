@@ -1,0 +1,39 @@
+//! Why a run could not start. Once it has started, nothing is an error:
+//! failed requests are counted in the results by their `ErrorKind`.
+
+use pelt_core::ConfigError;
+
+/// Why [`Run::start`](crate::Run::start) refused a configuration. Each
+/// message says what is wrong and how to fix it.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The configuration is inconsistent (see [`RunConfig::validate`](pelt_core::RunConfig::validate)).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A target's host has no address, or is not a valid TLS name.
+    #[error("cannot resolve host '{host}': {detail}; check the URL's host name")]
+    Resolve {
+        /// The host looked up (after `--connect-to`).
+        host: String,
+        /// What the resolver said.
+        detail: String,
+    },
+    /// A target cannot be sent as configured (over HTTP/2).
+    #[error("{0}; fix the request, or drop --http2")]
+    Request(String),
+    /// The operating system refused a thread.
+    #[error("cannot start worker threads: {0}")]
+    Spawn(std::io::Error),
+    /// A worker's event loop could not be built (usually out of file
+    /// descriptors).
+    #[error("cannot start a worker's event loop: {0}; raise the open-file limit (ulimit -n) or use fewer -t threads")]
+    Runtime(std::io::Error),
+    /// The request log (`--log-requests`) cannot be written.
+    #[error("cannot write the request log '{path}': {source}; check the directory exists and is writable")]
+    RequestLog {
+        /// The log's path.
+        path: String,
+        /// Why it could not be created.
+        source: std::io::Error,
+    },
+}

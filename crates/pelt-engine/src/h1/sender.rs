@@ -1,0 +1,201 @@
+//! The HTTP/1.1 transport: each sender owns one connection and sends one
+//! request at a time on it, reopening it when the server closes it.
+
+use super::{read_response, read_response_location, write_request, RequestLine, READ_BUF};
+use crate::conn::{lookup_origin, Stream};
+use crate::transport::dial::open;
+use crate::transport::redirect::Redirects;
+use crate::transport::{
+    is_redirect, write_error_kind, Attempt, Failure, Response, Runner, Transport,
+};
+use std::io;
+use tokio::io::AsyncWriteExt;
+
+/// HTTP/1.1: one connection, one request at a time.
+pub(crate) struct H1Sender {
+    conn: Option<Conn>,
+    buf: Box<[u8]>,
+    /// `--follow` only: the last redirect's Location, and the redirected
+    /// request (both reused, so following allocates only for the URL).
+    location: Vec<u8>,
+    redirect: Vec<u8>,
+}
+
+/// The sender's open connection, and the origin it goes to.
+#[derive(Debug)]
+struct Conn {
+    stream: Stream,
+    origin: usize,
+}
+
+impl H1Sender {
+    /// A sender with no connection yet: it opens one for its first request.
+    pub fn new() -> H1Sender {
+        H1Sender {
+            conn: None,
+            buf: vec![0u8; READ_BUF].into_boxed_slice(),
+            location: Vec::new(),
+            redirect: Vec::new(),
+        }
+    }
+
+    /// `--follow`: follows `resp`'s redirects, up to the limit. The whole
+    /// chain is one request: its time, bytes and final status.
+    async fn follow(
+        &mut self,
+        w: &impl Runner,
+        target: u32,
+        mut resp: Response,
+        attempt: &mut Attempt,
+    ) -> Result<Response, Failure> {
+        let plan = w.plan();
+        let t = &plan.targets[target as usize];
+        let origin = plan.target_origin[target as usize];
+        let mut chain = Redirects::new(t);
+        let mut bytes_in = resp.bytes_in;
+        while is_redirect(resp.status) {
+            let location = String::from_utf8_lossy(&self.location).into_owned();
+            let same = chain.step(&plan.http, &location, resp.status, bytes_in)?;
+            let line = RequestLine {
+                method: chain.method,
+                url: &chain.url,
+                body: chain.body,
+                keep_host: same,
+            };
+            let head = chain.method == "HEAD";
+            let r = if same {
+                // The target's own connection, reopened if it was closed.
+                write_request(&mut self.redirect, t, &line, plan.keepalive);
+                let c = match &mut self.conn {
+                    Some(c) => c,
+                    None => {
+                        let stream = open(w, &plan.origins[origin], false).await?;
+                        self.conn.insert(Conn { stream, origin })
+                    }
+                };
+                let r = send_on(
+                    &mut c.stream,
+                    &self.redirect,
+                    &mut self.buf,
+                    head,
+                    &mut self.location,
+                    bytes_in,
+                )
+                .await?;
+                if !(r.reusable && plan.keepalive) {
+                    self.conn = None;
+                }
+                r
+            } else {
+                // Another origin: a connection for this request only.
+                write_request(&mut self.redirect, t, &line, false);
+                let o = lookup_origin(&chain.url, &plan.http).await?;
+                let mut stream = open(w, &o, false).await?;
+                send_on(
+                    &mut stream,
+                    &self.redirect,
+                    &mut self.buf,
+                    head,
+                    &mut self.location,
+                    bytes_in,
+                )
+                .await?
+            };
+            attempt.bytes_out += self.redirect.len() as u64;
+            bytes_in += r.bytes_in;
+            resp = r;
+        }
+        resp.bytes_in = bytes_in;
+        Ok(resp)
+    }
+}
+
+impl Transport for H1Sender {
+    async fn attempt(
+        &mut self,
+        w: &impl Runner,
+        target: u32,
+        sender: usize,
+        attempt: &mut Attempt,
+    ) -> Result<Response, Failure> {
+        let plan = w.plan();
+        let origin = plan.target_origin[target as usize];
+        if self
+            .conn
+            .as_mut()
+            .is_some_and(|c| c.origin != origin || c.stream.has_spoken_unasked(&mut self.buf))
+        {
+            self.conn = None;
+        }
+        let c = match &mut self.conn {
+            Some(c) => {
+                attempt.reused = true;
+                c
+            }
+            None => {
+                let stream = open(w, &plan.origins[origin], true).await?;
+                self.conn.insert(Conn { stream, origin })
+            }
+        };
+        let request = &plan.requests[target as usize];
+        attempt.sent = Some(w.mark_sent(sender));
+        c.stream
+            .write_all(&request.bytes)
+            .await
+            .map_err(|e| Failure::new(write_error_kind(&e), e.to_string()))?;
+        // A no-op for plain TCP; TLS may hold a partial record until flushed.
+        c.stream
+            .flush()
+            .await
+            .map_err(|e| Failure::new(write_error_kind(&e), e.to_string()))?;
+        attempt.bytes_out = request.bytes.len() as u64;
+        let first_byte = &mut attempt.first_byte;
+        let on_first = || *first_byte = Some(w.now());
+        let follow = plan.http.follow > 0;
+        let resp = if follow {
+            read_response_location(
+                &mut c.stream,
+                &mut self.buf,
+                request.head,
+                on_first,
+                &mut self.location,
+            )
+            .await
+        } else {
+            read_response(&mut c.stream, &mut self.buf, request.head, on_first).await
+        }?;
+        if !(resp.reusable && plan.keepalive) {
+            self.conn = None;
+        }
+        if follow && is_redirect(resp.status) {
+            return self.follow(w, target, resp, attempt).await;
+        }
+        Ok(resp)
+    }
+
+    fn reset(&mut self) {
+        self.conn = None;
+    }
+}
+
+/// Writes `request` and reads its response (with its Location): a
+/// redirect hop, after `earlier_bytes_in` bytes of the chain.
+async fn send_on(
+    stream: &mut Stream,
+    request: &[u8],
+    buf: &mut [u8],
+    head: bool,
+    location: &mut Vec<u8>,
+    earlier_bytes_in: u64,
+) -> Result<Response, Failure> {
+    let earlier = |mut f: Failure| {
+        f.bytes_in += earlier_bytes_in;
+        f
+    };
+    let io_failure = |e: io::Error| earlier(Failure::new(write_error_kind(&e), e.to_string()));
+    stream.write_all(request).await.map_err(io_failure)?;
+    stream.flush().await.map_err(io_failure)?;
+    read_response_location(stream, buf, head, || {}, location)
+        .await
+        .map_err(earlier)
+}

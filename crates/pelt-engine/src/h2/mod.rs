@@ -1,0 +1,122 @@
+//! HTTP/2 requests, built once before the run as `http` parts that each
+//! send clones (reference counts, and one header map). The transport that
+//! sends them, as streams of shared connections, is [`sender`].
+
+pub(crate) mod sender;
+
+use bytes::Bytes;
+use pelt_core::{Scheme, Target};
+
+/// HPACK's per-field overhead (RFC 7541 §4.1), used to size header blocks.
+const HPACK_FIELD_OVERHEAD: u64 = 32;
+
+/// A request prepared once before the run; each send clones its parts
+/// (reference-counted, except the header map).
+#[derive(Debug, Clone)]
+pub(crate) struct PreparedH2 {
+    pub(crate) method: http::Method,
+    pub(crate) uri: http::Uri,
+    pub(crate) headers: http::HeaderMap,
+    pub(crate) body: Bytes,
+    /// Header block size (name + value + 32 per field, pseudo-headers
+    /// included) plus the body: what `bytes_out` counts for HTTP/2.
+    pub(crate) bytes_out: u64,
+}
+
+impl PreparedH2 {
+    /// Builds the request for `target`, or says why HTTP/2 cannot send it.
+    pub fn new(target: &Target) -> Result<PreparedH2, String> {
+        let method = http::Method::from_bytes(target.method.as_bytes())
+            .map_err(|_| format!("invalid method '{}'", target.method))?;
+        // `Host` becomes :authority; HTTP/1.1's connection headers have no
+        // meaning in HTTP/2 and are forbidden there (RFC 9113 §8.2.2).
+        let authority = target
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("host"))
+            .map_or_else(|| target.url.host_header(), |(_, v)| v.clone());
+        let scheme = match target.url.scheme {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        };
+        let uri: http::Uri = format!("{scheme}://{authority}{}", target.url.path_and_query)
+            .parse()
+            .map_err(|e| format!("cannot send {} over HTTP/2: {e}", target.url))?;
+        let mut headers = http::HeaderMap::new();
+        let has = |name: &str| {
+            target
+                .headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
+        let mut add = |name: &str, value: &str| -> Result<(), String> {
+            let n = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("invalid header name '{name}'"))?;
+            let v = http::HeaderValue::from_str(value)
+                .map_err(|_| format!("invalid value for header '{name}'"))?;
+            headers.append(n, v);
+            Ok(())
+        };
+        if !has("user-agent") {
+            add("user-agent", concat!("pelt/", env!("CARGO_PKG_VERSION")))?;
+        }
+        if !has("accept") {
+            add("accept", "*/*")?;
+        }
+        for (name, value) in &target.headers {
+            const HOP_BY_HOP: [&str; 6] = [
+                "host",
+                "connection",
+                "keep-alive",
+                "proxy-connection",
+                "transfer-encoding",
+                "upgrade",
+            ];
+            if HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h)) {
+                continue;
+            }
+            add(name, value)?;
+        }
+        let needs_length =
+            !target.body.is_empty() || matches!(target.method.as_str(), "POST" | "PUT" | "PATCH");
+        if needs_length && !has("content-length") {
+            add("content-length", &target.body.len().to_string())?;
+        }
+        let pseudo = field_size(":method", method.as_str().len())
+            + field_size(":scheme", scheme.len())
+            + field_size(":authority", authority.len())
+            + field_size(":path", target.url.path_and_query.len());
+        let bytes_out = pseudo + header_block_size(&headers) + target.body.len() as u64;
+        Ok(PreparedH2 {
+            method,
+            uri,
+            headers,
+            body: Bytes::copy_from_slice(&target.body),
+            bytes_out,
+        })
+    }
+
+    /// A fresh `http` request with this one's method, URI and headers.
+    pub(crate) fn request(&self) -> http::Request<()> {
+        let mut req = http::Request::new(());
+        *req.method_mut() = self.method.clone();
+        *req.uri_mut() = self.uri.clone();
+        *req.version_mut() = http::Version::HTTP_2;
+        *req.headers_mut() = self.headers.clone();
+        req
+    }
+}
+
+/// A header field's HPACK size: name, value and the fixed overhead.
+pub(crate) fn field_size(name: &str, value_len: usize) -> u64 {
+    (name.len() + value_len) as u64 + HPACK_FIELD_OVERHEAD
+}
+
+/// The HPACK size of a header block: an upper bound on what its HEADERS
+/// frames carry (h2 does not report the compressed size).
+pub(crate) fn header_block_size(headers: &http::HeaderMap) -> u64 {
+    headers
+        .iter()
+        .map(|(n, v)| field_size(n.as_str(), v.len()))
+        .sum()
+}

@@ -1,0 +1,193 @@
+//! A worker's per-second recorders: every sample goes into the recorder of
+//! the wall-clock second it finished in, and each finished second goes,
+//! whole, to the collector. Aligning to wall-clock seconds lets seconds
+//! from several workers (or machines) merge by adding.
+
+use crate::request_log::RequestLog;
+use pelt_core::{ErrorKind, Nanos, Recorder, Sample, ThreadLoad};
+use std::sync::mpsc::{Receiver, Sender};
+
+const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// What a worker sends to the collector.
+#[derive(Debug)]
+pub(crate) enum WorkerMsg {
+    /// The complete recorder of one wall-clock second.
+    Interval {
+        worker: usize,
+        second: u64,
+        rec: Box<Recorder>,
+    },
+    /// The worker has stopped; `cut` is when it stopped sending, if it was
+    /// stopped (by deadline or cancel) rather than running out of work.
+    Done {
+        worker: usize,
+        warmup_requests: u64,
+        cut: Option<Nanos>,
+        /// How busy the worker's thread was while it ran, where known.
+        load: Option<ThreadLoad>,
+    },
+}
+
+/// The worker's current one-second recorder and how to hand it on.
+pub(crate) struct Intervals {
+    current: Box<Recorder>,
+    /// Recorders the collector has merged and emptied, to reuse.
+    recycled: Receiver<Box<Recorder>>,
+    /// Wall-clock second (since the Unix epoch) `current` covers.
+    second: u64,
+    /// End of that second, in run nanoseconds.
+    end: Nanos,
+    unix_ns_at_epoch: u64,
+    measure_from: Nanos,
+    warmup: u64,
+    tx: Sender<WorkerMsg>,
+    worker: usize,
+    /// `--log-requests`: every measured request, as it is recorded.
+    log: Option<RequestLog>,
+}
+
+impl Intervals {
+    /// Worker `worker`'s recorders, starting with the second the run's
+    /// clock starts in.
+    pub fn new(
+        worker: usize,
+        unix_ns_at_epoch: u64,
+        measure_from: Nanos,
+        tx: Sender<WorkerMsg>,
+        recycled: Receiver<Box<Recorder>>,
+    ) -> Intervals {
+        let second = unix_ns_at_epoch / NS_PER_SEC;
+        Intervals {
+            current: Box::new(Recorder::new()),
+            recycled,
+            second,
+            end: (second + 1) * NS_PER_SEC - unix_ns_at_epoch,
+            unix_ns_at_epoch,
+            measure_from,
+            warmup: 0,
+            tx,
+            worker,
+            log: None,
+        }
+    }
+
+    /// Logs every measured request to `log` from now on.
+    pub fn log_to(&mut self, log: RequestLog) {
+        self.log = Some(log);
+    }
+
+    /// Whether requests are logged one by one (so requests never sent
+    /// must be recorded one by one too, each with its planned time).
+    pub fn logging(&self) -> bool {
+        self.log.is_some()
+    }
+
+    /// When the current second ends, in run nanoseconds.
+    pub fn end(&self) -> Nanos {
+        self.end
+    }
+
+    /// Records a finished request (warm-up requests are only counted).
+    pub fn record(&mut self, s: &Sample) {
+        if s.intended < self.measure_from {
+            self.warmup += 1;
+            return;
+        }
+        if s.done >= self.end {
+            self.rotate(s.done);
+        }
+        self.current.record(s);
+        if let Some(log) = &mut self.log {
+            log.write(s, 1);
+        }
+    }
+
+    /// Records `n` slots scheduled around `intended` that were never sent.
+    pub fn record_unsent(&mut self, target: u32, intended: Nanos, done: Nanos, n: u64) {
+        if intended < self.measure_from {
+            self.warmup += n;
+            return;
+        }
+        if done >= self.end {
+            self.rotate(done);
+        }
+        self.current.record_unsent(target, intended, done, n);
+        if let Some(log) = &mut self.log {
+            log.write(
+                &Sample::failed(target, intended, done, ErrorKind::Unfinished),
+                n,
+            );
+        }
+    }
+
+    /// Records a new connection's phase times, opened at `at` (outside
+    /// warm-up only).
+    pub fn record_connection(&mut self, at: Nanos, connect_ns: u64, tls_ns: Option<u64>) {
+        if at >= self.measure_from {
+            self.current.record_connection(connect_ns, tls_ns);
+        }
+    }
+
+    /// Keeps `detail` as an example of `kind` for a request intended at
+    /// `intended`, if the recorder wants one: the message is built only
+    /// then, which is rarely.
+    pub fn add_example(
+        &mut self,
+        intended: Nanos,
+        kind: ErrorKind,
+        detail: impl FnOnce() -> String,
+    ) {
+        if intended >= self.measure_from && self.current.wants_example(kind) {
+            self.current.add_example(kind, detail());
+        }
+    }
+
+    /// Hands on the current second if `now` is past its end: called by a
+    /// timer, so seconds in which nothing finishes still reach the
+    /// collector.
+    pub fn tick(&mut self, now: Nanos) {
+        if now >= self.end {
+            self.rotate(now);
+        }
+    }
+
+    /// Hands on the last second and tells the collector this worker is
+    /// done; `cut` is when it stopped sending, if it was stopped.
+    pub fn finish(&mut self, cut: Option<Nanos>, load: Option<ThreadLoad>) {
+        let end = self.end;
+        self.rotate(end);
+        // Before the collector hears of the end: once every worker is
+        // done, the log is complete on disk.
+        if let Some(log) = &mut self.log {
+            log.flush();
+        }
+        let _ = self.tx.send(WorkerMsg::Done {
+            worker: self.worker,
+            warmup_requests: self.warmup,
+            cut,
+            load,
+        });
+    }
+
+    /// Sends the current second and starts the one containing `t`.
+    fn rotate(&mut self, t: Nanos) {
+        // Reuse a recorder the collector has emptied: allocating a fresh
+        // one here (1.6 MB of histograms, zeroed and faulted in) held up
+        // sends for most of a millisecond every second.
+        let fresh = self
+            .recycled
+            .try_recv()
+            .unwrap_or_else(|_| Box::new(Recorder::new()));
+        let rec = std::mem::replace(&mut self.current, fresh);
+        // The collector outlives every worker; a failed send means the
+        // whole run is being torn down, and there is nobody to tell.
+        let _ = self.tx.send(WorkerMsg::Interval {
+            worker: self.worker,
+            second: self.second,
+            rec,
+        });
+        self.second = (self.unix_ns_at_epoch + t) / NS_PER_SEC;
+        self.end = (self.second + 1) * NS_PER_SEC - self.unix_ns_at_epoch;
+    }
+}

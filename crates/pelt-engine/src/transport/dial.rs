@@ -1,0 +1,90 @@
+//! Dialling: one way to open a connection for every transport and every
+//! redirect hop: wait for `--connect-rate` to allow it, connect (TCP,
+//! TLS), and classify a failure.
+
+use super::{Failure, Runner};
+use crate::conn::{connect, Established, Origin, Stream};
+use pelt_core::{ErrorKind, Nanos};
+use std::cell::Cell;
+
+/// `--connect-rate` for one worker: a token bucket holding one token,
+/// refilled every `interval` (the worker's share of the rate).
+#[derive(Debug)]
+pub(crate) struct ConnectGate {
+    /// `None` without `--connect-rate`: every connection may open at once.
+    interval: Option<Nanos>,
+    /// The earliest time the next connection may open.
+    next: Cell<Nanos>,
+}
+
+impl ConnectGate {
+    /// A gate that lets one connection through per `interval`, if any.
+    pub fn new(interval: Option<Nanos>) -> ConnectGate {
+        ConnectGate {
+            interval,
+            next: Cell::new(0),
+        }
+    }
+
+    /// Waits for the token. Nothing is booked ahead: a waiter takes the
+    /// token only when it is there, so a wait cut short (the request's
+    /// `--timeout`, Ctrl-C) leaves no token taken that nobody uses. The
+    /// waiting request's clock runs: in rate mode the wait shows as send
+    /// lag, in a closed loop as slower requests. A closed-loop request
+    /// whose token would come after the deadline is abandoned unsent (an
+    /// `Unfinished` failure that the sender does not record), as if it had
+    /// been decided on after the deadline (only with `unsent`: a redirect
+    /// of a request already sent always waits).
+    pub async fn permit(&self, w: &impl Runner, unsent: bool) -> Result<(), Failure> {
+        let Some(interval) = self.interval else {
+            return Ok(());
+        };
+        let plan = w.plan();
+        loop {
+            let now = w.now();
+            let at = self.next.get();
+            if unsent && plan.pacer.is_none() && plan.deadline.is_some_and(|d| at.max(now) >= d) {
+                return Err(Failure::new(
+                    ErrorKind::Unfinished,
+                    "the run ended before --connect-rate allowed a connection",
+                ));
+            }
+            if at <= now {
+                // Keep the cadence when a waiter wakes a little late; after
+                // an idle spell start afresh, so no burst builds up.
+                let from = if now - at < interval { at } else { now };
+                self.next.set(from.saturating_add(interval));
+                return Ok(());
+            }
+            // Several waiters may wake for one token; one takes it and the
+            // rest wait for the next. A few wake-ups per connection opened.
+            tokio::time::sleep_until(plan.instant(at)).await;
+        }
+    }
+}
+
+/// Connects to `origin`, paced by `--connect-rate` (`unsent`: whether
+/// the request is still unsent while it waits, see
+/// [`ConnectGate::permit`]). The phase times come back unrecorded, for a
+/// caller that has more handshaking to do (HTTP/2) before the connection
+/// counts.
+pub(crate) async fn dial(
+    w: &impl Runner,
+    origin: &Origin,
+    unsent: bool,
+) -> Result<(Stream, Established), Failure> {
+    w.connect_gate().permit(w, unsent).await?;
+    let plan = w.plan();
+    connect(origin, plan.tls.as_ref(), plan.connect_timeout).await
+}
+
+/// Opens a connection to `origin` with [`dial`], recording its phase times.
+pub(crate) async fn open(
+    w: &impl Runner,
+    origin: &Origin,
+    unsent: bool,
+) -> Result<Stream, Failure> {
+    let (stream, est) = dial(w, origin, unsent).await?;
+    w.record_connection(&est);
+    Ok(stream)
+}

@@ -1,0 +1,86 @@
+//! Transports: how a sender gets one request answered.
+//!
+//! A *sender* is what the worker schedules: something that carries one
+//! request at a time (an HTTP/1.1 connection, or one stream of an HTTP/2
+//! connection). Its loop (take the next request, exchange it under
+//! `--timeout`, record the sample) is the worker's and the same for every
+//! protocol; what differs is behind [`Transport`]. A transport sees the
+//! worker only as a [`Runner`], so this module and the transports below
+//! it depend on the run plan and the connection code, never on the worker.
+//!
+//! Adding a transport (HTTP/3, io_uring) is a module implementing
+//! [`Transport`], plus the line in `worker::spawn_senders` that picks it.
+//!
+//! - [`outcome`]: what an attempt ends with ([`Response`] or [`Failure`]).
+//! - [`dial`]: connecting, paced by `--connect-rate`.
+//! - [`redirect`]: `--follow`'s redirect chain, the same for every
+//!   protocol.
+
+pub(crate) mod dial;
+pub(crate) mod outcome;
+pub(crate) mod redirect;
+#[cfg(test)]
+mod tests;
+
+use crate::conn::Established;
+use crate::plan::RunPlan;
+use dial::ConnectGate;
+use pelt_core::Nanos;
+
+pub use outcome::{is_redirect, read_error_kind, write_error_kind, Failure, Response};
+
+/// How a sender gets one request answered: the part that differs between
+/// HTTP/1.1 (a connection of its own) and HTTP/2 (a stream on a connection
+/// shared with other senders). Pacing, timeouts, recording and stopping are
+/// the worker's, the same for every transport.
+pub(crate) trait Transport {
+    /// Sends request `target` for sender `sender` and reads the whole
+    /// response, noting in `attempt` how far it got. The caller bounds it
+    /// by `--timeout` and may drop it at any await.
+    async fn attempt(
+        &mut self,
+        w: &impl Runner,
+        target: u32,
+        sender: usize,
+        attempt: &mut Attempt,
+    ) -> Result<Response, Failure>;
+
+    /// The attempt failed or timed out: drop whatever it may have broken.
+    fn reset(&mut self);
+}
+
+/// The worker running a transport, as the transport sees it: the plan, the
+/// run's clock, and where an attempt's milestones are noted.
+pub(crate) trait Runner {
+    /// The run plan: requests, origins, options.
+    fn plan(&self) -> &RunPlan;
+
+    /// Nanoseconds since the run's epoch.
+    fn now(&self) -> Nanos {
+        self.plan().epoch.elapsed().as_nanos() as Nanos
+    }
+
+    /// Notes that sender `sender` starts writing its request now (seen by
+    /// the worker if the run ends before the response does); returns now.
+    fn mark_sent(&self, sender: usize) -> Nanos;
+
+    /// Records a new connection's phase times.
+    fn record_connection(&self, est: &Established);
+
+    /// The worker's `--connect-rate` allowance.
+    fn connect_gate(&self) -> &ConnectGate;
+}
+
+/// How far an attempt got before it finished, failed or timed out: the
+/// parts of its sample that a failure or a timeout does not erase.
+#[derive(Debug, Default)]
+pub(crate) struct Attempt {
+    /// When the request's first byte was written.
+    pub sent: Option<Nanos>,
+    /// When the response's first byte arrived.
+    pub first_byte: Option<Nanos>,
+    /// Bytes written (every redirect hop's request included).
+    pub bytes_out: u64,
+    /// Whether it went on a connection that was already open.
+    pub reused: bool,
+}

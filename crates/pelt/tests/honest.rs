@@ -557,3 +557,68 @@ fn every_request_is_logged_once_with_its_times() {
     assert!(err.contains("cannot write the request log"), "{err}");
     assert_eq!(srv.requests(), before, "no load before the refusal");
 }
+
+/// vegeta's `hist[0,1ms,5ms,10ms]` and ab's `-e` percentile file.
+#[test]
+fn latency_buckets_and_abs_percentile_file() {
+    let srv = server(None);
+    let url = format!("http://{}/?delay=20ms", srv.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.pelt");
+    let out = pelt()
+        .args([&url, "-n", "40", "-c", "4", "--no-save", "--format", "json"])
+        .args(["--buckets", "0,1ms,10ms,1s", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let buckets = r["buckets"].as_array().unwrap();
+    let counts: Vec<u64> = buckets.iter().map(|b| count(&b["count"])).collect();
+    // Every response took 20 ms or more, and far less than a second.
+    assert_eq!(counts, [0, 0, 40, 0], "{buckets:?}");
+    assert_eq!(buckets[3]["to_s"], serde_json::Value::Null);
+    assert_eq!(number(&buckets[2]["share"]), 1.0);
+
+    // The same from the saved run, as text; a bad list exits 2.
+    let text = pelt()
+        .args(["report", "--buckets", "[0,10ms]"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("[10.0ms, +inf)") && text.contains("100.00%"),
+        "{text}"
+    );
+    let bad = pelt()
+        .args(["report", "--buckets", "5ms,1ms"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("must rise"));
+
+    let csv = pelt()
+        .args(["report", "--format", "percentiles-csv"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("Percentage served,Time in ms"));
+    let rows: Vec<(u32, f64)> = lines
+        .map(|l| {
+            let (p, ms) = l.split_once(',').unwrap();
+            (p.parse().unwrap(), ms.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(rows.len(), 101);
+    assert!(rows.iter().enumerate().all(|(i, r)| r.0 == i as u32));
+    assert!(rows.windows(2).all(|w| w[1].1 >= w[0].1), "non-decreasing");
+    assert!(rows[0].1 >= 20.0 && rows[100].1 < 1000.0, "{rows:?}");
+}

@@ -155,6 +155,22 @@ fn a_run_with_no_response_at_all_exits_3_and_says_why() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("no responses"), "{text}");
     assert!(!text.contains("0.00ns"), "{text}");
+    let md = pelt()
+        .args([
+            "http://127.0.0.1:1/",
+            "-n",
+            "5",
+            "--no-save",
+            "--format",
+            "markdown",
+        ])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("| p99 | no responses |") && !md.contains("0.00ns"),
+        "{md}"
+    );
 
     // https:// to a plain-HTTP port says so.
     let srv = server(None);

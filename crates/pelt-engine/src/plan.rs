@@ -74,6 +74,8 @@ pub(crate) struct RunPlan {
     pub connect_interval: Option<Nanos>,
     /// The targets as configured, for building redirected requests.
     pub targets: Vec<pelt_core::Target>,
+    /// `--log-requests`: the file every worker appends its requests to.
+    pub request_log: Option<std::sync::Arc<crate::request_log::SharedLog>>,
     pub http: pelt_core::HttpOptions,
 }
 
@@ -169,6 +171,7 @@ impl RunPlan {
                     as Nanos
             }),
             targets: config.targets.clone(),
+            request_log: None,
             http: config.http.clone(),
         })
     }

@@ -10,11 +10,14 @@
 mod cli;
 mod compare;
 mod demo;
+mod execute;
 mod experiment;
 #[doc(hidden)]
 pub mod fuzz;
 mod history;
 mod launch;
+mod manual;
+mod output;
 mod progress;
 mod report;
 mod run;
@@ -36,7 +39,7 @@ pub const NO_RESPONSE: u8 = 3;
 #[derive(Debug)]
 pub struct UserError(pub String);
 
-const SUBCOMMANDS: [&str; 8] = [
+const SUBCOMMANDS: [&str; 10] = [
     "run",
     "serve",
     "demo",
@@ -44,6 +47,8 @@ const SUBCOMMANDS: [&str; 8] = [
     "compare",
     "experiment",
     "history",
+    "completions",
+    "man",
     "help",
 ];
 
@@ -67,6 +72,8 @@ pub fn main() -> ExitCode {
         Command::History(args) => history::command::command(*args),
         Command::K8s(args) => launch::k8s(args),
         Command::Slurm(args) => launch::slurm(args),
+        Command::Completions(args) => manual::completions(args),
+        Command::Man(args) => manual::man(args),
     };
     result.unwrap_or_else(|UserError(message)| {
         eprintln!("error: {message}");

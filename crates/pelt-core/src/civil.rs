@@ -62,8 +62,19 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 pub fn parse_time(text: &str) -> Option<u64> {
     let text = text.trim();
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        let secs: f64 = text.parse().ok()?;
-        return (secs.is_finite() && secs < 1e10).then(|| (secs * 1e9).round() as u64);
+        // Whole seconds and the fraction apart: f64 would round the
+        // nanoseconds of a current time.
+        let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+        let secs: u64 = whole.parse().ok().filter(|&s| s < 10_000_000_000)?;
+        if frac.contains('.') || (whole.is_empty() && frac.is_empty()) {
+            return None;
+        }
+        let digits = &frac[..frac.len().min(9)];
+        let frac_ns = match digits {
+            "" => 0,
+            d => d.parse::<u64>().ok()? * 10u64.pow(9 - d.len() as u32),
+        };
+        return Some(secs * 1_000_000_000 + frac_ns);
     }
     let b = text.as_bytes();
     let num = |r: std::ops::Range<usize>| -> Option<i64> {

@@ -314,7 +314,7 @@ fn host_header(value: &str) -> Result<String, UserError> {
 
 /// `-H 'Name: value'`, checked by the same rule as a targets file's
 /// headers ([`check_header`]) and worded for the flag.
-fn parse_header(h: &str) -> Result<(String, String), UserError> {
+pub(crate) fn parse_header(h: &str) -> Result<(String, String), UserError> {
     let bad = |why: &str| {
         UserError(format!(
             "invalid header '{}': {why}; use -H 'Name: value'",

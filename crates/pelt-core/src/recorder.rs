@@ -151,6 +151,11 @@ pub struct Recorder {
     pub reused: u64,
     /// Connections opened successfully.
     pub connections: u64,
+    /// `--cookies`: requests that carried a `Cookie` header from the
+    /// sender's jar.
+    pub with_cookie: u64,
+    /// `--login`: logins made (untimed, not among `requests`).
+    pub logins: u64,
     /// Earliest intended start seen (`Nanos::MAX` when empty); with
     /// `last_sent` and `last_done`, it gives rates without a clock.
     pub first_intended: Nanos,
@@ -187,6 +192,8 @@ impl Recorder {
             bytes_out: 0,
             reused: 0,
             connections: 0,
+            with_cookie: 0,
+            logins: 0,
             first_intended: Nanos::MAX,
             last_sent: 0,
             last_done: 0,
@@ -351,6 +358,8 @@ impl Recorder {
         self.bytes_out = 0;
         self.reused = 0;
         self.connections = 0;
+        self.with_cookie = 0;
+        self.logins = 0;
         self.first_intended = Nanos::MAX;
         self.last_sent = 0;
         self.last_done = 0;
@@ -393,6 +402,8 @@ impl Recorder {
         self.bytes_out += other.bytes_out;
         self.reused += other.reused;
         self.connections += other.connections;
+        self.with_cookie += other.with_cookie;
+        self.logins += other.logins;
         self.first_intended = self.first_intended.min(other.first_intended);
         self.last_sent = self.last_sent.max(other.last_sent);
         self.last_done = self.last_done.max(other.last_done);

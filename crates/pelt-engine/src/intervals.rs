@@ -85,6 +85,18 @@ impl Intervals {
         self.current.record(s);
     }
 
+    /// Counts a request (intended at `intended`, done at `done`) that
+    /// carried a cookie from its sender's jar (`--cookies`).
+    pub fn count_cookie(&mut self, intended: Nanos, done: Nanos) {
+        if intended < self.measure_from {
+            return;
+        }
+        if done >= self.end {
+            self.rotate(done);
+        }
+        self.current.with_cookie += 1;
+    }
+
     /// Records `n` slots scheduled around `intended` that were never sent.
     pub fn record_unsent(&mut self, target: u32, intended: Nanos, done: Nanos, n: u64) {
         if intended < self.measure_from {
@@ -130,7 +142,10 @@ impl Intervals {
 
     /// Hands on the last second and tells the collector this worker is
     /// done; `cut` is when it stopped sending, if it was stopped.
-    pub fn finish(&mut self, cut: Option<Nanos>, load: Option<ThreadLoad>) {
+    pub fn finish(&mut self, cut: Option<Nanos>, load: Option<ThreadLoad>, logins: u64) {
+        // Logins are outside every figure but their own count: the last
+        // second (always measured) carries it.
+        self.current.logins += logins;
         let end = self.end;
         self.rotate(end);
         let _ = self.tx.send(WorkerMsg::Done {

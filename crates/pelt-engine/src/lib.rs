@@ -57,6 +57,7 @@ mod load;
 pub mod pacer;
 mod plan;
 mod run;
+mod session;
 mod timer;
 mod transport;
 mod worker;

@@ -60,10 +60,13 @@ impl Run {
     /// once.
     pub fn start(config: RunConfig) -> Result<Run, EngineError> {
         config.validate()?;
-        let plan = Arc::new(RunPlan::new(&config)?);
+        let mut plan = RunPlan::new(&config)?;
+        let shares = plan.shares(&config);
+        plan.log_in(&shares)?;
+        let plan = Arc::new(plan);
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (tx, rx) = mpsc::channel();
-        let workers = spawn_workers(&plan, plan.shares(&config), tx, cancel_rx)?;
+        let workers = spawn_workers(&plan, shares, tx, cancel_rx)?;
         let header = RunHeader {
             env: environment(&plan),
             measure_start_unix_ns: plan.unix_ns_at_epoch + plan.measure_from,

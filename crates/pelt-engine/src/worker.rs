@@ -331,6 +331,11 @@ impl Worker {
             reused: attempt.reused,
             error: None,
         };
+        if attempt.cookie {
+            self.intervals
+                .borrow_mut()
+                .count_cookie(intended, sample.done);
+        }
         match result {
             Ok(Ok(resp)) => {
                 sample.status = resp.status;
@@ -624,10 +629,16 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
     worker.record_unfinished();
     let cut = worker.cut.get();
     let load = started.zip(sending_ended).map(|(s, e)| e.since(&s));
+    // Worker 0 reports the logins, made before the run by all workers'
+    // senders.
+    let logins = match worker.share.index {
+        0 => plan.logins,
+        _ => 0,
+    };
     worker
         .intervals
         .borrow_mut()
-        .finish((cut != Nanos::MAX).then_some(cut), load);
+        .finish((cut != Nanos::MAX).then_some(cut), load, logins);
 }
 
 /// Starts a task per sender, each with the transport the plan asks for:
@@ -646,8 +657,12 @@ fn spawn_senders(worker: &Rc<Worker>) {
             tokio::task::spawn_local(run_sender(worker.clone(), sender, H2Sender::new(conn)));
         }
     } else {
+        // --cookies or --login: a jar per sender, the login's if any.
+        let mut jars = plan.take_jars(worker.share.index).into_iter();
+        let session = !plan.http.session.is_off();
         for sender in 0..worker.senders.len() {
-            tokio::task::spawn_local(run_sender(worker.clone(), sender, H1Sender::new()));
+            let jar = session.then(|| jars.next().unwrap_or_default());
+            tokio::task::spawn_local(run_sender(worker.clone(), sender, H1Sender::new(jar)));
         }
     }
 }

@@ -358,6 +358,10 @@ pub struct RunArgs {
     /// The history: where the run is recorded, its tags, secrets, baseline.
     #[command(flatten)]
     pub record: crate::history::RecordArgs,
+
+    /// Sessions: cookies, a login, credentials.
+    #[command(flatten)]
+    pub session: crate::session::SessionArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

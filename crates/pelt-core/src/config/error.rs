@@ -52,6 +52,9 @@ pub enum ConfigError {
     /// More than [`MAX_SENDERS`](super::MAX_SENDERS) streams in flight.
     #[error("-c × --streams must be at most 1,000,000 streams in flight; use fewer connections or streams, like -c 100 --streams 100")]
     TooManyStreams,
+    /// `--cookies` or `--login` with `--http2` (HTTP/1.1 only so far).
+    #[error("--cookies and --login work over HTTP/1.1 only for now; drop --http2")]
+    SessionWithHttp2,
     /// More than one stream without HTTP/2.
     #[error("--streams is for HTTP/2; add --http2, or use -c for more HTTP/1.1 connections")]
     StreamsWithoutHttp2,

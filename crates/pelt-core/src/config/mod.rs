@@ -13,7 +13,7 @@ mod target;
 
 pub use error::{ConfigError, TargetError};
 pub use http::{
-    connect_address, ConnectTo, ConnectToError, HttpOptions, DEFAULT_CONNECT_TIMEOUT,
+    connect_address, ConnectTo, ConnectToError, HttpOptions, SessionOptions, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_TIMEOUT, MAX_CONNECT_RATE, MAX_FOLLOW, MAX_STREAMS,
 };
 pub use load::{
@@ -117,8 +117,11 @@ impl RunConfig {
         if self.targets.iter().any(|t| t.body.len() > MAX_BODY) {
             return Err(ConfigError::BodyTooLarge);
         }
-        for t in &self.targets {
+        for t in self.targets.iter().chain(&self.http.session.login) {
             t.check()?;
+        }
+        if self.http.http2 && !self.http.session.is_off() {
+            return Err(ConfigError::SessionWithHttp2);
         }
         if self.think.is_some() && self.load.rate().is_some() {
             return Err(ConfigError::ThinkWithRate);

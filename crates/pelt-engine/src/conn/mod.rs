@@ -4,7 +4,7 @@
 mod origin;
 mod tls;
 
-pub(crate) use origin::{lookup_origin, resolve_origins};
+pub(crate) use origin::{lookup_origin, resolve_origin, resolve_origins};
 pub use origin::{Addr, Origin};
 pub use tls::tls_connector;
 use tls::{no_application_protocol, plain_text_reply};

@@ -53,19 +53,23 @@ pub(crate) fn resolve_origins(
             target_origin.push(i);
             continue;
         }
-        let origin = origin_of(&t.url, &config.http, |host, port| {
-            let addrs: Vec<SocketAddr> = (host, port)
-                .to_socket_addrs()
-                .map_err(|e| e.to_string())?
-                .collect();
-            pick_reachable(&addrs, config.http.connect_timeout)
-                .ok_or_else(|| "no addresses found".to_string())
-        })?;
+        let origin = resolve_origin(&t.url, &config.http)?;
         target_origin.push(origins.len());
         keys.push(key);
         origins.push(origin);
     }
     Ok((origins, target_origin))
+}
+
+/// Where connections for `url` go, resolved now (before the run).
+pub(crate) fn resolve_origin(url: &Url, http: &HttpOptions) -> Result<Origin, EngineError> {
+    origin_of(url, http, |host, port| {
+        let addrs: Vec<SocketAddr> = (host, port)
+            .to_socket_addrs()
+            .map_err(|e| e.to_string())?
+            .collect();
+        pick_reachable(&addrs, http.connect_timeout).ok_or_else(|| "no addresses found".to_string())
+    })
 }
 
 /// Where connections for `url` go: the Unix socket, or the address

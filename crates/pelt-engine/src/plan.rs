@@ -7,8 +7,8 @@ use crate::error::EngineError;
 use crate::h1::PreparedRequest;
 use crate::h2::PreparedH2;
 use crate::pacer::{ConstantRate, Pacer, Piecewise};
-use pelt_core::{Load, Nanos, RunConfig};
 use crate::session::{jar::cookie_url, Jar};
+use pelt_core::{Load, Nanos, RunConfig};
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

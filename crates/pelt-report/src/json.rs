@@ -156,6 +156,12 @@ pub fn json_value(s: &RunSummary) -> Value {
             "opened": t.connections,
             "reused_requests": t.reused,
         },
+        // --cookies and --login: requests with a cookie from the jar, and
+        // the logins made before the run (in no other figure).
+        "session": {
+            "requests_with_cookie": t.with_cookie,
+            "logins": t.logins,
+        },
         // pelt's own worker threads: shares of the run each spent on a
         // CPU and waiting for one. Empty when not known.
         "client_threads": s.worker_load,

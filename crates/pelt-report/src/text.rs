@@ -172,6 +172,15 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         thousands(t.connections),
         thousands(t.reused),
     )?;
+    if !s.config.http.session.is_off() {
+        // --cookies/--login: how many requests the jars changed.
+        writeln!(
+            o,
+            "Session      {} requests carried a cookie; {} logins (untimed, not among the requests)",
+            thousands(t.with_cookie),
+            thousands(t.logins),
+        )?;
+    }
     if let Some(b) = s.busiest_thread() {
         // pelt's own load, so that a client-bound run says so.
         writeln!(

@@ -214,7 +214,10 @@ pub fn split_userinfo(url: &str) -> Option<(String, String)> {
     let (userinfo, host) = authority.rsplit_once('@')?;
     let (user, pass) = userinfo.split_once(':').unwrap_or((userinfo, ""));
     let credentials = format!("{}:{}", percent_decode(user), percent_decode(pass));
-    Some((format!("{scheme}://{host}{tail}"), basic_authorization(&credentials)))
+    Some((
+        format!("{scheme}://{host}{tail}"),
+        basic_authorization(&credentials),
+    ))
 }
 
 /// The `Authorization` value for `user:pass` (`-A`, URL userinfo).

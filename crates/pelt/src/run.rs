@@ -394,15 +394,16 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         })?;
     }
     let planned = config.effective_stop();
+    let mut secrets = keep.secrets;
+    secrets.learn(&config);
     let run = Run::start(config).map_err(|e| {
         // Leave no empty -o behind for a run that never started.
         if let Some(path) = keep.out {
             let _ = std::fs::remove_file(path);
         }
-        UserError(e.to_string())
+        // A failed --login names its URL: not its secrets.
+        UserError(secrets.text(&e.to_string()))
     })?;
-    let mut secrets = keep.secrets;
-    secrets.learn(&run.header().config);
     let header = secrets.header(run.header());
     let sinks = Sinks::open(keep.out, keep.save, &header)?.with(
         secrets.clone(),

@@ -74,7 +74,11 @@ impl SessionArgs {
 }
 
 fn add_authorization(t: &mut Target, value: &str) {
-    if !t.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("authorization")) {
+    if !t
+        .headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+    {
         t.headers.push(("Authorization".into(), value.to_string()));
     }
 }
@@ -97,7 +101,9 @@ pub fn parse_login(text: &str) -> Result<Target, UserError> {
         return Err(bad("expected a method and a URL"));
     };
     if method.contains("://") || !method.chars().all(|c| c.is_ascii_alphabetic()) {
-        return Err(bad(&format!("expected a method like POST first, found {method:?}")));
+        return Err(bad(&format!(
+            "expected a method like POST first, found {method:?}"
+        )));
     }
     let rest = words.next().unwrap_or("").trim();
     let line = format!("{url} {} {rest}", method.to_ascii_uppercase());
@@ -122,7 +128,13 @@ mod tests {
         assert_eq!(t.body, b"user=a&pass=b");
         let t = parse_login("get http://127.0.0.1:1/").unwrap();
         assert_eq!((t.method.as_str(), t.body.len()), ("GET", 0));
-        for bad in ["", "POST", "http://h/ POST", "POST notaurl", "P0ST http://h/"] {
+        for bad in [
+            "",
+            "POST",
+            "http://h/ POST",
+            "POST notaurl",
+            "P0ST http://h/",
+        ] {
             assert!(parse_login(bad).is_err(), "{bad:?}");
         }
     }

@@ -13,8 +13,8 @@ mod target;
 
 pub use error::{ConfigError, TargetError};
 pub use http::{
-    connect_address, ConnectTo, ConnectToError, HttpOptions, SessionOptions, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_TIMEOUT, MAX_CONNECT_RATE, MAX_FOLLOW, MAX_STREAMS,
+    connect_address, ConnectTo, ConnectToError, HttpOptions, SessionOptions,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, MAX_CONNECT_RATE, MAX_FOLLOW, MAX_STREAMS,
 };
 pub use load::{
     Load, Stop, ThinkTime, ThinkTimeError, DEFAULT_CLOSED_CONNECTIONS, DEFAULT_DURATION,

@@ -156,7 +156,15 @@ pub async fn read_response_location<S: AsyncRead + Unpin>(
     on_first_byte: impl FnMut(),
     location: &mut Vec<u8>,
 ) -> Result<Response, Failure> {
-    read_response_inner(stream, buf, head_request, on_first_byte, Some(location), None).await
+    read_response_inner(
+        stream,
+        buf,
+        head_request,
+        on_first_byte,
+        Some(location),
+        None,
+    )
+    .await
 }
 
 /// [`read_response`] that also copies the final response's head (status
@@ -170,7 +178,15 @@ pub(crate) async fn read_response_head<S: AsyncRead + Unpin>(
     location: Option<&mut Vec<u8>>,
     head: &mut Vec<u8>,
 ) -> Result<Response, Failure> {
-    read_response_inner(stream, buf, head_request, on_first_byte, location, Some(head)).await
+    read_response_inner(
+        stream,
+        buf,
+        head_request,
+        on_first_byte,
+        location,
+        Some(head),
+    )
+    .await
 }
 
 /// Copies the `Location` header's value from a complete response head.

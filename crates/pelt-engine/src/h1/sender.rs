@@ -2,11 +2,10 @@
 //! request at a time on it, reopening it when the server closes it.
 
 use super::{
-    read_response, read_response_head, read_response_location, write_request, RequestLine,
-    READ_BUF,
+    read_response, read_response_head, read_response_location, write_request, RequestLine, READ_BUF,
 };
-use crate::session::{jar::with_header, Jar};
 use crate::conn::{lookup_origin, Stream};
+use crate::session::{jar::with_header, Jar};
 use crate::transport::dial::open;
 use crate::transport::redirect::Redirects;
 use crate::transport::{

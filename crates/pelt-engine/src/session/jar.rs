@@ -48,8 +48,11 @@ impl Jar {
     pub fn header_line(&mut self, url: &url::Url) -> Option<&[u8]> {
         self.line.clear();
         for (name, value) in self.store.get_request_values(url) {
-            self.line
-                .extend_from_slice(if self.line.is_empty() { b"Cookie: " } else { b"; " });
+            self.line.extend_from_slice(if self.line.is_empty() {
+                b"Cookie: "
+            } else {
+                b"; "
+            });
             self.line.extend_from_slice(name.as_bytes());
             self.line.push(b'=');
             self.line.extend_from_slice(value.as_bytes());
@@ -97,7 +100,11 @@ mod tests {
     fn cookie(jar: &mut Jar, u: &str) -> Option<String> {
         jar.header_line(&url(u)).map(|l| {
             let l = std::str::from_utf8(l).unwrap();
-            let l = l.strip_prefix("Cookie: ").unwrap().strip_suffix("\r\n").unwrap();
+            let l = l
+                .strip_prefix("Cookie: ")
+                .unwrap()
+                .strip_suffix("\r\n")
+                .unwrap();
             let mut parts: Vec<&str> = l.split("; ").collect();
             parts.sort();
             parts.join("; ")
@@ -126,26 +133,44 @@ mod tests {
         let mut jar = Jar::default();
         let u = url("http://127.0.0.1/");
         jar.absorb(&head(&["sid=abc", "old=x; Max-Age=0"]), &u);
-        assert_eq!(cookie(&mut jar, "http://127.0.0.1/").as_deref(), Some("sid=abc"));
-        jar.absorb(&head(&["sid=gone; Expires=Thu, 01 Jan 1970 00:00:00 GMT"]), &u);
+        assert_eq!(
+            cookie(&mut jar, "http://127.0.0.1/").as_deref(),
+            Some("sid=abc")
+        );
+        jar.absorb(
+            &head(&["sid=gone; Expires=Thu, 01 Jan 1970 00:00:00 GMT"]),
+            &u,
+        );
         assert_eq!(cookie(&mut jar, "http://127.0.0.1/"), None);
         // A later one in the future is kept.
         jar.absorb(&head(&["sid=new; Max-Age=3600"]), &u);
-        assert_eq!(cookie(&mut jar, "http://127.0.0.1/").as_deref(), Some("sid=new"));
+        assert_eq!(
+            cookie(&mut jar, "http://127.0.0.1/").as_deref(),
+            Some("sid=new")
+        );
     }
 
     #[test]
     fn secure_cookies_go_over_https_only() {
         let mut jar = Jar::default();
         jar.absorb(&head(&["s=1; Secure", "p=2"]), &url("https://localhost/"));
-        assert_eq!(cookie(&mut jar, "https://localhost/").as_deref(), Some("p=2; s=1"));
-        assert_eq!(cookie(&mut jar, "http://localhost/").as_deref(), Some("p=2"));
+        assert_eq!(
+            cookie(&mut jar, "https://localhost/").as_deref(),
+            Some("p=2; s=1")
+        );
+        assert_eq!(
+            cookie(&mut jar, "http://localhost/").as_deref(),
+            Some("p=2")
+        );
     }
 
     #[test]
     fn a_domain_the_host_is_not_in_is_refused() {
         let mut jar = Jar::default();
-        jar.absorb(&head(&["a=1; Domain=example.com"]), &url("http://localhost/"));
+        jar.absorb(
+            &head(&["a=1; Domain=example.com"]),
+            &url("http://localhost/"),
+        );
         assert_eq!(cookie(&mut jar, "http://localhost/"), None);
     }
 

@@ -50,7 +50,10 @@ pub(crate) fn login_all(
 ) -> Result<Vec<Jar>, EngineError> {
     let origin = resolve_origin(&login.url, http)?;
     // HTTP/1.1 always: the login is one exchange on its own connection.
-    let tls = origin.tls.as_ref().map(|_| tls_connector(http.insecure, false));
+    let tls = origin
+        .tls
+        .as_ref()
+        .map(|_| tls_connector(http.insecure, false));
     let login = Arc::new(Login {
         origin,
         tls,
@@ -89,7 +92,10 @@ async fn login_one(login: &Login) -> Result<Jar, String> {
             .write_all(&login.request)
             .await
             .map_err(|e| format!("{}: {e}", login.name))?;
-        stream.flush().await.map_err(|e| format!("{}: {e}", login.name))?;
+        stream
+            .flush()
+            .await
+            .map_err(|e| format!("{}: {e}", login.name))?;
         // The request asked the server to close: read to the end.
         let mut response = Vec::new();
         let mut buf = [0u8; 8192];
@@ -109,7 +115,12 @@ async fn login_one(login: &Login) -> Result<Jar, String> {
     };
     let response = tokio::time::timeout(login.timeout, exchange)
         .await
-        .map_err(|_| format!("{}: no response within --timeout {:?}", login.name, login.timeout))??;
+        .map_err(|_| {
+            format!(
+                "{}: no response within --timeout {:?}",
+                login.name, login.timeout
+            )
+        })??;
     judge(login, &response)
 }
 

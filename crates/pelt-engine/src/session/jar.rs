@@ -24,8 +24,9 @@ impl Jar {
     /// Keeps the cookies that the response head `head` (status line and
     /// headers, as received) sets for a request to `url`. Cookies that
     /// fail the RFC's checks (a `Domain` the URL's host is not in, a
-    /// `Secure` cookie over plain HTTP) are dropped, as a browser drops
-    /// them; an expired one removes the cookie of that name.
+    /// malformed one) are dropped, as a browser drops them; an expired one
+    /// removes the cookie of that name. `Secure` cookies go back over
+    /// https only (loopback names count as secure, as in browsers).
     pub fn absorb(&mut self, head: &[u8], url: &url::Url) {
         let mut headers = vec![httparse::EMPTY_HEADER; 256];
         let mut resp = httparse::Response::new(&mut headers);
@@ -152,14 +153,19 @@ mod tests {
 
     #[test]
     fn secure_cookies_go_over_https_only() {
+        // (Loopback names count as secure contexts, as in browsers: the
+        // rule shows on another name.)
         let mut jar = Jar::default();
-        jar.absorb(&head(&["s=1; Secure", "p=2"]), &url("https://localhost/"));
+        jar.absorb(
+            &head(&["s=1; Secure", "p=2"]),
+            &url("https://example.test/"),
+        );
         assert_eq!(
-            cookie(&mut jar, "https://localhost/").as_deref(),
+            cookie(&mut jar, "https://example.test/").as_deref(),
             Some("p=2; s=1")
         );
         assert_eq!(
-            cookie(&mut jar, "http://localhost/").as_deref(),
+            cookie(&mut jar, "http://example.test/").as_deref(),
             Some("p=2")
         );
     }

@@ -111,9 +111,18 @@ impl Intervals {
 
     /// Records a new connection's phase times, opened at `at` (outside
     /// warm-up only).
-    pub fn record_connection(&mut self, at: Nanos, connect_ns: u64, tls_ns: Option<u64>) {
+    pub fn record_connection(
+        &mut self,
+        at: Nanos,
+        connect_ns: u64,
+        tls_ns: Option<u64>,
+        tunnel_ns: Option<u64>,
+    ) {
         if at >= self.measure_from {
             self.current.record_connection(connect_ns, tls_ns);
+            if let Some(t) = tunnel_ns {
+                self.current.record_tunnel(t);
+            }
         }
     }
 

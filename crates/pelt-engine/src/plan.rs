@@ -2,7 +2,7 @@
 //! request and read-only after (hosts resolved, requests serialised, the
 //! pacer, the clock's zero), and each worker's share of it.
 
-use crate::conn::{resolve_origins, tls_connector, Origin};
+use crate::conn::{for_origin, resolve_origins, tls_connector, Origin};
 use crate::error::EngineError;
 use crate::h1::PreparedRequest;
 use crate::h2::PreparedH2;
@@ -94,7 +94,13 @@ impl RunPlan {
         let requests = config
             .targets
             .iter()
-            .map(|t| PreparedRequest::new(t, config.http.keepalive))
+            .zip(&target_origin)
+            .map(|(t, &o)| {
+                let mut r = PreparedRequest::new(t, config.http.keepalive);
+                // --proxy: plain HTTP goes to the proxy in absolute form.
+                r.bytes = for_origin(r.bytes, &t.url, &origins[o]);
+                r
+            })
             .collect();
         let h2_requests = match config.http.http2 {
             true => config

@@ -442,6 +442,17 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             human_ns(l.max)
         )?;
     }
+    if t.tunnels > 0 {
+        // --proxy with https: TCP connect (above, to the proxy) and the
+        // CONNECT tunnel are separate steps.
+        writeln!(
+            o,
+            "  Proxy tunnel (CONNECT, after the TCP connect to the proxy): mean {}, max {} ({} tunnels)",
+            human_ns(t.tunnel_ns_sum / t.tunnels),
+            human_ns(t.tunnel_ns_max),
+            thousands(t.tunnels)
+        )?;
+    }
     if rate_mode && !t.connect.is_empty() {
         let l = LatencyStats::of(&t.connect);
         writeln!(

@@ -55,6 +55,9 @@ pub enum ConfigError {
     /// `--cookies` or `--login` with `--http2` (HTTP/1.1 only so far).
     #[error("--cookies and --login work over HTTP/1.1 only for now; drop --http2")]
     SessionWithHttp2,
+    /// `--proxy` with `--http2`, `--follow` or `--unix-socket`.
+    #[error("--proxy works with plain HTTP/1.1 requests only for now; drop --http2, --follow or --unix-socket")]
+    ProxyWith,
     /// More than one stream without HTTP/2.
     #[error("--streams is for HTTP/2; add --http2, or use -c for more HTTP/1.1 connections")]
     StreamsWithoutHttp2,

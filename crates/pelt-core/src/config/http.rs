@@ -61,6 +61,9 @@ pub struct HttpOptions {
     /// Sessions (issue 16): cookies, a login.
     #[serde(default, skip_serializing_if = "SessionOptions::is_off")]
     pub session: SessionOptions,
+    /// `--proxy`, `--proxy-from-env`.
+    #[serde(default, skip_serializing_if = "super::ProxyOptions::is_off")]
+    pub proxy: super::ProxyOptions,
 }
 
 /// A simulated user's session: `--cookies` and `--login`.
@@ -235,6 +238,7 @@ impl Default for HttpOptions {
             follow_any_host: false,
             accept_variable_length: false,
             session: SessionOptions::default(),
+            proxy: super::ProxyOptions::default(),
         }
     }
 }

@@ -9,6 +9,7 @@ mod error;
 mod http;
 mod load;
 mod pick;
+mod proxy;
 mod target;
 
 pub use error::{ConfigError, TargetError};
@@ -22,6 +23,7 @@ pub use load::{
     MIN_RATE,
 };
 pub use pick::{Order, TargetPicker};
+pub use proxy::{Proxy, ProxyOptions};
 pub use target::{check_header, check_method, Target, MAX_BODY};
 
 use crate::duration::secs;
@@ -122,6 +124,11 @@ impl RunConfig {
         }
         if self.http.http2 && !self.http.session.is_off() {
             return Err(ConfigError::SessionWithHttp2);
+        }
+        if !self.http.proxy.is_off()
+            && (self.http.http2 || self.http.follow > 0 || self.http.unix_socket.is_some())
+        {
+            return Err(ConfigError::ProxyWith);
         }
         if self.think.is_some() && self.load.rate().is_some() {
             return Err(ConfigError::ThinkWithRate);

@@ -27,6 +27,9 @@ pub(super) struct IntervalRecord {
     with_cookie: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     logins: u64,
+    /// `--proxy` tunnels: `[count, total ns, longest ns]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tunnels: Option<(u64, u64, u64)>,
     first_intended: u64,
     last_sent: u64,
     last_done: u64,
@@ -178,6 +181,7 @@ impl IntervalRecord {
             connections: r.connections,
             with_cookie: r.with_cookie,
             logins: r.logins,
+            tunnels: (r.tunnels > 0).then_some((r.tunnels, r.tunnel_ns_sum, r.tunnel_ns_max)),
             first_intended: r.first_intended,
             last_sent: r.last_sent,
             last_done: r.last_done,
@@ -246,6 +250,9 @@ impl IntervalRecord {
         r.connections = self.connections;
         r.with_cookie = self.with_cookie;
         r.logins = self.logins;
+        if let Some((n, sum, max)) = self.tunnels {
+            (r.tunnels, r.tunnel_ns_sum, r.tunnel_ns_max) = (n, sum, max);
+        }
         r.first_intended = self.first_intended;
         r.last_sent = self.last_sent;
         r.last_done = self.last_done;

@@ -32,10 +32,23 @@ impl fmt::Display for Addr {
 /// Where a connection goes: one per distinct scheme, host and port.
 #[derive(Debug, Clone)]
 pub struct Origin {
-    /// Where to connect.
+    /// Where to connect (the proxy's address with `--proxy`).
     pub addr: Addr,
-    /// Present for https: the name to verify and send as SNI.
+    /// Present for https: the name to verify and send as SNI (the
+    /// origin's, also through a proxy's tunnel).
     pub tls: Option<ServerName<'static>>,
+    /// `--proxy`: how the proxy is used for this origin.
+    pub proxy: Option<ProxyRoute>,
+}
+
+/// How an origin is reached through a forward proxy.
+#[derive(Debug, Clone)]
+pub struct ProxyRoute {
+    /// https: `CONNECT` to this `host:port` first, then TLS inside the
+    /// tunnel. `None` for plain HTTP, sent to the proxy in absolute form.
+    pub tunnel: Option<String>,
+    /// The `Proxy-Authorization` value, if the proxy was given credentials.
+    pub authorization: Option<String>,
 }
 
 /// Resolves each distinct scheme/host/port once, before the run, after
@@ -80,8 +93,16 @@ pub(crate) fn origin_of(
     http: &HttpOptions,
     resolve: impl FnOnce(&str, u16) -> Result<SocketAddr, String>,
 ) -> Result<Origin, EngineError> {
+    let proxy = http.proxy.for_url(url);
     let addr = match &http.unix_socket {
         Some(path) => Addr::Unix(path.into()),
+        None if proxy.is_some() => {
+            let p = proxy.expect("checked");
+            Addr::Tcp(resolve(&p.host, p.port).map_err(|detail| EngineError::Resolve {
+                detail: format!("{detail} (the --proxy host)"),
+                host: p.host.clone(),
+            })?)
+        }
         None => {
             let (host, port) = connect_address(&http.connect_to, &url.host, url.port);
             Addr::Tcp(resolve(&host, port).map_err(|detail| EngineError::Resolve {
@@ -104,7 +125,17 @@ pub(crate) fn origin_of(
             )
         }
     };
-    Ok(Origin { addr, tls })
+    let proxy = proxy.map(|p| ProxyRoute {
+        tunnel: (url.scheme == Scheme::Https).then(|| {
+            let host = match url.host.contains(':') {
+                true => format!("[{}]", url.host),
+                false => url.host.clone(),
+            };
+            format!("{host}:{}", url.port)
+        }),
+        authorization: p.authorization.clone(),
+    });
+    Ok(Origin { addr, tls, proxy })
 }
 
 /// The first address that accepts a connection, else the first address.

@@ -7,7 +7,7 @@
 //! other than 2xx or 3xx) stops the run before any load is sent.
 
 use super::jar::{cookie_url, Jar};
-use crate::conn::{connect, resolve_origin, tls_connector, Origin};
+use crate::conn::{connect, for_origin, resolve_origin, tls_connector, Origin};
 use crate::error::EngineError;
 use crate::h1::PreparedRequest;
 use pelt_core::{HttpOptions, Target};
@@ -55,9 +55,9 @@ pub(crate) fn login_all(
         .as_ref()
         .map(|_| tls_connector(http.insecure, false));
     let login = Arc::new(Login {
+        request: for_origin(PreparedRequest::new(login, false).bytes, &login.url, &origin),
         origin,
         tls,
-        request: PreparedRequest::new(login, false).bytes,
         url: cookie_url(&login.url),
         name: format!("{} {}", login.method, login.url),
         timeout: http.timeout,

@@ -90,6 +90,17 @@ impl Redactor {
     /// their parts (the token after `Bearer`, each cookie's value), and
     /// secret query values, raw and decoded.
     pub fn learn(&mut self, config: &RunConfig) {
+        // --proxy credentials are never serialised; the run's own copy is
+        // learnt so that no message can carry them either.
+        let proxy = &config.http.proxy;
+        for p in proxy.http.iter().chain(&proxy.https) {
+            if let Some(auth) = &p.authorization {
+                self.add_value(auth);
+                for part in auth.split(' ') {
+                    self.add_value(part);
+                }
+            }
+        }
         if let Some(login) = &config.http.session.login {
             // A login's body is all credentials (user=a&pass=b).
             let body = String::from_utf8_lossy(&login.body).into_owned();

@@ -362,6 +362,10 @@ pub struct RunArgs {
     /// Sessions: cookies, a login, credentials.
     #[command(flatten)]
     pub session: crate::session::SessionArgs,
+
+    /// A forward proxy.
+    #[command(flatten)]
+    pub proxy: crate::session::ProxyArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

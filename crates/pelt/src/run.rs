@@ -99,6 +99,7 @@ impl TryFrom<&RunArgs> for RunConfig {
             follow_any_host: a.follow_any_host,
             accept_variable_length: a.accept_variable_length,
             session: a.session.options()?,
+            proxy: a.proxy.options()?,
             ..HttpOptions::default()
         };
         let host = a.host.as_deref().map(host_header).transpose()?;

@@ -4,7 +4,7 @@
 use crate::UserError;
 use clap::Args;
 use pelt_core::targets::TargetsFormat;
-use pelt_core::{SessionOptions, Target};
+use pelt_core::{Proxy, ProxyOptions, SessionOptions, Target};
 use std::path::Path;
 
 /// Cookies, a login and credentials: what makes each sender a user.
@@ -136,6 +136,108 @@ mod tests {
             "P0ST http://h/",
         ] {
             assert!(parse_login(bad).is_err(), "{bad:?}");
+        }
+    }
+}
+
+/// A forward proxy between pelt and the targets.
+#[derive(Debug, Clone, Args)]
+pub struct ProxyArgs {
+    /// Send requests through this forward proxy, http://[USER:PASS@]HOST:PORT:
+    /// plain-HTTP targets in absolute form, https:// ones through a
+    /// CONNECT tunnel (TLS end to end with the origin, its certificate
+    /// checked against the origin's name). The connect time is then the
+    /// TCP connect to the proxy; the tunnel's set-up is reported apart.
+    /// HTTP/1.1 only. The credentials go in no file.
+    #[arg(long = "proxy", value_name = "URL")]
+    pub proxy: Option<String>,
+
+    /// Take the proxy from HTTP_PROXY, HTTPS_PROXY and NO_PROXY (or their
+    /// lower-case forms). Without it they are ignored, so a stray variable
+    /// never changes what is measured.
+    #[arg(long = "proxy-from-env", conflicts_with = "proxy")]
+    pub proxy_from_env: bool,
+}
+
+impl ProxyArgs {
+    /// The proxy options these flags ask for.
+    pub fn options(&self) -> Result<ProxyOptions, UserError> {
+        if let Some(url) = &self.proxy {
+            let p = parse_proxy(url, "--proxy")?;
+            return Ok(ProxyOptions {
+                http: Some(p.clone()),
+                https: Some(p),
+                no_proxy: Vec::new(),
+            });
+        }
+        if !self.proxy_from_env {
+            return Ok(ProxyOptions::default());
+        }
+        let var = |name: &str| {
+            [name.to_string(), name.to_ascii_lowercase()]
+                .iter()
+                .find_map(|n| std::env::var(n).ok().filter(|v| !v.trim().is_empty()))
+        };
+        let from = |name: &str| {
+            var(name)
+                .map(|url| parse_proxy(&url, name))
+                .transpose()
+        };
+        Ok(ProxyOptions {
+            http: from("HTTP_PROXY")?,
+            https: from("HTTPS_PROXY")?,
+            no_proxy: var("NO_PROXY")
+                .map(|v| v.split(',').map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect())
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// `http://[user:pass@]host[:port]` (a trailing `/` allowed) as a proxy;
+/// `from` names the flag or variable in errors.
+fn parse_proxy(text: &str, from: &str) -> Result<Proxy, UserError> {
+    let bad = |why: String| {
+        UserError(format!(
+            "{from}: {why}; give an HTTP proxy like http://127.0.0.1:3128 or http://user:pass@proxy:3128"
+        ))
+    };
+    let text = text.trim();
+    let scheme = text.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("http") => {}
+        Some(s) => return Err(bad(format!("unsupported proxy scheme '{s}://' (pelt speaks to HTTP proxies only)"))),
+        None => return Err(bad("expected a URL starting with http://".into())),
+    }
+    let (plain, authorization) = match pelt_store::secrets::split_userinfo(text) {
+        Some((plain, basic)) => (plain, Some(basic)),
+        None => (text.to_string(), None),
+    };
+    let url = pelt_core::Url::parse(&plain).map_err(|e| bad(e.reason))?;
+    if url.path_and_query != "/" {
+        return Err(bad(format!("a proxy URL has no path, found '{}'", url.path_and_query)));
+    }
+    Ok(Proxy {
+        host: url.host,
+        port: url.port,
+        authenticated: authorization.is_some(),
+        authorization,
+    })
+}
+
+#[cfg(test)]
+mod proxy_tests {
+    use super::*;
+
+    #[test]
+    fn proxy_urls_are_http_with_optional_credentials() {
+        let p = parse_proxy("http://u:p%40ss@127.0.0.1:3128", "--proxy").unwrap();
+        assert_eq!((p.host.as_str(), p.port), ("127.0.0.1", 3128));
+        assert_eq!(p.authorization.as_deref(), Some("Basic dTpwQHNz"));
+        let p = parse_proxy("http://proxy/", "--proxy").unwrap();
+        assert_eq!((p.port, p.authorization), (80, None));
+        for bad in ["socks5://127.0.0.1:1080", "https://p:3128", "127.0.0.1:3128", "http://p:3128/x"] {
+            let e = parse_proxy(bad, "--proxy").unwrap_err().0;
+            assert!(e.starts_with("--proxy: "), "{e}");
         }
     }
 }

@@ -121,9 +121,12 @@ impl Runner for Worker {
     }
 
     fn record_connection(&self, est: &Established) {
-        self.intervals
-            .borrow_mut()
-            .record_connection(self.now(), est.connect_ns, est.tls_ns, est.tunnel_ns);
+        self.intervals.borrow_mut().record_connection(
+            self.now(),
+            est.connect_ns,
+            est.tls_ns,
+            est.tunnel_ns,
+        );
     }
 
     fn connect_gate(&self) -> &ConnectGate {

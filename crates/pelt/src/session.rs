@@ -178,16 +178,17 @@ impl ProxyArgs {
                 .iter()
                 .find_map(|n| std::env::var(n).ok().filter(|v| !v.trim().is_empty()))
         };
-        let from = |name: &str| {
-            var(name)
-                .map(|url| parse_proxy(&url, name))
-                .transpose()
-        };
+        let from = |name: &str| var(name).map(|url| parse_proxy(&url, name)).transpose();
         Ok(ProxyOptions {
             http: from("HTTP_PROXY")?,
             https: from("HTTPS_PROXY")?,
             no_proxy: var("NO_PROXY")
-                .map(|v| v.split(',').map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect())
+                .map(|v| {
+                    v.split(',')
+                        .map(|h| h.trim().to_string())
+                        .filter(|h| !h.is_empty())
+                        .collect()
+                })
                 .unwrap_or_default(),
         })
     }
@@ -205,7 +206,11 @@ fn parse_proxy(text: &str, from: &str) -> Result<Proxy, UserError> {
     let scheme = text.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     match scheme.as_deref() {
         Some("http") => {}
-        Some(s) => return Err(bad(format!("unsupported proxy scheme '{s}://' (pelt speaks to HTTP proxies only)"))),
+        Some(s) => {
+            return Err(bad(format!(
+                "unsupported proxy scheme '{s}://' (pelt speaks to HTTP proxies only)"
+            )))
+        }
         None => return Err(bad("expected a URL starting with http://".into())),
     }
     let (plain, authorization) = match pelt_store::secrets::split_userinfo(text) {
@@ -214,7 +219,10 @@ fn parse_proxy(text: &str, from: &str) -> Result<Proxy, UserError> {
     };
     let url = pelt_core::Url::parse(&plain).map_err(|e| bad(e.reason))?;
     if url.path_and_query != "/" {
-        return Err(bad(format!("a proxy URL has no path, found '{}'", url.path_and_query)));
+        return Err(bad(format!(
+            "a proxy URL has no path, found '{}'",
+            url.path_and_query
+        )));
     }
     Ok(Proxy {
         host: url.host,
@@ -235,7 +243,12 @@ mod proxy_tests {
         assert_eq!(p.authorization.as_deref(), Some("Basic dTpwQHNz"));
         let p = parse_proxy("http://proxy/", "--proxy").unwrap();
         assert_eq!((p.port, p.authorization), (80, None));
-        for bad in ["socks5://127.0.0.1:1080", "https://p:3128", "127.0.0.1:3128", "http://p:3128/x"] {
+        for bad in [
+            "socks5://127.0.0.1:1080",
+            "https://p:3128",
+            "127.0.0.1:3128",
+            "http://p:3128/x",
+        ] {
             let e = parse_proxy(bad, "--proxy").unwrap_err().0;
             assert!(e.starts_with("--proxy: "), "{e}");
         }

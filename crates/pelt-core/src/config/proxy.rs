@@ -81,6 +81,10 @@ mod tests {
         assert_eq!(opts.for_url(&url("http://a.example.com/")), None);
         assert_eq!(opts.for_url(&url("http://notexample.com/")), Some(&p));
         assert_eq!(opts.for_url(&url("http://x.internal/")), None);
-        assert_eq!(opts.for_url(&url("https://127.0.0.1/")), None, "no https proxy");
+        assert_eq!(
+            opts.for_url(&url("https://127.0.0.1/")),
+            None,
+            "no https proxy"
+        );
     }
 }

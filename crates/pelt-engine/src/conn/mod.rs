@@ -79,7 +79,11 @@ pub async fn connect(
     // --proxy with https: a CONNECT tunnel to the origin, within
     // --connect-timeout too.
     let mut tcp = tcp;
-    let tunnel_ns = match origin.proxy.as_ref().and_then(|p| p.tunnel.as_ref().map(|t| (p, t))) {
+    let tunnel_ns = match origin
+        .proxy
+        .as_ref()
+        .and_then(|p| p.tunnel.as_ref().map(|t| (p, t)))
+    {
         Some((route, authority)) => {
             let tunnel_start = std::time::Instant::now();
             let by = tokio::time::Instant::from_std(start + connect_timeout);

@@ -98,10 +98,12 @@ pub(crate) fn origin_of(
         Some(path) => Addr::Unix(path.into()),
         None if proxy.is_some() => {
             let p = proxy.expect("checked");
-            Addr::Tcp(resolve(&p.host, p.port).map_err(|detail| EngineError::Resolve {
-                detail: format!("{detail} (the --proxy host)"),
-                host: p.host.clone(),
-            })?)
+            Addr::Tcp(
+                resolve(&p.host, p.port).map_err(|detail| EngineError::Resolve {
+                    detail: format!("{detail} (the --proxy host)"),
+                    host: p.host.clone(),
+                })?,
+            )
         }
         None => {
             let (host, port) = connect_address(&http.connect_to, &url.host, url.port);

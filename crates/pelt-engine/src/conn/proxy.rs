@@ -66,7 +66,11 @@ pub(crate) async fn tunnel(
 /// `request` (serialised for `url`) as it goes to `origin`: unchanged,
 /// or in absolute form with the credentials when `origin` is reached
 /// through a forward proxy (plain HTTP; a tunnel carries it unchanged).
-pub(crate) fn for_origin(request: Vec<u8>, url: &pelt_core::Url, origin: &super::Origin) -> Vec<u8> {
+pub(crate) fn for_origin(
+    request: Vec<u8>,
+    url: &pelt_core::Url,
+    origin: &super::Origin,
+) -> Vec<u8> {
     match &origin.proxy {
         Some(route) if route.tunnel.is_none() => {
             absolute_form(&request, &format!("http://{}", url.host_header()), route)

@@ -55,7 +55,11 @@ pub(crate) fn login_all(
         .as_ref()
         .map(|_| tls_connector(http.insecure, false));
     let login = Arc::new(Login {
-        request: for_origin(PreparedRequest::new(login, false).bytes, &login.url, &origin),
+        request: for_origin(
+            PreparedRequest::new(login, false).bytes,
+            &login.url,
+            &origin,
+        ),
         origin,
         tls,
         url: cookie_url(&login.url),

@@ -461,7 +461,7 @@ fn read_logs(prefix: &Path) -> String {
 
 /// A random port in [`PORT_RANGE`]. Each `RandomState` is freshly seeded, so
 /// concurrent tests and test binaries pick different ports.
-fn random_port(attempt: usize) -> u16 {
+pub fn random_port(attempt: usize) -> u16 {
     let random = RandomState::new().hash_one((attempt, std::process::id()));
     let span = u64::from(PORT_RANGE.end - PORT_RANGE.start);
     PORT_RANGE.start + (random % span) as u16

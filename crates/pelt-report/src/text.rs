@@ -442,13 +442,13 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             human_ns(l.max)
         )?;
     }
-    if t.tunnels > 0 {
+    if let Some(mean) = t.tunnel_ns_sum.checked_div(t.tunnels) {
         // --proxy with https: TCP connect (above, to the proxy) and the
         // CONNECT tunnel are separate steps.
         writeln!(
             o,
             "  Proxy tunnel (CONNECT, after the TCP connect to the proxy): mean {}, max {} ({} tunnels)",
-            human_ns(t.tunnel_ns_sum / t.tunnels),
+            human_ns(mean),
             human_ns(t.tunnel_ns_max),
             thousands(t.tunnels)
         )?;

@@ -648,6 +648,10 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
 /// the one place that knows which transports exist.
 fn spawn_senders(worker: &Rc<Worker>) {
     let plan = &worker.plan;
+    // --cookies or --login: a jar per sender, the login's if any.
+    let mut jars = plan.take_jars(worker.share.index).into_iter();
+    let session = !plan.http.session.is_off();
+    let mut jar = move || session.then(|| jars.next().unwrap_or_default());
     if plan.streams > 0 {
         // HTTP/2: `streams` consecutive senders share each connection.
         let per_conn = plan.streams as usize;
@@ -657,15 +661,15 @@ fn spawn_senders(worker: &Rc<Worker>) {
                 shared = Some(SharedConn::new(plan.origins.len()));
             }
             let conn = shared.clone().expect("set at the first stream");
-            tokio::task::spawn_local(run_sender(worker.clone(), sender, H2Sender::new(conn)));
+            tokio::task::spawn_local(run_sender(
+                worker.clone(),
+                sender,
+                H2Sender::new(conn, jar()),
+            ));
         }
     } else {
-        // --cookies or --login: a jar per sender, the login's if any.
-        let mut jars = plan.take_jars(worker.share.index).into_iter();
-        let session = !plan.http.session.is_off();
         for sender in 0..worker.senders.len() {
-            let jar = session.then(|| jars.next().unwrap_or_default());
-            tokio::task::spawn_local(run_sender(worker.clone(), sender, H1Sender::new(jar)));
+            tokio::task::spawn_local(run_sender(worker.clone(), sender, H1Sender::new(jar())));
         }
     }
 }

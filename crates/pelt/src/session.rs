@@ -10,7 +10,8 @@ use std::path::Path;
 /// Cookies, a login and credentials: what makes each sender a user.
 #[derive(Debug, Clone, Args)]
 pub struct SessionArgs {
-    /// Give each sender (an HTTP/1.1 connection: a simulated user) a
+    /// Give each sender (an HTTP/1.1 connection, or an HTTP/2 stream: a
+    /// simulated user) a
     /// cookie jar: cookies the server sets go back on that sender's later
     /// requests, by RFC 6265's domain, path, expiry and Secure rules, and
     /// stay when the sender reconnects. In rate mode a request goes to

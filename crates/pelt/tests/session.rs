@@ -94,6 +94,42 @@ fn each_connection_keeps_its_own_cookie_and_sends_it_back() {
     assert_eq!(r["session"]["requests_with_cookie"], 0);
 }
 
+/// Over HTTP/2 a stream is the user: the first response on each
+/// connection sets that connection's cookie, and only the stream that got
+/// it sends it back, on its own connection.
+#[test]
+fn over_http2_each_stream_has_its_own_jar() {
+    let nginx = Nginx::start_h2(SESSION, None);
+    let url = nginx.url("/session");
+    let r = run_json(&[
+        &url,
+        "--http2",
+        "--streams",
+        "2",
+        "--cookies",
+        "-c",
+        "2",
+        "-n",
+        "200",
+        "-t",
+        "1",
+    ]);
+    assert_eq!(r["requests"]["successes"], 200, "{}", r["error_examples"]);
+    let lines = session_lines(&nginx, 200);
+    assert_eq!(lines.len(), 200);
+    let mut cookies = BTreeSet::new();
+    for (conn, _, cookie) in &lines {
+        if cookie != "-" {
+            assert_eq!(cookie, &format!("c{conn}"), "a cookie crossed connections");
+            cookies.insert(cookie.clone());
+        }
+    }
+    assert_eq!(cookies.len(), 2, "{lines:?}");
+    let with = lines.iter().filter(|(_, _, c)| c != "-").count() as u64;
+    assert!(with > 0);
+    assert_eq!(r["session"]["requests_with_cookie"].as_u64(), Some(with));
+}
+
 /// siege's user keeps its cookies when its connection closes: with
 /// --no-keepalive each request is a new connection, whose first response
 /// sets a new cookie, and the sender sends the one it holds.
@@ -235,7 +271,6 @@ fn bad_session_flags_exit_2_naming_the_problem() {
         (vec!["--login", "POST"], "--login"),
         (vec!["--login", "POST not-a-url"], "--login"),
         (vec!["-A", "alice"], "USER:PASS"),
-        (vec!["--cookies", "--http2"], "--http2"),
     ] {
         let out = pelt()
             .arg("http://127.0.0.1:1/")

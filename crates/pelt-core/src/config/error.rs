@@ -52,9 +52,6 @@ pub enum ConfigError {
     /// More than [`MAX_SENDERS`](super::MAX_SENDERS) streams in flight.
     #[error("-c × --streams must be at most 1,000,000 streams in flight; use fewer connections or streams, like -c 100 --streams 100")]
     TooManyStreams,
-    /// `--cookies` or `--login` with `--http2` (HTTP/1.1 only so far).
-    #[error("--cookies and --login work over HTTP/1.1 only for now; drop --http2")]
-    SessionWithHttp2,
     /// `--proxy` with `--http2`, `--follow` or `--unix-socket`.
     #[error("--proxy works with plain HTTP/1.1 requests only for now; drop --http2, --follow or --unix-socket")]
     ProxyWith,

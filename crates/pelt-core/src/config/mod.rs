@@ -122,9 +122,6 @@ impl RunConfig {
         for t in self.targets.iter().chain(&self.http.session.login) {
             t.check()?;
         }
-        if self.http.http2 && !self.http.session.is_off() {
-            return Err(ConfigError::SessionWithHttp2);
-        }
         if !self.http.proxy.is_off()
             && (self.http.http2 || self.http.follow > 0 || self.http.unix_socket.is_some())
         {

@@ -33,14 +33,31 @@ impl Jar {
         if resp.parse(head).is_err() {
             return;
         }
-        for h in resp.headers.iter() {
-            if h.name.eq_ignore_ascii_case("set-cookie") {
-                if let Ok(value) = std::str::from_utf8(h.value) {
-                    // A cookie the store refuses is simply not kept.
-                    let _ = self.store.parse(value, url);
-                }
+        self.absorb_values(
+            resp.headers
+                .iter()
+                .filter(|h| h.name.eq_ignore_ascii_case("set-cookie"))
+                .map(|h| h.value),
+            url,
+        );
+    }
+
+    /// Keeps the cookies of `Set-Cookie` header values (HTTP/2's, or a
+    /// parsed head's) received for a request to `url`.
+    pub fn absorb_values<'a>(&mut self, values: impl Iterator<Item = &'a [u8]>, url: &url::Url) {
+        for value in values {
+            if let Ok(value) = std::str::from_utf8(value) {
+                // A cookie the store refuses is simply not kept.
+                let _ = self.store.parse(value, url);
             }
         }
+    }
+
+    /// The `Cookie` header's value for a request to `url` (`a=1; b=2`),
+    /// or `None` when no cookie in the jar applies.
+    pub fn value(&mut self, url: &url::Url) -> Option<&[u8]> {
+        let line = self.header_line(url)?;
+        Some(&line[b"Cookie: ".len()..line.len() - 2])
     }
 
     /// The `Cookie: a=1; b=2\r\n` line for a request to `url`, or `None`

@@ -9,7 +9,7 @@
 #   bench/peers.sh --pelt PATH         use this pelt binary instead of building one
 #   bench/peers.sh --install-only      install the tools, run nothing
 #
-# Everything else is passed to bench/peers.py (see `bench/peers.py --help`:
+# Everything else is passed to the harness, the bench/peers package (see --help:
 # --rounds, --duration, --seed, --out-dir, ...). See bench/README.md.
 #
 # Installing is idempotent: a tool that is already there is not touched, and a
@@ -63,7 +63,7 @@ while [ $# -gt 0 ]; do
     --pelt=*) pelt_bin="${1#--pelt=}" ;;
     -h | --help)
         sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-        exec python3 bench/peers.py --help
+        exec python3 -m bench.peers --help
         ;;
     *) passthrough+=("$1") ;;
     esac
@@ -191,4 +191,4 @@ fi
 
 args=(--tools "$tools" --command-line "$COMMAND_LINE")
 [ -z "$pelt_bin" ] || args+=(--pelt "$pelt_bin")
-exec python3 bench/peers.py "${args[@]}" ${passthrough[@]+"${passthrough[@]}"}
+exec python3 -m bench.peers "${args[@]}" ${passthrough[@]+"${passthrough[@]}"}

@@ -161,16 +161,24 @@ impl Metric {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Verdict {
-    /// B is worse; `material` when the whole interval lies beyond the margin.
-    Regression { material: bool },
-    /// B is better; `material` when the whole interval lies beyond the margin.
-    Improvement { material: bool },
+    /// B is worse.
+    Regression {
+        /// The whole interval lies beyond the margin.
+        material: bool,
+    },
+    /// B is better.
+    Improvement {
+        /// The whole interval lies beyond the margin.
+        material: bool,
+    },
     /// The whole interval lies within the margin: no change that matters.
     Equivalent,
-    /// The runs cannot tell; `blocks_needed` estimates how many blocks
-    /// (paired) or runs per side (unpaired) would (None when the noise could
-    /// not be estimated).
-    Inconclusive { blocks_needed: Option<u32> },
+    /// The runs cannot tell.
+    Inconclusive {
+        /// About how many blocks (paired) or runs per side (unpaired)
+        /// would; `None` when the noise could not be estimated.
+        blocks_needed: Option<u32>,
+    },
     /// One run per side: run-to-run noise is unknown, so no verdict.
     NoVerdict,
 }
@@ -179,10 +187,18 @@ pub enum Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Design {
-    /// A and B in `blocks` blocks, one run of each per block.
-    Paired { blocks: usize },
+    /// A and B in blocks, one run of each per block.
+    Paired {
+        /// Blocks compared.
+        blocks: usize,
+    },
     /// Independent sets of runs.
-    Unpaired { runs_a: usize, runs_b: usize },
+    Unpaired {
+        /// A's runs.
+        runs_a: usize,
+        /// B's runs.
+        runs_b: usize,
+    },
 }
 
 /// The comparison of one metric between A (baseline) and B (candidate).

@@ -1,4 +1,4 @@
-//! pelt-analyze: the statistics behind `pelt compare`.
+//! pelt-analyze: the statistics behind `pelt compare` and `pelt experiment`.
 //!
 //! Comparisons take **one value per run** (a run's p99, its throughput),
 //! never per-request data: requests within a run are autocorrelated, so the
@@ -18,16 +18,19 @@
 //! let (lo, hi) = c.ci.unwrap();
 //! assert!(lo > 0.05 && hi < 0.15 && lo <= c.estimate && c.estimate <= hi);
 //! ```
+#![warn(missing_docs)]
 
 pub mod compare;
 pub mod error;
+pub mod experiment;
 pub mod rank;
+pub mod runs;
 
 pub use compare::{
     compare_paired, compare_unpaired, Comparison, Design, Direction, Metric, Scale, Verdict,
     BLOCKS_FACTOR, CONFIDENCE, MARGIN_P50, MARGIN_P90, MARGIN_P99, MARGIN_P999, MARGIN_THROUGHPUT,
 };
-pub use error::{AnalyzeError, Side};
+pub use error::{AnalyzeError, Inapplicable, Side};
 pub use rank::{
     hodges_lehmann_one_sample, hodges_lehmann_shift, mann_whitney_ci, mann_whitney_k,
     signed_rank_ci, signed_rank_k,

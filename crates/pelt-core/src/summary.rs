@@ -217,6 +217,11 @@ pub enum Warning {
     },
     /// The run was interrupted (Ctrl-C) before its stop condition.
     Interrupted,
+    /// Writing the per-request log (`--log-requests`) failed part-way.
+    RequestLog {
+        /// What the operating system said.
+        error: String,
+    },
     /// The results file has no footer: the run was killed; the figures
     /// cover its complete seconds.
     Incomplete,
@@ -280,6 +285,11 @@ impl std::fmt::Display for Warning {
                 Ok(())
             }
             Warning::Interrupted => write!(f, "interrupted: the figures cover the run up to Ctrl-C"),
+            Warning::RequestLog { error } => write!(
+                f,
+                "the request log is incomplete: writing it failed ({error}); the figures here are complete. \
+                 Free some disk space or log elsewhere"
+            ),
             Warning::Incomplete => write!(
                 f,
                 "the run did not finish (it was killed): the figures cover its last complete second and before"

@@ -31,4 +31,12 @@ pub enum EngineError {
     /// descriptors).
     #[error("cannot start a worker's event loop: {0}; raise the open-file limit (ulimit -n) or use fewer -t threads")]
     Runtime(std::io::Error),
+    /// The request log (`--log-requests`) cannot be written.
+    #[error("cannot write the request log '{path}': {source}; check the directory exists and is writable")]
+    RequestLog {
+        /// The log's path.
+        path: String,
+        /// Why it could not be created.
+        source: std::io::Error,
+    },
 }

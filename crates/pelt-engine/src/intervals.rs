@@ -3,6 +3,7 @@
 //! whole, to the collector. Aligning to wall-clock seconds lets seconds
 //! from several workers (or machines) merge by adding.
 
+use crate::request_log::RequestLog;
 use pelt_core::{ErrorKind, Nanos, Recorder, Sample, ThreadLoad};
 use std::sync::mpsc::{Receiver, Sender};
 
@@ -42,6 +43,8 @@ pub(crate) struct Intervals {
     warmup: u64,
     tx: Sender<WorkerMsg>,
     worker: usize,
+    /// `--log-requests`: every measured request, as it is recorded.
+    log: Option<RequestLog>,
 }
 
 impl Intervals {
@@ -65,7 +68,19 @@ impl Intervals {
             warmup: 0,
             tx,
             worker,
+            log: None,
         }
+    }
+
+    /// Logs every measured request to `log` from now on.
+    pub fn log_to(&mut self, log: RequestLog) {
+        self.log = Some(log);
+    }
+
+    /// Whether requests are logged one by one (so requests never sent
+    /// must be recorded one by one too, each with its planned time).
+    pub fn logging(&self) -> bool {
+        self.log.is_some()
     }
 
     /// When the current second ends, in run nanoseconds.
@@ -83,6 +98,9 @@ impl Intervals {
             self.rotate(s.done);
         }
         self.current.record(s);
+        if let Some(log) = &mut self.log {
+            log.write(s, 1);
+        }
     }
 
     /// Counts a request (intended at `intended`, done at `done`) that
@@ -107,6 +125,12 @@ impl Intervals {
             self.rotate(done);
         }
         self.current.record_unsent(target, intended, done, n);
+        if let Some(log) = &mut self.log {
+            log.write(
+                &Sample::failed(target, intended, done, ErrorKind::Unfinished),
+                n,
+            );
+        }
     }
 
     /// Records a new connection's phase times, opened at `at` (outside
@@ -157,6 +181,11 @@ impl Intervals {
         self.current.logins += logins;
         let end = self.end;
         self.rotate(end);
+        // Before the collector hears of the end: once every worker is
+        // done, the log is complete on disk.
+        if let Some(log) = &mut self.log {
+            log.flush();
+        }
         let _ = self.tx.send(WorkerMsg::Done {
             worker: self.worker,
             warmup_requests: self.warmup,

@@ -68,6 +68,8 @@ pub(crate) struct RunPlan {
     pub connect_interval: Option<Nanos>,
     /// The targets as configured, for building redirected requests.
     pub targets: Vec<pelt_core::Target>,
+    /// `--log-requests`: the file every worker appends its requests to.
+    pub request_log: Option<std::sync::Arc<crate::request_log::SharedLog>>,
     pub http: pelt_core::HttpOptions,
     /// `--cookies` (or `--login`): each target's URL, as the jars match
     /// cookies against it.
@@ -170,6 +172,7 @@ impl RunPlan {
                 .connect_rate
                 .map(|r| (workers as f64 * 1e9 / r).max(1.0) as Nanos),
             targets: config.targets.clone(),
+            request_log: None,
             http: config.http.clone(),
             cookie_urls: match config.http.session.is_off() {
                 true => Vec::new(),

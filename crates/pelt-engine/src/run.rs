@@ -9,6 +9,7 @@ use crate::collector::{Collector, Snapshot};
 use crate::error::EngineError;
 use crate::intervals::WorkerMsg;
 use crate::plan::{RunPlan, Share};
+use crate::request_log::{RequestLogSpec, SharedLog};
 use crate::worker::run_worker;
 use pelt_core::{Environment, Recorder, RunConfig, RunFooter, RunHeader, RunSummary};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -52,6 +53,7 @@ pub struct Run {
     epoch: Instant,
     measure_from: Duration,
     header: RunHeader,
+    request_log: Option<Arc<SharedLog>>,
 }
 
 impl Run {
@@ -59,10 +61,29 @@ impl Run {
     /// first requests go out a few milliseconds later; this returns at
     /// once.
     pub fn start(config: RunConfig) -> Result<Run, EngineError> {
+        Run::start_with_log(config, None)
+    }
+
+    /// [`Run::start`], also logging every measured request to the file
+    /// `log` names, one line each, as they finish (`--log-requests`). The
+    /// file is created before any load is sent.
+    pub fn start_with_log(
+        config: RunConfig,
+        log: Option<RequestLogSpec>,
+    ) -> Result<Run, EngineError> {
         config.validate()?;
         let mut plan = RunPlan::new(&config)?;
         let shares = plan.shares(&config);
+        // Logins first: they set the clock's zero afresh, which the
+        // request log's times count from.
         plan.log_in(&shares)?;
+        if let Some(spec) = log {
+            plan.request_log = Some(SharedLog::create(
+                spec,
+                &config.targets,
+                plan.unix_ns_at_epoch,
+            )?);
+        }
         let plan = Arc::new(plan);
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (tx, rx) = mpsc::channel();
@@ -84,6 +105,7 @@ impl Run {
             epoch: plan.epoch,
             measure_from: Duration::from_nanos(plan.measure_from),
             header,
+            request_log: plan.request_log.clone(),
         })
     }
 
@@ -118,10 +140,18 @@ impl Run {
 
     /// Waits for the run to end and returns its summary.
     pub fn wait(self) -> RunSummary {
-        match self.collector.join() {
+        let mut summary = match self.collector.join() {
             Ok(summary) => summary,
             Err(panic) => std::panic::resume_unwind(panic),
+        };
+        // Every worker has flushed its part of the log before it said it
+        // was done, so any write error is known by now.
+        if let Some(error) = self.request_log.as_ref().and_then(|l| l.error.get()) {
+            summary.warnings.push(pelt_core::Warning::RequestLog {
+                error: error.clone(),
+            });
         }
+        summary
     }
 }
 

@@ -143,14 +143,18 @@ impl Worker {
         recycled: Receiver<Box<Recorder>>,
     ) -> Worker {
         let senders = share.connections as usize * plan.streams.max(1) as usize;
+        let mut intervals = Intervals::new(
+            share.index,
+            plan.unix_ns_at_epoch,
+            plan.measure_from,
+            tx,
+            recycled,
+        );
+        if let Some(shared) = &plan.request_log {
+            intervals.log_to(crate::request_log::RequestLog::open(shared.clone()));
+        }
         Worker {
-            intervals: RefCell::new(Intervals::new(
-                share.index,
-                plan.unix_ns_at_epoch,
-                plan.measure_from,
-                tx,
-                recycled,
-            )),
+            intervals: RefCell::new(intervals),
             connect_gate: ConnectGate::new(plan.connect_interval),
             plan,
             share,
@@ -446,7 +450,12 @@ impl Worker {
             }
             let first = self.next.get();
             let pending = due_local.saturating_sub(first);
-            let step = pending.div_ceil(MAX_UNFINISHED_RECORDS).max(1);
+            // Grouped for speed, unless each is logged with its own time.
+            let step = if self.intervals.borrow().logging() {
+                1
+            } else {
+                pending.div_ceil(MAX_UNFINISHED_RECORDS).max(1)
+            };
             let mut seq = first;
             while seq < due_local {
                 let n = step.min(due_local - seq);

@@ -1,19 +1,28 @@
 //! pelt-report: turns a [`RunSummary`] into something people read.
 //!
 //! Renderers read results only, never the network, so a saved run renders
-//! exactly like a live one.
+//! exactly like a live one. One run renders with [`render`] in any
+//! [`Format`] (several overlaid with [`html::render`]); the per-second
+//! histograms of a saved run go to [`hdrlog`]; comparisons of runs and
+//! experiments, whose numbers come from pelt-analyze, render with
+//! [`compare`] and [`experiment`].
+#![warn(missing_docs)]
 
+pub mod compare;
 mod csv;
+pub mod experiment;
 pub mod hdrlog;
 pub mod html;
 mod json;
 mod markdown;
+mod table;
 mod text;
 mod units;
 
 pub use csv::csv;
 pub use json::{json_value, SCHEMA_ID};
 pub use markdown::markdown;
+pub use table::Table;
 pub use text::text;
 
 use pelt_core::RunSummary;
@@ -29,19 +38,49 @@ pub enum Format {
     Csv,
     /// A summary for issues and pull requests.
     Markdown,
+    /// A self-contained page with charts, labelled by the run's first URL.
+    Html,
+    /// ab's `-e` file: the headline latency at every whole percentile,
+    /// `Percentage served,Time in ms`.
+    PercentilesCsv,
+}
+
+/// Choices that change what a report shows, beyond its format.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `--buckets`: count the headline latency into these ranges (text
+    /// and JSON).
+    pub buckets: Option<pelt_core::buckets::Buckets>,
 }
 
 /// Renders `summary` in `format`.
 pub fn render(summary: &RunSummary, format: Format) -> String {
+    render_with(summary, format, &Options::default())
+}
+
+/// Renders `summary` in `format`, with `options`.
+pub fn render_with(summary: &RunSummary, format: Format, options: &Options) -> String {
     match format {
-        Format::Text => text(summary),
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(&json_value(summary))
-                .expect("a JSON value always serialises");
-            s.push('\n');
-            s
+        Format::Text => {
+            let mut out = text(summary);
+            if let Some(b) = &options.buckets {
+                text::append_buckets(&mut out, summary, b);
+            }
+            out
         }
+        Format::Json => {
+            let mut v = json_value(summary);
+            if let Some(b) = &options.buckets {
+                v["buckets"] = json::buckets(summary, b);
+            }
+            json::pretty(&v)
+        }
+        Format::PercentilesCsv => csv::percentiles(summary),
         Format::Csv => csv(summary),
         Format::Markdown => markdown(summary),
+        Format::Html => html::render(&[html::Labeled {
+            label: summary.config.targets[0].url.to_string(),
+            summary,
+        }]),
     }
 }

@@ -9,6 +9,7 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\r', '\n'], " ")
 }
 
+/// A run's summary as markdown, to paste into an issue or pull request.
 pub fn markdown(s: &RunSummary) -> String {
     let mut o = String::new();
     let _ = write_md(&mut o, s);
@@ -105,7 +106,12 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let mut row = |label: &str, f: &dyn Fn(&LatencyStats) -> u64| -> std::fmt::Result {
         write!(o, "| {label} |")?;
         for (_, l) in &cols {
-            write!(o, " {} |", human_ns(f(l)))?;
+            if l.count == 0 {
+                // Not 0.00ns: nothing was timed.
+                write!(o, " no responses |")?;
+            } else {
+                write!(o, " {} |", human_ns(f(l)))?;
+            }
         }
         writeln!(o)
     };

@@ -54,6 +54,51 @@ pub enum Command {
     /// Recorded runs: list, show, remove, and a metric's trend over time.
     #[command(after_help = crate::history::command::HISTORY_HELP)]
     History(Box<crate::history::command::HistoryArgs>),
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): pelt's, or a subcommand's.
+    #[command(after_help = MAN_HELP)]
+    Man(ManArgs),
+}
+
+const COMPLETIONS_HELP: &str = "\
+Examples:
+  pelt completions bash > ~/.local/share/bash-completion/completions/pelt
+  pelt completions zsh > ~/.zfunc/_pelt        with fpath+=(~/.zfunc) before compinit
+  pelt completions fish > ~/.config/fish/completions/pelt.fish";
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+const MAN_HELP: &str = "\
+Examples:
+  pelt man | man -l -                          read it now
+  pelt man > ~/.local/share/man/man1/pelt.1    then `man pelt`
+  pelt man run > ~/.local/share/man/man1/pelt-run.1";
+
+/// The subcommands with a page of their own, and its title.
+pub const MAN_PAGES: [(&str, &str); 9] = [
+    ("run", "pelt-run"),
+    ("serve", "pelt-serve"),
+    ("demo", "pelt-demo"),
+    ("compare", "pelt-compare"),
+    ("report", "pelt-report"),
+    ("experiment", "pelt-experiment"),
+    ("history", "pelt-history"),
+    ("completions", "pelt-completions"),
+    ("man", "pelt-man"),
+];
+
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// A subcommand's page (pelt-run(1), ...) instead of pelt(1).
+    #[arg(value_name = "SUBCOMMAND", value_parser = MAN_PAGES.map(|(name, _)| name))]
+    pub subcommand: Option<String>,
 }
 
 const EXPERIMENT_HELP: &str = "\
@@ -336,6 +381,12 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
 
+    /// Also count the headline latency into these ranges, in the text and
+    /// JSON reports, like vegeta's hist[0,1ms,5ms,10ms]: bucket i holds
+    /// [bound i, bound i+1), the last everything above its bound.
+    #[arg(long, value_name = "0,1ms,5ms,...", value_parser = parse_buckets)]
+    pub buckets: Option<pelt_core::buckets::Buckets>,
+
     /// Also save the results file here (it is always saved for `pelt report --last`).
     #[arg(short = 'o', long = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -343,6 +394,14 @@ pub struct RunArgs {
     /// Do not save the run in pelt's data directory.
     #[arg(long = "no-save")]
     pub no_save: bool,
+
+    /// Also log every measured request to FILE, one line each, streamed as
+    /// they finish (vegeta's results, hey's -o csv, ab's -g): planned,
+    /// sent, first-byte and done times (Unix nanoseconds), status, bytes,
+    /// error kind, target. JSON lines for .json/.jsonl/.ndjson, else CSV.
+    /// Secrets in URLs are replaced as in every file pelt writes.
+    #[arg(long = "log-requests", value_name = "FILE")]
+    pub log_requests: Option<std::path::PathBuf>,
 
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
     /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
@@ -380,6 +439,8 @@ pub enum FormatArg {
     Markdown,
     /// A self-contained page with charts.
     Html,
+    /// ab's -e file: the headline latency at each whole percentile, in ms.
+    PercentilesCsv,
     /// HdrHistogram interval log of response times (pelt report only).
     Hdrlog,
 }
@@ -409,6 +470,11 @@ pub struct ReportArgs {
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
 
+    /// Also count the headline latency into these ranges (text and JSON),
+    /// like vegeta's hist[0,1ms,5ms,10ms].
+    #[arg(long, value_name = "0,1ms,5ms,...", value_parser = parse_buckets)]
+    pub buckets: Option<pelt_core::buckets::Buckets>,
+
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
     /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
     /// unit and error shares a % sign (a bare 5 is refused: 5% or 500%?);
@@ -427,6 +493,11 @@ fn parse_threads(text: &str) -> Result<usize, String> {
             "expected a number of threads, like 2".to_string()
         }
     })
+}
+
+fn parse_buckets(text: &str) -> Result<pelt_core::buckets::Buckets, String> {
+    text.parse()
+        .map_err(|e: pelt_core::buckets::BucketsError| e.to_string())
 }
 
 fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, pelt_core::AssertionError> {

@@ -3,7 +3,8 @@
 //! why the difference matters.
 
 use crate::cli::DemoArgs;
-use crate::run::{execute, render_one, Keep};
+use crate::execute::{execute, Keep};
+use crate::output::render_one;
 use crate::UserError;
 use pelt_core::{parse_duration, HttpOptions, Load, RunConfig, Stop, Target, Url};
 use pelt_target::{Pause, ServeConfig, Server};

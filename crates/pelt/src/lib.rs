@@ -10,10 +10,13 @@
 mod cli;
 mod compare;
 mod demo;
+mod execute;
 mod experiment;
 #[doc(hidden)]
 pub mod fuzz;
 mod history;
+mod manual;
+mod output;
 mod progress;
 mod report;
 mod run;
@@ -35,7 +38,7 @@ pub const NO_RESPONSE: u8 = 3;
 #[derive(Debug)]
 pub struct UserError(pub String);
 
-const SUBCOMMANDS: [&str; 8] = [
+const SUBCOMMANDS: [&str; 10] = [
     "run",
     "serve",
     "demo",
@@ -43,6 +46,8 @@ const SUBCOMMANDS: [&str; 8] = [
     "compare",
     "experiment",
     "history",
+    "completions",
+    "man",
     "help",
 ];
 
@@ -64,6 +69,8 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::command(args),
         Command::Experiment(args) => experiment::command(args),
         Command::History(args) => history::command::command(*args),
+        Command::Completions(args) => manual::completions(args),
+        Command::Man(args) => manual::man(args),
     };
     result.unwrap_or_else(|UserError(message)| {
         eprintln!("error: {message}");

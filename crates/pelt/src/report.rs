@@ -1,14 +1,11 @@
 //! `pelt report`: re-render saved runs, merged or overlaid.
 
 use crate::cli::{FormatArg, ReportArgs};
-use crate::run::{html, render_one};
-use crate::save;
+use crate::output::{check, render_one_with};
+use crate::save::{self, label, once_each, Merged};
 use crate::UserError;
-use pelt_core::results::{MergeError, MergedReader};
-use pelt_core::{Recorder, ResultsReader, RunSummary, SummaryBuilder, Window};
-use std::fs::File;
-use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use pelt_core::{SummaryBuilder, Window};
+use pelt_report::html::Labeled;
 use std::process::ExitCode;
 
 pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
@@ -48,111 +45,41 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
             let merged = Merged::open(std::slice::from_ref(path))?;
             runs.push((label(path), merged.summary(window)?));
         }
-        let labeled: Vec<(String, &RunSummary)> =
-            runs.iter().map(|(label, s)| (label.clone(), s)).collect();
-        crate::emit(html(&labeled)?.as_bytes())?;
+        let labeled: Vec<Labeled<'_>> = runs
+            .iter()
+            .map(|(label, summary)| Labeled {
+                label: label.clone(),
+                summary,
+            })
+            .collect();
+        crate::emit(pelt_report::html::render(&labeled).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut merged = Merged::open(&files)?;
     if args.format == FormatArg::Hdrlog {
-        let mut seconds = Vec::new();
-        let offsets = SummaryBuilder::new(merged.reader.header().clone(), None);
-        while let Some((second, rec)) = merged.next()? {
-            if window.is_none_or(|w| w.contains(offsets.offset_of(second))) {
-                seconds.push((second, rec.response));
-            }
-        }
+        let offsets = SummaryBuilder::new(merged.header().clone(), None);
+        // Read as the log is written, one second in memory; a file that
+        // fails part way stops the seconds, and its error wins.
+        let mut failure = None;
+        let seconds = std::iter::from_fn(|| {
+            merged.next().unwrap_or_else(|e| {
+                failure = Some(e);
+                None
+            })
+        })
+        .filter(|(second, _)| window.is_none_or(|w| w.contains(offsets.offset_of(*second))));
         let mut log = Vec::new();
-        pelt_report::hdrlog::write_hdrlog(&mut log, &seconds).map_err(write_err)?;
+        pelt_report::hdrlog::write_hdrlog(&mut log, seconds).map_err(write_err)?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
         crate::emit(&log)?;
         return Ok(ExitCode::SUCCESS);
     }
     let summary = merged.summary(window)?;
-    crate::emit(render_one(&summary, args.format)?.as_bytes())?;
-    Ok(crate::run::check(&summary, &args.asserts))
-}
-
-/// Refuses a file named twice in `files`: merged or compared, its
-/// requests would count twice (`what` says where).
-pub fn once_each(files: &[PathBuf], what: &str) -> Result<(), UserError> {
-    let mut seen = std::collections::HashSet::new();
-    for path in files {
-        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-        if !seen.insert(key) {
-            return Err(UserError(format!(
-                "'{}' is given twice; {what}, so give each file once",
-                path.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The summary of one saved run.
-pub fn load(path: &Path) -> Result<RunSummary, UserError> {
-    Merged::open(&[path.to_path_buf()])?.summary(None)
-}
-
-pub fn label(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string())
-}
-
-/// Several results files of one run, read as one (pelt-core's k-way
-/// merge), with errors naming the file at fault.
-struct Merged {
-    files: Vec<PathBuf>,
-    reader: MergedReader<BufReader<File>>,
-}
-
-impl Merged {
-    fn open(files: &[PathBuf]) -> Result<Merged, UserError> {
-        let mut readers = Vec::new();
-        for path in files {
-            if path.is_dir() {
-                return Err(UserError(format!(
-                    "'{}' is a folder; give a results file written by pelt run -o (or pelt report --last)",
-                    path.display()
-                )));
-            }
-            let file = File::open(path).map_err(|e| {
-                UserError(format!(
-                    "cannot read '{}': {e}; check the path",
-                    path.display()
-                ))
-            })?;
-            let reader = ResultsReader::open(BufReader::new(file))
-                .map_err(|e| UserError(format!("'{}': {e}", path.display())))?;
-            readers.push(reader);
-        }
-        let reader = MergedReader::new(readers).map_err(|e| merge_error(files, e))?;
-        Ok(Merged {
-            files: files.to_vec(),
-            reader,
-        })
-    }
-
-    /// The next second across all files, merged.
-    fn next(&mut self) -> Result<Option<(u64, Recorder)>, UserError> {
-        self.reader
-            .next_interval()
-            .map_err(|e| merge_error(&self.files, e))
-    }
-
-    fn summary(self, window: Option<Window>) -> Result<RunSummary, UserError> {
-        self.reader
-            .summary(window)
-            .map_err(|e| merge_error(&self.files, e))
-    }
-}
-
-/// A merge error as the user sees it: a file at fault is named by its path.
-fn merge_error(files: &[PathBuf], e: MergeError) -> UserError {
-    match e {
-        MergeError::File { index, error } => {
-            UserError(format!("'{}': {error}", files[index].display()))
-        }
-        other => UserError(other.to_string()),
-    }
+    let options = pelt_report::Options {
+        buckets: args.buckets.clone(),
+    };
+    crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
+    Ok(check(&summary, &args.asserts))
 }

@@ -1,18 +1,15 @@
 //! `pelt run`: flags -> RunConfig -> Run -> report.
 
 use crate::cli::{FormatArg, RunArgs};
-use crate::progress::ProgressLine;
-use crate::save::Sinks;
+use crate::execute::{execute, Keep};
+use crate::output::{check, render_one_with};
 use crate::UserError;
 use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS, MAX_BODY};
 use pelt_core::targets::{read_limited, ReadError, TargetsFormat};
 use pelt_core::{
     check_header, check_method, parse_duration, ConnectTo, HttpOptions, Load, Order, RunConfig,
-    RunSummary, Spec, Stop, Target, TargetError, ThinkTime, Url,
+    Spec, Stop, Target, TargetError, ThinkTime, Url,
 };
-use pelt_engine::{footer_of, Progress, Run};
-use pelt_report::Format;
-use std::path::Path;
 use std::time::Duration;
 
 impl TryFrom<&RunArgs> for RunConfig {
@@ -339,124 +336,6 @@ fn parse_header(h: &str) -> Result<(String, String), UserError> {
     Ok((name.to_string(), value.trim().to_string()))
 }
 
-/// The HTML report of one run, or several overlaid.
-pub fn html(runs: &[(String, &RunSummary)]) -> Result<String, UserError> {
-    let labeled: Vec<pelt_report::html::Labeled> = runs
-        .iter()
-        .map(|(label, summary)| pelt_report::html::Labeled {
-            label: label.clone(),
-            summary,
-        })
-        .collect();
-    Ok(pelt_report::html::render(&labeled))
-}
-
-/// Renders one run in a format that needs only its summary.
-pub fn render_one(summary: &RunSummary, f: FormatArg) -> Result<String, UserError> {
-    Ok(match f {
-        FormatArg::Text => pelt_report::render(summary, Format::Text),
-        FormatArg::Json => pelt_report::render(summary, Format::Json),
-        FormatArg::Csv => pelt_report::render(summary, Format::Csv),
-        FormatArg::Markdown => pelt_report::render(summary, Format::Markdown),
-        FormatArg::Html => html(&[(summary.config.targets[0].url.to_string(), summary)])?,
-        FormatArg::Hdrlog => {
-            return Err(UserError(
-                "--format hdrlog needs the per-second histograms: save the run (-o run.pelt) and use pelt report run.pelt --format hdrlog".into(),
-            ))
-        }
-    })
-}
-
-/// Where a run's results file goes.
-#[derive(Debug, Default)]
-pub struct Keep<'a> {
-    /// `-o FILE`.
-    pub out: Option<&'a Path>,
-    /// Save a copy for `pelt report --last`.
-    pub save: bool,
-    /// Secrets to keep out of every copy and of the summary returned
-    /// (the run itself sends them).
-    pub secrets: pelt_store::Redactor,
-    /// Keep the results file in memory too, here (for the history).
-    pub copy: Option<&'a mut Option<Vec<u8>>>,
-}
-
-/// Runs `config` with a live progress line (on a terminal), Ctrl-C
-/// handling, and its results file written second by second; returns the
-/// summary of what was measured.
-pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSummary, UserError> {
-    if let Some(path) = keep.out {
-        // Find an unwritable -o before any load is sent.
-        std::fs::File::create(path).map_err(|e| {
-            UserError(format!(
-                "cannot write -o '{}': {e}; check the directory exists and is writable",
-                path.display()
-            ))
-        })?;
-    }
-    let planned = config.effective_stop();
-    let mut secrets = keep.secrets;
-    secrets.learn(&config);
-    let run = Run::start(config).map_err(|e| {
-        // Leave no empty -o behind for a run that never started.
-        if let Some(path) = keep.out {
-            let _ = std::fs::remove_file(path);
-        }
-        // A failed --login names its URL: not its secrets.
-        UserError(secrets.text(&e.to_string()))
-    })?;
-    let header = secrets.header(run.header());
-    let sinks = Sinks::open(keep.out, keep.save, &header)?.with(
-        secrets.clone(),
-        keep.copy.is_some(),
-        &header,
-    );
-    crate::signals::cancel_on_ctrl_c(run.canceller());
-    let line = ProgressLine::new(quiet, planned, run.measure_from());
-    // Results are written and shown from a thread of the lowest priority:
-    // on a core shared with a worker (`taskset -c 0 pelt run ...`) it then
-    // runs in the worker's idle gaps instead of delaying its sends. A
-    // thread of its own, because `execute` may run again from this one and
-    // workers take the priority of the thread that starts them.
-    let follower = std::thread::Builder::new()
-        .name("pelt-results".into())
-        .spawn(move || follow(run, sinks, line))
-        .map_err(|e| {
-            UserError(format!(
-                "cannot start a thread: {e}; free some memory or raise the thread limit"
-            ))
-        })?;
-    let (mut summary, copy) = match follower.join() {
-        Ok(done) => done,
-        Err(panic) => std::panic::resume_unwind(panic),
-    };
-    secrets.summary(&mut summary);
-    if let Some(slot) = keep.copy {
-        *slot = copy;
-    }
-    Ok(summary)
-}
-
-/// Writes and shows each second as it completes, then the whole run;
-/// returns it with the in-memory copy of its results file, if asked for.
-fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> (RunSummary, Option<Vec<u8>>) {
-    pelt_engine::background_priority();
-    loop {
-        match run.progress(Duration::from_millis(200)) {
-            Progress::Interval(s) => {
-                sinks.interval(s.row.unix_second, &s.recorder);
-                line.update(run.elapsed(), Some(&s));
-            }
-            Progress::Waiting => line.update(run.elapsed(), None),
-            Progress::Finished => break,
-        }
-    }
-    line.clear();
-    let summary = run.wait();
-    let copy = sinks.finish(&footer_of(&summary));
-    (summary, copy)
-}
-
 /// `pelt run`.
 pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let config = RunConfig::try_from(&args)?;
@@ -485,12 +364,16 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             .as_ref()
             .filter(|_| crate::history::Recording::wants_copy(args.out.as_deref()))
             .map(|_| &mut copy),
+        log: args.log_requests.as_deref(),
     };
     let summary = execute(config, args.quiet, keep)?;
     let id = history
         .as_mut()
         .and_then(|h| h.record(&summary, args.out.as_deref(), copy));
-    crate::emit(render_one(&summary, args.format)?.as_bytes())?;
+    let options = pelt_report::Options {
+        buckets: args.buckets.clone(),
+    };
+    crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
     if summary.interrupted {
         // 128 + SIGINT, as shells report an interrupted command.
         return Ok(std::process::ExitCode::from(130));
@@ -506,21 +389,6 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             crate::history::baseline::after_run(h.store(), spec, &summary, id, args.record.fail_on)
         }
         _ => Ok(checked),
-    }
-}
-
-/// Checks `--assert`s on stderr: exit 1 if any fails, else 0.
-pub fn check(summary: &RunSummary, asserts: &[pelt_core::Assertion]) -> std::process::ExitCode {
-    let mut failed = false;
-    for a in asserts {
-        let result = a.check(summary);
-        failed |= !result.ok;
-        eprintln!("pelt: assert {result}");
-    }
-    if failed {
-        std::process::ExitCode::from(1)
-    } else {
-        std::process::ExitCode::SUCCESS
     }
 }
 

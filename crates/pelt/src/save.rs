@@ -1,10 +1,12 @@
-//! Where runs are kept, and writing them as they happen.
+//! Where runs are kept, writing them as they happen, and reading them
+//! back (one file, or several merged) under the names reports give them.
 
 use crate::UserError;
-use pelt_core::{Recorder, ResultsWriter, RunFooter, RunHeader};
+use pelt_core::results::{MergeError, MergedReader};
+use pelt_core::{Recorder, ResultsReader, ResultsWriter, RunFooter, RunHeader, RunSummary, Window};
 use pelt_store::Redactor;
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 
 /// Saved runs kept in the data directory; older ones are removed.
@@ -161,6 +163,97 @@ pub fn utc_stamp(unix_secs: u64) -> String {
         "{:04}{:02}{:02}-{:02}{:02}{:02}",
         t.year, t.month, t.day, t.hour, t.minute, t.second
     )
+}
+
+/// Refuses a file named twice in `files`: merged or compared, its
+/// requests would count twice (`what` says where).
+pub fn once_each(files: &[PathBuf], what: &str) -> Result<(), UserError> {
+    let mut seen = std::collections::HashSet::new();
+    for path in files {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if !seen.insert(key) {
+            return Err(UserError(format!(
+                "'{}' is given twice; {what}, so give each file once",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A results file's name in reports: its file name without `.pelt`.
+pub fn label(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// The summary of one saved run.
+pub fn load(path: &Path) -> Result<RunSummary, UserError> {
+    Merged::open(&[path.to_path_buf()])?.summary(None)
+}
+
+/// Several results files of one run, read as one (pelt-core's k-way
+/// merge), with errors naming the file at fault.
+pub struct Merged {
+    files: Vec<PathBuf>,
+    reader: MergedReader<BufReader<File>>,
+}
+
+impl Merged {
+    pub fn open(files: &[PathBuf]) -> Result<Merged, UserError> {
+        let mut readers = Vec::new();
+        for path in files {
+            if path.is_dir() {
+                return Err(UserError(format!(
+                    "'{}' is a folder; give a results file written by pelt run -o (or pelt report --last)",
+                    path.display()
+                )));
+            }
+            let file = File::open(path).map_err(|e| {
+                UserError(format!(
+                    "cannot read '{}': {e}; check the path",
+                    path.display()
+                ))
+            })?;
+            let reader = ResultsReader::open(BufReader::new(file))
+                .map_err(|e| UserError(format!("'{}': {e}", path.display())))?;
+            readers.push(reader);
+        }
+        let reader = MergedReader::new(readers).map_err(|e| merge_error(files, e))?;
+        Ok(Merged {
+            files: files.to_vec(),
+            reader,
+        })
+    }
+
+    /// The merged header of the files.
+    pub fn header(&self) -> &RunHeader {
+        self.reader.header()
+    }
+
+    /// The next second across all files, merged.
+    pub fn next(&mut self) -> Result<Option<(u64, Recorder)>, UserError> {
+        self.reader
+            .next_interval()
+            .map_err(|e| merge_error(&self.files, e))
+    }
+
+    pub fn summary(self, window: Option<Window>) -> Result<RunSummary, UserError> {
+        self.reader
+            .summary(window)
+            .map_err(|e| merge_error(&self.files, e))
+    }
+}
+
+/// A merge error as the user sees it: a file at fault is named by its path.
+fn merge_error(files: &[PathBuf], e: MergeError) -> UserError {
+    match e {
+        MergeError::File { index, error } => {
+            UserError(format!("'{}': {error}", files[index].display()))
+        }
+        other => UserError(other.to_string()),
+    }
 }
 
 #[cfg(test)]

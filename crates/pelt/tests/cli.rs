@@ -476,6 +476,94 @@ fn help_teaches_both_load_models() {
 }
 
 #[test]
+fn completions_know_the_flags_and_parse() {
+    for (shell, needles) in [
+        ("bash", ["--rate", "--connections"]),
+        ("zsh", ["--rate", "--connections"]),
+        ("fish", ["-l rate", "-l connections"]),
+    ] {
+        let out = pelt().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        for needle in needles.iter().chain(&["compare", "experiment"]) {
+            assert!(script.contains(needle), "{shell} completion lacks {needle}");
+        }
+    }
+    // The bash script is valid bash.
+    let script = pelt()
+        .args(["completions", "bash"])
+        .output()
+        .unwrap()
+        .stdout;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pelt.bash");
+    std::fs::write(&file, script).unwrap();
+    let check = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let out = pelt().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use one of: bash"));
+}
+
+/// The man pages are roff that groff (Debian's groff-base, installed
+/// with man-db and by `scripts/test`) formats without a warning.
+#[test]
+fn man_pages_are_roff_that_groff_formats() {
+    const GROFF: &str = "/usr/bin/groff";
+    assert!(
+        std::path::Path::new(GROFF).exists(),
+        "groff is missing: run scripts/test, which installs groff-base"
+    );
+    for (args, title, needles) in [
+        (
+            &["man"][..],
+            ".TH pelt 1",
+            &["pelt-run(1)", "pelt-compare(1)"][..],
+        ),
+        (&["man", "run"], ".TH pelt-run 1", &["--rate", "queueing"]),
+        (&["man", "compare"], ".TH pelt-compare 1", &["--paired"]),
+    ] {
+        let out = pelt().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let roff = String::from_utf8(out.stdout).unwrap();
+        assert!(roff.contains(title), "{args:?}: {roff}");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("page.1");
+        std::fs::write(&file, &roff).unwrap();
+        // As man(1) runs it: -k reads UTF-8 (`c × N`). -ww: every
+        // warning (on stderr); -P-cbou: plain text, no bold or underline.
+        let formatted = std::process::Command::new(GROFF)
+            .args(["-k", "-man", "-Tutf8", "-ww", "-P-cbou"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let warnings = String::from_utf8_lossy(&formatted.stderr);
+        assert!(
+            formatted.status.success() && warnings.is_empty(),
+            "{args:?}: {warnings}"
+        );
+        // Formatted text, hyphens as they print, without overstrikes.
+        let text =
+            String::from_utf8_lossy(&formatted.stdout).replace(['\u{2010}', '\u{2212}'], "-");
+        assert!(text.contains("NAME"), "{args:?}");
+        for needle in needles {
+            assert!(text.contains(needle), "{args:?} lacks {needle}: {text}");
+        }
+    }
+    let out = pelt().args(["man", "nosuch"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}
+
+#[test]
 fn think_time_spaces_requests_and_stays_out_of_latency() {
     let s = server();
     let r = run_json(&[

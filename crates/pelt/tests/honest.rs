@@ -155,6 +155,22 @@ fn a_run_with_no_response_at_all_exits_3_and_says_why() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("no responses"), "{text}");
     assert!(!text.contains("0.00ns"), "{text}");
+    let md = pelt()
+        .args([
+            "http://127.0.0.1:1/",
+            "-n",
+            "5",
+            "--no-save",
+            "--format",
+            "markdown",
+        ])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("| p99 | no responses |") && !md.contains("0.00ns"),
+        "{md}"
+    );
 
     // https:// to a plain-HTTP port says so.
     let srv = server(None);
@@ -457,4 +473,168 @@ fn siege_durations_are_accepted_and_ab_s_t_is_explained() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("use -d 10S"), "{err}");
+}
+
+/// `--log-requests FILE`: one line per measured request, streamed, as
+/// vegeta's results and hey's `-o csv` give. Every planned request is in
+/// it (those never sent too, as unfinished), and the lines with a send
+/// time are exactly what the server received.
+#[test]
+fn every_request_is_logged_once_with_its_times() {
+    let _machine = exclusive();
+    let srv = server(None);
+    let url = format!("http://{}/?delay=30ms", srv.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.csv");
+    let out = pelt()
+        .args([&url, "--rate", "600", "-c", "10", "-d", "1s", "--no-save"])
+        .args(["--format", "json", "--log-requests"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[0], "intended_unix_ns");
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len() as u64, count(&r["requests"]["planned"]));
+    let sent = rows
+        .iter()
+        .filter(|r| !r[col("sent_unix_ns")].is_empty())
+        .count() as u64;
+    assert_eq!(sent, count(&r["requests"]["sent"]));
+    assert_eq!(sent, srv.requests(), "the server's count is the witness");
+    let unfinished = rows
+        .iter()
+        .filter(|r| r[col("error")] == "unfinished")
+        .count() as u64;
+    assert_eq!(unfinished, count(&r["errors"]["unfinished"]));
+    for row in &rows {
+        let t = |c: &str| row[col(c)].parse::<u64>().ok();
+        let (intended, done) = (t("intended_unix_ns").unwrap(), t("done_unix_ns").unwrap());
+        assert!(done >= intended, "{row:?}");
+        if let Some(sent) = t("sent_unix_ns") {
+            assert!(sent >= intended && done >= sent, "{row:?}");
+        }
+    }
+    // Rate mode: planned times are the schedule's, 1/600 s apart.
+    let mut planned: Vec<u64> = rows
+        .iter()
+        .map(|r| r[col("intended_unix_ns")].parse().unwrap())
+        .collect();
+    planned.sort_unstable();
+    for gap in planned.windows(2).map(|w| w[1] - w[0]) {
+        assert!((1_666_000..=1_667_400).contains(&gap), "gap {gap} ns");
+    }
+
+    // JSON lines by extension; an unwritable path refuses the run first.
+    let jsonl = dir.path().join("requests.jsonl");
+    let out = pelt()
+        .args([
+            &format!("http://{}/", srv.local_addr()),
+            "-n",
+            "20",
+            "--no-save",
+        ])
+        .arg("--log-requests")
+        .arg(&jsonl)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 20);
+    assert!(lines
+        .iter()
+        .all(|l| l["status"] == 200 && l["error"].is_null()));
+    let before = srv.requests();
+    let out = pelt()
+        .args([
+            &format!("http://{}/", srv.local_addr()),
+            "-n",
+            "5",
+            "--no-save",
+        ])
+        .args(["--log-requests", "/nonexistent-dir/log.csv"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot write the request log"), "{err}");
+    assert_eq!(srv.requests(), before, "no load before the refusal");
+}
+
+/// vegeta's `hist[0,1ms,5ms,10ms]` and ab's `-e` percentile file.
+#[test]
+fn latency_buckets_and_abs_percentile_file() {
+    let srv = server(None);
+    let url = format!("http://{}/?delay=20ms", srv.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.pelt");
+    let out = pelt()
+        .args([&url, "-n", "40", "-c", "4", "--no-save", "--format", "json"])
+        .args(["--buckets", "0,1ms,10ms,1s", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let buckets = r["buckets"].as_array().unwrap();
+    let counts: Vec<u64> = buckets.iter().map(|b| count(&b["count"])).collect();
+    // Every response took 20 ms or more, and far less than a second.
+    assert_eq!(counts, [0, 0, 40, 0], "{buckets:?}");
+    assert_eq!(buckets[3]["to_s"], serde_json::Value::Null);
+    assert_eq!(number(&buckets[2]["share"]), 1.0);
+
+    // The same from the saved run, as text; a bad list exits 2.
+    let text = pelt()
+        .args(["report", "--buckets", "[0,10ms]"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("[10.0ms, +inf)") && text.contains("100.00%"),
+        "{text}"
+    );
+    let bad = pelt()
+        .args(["report", "--buckets", "5ms,1ms"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("must rise"));
+
+    let csv = pelt()
+        .args(["report", "--format", "percentiles-csv"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("Percentage served,Time in ms"));
+    let rows: Vec<(u32, f64)> = lines
+        .map(|l| {
+            let (p, ms) = l.split_once(',').unwrap();
+            (p.parse().unwrap(), ms.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(rows.len(), 101);
+    assert!(rows.iter().enumerate().all(|(i, r)| r.0 == i as u32));
+    assert!(rows.windows(2).all(|w| w[1].1 >= w[0].1), "non-decreasing");
+    assert!(rows[0].1 >= 20.0 && rows[100].1 < 1000.0, "{rows:?}");
 }

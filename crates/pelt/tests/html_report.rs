@@ -51,8 +51,10 @@ fn server_and_url_markup_is_escaped_and_never_runs() {
             .arg(&file)
             .output()
             .unwrap();
+        // Garbage for a response is no response at all: exit 3, with the
+        // results file written as for any run.
         assert!(
-            out.status.success(),
+            matches!(out.status.code(), Some(0 | 3)),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );

@@ -39,6 +39,31 @@ fn json(text: &str) -> Value {
     serde_json::from_str(text).expect("one JSON document")
 }
 
+/// A rate run of `s` saved to `data`/run.pelt: its path and live JSON report.
+fn saved_rate_run(
+    data: &Path,
+    s: &pelt_target::ServerHandle,
+    rate: &str,
+    duration: &str,
+) -> (PathBuf, Value) {
+    let file = data.join("run.pelt");
+    let url = format!("http://{}/", s.local_addr());
+    let mut run = pelt(data);
+    run.args([
+        &url, "--rate", rate, "-d", duration, "--format", "json", "-o",
+    ])
+    .arg(&file);
+    let live = json(&stdout_of(run));
+    (file, live)
+}
+
+/// `pelt report FILE --format FORMAT`.
+fn report_as(data: &Path, file: &Path, format: &str) -> String {
+    let mut report = pelt(data);
+    report.arg("report").arg(file).args(["--format", format]);
+    stdout_of(report)
+}
+
 #[test]
 fn saved_runs_report_exactly_as_they_did_live() {
     let (_machine, s) = server();
@@ -66,15 +91,8 @@ fn saved_runs_report_exactly_as_they_did_live() {
 fn csv_and_window_cover_the_seconds_asked_for() {
     let (_machine, s) = server();
     let data = tempfile::tempdir().unwrap();
-    let file = data.path().join("run.pelt");
-    let url = format!("http://{}/", s.local_addr());
-    let mut run = pelt(data.path());
-    run.args([&url, "--rate", "200", "-d", "4s", "--format", "json", "-o"])
-        .arg(&file);
-    let whole = json(&stdout_of(run));
-    let mut csv = pelt(data.path());
-    csv.arg("report").arg(&file).args(["--format", "csv"]);
-    let csv = stdout_of(csv);
+    let (file, whole) = saved_rate_run(data.path(), &s, "200", "4s");
+    let csv = report_as(data.path(), &file, "csv");
     let requests = csv
         .lines()
         .next()
@@ -304,17 +322,10 @@ fn hdrlog_is_readable_by_hdrhistogram() {
     use hdrhistogram::serialization::Deserializer;
     let (_machine, s) = server();
     let data = tempfile::tempdir().unwrap();
-    let file = data.path().join("run.pelt");
-    let url = format!("http://{}/", s.local_addr());
-    let mut run = pelt(data.path());
-    run.args([&url, "--rate", "300", "-d", "3s", "--format", "json", "-o"])
-        .arg(&file);
-    let live = json(&stdout_of(run));
-    let mut log = pelt(data.path());
-    log.arg("report").arg(&file).args(["--format", "hdrlog"]);
-    let log = stdout_of(log);
-    let mut count = 0u64;
-    let mut rows = 0;
+    let (file, live) = saved_rate_run(data.path(), &s, "300", "3s");
+    let log = report_as(data.path(), &file, "hdrlog");
+    // Per tag (None: the untagged main series), lines and values.
+    let mut series: std::collections::BTreeMap<Option<String>, (usize, u64)> = Default::default();
     for entry in IntervalLogIterator::new(log.as_bytes()) {
         if let LogEntry::Interval(h) = entry.expect("a valid interval log") {
             let bytes = base64::engine::general_purpose::STANDARD
@@ -322,13 +333,81 @@ fn hdrlog_is_readable_by_hdrhistogram() {
                 .unwrap();
             let hist: hdrhistogram::Histogram<u64> =
                 Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
-            count += hist.len();
-            rows += 1;
+            let s = series
+                .entry(h.tag().map(|t| t.as_str().to_string()))
+                .or_default();
+            s.0 += 1;
+            s.1 += hist.len();
         }
     }
-    assert_eq!(rows, live["timeline"].as_array().unwrap().len());
+    let seconds = live["timeline"].as_array().unwrap().len();
+    // Response time is untagged, so HdrHistogram's tools read it without -tag.
     assert_eq!(
-        count,
+        series[&None],
+        (
+            seconds,
+            live["latency"]["response_time"]["count"].as_u64().unwrap()
+        )
+    );
+    for (tag, key) in [("service_time", "service_time"), ("send_lag", "send_lag")] {
+        assert_eq!(
+            series[&Some(tag.to_string())],
+            (seconds, live["latency"][key]["count"].as_u64().unwrap()),
+            "{tag}"
+        );
+    }
+    assert_eq!(series.len(), 3, "{:?}", series.keys());
+}
+
+/// HdrHistogram's own Java HistogramLogProcessor (Debian's
+/// libhdrhistogram-java, which `scripts/test` installs), run as a user
+/// would, without `-tag`: it reads the untagged response-time series.
+#[test]
+fn hdrlog_main_series_is_found_by_histogram_log_processor() {
+    const JAR: &str = "/usr/share/java/hdrhistogram.jar";
+    assert!(
+        Path::new(JAR).exists(),
+        "{JAR} is missing: run scripts/test, which installs libhdrhistogram-java"
+    );
+    let (_machine, s) = server();
+    let data = tempfile::tempdir().unwrap();
+    let (file, live) = saved_rate_run(data.path(), &s, "200", "2s");
+    let hlog = data.path().join("run.hlog");
+    std::fs::write(&hlog, report_as(data.path(), &file, "hdrlog")).unwrap();
+    let processor = |tag: Option<&str>| {
+        let mut java = std::process::Command::new("java");
+        java.args(["-cp", JAR, "org.HdrHistogram.HistogramLogProcessor", "-i"])
+            .arg(&hlog);
+        if let Some(tag) = tag {
+            java.args(["-tag", tag]);
+        }
+        let out = java
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("java runs: scripts/test installs it");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "HistogramLogProcessor failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // `#[Max     =        6.115, Total count    =          200]`
+        stdout
+            .lines()
+            .find_map(|l| l.split("Total count").nth(1))
+            .and_then(|rest| {
+                rest.trim_matches(|c: char| c == '=' || c == ']' || c.is_whitespace())
+                    .parse::<u64>()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("no total count in:\n{stdout}"))
+    };
+    assert_eq!(
+        processor(None),
         live["latency"]["response_time"]["count"].as_u64().unwrap()
+    );
+    assert_eq!(
+        processor(Some("send_lag")),
+        live["latency"]["send_lag"]["count"].as_u64().unwrap()
     );
 }

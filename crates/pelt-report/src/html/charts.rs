@@ -361,6 +361,16 @@ where
     for line in lines {
         let style = line.pen.color.stroke_width(line.pen.width);
         let points = line.points.iter().copied();
+        if let [point] = line.points[..] {
+            // A line needs two points: a run shorter than two seconds has
+            // one per series, drawn as a dot so the chart is not empty.
+            chart.draw_series(std::iter::once(Circle::new(
+                point,
+                line.pen.width + 2,
+                line.pen.color.filled(),
+            )))?;
+            continue;
+        }
         match line.pen.dash {
             None => chart.draw_series(LineSeries::new(points, style))?,
             Some((dash, gap)) => {

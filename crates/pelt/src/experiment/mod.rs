@@ -5,50 +5,20 @@
 //! the unit of replication (see pelt-analyze).
 
 pub(crate) mod plan;
-mod report;
 mod shell;
 
 use crate::cli::ExperimentArgs;
-use crate::run::{execute, Keep};
+use crate::execute::{execute, Keep};
+use crate::output::fail_on;
 use crate::UserError;
-use pelt_core::{Human, RunSummary};
+use pelt_analyze::experiment::{regressed, Outcome, RunRecord};
+use pelt_core::Human;
+use pelt_report::experiment::{Experiment, Reports};
 use plan::{slug, Plan};
 use shell::Shell;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-
-/// One finished run, reduced to what the report needs: the metric
-/// values, not the histograms (an experiment can have hundreds of runs).
-#[derive(Debug, Clone)]
-pub struct RunRecord {
-    pub block: u32,
-    pub variant: usize,
-    pub level: usize,
-    pub file: PathBuf,
-    /// In the order of `compare::metric_list()`.
-    pub values: Vec<f64>,
-    /// p50 and p99 of response time, for the latency-versus-load chart.
-    pub p50_ns: u64,
-    pub p99_ns: u64,
-    pub interrupted: bool,
-    /// pelt's busiest worker thread wanted a CPU nearly all the run: the
-    /// client may have set the pace (see `Warning::ClientBusy`).
-    pub client_busy: bool,
-}
-
-/// What the experiment produced: its runs, one pooled summary per
-/// variant and level for the charts, and what went wrong.
-#[derive(Debug)]
-pub struct Outcome {
-    pub runs: Vec<RunRecord>,
-    /// `[variant][level]`: every run's histograms merged, for overlaid
-    /// percentile spectra (a picture, not a statistic).
-    pub pooled: Vec<Vec<Option<RunSummary>>>,
-    pub problems: Vec<String>,
-    pub interrupted: bool,
-    pub folder: PathBuf,
-}
 
 pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     let plan = Plan::read(&args.plan)?;
@@ -68,18 +38,12 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     // From here a Ctrl-C, even during a setup or a ready wait, stops the
     // experiment through its teardown instead of killing pelt.
     crate::signals::install();
-    let mut outcome = Outcome {
-        runs: Vec::new(),
-        pooled: vec![vec![None; plan.levels.len()]; plan.variants.len()],
-        problems: Vec::new(),
-        interrupted: false,
-        folder: folder.clone(),
-    };
+    let mut outcome = Outcome::new(plan.variants.len(), plan.levels.len(), folder.clone());
     let failure = conduct(&plan, &args, &mut outcome).err();
     if let Some(e) = &failure {
         outcome.problems.push(e.clone());
     }
-    let reports = report::write_all(&plan, &outcome)?;
+    let reports = write_reports(&plan, &outcome)?;
     crate::emit(reports.text.as_bytes())?;
     if let Some(e) = failure {
         return Err(UserError(format!(
@@ -90,17 +54,37 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     if outcome.interrupted {
         return Ok(ExitCode::from(130));
     }
-    let rows = reports
-        .comparisons
-        .iter()
-        .flat_map(|c| c.rows.iter().cloned());
-    Ok(
-        if crate::compare::fails(&rows.collect::<Vec<_>>(), args.fail_on) {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        },
-    )
+    Ok(fail_on(args.fail_on, |material_only| {
+        regressed(&reports.comparisons, material_only)
+    }))
+}
+
+/// Renders the report and writes it, in every format, to the folder.
+fn write_reports(plan: &Plan, outcome: &Outcome) -> Result<Reports, UserError> {
+    let variants: Vec<String> = plan.variants.iter().map(|v| v.name.clone()).collect();
+    let reports = Experiment {
+        name: &plan.name,
+        blocks: plan.blocks,
+        levels: &plan.levels,
+        variants: &variants,
+        outcome,
+    }
+    .render();
+    for (name, body) in [
+        ("report.txt", &reports.text),
+        ("report.md", &reports.markdown),
+        ("report.html", &reports.html),
+        ("report.json", &reports.json),
+    ] {
+        let path = outcome.folder.join(name);
+        std::fs::write(&path, body).map_err(|e| {
+            UserError(format!(
+                "cannot write {}: {e}; check the disk",
+                path.display()
+            ))
+        })?;
+    }
+    Ok(reports)
 }
 
 /// Runs every block; stops at the first setup or readiness failure, or at
@@ -199,33 +183,11 @@ fn measure_variant(
         };
         let summary =
             execute(variant.configs[l].clone(), args.quiet, keep).map_err(|UserError(e)| e)?;
-        let h = &summary.total.response;
-        let (p50_ns, p99_ns) = if h.is_empty() {
-            (0, 0)
-        } else {
-            (h.value_at_percentile(50.0), h.value_at_percentile(99.0))
-        };
-        outcome.runs.push(RunRecord {
-            block,
-            variant: v,
-            level: l,
-            file,
-            values: crate::compare::values(&summary),
-            p50_ns,
-            p99_ns,
-            interrupted: summary.interrupted,
-            client_busy: summary
-                .warnings
-                .iter()
-                .any(|w| matches!(w, pelt_core::Warning::ClientBusy { .. })),
-        });
-        if summary.interrupted {
+        let record = RunRecord::new(block, v, l, file, &summary);
+        let interrupted = record.interrupted;
+        outcome.add(record, summary);
+        if interrupted {
             // Saved and listed, but left out of the verdicts and charts.
-            outcome.interrupted = true;
-            return Ok(());
-        }
-        crate::compare::pool(&mut outcome.pooled[v][l], summary);
-        if outcome.runs.last().is_some_and(|r| r.interrupted) {
             outcome.interrupted = true;
             return Ok(());
         }

@@ -4,6 +4,7 @@
 use crate::cli::{Cli, Command, FormatArg};
 use crate::UserError;
 use clap::Parser;
+pub use pelt_analyze::experiment::{Level, LevelKind};
 use pelt_core::{parse_duration, RunConfig};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -81,41 +82,6 @@ impl<T: Clone> OneOrMany<T> {
         match self {
             OneOrMany::One(v) => vec![v.clone()],
             OneOrMany::Many(v) => v.clone(),
-        }
-    }
-}
-
-/// What varies between load levels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LevelKind {
-    /// Offered requests per second (open loop).
-    Rate,
-    /// Connections (closed loop).
-    Connections,
-}
-
-/// One load level: the rate or the connection count of every run at it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Level {
-    pub kind: LevelKind,
-    pub value: f64,
-}
-
-impl Level {
-    /// `1000 req/s`, `50 connections`.
-    pub fn label(&self) -> String {
-        match self.kind {
-            LevelKind::Rate => format!("{} req/s", self.value),
-            LevelKind::Connections if self.value == 1.0 => "1 connection".into(),
-            LevelKind::Connections => format!("{} connections", self.value),
-        }
-    }
-
-    /// Safe in a file name: `rate-1000`, `c-50`.
-    pub fn slug(&self) -> String {
-        match self.kind {
-            LevelKind::Rate => format!("rate-{}", self.value),
-            LevelKind::Connections => format!("c-{}", self.value),
         }
     }
 }

@@ -8,9 +8,10 @@
 
 use super::{open, store_error, Location};
 use crate::cli::{CompareArgs, CompareFormat, FailOn};
-use crate::compare::{compare_values, fails, metric_list, values, Row};
+use crate::output::fails;
 use crate::UserError;
 use clap::Args;
+use pelt_analyze::runs::{self, compare_values, values, Row};
 use pelt_core::RunSummary;
 use pelt_store::{Filter, Metric, RunRow, Store};
 use std::process::ExitCode;
@@ -106,11 +107,11 @@ impl Spec {
     }
 }
 
-/// A recorded run's values, in the order of `compare::metric_list`, as
-/// `compare::values` gives them for a run at hand (a rate run's
+/// A recorded run's values, in the order of `runs::metrics`, as
+/// `runs::values` gives them for a run at hand (a rate run's
 /// throughput is its schedule's, and not compared).
 fn stored_values(row: &RunRow) -> Vec<f64> {
-    metric_list()
+    runs::metrics()
         .iter()
         .map(|m| match m.name.parse::<Metric>() {
             Ok(Metric::Throughput) if row.mode == "rate" => None,
@@ -140,19 +141,13 @@ fn render(
 ) -> Result<String, UserError> {
     Ok(match format {
         CompareFormat::Text => {
-            let mut t = crate::compare::text(rows, &names(a), b_names, false);
+            let mut t = pelt_report::compare::text(rows, &names(a), b_names, false);
             t.insert_str(0, &format!("baseline {}: recorded runs as A\n", spec.describe()));
             t
         }
-        CompareFormat::Markdown => crate::compare::markdown(rows),
+        CompareFormat::Markdown => pelt_report::compare::markdown(rows),
         CompareFormat::Json => {
-            let metrics: Vec<serde_json::Value> = rows
-                .iter()
-                .map(|(m, r)| match r {
-                    Ok(c) => serde_json::json!({ "metric": m, "comparison": c }),
-                    Err(e) => serde_json::json!({ "metric": m, "error": e }),
-                })
-                .collect();
+            let metrics = pelt_report::compare::json_rows(rows);
             let doc = serde_json::json!({
                 "schema": "pelt.compare/1",
                 "paired": false,
@@ -176,20 +171,20 @@ fn render(
 /// `pelt compare --baseline SPEC FILE...`.
 pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
     let spec = Spec::parse(args.baseline.baseline.as_deref().unwrap_or_default())?;
-    crate::report::once_each(&args.files, "each of B's runs is one replicate")?;
+    crate::save::once_each(&args.files, "each of B's runs is one replicate")?;
     let b: Vec<RunSummary> = args
         .files
         .iter()
-        .map(|f| crate::report::load(f))
+        .map(|f| crate::save::load(f))
         .collect::<Result<_, _>>()?;
     let url = single_url(&b);
     let mut store = open(&args.baseline.location)?;
     let a = spec.runs(&mut store, url.as_deref(), None)?;
     let b_values: Vec<Vec<f64>> = b.iter().map(values).collect();
     let rows = rows(&a, &b_values);
-    let b_names: Vec<String> = args.files.iter().map(|f| crate::report::label(f)).collect();
+    let b_names: Vec<String> = args.files.iter().map(|f| crate::save::label(f)).collect();
     crate::emit(render(args.format, &rows, &spec, &a, &b_names)?.as_bytes())?;
-    Ok(if fails(&rows, args.fail_on) {
+    Ok(if fails(args.fail_on, |m| runs::regressed(&rows, m)) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -227,7 +222,7 @@ pub fn after_run(
         "{}",
         render(CompareFormat::Text, &rows, &spec, &a, &[name])?
     );
-    Ok(if fails(&rows, fail_on) {
+    Ok(if fails(fail_on, |m| runs::regressed(&rows, m)) {
         eprintln!("pelt: --fail-on: this run regressed against the baseline");
         ExitCode::from(1)
     } else {
@@ -268,7 +263,7 @@ mod tests {
     #[test]
     fn stored_values_follow_compare_s_metrics() {
         // Every metric `pelt compare` uses has a column.
-        for m in crate::compare::metric_list() {
+        for m in pelt_analyze::runs::metrics() {
             assert!(m.name.parse::<pelt_store::Metric>().is_ok(), "{}", m.name);
         }
     }

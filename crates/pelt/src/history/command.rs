@@ -360,7 +360,7 @@ fn show(loc: &Location, a: ShowArgs) -> Result<ExitCode, UserError> {
     }
     let summary =
         summary_of(&bytes).map_err(|e| UserError(format!("run {}'s results file: {e}", a.id)))?;
-    crate::emit(crate::run::render_one(&summary, a.format)?.as_bytes())?;
+    crate::emit(crate::output::render_one(&summary, a.format)?.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,0 +1,240 @@
+"""The command line and the order of runs: rounds of every tool and test in
+a seeded shuffle, results saved after each run."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import random
+import shutil
+import signal
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from . import measure
+from .common import ALL_TOOLS, CONNECTIONS, REPO, log
+from .measure import CURRENT, Interrupted, Quiet, on_signal, run_one, stall_truth
+from .nginx import Nginx
+from .report import fmt_lat, render, summarise_all
+from .system import find_binary, machine_info, pick_cpus
+from .tools import Oha, TOOL_CLASSES, Tool
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="bench/peers.sh",
+        description="Measure pelt against peer HTTP load generators (run through bench/peers.sh).",
+    )
+    p.add_argument("--quick", action="store_true", help="1 round, 2 s runs, rate 2,000/s only, short stall")
+    p.add_argument("--tools", default=",".join(ALL_TOOLS), help=f"comma-separated subset of {','.join(ALL_TOOLS)}")
+    p.add_argument("--pelt", help="the pelt binary (default: pelt on PATH)")
+    p.add_argument("--rounds", type=int, help="rounds of interleaved runs (default 3; --quick 1)")
+    p.add_argument("--duration", type=float, help="seconds per max-load and rate run (default 10; --quick 2)")
+    p.add_argument("--rates", help="comma-separated rates for the rate test (default 5000,20000; --quick 2000)")
+    p.add_argument("--seed", type=int, default=1, help="seed for the shuffled order (default 1)")
+    p.add_argument("--path", default="/", help="URL path for the max-load and rate tests: / (ok), /1k.bin, /100k.bin")
+    p.add_argument("--tests", default="max,rate,stall", help="comma-separated subset of max,rate,stall")
+    p.add_argument("--out-dir", default=str(REPO / "bench/out"), help="where the .md and .json go (default bench/out)")
+    p.add_argument(
+        "--wait-quiet",
+        type=float,
+        help="before each run, wait up to this many seconds for other processes to leave the CPUs "
+        "(default 60, at most 20 min in all; --quick 0)",
+    )
+    p.add_argument("--command-line", help=argparse.SUPPRESS)
+    p.add_argument("--skip-install", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.quick:
+        args.rounds = args.rounds or 1
+        args.duration = args.duration or 2.0
+        args.rates = args.rates or "2000"
+        args.stall = {"rate": 1000.0, "duration_s": 2.0, "at_s": 0.5, "length_s": 0.5}
+        args.wait_quiet = 0.0 if args.wait_quiet is None else args.wait_quiet
+    else:
+        args.rounds = args.rounds or 3
+        args.duration = args.duration or 10.0
+        args.rates = args.rates or "5000,20000"
+        args.stall = {"rate": 1000.0, "duration_s": 10.0, "at_s": 3.0, "length_s": 1.0}
+        args.wait_quiet = 60.0 if args.wait_quiet is None else args.wait_quiet
+    if args.rounds < 1 or args.duration <= 0:
+        p.error("--rounds must be at least 1 and --duration positive")
+    args.rate_list = [float(r) for r in args.rates.split(",") if r.strip()]
+    args.tool_list = [t.strip() for t in args.tools.split(",") if t.strip()]
+    unknown = [t for t in args.tool_list if t not in ALL_TOOLS]
+    if unknown:
+        p.error(f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(ALL_TOOLS)}")
+    args.test_list = [t.strip() for t in args.tests.split(",") if t.strip()]
+    if not set(args.test_list) <= {"max", "rate", "stall"}:
+        p.error("--tests takes a subset of max,rate,stall")
+    if not args.path.startswith("/"):
+        p.error("--path must start with /")
+    return args
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    started = dt.datetime.now(dt.timezone.utc)
+    stamp = started.strftime("%Y%m%dT%H%M%SZ")
+    t0 = time.monotonic()
+    client_cpu, server_cpu = pick_cpus()
+    measure.QUIET = Quiet(args.wait_quiet, 20 * 60)
+
+    tools: dict[str, Tool] = {}
+    tool_info: dict[str, dict] = {}
+    for name in args.tool_list:
+        path = args.pelt if name == "pelt" and args.pelt else find_binary(TOOL_CLASSES[name].binary)
+        if path is None or not os.access(path, os.X_OK):
+            tool_info[name] = {"status": "not installed: skipped"}
+            log(f"{name} is not installed: skipped")
+            continue
+        tool = TOOL_CLASSES[name](path)
+        try:
+            version = tool.version()
+        except Exception as e:  # noqa: BLE001
+            version = f"? ({e})"
+        tools[name] = tool
+        tool_info[name] = {"status": "ok", "version": version, "path": path}
+    if not tools:
+        log("no tool to run")
+        return 1
+    if shutil.which("taskset") is None and client_cpu is not None:
+        log("error: taskset is needed (Debian package util-linux)")
+        return 1
+
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / f"peers-{stamp}.json"
+    md_path = out_dir / f"peers-{stamp}.md"
+    command_line = args.command_line or "python3 -m bench.peers " + " ".join(argv)
+    st = args.stall
+    truth = stall_truth(st["rate"], st["duration_s"], st["at_s"], st["length_s"])
+    result: dict[str, Any] = {
+        "started_utc": started.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "command_line": command_line,
+        "machine": machine_info(),
+        "config": {
+            "rounds": args.rounds,
+            "duration_s": args.duration,
+            "rates": args.rate_list,
+            "seed": args.seed,
+            "path": args.path,
+            "tests": args.test_list,
+            "connections": CONNECTIONS,
+            "client_cpu": client_cpu,
+            "server_cpu": server_cpu,
+            "stall": st,
+            "wait_quiet_s": args.wait_quiet,
+        },
+        "tools": tool_info,
+        "stall_truth_p99_s": truth,
+        "runs": [],
+        "summary": {},
+    }
+
+    workdir = Path(tempfile.mkdtemp(prefix="pelt-peers-"))
+    nginx = Nginx(workdir, server_cpu)
+    status = 0
+    try:
+        nginx.start()
+        result["nginx_version"] = nginx.version
+        result["workdir"] = str(workdir)
+        result["port"] = nginx.port
+        log(f"nginx {nginx.version} on port {nginx.port}, worker pid {nginx.worker}")
+        url = nginx.url(args.path)
+        # The stall test is for rate-capable tools, plus wrk as the
+        # closed-loop reference (ab adds nothing there).
+        stall_tools: list[Tool] = [t for t in tools.values() if t.rate_capable or t.name == "wrk"]
+        if "oha" in tools:
+            stall_tools.append(Oha(tools["oha"].path, latency_correction=True))
+        rate_tools = [t for t in tools.values() if t.rate_capable]
+
+        def save() -> None:
+            result["elapsed_s"] = time.monotonic() - t0
+            json_path.write_text(json.dumps(result, indent=2) + "\n")
+
+        for rnd in range(args.rounds):
+            rng = random.Random(args.seed * 1000 + rnd)
+            plan: list[tuple[str, Tool, Optional[float]]] = []
+            if "max" in args.test_list:
+                order = list(tools.values())
+                rng.shuffle(order)
+                plan += [("max_load", t, None) for t in order]
+            if "rate" in args.test_list:
+                for r in args.rate_list:
+                    order = list(rate_tools)
+                    rng.shuffle(order)
+                    plan += [("rate", t, r) for t in order]
+            if "stall" in args.test_list:
+                order = list(stall_tools)
+                rng.shuffle(order)
+                plan += [("stall", t, st["rate"]) for t in order]
+            for i, (test, tool, r) in enumerate(plan):
+                label = f"round {rnd + 1}/{args.rounds}, {i + 1}/{len(plan)}: {test} {tool.name}" + (
+                    f" {r:g}/s" if r and test == "rate" else ""
+                )
+                log(label)
+                if test == "max_load":
+                    d = args.duration
+                    spec = tool.max_load(url, d, workdir)
+                    rec = run_one(test, tool, spec, d, nginx, workdir, client_cpu, extra={"round": rnd + 1})
+                elif test == "rate":
+                    assert r is not None
+                    d = args.duration
+                    spec = tool.rate(url, r, d, workdir)
+                    rec = run_one(
+                        test, tool, spec, d, nginx, workdir, client_cpu, extra={"round": rnd + 1, "offered_rate": r}
+                    )
+                    if "requests" in rec:
+                        rec["achieved_rate"] = rec["requests"] / d
+                else:
+                    d = st["duration_s"]
+                    stall_url = nginx.url("/")
+                    spec = tool.stall(stall_url, st["rate"], d, workdir)
+                    rec = run_one(
+                        test,
+                        tool,
+                        spec,
+                        d,
+                        nginx,
+                        workdir,
+                        client_cpu,
+                        stall=(st["at_s"], st["length_s"]),
+                        extra={"round": rnd + 1, "offered_rate": st["rate"]},
+                    )
+                if "error" in rec:
+                    log(f"  failed: {rec['error']}")
+                else:
+                    log(
+                        f"  {rec['requests']} requests, {rec.get('cpu_us_per_req', 0):.2f} CPU µs/req, "
+                        f"p99 {fmt_lat(rec.get('p99_s'))}, nginx {rec['nginx_busy']:.0%}"
+                        + (" (noisy)" if rec.get("noisy") else "")
+                    )
+                result["runs"].append(rec)
+                save()
+        summarise_all(result, args, tools, stall_tools, rate_tools)
+        save()
+    except Interrupted as e:
+        log(f"interrupted ({e}); partial results in {json_path}")
+        status = 130
+    except RuntimeError as e:
+        log(f"error: {e}")
+        status = 1
+    finally:
+        proc = CURRENT.get("proc")
+        if proc is not None:
+            proc.kill()
+        nginx.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    if status != 0:
+        return status
+
+    report = render(result)
+    md_path.write_text(report + "\n")
+    print(report, flush=True)
+    log(f"saved {md_path} and {json_path}")
+    return 0

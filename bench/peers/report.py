@@ -1,0 +1,335 @@
+"""The report: medians, ranges and ratios over rounds, rendered as markdown."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from .common import CONNECTIONS, HAVE_TIME, NOISY_OTHER_CPU, SATURATED
+from .tools import dur
+
+
+def median(values: list[float]) -> Optional[float]:
+    return statistics.median(values) if values else None
+
+
+def usable(runs: list[dict]) -> tuple[list[dict], int]:
+    """Successful runs, without the noisy ones when clean runs remain."""
+    ok = [r for r in runs if "error" not in r]
+    clean = [r for r in ok if not r.get("noisy")]
+    return (clean, len(ok) - len(clean)) if clean else (ok, 0)
+
+
+def summarise(runs: list[dict], keys: list[str]) -> dict:
+    chosen, dropped = usable(runs)
+    out: dict[str, Any] = {"runs": len(runs), "used": len(chosen), "dropped_noisy": dropped}
+    out["failed"] = [r["error"] for r in runs if "error" in r]
+    for key in keys:
+        values = [r[key] for r in chosen if r.get(key) is not None]
+        out[key] = {
+            "median": median(values),
+            "min": min(values) if values else None,
+            "max": max(values) if values else None,
+        }
+    return out
+
+
+MAX_KEYS = ["requests", "rate", "cpu_us_per_req", "rss_kb", "p50_s", "p99_s", "nginx_busy", "client_busy", "other_cpu", "errors"]
+RATE_KEYS = MAX_KEYS + ["achieved_rate", "send_lag_p99_s"]
+
+
+def verdict(s: dict) -> str:
+    nginx = s["nginx_busy"]["median"]
+    client = s["client_busy"]["median"]
+    if nginx is None or client is None:
+        return "?"
+    if nginx >= SATURATED and client >= SATURATED:
+        return f"both saturated (nginx {nginx:.0%}, client {client:.0%})"
+    if nginx >= SATURATED:
+        return f"server-bound (nginx {nginx:.0%})"
+    if client >= SATURATED:
+        return f"client-bound (client {client:.0%})"
+    return f"neither saturated (nginx {nginx:.0%}, client {client:.0%})"
+
+
+
+
+def fmt_lat(s: Optional[float]) -> str:
+    if s is None:
+        return "–"
+    if s == 0:
+        return "< 1 ms"  # ab's whole milliseconds
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.3f} s"
+
+
+def fmt_num(v: Optional[float], digits: int = 0) -> str:
+    if v is None:
+        return "–"
+    return f"{v:,.{digits}f}"
+
+
+def fmt_pct(v: Optional[float]) -> str:
+    return "–" if v is None else f"{v:.0%}"
+
+
+def fmt_range(stat: dict, fmt: Callable[[Optional[float]], str]) -> str:
+    if stat["min"] is None:
+        return "–"
+    if stat["min"] == stat["max"]:
+        return fmt(stat["min"])
+    return f"{fmt(stat['min'])} – {fmt(stat['max'])}"
+
+
+def runs_cell(s: dict) -> str:
+    cell = f"{s['used']}/{s['runs']}"
+    notes = []
+    if s["dropped_noisy"]:
+        notes.append(f"{s['dropped_noisy']} noisy dropped")
+    if s["failed"]:
+        notes.append(f"{len(s['failed'])} failed")
+    return cell + (f" ({', '.join(notes)})" if notes else "")
+
+def render(result: dict) -> str:
+    cfg = result["config"]
+    m = result["machine"]
+    lines: list[str] = []
+    add = lines.append
+    add(f"# pelt vs peer load generators — {result['started_utc']}")
+    add("")
+    add(f"- Date: {result['started_utc']} (whole run took {result['elapsed_s'] / 60:.1f} min)")
+    add(f"- Machine: {m['nproc']} cores, {m['cpu_model']}, Linux {m['kernel']}")
+    add(f"- Command: `{result['command_line']}`")
+    pin = (
+        f"nginx worker on CPU {cfg['server_cpu']}, tool on CPU {cfg['client_cpu']}"
+        if cfg["client_cpu"] is not None
+        else "no CPU pinning (fewer than 2 CPUs)"
+    )
+    add(
+        f"- Setup: {result['nginx_version']}, 1 worker, access log off, `GET {cfg['path']}` on 127.0.0.1; {pin}; "
+        f"each tool 1 thread, {CONNECTIONS} keep-alive connections; {cfg['rounds']} round(s) of {dur(cfg['duration_s'])} runs, "
+        f"tools in a shuffled order each round (seed {cfg['seed']})."
+    )
+    add(
+        f"- Medians over rounds; runs where other processes used > {NOISY_OTHER_CPU:.0%} of a core are flagged "
+        "noisy and left out when clean runs remain"
+        + (
+            f"; before each run the harness waited up to {cfg['wait_quiet_s']:g} s for other processes to leave the CPUs"
+            if cfg.get("wait_quiet_s")
+            else ""
+        )
+        + ". Noise between runs is ±20 %: compare ratios, not absolute numbers."
+    )
+    add("")
+    add("## Tools")
+    add("")
+    add("| tool | version | status |")
+    add("|---|---|---|")
+    for name, info in result["tools"].items():
+        add(f"| {name} | {info.get('version') or '–'} | {info['status']} |")
+    add("")
+
+    ml = result["summary"].get("max_load", {})
+    if ml:
+        add(f"## Max load: medians ({cfg['rounds']} round(s) × {dur(cfg['duration_s'])})")
+        add("")
+        add(
+            "CPU µs/req = the tool's user+sys CPU time / requests completed (the fair client figure: "
+            "req/s is capped by nginx's one core). nginx CPU = its worker's share of its core; "
+            f"client CPU = the tool's share of its core; either ≥ {SATURATED:.0%} is the bottleneck."
+        )
+        add("")
+        add("| tool | requests | req/s | CPU µs/req | peak RSS | p50 | p99 | errors | nginx CPU | client CPU | bound by | runs |")
+        add("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+        for name, s in ml.items():
+            add(
+                f"| {name} | {fmt_num(s['requests']['median'])} | {fmt_num(s['rate']['median'])} | "
+                f"{fmt_num(s['cpu_us_per_req']['median'], 2)} | {fmt_mb(s['rss_kb']['median'])} | "
+                f"{fmt_lat(s['p50_s']['median'])} | {fmt_lat(s['p99_s']['median'])} | {fmt_num(s['errors']['median'])} | "
+                f"{fmt_pct(s['nginx_busy']['median'])} | {fmt_pct(s['client_busy']['median'])} | {verdict(s)} | {runs_cell(s)} |"
+            )
+        add("")
+        add("## Max load: ranges (min – max over rounds)")
+        add("")
+        add("| tool | req/s | CPU µs/req | p99 | nginx CPU | other CPU |")
+        add("|---|---|---|---|---|---|")
+        for name, s in ml.items():
+            add(
+                f"| {name} | {fmt_range(s['rate'], fmt_num)} | {fmt_range(s['cpu_us_per_req'], lambda v: fmt_num(v, 2))} | "
+                f"{fmt_range(s['p99_s'], fmt_lat)} | {fmt_range(s['nginx_busy'], fmt_pct)} | {fmt_range(s['other_cpu'], fmt_pct)} |"
+            )
+        add("")
+        add("## Max load: ratios to wrk (medians)")
+        add("")
+        wrk = ml.get("wrk")
+        if wrk is None or wrk["cpu_us_per_req"]["median"] is None:
+            add("wrk was not run (or failed), so there are no ratios.")
+        else:
+            add("CPU µs/req ÷ wrk's: below 1 is cheaper per request than wrk. req/s ÷ wrk's: above 1 is more requests.")
+            add("")
+            add("| tool | CPU µs/req ÷ wrk | req/s ÷ wrk |")
+            add("|---|---:|---:|")
+            for name, s in ml.items():
+                add(
+                    f"| {name} | {ratio(s['cpu_us_per_req']['median'], wrk['cpu_us_per_req']['median'])} | "
+                    f"{ratio(s['rate']['median'], wrk['rate']['median'])} |"
+                )
+        add("")
+        add("## Saturation verdict (max load)")
+        add("")
+        for name, s in ml.items():
+            add(f"- **{name}**: {verdict(s)}")
+        add("")
+
+    rate = result["summary"].get("rate", {})
+    if rate:
+        add(f"## Rate test ({dur(cfg['duration_s'])} per run; medians, ranges in brackets)")
+        add("")
+        add(
+            "Achieved = requests completed / run duration. CPU µs/req as above. Send lag p99: how late pelt "
+            "sent its requests against the schedule (only pelt reports it)."
+        )
+        add("")
+        add("| offered req/s | tool | achieved req/s | CPU µs/req | p50 | p99 | send lag p99 | errors | runs |")
+        add("|---:|---|---|---|---:|---:|---:|---:|---|")
+        for key, by_tool in rate.items():
+            for name, s in by_tool.items():
+                add(
+                    f"| {fmt_num(float(key))} | {name} | {fmt_num(s['achieved_rate']['median'])} "
+                    f"({fmt_range(s['achieved_rate'], fmt_num)}) | {fmt_num(s['cpu_us_per_req']['median'], 2)} "
+                    f"({fmt_range(s['cpu_us_per_req'], lambda v: fmt_num(v, 2))}) | {fmt_lat(s['p50_s']['median'])} | "
+                    f"{fmt_lat(s['p99_s']['median'])} | {fmt_lat(s['send_lag_p99_s']['median'])} | "
+                    f"{fmt_num(s['errors']['median'])} | {runs_cell(s)} |"
+                )
+        add("")
+
+    stall = result["summary"].get("stall", {})
+    if stall:
+        st = cfg["stall"]
+        truth = result["stall_truth_p99_s"]
+        expected = st["rate"] * st["duration_s"]
+        add(
+            f"## Stall test ({fmt_num(st['rate'])} req/s for {dur(st['duration_s'])}; nginx's worker stopped "
+            f"{st['length_s']:g} s at {st['at_s']:g} s)"
+        )
+        add("")
+        add(
+            f"Truth from the schedule: p99 = **{truth:.3f} s** ({fmt_num(expected)} requests sent every "
+            f"{1000 / st['rate']:g} ms; the {fmt_num(st['rate'] * st['length_s'])} due during the stall wait "
+            f"{st['length_s']:g} s down to 0 s). A tool that times from the actual send instead of the schedule "
+            "hides the stall (coordinated omission). wrk has no rate mode: closed-loop reference, with wrk's own "
+            "correction. vegeta runs with its default unbounded workers here; oha+lc is oha --latency-correction."
+        )
+        add("")
+        add("| tool | p99 (median) | p99 range | p50 | requests (median) | of expected | verdict | runs |")
+        add("|---|---:|---|---:|---:|---:|---|---|")
+        for name, s in stall.items():
+            p99 = s["p99_s"]["median"]
+            add(
+                f"| {name} | {fmt_lat(p99)} | {fmt_range(s['p99_s'], fmt_lat)} | {fmt_lat(s['p50_s']['median'])} | "
+                f"{fmt_num(s['requests']['median'])} | {share(s['requests']['median'], expected, name)} | "
+                f"{stall_verdict(p99, truth)} | {runs_cell(s)} |"
+            )
+        add("")
+
+    failures = [r for r in result["runs"] if "error" in r]
+    noisy = [r for r in result["runs"] if r.get("noisy")]
+    if failures or noisy:
+        add("## Failed and noisy runs")
+        add("")
+        for r in failures:
+            add(f"- failed: {run_label(r)}: {r['error']}")
+        for r in noisy:
+            top = ", ".join(f"{name} {share:.0%}" for name, share in r.get("other_top", []))
+            add(
+                f"- noisy: {run_label(r)}: other processes used {r['other_cpu']:.0%} of a core"
+                + (f" ({top})" if top else "")
+            )
+        add("")
+
+    add("## Commands")
+    add("")
+    add(
+        "Each run as `taskset -c CPU /usr/bin/time -f '%U %S %M' -o FILE <command>`"
+        + ("" if HAVE_TIME else " (here without /usr/bin/time: CPU and RSS from wait4's rusage)")
+        + "; $PORT is nginx's port, $WORK the harness's temp dir."
+    )
+    add("")
+    seen = set()
+    for r in result["runs"]:
+        key = (r["test"], r["tool"], r.get("offered_rate"))
+        if key in seen:
+            continue
+        seen.add(key)
+        argv = [Path(a).name if i == 0 else shown_arg(a, result) for i, a in enumerate(r["argv"])]
+        label = r["test"] + (f" {fmt_num(r['offered_rate'])}/s" if r.get("offered_rate") else "")
+        add(f"- {label}, {r['tool']}: `{' '.join(argv)}`")
+    add("")
+    return "\n".join(lines)
+
+
+def run_label(r: dict) -> str:
+    rate = f" {fmt_num(r['offered_rate'])}/s" if r.get("offered_rate") else ""
+    return f"round {r.get('round', '?')} {r['test']}{rate} {r['tool']}"
+
+
+def shown_arg(arg: str, result: dict) -> str:
+    """An argument as the report shows it: temp paths and the port replaced."""
+    arg = arg.replace(result.get("workdir", "\0"), "$WORK")
+    return arg.replace(f"127.0.0.1:{result.get('port', 0)}/", "127.0.0.1:$PORT/")
+
+
+def fmt_mb(kb: Optional[float]) -> str:
+    return "–" if kb is None else f"{kb / 1024:.0f} MB"
+
+
+def ratio(a: Optional[float], b: Optional[float]) -> str:
+    if a is None or not b:
+        return "–"
+    return f"{a / b:.2f}"
+
+
+def share(requests: Optional[float], expected: float, name: str) -> str:
+    """Requests as a share of the schedule's count (not for closed-loop wrk)."""
+    if requests is None or name == "wrk":
+        return "–"
+    return f"{requests / expected:.0%}"
+
+
+def stall_verdict(p99: Optional[float], truth: float) -> str:
+    if p99 is None:
+        return "–"
+    if abs(p99 - truth) <= 0.15 * truth:
+        return "sees the stall"
+    if p99 < 0.25 * truth:
+        return "misses the stall"
+    return "partly" if p99 < truth else "over-reports"
+
+def summarise_all(result: dict, args: argparse.Namespace, tools: dict, stall_tools: list, rate_tools: list) -> None:
+    runs = result["runs"]
+    summary: dict[str, Any] = {}
+    if "max" in args.test_list:
+        summary["max_load"] = {
+            name: summarise([r for r in runs if r["test"] == "max_load" and r["tool"] == name], MAX_KEYS) for name in tools
+        }
+    if "rate" in args.test_list and rate_tools:
+        summary["rate"] = {
+            f"{r:g}": {
+                t.name: summarise(
+                    [x for x in runs if x["test"] == "rate" and x["tool"] == t.name and x["offered_rate"] == r], RATE_KEYS
+                )
+                for t in rate_tools
+            }
+            for r in args.rate_list
+        }
+    if "stall" in args.test_list:
+        summary["stall"] = {
+            t.name: summarise([x for x in runs if x["test"] == "stall" and x["tool"] == t.name], MAX_KEYS)
+            for t in stall_tools
+        }
+    result["summary"] = summary

@@ -1,0 +1,355 @@
+"""The tools' adapters: for each peer, the command line of each test and
+the parser of its output into one `Parsed` record."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from .common import CONNECTIONS
+from .system import find_binary
+
+
+@dataclass
+class Parsed:
+    """What a tool reports about one run (latencies in seconds)."""
+
+    requests: int
+    rate: Optional[float] = None
+    p50: Optional[float] = None
+    p99: Optional[float] = None
+    errors: int = 0
+    send_lag_p99: Optional[float] = None
+
+
+@dataclass
+class Spec:
+    """One run to make: the command, and how to read its output."""
+
+    argv: list[str]
+    parse: Callable[[str, str, Path], Parsed]
+    env: dict[str, str] = field(default_factory=dict)
+    stdin_file: Optional[Path] = None
+
+
+UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def seconds(value: str, unit: str) -> float:
+    return float(value) * UNITS[unit]
+
+
+def must(match: Optional[re.Match], what: str) -> re.Match:
+    if match is None:
+        raise ValueError(f"output has no {what}")
+    return match
+
+
+def parse_wrk(out: str, _err: str, _dir: Path) -> Parsed:
+    requests = int(must(re.search(r"^\s*(\d+) requests in ", out, re.M), "request count").group(1))
+    rate = float(must(re.search(r"^Requests/sec:\s*([\d.]+)", out, re.M), "Requests/sec").group(1))
+    pct = {
+        m.group(1): seconds(m.group(2), m.group(3))
+        for m in re.finditer(r"^\s*(50|99)%\s+([\d.]+)(us|ms|s|m|h)\s*$", out, re.M)
+    }
+    errors = 0
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    if m:
+        errors += sum(int(x) for x in m.groups())
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if m:
+        errors += int(m.group(1))
+    return Parsed(requests, rate, pct.get("50"), pct.get("99"), errors)
+
+
+def parse_ab(out: str, _err: str, _dir: Path) -> Parsed:
+    requests = int(must(re.search(r"^Complete requests:\s*(\d+)", out, re.M), "Complete requests").group(1))
+    rate = float(must(re.search(r"^Requests per second:\s*([\d.]+)", out, re.M), "Requests per second").group(1))
+    # ab gives percentiles in whole milliseconds.
+    pct = {m.group(1): int(m.group(2)) / 1000 for m in re.finditer(r"^\s*(50|99)%\s+(\d+)\s*$", out, re.M)}
+    errors = 0
+    m = re.search(r"^Failed requests:\s*(\d+)", out, re.M)
+    if m:
+        errors += int(m.group(1))
+    m = re.search(r"^Non-2xx responses:\s*(\d+)", out, re.M)
+    if m:
+        errors += int(m.group(1))
+    return Parsed(requests, rate, pct.get("50"), pct.get("99"), errors)
+
+
+def parse_hey(out: str, _err: str, _dir: Path) -> Parsed:
+    rate = float(must(re.search(r"Requests/sec:\s*([\d.]+)", out), "Requests/sec").group(1))
+    codes = [int(m.group(1)) for m in re.finditer(r"^\s*\[\d{3}\]\s+(\d+) responses", out, re.M)]
+    errors_section = out.split("Error distribution:", 1)
+    errors = 0
+    if len(errors_section) == 2:
+        errors = sum(int(m.group(1)) for m in re.finditer(r"^\s*\[(\d+)\]", errors_section[1], re.M))
+    # hey 0.1.5 prints "50%% in".
+    pct = {m.group(1): float(m.group(2)) for m in re.finditer(r"^\s*(50|99)%+ in ([\d.]+) secs", out, re.M)}
+    return Parsed(sum(codes) + errors, rate, pct.get("50"), pct.get("99"), errors)
+
+
+def parse_vegeta(_out: str, _err: str, workdir: Path) -> Parsed:
+    vegeta = find_binary("vegeta")
+    assert vegeta is not None
+    report = subprocess.run(
+        [vegeta, "report", "-type=json", str(workdir / "vegeta.bin")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if report.returncode != 0:
+        raise ValueError(f"vegeta report failed: {report.stderr.strip()}")
+    data = json.loads(report.stdout)
+    lat = data["latencies"]
+    requests = int(data["requests"])
+    errors = requests - round(requests * float(data.get("success", 0)))
+    return Parsed(requests, float(data["rate"]), lat["50th"] / 1e9, lat["99th"] / 1e9, errors)
+
+
+def parse_bombardier(out: str, _err: str, _dir: Path) -> Parsed:
+    data = json.loads(out[out.index("{") :])
+    result = data["result"]
+    requests = sum(int(result.get(k, 0)) for k in ["req1xx", "req2xx", "req3xx", "req4xx", "req5xx", "others"])
+    errors = sum(int(result.get(k, 0)) for k in ["req4xx", "req5xx", "others"])
+    pct = result["latency"].get("percentiles", {})
+    # bombardier's latencies are in microseconds.
+    p50 = pct["50"] / 1e6 if "50" in pct else None
+    p99 = pct["99"] / 1e6 if "99" in pct else None
+    taken = float(result.get("timeTakenSeconds") or 0)
+    rate = requests / taken if taken > 0 else float(result["rps"]["mean"])
+    return Parsed(requests, rate, p50, p99, errors)
+
+
+def parse_oha(out: str, _err: str, _dir: Path) -> Parsed:
+    data = json.loads(out[out.index("{") :])
+    codes = data.get("statusCodeDistribution", {})
+    # Requests still in flight at the deadline are cancelled and listed as
+    # errors; they were never completed, so they are neither.
+    errors_by_kind = {
+        k: v for k, v in data.get("errorDistribution", {}).items() if "aborted due to deadline" not in k
+    }
+    ok = sum(int(v) for k, v in codes.items() if k.startswith(("2", "3")))
+    requests = sum(int(v) for v in codes.values()) + sum(int(v) for v in errors_by_kind.values())
+    pct = data.get("latencyPercentiles", {})
+    return Parsed(
+        requests,
+        float(data["summary"]["requestsPerSec"]),
+        pct.get("p50"),
+        pct.get("p99"),
+        requests - ok,
+    )
+
+
+def parse_pelt(out: str, _err: str, _dir: Path) -> Parsed:
+    data = json.loads(out)
+    headline = data.get("headline", "response_time")
+    latency = data["latency"].get(headline) or data["latency"]["response_time"]
+    pct = latency["percentiles_s"]
+    send_lag = None
+    if data.get("mode") == "rate":
+        send_lag = data["latency"]["send_lag"]["percentiles_s"]["p99"]
+    return Parsed(
+        int(data["requests"]["total"]),
+        float(data["requests"]["rate"]),
+        pct["p50"],
+        pct["p99"],
+        int(data["requests"]["failures"]),
+        send_lag,
+    )
+
+
+def dur(seconds_: float) -> str:
+    """A duration flag value: whole seconds as `10s`, else milliseconds."""
+    if float(seconds_).is_integer():
+        return f"{int(seconds_)}s"
+    return f"{int(round(seconds_ * 1000))}ms"
+
+
+class Tool:
+    name = ""
+    binary = ""
+    rate_capable = True
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def version(self) -> str:
+        return ""
+
+    def max_load(self, url: str, d: float, workdir: Path) -> Spec:
+        raise NotImplementedError
+
+    def rate(self, url: str, r: float, d: float, workdir: Path) -> Spec:
+        raise NotImplementedError
+
+    def stall(self, url: str, r: float, d: float, workdir: Path) -> Spec:
+        """The stall test: the rate run, unless the tool needs other settings."""
+        return self.rate(url, r, d, workdir) if self.rate_capable else self.max_load(url, d, workdir)
+
+
+def first_line(argv: list[str]) -> str:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    text = (out.stdout or "") + (out.stderr or "")
+    return text.strip().splitlines()[0] if text.strip() else "?"
+
+
+def go_module_version(path: str) -> str:
+    go = find_binary("go") or "/usr/local/go/bin/go"
+    try:
+        out = subprocess.run([go, "version", "-m", path], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    m = re.search(r"^\s*mod\s+\S+\s+(\S+)", out.stdout, re.M)
+    return m.group(1) if m else "?"
+
+
+class Wrk(Tool):
+    name = binary = "wrk"
+    rate_capable = False
+
+    def version(self) -> str:
+        m = re.search(r"wrk (\S+)", first_line([self.path, "-v"]))
+        return m.group(1) if m else "?"
+
+    def max_load(self, url, d, workdir):
+        argv = [self.path, "-t1", f"-c{CONNECTIONS}", f"-d{dur(d)}", "--latency", url]
+        return Spec(argv, parse_wrk)
+
+
+class Ab(Tool):
+    name = "ab"
+    binary = "ab"
+    rate_capable = False
+
+    def version(self) -> str:
+        m = re.search(r"Version (\S+)", first_line([self.path, "-V"]))
+        return m.group(1) if m else "?"
+
+    def max_load(self, url, d, workdir):
+        # -t stops after d seconds; -n only lifts ab's default cap of 50,000.
+        argv = [self.path, "-k", f"-c{CONNECTIONS}", f"-t{max(1, round(d))}", "-n", "100000000", url]
+        return Spec(argv, parse_ab)
+
+
+GO_ENV = {"GOMAXPROCS": "1"}
+
+
+class Hey(Tool):
+    name = binary = "hey"
+
+    def version(self) -> str:
+        return go_module_version(self.path)
+
+    def max_load(self, url, d, workdir):
+        argv = [self.path, "-z", dur(d), "-c", str(CONNECTIONS), "-cpus", "1", url]
+        return Spec(argv, parse_hey, GO_ENV)
+
+    def rate(self, url, r, d, workdir):
+        # hey's -q is per worker.
+        per_worker = f"{r / CONNECTIONS:g}"
+        argv = [self.path, "-z", dur(d), "-c", str(CONNECTIONS), "-q", per_worker, "-cpus", "1", url]
+        return Spec(argv, parse_hey, GO_ENV)
+
+
+class Vegeta(Tool):
+    name = binary = "vegeta"
+
+    def version(self) -> str:
+        m = re.search(r"Version: (\S+)", subprocess.run([self.path, "-version"], capture_output=True, text=True).stdout)
+        return m.group(1) if m and m.group(1) != "unknown" else go_module_version(self.path)
+
+    def attack(self, url: str, d: float, workdir: Path, pacing: list[str]) -> Spec:
+        targets = workdir / "vegeta-targets.txt"
+        targets.write_text(f"GET {url}\n")
+        argv = [
+            self.path,
+            "attack",
+            f"-targets={targets}",
+            f"-duration={dur(d)}",
+            f"-output={workdir / 'vegeta.bin'}",
+            *pacing,
+        ]
+        return Spec(argv, parse_vegeta, GO_ENV)
+
+    def max_load(self, url, d, workdir):
+        return self.attack(url, d, workdir, ["-rate=0", f"-workers={CONNECTIONS}", f"-max-workers={CONNECTIONS}"])
+
+    def rate(self, url, r, d, workdir):
+        # Bounded: vegeta's default unbounded workers collapse at 20k/s on one
+        # core (thousands of connections, most requests failing).
+        return self.attack(url, d, workdir, [f"-rate={r:g}/1s", f"-max-workers={CONNECTIONS}"])
+
+    def stall(self, url, r, d, workdir):
+        # vegeta's own default (workers unbounded): how it keeps sending on
+        # schedule through a stall, which is what this test is about.
+        return self.attack(url, d, workdir, [f"-rate={r:g}/1s"])
+
+
+class Bombardier(Tool):
+    name = binary = "bombardier"
+
+    def version(self) -> str:
+        m = re.search(r"version (\S+)", first_line([self.path, "--version"]))
+        return m.group(1) if m else "?"
+
+    def max_load(self, url, d, workdir):
+        argv = [self.path, "-c", str(CONNECTIONS), "-d", dur(d), "-l", "-p", "r", "-o", "json", url]
+        return Spec(argv, parse_bombardier, GO_ENV)
+
+    def rate(self, url, r, d, workdir):
+        argv = [self.path, "-c", str(CONNECTIONS), "-d", dur(d), "-r", f"{round(r)}", "-l", "-p", "r", "-o", "json", url]
+        return Spec(argv, parse_bombardier, GO_ENV)
+
+
+class Oha(Tool):
+    name = binary = "oha"
+
+    def __init__(self, path: str, latency_correction: bool = False):
+        super().__init__(path)
+        self.latency_correction = latency_correction
+        if latency_correction:
+            self.name = "oha+lc"
+
+    def version(self) -> str:
+        m = re.search(r"oha (\S+)", first_line([self.path, "--version"]))
+        return m.group(1) if m else "?"
+
+    def base(self, d: float) -> list[str]:
+        argv = [self.path, "-z", dur(d), "-c", str(CONNECTIONS), "--no-tui", "--output-format", "json"]
+        if self.latency_correction:
+            argv.append("--latency-correction")
+        return argv
+
+    def max_load(self, url, d, workdir):
+        return Spec(self.base(d) + [url], parse_oha)
+
+    def rate(self, url, r, d, workdir):
+        return Spec(self.base(d) + ["-q", f"{r:g}", url], parse_oha)
+
+
+class Pelt(Tool):
+    name = binary = "pelt"
+
+    def version(self) -> str:
+        m = re.search(r"pelt (\S+)", first_line([self.path, "--version"]))
+        return m.group(1) if m else "?"
+
+    def base(self, url: str, d: float) -> list[str]:
+        return [self.path, "run", url, "-c", str(CONNECTIONS), "-t", "1", "-d", dur(d), "--format", "json"]
+
+    def max_load(self, url, d, workdir):
+        return Spec(self.base(url, d), parse_pelt)
+
+    def rate(self, url, r, d, workdir):
+        return Spec(self.base(url, d) + ["--rate", f"{r:g}"], parse_pelt)
+
+
+TOOL_CLASSES = {"wrk": Wrk, "ab": Ab, "hey": Hey, "vegeta": Vegeta, "bombardier": Bombardier, "oha": Oha, "pelt": Pelt}

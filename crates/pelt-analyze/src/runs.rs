@@ -1,0 +1,292 @@
+//! Saved runs compared: each [`RunSummary`] reduced to one value per
+//! metric (from its merged histogram), and B's runs compared with A's,
+//! run by run (see [`crate::compare`] for why the run is the unit).
+//!
+//! ```
+//! use pelt_analyze::runs::{compare_values, metrics};
+//!
+//! // p50, p90, p99, p99.9 (ns), error ratio, throughput and share sent
+//! // (NaN: a closed loop has no schedule) of 6 blocks.
+//! let run = |p50: f64, rate: f64| vec![p50, 2.0 * p50, 3.0 * p50, 4.0 * p50, 0.0, rate, f64::NAN];
+//! let a: Vec<Vec<f64>> = (0..6).map(|i| run(1e6 + i as f64, 1000.0)).collect();
+//! let b: Vec<Vec<f64>> = (0..6).map(|i| run(2e6 + i as f64, 500.0)).collect();
+//! let rows = compare_values(&a, &b, true);
+//! assert_eq!(rows.len(), metrics().len());
+//! assert!(pelt_analyze::runs::regressed(&rows, true));
+//! ```
+
+use crate::{
+    compare_paired, compare_unpaired, AnalyzeError, Comparison, Direction, Inapplicable, Metric,
+    Scale, Verdict, MARGIN_P50, MARGIN_P90, MARGIN_P99, MARGIN_P999,
+};
+use pelt_core::{RunSummary, Warning};
+
+/// Error rates are compared in points: 0.001 = 0.1 percentage point.
+pub const MARGIN_ERRORS: f64 = 0.001;
+/// The share of planned requests sent is compared in points: 0.01 = one
+/// percentage point of the schedule missed.
+pub const MARGIN_SENT: f64 = 0.01;
+
+/// How a run yields one metric's value.
+type Extract = fn(&RunSummary) -> f64;
+
+/// What is compared, and how each run yields its value.
+fn extractors() -> Vec<(Metric, Extract)> {
+    fn pct(s: &RunSummary, p: f64) -> f64 {
+        let h = &s.total.response;
+        if h.is_empty() {
+            f64::NAN
+        } else {
+            h.value_at_percentile(p) as f64
+        }
+    }
+    vec![
+        (Metric::latency("p50", MARGIN_P50), |s| pct(s, 50.0)),
+        (Metric::latency("p90", MARGIN_P90), |s| pct(s, 90.0)),
+        (Metric::latency("p99", MARGIN_P99), |s| pct(s, 99.0)),
+        (Metric::latency("p99.9", MARGIN_P999), |s| pct(s, 99.9)),
+        (
+            Metric::new(
+                "errors",
+                Scale::Points,
+                Direction::HigherIsWorse,
+                MARGIN_ERRORS,
+            ),
+            |s| 1.0 - s.success_ratio(),
+        ),
+        // A closed loop's throughput is what the server managed; a rate
+        // run's is fixed by its schedule (499.9/s against 499.5/s was
+        // called a regression over nothing), so rate runs compare what
+        // they control instead: the share of planned requests actually
+        // sent. Each is NaN in the other mode, and not compared there.
+        (Metric::throughput(), |s| {
+            if s.is_rate_mode() {
+                f64::NAN
+            } else {
+                s.throughput()
+            }
+        }),
+        (
+            Metric::new(
+                "sent",
+                Scale::Points,
+                Direction::HigherIsBetter,
+                MARGIN_SENT,
+            ),
+            |s| {
+                if s.is_rate_mode() && s.planned() > 0 {
+                    s.sent() as f64 / s.planned() as f64
+                } else {
+                    f64::NAN
+                }
+            },
+        ),
+    ]
+}
+
+/// Why a metric has no comparison when its values are NaN: it does not
+/// apply to the runs' load model (see [`metrics`]).
+fn not_applicable(metric: &Metric, a: &[f64], b: &[f64]) -> Option<AnalyzeError> {
+    let nan = |v: &[f64]| !v.is_empty() && v.iter().all(|x| x.is_nan());
+    let mixed = |v: &[f64]| v.iter().any(|x| x.is_nan()) && !v.iter().all(|x| x.is_nan());
+    let why = match metric.name.as_str() {
+        "throughput" => Inapplicable::FixedBySchedule,
+        "sent" => Inapplicable::RateRunsOnly,
+        _ => return None,
+    };
+    let why = if mixed(a) || mixed(b) || nan(a) != nan(b) {
+        Inapplicable::MixedLoad
+    } else if nan(a) {
+        why
+    } else {
+        return None;
+    };
+    Some(AnalyzeError::NotApplicable {
+        metric: metric.name.clone(),
+        why,
+    })
+}
+
+/// The compared metrics, in order: p50, p90, p99, p99.9 of response time
+/// (nanoseconds), the error ratio (points), throughput (per second; closed
+/// loops only) and the share of planned requests sent (points; rate runs
+/// only).
+pub fn metrics() -> Vec<Metric> {
+    extractors().into_iter().map(|(m, _)| m).collect()
+}
+
+/// Each metric's value for one run, in the order of [`metrics`]. A run
+/// with no timed response has NaN latencies.
+pub fn values(run: &RunSummary) -> Vec<f64> {
+    extractors().into_iter().map(|(_, f)| f(run)).collect()
+}
+
+/// One metric's comparison, or why there is none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// What was compared.
+    pub metric: Metric,
+    /// The comparison, or why the values could not be compared.
+    pub result: Result<Comparison, AnalyzeError>,
+}
+
+/// Every metric of B's runs against A's: paired by position (blocks), or
+/// as two independent sets.
+pub fn compare_runs(a: &[RunSummary], b: &[RunSummary], paired: bool) -> Vec<Row> {
+    let all = |runs: &[RunSummary]| runs.iter().map(values).collect::<Vec<_>>();
+    compare_values(&all(a), &all(b), paired)
+}
+
+/// [`compare_runs`] on runs already reduced by [`values`]: `a[run][metric]`.
+pub fn compare_values(a: &[Vec<f64>], b: &[Vec<f64>], paired: bool) -> Vec<Row> {
+    metrics()
+        .into_iter()
+        .enumerate()
+        .map(|(i, metric)| {
+            let va: Vec<f64> = a.iter().map(|v| v[i]).collect();
+            let vb: Vec<f64> = b.iter().map(|v| v[i]).collect();
+            if let Some(e) = not_applicable(&metric, &va, &vb) {
+                return Row {
+                    metric,
+                    result: Err(e),
+                };
+            }
+            let result = if paired {
+                compare_paired(&metric, &va, &vb)
+            } else {
+                compare_unpaired(&metric, &va, &vb)
+            };
+            Row { metric, result }
+        })
+        .collect()
+}
+
+/// Whether any metric regressed: any clear regression, or with
+/// `material_only` only one whose whole interval is beyond the margin.
+pub fn regressed(rows: &[Row], material_only: bool) -> bool {
+    rows.iter().any(|row| match &row.result {
+        Ok(c) => match c.verdict {
+            Verdict::Regression { material } => material || !material_only,
+            _ => false,
+        },
+        Err(_) => false,
+    })
+}
+
+/// Whether any row has no verdict because each side has one run only.
+pub fn any_without_verdict(rows: &[Row]) -> bool {
+    rows.iter()
+        .any(|row| matches!(&row.result, Ok(c) if c.verdict == Verdict::NoVerdict))
+}
+
+/// Whether pelt's busiest worker thread wanted a CPU nearly all of `run`:
+/// the client may have set the pace (see [`Warning::ClientBusy`]).
+pub fn client_busy(run: &RunSummary) -> bool {
+    run.warnings
+        .iter()
+        .any(|w| matches!(w, Warning::ClientBusy { .. }))
+}
+
+/// Adds `run`'s requests to a pooled summary (the first run's, with its
+/// timeline dropped): one distribution for a chart. A picture only; the
+/// statistics compare runs, never pooled requests.
+pub fn pool(into: &mut Option<RunSummary>, mut run: RunSummary) {
+    match into {
+        Some(p) => p.total.merge(&run.total),
+        None => {
+            run.timeline.clear();
+            *into = Some(run);
+        }
+    }
+}
+
+/// The median of the values that are numbers; NaN when none is.
+pub fn median_of_numbers(mut v: Vec<f64>) -> f64 {
+    v.retain(|x| !x.is_nan());
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    crate::rank::median(&v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(base: f64, n: usize) -> Vec<Vec<f64>> {
+        (0..n)
+            .map(|i| {
+                let x = base * (1.0 + i as f64 * 0.001);
+                vec![x, x, x, x, 0.0, 1e9 / x, f64::NAN]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_row_per_metric_in_order() {
+        let rows = compare_values(&runs(1e6, 6), &runs(1e6, 6), true);
+        let names: Vec<&str> = rows.iter().map(|r| r.metric.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["p50", "p90", "p99", "p99.9", "errors", "throughput", "sent"]
+        );
+        // A closed loop has no schedule to have sent.
+        assert_eq!(
+            rows[6].result,
+            Err(AnalyzeError::NotApplicable {
+                metric: "sent".into(),
+                why: Inapplicable::RateRunsOnly
+            })
+        );
+        assert!(!regressed(&rows, false));
+    }
+
+    #[test]
+    fn regressions_gate_by_materiality() {
+        // B 1 % slower in every block: real but within every margin.
+        let small = compare_values(&runs(1e6, 8), &runs(1.01e6, 8), true);
+        assert!(regressed(&small, false));
+        assert!(!regressed(&small, true));
+        let big = compare_values(&runs(1e6, 8), &runs(2e6, 8), true);
+        assert!(regressed(&big, true));
+    }
+
+    #[test]
+    fn one_run_each_gives_no_verdict_and_a_paired_mismatch_an_error() {
+        let rows = compare_values(&runs(1e6, 1), &runs(2e6, 1), false);
+        assert!(any_without_verdict(&rows));
+        assert!(!regressed(&rows, false));
+        let rows = compare_values(&runs(1e6, 2), &runs(2e6, 1), true);
+        assert!(rows.iter().all(|r| r.result.is_err()));
+    }
+
+    #[test]
+    fn throughput_and_sent_each_apply_to_one_load_model() {
+        let rate = |n: usize, sent: f64| -> Vec<Vec<f64>> {
+            (0..n)
+                .map(|_| vec![1e6, 1e6, 1e6, 1e6, 0.0, f64::NAN, sent])
+                .collect()
+        };
+        let rows = compare_values(&rate(6, 1.0), &rate(6, 0.9), true);
+        assert_eq!(
+            rows[5].result.as_ref().unwrap_err().to_string(),
+            "fixed by the schedule in rate runs (see 'sent')"
+        );
+        assert!(rows[6].result.is_ok());
+        let mut closed = runs(1e6, 6);
+        closed.truncate(3);
+        let rows = compare_values(&rate(3, 1.0), &closed, false);
+        for row in &rows[5..] {
+            assert_eq!(
+                row.result.as_ref().unwrap_err().to_string(),
+                "the runs mix rate and closed-loop load"
+            );
+        }
+    }
+
+    #[test]
+    fn medians_skip_nan() {
+        assert_eq!(median_of_numbers(vec![3.0, f64::NAN, 1.0, 2.0]), 2.0);
+        assert!(median_of_numbers(vec![f64::NAN]).is_nan());
+    }
+}

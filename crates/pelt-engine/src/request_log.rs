@@ -1,0 +1,233 @@
+//! The per-request log (`--log-requests FILE`): one line per measured
+//! request, streamed to disk as requests finish, for people who plot and
+//! join them (vegeta's results, hey's `-o csv`, ab's `-g`).
+//!
+//! Memory stays flat: each worker formats a line into a reused buffer and
+//! appends it to its own 64 KiB `BufWriter` over the shared file, opened
+//! with `O_APPEND`. A line is handed to the buffer whole, so every
+//! `write(2)` the buffer makes holds whole lines, and appends from several
+//! workers interleave by line, never within one. Warm-up requests are not
+//! logged, as they are in no figure.
+
+use crate::error::EngineError;
+use pelt_core::{Nanos, Sample, Target};
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// Buffer per worker: a few hundred lines between writes.
+const BUFFER: usize = 64 * 1024;
+
+/// The CSV header line; JSON lines use the same names as keys.
+pub const CSV_HEADER: &str =
+    "intended_unix_ns,sent_unix_ns,first_byte_unix_ns,done_unix_ns,status,bytes_in,bytes_out,error,target,method,url";
+
+/// How the log is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestLogFormat {
+    /// Comma-separated, with a header line.
+    Csv,
+    /// One JSON object per line.
+    JsonLines,
+}
+
+impl RequestLogFormat {
+    /// JSON lines for `.json`, `.jsonl` and `.ndjson` files, CSV otherwise.
+    pub fn for_path(path: &Path) -> RequestLogFormat {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("json" | "jsonl" | "ndjson") => RequestLogFormat::JsonLines,
+            _ => RequestLogFormat::Csv,
+        }
+    }
+}
+
+/// Where and how to log every request of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestLogSpec {
+    /// The file, created (or emptied) when the run starts.
+    pub path: PathBuf,
+    /// Its format.
+    pub format: RequestLogFormat,
+    /// The targets as the log should name them (say, with secrets in
+    /// their URLs replaced), in the config's order; `None` names the
+    /// config's own.
+    pub targets_shown: Option<Vec<Target>>,
+}
+
+/// What the workers share: the file's path and format, each target's
+/// method and URL already escaped for the format, and the first write
+/// error (after which logging stops and the run says so).
+#[derive(Debug)]
+pub(crate) struct SharedLog {
+    spec: RequestLogSpec,
+    /// `method` and `url` columns per target, escaped once, up front.
+    targets: Vec<String>,
+    unix_ns_at_epoch: u64,
+    pub error: OnceLock<String>,
+}
+
+impl SharedLog {
+    /// Creates (or empties) the file and writes the CSV header, before any
+    /// load: a log that cannot be written refuses the run.
+    pub fn create(
+        spec: RequestLogSpec,
+        targets: &[Target],
+        unix_ns_at_epoch: u64,
+    ) -> Result<Arc<SharedLog>, EngineError> {
+        let cannot = |e: std::io::Error| EngineError::RequestLog {
+            path: spec.path.display().to_string(),
+            source: e,
+        };
+        let targets = spec.targets_shown.as_deref().unwrap_or(targets);
+        let mut file = File::create(&spec.path).map_err(cannot)?;
+        if spec.format == RequestLogFormat::Csv {
+            writeln!(file, "{CSV_HEADER}").map_err(cannot)?;
+        }
+        let targets = targets
+            .iter()
+            .map(|t| match spec.format {
+                RequestLogFormat::Csv => {
+                    format!("{},{}", csv_field(&t.method), csv_field(&t.url.to_string()))
+                }
+                RequestLogFormat::JsonLines => format!(
+                    "\"method\":{},\"url\":{}",
+                    json_string(&t.method),
+                    json_string(&t.url.to_string())
+                ),
+            })
+            .collect();
+        Ok(Arc::new(SharedLog {
+            spec,
+            targets,
+            unix_ns_at_epoch,
+            error: OnceLock::new(),
+        }))
+    }
+}
+
+/// A JSON string literal (quotes, backslashes and control characters
+/// escaped).
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A CSV field, quoted when it holds a comma, quote or line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One worker's writer.
+pub(crate) struct RequestLog {
+    shared: Arc<SharedLog>,
+    out: Option<BufWriter<File>>,
+    line: Vec<u8>,
+}
+
+impl RequestLog {
+    /// Opens the shared file for appending; a failure is kept as the
+    /// log's error and this worker logs nothing.
+    pub fn open(shared: Arc<SharedLog>) -> RequestLog {
+        let out = match OpenOptions::new().append(true).open(&shared.spec.path) {
+            Ok(f) => Some(BufWriter::with_capacity(BUFFER, f)),
+            Err(e) => {
+                let _ = shared.error.set(e.to_string());
+                None
+            }
+        };
+        RequestLog {
+            shared,
+            out,
+            line: Vec::with_capacity(256),
+        }
+    }
+
+    /// Logs `n` requests like `s` (more than one only for requests never
+    /// sent, which share everything but their planned time when grouped).
+    pub fn write(&mut self, s: &Sample, n: u64) {
+        let Some(out) = &mut self.out else { return };
+        let unix = |t: Nanos| self.shared.unix_ns_at_epoch + t;
+        let opt = |t: Option<Nanos>| t.map(unix);
+        let target = &self.shared.targets[s.target as usize];
+        self.line.clear();
+        let line = &mut self.line;
+        // Writing into a Vec cannot fail.
+        let _ = match self.shared.spec.format {
+            RequestLogFormat::Csv => {
+                let cell = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+                writeln!(
+                    line,
+                    "{},{},{},{},{},{},{},{},{},{target}",
+                    unix(s.intended),
+                    cell(opt(s.sent)),
+                    cell(opt(s.first_byte)),
+                    unix(s.done),
+                    s.status,
+                    s.bytes_in,
+                    s.bytes_out,
+                    s.error.map_or("", |k| k.name()),
+                    s.target,
+                )
+            }
+            RequestLogFormat::JsonLines => {
+                let cell = |v: Option<u64>| v.map_or("null".to_string(), |v| v.to_string());
+                writeln!(
+                    line,
+                    "{{\"intended_unix_ns\":{},\"sent_unix_ns\":{},\"first_byte_unix_ns\":{},\"done_unix_ns\":{},\
+                     \"status\":{},\"bytes_in\":{},\"bytes_out\":{},\"error\":{},\"target\":{},{target}}}",
+                    unix(s.intended),
+                    cell(opt(s.sent)),
+                    cell(opt(s.first_byte)),
+                    unix(s.done),
+                    s.status,
+                    s.bytes_in,
+                    s.bytes_out,
+                    s.error
+                        .map_or("null".to_string(), |k| format!("\"{}\"", k.name())),
+                    s.target,
+                )
+            }
+        };
+        for _ in 0..n {
+            // Whole lines only: see the module docs.
+            if let Err(e) = out.write_all(&self.line) {
+                let _ = self.shared.error.set(e.to_string());
+                self.out = None;
+                return;
+            }
+        }
+    }
+
+    /// Writes out what is buffered.
+    pub fn flush(&mut self) {
+        if let Some(out) = &mut self.out {
+            if let Err(e) = out.flush() {
+                let _ = self.shared.error.set(e.to_string());
+            }
+        }
+        self.out = None;
+    }
+}
+
+impl std::fmt::Debug for RequestLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestLog")
+            .field("path", &self.shared.spec.path)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,349 @@
+//! Comparisons of runs (`pelt compare`): per metric, A's and B's medians,
+//! the change, its 95 % interval and the verdict, as text, markdown, JSON
+//! or a page with charts. The numbers come from [`pelt_analyze::runs`].
+
+use crate::html::{Block, Labeled};
+use crate::table::Table;
+use pelt_analyze::runs::{any_without_verdict, pool, Row};
+use pelt_analyze::{Comparison, Direction, Metric, Scale, Verdict};
+use pelt_core::{human_ns, RunSummary};
+use std::fmt::Write;
+
+/// Runs per side drawn in the timeline charts; more would be a tangle.
+const TIMELINES_PER_SIDE: usize = 3;
+
+/// Said under a table whose sides have one run each.
+const ONE_RUN_NOTE: &str =
+    "One run per side cannot separate a change from run-to-run noise: the changes";
+
+fn design(paired: bool) -> &'static str {
+    if paired {
+        "paired by position"
+    } else {
+        "independent runs"
+    }
+}
+
+/// A metric's value as people read it: `1.23ms`, `0.10%`, `950.0/s`;
+/// `n/a` for NaN (a run with no timed response).
+pub fn value(metric: &Metric, v: f64) -> String {
+    if v.is_nan() {
+        return "n/a".into();
+    }
+    match (metric.scale, metric.direction) {
+        (Scale::Points, _) => format!("{:.2}%", v * 100.0),
+        (Scale::Ratio, Direction::HigherIsBetter) => format!("{v:.1}/s"),
+        (Scale::Ratio, Direction::HigherIsWorse) => human_ns(v as u64).to_string(),
+    }
+}
+
+/// A change: `+1.2%` on a ratio scale, `+0.05 pt` on the points scale.
+fn change(metric: &Metric, v: f64) -> String {
+    match metric.scale {
+        // A change too small for one decimal still shows its sign and
+        // size, so "-0.0% .. -0.0%  REGRESSION" cannot happen.
+        Scale::Ratio if v != 0.0 && v.abs() < 0.0005 => format!("{:+.3}%", v * 100.0),
+        Scale::Ratio => format!("{:+.1}%", v * 100.0),
+        Scale::Points if v != 0.0 && v.abs() < 0.00005 => format!("{:+.4} pt", v * 100.0),
+        Scale::Points => format!("{:+.2} pt", v * 100.0),
+    }
+}
+
+fn verdict(m: &Metric, c: &Comparison) -> String {
+    let margin = match m.scale {
+        Scale::Ratio => format!("±{:.0}%", m.margin * 100.0),
+        Scale::Points => format!("±{:.1} pt", m.margin * 100.0),
+    };
+    match c.verdict {
+        Verdict::Inconclusive { .. } if c.ci.is_none() => {
+            "INCONCLUSIVE (too few runs for a 95% interval: 4+ per side, 6+ paired)".into()
+        }
+        Verdict::Inconclusive {
+            blocks_needed: Some(n),
+        } => format!("INCONCLUSIVE (~{n} runs each would resolve {margin})"),
+        v => verdict_word(&v),
+    }
+}
+
+fn verdict_word(v: &Verdict) -> String {
+    match v {
+        Verdict::Regression { material: true } => "REGRESSION (material)".into(),
+        Verdict::Regression { material: false } => "REGRESSION".into(),
+        Verdict::Improvement { material: true } => "IMPROVEMENT (material)".into(),
+        Verdict::Improvement { material: false } => "IMPROVEMENT".into(),
+        Verdict::Equivalent => "EQUIVALENT".into(),
+        Verdict::Inconclusive {
+            blocks_needed: Some(n),
+        } => format!("INCONCLUSIVE (~{n} runs each would tell)"),
+        Verdict::Inconclusive {
+            blocks_needed: None,
+        } => "INCONCLUSIVE".into(),
+        Verdict::NoVerdict => "no verdict".into(),
+    }
+}
+
+fn ci(metric: &Metric, c: &Comparison) -> String {
+    match c.ci {
+        Some((lo, hi)) => format!("{} .. {}", change(metric, lo), change(metric, hi)),
+        None => "-".into(),
+    }
+}
+
+/// A row's cells: A, B, change, interval, verdict.
+fn cells(m: &Metric, c: &Comparison) -> [String; 5] {
+    [
+        value(m, c.a),
+        value(m, c.b),
+        change(m, c.estimate),
+        ci(m, c),
+        verdict(m, c),
+    ]
+}
+
+/// The text report: which runs are on each side (by name), then [`table`].
+pub fn text(rows: &[Row], a: &[String], b: &[String], paired: bool) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "pelt compare: A = {} run(s), B = {} run(s), {}",
+        a.len(),
+        b.len(),
+        design(paired)
+    );
+    let _ = writeln!(o, "  A: {}\n  B: {}\n", a.join(", "), b.join(", "));
+    o.push_str(&table(rows));
+    o
+}
+
+/// The per-metric table of a comparison as text, with a note when no
+/// verdict is possible.
+pub fn table(rows: &[Row]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:<11} {:>12} {:>12} {:>10}  {:<22} verdict",
+        "metric", "A (median)", "B (median)", "change", "95% interval"
+    );
+    for Row { metric: m, result } in rows {
+        match result {
+            Ok(c) => {
+                let [a, b, change, ci, verdict] = cells(m, c);
+                let _ = writeln!(
+                    o,
+                    "{:<11} {a:>12} {b:>12} {change:>10}  {ci:<22} {verdict}",
+                    m.name
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(o, "{:<11} cannot compare: {e}", m.name);
+            }
+        }
+    }
+    if any_without_verdict(rows) {
+        let _ = writeln!(
+            o,
+            "\n{ONE_RUN_NOTE} \
+             above are\nobservations, not findings. Repeat each side (6 or more runs, ideally \
+             interleaved A, B, B, A, ...)."
+        );
+    }
+    o
+}
+
+/// The per-metric table as markdown.
+pub fn markdown(rows: &[Row]) -> String {
+    let mut o = String::from(
+        "| metric | A | B | change | 95% interval | verdict |\n|---|---:|---:|---:|---|---|\n",
+    );
+    for Row { metric: m, result } in rows {
+        match result {
+            Ok(c) => {
+                let _ = writeln!(o, "| {} | {} |", m.name, cells(m, c).join(" | "));
+            }
+            Err(e) => {
+                let _ = writeln!(
+                    o,
+                    "| {} | | | | | cannot compare: {} |",
+                    m.name,
+                    e.to_string().replace('|', "\\|")
+                );
+            }
+        }
+    }
+    o
+}
+
+/// The per-metric rows as a table for HTML pages.
+pub fn verdict_table(rows: &[Row]) -> Table {
+    Table {
+        head: [
+            "metric",
+            "A (median)",
+            "B (median)",
+            "change",
+            "95% interval",
+            "verdict",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: rows
+            .iter()
+            .map(|Row { metric: m, result }| match result {
+                Ok(c) => std::iter::once(m.name.clone()).chain(cells(m, c)).collect(),
+                Err(e) => vec![m.name.clone(), format!("cannot compare: {e}")],
+            })
+            .collect(),
+    }
+}
+
+/// The rows as JSON values: `{metric, comparison}` or `{metric, error}`.
+pub fn json_rows(rows: &[Row]) -> Vec<serde_json::Value> {
+    rows.iter()
+        .map(|Row { metric, result }| match result {
+            Ok(c) => serde_json::json!({ "metric": metric, "comparison": c }),
+            Err(e) => serde_json::json!({ "metric": metric, "error": e.to_string() }),
+        })
+        .collect()
+}
+
+/// The JSON document (`pelt.compare/1`), naming each side's files.
+pub fn json(rows: &[Row], a_files: &[String], b_files: &[String], paired: bool) -> String {
+    let doc = serde_json::json!({
+        "schema": "pelt.compare/1",
+        "paired": paired,
+        "a": a_files,
+        "b": b_files,
+        "metrics": json_rows(rows),
+    });
+    crate::json::pretty(&doc)
+}
+
+/// The verdict table, both sides' pooled percentile spectra, and the
+/// first runs' timelines, on one self-contained page. Each side has at
+/// least one run.
+pub fn html(rows: &[Row], a: &[Labeled<'_>], b: &[Labeled<'_>], paired: bool) -> String {
+    let pooled = |runs: &[Labeled<'_>]| {
+        let mut p: Option<RunSummary> = None;
+        for r in runs {
+            pool(&mut p, r.summary.clone());
+        }
+        p.expect("each side has a run")
+    };
+    let (pa, pb) = (pooled(a), pooled(b));
+    let names = |runs: &[Labeled<'_>]| {
+        runs.iter()
+            .map(|r| r.label.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut timelines: Vec<Labeled<'_>> = Vec::new();
+    for (side, runs) in [("A", a), ("B", b)] {
+        for run in runs.iter().take(TIMELINES_PER_SIDE) {
+            timelines.push(Labeled {
+                label: format!("{side}: {}", run.label),
+                summary: run.summary,
+            });
+        }
+    }
+    let mut blocks = vec![
+        Block::Paragraph(format!(
+            "A = {} run(s): {}. B = {} run(s): {}. {}.",
+            a.len(),
+            names(a),
+            b.len(),
+            names(b),
+            design(paired)
+        )),
+        Block::Table(verdict_table(rows)),
+    ];
+    if any_without_verdict(rows) {
+        blocks.push(Block::Paragraph(format!(
+            "{ONE_RUN_NOTE} above are observations, not findings. Repeat each side (6 or more runs, interleaved A, B, B, A, ...)."
+        )));
+    }
+    blocks.extend([
+        Block::Heading("Latency by percentile".into()),
+        Block::Paragraph(
+            "Each side's runs pooled: a picture of the distributions; the verdicts compare runs."
+                .into(),
+        ),
+        Block::Spectrum(vec![
+            Labeled {
+                label: "A".into(),
+                summary: &pa,
+            },
+            Labeled {
+                label: "B".into(),
+                summary: &pb,
+            },
+        ]),
+        Block::Heading("Over time".into()),
+        Block::Paragraph(format!(
+            "The first {TIMELINES_PER_SIDE} runs of each side, second by second."
+        )),
+        Block::Timelines(timelines),
+    ]);
+    crate::html::document("pelt compare", &blocks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pelt_analyze::runs::compare_values;
+
+    fn runs(base: f64, n: usize) -> Vec<Vec<f64>> {
+        (0..n)
+            .map(|i| {
+                let x = base * (1.0 + i as f64 * 0.01);
+                vec![x, x, x, x, 0.001, 1e9 / x, f64::NAN]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_run_each_is_an_observation() {
+        let rows = compare_values(&runs(1e6, 1), &runs(2e6, 1), false);
+        let t = text(&rows, &["a".into()], &["b".into()], false);
+        assert!(
+            t.starts_with(
+                "pelt compare: A = 1 run(s), B = 1 run(s), independent runs\n  A: a\n  B: b\n"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("\np50               1.00ms       2.00ms    +100.0%  -  "),
+            "{t}"
+        );
+        assert!(t.contains("no verdict"));
+        assert!(t.contains("observations, not findings"));
+        assert!(markdown(&rows).contains("| p50 | 1.00ms | 2.00ms | +100.0% | - | no verdict |"));
+    }
+
+    #[test]
+    fn errors_and_verdicts_reach_every_format() {
+        let rows = compare_values(&runs(1e6, 2), &runs(2e6, 1), true);
+        assert!(table(&rows).contains("p50         cannot compare: p50: a paired comparison"));
+        let doc: serde_json::Value =
+            serde_json::from_str(&json(&rows, &["a.pelt".into()], &[], true)).unwrap();
+        assert_eq!(doc["schema"], "pelt.compare/1");
+        assert!(doc["metrics"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("paired"));
+        let rows = compare_values(&runs(1e6, 8), &runs(2e6, 8), true);
+        let t = verdict_table(&rows);
+        assert_eq!(t.rows[0][5], "REGRESSION (material)");
+        assert_eq!(t.rows[5][0], "throughput");
+        assert_eq!(t.rows[4][1], "0.10%");
+    }
+
+    #[test]
+    fn tiny_changes_keep_their_sign() {
+        let m = Metric::latency("p50", 0.02);
+        assert_eq!(change(&m, -0.0001), "-0.010%");
+        assert_eq!(change(&m, 0.0), "+0.0%");
+        let errors = Metric::new("errors", Scale::Points, Direction::HigherIsWorse, 0.001);
+        assert_eq!(change(&errors, 0.00001), "+0.0010 pt");
+        assert_eq!(value(&errors, f64::NAN), "n/a");
+    }
+}

@@ -1,0 +1,278 @@
+//! A run's report page (one run, or several overlaid): its frame, the
+//! warnings, the summary table and the charts. The detail tables are in
+//! [`super::details`].
+
+use super::details::{write_config, write_errors, write_statuses, write_targets};
+use super::style::STYLE;
+use super::tables::{fixed, group_row, head_row, html_row, num_row, utc, Fmt};
+use super::{charts, esc, Labeled};
+use pelt_core::RunSummary;
+use serde_json::Value;
+use std::fmt::Write;
+
+/// `response_time` in rate mode, `service_time` in a closed loop: the
+/// JSON report's `headline`.
+fn headline_key(s: &RunSummary) -> &'static str {
+    if s.is_rate_mode() {
+        "response_time"
+    } else {
+        "service_time"
+    }
+}
+
+fn describe_target(s: &RunSummary) -> String {
+    match s.config.targets.as_slice() {
+        [] => "no target".to_string(),
+        [one] => format!("{} {}", one.method, one.url),
+        many => format!("{} targets", many.len()),
+    }
+}
+
+pub(super) fn write_page(
+    o: &mut String,
+    runs: &[Labeled<'_>],
+    jsons: &[Value],
+) -> std::fmt::Result {
+    let title = match runs {
+        [] => "no runs".to_string(),
+        [one] => describe_target(one.summary),
+        many => format!(
+            "{} runs: {}",
+            many.len(),
+            many.iter()
+                .map(|r| r.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    writeln!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">"
+    )?;
+    writeln!(
+        o,
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
+    )?;
+    writeln!(o, "<title>pelt report: {}</title>", esc(&title))?;
+    writeln!(o, "<style>{STYLE}</style>\n</head>\n<body>\n<main>")?;
+    writeln!(o, "<header><h1>pelt report</h1>")?;
+    for r in runs {
+        let s = r.summary;
+        let label = if runs.len() > 1 {
+            format!("<b>{}</b>: ", esc(&r.label))
+        } else {
+            String::new()
+        };
+        writeln!(
+            o,
+            "<p>{label}<code>{}</code>, started {}</p>",
+            esc(&describe_target(s)),
+            utc(s.env.started_unix_ms)
+        )?;
+    }
+    writeln!(o, "</header>")?;
+    if runs.is_empty() {
+        writeln!(o, "<section><p>There are no runs to report.</p></section>")?;
+    } else {
+        write_warnings(o, runs)?;
+        write_summary(o, runs, jsons)?;
+        write_charts(o, runs)?;
+        write_statuses(o, runs, jsons)?;
+        write_errors(o, runs, jsons)?;
+        write_targets(o, runs, jsons)?;
+        write_config(o, runs, jsons)?;
+    }
+    let version = runs
+        .first()
+        .map_or("", |r| r.summary.env.pelt_version.as_str());
+    writeln!(
+        o,
+        "<footer>Made by pelt {}. This page needs no network and runs no JavaScript; \
+         every number in the tables carries its JSON report key in <code>data-key</code>.</footer>",
+        esc(version)
+    )?;
+    writeln!(o, "</main>\n</body>\n</html>")
+}
+
+fn write_warnings(o: &mut String, runs: &[Labeled<'_>]) -> std::fmt::Result {
+    if runs.iter().all(|r| r.summary.warnings.is_empty()) {
+        return Ok(());
+    }
+    writeln!(
+        o,
+        "<section class=\"warnings\" id=\"warnings\"><h2>Warnings</h2><ul>"
+    )?;
+    for r in runs {
+        for w in &r.summary.warnings {
+            let who = if runs.len() > 1 {
+                format!("<b>{}</b>: ", esc(&r.label))
+            } else {
+                String::new()
+            };
+            writeln!(o, "<li>{who}{}</li>", esc(&w.to_string()))?;
+        }
+    }
+    writeln!(o, "</ul></section>")
+}
+
+fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::fmt::Result {
+    let n = runs.len();
+    writeln!(
+        o,
+        "<section id=\"summary\"><h2>Summary</h2><table class=\"summary\">"
+    )?;
+    head_row(o, "", runs);
+    o.push_str("<tbody>\n");
+    group_row(o, "Requests", n);
+    let rows: [(&str, &'static str, Fmt); 10] = [
+        ("requests (planned)", "requests.total", Fmt::Count),
+        ("sent", "requests.sent", Fmt::Count),
+        ("completed", "requests.completed", Fmt::Count),
+        ("succeeded (2xx/3xx)", "requests.successes", Fmt::Count),
+        ("failed with an error", "requests.errors", Fmt::Count),
+        (
+            "responses outside 2xx/3xx",
+            "requests.non_2xx_3xx",
+            Fmt::Count,
+        ),
+        ("rate (sent)", "requests.sent_rate", Fmt::PerSecond),
+        ("offered rate", "offered_rate", Fmt::PerSecond),
+        (
+            "throughput (successes)",
+            "requests.throughput",
+            Fmt::PerSecond,
+        ),
+        ("success ratio", "requests.success_ratio", Fmt::Ratio),
+    ];
+    for (label, key, fmt) in rows {
+        num_row(o, label, jsons, &fixed(key), fmt);
+    }
+    group_row(o, "Time and transfer", n);
+    let rows: [(&str, &'static str, Fmt); 7] = [
+        ("duration (planned)", "duration_s", Fmt::Seconds),
+        ("sending (to the last send)", "sending_s", Fmt::Seconds),
+        ("elapsed (to the last response)", "elapsed_s", Fmt::Seconds),
+        ("bytes in", "bytes.in", Fmt::Bytes),
+        ("bytes out", "bytes.out", Fmt::Bytes),
+        ("connections opened", "connections.opened", Fmt::Count),
+        (
+            "requests on a reused connection",
+            "connections.reused_requests",
+            Fmt::Count,
+        ),
+    ];
+    for (label, key, fmt) in rows {
+        num_row(o, label, jsons, &fixed(key), fmt);
+    }
+    let rate_runs = runs.iter().filter(|r| r.summary.is_rate_mode()).count();
+    let latency_title = if rate_runs == n {
+        "Latency: response time (from each request's scheduled send)"
+    } else if rate_runs == 0 {
+        "Latency: service time (closed loop)"
+    } else {
+        "Latency: response time in rate runs, service time in closed-loop runs"
+    };
+    group_row(o, latency_title, n);
+    let stats: [(&str, &str); 7] = [
+        ("min", "min_s"),
+        ("mean", "mean_s"),
+        ("p50", "percentiles_s.p50"),
+        ("p90", "percentiles_s.p90"),
+        ("p99", "percentiles_s.p99"),
+        ("p99.9", "percentiles_s.p99.9"),
+        ("max", "max_s"),
+    ];
+    for (label, stat) in stats {
+        let key = |i: usize| format!("latency.{}.{stat}", headline_key(runs[i].summary));
+        num_row(o, label, jsons, &key, Fmt::Seconds);
+    }
+    group_row(o, "Run", n);
+    num_row(
+        o,
+        "warm-up requests (excluded)",
+        jsons,
+        &fixed("requests.warmup"),
+        Fmt::Count,
+    );
+    num_row(o, "interrupted", jsons, &fixed("interrupted"), Fmt::YesNo);
+    html_row(
+        o,
+        "busiest pelt thread: on a CPU, waiting",
+        runs.iter().map(|r| match r.summary.busiest_thread() {
+            Some(b) => format!("{:.0}%, {:.0}%", b.on_cpu * 100.0, b.waiting * 100.0),
+            None => "<span class=\"none\">not measured</span>".to_string(),
+        }),
+    );
+    html_row(
+        o,
+        "warnings",
+        runs.iter().map(|r| {
+            if r.summary.warnings.is_empty() {
+                "<span class=\"none\">none</span>".to_string()
+            } else {
+                let items: String = r
+                    .summary
+                    .warnings
+                    .iter()
+                    .map(|w| format!("<li>{}</li>", esc(&w.to_string())))
+                    .collect();
+                format!("<ul class=\"plain\">{items}</ul>")
+            }
+        }),
+    );
+    writeln!(o, "</tbody></table>")?;
+    if rate_runs > 0 {
+        writeln!(
+            o,
+            "<p class=\"note\">Response time runs from each request's scheduled send time, so time spent \
+             waiting for a free connection counts, as it would for a user.</p>"
+        )?;
+    }
+    if rate_runs < n {
+        writeln!(
+            o,
+            "<p class=\"note\">In a closed loop each connection waits for a response before sending \
+             again, so queueing at the server is not seen (a slow server just gets fewer requests). \
+             For the latency users would see at a given load, run with <code>--rate</code>.</p>"
+        )?;
+    }
+    writeln!(o, "</section>")
+}
+
+fn write_charts(o: &mut String, runs: &[Labeled<'_>]) -> std::fmt::Result {
+    let sections = [
+        (
+            "latency-over-time",
+            "Latency over time",
+            "p50, p90, p99 and max of the requests completed in each second.",
+            charts::latency_over_time(runs),
+        ),
+        (
+            "throughput-over-time",
+            "Throughput and errors over time",
+            "Requests and errors completed per second, each second's count over the part of it the run covered (the first and last seconds are partial; one shorter than 0.1 s is left out).",
+            charts::throughput_over_time(runs),
+        ),
+        (
+            "percentile-spectrum",
+            "Latency by percentile",
+            "The whole distribution, tail stretched: each step right is ten times rarer.",
+            charts::percentile_spectrum(runs),
+        ),
+        (
+            "latency-histogram",
+            "Latency histogram",
+            "Share of timed requests in log-spaced latency buckets.",
+            charts::histogram(runs),
+        ),
+    ];
+    for (id, title, note, svg) in sections {
+        writeln!(
+            o,
+            "<section id=\"{id}\"><h2>{title}</h2><figure class=\"chart\">\n{svg}</figure>\
+             <p class=\"note\">{note}</p></section>"
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,113 @@
+//! Running a `RunConfig` as the CLI does: a live progress line, Ctrl-C
+//! handling, and the results file written second by second. Used by
+//! `pelt run`, `pelt demo` and `pelt experiment`.
+
+use crate::progress::ProgressLine;
+use crate::save::Sinks;
+use crate::UserError;
+use pelt_core::{RunConfig, RunSummary};
+use pelt_engine::{footer_of, Progress, RequestLogFormat, RequestLogSpec, Run};
+use std::path::Path;
+use std::time::Duration;
+
+/// Where a run's results file goes.
+#[derive(Debug, Default)]
+pub struct Keep<'a> {
+    /// `-o FILE`.
+    pub out: Option<&'a Path>,
+    /// Save a copy for `pelt report --last`.
+    pub save: bool,
+    /// Secrets to keep out of every copy and of the summary returned
+    /// (the run itself sends them).
+    pub secrets: pelt_store::Redactor,
+    /// Keep the results file in memory too, here (for the history).
+    pub copy: Option<&'a mut Option<Vec<u8>>>,
+    /// `--log-requests FILE`: every request, one line each.
+    pub log: Option<&'a Path>,
+}
+
+/// Runs `config` with a live progress line (on a terminal), Ctrl-C
+/// handling, and its results file written second by second; returns the
+/// summary of what was measured.
+pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSummary, UserError> {
+    if let Some(path) = keep.out {
+        // Find an unwritable -o before any load is sent.
+        std::fs::File::create(path).map_err(|e| {
+            UserError(format!(
+                "cannot write -o '{}': {e}; check the directory exists and is writable",
+                path.display()
+            ))
+        })?;
+    }
+    let planned = config.effective_stop();
+    let mut secrets = keep.secrets;
+    secrets.learn(&config);
+    let log = keep.log.map(|path| {
+        // The log names each request's URL: with its secrets replaced, as
+        // in every file pelt writes.
+        let shown = &secrets;
+        RequestLogSpec {
+            path: path.to_path_buf(),
+            format: RequestLogFormat::for_path(path),
+            targets_shown: Some(shown.config(&config).targets),
+        }
+    });
+    let run = Run::start_with_log(config, log).map_err(|e| {
+        // Leave no empty -o behind for a run that never started.
+        if let Some(path) = keep.out {
+            let _ = std::fs::remove_file(path);
+        }
+        // A failed --login names its URL: not its secrets.
+        UserError(secrets.text(&e.to_string()))
+    })?;
+    let header = secrets.header(run.header());
+    let sinks = Sinks::open(keep.out, keep.save, &header)?.with(
+        secrets.clone(),
+        keep.copy.is_some(),
+        &header,
+    );
+    crate::signals::cancel_on_ctrl_c(run.canceller());
+    let line = ProgressLine::new(quiet, planned, run.measure_from());
+    // Results are written and shown from a thread of the lowest priority:
+    // on a core shared with a worker (`taskset -c 0 pelt run ...`) it then
+    // runs in the worker's idle gaps instead of delaying its sends. A
+    // thread of its own, because `execute` may run again from this one and
+    // workers take the priority of the thread that starts them.
+    let follower = std::thread::Builder::new()
+        .name("pelt-results".into())
+        .spawn(move || follow(run, sinks, line))
+        .map_err(|e| {
+            UserError(format!(
+                "cannot start a thread: {e}; free some memory or raise the thread limit"
+            ))
+        })?;
+    let (mut summary, copy) = match follower.join() {
+        Ok(done) => done,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    secrets.summary(&mut summary);
+    if let Some(slot) = keep.copy {
+        *slot = copy;
+    }
+    Ok(summary)
+}
+
+/// Writes and shows each second as it completes, then the whole run;
+/// returns it with the in-memory copy of its results file, if asked for.
+fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> (RunSummary, Option<Vec<u8>>) {
+    pelt_engine::background_priority();
+    loop {
+        match run.progress(Duration::from_millis(200)) {
+            Progress::Interval(s) => {
+                sinks.interval(s.row.unix_second, &s.recorder);
+                line.update(run.elapsed(), Some(&s));
+            }
+            Progress::Waiting => line.update(run.elapsed(), None),
+            Progress::Finished => break,
+        }
+    }
+    line.clear();
+    let summary = run.wait();
+    let copy = sinks.finish(&footer_of(&summary));
+    (summary, copy)
+}

@@ -160,6 +160,15 @@ pub struct ExperimentArgs {
     /// No progress lines on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub location: crate::history::Location,
+
+    /// Do not record the experiment's runs in the history (also:
+    /// PELT_NO_HISTORY=1). Each run is recorded with the experiment's name
+    /// as its label and tags experiment, variant, level and block.
+    #[arg(long = "no-history", conflicts_with = "history")]
+    pub no_history: bool,
 }
 
 const COMPARE_EXAMPLES: &str = "\

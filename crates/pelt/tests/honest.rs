@@ -8,6 +8,18 @@ mod support;
 use support::nginx::Nginx;
 use support::pelt::{count, exclusive, number, pelt, server};
 
+/// Runs `cmd`, which must succeed, and reads its stdout as one JSON
+/// document.
+fn json_run(cmd: &mut assert_cmd::Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
 /// `--rate 1000 -c 10` against 30 ms responses: the pool serves about
 /// 330/s. The report used to print "3,000 in 3.00s (1,000 req/s of 1,000
 /// req/s offered)" and the HTML "rate (sent) 1,000/s", while the server
@@ -17,17 +29,11 @@ fn planned_is_not_printed_as_sent_when_the_pool_cannot_keep_up() {
     let _machine = exclusive();
     let srv = server(None);
     let url = format!("http://{}/?delay=30ms", srv.local_addr());
-    let out = pelt()
-        .args([&url, "--rate", "1000", "-c", "10", "-d", "3s"])
-        .args(["--format", "json", "--no-save"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let r = json_run(
+        pelt()
+            .args([&url, "--rate", "1000", "-c", "10", "-d", "3s"])
+            .args(["--format", "json", "--no-save"]),
     );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let req = &r["requests"];
     let (planned, sent, completed) = (
         count(&req["planned"]),
@@ -444,16 +450,7 @@ fn partial_seconds_are_rates_over_the_part_covered() {
 fn siege_durations_are_accepted_and_ab_s_t_is_explained() {
     let srv = server(None);
     let url = format!("http://{}/", srv.local_addr());
-    let out = pelt()
-        .args([&url, "-d", "1S", "-c", "1", "--no-save", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = json_run(pelt().args([&url, "-d", "1S", "-c", "1", "--no-save", "--format", "json"]));
     assert_eq!(number(&r["duration_s"]), 1.0);
 
     let out = pelt()
@@ -486,18 +483,12 @@ fn every_request_is_logged_once_with_its_times() {
     let url = format!("http://{}/?delay=30ms", srv.local_addr());
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("requests.csv");
-    let out = pelt()
-        .args([&url, "--rate", "600", "-c", "10", "-d", "1s", "--no-save"])
-        .args(["--format", "json", "--log-requests"])
-        .arg(&log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let r = json_run(
+        pelt()
+            .args([&url, "--rate", "600", "-c", "10", "-d", "1s", "--no-save"])
+            .args(["--format", "json", "--log-requests"])
+            .arg(&log),
     );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let text = std::fs::read_to_string(&log).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -581,18 +572,12 @@ fn latency_buckets_and_abs_percentile_file() {
     let url = format!("http://{}/?delay=20ms", srv.local_addr());
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("run.pelt");
-    let out = pelt()
-        .args([&url, "-n", "40", "-c", "4", "--no-save", "--format", "json"])
-        .args(["--buckets", "0,1ms,10ms,1s", "-o"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let r = json_run(
+        pelt()
+            .args([&url, "-n", "40", "-c", "4", "--no-save", "--format", "json"])
+            .args(["--buckets", "0,1ms,10ms,1s", "-o"])
+            .arg(&file),
     );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let buckets = r["buckets"].as_array().unwrap();
     let counts: Vec<u64> = buckets.iter().map(|b| count(&b["count"])).collect();
     // Every response took 20 ms or more, and far less than a second.

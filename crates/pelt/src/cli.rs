@@ -426,6 +426,14 @@ pub struct RunArgs {
     /// The history: where the run is recorded, its tags, secrets, baseline.
     #[command(flatten)]
     pub record: crate::history::RecordArgs,
+
+    /// Sessions: cookies, a login, credentials.
+    #[command(flatten)]
+    pub session: crate::session::SessionArgs,
+
+    /// A forward proxy.
+    #[command(flatten)]
+    pub proxy: crate::session::ProxyArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

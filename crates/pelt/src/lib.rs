@@ -22,6 +22,7 @@ mod report;
 mod run;
 mod save;
 mod serve;
+mod session;
 mod signals;
 
 use clap::Parser;

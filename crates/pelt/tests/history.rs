@@ -361,6 +361,18 @@ fn secrets_never_written(db: &Db<'_>) {
             vec![format!("https://u:S3CRET@{addr}/"), "--insecure".into()],
         ),
         ("token", vec![format!("http://{addr}/?token=S3CRET&a=1")]),
+        (
+            "basic-auth",
+            vec![format!("http://{addr}/"), "-A".into(), "u:S3CRET".into()],
+        ),
+        (
+            "login",
+            vec![
+                format!("http://{addr}/"),
+                "--login".into(),
+                format!("POST http://{addr}/ user=u&pass=S3CRET"),
+            ],
+        ),
         ("api-key", vec![format!("http://{addr}/?api_key=S3CRET")]),
         (
             "secret-header",

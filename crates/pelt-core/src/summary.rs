@@ -340,8 +340,8 @@ impl std::fmt::Display for Warning {
                 match start_at {
                     true => write!(
                         f,
-                        "; their starts against --start-at differ by {} (shards need synchronised clocks)",
-                        human_ns(*start_spread_ns)
+                        "; their starts against --start-at differ by {:.1} ms (shards need synchronised clocks)",
+                        *start_spread_ns as f64 / 1e6
                     ),
                     false => write!(
                         f,

@@ -166,6 +166,15 @@ pub struct ExperimentArgs {
     /// No progress lines on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub location: crate::history::Location,
+
+    /// Do not record the experiment's runs in the history (also:
+    /// PELT_NO_HISTORY=1). Each run is recorded with the experiment's name
+    /// as its label and tags experiment, variant, level and block.
+    #[arg(long = "no-history", conflicts_with = "history")]
+    pub no_history: bool,
 }
 
 const COMPARE_EXAMPLES: &str = "\
@@ -427,6 +436,14 @@ pub struct RunArgs {
     /// The history: where the run is recorded, its tags, secrets, baseline.
     #[command(flatten)]
     pub record: crate::history::RecordArgs,
+
+    /// Sessions: cookies, a login, credentials.
+    #[command(flatten)]
+    pub session: crate::session::SessionArgs,
+
+    /// A forward proxy.
+    #[command(flatten)]
+    pub proxy: crate::session::ProxyArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

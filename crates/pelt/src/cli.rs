@@ -567,7 +567,8 @@ pub struct DemoArgs {
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// The baseline run(s), A. With exactly two files and no --vs, the
-    /// second is B.
+    /// second is B. A folder is one sharded run: its .pelt parts, merged
+    /// (every shard required).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
 

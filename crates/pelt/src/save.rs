@@ -189,7 +189,30 @@ pub fn label(path: &Path) -> String {
 }
 
 /// The summary of one saved run.
+///
+/// A folder is one sharded run: its `.pelt` files (the parts, as `pelt
+/// slurm` or a Kubernetes volume collects them) merged, every shard
+/// required, so `pelt compare` takes merged runs.
 pub fn load(path: &Path) -> Result<RunSummary, UserError> {
+    if path.is_dir() {
+        let read = |e: std::io::Error| {
+            UserError(format!("cannot read the folder '{}': {e}", path.display()))
+        };
+        let mut parts: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(read)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()
+            .map_err(read)?;
+        parts.retain(|p| p.extension().is_some_and(|e| e == "pelt"));
+        parts.sort();
+        if parts.is_empty() {
+            return Err(UserError(format!(
+                "the folder '{}' holds no .pelt results files; give a results file, or the folder of a sharded run's parts",
+                path.display()
+            )));
+        }
+        return Merged::open_checked(&parts, false)?.summary(None);
+    }
     Merged::open(&[path.to_path_buf()])?.summary(None)
 }
 

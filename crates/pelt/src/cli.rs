@@ -411,6 +411,10 @@ pub struct RunArgs {
     /// The history: where the run is recorded, its tags, secrets, baseline.
     #[command(flatten)]
     pub record: crate::history::RecordArgs,
+
+    /// Watching the run live: --metrics.
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

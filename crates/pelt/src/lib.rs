@@ -15,6 +15,7 @@ mod experiment;
 #[doc(hidden)]
 pub mod fuzz;
 mod history;
+mod live;
 mod manual;
 mod output;
 mod progress;

@@ -352,6 +352,8 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     // cannot use is an input error, not a surprise after the run.
     crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
     let mut history = crate::history::Recording::start(&args.record)?;
+    // Listening before any load is sent: a port in use is bad input.
+    let views = crate::live::Views::start(&args.live, &config, &args.record.redactor())?;
     let mut copy = None;
     let keep = Keep {
         out: args.out.as_deref(),
@@ -362,12 +364,14 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             .filter(|_| crate::history::Recording::wants_copy(args.out.as_deref()))
             .map(|_| &mut copy),
         log: args.log_requests.as_deref(),
+        live: views.feed(),
     };
     let summary = execute(config, args.quiet, keep)?;
     let id = history
         .as_mut()
         .and_then(|h| h.record(&summary, args.out.as_deref(), copy));
     crate::emit(render_one(&summary, args.format)?.as_bytes())?;
+    views.close();
     if summary.interrupted {
         // 128 + SIGINT, as shells report an interrupted command.
         return Ok(std::process::ExitCode::from(130));

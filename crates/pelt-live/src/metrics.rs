@@ -81,7 +81,11 @@ fn histogram(out: &mut String, name: &str, help: &str, run: &str, h: &Histogram<
     for (b, count) in BUCKETS_S.iter().zip(bucket_counts(h)) {
         let _ = writeln!(out, "{name}_bucket{{run=\"{run}\",le=\"{b}\"}} {count}");
     }
-    let _ = writeln!(out, "{name}_bucket{{run=\"{run}\",le=\"+Inf\"}} {}", h.len());
+    let _ = writeln!(
+        out,
+        "{name}_bucket{{run=\"{run}\",le=\"+Inf\"}} {}",
+        h.len()
+    );
     // hdr keeps no exact sum; the mean times the count is within its
     // 0.1 % resolution.
     let sum = if h.is_empty() {
@@ -144,7 +148,11 @@ pub fn render(s: &State) -> String {
     for (code, n) in t.status_counts() {
         classes[usize::from(code / 100).min(9)] += n;
     }
-    for (class, n) in classes.iter().enumerate().filter(|(c, _)| (1..=5).contains(c)) {
+    for (class, n) in classes
+        .iter()
+        .enumerate()
+        .filter(|(c, _)| (1..=5).contains(c))
+    {
         let _ = writeln!(
             out,
             "pelt_responses_total{{run=\"{run}\",class=\"{class}xx\"}} {n}"
@@ -335,7 +343,10 @@ mod tests {
         live.feed(&row, &rec);
         live.feed(&row, &rec);
         let text = live.read(render);
-        assert!(text.contains("pelt_requests_total{run=\"a\\\"b\"} 6\n"), "{text}");
+        assert!(
+            text.contains("pelt_requests_total{run=\"a\\\"b\"} 6\n"),
+            "{text}"
+        );
         assert!(text.contains("pelt_response_time_seconds_count{run=\"a\\\"b\"} 2\n"));
         assert!(text.contains("le=\"+Inf\"} 2\n"));
         assert!(text.contains("pelt_run_finished{run=\"a\\\"b\"} 0\n"));

@@ -79,11 +79,8 @@ pub fn bind(
     if !addr.ip().is_loopback() && !allow_remote {
         return Err(LiveError::Remote { flag, addr, allow });
     }
-    let listener = TcpListener::bind(addr).map_err(|source| LiveError::Bind {
-        flag,
-        addr,
-        source,
-    })?;
+    let listener =
+        TcpListener::bind(addr).map_err(|source| LiveError::Bind { flag, addr, source })?;
     Ok(Bound { listener })
 }
 

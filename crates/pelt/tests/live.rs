@@ -1,0 +1,237 @@
+//! Watching a run live: `--metrics` scraped by a real Prometheus
+//! (Debian's `prometheus`, installed by scripts/test), and the flags'
+//! bad input refused before any load.
+
+mod support;
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::pelt::{pelt, server};
+
+const PROMETHEUS: &str = "/usr/bin/prometheus";
+
+/// A loopback port free a moment ago.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// GET `path` from 127.0.0.1:`port`; the status and body, or `None` if
+/// nothing listens yet.
+fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let status = text.split(' ').nth(1)?.parse().ok()?;
+    let (_, body) = text.split_once("\r\n\r\n")?;
+    Some((status, body.to_string()))
+}
+
+/// Prometheus on a loopback port, killed by pid when dropped.
+struct Prometheus {
+    child: Child,
+    port: u16,
+}
+
+impl Prometheus {
+    /// Scraping 127.0.0.1:`target` every second; its data in `dir`.
+    fn start(dir: &Path, target: u16) -> Prometheus {
+        assert!(
+            Path::new(PROMETHEUS).exists(),
+            "prometheus is not installed: run scripts/test, which installs it"
+        );
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: pelt\n    static_configs:\n      - targets: ['127.0.0.1:{target}']\n"
+            ),
+        )
+        .unwrap();
+        let port = free_port();
+        let child = Command::new(PROMETHEUS)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let p = Prometheus { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while get(p.port, "/-/ready").map(|r| r.0) != Some(200) {
+            assert!(Instant::now() < deadline, "prometheus did not get ready");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Targets come from discovery, which Prometheus applies a few
+        // seconds after start: wait until it scrapes ours (down, for now).
+        while !get(p.port, "/api/v1/targets")
+            .is_some_and(|(_, body)| body.contains("\"lastScrape\":\"2"))
+        {
+            assert!(Instant::now() < deadline, "prometheus does not scrape");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        p
+    }
+
+    /// The single value of an instant `query`, if there is one. Series
+    /// are read with `last_over_time` (see [`last`]): once pelt exits,
+    /// its target is down and Prometheus marks its series stale.
+    fn value(&self, query: &str) -> Option<f64> {
+        let (status, body) = get(self.port, &format!("/api/v1/query?query={query}"))?;
+        assert_eq!(status, 200, "{query}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        let result = v["data"]["result"].as_array()?;
+        assert!(result.len() <= 1, "{query}: {body}");
+        result.first()?["value"][1].as_str()?.parse().ok()
+    }
+
+    /// Polls `query` (samples arrive a scrape at a time) until it equals
+    /// `want` or 15 s pass; returns the last value seen.
+    fn settle(&self, query: &str, want: f64) -> Option<f64> {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let got = self.value(query);
+            if got == Some(want) || Instant::now() > deadline {
+                return got;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+/// `series`' newest sample in the last minute, stale or not (URL-encoded).
+fn last(series: &str) -> String {
+    format!("last_over_time({series}%5B1m%5D)")
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn prometheus_scrapes_what_the_report_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = server(None);
+    let metrics = free_port();
+    let prom = Prometheus::start(dir.path(), metrics);
+    let url = format!("http://{}/?delay=1ms", target.local_addr());
+    let out = pelt()
+        .args(["run", &url, "-d", "4s", "--rate", "300", "--format", "json"])
+        .args(["--no-save", "--metrics", &format!("127.0.0.1:{metrics}")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("metrics on http://127.0.0.1:{metrics}/metrics")));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let requests = report["requests"]["total"].as_u64().unwrap();
+    let timed = report["latency"]["response_time"]["count"]
+        .as_u64()
+        .unwrap();
+    assert!(requests > 900, "{requests}");
+
+    assert_eq!(
+        prom.settle(&last("pelt_requests_total"), requests as f64),
+        Some(requests as f64),
+        "{:?}",
+        get(prom.port, "/api/v1/targets")
+    );
+    assert_eq!(
+        prom.settle(&last("pelt_response_time_seconds_count"), timed as f64),
+        Some(timed as f64)
+    );
+    assert_eq!(prom.value(&last("pelt_run_finished")), Some(1.0));
+    // The histogram's +Inf bucket is its count, and a Grafana-style
+    // quantile lands within a bucket of the report's p99.
+    assert_eq!(
+        prom.value(&last(
+            "pelt_response_time_seconds_bucket%7Ble%3D%22%2BInf%22%7D"
+        )),
+        Some(timed as f64)
+    );
+    let p99 = report["latency"]["response_time"]["percentiles_s"]["p99"]
+        .as_f64()
+        .unwrap();
+    let q = prom
+        .value(&format!(
+            "histogram_quantile(0.99,{})",
+            last("pelt_response_time_seconds_bucket")
+        ))
+        .unwrap();
+    assert!(q > p99 / 10.0 && q < p99 * 10.0, "{q} vs {p99}");
+    // The 2xx counter agrees with the report.
+    assert_eq!(
+        prom.value(&last("pelt_responses_total%7Bclass%3D%222xx%22%7D")),
+        Some(report["requests"]["successes"].as_u64().unwrap() as f64)
+    );
+}
+
+/// A target that counts connections: none may arrive when pelt refuses
+/// its flags.
+fn silent_target() -> TcpListener {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    l
+}
+
+fn refused(args: &[&str], hint: &str) {
+    let target = silent_target();
+    let url = format!("http://{}/", target.local_addr().unwrap());
+    let out = pelt()
+        .args(["run", &url, "-d", "2s", "--no-save"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(hint), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(
+        target.accept().is_err(),
+        "{args:?}: load was sent before refusing"
+    );
+}
+
+#[test]
+fn bad_metrics_addresses_are_refused_before_any_load() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    refused(&["--metrics", &taken], "cannot listen");
+    refused(&["--metrics", "0.0.0.0:0"], "--metrics-allow-remote");
+    refused(&["--metrics", "localhost"], "give IP:PORT");
+}
+
+#[test]
+fn metrics_allow_remote_listens_beyond_loopback() {
+    let target = server(None);
+    let url = format!("http://{}/", target.local_addr());
+    let out = pelt()
+        .args(["run", &url, "-n", "50", "-c", "1", "--no-save"])
+        .args(["--metrics", "0.0.0.0:0", "--metrics-allow-remote"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("metrics on http://0.0.0.0:"), "{stderr}");
+}

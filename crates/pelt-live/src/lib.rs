@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+pub mod dashboard;
 pub mod metrics;
 mod server;
 mod state;
@@ -25,6 +26,9 @@ use std::time::Duration;
 /// collect the final figures: a little more than the slowest usual
 /// scrape interval of a local Prometheus set up for a load test.
 pub const FINAL_SCRAPE_WAIT: Duration = Duration::from_secs(5);
+
+/// Serves the dashboard (see [`dashboard::serve`]).
+pub use dashboard::serve as serve_dashboard;
 
 /// Serves `/metrics` from `live` on `bound` until the process ends.
 pub fn serve_metrics(bound: Bound, live: Live) -> std::io::Result<()> {

@@ -56,6 +56,10 @@ pub struct State {
     pub seconds: u64,
     /// Whether the run has ended (the figures are final).
     pub finished: bool,
+    /// The final report (JSON), once the run has ended, for the dashboard.
+    pub report: Option<String>,
+    /// Bumped on every change, for readers that wait for one.
+    pub generation: u64,
     /// Scrapes served so far, and how many of them after the end.
     scrapes: u64,
     final_scrapes: u64,
@@ -65,6 +69,7 @@ pub struct State {
 struct Shared {
     state: Mutex<State>,
     scraped: Condvar,
+    changed: Condvar,
 }
 
 /// The live figures of one run, shared by the results thread (which
@@ -83,10 +88,13 @@ impl Live {
                 last: None,
                 seconds: 0,
                 finished: false,
+                report: None,
+                generation: 0,
                 scrapes: 0,
                 final_scrapes: 0,
             }),
             scraped: Condvar::new(),
+            changed: Condvar::new(),
         }))
     }
 
@@ -108,11 +116,41 @@ impl Live {
             }
             None => s.last = Some((*row, Box::new(rec.clone()))),
         }
+        s.generation += 1;
+        drop(s);
+        self.0.changed.notify_all();
     }
 
     /// Marks the figures final.
     pub fn finish(&self) {
-        self.lock().finished = true;
+        self.finish_with(None);
+    }
+
+    /// Marks the figures final, with the run's JSON report.
+    pub fn finish_with(&self, report: Option<String>) {
+        let mut s = self.lock();
+        s.finished = true;
+        if report.is_some() {
+            s.report = report;
+        }
+        s.generation += 1;
+        drop(s);
+        self.0.changed.notify_all();
+    }
+
+    /// Waits (at most `limit`) for a change after generation `seen`;
+    /// reads the figures either way.
+    pub fn wait_change<T>(&self, seen: u64, limit: Duration, read: impl FnOnce(&State) -> T) -> T {
+        let s = self.lock();
+        let s = match self
+            .0
+            .changed
+            .wait_timeout_while(s, limit, |s| s.generation == seen)
+        {
+            Ok((s, _)) => s,
+            Err(p) => p.into_inner().0,
+        };
+        read(&s)
     }
 
     /// Reads the figures for a scraper, counting the scrape.

@@ -412,7 +412,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub record: crate::history::RecordArgs,
 
-    /// Watching the run live: --metrics.
+    /// Watching the run live: --metrics, --dashboard.
     #[command(flatten)]
     pub live: crate::live::LiveArgs,
 }

@@ -24,8 +24,8 @@ pub struct Keep<'a> {
     pub copy: Option<&'a mut Option<Vec<u8>>>,
     /// `--log-requests FILE`: every request, one line each.
     pub log: Option<&'a Path>,
-    /// The live views (`--metrics`), fed each second.
-    pub live: Option<pelt_live::Live>,
+    /// The live views (`--metrics`, `--dashboard`), fed each second.
+    pub live: Vec<pelt_live::Live>,
 }
 
 /// Runs `config` with a live progress line (on a terminal), Ctrl-C
@@ -101,15 +101,15 @@ fn follow(
     run: Run,
     mut sinks: Sinks,
     mut line: ProgressLine,
-    live: Option<pelt_live::Live>,
+    live: Vec<pelt_live::Live>,
 ) -> (RunSummary, Option<Vec<u8>>) {
     pelt_engine::background_priority();
     loop {
         match run.progress(Duration::from_millis(200)) {
             Progress::Interval(s) => {
                 sinks.interval(s.row.unix_second, &s.recorder);
-                if let Some(live) = &live {
-                    live.feed(&s.row, &s.recorder);
+                for view in &live {
+                    view.feed(&s.row, &s.recorder);
                 }
                 line.update(run.elapsed(), Some(&s));
             }

@@ -1,9 +1,9 @@
-//! `pelt run --metrics`: the live views' flags, and starting them before
+//! `pelt run --metrics` and `--dashboard`: the live views' flags, and starting them before
 //! any load is sent (pelt-live does the work).
 
 use crate::UserError;
 use clap::Args;
-use pelt_core::RunConfig;
+use pelt_core::{RunConfig, RunSummary};
 use pelt_live::{Live, TargetLabels};
 
 /// Watching a run live.
@@ -21,12 +21,24 @@ pub struct LiveArgs {
     /// can reach it sees the run's figures and target URLs).
     #[arg(long = "metrics-allow-remote", requires = "metrics")]
     pub metrics_allow_remote: bool,
+
+    /// Serve a live dashboard on http://ADDR/ during the run: one page
+    /// (nothing loaded from elsewhere) with the figures each second, and
+    /// the final report when the run ends. Loopback only unless
+    /// --dashboard-allow-remote.
+    #[arg(long = "dashboard", value_name = "IP:PORT")]
+    pub dashboard: Option<String>,
+
+    /// Let --dashboard listen on an address other than loopback; every
+    /// request then needs the random token pelt prints at start.
+    #[arg(long = "dashboard-allow-remote", requires = "dashboard")]
+    pub dashboard_allow_remote: bool,
 }
 
 /// The live views of one run, listening already.
 #[derive(Debug, Default)]
 pub struct Views {
-    live: Option<Live>,
+    live: Vec<Live>,
 }
 
 impl Views {
@@ -38,16 +50,38 @@ impl Views {
         config: &RunConfig,
         secrets: &pelt_store::Redactor,
     ) -> Result<Views, UserError> {
-        let Some(addr) = &args.metrics else {
-            return Ok(Views::default());
-        };
-        let bound = pelt_live::bind(
-            "--metrics",
-            addr,
-            args.metrics_allow_remote,
-            "--metrics-allow-remote",
-        )
-        .map_err(|e| UserError(e.to_string()))?;
+        let mut views = Views::default();
+        if args.metrics.is_none() && args.dashboard.is_none() {
+            return Ok(views);
+        }
+        // Both bound before either serves: a second refusal must not
+        // leave the first listening for nothing.
+        let metrics = args
+            .metrics
+            .as_deref()
+            .map(|addr| {
+                pelt_live::bind(
+                    "--metrics",
+                    addr,
+                    args.metrics_allow_remote,
+                    "--metrics-allow-remote",
+                )
+            })
+            .transpose()
+            .map_err(|e| UserError(e.to_string()))?;
+        let dashboard = args
+            .dashboard
+            .as_deref()
+            .map(|addr| {
+                pelt_live::bind(
+                    "--dashboard",
+                    addr,
+                    args.dashboard_allow_remote,
+                    "--dashboard-allow-remote",
+                )
+            })
+            .transpose()
+            .map_err(|e| UserError(e.to_string()))?;
         let mut shown = secrets.clone();
         shown.learn(config);
         let labels = TargetLabels::new(
@@ -57,26 +91,64 @@ impl Views {
                 .iter()
                 .map(|t| format!("{} {}", t.method, t.url)),
         );
-        let live = Live::new(run_id(), labels);
-        let local = bound.local_addr();
-        pelt_live::serve_metrics(bound, live.clone())
-            .map_err(|e| UserError(format!("--metrics: cannot start a thread: {e}")))?;
-        eprintln!("pelt: metrics on http://{local}/metrics");
-        Ok(Views { live: Some(live) })
+        let id = run_id();
+        let thread_error =
+            |e: std::io::Error| UserError(format!("cannot start a thread: {e}; free some memory"));
+        if let Some(bound) = metrics {
+            let live = Live::new(id.clone(), labels.clone());
+            let local = bound.local_addr();
+            pelt_live::serve_metrics(bound, live.clone()).map_err(thread_error)?;
+            eprintln!("pelt: metrics on http://{local}/metrics");
+            views.live.push(live);
+        }
+        if let Some(bound) = dashboard {
+            let live = Live::new(id, labels);
+            let local = bound.local_addr();
+            // Beyond loopback, anyone who can reach the port could watch:
+            // only those given the token can.
+            let token = args.dashboard_allow_remote.then(token).transpose()?;
+            pelt_live::serve_dashboard(bound, live.clone(), token.clone()).map_err(thread_error)?;
+            match token {
+                Some(t) => eprintln!("pelt: dashboard on http://{local}/?token={t}"),
+                None => eprintln!("pelt: dashboard on http://{local}/"),
+            }
+            views.live.push(live);
+        }
+        Ok(views)
     }
 
-    /// What the results thread feeds, if anything is watching.
-    pub fn feed(&self) -> Option<Live> {
+    /// What the results thread feeds.
+    pub fn feed(&self) -> Vec<Live> {
         self.live.clone()
     }
 
-    /// After the report: lets a scraper collect the final figures.
-    pub fn close(self) {
-        if let Some(live) = self.live {
-            live.finish();
+    /// After the report: shows it on the dashboard, and lets a scraper or
+    /// page that has been watching collect the final figures.
+    pub fn close(self, summary: &RunSummary) {
+        if self.live.is_empty() {
+            return;
+        }
+        let report = pelt_report::json_value(summary).to_string();
+        for live in &self.live {
+            live.finish_with(Some(report.clone()));
+        }
+        for live in &self.live {
             live.wait_final_scrape(pelt_live::FINAL_SCRAPE_WAIT);
         }
     }
+}
+
+/// A dashboard token: 128 random bits from the system, as hex.
+fn token() -> Result<String, UserError> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .map_err(|e| {
+            UserError(format!(
+                "--dashboard-allow-remote: cannot read /dev/urandom for a token: {e}"
+            ))
+        })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The run's id in metric labels: when it started, in Unix milliseconds

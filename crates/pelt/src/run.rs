@@ -371,7 +371,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         .as_mut()
         .and_then(|h| h.record(&summary, args.out.as_deref(), copy));
     crate::emit(render_one(&summary, args.format)?.as_bytes())?;
-    views.close();
+    views.close(&summary);
     if summary.interrupted {
         // 128 + SIGINT, as shells report an interrupted command.
         return Ok(std::process::ExitCode::from(130));

@@ -77,8 +77,9 @@ pub fn serve(bound: Bound, live: Live, token: Option<String>) -> std::io::Result
 /// as a `final` event, then ends.
 fn stream(live: &Live, out: &mut TcpStream) {
     // A watcher: the run waits for it to get the final report.
+    live.delivered(false);
     let (mut seen, mut text, mut done) =
-        live.scrape(|s| (s.generation, event(s).to_string(), s.finished));
+        live.read(|s| (s.generation, event(s).to_string(), s.finished));
     loop {
         if write!(out, "data: {text}\n\n")
             .and_then(|_| out.flush())
@@ -89,8 +90,8 @@ fn stream(live: &Live, out: &mut TcpStream) {
         if done {
             let report = live.read(|s| s.report.clone()).unwrap_or_default();
             let _ = write!(out, "event: final\ndata: {report}\n\n").and_then(|_| out.flush());
-            // Counted as a read of the final figures.
-            live.scrape(|_| ());
+            // Written: the run may end now.
+            live.delivered(true);
             return;
         }
         loop {

@@ -34,8 +34,11 @@ pub use dashboard::serve as serve_dashboard;
 pub fn serve_metrics(bound: Bound, live: Live) -> std::io::Result<()> {
     server::spawn(bound, move |req| match req.path {
         "/metrics" => {
-            let text = live.scrape(metrics::render);
+            let (text, finished) = live.read(|s| (metrics::render(s), s.finished));
+            let live = live.clone();
+            // Counted once written: the run may end as soon as it is.
             server::Response::ok(metrics::CONTENT_TYPE, text.into_bytes())
+                .then(move || live.delivered(finished))
         }
         "/" => server::Response::ok(
             "text/plain; charset=utf-8",

@@ -103,6 +103,8 @@ pub enum Response {
         content_type: &'static str,
         /// Body.
         body: Vec<u8>,
+        /// Called once the response is written.
+        sent: Option<Box<dyn FnOnce() + Send>>,
     },
     /// A stream the handler writes itself after the head (server-sent
     /// events), until it returns.
@@ -130,6 +132,25 @@ impl Response {
             status: "200 OK",
             content_type,
             body,
+            sent: None,
+        }
+    }
+
+    /// This response, calling `f` once it is written.
+    pub fn then(self, f: impl FnOnce() + Send + 'static) -> Response {
+        match self {
+            Response::Whole {
+                status,
+                content_type,
+                body,
+                ..
+            } => Response::Whole {
+                status,
+                content_type,
+                body,
+                sent: Some(Box::new(f)),
+            },
+            stream => stream,
         }
     }
 
@@ -139,6 +160,7 @@ impl Response {
             status: "404 Not Found",
             content_type: "text/plain; charset=utf-8",
             body: b"not found\n".to_vec(),
+            sent: None,
         }
     }
 
@@ -148,6 +170,7 @@ impl Response {
             status: "403 Forbidden",
             content_type: "text/plain; charset=utf-8",
             body: format!("{why}\n").into_bytes(),
+            sent: None,
         }
     }
 }
@@ -230,7 +253,14 @@ where
             status,
             content_type,
             body,
-        } => write_whole(&mut stream, status, content_type, &body),
+            sent,
+        } => {
+            write_whole(&mut stream, status, content_type, &body)?;
+            if let Some(sent) = sent {
+                sent();
+            }
+            Ok(())
+        }
         Response::Stream {
             content_type,
             write,

@@ -153,17 +153,16 @@ impl Live {
         read(&s)
     }
 
-    /// Reads the figures for a scraper, counting the scrape.
-    pub fn scrape<T>(&self, read: impl FnOnce(&State) -> T) -> T {
+    /// Counts a delivery to a watcher (a scrape, an event stream), once
+    /// it is written: of the final figures if `final_figures`.
+    pub fn delivered(&self, final_figures: bool) {
         let mut s = self.lock();
-        let out = read(&s);
         s.scrapes += 1;
-        if s.finished {
+        if final_figures {
             s.final_scrapes += 1;
         }
         drop(s);
         self.0.scraped.notify_all();
-        out
     }
 
     /// Reads the figures.
@@ -221,10 +220,14 @@ mod tests {
     #[test]
     fn final_scrape_wait_ends_with_a_scrape_after_the_end() {
         let live = Live::new("r".into(), TargetLabels::default());
-        live.scrape(|_| ());
+        live.delivered(false);
         live.finish();
         let other = live.clone();
-        let scraper = std::thread::spawn(move || other.scrape(|s| s.finished));
+        let scraper = std::thread::spawn(move || {
+            let finished = other.read(|s| s.finished);
+            other.delivered(finished);
+            finished
+        });
         assert!(live.wait_final_scrape(Duration::from_secs(60)));
         assert!(scraper.join().unwrap());
     }

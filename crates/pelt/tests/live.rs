@@ -235,3 +235,164 @@ fn metrics_allow_remote_listens_beyond_loopback() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("metrics on http://0.0.0.0:"), "{stderr}");
 }
+
+/// Waits until something accepts connections on 127.0.0.1:`port`.
+fn wait_listening(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The console lines the page logged with `prefix`.
+fn console<'a>(stderr: &'a str, prefix: &str) -> Vec<&'a str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .filter_map(|l| l.split_once(prefix).map(|(_, rest)| rest))
+        .collect()
+}
+
+/// `name=VALUE` from a console line.
+fn field(line: &str, name: &str) -> f64 {
+    line.split([' ', '"'])
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
+}
+
+#[test]
+fn dashboard_updates_in_chromium_and_ends_with_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = server(None);
+    let port = free_port();
+    let url = format!("http://{}/", target.local_addr());
+    let pelt_run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_NO_HISTORY", "1")
+        .args(["run", &url, "-d", "5s", "--rate", "200", "--no-save"])
+        .args([
+            "--format",
+            "json",
+            "--dashboard",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_listening(port);
+    let netlog = dir.path().join("net.json");
+    // The event stream keeps the page loading until the run ends, so
+    // --dump-dom shows the page after the final report.
+    let page = support::chromium::run_url(
+        dir.path(),
+        &format!("http://127.0.0.1:{port}/"),
+        &[
+            "--dump-dom".into(),
+            "--virtual-time-budget=30000".into(),
+            format!("--log-net-log={}", netlog.display()),
+        ],
+    );
+    let out = pelt_run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(page.status.success(), "chromium: {}", page.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let total = report["requests"]["total"].as_u64().unwrap();
+
+    // The figures moved while the run went: several updates, growing.
+    let updates: Vec<f64> = console(&page.stderr, "pelt-live update ")
+        .iter()
+        .map(|l| field(l, "requests"))
+        .collect();
+    assert!(updates.len() >= 3, "{}", page.stderr);
+    assert!(updates.windows(2).all(|w| w[0] <= w[1]), "{updates:?}");
+    assert!(updates[0] < updates[updates.len() - 1], "{updates:?}");
+    assert_eq!(*updates.last().unwrap(), total as f64);
+
+    // After it, the page shows the final JSON report's figures.
+    let finals = console(&page.stderr, "pelt-live final ");
+    assert_eq!(finals.len(), 1, "{}", page.stderr);
+    assert_eq!(field(finals[0], "requests"), total as f64);
+    let p99 = report["latency"]["response_time"]["percentiles_s"]["p99"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(field(finals[0], "p99_s"), p99);
+    let dom = page.stdout;
+    assert!(
+        dom.contains(&format!("id=\"final-requests\" data-raw=\"{total}\"")),
+        "{dom}"
+    );
+    assert!(dom.contains(&format!("id=\"final-p99\" data-raw=\"{p99}\"")));
+    assert!(dom.contains("<polyline"), "charts drawn: {dom}");
+
+    // Everything the page asked for came from pelt. (Chromium's own
+    // background requests have no page as initiator.)
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&netlog).unwrap()).unwrap();
+    let ours = format!("http://127.0.0.1:{port}");
+    let from_page: Vec<&str> = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["params"]["initiator"]
+                .as_str()
+                .is_some_and(|i| i != "not an origin")
+        })
+        .filter_map(|e| e["params"]["url"].as_str())
+        .collect();
+    assert!(
+        from_page.iter().any(|u| u.ends_with("/events")),
+        "{from_page:?}"
+    );
+    for u in &from_page {
+        assert!(u.starts_with(&format!("{ours}/")), "the page fetched {u}");
+    }
+}
+
+#[test]
+fn a_remote_dashboard_needs_its_token() {
+    let target = server(None);
+    let url = format!("http://{}/", target.local_addr());
+    let mut pelt_run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_NO_HISTORY", "1")
+        .args(["run", &url, "-d", "3s", "--rate", "50", "--no-save", "-q"])
+        .args(["--dashboard", "0.0.0.0:0", "--dashboard-allow-remote"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(pelt_run.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    let at = line
+        .trim()
+        .strip_prefix("pelt: dashboard on http://0.0.0.0:")
+        .unwrap_or_else(|| panic!("{line}"));
+    let (port, token) = at.split_once("/?token=").unwrap();
+    let port: u16 = port.parse().unwrap();
+    assert_eq!(token.len(), 32, "{token}");
+    assert_eq!(get(port, "/").unwrap().0, 403);
+    assert_eq!(get(port, "/events").unwrap().0, 403);
+    assert_eq!(get(port, "/?token=wrong").unwrap().0, 403);
+    let (status, page) = get(port, &format!("/?token={token}")).unwrap();
+    assert_eq!(status, 200);
+    assert!(page.contains("EventSource"));
+    assert!(pelt_run.wait().unwrap().success());
+}
+
+#[test]
+fn bad_dashboard_addresses_are_refused_before_any_load() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    refused(&["--dashboard", &taken], "cannot listen");
+    refused(&["--dashboard", "0.0.0.0:0"], "--dashboard-allow-remote");
+    // The second refusal leaves nothing of the first running.
+    refused(
+        &["--metrics", "127.0.0.1:0", "--dashboard", "10.0.0.1:1"],
+        "--dashboard-allow-remote",
+    );
+}

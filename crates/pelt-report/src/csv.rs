@@ -41,3 +41,24 @@ pub fn csv(s: &RunSummary) -> String {
     }
     out
 }
+
+/// ab's `-e` file: for each whole percentile 0..=100, the headline latency
+/// (response time; service time as a closed loop sees it) in
+/// milliseconds, under ab's own header. Only the header when nothing was
+/// timed.
+pub fn percentiles(s: &RunSummary) -> String {
+    let h = &s.total.response;
+    let mut out = String::from("Percentage served,Time in ms\n");
+    if h.is_empty() {
+        return out;
+    }
+    for p in 0..=100u32 {
+        let ns = if p == 0 {
+            h.min()
+        } else {
+            h.value_at_percentile(f64::from(p))
+        };
+        let _ = writeln!(out, "{p},{:.3}", ns as f64 / 1e6);
+    }
+    out
+}

@@ -182,3 +182,19 @@ pub(crate) fn pretty(v: &Value) -> String {
     s.push('\n');
     s
 }
+
+/// `--buckets`: the headline latency counted into the user's ranges
+/// (vegeta's `hist`), seconds for bounds (`to_s` null for the last).
+pub fn buckets(s: &RunSummary, b: &pelt_core::buckets::Buckets) -> Value {
+    b.count(&s.total.response)
+        .iter()
+        .map(|c| {
+            json!({
+                "from_s": c.from.as_secs_f64(),
+                "to_s": c.to.map(|t| t.as_secs_f64()),
+                "count": c.count,
+                "share": c.share,
+            })
+        })
+        .collect()
+}

@@ -40,13 +40,42 @@ pub enum Format {
     Markdown,
     /// A self-contained page with charts, labelled by the run's first URL.
     Html,
+    /// ab's `-e` file: the headline latency at every whole percentile,
+    /// `Percentage served,Time in ms`.
+    PercentilesCsv,
+}
+
+/// Choices that change what a report shows, beyond its format.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `--buckets`: count the headline latency into these ranges (text
+    /// and JSON).
+    pub buckets: Option<pelt_core::buckets::Buckets>,
 }
 
 /// Renders `summary` in `format`.
 pub fn render(summary: &RunSummary, format: Format) -> String {
+    render_with(summary, format, &Options::default())
+}
+
+/// Renders `summary` in `format`, with `options`.
+pub fn render_with(summary: &RunSummary, format: Format, options: &Options) -> String {
     match format {
-        Format::Text => text(summary),
-        Format::Json => json::pretty(&json_value(summary)),
+        Format::Text => {
+            let mut out = text(summary);
+            if let Some(b) = &options.buckets {
+                text::append_buckets(&mut out, summary, b);
+            }
+            out
+        }
+        Format::Json => {
+            let mut v = json_value(summary);
+            if let Some(b) = &options.buckets {
+                v["buckets"] = json::buckets(summary, b);
+            }
+            json::pretty(&v)
+        }
+        Format::PercentilesCsv => csv::percentiles(summary),
         Format::Csv => csv(summary),
         Format::Markdown => markdown(summary),
         Format::Html => html::render(&[html::Labeled {

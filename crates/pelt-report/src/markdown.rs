@@ -106,7 +106,12 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let mut row = |label: &str, f: &dyn Fn(&LatencyStats) -> u64| -> std::fmt::Result {
         write!(o, "| {label} |")?;
         for (_, l) in &cols {
-            write!(o, " {} |", human_ns(f(l)))?;
+            if l.count == 0 {
+                // Not 0.00ns: nothing was timed.
+                write!(o, " no responses |")?;
+            } else {
+                write!(o, " {} |", human_ns(f(l)))?;
+            }
         }
         writeln!(o)
     };

@@ -572,6 +572,38 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     Ok(())
 }
 
+/// `--buckets`: the headline latency counted into the user's ranges, in
+/// vegeta's `hist` layout, after the report.
+pub(crate) fn append_buckets(o: &mut String, s: &RunSummary, b: &pelt_core::buckets::Buckets) {
+    let counts = b.count(&s.total.response);
+    let _ = writeln!(o, "\nLatency buckets (headline latency; --buckets)");
+    let _ = writeln!(
+        o,
+        "  {:<22} {:>10} {:>8}  histogram",
+        "bucket", "count", "share"
+    );
+    let bound = |d: std::time::Duration| {
+        if d.is_zero() {
+            "0".to_string()
+        } else {
+            Human(d).to_string()
+        }
+    };
+    for c in counts {
+        let range = match c.to {
+            Some(to) => format!("[{}, {})", bound(c.from), bound(to)),
+            None => format!("[{}, +inf)", bound(c.from)),
+        };
+        let bar = "#".repeat((c.share * 50.0).round() as usize);
+        let _ = writeln!(
+            o,
+            "  {range:<22} {:>10} {:>7.2}%  {bar}",
+            thousands(c.count),
+            c.share * 100.0
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

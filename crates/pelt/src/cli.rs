@@ -381,6 +381,12 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
 
+    /// Also count the headline latency into these ranges, in the text and
+    /// JSON reports, like vegeta's hist[0,1ms,5ms,10ms]: bucket i holds
+    /// [bound i, bound i+1), the last everything above its bound.
+    #[arg(long, value_name = "0,1ms,5ms,...", value_parser = parse_buckets)]
+    pub buckets: Option<pelt_core::buckets::Buckets>,
+
     /// Also save the results file here (it is always saved for `pelt report --last`).
     #[arg(short = 'o', long = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -429,6 +435,8 @@ pub enum FormatArg {
     Markdown,
     /// A self-contained page with charts.
     Html,
+    /// ab's -e file: the headline latency at each whole percentile, in ms.
+    PercentilesCsv,
     /// HdrHistogram interval log of response times (pelt report only).
     Hdrlog,
 }
@@ -458,6 +466,11 @@ pub struct ReportArgs {
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
 
+    /// Also count the headline latency into these ranges (text and JSON),
+    /// like vegeta's hist[0,1ms,5ms,10ms].
+    #[arg(long, value_name = "0,1ms,5ms,...", value_parser = parse_buckets)]
+    pub buckets: Option<pelt_core::buckets::Buckets>,
+
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
     /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
     /// unit and error shares a % sign (a bare 5 is refused: 5% or 500%?);
@@ -476,6 +489,11 @@ fn parse_threads(text: &str) -> Result<usize, String> {
             "expected a number of threads, like 2".to_string()
         }
     })
+}
+
+fn parse_buckets(text: &str) -> Result<pelt_core::buckets::Buckets, String> {
+    text.parse()
+        .map_err(|e: pelt_core::buckets::BucketsError| e.to_string())
 }
 
 fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, pelt_core::AssertionError> {

@@ -9,19 +9,29 @@ use std::process::ExitCode;
 
 /// Renders one run in a format that needs only its summary.
 pub fn render_one(summary: &RunSummary, f: FormatArg) -> Result<String, UserError> {
+    render_one_with(summary, f, &pelt_report::Options::default())
+}
+
+/// [`render_one`] with report options (`--buckets`).
+pub fn render_one_with(
+    summary: &RunSummary,
+    f: FormatArg,
+    options: &pelt_report::Options,
+) -> Result<String, UserError> {
     let format = match f {
         FormatArg::Text => Format::Text,
         FormatArg::Json => Format::Json,
         FormatArg::Csv => Format::Csv,
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Html => Format::Html,
+        FormatArg::PercentilesCsv => Format::PercentilesCsv,
         FormatArg::Hdrlog => {
             return Err(UserError(
                 "--format hdrlog needs the per-second histograms: save the run (-o run.pelt) and use pelt report run.pelt --format hdrlog".into(),
             ))
         }
     };
-    Ok(pelt_report::render(summary, format))
+    Ok(pelt_report::render_with(summary, format, options))
 }
 
 /// Checks `--assert`s on stderr: exit 1 if any fails, else 0.

@@ -1,7 +1,7 @@
 //! `pelt report`: re-render saved runs, merged or overlaid.
 
 use crate::cli::{FormatArg, ReportArgs};
-use crate::output::{check, render_one};
+use crate::output::{check, render_one_with};
 use crate::save::{self, label, once_each, Merged};
 use crate::UserError;
 use pelt_core::{SummaryBuilder, Window};
@@ -77,6 +77,9 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         return Ok(ExitCode::SUCCESS);
     }
     let summary = merged.summary(window)?;
-    crate::emit(render_one(&summary, args.format)?.as_bytes())?;
+    let options = pelt_report::Options {
+        buckets: args.buckets.clone(),
+    };
+    crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
     Ok(check(&summary, &args.asserts))
 }

@@ -2,7 +2,7 @@
 
 use crate::cli::{FormatArg, RunArgs};
 use crate::execute::{execute, Keep};
-use crate::output::{check, render_one};
+use crate::output::{check, render_one_with};
 use crate::UserError;
 use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS, MAX_BODY};
 use pelt_core::targets::{read_limited, ReadError, TargetsFormat};
@@ -370,7 +370,10 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let id = history
         .as_mut()
         .and_then(|h| h.record(&summary, args.out.as_deref(), copy));
-    crate::emit(render_one(&summary, args.format)?.as_bytes())?;
+    let options = pelt_report::Options {
+        buckets: args.buckets.clone(),
+    };
+    crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
     views.close(&summary);
     if summary.interrupted {
         // 128 + SIGINT, as shells report an interrupted command.

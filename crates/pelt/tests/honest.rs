@@ -8,6 +8,18 @@ mod support;
 use support::nginx::Nginx;
 use support::pelt::{count, exclusive, number, pelt, server};
 
+/// Runs `cmd`, which must succeed, and reads its stdout as one JSON
+/// document.
+fn json_run(cmd: &mut assert_cmd::Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
 /// `--rate 1000 -c 10` against 30 ms responses: the pool serves about
 /// 330/s. The report used to print "3,000 in 3.00s (1,000 req/s of 1,000
 /// req/s offered)" and the HTML "rate (sent) 1,000/s", while the server
@@ -17,17 +29,11 @@ fn planned_is_not_printed_as_sent_when_the_pool_cannot_keep_up() {
     let _machine = exclusive();
     let srv = server(None);
     let url = format!("http://{}/?delay=30ms", srv.local_addr());
-    let out = pelt()
-        .args([&url, "--rate", "1000", "-c", "10", "-d", "3s"])
-        .args(["--format", "json", "--no-save"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let r = json_run(
+        pelt()
+            .args([&url, "--rate", "1000", "-c", "10", "-d", "3s"])
+            .args(["--format", "json", "--no-save"]),
     );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let req = &r["requests"];
     let (planned, sent, completed) = (
         count(&req["planned"]),
@@ -155,6 +161,22 @@ fn a_run_with_no_response_at_all_exits_3_and_says_why() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("no responses"), "{text}");
     assert!(!text.contains("0.00ns"), "{text}");
+    let md = pelt()
+        .args([
+            "http://127.0.0.1:1/",
+            "-n",
+            "5",
+            "--no-save",
+            "--format",
+            "markdown",
+        ])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("| p99 | no responses |") && !md.contains("0.00ns"),
+        "{md}"
+    );
 
     // https:// to a plain-HTTP port says so.
     let srv = server(None);
@@ -428,16 +450,7 @@ fn partial_seconds_are_rates_over_the_part_covered() {
 fn siege_durations_are_accepted_and_ab_s_t_is_explained() {
     let srv = server(None);
     let url = format!("http://{}/", srv.local_addr());
-    let out = pelt()
-        .args([&url, "-d", "1S", "-c", "1", "--no-save", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = json_run(pelt().args([&url, "-d", "1S", "-c", "1", "--no-save", "--format", "json"]));
     assert_eq!(number(&r["duration_s"]), 1.0);
 
     let out = pelt()
@@ -470,18 +483,12 @@ fn every_request_is_logged_once_with_its_times() {
     let url = format!("http://{}/?delay=30ms", srv.local_addr());
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("requests.csv");
-    let out = pelt()
-        .args([&url, "--rate", "600", "-c", "10", "-d", "1s", "--no-save"])
-        .args(["--format", "json", "--log-requests"])
-        .arg(&log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let r = json_run(
+        pelt()
+            .args([&url, "--rate", "600", "-c", "10", "-d", "1s", "--no-save"])
+            .args(["--format", "json", "--log-requests"])
+            .arg(&log),
     );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let text = std::fs::read_to_string(&log).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -556,4 +563,63 @@ fn every_request_is_logged_once_with_its_times() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot write the request log"), "{err}");
     assert_eq!(srv.requests(), before, "no load before the refusal");
+}
+
+/// vegeta's `hist[0,1ms,5ms,10ms]` and ab's `-e` percentile file.
+#[test]
+fn latency_buckets_and_abs_percentile_file() {
+    let srv = server(None);
+    let url = format!("http://{}/?delay=20ms", srv.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.pelt");
+    let r = json_run(
+        pelt()
+            .args([&url, "-n", "40", "-c", "4", "--no-save", "--format", "json"])
+            .args(["--buckets", "0,1ms,10ms,1s", "-o"])
+            .arg(&file),
+    );
+    let buckets = r["buckets"].as_array().unwrap();
+    let counts: Vec<u64> = buckets.iter().map(|b| count(&b["count"])).collect();
+    // Every response took 20 ms or more, and far less than a second.
+    assert_eq!(counts, [0, 0, 40, 0], "{buckets:?}");
+    assert_eq!(buckets[3]["to_s"], serde_json::Value::Null);
+    assert_eq!(number(&buckets[2]["share"]), 1.0);
+
+    // The same from the saved run, as text; a bad list exits 2.
+    let text = pelt()
+        .args(["report", "--buckets", "[0,10ms]"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("[10.0ms, +inf)") && text.contains("100.00%"),
+        "{text}"
+    );
+    let bad = pelt()
+        .args(["report", "--buckets", "5ms,1ms"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("must rise"));
+
+    let csv = pelt()
+        .args(["report", "--format", "percentiles-csv"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("Percentage served,Time in ms"));
+    let rows: Vec<(u32, f64)> = lines
+        .map(|l| {
+            let (p, ms) = l.split_once(',').unwrap();
+            (p.parse().unwrap(), ms.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(rows.len(), 101);
+    assert!(rows.iter().enumerate().all(|(i, r)| r.0 == i as u32));
+    assert!(rows.windows(2).all(|w| w[1].1 >= w[0].1), "non-decreasing");
+    assert!(rows[0].1 >= 20.0 && rows[100].1 < 1000.0, "{rows:?}");
 }

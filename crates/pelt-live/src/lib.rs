@@ -16,6 +16,7 @@ pub mod dashboard;
 pub mod metrics;
 mod server;
 mod state;
+pub mod tui;
 
 pub use server::{bind, Bound, LiveError, MAX_CONNECTIONS};
 pub use state::{Live, TargetLabels};

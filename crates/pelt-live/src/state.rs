@@ -54,6 +54,8 @@ pub struct State {
     pub last: Option<(IntervalRow, Box<Recorder>)>,
     /// Seconds fed so far.
     pub seconds: u64,
+    /// Every second's row so far (a few KB an hour).
+    pub rows: Vec<IntervalRow>,
     /// Whether the run has ended (the figures are final).
     pub finished: bool,
     /// The final report (JSON), once the run has ended, for the dashboard.
@@ -87,6 +89,7 @@ impl Live {
                 total: Recorder::new(),
                 last: None,
                 seconds: 0,
+                rows: Vec::new(),
                 finished: false,
                 report: None,
                 generation: 0,
@@ -108,6 +111,7 @@ impl Live {
         let mut s = self.lock();
         s.total.merge(rec);
         s.seconds += 1;
+        s.rows.push(*row);
         match &mut s.last {
             Some((r, last)) => {
                 *r = *row;

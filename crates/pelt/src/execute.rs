@@ -24,8 +24,10 @@ pub struct Keep<'a> {
     pub copy: Option<&'a mut Option<Vec<u8>>>,
     /// `--log-requests FILE`: every request, one line each.
     pub log: Option<&'a Path>,
-    /// The live views (`--metrics`, `--dashboard`), fed each second.
+    /// The live views (`--metrics`, `--dashboard`, `--tui`), fed each second.
     pub live: Vec<pelt_live::Live>,
+    /// `--tui`: the figures the terminal dashboard draws (one of `live`).
+    pub tui: Option<pelt_live::Live>,
 }
 
 /// Runs `config` with a live progress line (on a terminal), Ctrl-C
@@ -69,7 +71,13 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         &header,
     );
     crate::signals::cancel_on_ctrl_c(run.canceller());
-    let line = ProgressLine::new(quiet, planned, run.measure_from());
+    let tui = keep.tui.and_then(|live| {
+        let canceller = run.canceller();
+        pelt_live::tui::Tui::start(live, planned.duration, move || canceller.cancel())
+            .map_err(|e| eprintln!("pelt: no terminal dashboard ({e}); showing the progress line"))
+            .ok()
+    });
+    let line = ProgressLine::new(quiet || tui.is_some(), planned, run.measure_from());
     let live = keep.live;
     // Results are written and shown from a thread of the lowest priority:
     // on a core shared with a worker (`taskset -c 0 pelt run ...`) it then
@@ -84,7 +92,10 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
                 "cannot start a thread: {e}; free some memory or raise the thread limit"
             ))
         })?;
-    let (mut summary, copy) = match follower.join() {
+    let joined = follower.join();
+    // The terminal back as it was before the report is printed.
+    drop(tui);
+    let (mut summary, copy) = match joined {
         Ok(done) => done,
         Err(panic) => std::panic::resume_unwind(panic),
     };

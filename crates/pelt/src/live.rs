@@ -33,12 +33,26 @@ pub struct LiveArgs {
     /// request then needs the random token pelt prints at start.
     #[arg(long = "dashboard-allow-remote", requires = "dashboard")]
     pub dashboard_allow_remote: bool,
+
+    /// Show a terminal dashboard on stderr during the run (latency chart,
+    /// histogram, statuses; q or Ctrl-C stops the run) [default: on when
+    /// stderr is a terminal and the run lasts longer than 5 s, unless -q].
+    #[arg(long = "tui", conflicts_with = "no_tui")]
+    pub tui: bool,
+
+    /// Keep the one-line progress display instead of the terminal dashboard.
+    #[arg(long = "no-tui")]
+    pub no_tui: bool,
 }
+
+/// Runs at least this long get the terminal dashboard by default.
+const TUI_FROM: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The live views of one run, listening already.
 #[derive(Debug, Default)]
 pub struct Views {
     live: Vec<Live>,
+    tui: Option<Live>,
 }
 
 impl Views {
@@ -49,8 +63,23 @@ impl Views {
         args: &LiveArgs,
         config: &RunConfig,
         secrets: &pelt_store::Redactor,
+        quiet: bool,
     ) -> Result<Views, UserError> {
         let mut views = Views::default();
+        let long = config
+            .effective_stop()
+            .duration
+            .is_some_and(|d| d > TUI_FROM);
+        let tui = args.tui
+            || (!args.no_tui
+                && !quiet
+                && long
+                && std::io::IsTerminal::is_terminal(&std::io::stderr()));
+        if tui {
+            let live = Live::new(String::new(), TargetLabels::default());
+            views.live.push(live.clone());
+            views.tui = Some(live);
+        }
         if args.metrics.is_none() && args.dashboard.is_none() {
             return Ok(views);
         }
@@ -120,6 +149,11 @@ impl Views {
     /// What the results thread feeds.
     pub fn feed(&self) -> Vec<Live> {
         self.live.clone()
+    }
+
+    /// What the terminal dashboard draws, if it is on.
+    pub fn tui(&self) -> Option<Live> {
+        self.tui.clone()
     }
 
     /// After the report: shows it on the dashboard, and lets a scraper or

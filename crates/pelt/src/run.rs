@@ -353,7 +353,8 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
     let mut history = crate::history::Recording::start(&args.record)?;
     // Listening before any load is sent: a port in use is bad input.
-    let views = crate::live::Views::start(&args.live, &config, &args.record.redactor())?;
+    let views =
+        crate::live::Views::start(&args.live, &config, &args.record.redactor(), args.quiet)?;
     let mut copy = None;
     let keep = Keep {
         out: args.out.as_deref(),
@@ -365,6 +366,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             .map(|_| &mut copy),
         log: args.log_requests.as_deref(),
         live: views.feed(),
+        tui: views.tui(),
     };
     let summary = execute(config, args.quiet, keep)?;
     let id = history

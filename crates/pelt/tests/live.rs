@@ -396,3 +396,173 @@ fn bad_dashboard_addresses_are_refused_before_any_load() {
         "--dashboard-allow-remote",
     );
 }
+
+/// A tmux server of this test's own (`-L`), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn new(name: &str) -> Tmux {
+        assert!(
+            Path::new("/usr/bin/tmux").exists(),
+            "tmux is not installed: run scripts/test, which installs it"
+        );
+        Tmux {
+            socket: format!("pelt-test-{}-{name}", std::process::id()),
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "tmux {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The pane's text now.
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    /// Polls the screen (tmux has no event for it) until `done` holds,
+    /// within 40 s.
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(40);
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(Instant::now() < deadline, "no {what} on screen:\n{screen}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+/// "2.31ms", "870µs", "1.02s" in seconds.
+fn human_secs(text: &str) -> f64 {
+    for (unit, scale) in [("µs", 1e-6), ("ms", 1e-3), ("ns", 1e-9), ("s", 1.0)] {
+        if let Some(n) = text.strip_suffix(unit) {
+            return n.parse::<f64>().unwrap() * scale;
+        }
+    }
+    panic!("not a duration: {text}")
+}
+
+/// The number after `word ` on the screen.
+fn after<'a>(screen: &'a str, word: &str) -> &'a str {
+    screen
+        .split(word)
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no {word:?} on screen:\n{screen}"))
+}
+
+/// `pelt run` in a tmux pane (a real terminal), stdout to a file; the
+/// pane stays after it exits, showing `EXIT=code`.
+fn run_in_tmux(tmux: &Tmux, dir: &Path, url: &str, extra: &str) -> std::path::PathBuf {
+    let out = dir.join("out.json");
+    let script = format!(
+        "PELT_DATA_DIR={} PELT_NO_HISTORY=1 {} run '{url}' -d 6s --rate 200 --no-save --format json {extra} > {}; echo EXIT=$?; exec sleep 120",
+        support::pelt::data_dir().display(),
+        env!("CARGO_BIN_EXE_pelt"),
+        out.display()
+    );
+    tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "110",
+        "-y",
+        "36",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    out
+}
+
+#[test]
+fn tui_in_tmux_shows_the_run_and_restores_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = server(None);
+    let url = format!("http://{}/?delay=2ms", target.local_addr());
+    let tmux = Tmux::new("tui");
+    // No --tui: a terminal and a 6 s run turn it on.
+    let out = run_in_tmux(&tmux, dir.path(), &url, "");
+    let measured = |s: &str| -> u64 {
+        s.split(" s measured")
+            .next()
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    let first = tmux.wait_for("2 s measured", |s| measured(s) >= 2);
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "1"
+    );
+    let second = tmux.wait_for("5 s measured", |s| measured(s) >= 5);
+    assert_ne!(first, second, "the screen updates");
+    let requests = |s: &str| after(s, "requests ").parse::<u64>().unwrap();
+    assert!(requests(&first) < requests(&second));
+    for part in ["response time per second", "statuses and failures", "200: "] {
+        assert!(second.contains(part), "{part}:\n{second}");
+    }
+
+    let done = tmux.wait_for("EXIT=", |s| s.contains("EXIT="));
+    assert!(done.contains("EXIT=0"), "{done}");
+    // The terminal is as it was: the normal screen, no dashboard left.
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    assert!(!done.contains("pelt live"), "{done}");
+    // stdout, redirected, has the whole report.
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    let rate = after(&second, "rate ").parse::<f64>().unwrap();
+    assert!((rate - 200.0).abs() <= 20.0, "{rate}");
+    let p99 = report["latency"]["response_time"]["percentiles_s"]["p99"]
+        .as_f64()
+        .unwrap();
+    let shown = human_secs(after(&second, "p99 "));
+    assert!((shown - p99).abs() <= p99 * 0.1, "{shown} vs {p99}");
+}
+
+#[test]
+fn no_tui_keeps_the_progress_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = server(None);
+    let url = format!("http://{}/", target.local_addr());
+    let tmux = Tmux::new("notui");
+    let out = run_in_tmux(&tmux, dir.path(), &url, "--no-tui");
+    let line = tmux.wait_for("the progress line", |s| s.contains("req/s last second"));
+    assert!(!line.contains("pelt live"), "{line}");
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    let done = tmux.wait_for("EXIT=", |s| s.contains("EXIT="));
+    assert!(done.contains("EXIT=0"), "{done}");
+    assert!(!done.contains("pelt live"), "{done}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    assert!(report["requests"]["total"].as_u64().unwrap() > 1000);
+}

@@ -151,6 +151,20 @@ pub struct Recorder {
     pub reused: u64,
     /// Connections opened successfully.
     pub connections: u64,
+    /// `--cookies`: requests that carried a `Cookie` header from the
+    /// sender's jar.
+    pub with_cookie: u64,
+    /// `--login`: logins made (untimed, not among `requests`).
+    pub logins: u64,
+    /// `--proxy` with https: `CONNECT` tunnels set up (after the TCP
+    /// connection to the proxy, which `connect` times). Sums, not a
+    /// histogram: a mean and a maximum say enough of a once-per-connection
+    /// step.
+    pub tunnels: u64,
+    /// The tunnels' total set-up time, in nanoseconds.
+    pub tunnel_ns_sum: u64,
+    /// The longest tunnel set-up, in nanoseconds.
+    pub tunnel_ns_max: u64,
     /// Earliest intended start seen (`Nanos::MAX` when empty); with
     /// `last_sent` and `last_done`, it gives rates without a clock.
     pub first_intended: Nanos,
@@ -187,6 +201,11 @@ impl Recorder {
             bytes_out: 0,
             reused: 0,
             connections: 0,
+            with_cookie: 0,
+            logins: 0,
+            tunnels: 0,
+            tunnel_ns_sum: 0,
+            tunnel_ns_max: 0,
             first_intended: Nanos::MAX,
             last_sent: 0,
             last_done: 0,
@@ -282,6 +301,15 @@ impl Recorder {
         }
     }
 
+    /// Records a `--proxy` tunnel's set-up time (its connection's
+    /// [`record_connection`](Recorder::record_connection) times the TCP
+    /// connection to the proxy).
+    pub fn record_tunnel(&mut self, ns: u64) {
+        self.tunnels += 1;
+        self.tunnel_ns_sum = self.tunnel_ns_sum.saturating_add(ns);
+        self.tunnel_ns_max = self.tunnel_ns_max.max(ns);
+    }
+
     /// Whether another example message of `kind` would be kept. Check this
     /// before formatting a message, so the hot path never allocates for
     /// errors it would throw away.
@@ -351,6 +379,11 @@ impl Recorder {
         self.bytes_out = 0;
         self.reused = 0;
         self.connections = 0;
+        self.with_cookie = 0;
+        self.logins = 0;
+        self.tunnels = 0;
+        self.tunnel_ns_sum = 0;
+        self.tunnel_ns_max = 0;
         self.first_intended = Nanos::MAX;
         self.last_sent = 0;
         self.last_done = 0;
@@ -393,6 +426,11 @@ impl Recorder {
         self.bytes_out += other.bytes_out;
         self.reused += other.reused;
         self.connections += other.connections;
+        self.with_cookie += other.with_cookie;
+        self.logins += other.logins;
+        self.tunnels += other.tunnels;
+        self.tunnel_ns_sum += other.tunnel_ns_sum;
+        self.tunnel_ns_max = self.tunnel_ns_max.max(other.tunnel_ns_max);
         self.first_intended = self.first_intended.min(other.first_intended);
         self.last_sent = self.last_sent.max(other.last_sent);
         self.last_done = self.last_done.max(other.last_done);

@@ -21,6 +21,9 @@ pub enum EngineError {
     /// A target cannot be sent as configured (over HTTP/2).
     #[error("{0}; fix the request, or drop --http2")]
     Request(String),
+    /// `--login` failed for a sender: the run stops before any load.
+    #[error("--login failed, no load sent: {0}")]
+    Login(String),
     /// The operating system refused a thread.
     #[error("cannot start worker threads: {0}")]
     Spawn(std::io::Error),

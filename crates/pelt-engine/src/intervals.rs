@@ -103,6 +103,18 @@ impl Intervals {
         }
     }
 
+    /// Counts a request (intended at `intended`, done at `done`) that
+    /// carried a cookie from its sender's jar (`--cookies`).
+    pub fn count_cookie(&mut self, intended: Nanos, done: Nanos) {
+        if intended < self.measure_from {
+            return;
+        }
+        if done >= self.end {
+            self.rotate(done);
+        }
+        self.current.with_cookie += 1;
+    }
+
     /// Records `n` slots scheduled around `intended` that were never sent.
     pub fn record_unsent(&mut self, target: u32, intended: Nanos, done: Nanos, n: u64) {
         if intended < self.measure_from {
@@ -123,9 +135,18 @@ impl Intervals {
 
     /// Records a new connection's phase times, opened at `at` (outside
     /// warm-up only).
-    pub fn record_connection(&mut self, at: Nanos, connect_ns: u64, tls_ns: Option<u64>) {
+    pub fn record_connection(
+        &mut self,
+        at: Nanos,
+        connect_ns: u64,
+        tls_ns: Option<u64>,
+        tunnel_ns: Option<u64>,
+    ) {
         if at >= self.measure_from {
             self.current.record_connection(connect_ns, tls_ns);
+            if let Some(t) = tunnel_ns {
+                self.current.record_tunnel(t);
+            }
         }
     }
 
@@ -154,7 +175,10 @@ impl Intervals {
 
     /// Hands on the last second and tells the collector this worker is
     /// done; `cut` is when it stopped sending, if it was stopped.
-    pub fn finish(&mut self, cut: Option<Nanos>, load: Option<ThreadLoad>) {
+    pub fn finish(&mut self, cut: Option<Nanos>, load: Option<ThreadLoad>, logins: u64) {
+        // Logins are outside every figure but their own count: the last
+        // second (always measured) carries it.
+        self.current.logins += logins;
         let end = self.end;
         self.rotate(end);
         // Before the collector hears of the end: once every worker is

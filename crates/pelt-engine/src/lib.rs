@@ -58,6 +58,7 @@ pub mod pacer;
 mod plan;
 mod request_log;
 mod run;
+mod session;
 mod timer;
 mod transport;
 mod worker;

@@ -2,11 +2,12 @@
 //! request and read-only after (hosts resolved, requests serialised, the
 //! pacer, the clock's zero), and each worker's share of it.
 
-use crate::conn::{resolve_origins, tls_connector, Origin};
+use crate::conn::{for_origin, resolve_origins, tls_connector, Origin};
 use crate::error::EngineError;
 use crate::h1::PreparedRequest;
 use crate::h2::PreparedH2;
 use crate::pacer::{ConstantRate, Pacer, Piecewise};
+use crate::session::{jar::cookie_url, Jar};
 use pelt_core::{Load, Nanos, RunConfig};
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -70,6 +71,14 @@ pub(crate) struct RunPlan {
     /// `--log-requests`: the file every worker appends its requests to.
     pub request_log: Option<std::sync::Arc<crate::request_log::SharedLog>>,
     pub http: pelt_core::HttpOptions,
+    /// `--cookies` (or `--login`): each target's URL, as the jars match
+    /// cookies against it.
+    pub cookie_urls: Vec<url::Url>,
+    /// `--login`: each worker's senders' jars, filled by the logins, taken
+    /// by the worker when it starts.
+    pub jars: std::sync::Mutex<Vec<Vec<Jar>>>,
+    /// `--login`: logins made (all before the epoch).
+    pub logins: u64,
 }
 
 impl RunPlan {
@@ -87,7 +96,13 @@ impl RunPlan {
         let requests = config
             .targets
             .iter()
-            .map(|t| PreparedRequest::new(t, config.http.keepalive))
+            .zip(&target_origin)
+            .map(|(t, &o)| {
+                let mut r = PreparedRequest::new(t, config.http.keepalive);
+                // --proxy: plain HTTP goes to the proxy in absolute form.
+                r.bytes = for_origin(r.bytes, &t.url, &origins[o]);
+                r
+            })
             .collect();
         let h2_requests = match config.http.http2 {
             true => config
@@ -159,7 +174,47 @@ impl RunPlan {
             targets: config.targets.clone(),
             request_log: None,
             http: config.http.clone(),
+            cookie_urls: match config.http.session.is_off() {
+                true => Vec::new(),
+                false => config.targets.iter().map(|t| cookie_url(&t.url)).collect(),
+            },
+            jars: std::sync::Mutex::new(Vec::new()),
+            logins: 0,
         })
+    }
+
+    /// `--login`: logs every sender in (see [`crate::session::login`]),
+    /// then sets the clock's zero afresh, so that the run starts after
+    /// the logins and no figure includes them.
+    pub fn log_in(&mut self, shares: &[Share]) -> Result<(), EngineError> {
+        let Some(login) = &self.http.session.login else {
+            return Ok(());
+        };
+        let per_worker: Vec<usize> = shares
+            .iter()
+            .map(|s| s.connections as usize * self.streams.max(1) as usize)
+            .collect();
+        let total = per_worker.iter().sum();
+        let mut jars = crate::session::login::login_all(login, &self.http, total)?.into_iter();
+        let by_worker = per_worker
+            .iter()
+            .map(|&n| jars.by_ref().take(n).collect())
+            .collect();
+        *self.jars.get_mut().unwrap_or_else(|e| e.into_inner()) = by_worker;
+        self.logins = total as u64;
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        self.epoch = Instant::now() + START_DELAY;
+        self.unix_ns_at_epoch = (wall + START_DELAY).as_nanos() as u64;
+        Ok(())
+    }
+
+    /// Worker `index`'s senders' jars from the logins (empty without
+    /// `--login`).
+    pub fn take_jars(&self, index: usize) -> Vec<Jar> {
+        let mut jars = self.jars.lock().unwrap_or_else(|e| e.into_inner());
+        jars.get_mut(index).map(std::mem::take).unwrap_or_default()
     }
 
     /// Run time `t` as an instant tokio can sleep until.

@@ -73,6 +73,10 @@ impl Run {
     ) -> Result<Run, EngineError> {
         config.validate()?;
         let mut plan = RunPlan::new(&config)?;
+        let shares = plan.shares(&config);
+        // Logins first: they set the clock's zero afresh, which the
+        // request log's times count from.
+        plan.log_in(&shares)?;
         if let Some(spec) = log {
             plan.request_log = Some(SharedLog::create(
                 spec,
@@ -83,7 +87,7 @@ impl Run {
         let plan = Arc::new(plan);
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (tx, rx) = mpsc::channel();
-        let workers = spawn_workers(&plan, plan.shares(&config), tx, cancel_rx)?;
+        let workers = spawn_workers(&plan, shares, tx, cancel_rx)?;
         let header = RunHeader {
             env: environment(&plan),
             measure_start_unix_ns: plan.unix_ns_at_epoch + plan.measure_from,

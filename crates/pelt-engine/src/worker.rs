@@ -121,9 +121,12 @@ impl Runner for Worker {
     }
 
     fn record_connection(&self, est: &Established) {
-        self.intervals
-            .borrow_mut()
-            .record_connection(self.now(), est.connect_ns, est.tls_ns);
+        self.intervals.borrow_mut().record_connection(
+            self.now(),
+            est.connect_ns,
+            est.tls_ns,
+            est.tunnel_ns,
+        );
     }
 
     fn connect_gate(&self) -> &ConnectGate {
@@ -335,6 +338,11 @@ impl Worker {
             reused: attempt.reused,
             error: None,
         };
+        if attempt.cookie {
+            self.intervals
+                .borrow_mut()
+                .count_cookie(intended, sample.done);
+        }
         match result {
             Ok(Ok(resp)) => {
                 sample.status = resp.status;
@@ -633,16 +641,26 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
     worker.record_unfinished();
     let cut = worker.cut.get();
     let load = started.zip(sending_ended).map(|(s, e)| e.since(&s));
+    // Worker 0 reports the logins, made before the run by all workers'
+    // senders.
+    let logins = match worker.share.index {
+        0 => plan.logins,
+        _ => 0,
+    };
     worker
         .intervals
         .borrow_mut()
-        .finish((cut != Nanos::MAX).then_some(cut), load);
+        .finish((cut != Nanos::MAX).then_some(cut), load, logins);
 }
 
 /// Starts a task per sender, each with the transport the plan asks for:
 /// the one place that knows which transports exist.
 fn spawn_senders(worker: &Rc<Worker>) {
     let plan = &worker.plan;
+    // --cookies or --login: a jar per sender, the login's if any.
+    let mut jars = plan.take_jars(worker.share.index).into_iter();
+    let session = !plan.http.session.is_off();
+    let mut jar = move || session.then(|| jars.next().unwrap_or_default());
     if plan.streams > 0 {
         // HTTP/2: `streams` consecutive senders share each connection.
         let per_conn = plan.streams as usize;
@@ -652,11 +670,15 @@ fn spawn_senders(worker: &Rc<Worker>) {
                 shared = Some(SharedConn::new(plan.origins.len()));
             }
             let conn = shared.clone().expect("set at the first stream");
-            tokio::task::spawn_local(run_sender(worker.clone(), sender, H2Sender::new(conn)));
+            tokio::task::spawn_local(run_sender(
+                worker.clone(),
+                sender,
+                H2Sender::new(conn, jar()),
+            ));
         }
     } else {
         for sender in 0..worker.senders.len() {
-            tokio::task::spawn_local(run_sender(worker.clone(), sender, H1Sender::new()));
+            tokio::task::spawn_local(run_sender(worker.clone(), sender, H1Sender::new(jar())));
         }
     }
 }

@@ -156,6 +156,19 @@ pub fn json_value(s: &RunSummary) -> Value {
             "opened": t.connections,
             "reused_requests": t.reused,
         },
+        // --cookies and --login: requests with a cookie from the jar, and
+        // the logins made before the run (in no other figure).
+        "session": {
+            "requests_with_cookie": t.with_cookie,
+            "logins": t.logins,
+        },
+        // --proxy with https: CONNECT tunnels, timed apart from the TCP
+        // connect to the proxy (latency.connect).
+        "proxy_tunnels": {
+            "count": t.tunnels,
+            "mean_s": if t.tunnels == 0 { 0.0 } else { t.tunnel_ns_sum as f64 / t.tunnels as f64 / 1e9 },
+            "max_s": t.tunnel_ns_max as f64 / 1e9,
+        },
         // pelt's own worker threads: shares of the run each spent on a
         // CPU and waiting for one. Empty when not known.
         "client_threads": s.worker_load,

@@ -172,6 +172,15 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         thousands(t.connections),
         thousands(t.reused),
     )?;
+    if !s.config.http.session.is_off() {
+        // --cookies/--login: how many requests the jars changed.
+        writeln!(
+            o,
+            "Session      {} requests carried a cookie; {} logins (untimed, not among the requests)",
+            thousands(t.with_cookie),
+            thousands(t.logins),
+        )?;
+    }
     if let Some(b) = s.busiest_thread() {
         // pelt's own load, so that a client-bound run says so.
         writeln!(
@@ -431,6 +440,17 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             human_ns(l.mean as u64),
             human_ns(l.at(99.0)),
             human_ns(l.max)
+        )?;
+    }
+    if let Some(mean) = t.tunnel_ns_sum.checked_div(t.tunnels) {
+        // --proxy with https: TCP connect (above, to the proxy) and the
+        // CONNECT tunnel are separate steps.
+        writeln!(
+            o,
+            "  Proxy tunnel (CONNECT, after the TCP connect to the proxy): mean {}, max {} ({} tunnels)",
+            human_ns(mean),
+            human_ns(t.tunnel_ns_max),
+            thousands(t.tunnels)
         )?;
     }
     if rate_mode && !t.connect.is_empty() {

@@ -90,7 +90,29 @@ impl Redactor {
     /// their parts (the token after `Bearer`, each cookie's value), and
     /// secret query values, raw and decoded.
     pub fn learn(&mut self, config: &RunConfig) {
-        for t in &config.targets {
+        // --proxy credentials are never serialised; the run's own copy is
+        // learnt so that no message can carry them either.
+        let proxy = &config.http.proxy;
+        for p in proxy.http.iter().chain(&proxy.https) {
+            if let Some(auth) = &p.authorization {
+                self.add_value(auth);
+                for part in auth.split(' ') {
+                    self.add_value(part);
+                }
+            }
+        }
+        if let Some(login) = &config.http.session.login {
+            // A login's body is all credentials (user=a&pass=b).
+            let body = String::from_utf8_lossy(&login.body).into_owned();
+            self.add_value(&body);
+            for pair in body.split('&') {
+                if let Some((_, value)) = pair.split_once('=') {
+                    self.add_value(value);
+                    self.add_value(&percent_decode(value));
+                }
+            }
+        }
+        for t in config.targets.iter().chain(&config.http.session.login) {
             for (name, value) in &t.headers {
                 if self.is_secret_header(name) {
                     self.add_value(value);
@@ -115,7 +137,12 @@ impl Redactor {
     /// `config` with its secrets replaced.
     pub fn config(&self, config: &RunConfig) -> RunConfig {
         let mut c = config.clone();
-        for t in &mut c.targets {
+        if let Some(login) = &mut c.http.session.login {
+            if !login.body.is_empty() {
+                login.body = MARKER.as_bytes().to_vec();
+            }
+        }
+        for t in c.targets.iter_mut().chain(&mut c.http.session.login) {
             for (name, value) in &mut t.headers {
                 if self.is_secret_header(name) {
                     *value = MARKER.to_string();
@@ -198,8 +225,16 @@ pub fn split_userinfo(url: &str) -> Option<(String, String)> {
     let (userinfo, host) = authority.rsplit_once('@')?;
     let (user, pass) = userinfo.split_once(':').unwrap_or((userinfo, ""));
     let credentials = format!("{}:{}", percent_decode(user), percent_decode(pass));
+    Some((
+        format!("{scheme}://{host}{tail}"),
+        basic_authorization(&credentials),
+    ))
+}
+
+/// The `Authorization` value for `user:pass` (`-A`, URL userinfo).
+pub fn basic_authorization(credentials: &str) -> String {
     let basic = base64::engine::general_purpose::STANDARD.encode(credentials);
-    Some((format!("{scheme}://{host}{tail}"), format!("Basic {basic}")))
+    format!("Basic {basic}")
 }
 
 /// A database URL fit for messages: its password replaced.

@@ -160,6 +160,15 @@ pub struct ExperimentArgs {
     /// No progress lines on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub location: crate::history::Location,
+
+    /// Do not record the experiment's runs in the history (also:
+    /// PELT_NO_HISTORY=1). Each run is recorded with the experiment's name
+    /// as its label and tags experiment, variant, level and block.
+    #[arg(long = "no-history", conflicts_with = "history")]
+    pub no_history: bool,
 }
 
 const COMPARE_EXAMPLES: &str = "\
@@ -418,7 +427,15 @@ pub struct RunArgs {
     #[command(flatten)]
     pub record: crate::history::RecordArgs,
 
-    /// Watching the run live: --metrics, --dashboard.
+    /// Sessions: cookies, a login, credentials.
+    #[command(flatten)]
+    pub session: crate::session::SessionArgs,
+
+    /// A forward proxy.
+    #[command(flatten)]
+    pub proxy: crate::session::ProxyArgs,
+
+    /// Watching the run live: --tui, --metrics, --dashboard.
     #[command(flatten)]
     pub live: crate::live::LiveArgs,
 }

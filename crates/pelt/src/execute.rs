@@ -44,11 +44,12 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         })?;
     }
     let planned = config.effective_stop();
+    let mut secrets = keep.secrets;
+    secrets.learn(&config);
     let log = keep.log.map(|path| {
         // The log names each request's URL: with its secrets replaced, as
         // in every file pelt writes.
-        let mut shown = keep.secrets.clone();
-        shown.learn(&config);
+        let shown = &secrets;
         RequestLogSpec {
             path: path.to_path_buf(),
             format: RequestLogFormat::for_path(path),
@@ -60,10 +61,9 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         if let Some(path) = keep.out {
             let _ = std::fs::remove_file(path);
         }
-        UserError(e.to_string())
+        // A failed --login names its URL: not its secrets.
+        UserError(secrets.text(&e.to_string()))
     })?;
-    let mut secrets = keep.secrets;
-    secrets.learn(&run.header().config);
     let header = secrets.header(run.header());
     let sinks = Sinks::open(keep.out, keep.save, &header)?.with(
         secrets.clone(),

@@ -23,6 +23,7 @@ mod report;
 mod run;
 mod save;
 mod serve;
+mod session;
 mod signals;
 
 use clap::Parser;

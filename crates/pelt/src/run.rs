@@ -95,6 +95,8 @@ impl TryFrom<&RunArgs> for RunConfig {
             follow: a.follow.unwrap_or(0),
             follow_any_host: a.follow_any_host,
             accept_variable_length: a.accept_variable_length,
+            session: a.session.options()?,
+            proxy: a.proxy.options()?,
             ..HttpOptions::default()
         };
         let host = a.host.as_deref().map(host_header).transpose()?;
@@ -133,6 +135,7 @@ impl TryFrom<&RunArgs> for RunConfig {
             (None, None) => return Err(UserError("give a URL, or a targets file with -f".into())),
         };
         let mut targets = targets;
+        a.session.apply(&mut targets)?;
         if let Some(host) = host {
             // --host replaces any Host header, from -H or a targets file.
             for t in &mut targets {
@@ -314,7 +317,7 @@ fn host_header(value: &str) -> Result<String, UserError> {
 
 /// `-H 'Name: value'`, checked by the same rule as a targets file's
 /// headers ([`check_header`]) and worded for the flag.
-fn parse_header(h: &str) -> Result<(String, String), UserError> {
+pub(crate) fn parse_header(h: &str) -> Result<(String, String), UserError> {
     let bad = |why: &str| {
         UserError(format!(
             "invalid header '{}': {why}; use -H 'Name: value'",

@@ -489,3 +489,41 @@ teardown = "kill $(cat server.pid) && touch torn-down"
     );
     assert!(dir.path().join("torn-down").exists(), "teardown ran");
 }
+
+/// Issue 13: an experiment's runs are recorded in the history, labelled
+/// with the experiment and tagged with variant, level and block.
+#[test]
+fn experiment_runs_are_recorded_in_the_history() {
+    let a = support::pelt::server(None);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/", a.local_addr());
+    let plan = two_urls(&url, &url)
+        .replace("duration = \"600ms\"", "duration = \"200ms\"")
+        .replace("warmup = \"200ms\"", "warmup = \"100ms\"");
+    let db = dir.path().join("history.db");
+    let db = db.to_str().unwrap();
+    let (code, _, err, _) = experiment_with(dir.path(), &plan, &["--history", db]);
+    assert_eq!(code, 0, "{err}");
+    let out = pelt()
+        .args(["history", "--history", db, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 12, "6 blocks x 2 variants: {rows:#?}");
+    assert!(rows
+        .iter()
+        .all(|r| r["kind"] == "experiment" && r["label"] == "ab"));
+    for variant in ["A", "B"] {
+        let n = rows
+            .iter()
+            .filter(|r| r["tags"]["variant"] == variant)
+            .count();
+        assert_eq!(n, 6, "{rows:#?}");
+    }
+    assert!(rows.iter().all(|r| r["tags"]["experiment"] == "ab"));
+}

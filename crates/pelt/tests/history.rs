@@ -361,6 +361,18 @@ fn secrets_never_written(db: &Db<'_>) {
             vec![format!("https://u:S3CRET@{addr}/"), "--insecure".into()],
         ),
         ("token", vec![format!("http://{addr}/?token=S3CRET&a=1")]),
+        (
+            "basic-auth",
+            vec![format!("http://{addr}/"), "-A".into(), "u:S3CRET".into()],
+        ),
+        (
+            "login",
+            vec![
+                format!("http://{addr}/"),
+                "--login".into(),
+                format!("POST http://{addr}/ user=u&pass=S3CRET"),
+            ],
+        ),
         ("api-key", vec![format!("http://{addr}/?api_key=S3CRET")]),
         (
             "secret-header",
@@ -789,4 +801,72 @@ fn saved_runs_are_imported_once_and_redacted() {
     assert_eq!(db.count(), 3);
     let bytes = std::fs::read(data.path().join("history.db")).unwrap();
     assert!(!bytes.windows(SECRET.len()).any(|w| w == SECRET));
+}
+
+/// A recorded run is run again from the history; its secret header was
+/// never stored, so rerun asks for it rather than sending REDACTED.
+#[test]
+fn a_run_is_rerun_from_the_history_with_its_secret_given_again() {
+    let srv = support::pelt::server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let db = db.to_str().unwrap();
+    let out = pelt()
+        .args(["run", &url, "-n", "5", "-c", "1", "--history", db])
+        .args(["-H", "Authorization: Bearer S3CRET", "--label", "nightly"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = pelt()
+        .args(["history", "--history", db, "--format", "json"])
+        .output()
+        .unwrap();
+    let rows: Vec<Value> = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = rows[0]["id"].as_i64().unwrap().to_string();
+
+    let refused = pelt()
+        .args(["history", "rerun", &id, "--history", db])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("-H 'Authorization: ...'"), "{err}");
+    assert_eq!(srv.requests(), 5, "nothing sent without the secret");
+
+    let again = pelt()
+        .args(["history", "rerun", &id, "--history", db])
+        .args(["-H", "Authorization: Bearer S3CRET"])
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(srv.requests(), 10);
+    let listed = pelt()
+        .args([
+            "history",
+            "--history",
+            db,
+            "--format",
+            "json",
+            "--tag",
+            &format!("rerun_of={id}"),
+        ])
+        .output()
+        .unwrap();
+    let rows: Vec<Value> = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0]["label"], "nightly");
+    let bytes = std::fs::read(dir.path().join("h.db")).unwrap();
+    assert!(
+        !bytes.windows(6).any(|w| w == b"S3CRET"),
+        "the secret is not stored"
+    );
 }

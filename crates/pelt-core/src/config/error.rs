@@ -52,6 +52,9 @@ pub enum ConfigError {
     /// More than [`MAX_SENDERS`](super::MAX_SENDERS) streams in flight.
     #[error("-c × --streams must be at most 1,000,000 streams in flight; use fewer connections or streams, like -c 100 --streams 100")]
     TooManyStreams,
+    /// `--proxy` with `--http2`, `--follow` or `--unix-socket`.
+    #[error("--proxy works with plain HTTP/1.1 requests only for now; drop --http2, --follow or --unix-socket")]
+    ProxyWith,
     /// More than one stream without HTTP/2.
     #[error("--streams is for HTTP/2; add --http2, or use -c for more HTTP/1.1 connections")]
     StreamsWithoutHttp2,

@@ -58,6 +58,32 @@ pub struct HttpOptions {
     /// for pages whose length varies (timestamps, ads, random content).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub accept_variable_length: bool,
+    /// Sessions (issue 16): cookies, a login.
+    #[serde(default, skip_serializing_if = "SessionOptions::is_off")]
+    pub session: SessionOptions,
+    /// `--proxy`, `--proxy-from-env`.
+    #[serde(default, skip_serializing_if = "super::ProxyOptions::is_off")]
+    pub proxy: super::ProxyOptions,
+}
+
+/// A simulated user's session: `--cookies` and `--login`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionOptions {
+    /// `--cookies`: each sender keeps a cookie jar (RFC 6265), sending
+    /// back what the server set, across reconnects.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cookies: bool,
+    /// `--login`: a request each sender makes once, untimed, before its
+    /// first measured request; its cookies go into the sender's jar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login: Option<super::Target>,
+}
+
+impl SessionOptions {
+    /// Neither cookies nor a login: requests are sent as configured.
+    pub fn is_off(&self) -> bool {
+        !self.cookies && self.login.is_none()
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -211,6 +237,8 @@ impl Default for HttpOptions {
             follow: 0,
             follow_any_host: false,
             accept_variable_length: false,
+            session: SessionOptions::default(),
+            proxy: super::ProxyOptions::default(),
         }
     }
 }

@@ -9,12 +9,13 @@ mod error;
 mod http;
 mod load;
 mod pick;
+mod proxy;
 mod target;
 
 pub use error::{ConfigError, TargetError};
 pub use http::{
-    connect_address, ConnectTo, ConnectToError, HttpOptions, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_TIMEOUT, MAX_CONNECT_RATE, MAX_FOLLOW, MAX_STREAMS,
+    connect_address, ConnectTo, ConnectToError, HttpOptions, SessionOptions,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, MAX_CONNECT_RATE, MAX_FOLLOW, MAX_STREAMS,
 };
 pub use load::{
     Load, Stop, ThinkTime, ThinkTimeError, DEFAULT_CLOSED_CONNECTIONS, DEFAULT_DURATION,
@@ -22,6 +23,7 @@ pub use load::{
     MIN_RATE,
 };
 pub use pick::{Order, TargetPicker};
+pub use proxy::{Proxy, ProxyOptions};
 pub use target::{check_header, check_method, Target, MAX_BODY};
 
 use crate::duration::secs;
@@ -117,8 +119,13 @@ impl RunConfig {
         if self.targets.iter().any(|t| t.body.len() > MAX_BODY) {
             return Err(ConfigError::BodyTooLarge);
         }
-        for t in &self.targets {
+        for t in self.targets.iter().chain(&self.http.session.login) {
             t.check()?;
+        }
+        if !self.http.proxy.is_off()
+            && (self.http.http2 || self.http.follow > 0 || self.http.unix_socket.is_some())
+        {
+            return Err(ConfigError::ProxyWith);
         }
         if self.think.is_some() && self.load.rate().is_some() {
             return Err(ConfigError::ThinkWithRate);

@@ -22,6 +22,14 @@ pub(super) struct IntervalRecord {
     bytes_out: u64,
     reused: u64,
     connections: u64,
+    /// `--cookies` and `--login` (absent in files from before them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    with_cookie: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    logins: u64,
+    /// `--proxy` tunnels: `[count, total ns, longest ns]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tunnels: Option<(u64, u64, u64)>,
     first_intended: u64,
     last_sent: u64,
     last_done: u64,
@@ -40,6 +48,10 @@ pub(super) struct IntervalRecord {
     /// HdrHistogram V2 + deflate, base64: response, service, send_lag,
     /// ttfb, connect, tls.
     histograms: [String; 6],
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The rest of one target's figures in an interval.
@@ -167,6 +179,9 @@ impl IntervalRecord {
             bytes_out: r.bytes_out,
             reused: r.reused,
             connections: r.connections,
+            with_cookie: r.with_cookie,
+            logins: r.logins,
+            tunnels: (r.tunnels > 0).then_some((r.tunnels, r.tunnel_ns_sum, r.tunnel_ns_max)),
             first_intended: r.first_intended,
             last_sent: r.last_sent,
             last_done: r.last_done,
@@ -233,6 +248,11 @@ impl IntervalRecord {
         r.bytes_out = self.bytes_out;
         r.reused = self.reused;
         r.connections = self.connections;
+        r.with_cookie = self.with_cookie;
+        r.logins = self.logins;
+        if let Some((n, sum, max)) = self.tunnels {
+            (r.tunnels, r.tunnel_ns_sum, r.tunnel_ns_max) = (n, sum, max);
+        }
         r.first_intended = self.first_intended;
         r.last_sent = self.last_sent;
         r.last_done = self.last_done;

@@ -2,10 +2,12 @@
 //! Where they go is [`origin`]; how TLS is set up, [`tls`].
 
 mod origin;
+mod proxy;
 mod tls;
 
-pub(crate) use origin::{lookup_origin, resolve_origins};
+pub(crate) use origin::{lookup_origin, resolve_origin, resolve_origins};
 pub use origin::{Addr, Origin};
+pub(crate) use proxy::for_origin;
 pub use tls::tls_connector;
 use tls::{no_application_protocol, plain_text_reply};
 
@@ -35,6 +37,9 @@ pub struct Established {
     pub connect_ns: u64,
     /// The TLS handshake, for https.
     pub tls_ns: Option<u64>,
+    /// `--proxy` with https: the `CONNECT` exchange that set up the tunnel
+    /// (`connect_ns` is then the connection to the proxy).
+    pub tunnel_ns: Option<u64>,
 }
 
 /// Opens a connection to `origin`. Time limits are the caller's: the whole
@@ -71,6 +76,38 @@ pub async fn connect(
     // Requests are written whole; Nagle would only delay them.
     let _ = tcp.set_nodelay(true);
     let connect_ns = start.elapsed().as_nanos() as u64;
+    // --proxy with https: a CONNECT tunnel to the origin, within
+    // --connect-timeout too.
+    let mut tcp = tcp;
+    let tunnel_ns = match origin
+        .proxy
+        .as_ref()
+        .and_then(|p| p.tunnel.as_ref().map(|t| (p, t)))
+    {
+        Some((route, authority)) => {
+            let tunnel_start = std::time::Instant::now();
+            let by = tokio::time::Instant::from_std(start + connect_timeout);
+            match tokio::time::timeout_at(by, proxy::tunnel(&mut tcp, authority, route)).await {
+                Ok(Ok(())) => Some(tunnel_start.elapsed().as_nanos() as u64),
+                Ok(Err(detail)) => {
+                    return Err(Failure::new(
+                        ErrorKind::Connect,
+                        format!("proxy {}: {detail}", origin.addr),
+                    ))
+                }
+                Err(_) => {
+                    return Err(Failure::new(
+                        ErrorKind::Connect,
+                        format!(
+                            "proxy {}: no answer to CONNECT {authority} within --connect-timeout {connect_timeout:?}",
+                            origin.addr
+                        ),
+                    ))
+                }
+            }
+        }
+        None => None,
+    };
     match (&origin.tls, tls) {
         (Some(name), Some(connector)) => {
             let tls_start = std::time::Instant::now();
@@ -100,6 +137,7 @@ pub async fn connect(
                     Established {
                         connect_ns,
                         tls_ns: Some(tls_start.elapsed().as_nanos() as u64),
+                        tunnel_ns,
                     },
                 )),
                 Err(e) => Err(Failure::new(
@@ -130,6 +168,7 @@ pub async fn connect(
             Established {
                 connect_ns,
                 tls_ns: None,
+                tunnel_ns,
             },
         )),
     }
@@ -147,6 +186,7 @@ async fn connect_unix(
             Established {
                 connect_ns: start.elapsed().as_nanos() as u64,
                 tls_ns: None,
+                tunnel_ns: None,
             },
         )),
         Ok(Err(e)) => Err(failure(format!(

@@ -32,10 +32,23 @@ impl fmt::Display for Addr {
 /// Where a connection goes: one per distinct scheme, host and port.
 #[derive(Debug, Clone)]
 pub struct Origin {
-    /// Where to connect.
+    /// Where to connect (the proxy's address with `--proxy`).
     pub addr: Addr,
-    /// Present for https: the name to verify and send as SNI.
+    /// Present for https: the name to verify and send as SNI (the
+    /// origin's, also through a proxy's tunnel).
     pub tls: Option<ServerName<'static>>,
+    /// `--proxy`: how the proxy is used for this origin.
+    pub proxy: Option<ProxyRoute>,
+}
+
+/// How an origin is reached through a forward proxy.
+#[derive(Debug, Clone)]
+pub struct ProxyRoute {
+    /// https: `CONNECT` to this `host:port` first, then TLS inside the
+    /// tunnel. `None` for plain HTTP, sent to the proxy in absolute form.
+    pub tunnel: Option<String>,
+    /// The `Proxy-Authorization` value, if the proxy was given credentials.
+    pub authorization: Option<String>,
 }
 
 /// Resolves each distinct scheme/host/port once, before the run, after
@@ -53,19 +66,23 @@ pub(crate) fn resolve_origins(
             target_origin.push(i);
             continue;
         }
-        let origin = origin_of(&t.url, &config.http, |host, port| {
-            let addrs: Vec<SocketAddr> = (host, port)
-                .to_socket_addrs()
-                .map_err(|e| e.to_string())?
-                .collect();
-            pick_reachable(&addrs, config.http.connect_timeout)
-                .ok_or_else(|| "no addresses found".to_string())
-        })?;
+        let origin = resolve_origin(&t.url, &config.http)?;
         target_origin.push(origins.len());
         keys.push(key);
         origins.push(origin);
     }
     Ok((origins, target_origin))
+}
+
+/// Where connections for `url` go, resolved now (before the run).
+pub(crate) fn resolve_origin(url: &Url, http: &HttpOptions) -> Result<Origin, EngineError> {
+    origin_of(url, http, |host, port| {
+        let addrs: Vec<SocketAddr> = (host, port)
+            .to_socket_addrs()
+            .map_err(|e| e.to_string())?
+            .collect();
+        pick_reachable(&addrs, http.connect_timeout).ok_or_else(|| "no addresses found".to_string())
+    })
 }
 
 /// Where connections for `url` go: the Unix socket, or the address
@@ -76,8 +93,18 @@ pub(crate) fn origin_of(
     http: &HttpOptions,
     resolve: impl FnOnce(&str, u16) -> Result<SocketAddr, String>,
 ) -> Result<Origin, EngineError> {
+    let proxy = http.proxy.for_url(url);
     let addr = match &http.unix_socket {
         Some(path) => Addr::Unix(path.into()),
+        None if proxy.is_some() => {
+            let p = proxy.expect("checked");
+            Addr::Tcp(
+                resolve(&p.host, p.port).map_err(|detail| EngineError::Resolve {
+                    detail: format!("{detail} (the --proxy host)"),
+                    host: p.host.clone(),
+                })?,
+            )
+        }
         None => {
             let (host, port) = connect_address(&http.connect_to, &url.host, url.port);
             Addr::Tcp(resolve(&host, port).map_err(|detail| EngineError::Resolve {
@@ -100,7 +127,17 @@ pub(crate) fn origin_of(
             )
         }
     };
-    Ok(Origin { addr, tls })
+    let proxy = proxy.map(|p| ProxyRoute {
+        tunnel: (url.scheme == Scheme::Https).then(|| {
+            let host = match url.host.contains(':') {
+                true => format!("[{}]", url.host),
+                false => url.host.clone(),
+            };
+            format!("{host}:{}", url.port)
+        }),
+        authorization: p.authorization.clone(),
+    });
+    Ok(Origin { addr, tls, proxy })
 }
 
 /// The first address that accepts a connection, else the first address.

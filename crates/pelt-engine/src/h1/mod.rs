@@ -144,7 +144,7 @@ pub async fn read_response<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
 ) -> Result<Response, Failure> {
-    read_response_inner(stream, buf, head_request, on_first_byte, None).await
+    read_response_inner(stream, buf, head_request, on_first_byte, None, None).await
 }
 
 /// [`read_response`] that also copies a redirect's `Location` value into
@@ -156,7 +156,37 @@ pub async fn read_response_location<S: AsyncRead + Unpin>(
     on_first_byte: impl FnMut(),
     location: &mut Vec<u8>,
 ) -> Result<Response, Failure> {
-    read_response_inner(stream, buf, head_request, on_first_byte, Some(location)).await
+    read_response_inner(
+        stream,
+        buf,
+        head_request,
+        on_first_byte,
+        Some(location),
+        None,
+    )
+    .await
+}
+
+/// [`read_response`] that also copies the final response's head (status
+/// line and headers) into `head` (cleared first), for `--cookies`, and a
+/// redirect's `Location` into `location` if asked.
+pub(crate) async fn read_response_head<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    head_request: bool,
+    on_first_byte: impl FnMut(),
+    location: Option<&mut Vec<u8>>,
+    head: &mut Vec<u8>,
+) -> Result<Response, Failure> {
+    read_response_inner(
+        stream,
+        buf,
+        head_request,
+        on_first_byte,
+        location,
+        Some(head),
+    )
+    .await
 }
 
 /// Copies the `Location` header's value from a complete response head.
@@ -181,6 +211,7 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
     head_request: bool,
     mut on_first_byte: impl FnMut(),
     location: Option<&mut Vec<u8>>,
+    head_copy: Option<&mut Vec<u8>>,
 ) -> Result<Response, Failure> {
     let mut filled = 0usize;
     let mut bytes_in = 0u64;
@@ -266,6 +297,10 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
         bytes_in += n as u64;
     };
 
+    if let Some(out) = head_copy {
+        out.clear();
+        out.extend_from_slice(&buf[..head_len]);
+    }
     if let Some(out) = location {
         out.clear();
         if is_redirect(status) {

@@ -1,8 +1,11 @@
 //! The HTTP/1.1 transport: each sender owns one connection and sends one
 //! request at a time on it, reopening it when the server closes it.
 
-use super::{read_response, read_response_location, write_request, RequestLine, READ_BUF};
+use super::{
+    read_response, read_response_head, read_response_location, write_request, RequestLine, READ_BUF,
+};
 use crate::conn::{lookup_origin, Stream};
+use crate::session::{jar::with_header, Jar};
 use crate::transport::dial::open;
 use crate::transport::redirect::Redirects;
 use crate::transport::{
@@ -19,6 +22,17 @@ pub(crate) struct H1Sender {
     /// request (both reused, so following allocates only for the URL).
     location: Vec<u8>,
     redirect: Vec<u8>,
+    /// `--cookies`: the sender's jar (kept when the connection is not),
+    /// and room for a request with its cookies and a response's head.
+    session: Option<Box<Session>>,
+}
+
+/// A sender's session state (`--cookies`, `--login`).
+#[derive(Debug, Default)]
+struct Session {
+    jar: Jar,
+    request: Vec<u8>,
+    head: Vec<u8>,
 }
 
 /// The sender's open connection, and the origin it goes to.
@@ -29,13 +43,21 @@ struct Conn {
 }
 
 impl H1Sender {
-    /// A sender with no connection yet: it opens one for its first request.
-    pub fn new() -> H1Sender {
+    /// A sender with no connection yet: it opens one for its first
+    /// request. With a `jar` (`--cookies`), it sends back the cookies it
+    /// is given.
+    pub fn new(jar: Option<Jar>) -> H1Sender {
         H1Sender {
             conn: None,
             buf: vec![0u8; READ_BUF].into_boxed_slice(),
             location: Vec::new(),
             redirect: Vec::new(),
+            session: jar.map(|jar| {
+                Box::new(Session {
+                    jar,
+                    ..Session::default()
+                })
+            }),
         }
     }
 
@@ -138,9 +160,18 @@ impl Transport for H1Sender {
             }
         };
         let request = &plan.requests[target as usize];
+        // With --cookies, the request with the jar's cookies added.
+        let mut bytes = &request.bytes[..];
+        if let Some(s) = &mut self.session {
+            if let Some(line) = s.jar.header_line(&plan.cookie_urls[target as usize]) {
+                with_header(bytes, line, &mut s.request);
+                bytes = &s.request;
+                attempt.cookie = true;
+            }
+        }
         attempt.sent = Some(w.mark_sent(sender));
         c.stream
-            .write_all(&request.bytes)
+            .write_all(bytes)
             .await
             .map_err(|e| Failure::new(write_error_kind(&e), e.to_string()))?;
         // A no-op for plain TCP; TLS may hold a partial record until flushed.
@@ -148,11 +179,26 @@ impl Transport for H1Sender {
             .flush()
             .await
             .map_err(|e| Failure::new(write_error_kind(&e), e.to_string()))?;
-        attempt.bytes_out = request.bytes.len() as u64;
+        attempt.bytes_out = bytes.len() as u64;
         let first_byte = &mut attempt.first_byte;
         let on_first = || *first_byte = Some(w.now());
         let follow = plan.http.follow > 0;
-        let resp = if follow {
+        let resp = if let Some(s) = &mut self.session {
+            let location = follow.then_some(&mut self.location);
+            let r = read_response_head(
+                &mut c.stream,
+                &mut self.buf,
+                request.head,
+                on_first,
+                location,
+                &mut s.head,
+            )
+            .await;
+            if r.is_ok() {
+                s.jar.absorb(&s.head, &plan.cookie_urls[target as usize]);
+            }
+            r
+        } else if follow {
             read_response_location(
                 &mut c.stream,
                 &mut self.buf,

@@ -10,6 +10,7 @@
 
 use super::{field_size, header_block_size};
 use crate::conn::Stream;
+use crate::session::Jar;
 use crate::transport::dial::dial;
 use crate::transport::redirect::Redirects;
 use crate::transport::{
@@ -17,6 +18,7 @@ use crate::transport::{
 };
 use bytes::Bytes;
 use h2::client::SendRequest;
+use http::HeaderValue;
 use pelt_core::ErrorKind;
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
@@ -98,11 +100,18 @@ pub(crate) struct H2Sender {
     shared: Rc<SharedConn>,
     /// This sender's copy of the handle: `(origin, generation, handle)`.
     send: Option<(usize, u64, SendRequest<Bytes>)>,
+    /// `--cookies`: this stream's jar (a stream is the simulated user,
+    /// as an HTTP/1.1 connection is), kept across new connections.
+    jar: Option<Box<Jar>>,
 }
 
 impl H2Sender {
-    pub fn new(shared: Rc<SharedConn>) -> H2Sender {
-        H2Sender { shared, send: None }
+    pub fn new(shared: Rc<SharedConn>, jar: Option<Jar>) -> H2Sender {
+        H2Sender {
+            shared,
+            send: None,
+            jar: jar.map(Box::new),
+        }
     }
 
     /// Makes `self.send` a handle on a live connection to `origin`, opening
@@ -213,9 +222,17 @@ impl H2Sender {
             .await
             .map_err(|e| unsent(&e))?;
         let request = &plan.h2_requests[target as usize];
+        let mut head = request.request();
+        if let Some(jar) = &mut self.jar {
+            let url = &plan.cookie_urls[target as usize];
+            if let Some(v) = jar.value(url).and_then(|v| HeaderValue::from_bytes(v).ok()) {
+                head.headers_mut().append(http::header::COOKIE, v);
+                attempt.cookie = true;
+            }
+        }
         attempt.sent = Some(w.mark_sent(sender));
         let (response, mut body_out) = send
-            .send_request(request.request(), request.body.is_empty())
+            .send_request(head, request.body.is_empty())
             .map_err(|e| unsent(&e))?;
         if !request.body.is_empty() {
             // h2 queues what the flow-control window does not yet allow.
@@ -231,6 +248,13 @@ impl H2Sender {
             )
         })?;
         attempt.first_byte = Some(w.now());
+        if let Some(jar) = &mut self.jar {
+            let set = response.headers().get_all(http::header::SET_COOKIE);
+            jar.absorb_values(
+                set.iter().map(|v| v.as_bytes()),
+                &plan.cookie_urls[target as usize],
+            );
+        }
         let status = response.status().as_u16();
         let location =
             (plan.http.follow > 0 && is_redirect(status)).then(|| location_of(&response));

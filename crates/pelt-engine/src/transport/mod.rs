@@ -83,4 +83,6 @@ pub(crate) struct Attempt {
     pub bytes_out: u64,
     /// Whether it went on a connection that was already open.
     pub reused: bool,
+    /// `--cookies`: whether it carried a `Cookie` header from the jar.
+    pub cookie: bool,
 }

@@ -148,7 +148,7 @@ async fn exchange_all(config: &RunConfig, requests: usize) -> Vec<Sample> {
     let worker = Worker::new(plan, share, tx, recycled);
     // The plan's clock starts a moment ahead, as for a real run.
     tokio::time::sleep_until(worker.plan().instant(0)).await;
-    let mut transport = H1Sender::new();
+    let mut transport = H1Sender::new(None);
     let mut samples = Vec::new();
     for _ in 0..requests {
         let intended = worker.now();

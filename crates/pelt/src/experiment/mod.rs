@@ -30,6 +30,9 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
         crate::emit(schedule(&plan).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    // Before any run: a history pelt cannot use is an input error.
+    let mut history =
+        crate::history::Recording::for_experiment(&args.location, args.no_history, &plan.name)?;
     let folder = match &args.out {
         Some(dir) => dir.clone(),
         None => default_folder(&plan)?,
@@ -39,7 +42,7 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     // experiment through its teardown instead of killing pelt.
     crate::signals::install();
     let mut outcome = Outcome::new(plan.variants.len(), plan.levels.len(), folder.clone());
-    let failure = conduct(&plan, &args, &mut outcome).err();
+    let failure = conduct(&plan, &args, &mut outcome, &mut history).err();
     if let Some(e) = &failure {
         outcome.problems.push(e.clone());
     }
@@ -89,7 +92,12 @@ fn write_reports(plan: &Plan, outcome: &Outcome) -> Result<Reports, UserError> {
 
 /// Runs every block; stops at the first setup or readiness failure, or at
 /// Ctrl-C, always tearing the current variant down.
-fn conduct(plan: &Plan, args: &ExperimentArgs, outcome: &mut Outcome) -> Result<(), String> {
+fn conduct(
+    plan: &Plan,
+    args: &ExperimentArgs,
+    outcome: &mut Outcome,
+    history: &mut Option<crate::history::Recording>,
+) -> Result<(), String> {
     let total = plan.total_runs();
     let started = Instant::now();
     let logs = outcome.folder.join("logs");
@@ -108,7 +116,9 @@ fn conduct(plan: &Plan, args: &ExperimentArgs, outcome: &mut Outcome) -> Result<
                     ("PELT", pelt_exe()),
                 ],
             };
-            let result = measure_variant(plan, args, &shell, block, v, outcome, total, started);
+            let result = measure_variant(
+                plan, args, &shell, block, v, outcome, total, started, history,
+            );
             if let Some(cmd) = &variant.teardown {
                 if let Err(e) = shell.run("teardown", cmd, plan.command_timeout) {
                     let problem = format!("variant '{}', block {}: {e}", variant.name, block + 1);
@@ -136,6 +146,7 @@ fn measure_variant(
     outcome: &mut Outcome,
     total: usize,
     started: Instant,
+    history: &mut Option<crate::history::Recording>,
 ) -> Result<(), String> {
     let variant = &plan.variants[v];
     if let Some(cmd) = &variant.setup {
@@ -183,6 +194,19 @@ fn measure_variant(
         };
         let summary =
             execute(variant.configs[l].clone(), args.quiet, keep).map_err(|UserError(e)| e)?;
+        if let Some(h) = history {
+            let tags = [
+                ("experiment", plan.name.clone()),
+                ("variant", variant.name.clone()),
+                ("level", level.label()),
+                ("block", (block + 1).to_string()),
+            ];
+            h.record_tagged(
+                &summary,
+                Some(&file),
+                tags.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            );
+        }
         let record = RunRecord::new(block, v, l, file, &summary);
         let interrupted = record.interrupted;
         outcome.add(record, summary);

@@ -53,6 +53,25 @@ pub enum HistoryCommand {
     Trend(TrendArgs),
     /// Check the database's integrity (SQLite's integrity_check and pelt's own).
     Check,
+    /// Run a recorded run's configuration again (recorded as a new run,
+    /// tagged rerun_of=ID). Secrets were never stored: give them again.
+    Rerun(RerunArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RerunArgs {
+    /// The run's id (the first column of `pelt history`).
+    pub id: i64,
+
+    /// A header to send again in place of a secret one the history
+    /// replaced by REDACTED, like -H 'Authorization: Bearer ...'.
+    /// Repeatable.
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
 }
 
 /// Which runs: every condition given must hold.
@@ -185,7 +204,71 @@ pub fn command(args: HistoryArgs) -> Result<ExitCode, UserError> {
         HistoryCommand::Rm(a) => rm(&location, a),
         HistoryCommand::Trend(a) => trend(&location, a),
         HistoryCommand::Check => check(&location),
+        HistoryCommand::Rerun(a) => rerun(&location, a),
     }
+}
+
+/// `pelt history rerun ID`: the stored configuration, its secrets given
+/// again, run and recorded as a new run.
+fn rerun(loc: &Location, a: RerunArgs) -> Result<ExitCode, UserError> {
+    use pelt_store::secrets::MARKER;
+    let mut store = open(loc)?;
+    let run = store.get(a.id).map_err(store_error)?.ok_or_else(|| {
+        UserError(format!(
+            "no run {} in the history; see the ids with pelt history",
+            a.id
+        ))
+    })?;
+    let mut config: pelt_core::RunConfig = serde_json::from_str(&run.config_json)
+        .map_err(|e| UserError(format!("run {}'s configuration cannot be read: {e}", a.id)))?;
+    let given = a
+        .headers
+        .iter()
+        .map(|h| crate::run::parse_header(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    for t in &mut config.targets {
+        if t.url.to_string().contains(MARKER) {
+            return Err(UserError(format!(
+                "run {}'s URL had secrets (userinfo or a token-like parameter), which the history does not keep: \
+                 run it again with pelt run and the full URL",
+                a.id
+            )));
+        }
+        for (name, value) in &mut t.headers {
+            if value.contains(MARKER) {
+                match given.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                    Some((_, v)) => *value = v.clone(),
+                    None => {
+                        return Err(UserError(format!(
+                            "run {}'s {name} header was secret, and the history does not keep it: \
+                             give it again, like pelt history rerun {} -H '{name}: ...'",
+                            a.id, a.id
+                        )))
+                    }
+                }
+            }
+        }
+    }
+    drop(store);
+    let record = super::RecordArgs {
+        location: loc.clone(),
+        tags: vec![("rerun_of".to_string(), a.id.to_string())],
+        label: run.row.label.clone(),
+        ..super::RecordArgs::default()
+    };
+    let mut history = super::Recording::start(&record)?;
+    let mut copy = None;
+    let keep = crate::execute::Keep {
+        secrets: record.redactor(),
+        copy: history.as_ref().map(|_| &mut copy),
+        ..crate::execute::Keep::default()
+    };
+    let summary = crate::execute::execute(config, false, keep)?;
+    if let Some(h) = history.as_mut() {
+        h.record(&summary, None, copy);
+    }
+    crate::emit(crate::output::render_one(&summary, a.format)?.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn list(loc: &Location, a: ListArgs) -> Result<ExitCode, UserError> {

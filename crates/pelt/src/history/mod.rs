@@ -173,6 +173,37 @@ impl Recording {
         }))
     }
 
+    /// The history for the runs of experiment `name` (labelled with it),
+    /// opened before any run; `None` with --no-history.
+    pub fn for_experiment(
+        location: &Location,
+        no_history: bool,
+        name: &str,
+    ) -> Result<Option<Recording>, UserError> {
+        let args = RecordArgs {
+            location: location.clone(),
+            no_history,
+            label: Some(name.to_string()),
+            ..RecordArgs::default()
+        };
+        Ok(Recording::start(&args)?.map(|mut r| {
+            r.kind = Kind::Experiment;
+            r
+        }))
+    }
+
+    /// [`Recording::record`] with these tags (an experiment's variant,
+    /// level and block) instead of the flags'.
+    pub fn record_tagged(
+        &mut self,
+        summary: &RunSummary,
+        out: Option<&Path>,
+        tags: Vec<(String, String)>,
+    ) -> Option<i64> {
+        self.tags = tags;
+        self.record(summary, out, None)
+    }
+
     /// Whether the results file must be kept in memory for the history:
     /// yes, unless the user saves it where they said (`-o`).
     pub fn wants_copy(out: Option<&Path>) -> bool {

@@ -10,3 +10,4 @@
 pub mod chromium;
 pub mod nginx;
 pub mod pelt;
+pub mod proxy;

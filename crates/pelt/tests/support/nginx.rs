@@ -72,6 +72,15 @@ http {
     # The Content-Type each request carried ("-" for none).
     log_format headers '$request_method $request_uri $content_type';
     access_log "@PREFIX@/logs/headers.log" headers;
+    # Sessions: each connection's requests, and the sid cookie each carried.
+    log_format session '$connection $connection_requests $request_uri $cookie_sid';
+    access_log "@PREFIX@/logs/session.log" session;
+    # A per-connection cookie, set on a connection's first response only
+    # (add_header skips an empty value): `add_header Set-Cookie $first_sid;`.
+    map $connection_requests $first_sid {
+        1 "sid=c$connection; Path=/";
+        default "";
+    }
 
     client_body_temp_path "@PREFIX@/tmp/client_body";
     proxy_temp_path "@PREFIX@/tmp/proxy";
@@ -220,6 +229,17 @@ impl Nginx {
         // Both logs are written per request, access.log first.
         self.access_log_lines(Some(expected));
         let text = fs::read_to_string(self.prefix.path().join("logs/conn.log")).unwrap_or_default();
+        let complete = text.rfind('\n').map_or(0, |end| end + 1);
+        text[..complete].lines().map(str::to_owned).collect()
+    }
+
+    /// The complete lines of the session log so far: `$connection
+    /// $connection_requests $request_uri $cookie_sid` (`-` for no cookie).
+    /// Waits like [`Nginx::access_log_lines`] for at least `expected` lines.
+    pub fn session_log_lines(&self, expected: usize) -> Vec<String> {
+        self.access_log_lines(Some(expected));
+        let text =
+            fs::read_to_string(self.prefix.path().join("logs/session.log")).unwrap_or_default();
         let complete = text.rfind('\n').map_or(0, |end| end + 1);
         text[..complete].lines().map(str::to_owned).collect()
     }
@@ -441,7 +461,7 @@ fn read_logs(prefix: &Path) -> String {
 
 /// A random port in [`PORT_RANGE`]. Each `RandomState` is freshly seeded, so
 /// concurrent tests and test binaries pick different ports.
-fn random_port(attempt: usize) -> u16 {
+pub fn random_port(attempt: usize) -> u16 {
     let random = RandomState::new().hash_one((attempt, std::process::id()));
     let span = u64::from(PORT_RANGE.end - PORT_RANGE.start);
     PORT_RANGE.start + (random % span) as u16

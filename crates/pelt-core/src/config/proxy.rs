@@ -1,0 +1,90 @@
+//! `--proxy` and `--proxy-from-env`: a forward HTTP proxy between pelt
+//! and the targets, for plain HTTP (requests in absolute form) and for
+//! https (a `CONNECT` tunnel, TLS end to end with the origin).
+
+use crate::url::{Scheme, Url};
+use serde::{Deserialize, Serialize};
+
+/// One forward proxy: where it listens, and the credentials it wants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Proxy {
+    /// The proxy's host name or address (IPv6 without brackets).
+    pub host: String,
+    /// The proxy's port.
+    pub port: u16,
+    /// The `Proxy-Authorization` value (`Basic ...`) from `user:pass@`:
+    /// never written to a file (a results file says only that there was
+    /// one).
+    #[serde(skip)]
+    pub authorization: Option<String>,
+    /// Whether the proxy was given credentials.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub authenticated: bool,
+}
+
+/// Which proxy each target goes through.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProxyOptions {
+    /// For `http://` targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<Proxy>,
+    /// For `https://` targets (through `CONNECT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub https: Option<Proxy>,
+    /// `NO_PROXY`: hosts (and their subdomains) reached directly; `*` for
+    /// every host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_proxy: Vec<String>,
+}
+
+impl ProxyOptions {
+    /// No proxy at all.
+    pub fn is_off(&self) -> bool {
+        self.http.is_none() && self.https.is_none()
+    }
+
+    /// The proxy `url` goes through, if any.
+    pub fn for_url(&self, url: &Url) -> Option<&Proxy> {
+        let proxy = match url.scheme {
+            Scheme::Http => self.http.as_ref(),
+            Scheme::Https => self.https.as_ref(),
+        }?;
+        let host = url.host.to_ascii_lowercase();
+        let bypass = self.no_proxy.iter().any(|n| {
+            let n = n.trim().trim_start_matches('.').to_ascii_lowercase();
+            n == "*" || host == n || host.ends_with(&format!(".{n}"))
+        });
+        (!bypass).then_some(proxy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_proxy_matches_hosts_and_their_subdomains() {
+        let p = Proxy {
+            host: "127.0.0.1".into(),
+            port: 3128,
+            authorization: None,
+            authenticated: false,
+        };
+        let opts = ProxyOptions {
+            http: Some(p.clone()),
+            https: None,
+            no_proxy: vec!["example.com".into(), ".internal".into()],
+        };
+        let url = |s: &str| Url::parse(s).unwrap();
+        assert_eq!(opts.for_url(&url("http://127.0.0.1/")), Some(&p));
+        assert_eq!(opts.for_url(&url("http://example.com/")), None);
+        assert_eq!(opts.for_url(&url("http://a.example.com/")), None);
+        assert_eq!(opts.for_url(&url("http://notexample.com/")), Some(&p));
+        assert_eq!(opts.for_url(&url("http://x.internal/")), None);
+        assert_eq!(
+            opts.for_url(&url("https://127.0.0.1/")),
+            None,
+            "no https proxy"
+        );
+    }
+}

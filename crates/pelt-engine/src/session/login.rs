@@ -1,0 +1,164 @@
+//! `--login`: each sender's login, made before the run's clock starts.
+//!
+//! Logins happen in [`Run::start`](crate::Run::start), all senders' at
+//! once (each on a connection of its own, closed after), so no measured
+//! request waits behind one and no figure includes one: the run's epoch is
+//! set after the last login. A login that fails (no connection, a status
+//! other than 2xx or 3xx) stops the run before any load is sent.
+
+use super::jar::{cookie_url, Jar};
+use crate::conn::{connect, for_origin, resolve_origin, tls_connector, Origin};
+use crate::error::EngineError;
+use crate::h1::PreparedRequest;
+use pelt_core::{HttpOptions, Target};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The most of a login's response kept (its head and the body's first
+/// bytes are all that is used).
+const MAX_LOGIN_RESPONSE: usize = 1 << 20;
+/// Body bytes quoted when a login fails.
+const QUOTED: usize = 120;
+
+/// One login, ready to be made by every sender.
+struct Login {
+    origin: Origin,
+    tls: Option<tokio_rustls::TlsConnector>,
+    request: Vec<u8>,
+    url: url::Url,
+    /// What the failure message calls it: `POST http://host/login`.
+    name: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Login {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the request: it holds the credentials.
+        f.debug_struct("Login")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Logs `senders` senders in, each with a jar of its own; returns the
+/// jars, in sender order.
+pub(crate) fn login_all(
+    login: &Target,
+    http: &HttpOptions,
+    senders: usize,
+) -> Result<Vec<Jar>, EngineError> {
+    let origin = resolve_origin(&login.url, http)?;
+    // HTTP/1.1 always: the login is one exchange on its own connection.
+    let tls = origin
+        .tls
+        .as_ref()
+        .map(|_| tls_connector(http.insecure, false));
+    let login = Arc::new(Login {
+        request: for_origin(
+            PreparedRequest::new(login, false).bytes,
+            &login.url,
+            &origin,
+        ),
+        origin,
+        tls,
+        url: cookie_url(&login.url),
+        name: format!("{} {}", login.method, login.url),
+        timeout: http.timeout,
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(EngineError::Runtime)?;
+    rt.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        for i in 0..senders {
+            let login = login.clone();
+            tasks.spawn(async move { (i, login_one(&login).await) });
+        }
+        let mut jars: Vec<Option<Jar>> = (0..senders).map(|_| None).collect();
+        while let Some(done) = tasks.join_next().await {
+            let (i, jar) = done.map_err(|e| EngineError::Login(e.to_string()))?;
+            // The first failure stops the run; the rest are dropped with it.
+            jars[i] = Some(jar.map_err(EngineError::Login)?);
+        }
+        Ok(jars.into_iter().map(|j| j.unwrap_or_default()).collect())
+    })
+}
+
+/// One sender's login: its jar, or one line saying why it failed.
+async fn login_one(login: &Login) -> Result<Jar, String> {
+    let exchange = async {
+        let (mut stream, _) = connect(&login.origin, login.tls.as_ref(), login.timeout)
+            .await
+            .map_err(|f| format!("{}: {}", login.name, f.detail))?;
+        stream
+            .write_all(&login.request)
+            .await
+            .map_err(|e| format!("{}: {e}", login.name))?;
+        stream
+            .flush()
+            .await
+            .map_err(|e| format!("{}: {e}", login.name))?;
+        // The request asked the server to close: read to the end.
+        let mut response = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) => break,
+                Ok(n) => response.extend_from_slice(&buf[..n]),
+                // rustls: a close without close_notify ends the body too.
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                Err(e) => return Err(format!("{}: {e}", login.name)),
+            }
+            if response.len() >= MAX_LOGIN_RESPONSE {
+                break;
+            }
+        }
+        Ok(response)
+    };
+    let response = tokio::time::timeout(login.timeout, exchange)
+        .await
+        .map_err(|_| {
+            format!(
+                "{}: no response within --timeout {:?}",
+                login.name, login.timeout
+            )
+        })??;
+    judge(login, &response)
+}
+
+/// A login's response: its cookies in a new jar when its status is 2xx or
+/// 3xx (a login often redirects), else the failure with the status and the
+/// body's first bytes.
+fn judge(login: &Login, response: &[u8]) -> Result<Jar, String> {
+    let mut headers = vec![httparse::EMPTY_HEADER; 256];
+    let mut resp = httparse::Response::new(&mut headers);
+    let head_len = match resp.parse(response) {
+        Ok(httparse::Status::Complete(n)) => n,
+        _ => {
+            return Err(format!(
+                "{}: no valid HTTP response ({} bytes received)",
+                login.name,
+                response.len()
+            ))
+        }
+    };
+    let status = resp.code.unwrap_or(0);
+    if !(200..400).contains(&status) {
+        let body = &response[head_len..response.len().min(head_len + QUOTED)];
+        let text: String = String::from_utf8_lossy(body)
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        return Err(format!(
+            "{} answered {status} {}: '{}'; check the credentials in --login",
+            login.name,
+            resp.reason.unwrap_or(""),
+            text.trim()
+        ));
+    }
+    let mut jar = Jar::default();
+    jar.absorb(&response[..head_len], &login.url);
+    Ok(jar)
+}

@@ -1,0 +1,12 @@
+//! Sessions (`--cookies`, `--login`): what makes a sender a simulated
+//! user rather than a replayer of fixed bytes.
+//!
+//! - [`jar`]: one cookie jar per sender (RFC 6265 through `cookie_store`),
+//!   kept for the sender's life, across reconnects.
+//! - [`login`]: each sender's login, made once before the run's clock
+//!   starts, untimed and outside every figure.
+
+pub(crate) mod jar;
+pub(crate) mod login;
+
+pub(crate) use jar::Jar;

@@ -195,8 +195,11 @@ fn frame(f: &mut Frame<'_>, s: &State, planned: Option<Duration>) {
     outcomes(f, s, right);
 }
 
+/// A chart line: its name, colour, and figure of a second.
+type Series = (&'static str, Color, fn(&pelt_core::IntervalRow) -> u64);
+
 fn latency_chart(f: &mut Frame<'_>, s: &State, area: Rect) {
-    let series: [(&str, Color, fn(&pelt_core::IntervalRow) -> u64); 4] = [
+    let series: [Series; 4] = [
         ("p50", Color::Green, |r| r.p50_ns),
         ("p90", Color::Yellow, |r| r.p90_ns),
         ("p99", Color::LightRed, |r| r.p99_ns),

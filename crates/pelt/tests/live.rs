@@ -584,18 +584,23 @@ fn no_tui_keeps_the_progress_line() {
 }
 
 #[test]
-fn tui_follows_resizing_and_says_when_the_terminal_is_too_small() {
+fn tui_follows_resizing_says_when_too_small_and_q_stops_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());
     let tmux = Tmux::new("resize");
-    run_in_tmux(&tmux, dir.path(), &url, "--tui");
+    let out = run_in_tmux(&tmux, dir.path(), &url, "--tui");
     tmux.wait_for("the dashboard", |s| s.contains("pelt live"));
     tmux.cmd(&["resize-window", "-t", "t", "-x", "40", "-y", "10"]);
     tmux.wait_for("the size note", |s| s.contains("terminal too small: 40x10"));
     tmux.cmd(&["resize-window", "-t", "t", "-x", "90", "-y", "30"]);
     let back = tmux.wait_for("the dashboard again", |s| s.contains("pelt live"));
     assert!(back.lines().any(|l| l.chars().count() == 90), "{back}");
+    // q stops the run as Ctrl-C does: the report so far, exit 130.
+    tmux.cmd(&["send-keys", "-t", "t", "q"]);
     let done = tmux.wait_for("EXIT=", |s| s.contains("EXIT="));
-    assert!(done.contains("EXIT=0"), "{done}");
+    assert!(done.contains("EXIT=130"), "{done}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    assert_eq!(report["interrupted"], true);
+    assert!(report["requests"]["total"].as_u64().unwrap() > 0);
 }

@@ -444,6 +444,10 @@ pub struct RunArgs {
     /// A forward proxy.
     #[command(flatten)]
     pub proxy: crate::session::ProxyArgs,
+
+    /// Watching the run live: --tui, --metrics, --dashboard.
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -24,6 +24,10 @@ pub struct Keep<'a> {
     pub copy: Option<&'a mut Option<Vec<u8>>>,
     /// `--log-requests FILE`: every request, one line each.
     pub log: Option<&'a Path>,
+    /// The live views (`--metrics`, `--dashboard`, `--tui`), fed each second.
+    pub live: Vec<pelt_live::Live>,
+    /// `--tui`: the figures the terminal dashboard draws (one of `live`).
+    pub tui: Option<pelt_live::Live>,
 }
 
 /// Runs `config` with a live progress line (on a terminal), Ctrl-C
@@ -67,7 +71,14 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         &header,
     );
     crate::signals::cancel_on_ctrl_c(run.canceller());
-    let line = ProgressLine::new(quiet, planned, run.measure_from());
+    let tui = keep.tui.and_then(|live| {
+        let canceller = run.canceller();
+        pelt_live::tui::Tui::start(live, planned.duration, move || canceller.cancel())
+            .map_err(|e| eprintln!("pelt: no terminal dashboard ({e}); showing the progress line"))
+            .ok()
+    });
+    let line = ProgressLine::new(quiet || tui.is_some(), planned, run.measure_from());
+    let live = keep.live;
     // Results are written and shown from a thread of the lowest priority:
     // on a core shared with a worker (`taskset -c 0 pelt run ...`) it then
     // runs in the worker's idle gaps instead of delaying its sends. A
@@ -75,13 +86,16 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
     // workers take the priority of the thread that starts them.
     let follower = std::thread::Builder::new()
         .name("pelt-results".into())
-        .spawn(move || follow(run, sinks, line))
+        .spawn(move || follow(run, sinks, line, live))
         .map_err(|e| {
             UserError(format!(
                 "cannot start a thread: {e}; free some memory or raise the thread limit"
             ))
         })?;
-    let (mut summary, copy) = match follower.join() {
+    let joined = follower.join();
+    // The terminal back as it was before the report is printed.
+    drop(tui);
+    let (mut summary, copy) = match joined {
         Ok(done) => done,
         Err(panic) => std::panic::resume_unwind(panic),
     };
@@ -94,12 +108,20 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
 
 /// Writes and shows each second as it completes, then the whole run;
 /// returns it with the in-memory copy of its results file, if asked for.
-fn follow(run: Run, mut sinks: Sinks, mut line: ProgressLine) -> (RunSummary, Option<Vec<u8>>) {
+fn follow(
+    run: Run,
+    mut sinks: Sinks,
+    mut line: ProgressLine,
+    live: Vec<pelt_live::Live>,
+) -> (RunSummary, Option<Vec<u8>>) {
     pelt_engine::background_priority();
     loop {
         match run.progress(Duration::from_millis(200)) {
             Progress::Interval(s) => {
                 sinks.interval(s.row.unix_second, &s.recorder);
+                for view in &live {
+                    view.feed(&s.row, &s.recorder);
+                }
                 line.update(run.elapsed(), Some(&s));
             }
             Progress::Waiting => line.update(run.elapsed(), None),

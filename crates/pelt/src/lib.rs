@@ -16,6 +16,7 @@ mod experiment;
 pub mod fuzz;
 mod history;
 mod launch;
+mod live;
 mod manual;
 mod output;
 mod progress;

@@ -359,6 +359,9 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     // cannot use is an input error, not a surprise after the run.
     crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
     let mut history = crate::history::Recording::start(&args.record)?;
+    // Listening before any load is sent: a port in use is bad input.
+    let views =
+        crate::live::Views::start(&args.live, &config, &args.record.redactor(), args.quiet)?;
     let mut copy = None;
     let keep = Keep {
         out: args.out.as_deref(),
@@ -369,6 +372,8 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             .filter(|_| crate::history::Recording::wants_copy(args.out.as_deref()))
             .map(|_| &mut copy),
         log: args.log_requests.as_deref(),
+        live: views.feed(),
+        tui: views.tui(),
     };
     let summary = execute(config, args.quiet, keep)?;
     let id = history
@@ -378,6 +383,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         buckets: args.buckets.clone(),
     };
     crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
+    views.close(&summary);
     if summary.interrupted {
         // 128 + SIGINT, as shells report an interrupted command.
         return Ok(std::process::ExitCode::from(130));

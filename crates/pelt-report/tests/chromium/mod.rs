@@ -34,6 +34,11 @@ pub struct Run {
 /// (so a hung run is killed with every helper process it started), with
 /// a fresh profile and nothing that would reach the network.
 pub fn run(dir: &Path, page: &Path, args: &[String]) -> Run {
+    run_url(dir, &format!("file://{}", page.display()), args)
+}
+
+/// [`run`] for any URL (a page served over loopback).
+pub fn run_url(dir: &Path, url: &str, args: &[String]) -> Run {
     let profile = tempfile::tempdir_in(dir).unwrap();
     let out_path = dir.join(format!("out-{}.txt", fastish_id()));
     let err_path = dir.join(format!("err-{}.txt", fastish_id()));
@@ -52,7 +57,7 @@ pub fn run(dir: &Path, page: &Path, args: &[String]) -> Run {
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(args)
-        .arg(format!("file://{}", page.display()))
+        .arg(url)
         .stdin(Stdio::null())
         .stdout(File::create(&out_path).unwrap())
         .stderr(File::create(&err_path).unwrap())

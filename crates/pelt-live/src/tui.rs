@@ -1,0 +1,304 @@
+//! The terminal dashboard (`--tui`): ratatui on stderr's alternate
+//! screen, redrawn from a [`Live`] a few times a second by a thread of
+//! its own, so stdout stays free for the report.
+
+use crate::metrics::{bucket_counts, BUCKETS_S};
+use crate::state::State;
+use crate::Live;
+use pelt_core::{human_ns, ErrorKind};
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use ratatui::crossterm::{cursor, execute};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::Line;
+use ratatui::widgets::{
+    Axis, Bar, BarChart, BarGroup, Block, Chart, Dataset, GraphType, Paragraph,
+};
+use ratatui::{Frame, Terminal};
+use std::io::{self, Stderr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// The smallest terminal the dashboard draws in; smaller gets a note.
+pub const MIN_SIZE: (u16, u16) = (60, 16);
+/// How often the screen is redrawn (and keys read).
+const TICK: Duration = Duration::from_millis(250);
+
+/// A running terminal dashboard.
+#[derive(Debug)]
+pub struct Tui {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl Tui {
+    /// Takes over the terminal (stderr) and draws `live` until
+    /// [`Tui::stop`]; `q` or Ctrl-C call `quit` (raw mode turns Ctrl-C
+    /// into a key). `planned` is the run's measured length, if known.
+    pub fn start(
+        live: Live,
+        planned: Option<Duration>,
+        quit: impl Fn() + Send + 'static,
+    ) -> io::Result<Tui> {
+        enable_raw_mode()?;
+        let mut err = io::stderr();
+        if let Err(e) = execute!(err, EnterAlternateScreen, cursor::Hide) {
+            let _ = disable_raw_mode();
+            return Err(e);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("pelt-tui".into())
+            .spawn(move || {
+                let mut term = Terminal::new(CrosstermBackend::new(io::stderr()))?;
+                while !stopping.load(Ordering::Acquire) {
+                    draw(&mut term, &live, planned)?;
+                    if event::poll(TICK)? {
+                        match event::read()? {
+                            Event::Key(k) if k.kind == KeyEventKind::Press => {
+                                let ctrl_c = k.code == KeyCode::Char('c')
+                                    && k.modifiers.contains(KeyModifiers::CONTROL);
+                                if ctrl_c || k.code == KeyCode::Char('q') {
+                                    quit();
+                                }
+                            }
+                            Event::Resize(..) => term.autoresize()?,
+                            _ => {}
+                        }
+                    }
+                }
+                Ok(())
+            });
+        match thread {
+            Ok(t) => Ok(Tui {
+                stop,
+                thread: Some(t),
+            }),
+            Err(e) => {
+                restore();
+                Err(e)
+            }
+        }
+    }
+
+    /// Stops drawing and gives the terminal back as it was.
+    pub fn stop(mut self) {
+        self.end();
+    }
+
+    fn end(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+            restore();
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        // Also on a panic: a terminal left in raw mode is unusable.
+        self.end();
+    }
+}
+
+fn restore() {
+    let _ = disable_raw_mode();
+    let _ = execute!(io::stderr(), LeaveAlternateScreen, cursor::Show);
+}
+
+fn draw(
+    term: &mut Terminal<CrosstermBackend<Stderr>>,
+    live: &Live,
+    planned: Option<Duration>,
+) -> io::Result<()> {
+    live.read(|s| term.draw(|f| frame(f, s, planned)).map(|_| ()))
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// The figures at the top, one line each (the tmux test reads them).
+pub fn header(s: &State, planned: Option<Duration>) -> Vec<String> {
+    let t = &s.total;
+    let row = s.rows.last();
+    let elapsed = s.seconds;
+    let left = match planned {
+        Some(p) if !s.finished => {
+            format!(", {} s left", p.as_secs().saturating_sub(elapsed))
+        }
+        _ => String::new(),
+    };
+    let rate = row.map_or("-".into(), |r| format!("{} req/s", r.requests));
+    let offered = row
+        .and_then(|r| r.offered)
+        .map_or(String::new(), |o| format!(" (offered {o:.0})"));
+    let p99 = if t.response.is_empty() {
+        "-".to_string()
+    } else {
+        human_ns(t.response.value_at_quantile(0.99)).to_string()
+    };
+    let lag = s
+        .last
+        .as_ref()
+        .filter(|(_, r)| !r.send_lag.is_empty())
+        .map_or("-".to_string(), |(_, r)| {
+            human_ns(r.send_lag.value_at_quantile(0.99)).to_string()
+        });
+    vec![
+        format!(
+            "pelt live   {elapsed} s measured{left}{}   q: stop",
+            if s.finished { ", finished" } else { "" }
+        ),
+        format!(
+            "requests {}   rate {rate}{offered}   errors {}",
+            t.requests,
+            t.error_count()
+        ),
+        format!("p99 {p99} (run so far)   send lag p99 {lag} (last second)"),
+    ]
+}
+
+fn frame(f: &mut Frame<'_>, s: &State, planned: Option<Duration>) {
+    let area = f.area();
+    if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
+        f.render_widget(
+            Paragraph::new(format!(
+                "terminal too small: {}x{}, need {}x{}",
+                area.width, area.height, MIN_SIZE.0, MIN_SIZE.1
+            )),
+            area,
+        );
+        return;
+    }
+    let [top, middle, bottom] = Layout::vertical([
+        Constraint::Length(5),
+        Constraint::Percentage(55),
+        Constraint::Min(6),
+    ])
+    .areas(area);
+    let lines: Vec<Line<'_>> = header(s, planned).into_iter().map(Line::from).collect();
+    f.render_widget(Paragraph::new(lines).block(Block::bordered()), top);
+    latency_chart(f, s, middle);
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(bottom);
+    histogram(f, s, left);
+    outcomes(f, s, right);
+}
+
+/// A chart line: its name, colour, and figure of a second.
+type Series = (&'static str, Color, fn(&pelt_core::IntervalRow) -> u64);
+
+fn latency_chart(f: &mut Frame<'_>, s: &State, area: Rect) {
+    let series: [Series; 4] = [
+        ("p50", Color::Green, |r| r.p50_ns),
+        ("p90", Color::Yellow, |r| r.p90_ns),
+        ("p99", Color::LightRed, |r| r.p99_ns),
+        ("max", Color::Red, |r| r.max_ns),
+    ];
+    let points: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|(_, _, get)| {
+            s.rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (i as f64, ms(get(r))))
+                .collect()
+        })
+        .collect();
+    let top = points
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .fold(0.0_f64, f64::max)
+        .max(0.001);
+    let n = s.rows.len().max(2) as f64;
+    let datasets = series
+        .iter()
+        .zip(&points)
+        .map(|((name, color, _), pts)| {
+            Dataset::default()
+                .name(*name)
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(Style::default().fg(*color))
+                .data(pts)
+        })
+        .collect();
+    let chart = Chart::new(datasets)
+        .block(Block::bordered().title("response time per second (ms)"))
+        .x_axis(Axis::default().bounds([0.0, n - 1.0]).labels([
+            "0 s".to_string(),
+            format!("{} s", s.rows.len().saturating_sub(1)),
+        ]))
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, top])
+                .labels(["0".to_string(), format!("{top:.2}")]),
+        );
+    f.render_widget(chart, area);
+}
+
+fn histogram(f: &mut Frame<'_>, s: &State, area: Rect) {
+    let cumulative = bucket_counts(&s.total.response);
+    let mut prev = 0;
+    let bars: Vec<Bar<'_>> = BUCKETS_S
+        .iter()
+        .zip(cumulative)
+        .map(|(b, c)| {
+            let n = c - prev;
+            prev = c;
+            let label = if *b < 1.0 {
+                format!("{}m", b * 1e3)
+            } else {
+                format!("{b}s")
+            };
+            Bar::default().value(n).label(Line::from(label))
+        })
+        .collect();
+    f.render_widget(
+        BarChart::default()
+            .block(Block::bordered().title("response times (up to)"))
+            .bar_width(4)
+            .bar_gap(1)
+            .data(BarGroup::default().bars(&bars)),
+        area,
+    );
+}
+
+fn outcomes(f: &mut Frame<'_>, s: &State, area: Rect) {
+    let t = &s.total;
+    let mut lines: Vec<Line<'_>> = t
+        .status_counts()
+        .map(|(code, n)| Line::from(format!("{code}: {n}")))
+        .collect();
+    for kind in ErrorKind::ALL {
+        let n = t.errors[kind.index()];
+        if n > 0 {
+            lines.push(Line::from(format!("{}: {n}", kind.name())));
+        }
+    }
+    if let Some(e) = t.examples.last() {
+        lines.push(Line::from(format!(
+            "newest: {}: {}",
+            e.kind.name(),
+            e.message
+        )));
+    }
+    if lines.is_empty() {
+        lines.push(Line::from("no responses yet"));
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title("statuses and failures")),
+        area,
+    );
+}

@@ -1,0 +1,195 @@
+//! `pelt run --metrics` and `--dashboard`: the live views' flags, and starting them before
+//! any load is sent (pelt-live does the work).
+
+use crate::UserError;
+use clap::Args;
+use pelt_core::{RunConfig, RunSummary};
+use pelt_live::{Live, TargetLabels};
+
+/// Watching a run live.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LiveArgs {
+    /// Serve Prometheus metrics on http://ADDR/metrics during the run
+    /// (counters, gauges and latency histograms labelled by run id; see
+    /// docs/LIVE.md). Loopback only unless --metrics-allow-remote. After
+    /// the run, pelt waits up to 5 s for a scraper that has been scraping
+    /// to collect the final figures.
+    #[arg(long = "metrics", value_name = "IP:PORT")]
+    pub metrics: Option<String>,
+
+    /// Let --metrics listen on an address other than loopback (anyone who
+    /// can reach it sees the run's figures and target URLs).
+    #[arg(long = "metrics-allow-remote", requires = "metrics")]
+    pub metrics_allow_remote: bool,
+
+    /// Serve a live dashboard on http://ADDR/ during the run: one page
+    /// (nothing loaded from elsewhere) with the figures each second, and
+    /// the final report when the run ends. Loopback only unless
+    /// --dashboard-allow-remote.
+    #[arg(long = "dashboard", value_name = "IP:PORT")]
+    pub dashboard: Option<String>,
+
+    /// Let --dashboard listen on an address other than loopback; every
+    /// request then needs the random token pelt prints at start.
+    #[arg(long = "dashboard-allow-remote", requires = "dashboard")]
+    pub dashboard_allow_remote: bool,
+
+    /// Show a terminal dashboard on stderr during the run (latency chart,
+    /// histogram, statuses; q or Ctrl-C stops the run) [default: on when
+    /// stderr is a terminal and the run lasts longer than 5 s, unless -q].
+    #[arg(long = "tui", conflicts_with = "no_tui")]
+    pub tui: bool,
+
+    /// Keep the one-line progress display instead of the terminal dashboard.
+    #[arg(long = "no-tui")]
+    pub no_tui: bool,
+}
+
+/// Runs at least this long get the terminal dashboard by default.
+const TUI_FROM: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The live views of one run, listening already.
+#[derive(Debug, Default)]
+pub struct Views {
+    live: Vec<Live>,
+    tui: Option<Live>,
+}
+
+impl Views {
+    /// Binds what `args` ask for, before any load: a port in use or a
+    /// remote address not allowed is bad input. `secrets` redacts the
+    /// target URLs shown in labels.
+    pub fn start(
+        args: &LiveArgs,
+        config: &RunConfig,
+        secrets: &pelt_store::Redactor,
+        quiet: bool,
+    ) -> Result<Views, UserError> {
+        let mut views = Views::default();
+        let long = config
+            .effective_stop()
+            .duration
+            .is_some_and(|d| d > TUI_FROM);
+        let tui = args.tui
+            || (!args.no_tui
+                && !quiet
+                && long
+                && std::io::IsTerminal::is_terminal(&std::io::stderr()));
+        if tui {
+            let live = Live::new(String::new(), TargetLabels::default());
+            views.live.push(live.clone());
+            views.tui = Some(live);
+        }
+        if args.metrics.is_none() && args.dashboard.is_none() {
+            return Ok(views);
+        }
+        // Both bound before either serves: a second refusal must not
+        // leave the first listening for nothing.
+        let metrics = args
+            .metrics
+            .as_deref()
+            .map(|addr| {
+                pelt_live::bind(
+                    "--metrics",
+                    addr,
+                    args.metrics_allow_remote,
+                    "--metrics-allow-remote",
+                )
+            })
+            .transpose()
+            .map_err(|e| UserError(e.to_string()))?;
+        let dashboard = args
+            .dashboard
+            .as_deref()
+            .map(|addr| {
+                pelt_live::bind(
+                    "--dashboard",
+                    addr,
+                    args.dashboard_allow_remote,
+                    "--dashboard-allow-remote",
+                )
+            })
+            .transpose()
+            .map_err(|e| UserError(e.to_string()))?;
+        let mut shown = secrets.clone();
+        shown.learn(config);
+        let labels = TargetLabels::new(
+            shown
+                .config(config)
+                .targets
+                .iter()
+                .map(|t| format!("{} {}", t.method, t.url)),
+        );
+        let id = run_id();
+        let thread_error =
+            |e: std::io::Error| UserError(format!("cannot start a thread: {e}; free some memory"));
+        if let Some(bound) = metrics {
+            let live = Live::new(id.clone(), labels.clone());
+            let local = bound.local_addr();
+            pelt_live::serve_metrics(bound, live.clone()).map_err(thread_error)?;
+            eprintln!("pelt: metrics on http://{local}/metrics");
+            views.live.push(live);
+        }
+        if let Some(bound) = dashboard {
+            let live = Live::new(id, labels);
+            let local = bound.local_addr();
+            // Beyond loopback, anyone who can reach the port could watch:
+            // only those given the token can.
+            let token = args.dashboard_allow_remote.then(token).transpose()?;
+            pelt_live::serve_dashboard(bound, live.clone(), token.clone()).map_err(thread_error)?;
+            match token {
+                Some(t) => eprintln!("pelt: dashboard on http://{local}/?token={t}"),
+                None => eprintln!("pelt: dashboard on http://{local}/"),
+            }
+            views.live.push(live);
+        }
+        Ok(views)
+    }
+
+    /// What the results thread feeds.
+    pub fn feed(&self) -> Vec<Live> {
+        self.live.clone()
+    }
+
+    /// What the terminal dashboard draws, if it is on.
+    pub fn tui(&self) -> Option<Live> {
+        self.tui.clone()
+    }
+
+    /// After the report: shows it on the dashboard, and lets a scraper or
+    /// page that has been watching collect the final figures.
+    pub fn close(self, summary: &RunSummary) {
+        if self.live.is_empty() {
+            return;
+        }
+        let report = pelt_report::json_value(summary).to_string();
+        for live in &self.live {
+            live.finish_with(Some(report.clone()));
+        }
+        for live in &self.live {
+            live.wait_final_scrape(pelt_live::FINAL_SCRAPE_WAIT);
+        }
+    }
+}
+
+/// A dashboard token: 128 random bits from the system, as hex.
+fn token() -> Result<String, UserError> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .map_err(|e| {
+            UserError(format!(
+                "--dashboard-allow-remote: cannot read /dev/urandom for a token: {e}"
+            ))
+        })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The run's id in metric labels: when it started, in Unix milliseconds
+/// (unique per machine, sortable, and readable as a time).
+fn run_id() -> String {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+        .to_string()
+}

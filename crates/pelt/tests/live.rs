@@ -1,0 +1,606 @@
+//! Watching a run live: `--metrics` scraped by a real Prometheus
+//! (Debian's `prometheus`, installed by scripts/test), and the flags'
+//! bad input refused before any load.
+
+mod support;
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::pelt::{pelt, server};
+
+const PROMETHEUS: &str = "/usr/bin/prometheus";
+
+/// A loopback port free a moment ago.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// GET `path` from 127.0.0.1:`port`; the status and body, or `None` if
+/// nothing listens yet.
+fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let status = text.split(' ').nth(1)?.parse().ok()?;
+    let (_, body) = text.split_once("\r\n\r\n")?;
+    Some((status, body.to_string()))
+}
+
+/// Prometheus on a loopback port, killed by pid when dropped.
+struct Prometheus {
+    child: Child,
+    port: u16,
+}
+
+impl Prometheus {
+    /// Scraping 127.0.0.1:`target` every second; its data in `dir`.
+    fn start(dir: &Path, target: u16) -> Prometheus {
+        assert!(
+            Path::new(PROMETHEUS).exists(),
+            "prometheus is not installed: run scripts/test, which installs it"
+        );
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: pelt\n    static_configs:\n      - targets: ['127.0.0.1:{target}']\n"
+            ),
+        )
+        .unwrap();
+        let port = free_port();
+        let child = Command::new(PROMETHEUS)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let p = Prometheus { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while get(p.port, "/-/ready").map(|r| r.0) != Some(200) {
+            assert!(Instant::now() < deadline, "prometheus did not get ready");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Targets come from discovery, which Prometheus applies a few
+        // seconds after start: wait until it scrapes ours (down, for now).
+        while !get(p.port, "/api/v1/targets")
+            .is_some_and(|(_, body)| body.contains("\"lastScrape\":\"2"))
+        {
+            assert!(Instant::now() < deadline, "prometheus does not scrape");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        p
+    }
+
+    /// The single value of an instant `query`, if there is one. Series
+    /// are read with `last_over_time` (see [`last`]): once pelt exits,
+    /// its target is down and Prometheus marks its series stale.
+    fn value(&self, query: &str) -> Option<f64> {
+        let (status, body) = get(self.port, &format!("/api/v1/query?query={query}"))?;
+        assert_eq!(status, 200, "{query}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        let result = v["data"]["result"].as_array()?;
+        assert!(result.len() <= 1, "{query}: {body}");
+        result.first()?["value"][1].as_str()?.parse().ok()
+    }
+
+    /// Polls `query` (samples arrive a scrape at a time) until it equals
+    /// `want` or 15 s pass; returns the last value seen.
+    fn settle(&self, query: &str, want: f64) -> Option<f64> {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let got = self.value(query);
+            if got == Some(want) || Instant::now() > deadline {
+                return got;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+/// `series`' newest sample in the last minute, stale or not (URL-encoded).
+fn last(series: &str) -> String {
+    format!("last_over_time({series}%5B1m%5D)")
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn prometheus_scrapes_what_the_report_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = server(None);
+    let metrics = free_port();
+    let prom = Prometheus::start(dir.path(), metrics);
+    let url = format!("http://{}/?delay=1ms", target.local_addr());
+    let out = pelt()
+        .args(["run", &url, "-d", "4s", "--rate", "300", "--format", "json"])
+        .args(["--no-save", "--metrics", &format!("127.0.0.1:{metrics}")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("metrics on http://127.0.0.1:{metrics}/metrics")));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let requests = report["requests"]["total"].as_u64().unwrap();
+    let timed = report["latency"]["response_time"]["count"]
+        .as_u64()
+        .unwrap();
+    assert!(requests > 900, "{requests}");
+
+    assert_eq!(
+        prom.settle(&last("pelt_requests_total"), requests as f64),
+        Some(requests as f64),
+        "{:?}",
+        get(prom.port, "/api/v1/targets")
+    );
+    assert_eq!(
+        prom.settle(&last("pelt_response_time_seconds_count"), timed as f64),
+        Some(timed as f64)
+    );
+    assert_eq!(prom.value(&last("pelt_run_finished")), Some(1.0));
+    // The histogram's +Inf bucket is its count, and a Grafana-style
+    // quantile lands within a bucket of the report's p99.
+    assert_eq!(
+        prom.value(&last(
+            "pelt_response_time_seconds_bucket%7Ble%3D%22%2BInf%22%7D"
+        )),
+        Some(timed as f64)
+    );
+    let p99 = report["latency"]["response_time"]["percentiles_s"]["p99"]
+        .as_f64()
+        .unwrap();
+    let q = prom
+        .value(&format!(
+            "histogram_quantile(0.99,{})",
+            last("pelt_response_time_seconds_bucket")
+        ))
+        .unwrap();
+    assert!(q > p99 / 10.0 && q < p99 * 10.0, "{q} vs {p99}");
+    // The 2xx counter agrees with the report.
+    assert_eq!(
+        prom.value(&last("pelt_responses_total%7Bclass%3D%222xx%22%7D")),
+        Some(report["requests"]["successes"].as_u64().unwrap() as f64)
+    );
+}
+
+/// A target that counts connections: none may arrive when pelt refuses
+/// its flags.
+fn silent_target() -> TcpListener {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    l
+}
+
+fn refused(args: &[&str], hint: &str) {
+    let target = silent_target();
+    let url = format!("http://{}/", target.local_addr().unwrap());
+    let out = pelt()
+        .args(["run", &url, "-d", "2s", "--no-save"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(hint), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(
+        target.accept().is_err(),
+        "{args:?}: load was sent before refusing"
+    );
+}
+
+#[test]
+fn bad_metrics_addresses_are_refused_before_any_load() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    refused(&["--metrics", &taken], "cannot listen");
+    refused(&["--metrics", "0.0.0.0:0"], "--metrics-allow-remote");
+    refused(&["--metrics", "localhost"], "give IP:PORT");
+}
+
+#[test]
+fn metrics_allow_remote_listens_beyond_loopback() {
+    let target = server(None);
+    let url = format!("http://{}/", target.local_addr());
+    let out = pelt()
+        .args(["run", &url, "-n", "50", "-c", "1", "--no-save"])
+        .args(["--metrics", "0.0.0.0:0", "--metrics-allow-remote"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("metrics on http://0.0.0.0:"), "{stderr}");
+}
+
+/// Waits until something accepts connections on 127.0.0.1:`port`.
+fn wait_listening(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The console lines the page logged with `prefix`.
+fn console<'a>(stderr: &'a str, prefix: &str) -> Vec<&'a str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .filter_map(|l| l.split_once(prefix).map(|(_, rest)| rest))
+        .collect()
+}
+
+/// `name=VALUE` from a console line.
+fn field(line: &str, name: &str) -> f64 {
+    line.split([' ', '"'])
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
+}
+
+#[test]
+fn dashboard_updates_in_chromium_and_ends_with_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = server(None);
+    let port = free_port();
+    let url = format!("http://{}/", target.local_addr());
+    let pelt_run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_NO_HISTORY", "1")
+        .args(["run", &url, "-d", "5s", "--rate", "200", "--no-save"])
+        .args([
+            "--format",
+            "json",
+            "--dashboard",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_listening(port);
+    let netlog = dir.path().join("net.json");
+    // The event stream keeps the page loading until the run ends, so
+    // --dump-dom shows the page after the final report.
+    let page = support::chromium::run_url(
+        dir.path(),
+        &format!("http://127.0.0.1:{port}/"),
+        &[
+            "--dump-dom".into(),
+            "--virtual-time-budget=30000".into(),
+            format!("--log-net-log={}", netlog.display()),
+        ],
+    );
+    let out = pelt_run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(page.status.success(), "chromium: {}", page.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let total = report["requests"]["total"].as_u64().unwrap();
+
+    // The figures moved while the run went: several updates, growing.
+    let updates: Vec<f64> = console(&page.stderr, "pelt-live update ")
+        .iter()
+        .map(|l| field(l, "requests"))
+        .collect();
+    assert!(updates.len() >= 3, "{}", page.stderr);
+    assert!(updates.windows(2).all(|w| w[0] <= w[1]), "{updates:?}");
+    assert!(updates[0] < updates[updates.len() - 1], "{updates:?}");
+    assert_eq!(*updates.last().unwrap(), total as f64);
+
+    // After it, the page shows the final JSON report's figures.
+    let finals = console(&page.stderr, "pelt-live final ");
+    assert_eq!(finals.len(), 1, "{}", page.stderr);
+    assert_eq!(field(finals[0], "requests"), total as f64);
+    let p99 = report["latency"]["response_time"]["percentiles_s"]["p99"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(field(finals[0], "p99_s"), p99);
+    let dom = page.stdout;
+    assert!(
+        dom.contains(&format!("id=\"final-requests\" data-raw=\"{total}\"")),
+        "{dom}"
+    );
+    assert!(dom.contains(&format!("id=\"final-p99\" data-raw=\"{p99}\"")));
+    assert!(dom.contains("<polyline"), "charts drawn: {dom}");
+
+    // Everything the page asked for came from pelt. (Chromium's own
+    // background requests have no page as initiator.)
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&netlog).unwrap()).unwrap();
+    let ours = format!("http://127.0.0.1:{port}");
+    let from_page: Vec<&str> = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["params"]["initiator"]
+                .as_str()
+                .is_some_and(|i| i != "not an origin")
+        })
+        .filter_map(|e| e["params"]["url"].as_str())
+        .collect();
+    assert!(
+        from_page.iter().any(|u| u.ends_with("/events")),
+        "{from_page:?}"
+    );
+    for u in &from_page {
+        assert!(u.starts_with(&format!("{ours}/")), "the page fetched {u}");
+    }
+}
+
+#[test]
+fn a_remote_dashboard_needs_its_token() {
+    let target = server(None);
+    let url = format!("http://{}/", target.local_addr());
+    let mut pelt_run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_NO_HISTORY", "1")
+        .args(["run", &url, "-d", "3s", "--rate", "50", "--no-save", "-q"])
+        .args(["--dashboard", "0.0.0.0:0", "--dashboard-allow-remote"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(pelt_run.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    let at = line
+        .trim()
+        .strip_prefix("pelt: dashboard on http://0.0.0.0:")
+        .unwrap_or_else(|| panic!("{line}"));
+    let (port, token) = at.split_once("/?token=").unwrap();
+    let port: u16 = port.parse().unwrap();
+    assert_eq!(token.len(), 32, "{token}");
+    assert_eq!(get(port, "/").unwrap().0, 403);
+    assert_eq!(get(port, "/events").unwrap().0, 403);
+    assert_eq!(get(port, "/?token=wrong").unwrap().0, 403);
+    let (status, page) = get(port, &format!("/?token={token}")).unwrap();
+    assert_eq!(status, 200);
+    assert!(page.contains("EventSource"));
+    assert!(pelt_run.wait().unwrap().success());
+}
+
+#[test]
+fn bad_dashboard_addresses_are_refused_before_any_load() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    refused(&["--dashboard", &taken], "cannot listen");
+    refused(&["--dashboard", "0.0.0.0:0"], "--dashboard-allow-remote");
+    // The second refusal leaves nothing of the first running.
+    refused(
+        &["--metrics", "127.0.0.1:0", "--dashboard", "10.0.0.1:1"],
+        "--dashboard-allow-remote",
+    );
+}
+
+/// A tmux server of this test's own (`-L`), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn new(name: &str) -> Tmux {
+        assert!(
+            Path::new("/usr/bin/tmux").exists(),
+            "tmux is not installed: run scripts/test, which installs it"
+        );
+        Tmux {
+            socket: format!("pelt-test-{}-{name}", std::process::id()),
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "tmux {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The pane's text now.
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    /// Polls the screen (tmux has no event for it) until `done` holds,
+    /// within 40 s.
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(40);
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(Instant::now() < deadline, "no {what} on screen:\n{screen}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+/// "2.31ms", "870µs", "1.02s" in seconds.
+fn human_secs(text: &str) -> f64 {
+    for (unit, scale) in [("µs", 1e-6), ("ms", 1e-3), ("ns", 1e-9), ("s", 1.0)] {
+        if let Some(n) = text.strip_suffix(unit) {
+            return n.parse::<f64>().unwrap() * scale;
+        }
+    }
+    panic!("not a duration: {text}")
+}
+
+/// The number after `word ` on the screen.
+fn after<'a>(screen: &'a str, word: &str) -> &'a str {
+    screen
+        .split(word)
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no {word:?} on screen:\n{screen}"))
+}
+
+/// `pelt run` in a tmux pane (a real terminal), stdout to a file; the
+/// pane stays after it exits, showing `EXIT=code`.
+fn run_in_tmux(tmux: &Tmux, dir: &Path, url: &str, extra: &str) -> std::path::PathBuf {
+    let out = dir.join("out.json");
+    let script = format!(
+        "PELT_DATA_DIR={} PELT_NO_HISTORY=1 {} run '{url}' -d 6s --rate 200 --no-save --format json {extra} > {}; echo EXIT=$?; exec sleep 120",
+        support::pelt::data_dir().display(),
+        env!("CARGO_BIN_EXE_pelt"),
+        out.display()
+    );
+    tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "110",
+        "-y",
+        "36",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    out
+}
+
+#[test]
+fn tui_in_tmux_shows_the_run_and_restores_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = server(None);
+    // A 5 ms delay dominates the p99, so the busy machine's jitter does
+    // not decide the comparison below.
+    let url = format!("http://{}/?delay=5ms", target.local_addr());
+    let tmux = Tmux::new("tui");
+    // No --tui: a terminal and a 6 s run turn it on.
+    let out = run_in_tmux(&tmux, dir.path(), &url, "");
+    let measured = |s: &str| -> u64 {
+        s.split(" s measured")
+            .next()
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    let first = tmux.wait_for("2 s measured", |s| measured(s) >= 2);
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "1"
+    );
+    let second = tmux.wait_for("5 s measured", |s| measured(s) >= 5);
+    assert_ne!(first, second, "the screen updates");
+    let requests = |s: &str| after(s, "requests ").parse::<u64>().unwrap();
+    assert!(requests(&first) < requests(&second));
+    for part in ["response time per second", "statuses and failures", "200: "] {
+        assert!(second.contains(part), "{part}:\n{second}");
+    }
+
+    // The last dashboard screen before exit: the p99 of (nearly) the
+    // whole run, to set beside the report's.
+    let mut last = second.clone();
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let done = loop {
+        let screen = tmux.screen();
+        if screen.contains("EXIT=") {
+            break screen;
+        }
+        if screen.contains("pelt live") {
+            last = screen;
+        }
+        assert!(Instant::now() < deadline, "pelt did not exit:\n{last}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(done.contains("EXIT=0"), "{done}");
+    // The terminal is as it was: the normal screen, no dashboard left.
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    assert!(!done.contains("pelt live"), "{done}");
+    // stdout, redirected, has the whole report.
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    let rate = after(&second, "rate ").parse::<f64>().unwrap();
+    assert!((rate - 200.0).abs() <= 20.0, "{rate}");
+    let p99 = report["latency"]["response_time"]["percentiles_s"]["p99"]
+        .as_f64()
+        .unwrap();
+    let shown = human_secs(after(&last, "p99 "));
+    assert!((shown - p99).abs() <= p99 * 0.1, "{shown} vs {p99}");
+}
+
+#[test]
+fn no_tui_keeps_the_progress_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = server(None);
+    let url = format!("http://{}/", target.local_addr());
+    let tmux = Tmux::new("notui");
+    let out = run_in_tmux(&tmux, dir.path(), &url, "--no-tui");
+    let line = tmux.wait_for("the progress line", |s| s.contains("req/s last second"));
+    assert!(!line.contains("pelt live"), "{line}");
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "t", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    let done = tmux.wait_for("EXIT=", |s| s.contains("EXIT="));
+    assert!(done.contains("EXIT=0"), "{done}");
+    assert!(!done.contains("pelt live"), "{done}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    assert!(report["requests"]["total"].as_u64().unwrap() > 1000);
+}
+
+#[test]
+fn tui_follows_resizing_says_when_too_small_and_q_stops_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = server(None);
+    let url = format!("http://{}/", target.local_addr());
+    let tmux = Tmux::new("resize");
+    let out = run_in_tmux(&tmux, dir.path(), &url, "--tui");
+    tmux.wait_for("the dashboard", |s| s.contains("pelt live"));
+    tmux.cmd(&["resize-window", "-t", "t", "-x", "40", "-y", "10"]);
+    tmux.wait_for("the size note", |s| s.contains("terminal too small: 40x10"));
+    tmux.cmd(&["resize-window", "-t", "t", "-x", "90", "-y", "30"]);
+    let back = tmux.wait_for("the dashboard again", |s| s.contains("pelt live"));
+    assert!(back.lines().any(|l| l.chars().count() == 90), "{back}");
+    // q stops the run as Ctrl-C does: the report so far, exit 130.
+    tmux.cmd(&["send-keys", "-t", "t", "q"]);
+    let done = tmux.wait_for("EXIT=", |s| s.contains("EXIT="));
+    assert!(done.contains("EXIT=130"), "{done}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    assert_eq!(report["interrupted"], true);
+    assert!(report["requests"]["total"].as_u64().unwrap() > 0);
+}

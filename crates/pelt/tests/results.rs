@@ -200,10 +200,21 @@ trait OutputAsync {
 
 impl OutputAsync for &mut std::process::Command {
     fn output_async(self) -> std::thread::JoinHandle<String> {
-        let out = self.stdout(std::process::Stdio::piped()).spawn().unwrap();
+        let out = self
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
         std::thread::spawn(move || {
             let out = out.wait_with_output().unwrap();
-            assert!(out.status.success());
+            // Seen failing once in a full-suite run under heavy load, with
+            // no message; say why if it happens again.
+            assert!(
+                out.status.success(),
+                "{:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            );
             String::from_utf8(out.stdout).unwrap()
         })
     }

@@ -165,6 +165,15 @@ pub struct Recorder {
     pub tunnel_ns_sum: u64,
     /// The longest tunnel set-up, in nanoseconds.
     pub tunnel_ns_max: u64,
+    /// Responses timed by the kernel's receive stamps (their arrival),
+    /// not by when pelt read them. Sums, like the tunnels': the read lag
+    /// is the client's health, not a figure of the server's.
+    pub kernel_timed: u64,
+    /// Their total read lag (from the last byte's arrival until pelt read
+    /// it), in nanoseconds.
+    pub read_lag_ns_sum: u64,
+    /// The longest read lag, in nanoseconds.
+    pub read_lag_ns_max: u64,
     /// Earliest intended start seen (`Nanos::MAX` when empty); with
     /// `last_sent` and `last_done`, it gives rates without a clock.
     pub first_intended: Nanos,
@@ -206,6 +215,9 @@ impl Recorder {
             tunnels: 0,
             tunnel_ns_sum: 0,
             tunnel_ns_max: 0,
+            kernel_timed: 0,
+            read_lag_ns_sum: 0,
+            read_lag_ns_max: 0,
             first_intended: Nanos::MAX,
             last_sent: 0,
             last_done: 0,
@@ -256,7 +268,10 @@ impl Recorder {
             }
         };
         if timed {
-            let response = s.done.saturating_sub(s.intended);
+            // A request sent ahead of its slot (rate mode's send window)
+            // waited for nothing: its clock starts when it went out.
+            let start = s.sent.map_or(s.intended, |sent| sent.min(s.intended));
+            let response = s.done.saturating_sub(start);
             self.response.saturating_record(response);
             self.targets[t].record_response(t, response, 1);
             if let Some(sent) = s.sent {
@@ -308,6 +323,14 @@ impl Recorder {
         self.tunnels += 1;
         self.tunnel_ns_sum = self.tunnel_ns_sum.saturating_add(ns);
         self.tunnel_ns_max = self.tunnel_ns_max.max(ns);
+    }
+
+    /// Records a response timed by the kernel's receive stamp, read
+    /// `lag_ns` after its last byte arrived.
+    pub fn record_read_lag(&mut self, lag_ns: u64) {
+        self.kernel_timed += 1;
+        self.read_lag_ns_sum = self.read_lag_ns_sum.saturating_add(lag_ns);
+        self.read_lag_ns_max = self.read_lag_ns_max.max(lag_ns);
     }
 
     /// Whether another example message of `kind` would be kept. Check this
@@ -384,6 +407,9 @@ impl Recorder {
         self.tunnels = 0;
         self.tunnel_ns_sum = 0;
         self.tunnel_ns_max = 0;
+        self.kernel_timed = 0;
+        self.read_lag_ns_sum = 0;
+        self.read_lag_ns_max = 0;
         self.first_intended = Nanos::MAX;
         self.last_sent = 0;
         self.last_done = 0;
@@ -431,6 +457,9 @@ impl Recorder {
         self.tunnels += other.tunnels;
         self.tunnel_ns_sum += other.tunnel_ns_sum;
         self.tunnel_ns_max = self.tunnel_ns_max.max(other.tunnel_ns_max);
+        self.kernel_timed += other.kernel_timed;
+        self.read_lag_ns_sum = self.read_lag_ns_sum.saturating_add(other.read_lag_ns_sum);
+        self.read_lag_ns_max = self.read_lag_ns_max.max(other.read_lag_ns_max);
         self.first_intended = self.first_intended.min(other.first_intended);
         self.last_sent = self.last_sent.max(other.last_sent);
         self.last_done = self.last_done.max(other.last_done);

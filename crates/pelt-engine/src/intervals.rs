@@ -115,6 +115,18 @@ impl Intervals {
         self.current.with_cookie += 1;
     }
 
+    /// Notes that a request (intended at `intended`, done at `done`) was
+    /// timed by the kernel's receive stamp and read `lag` after it.
+    pub fn record_read_lag(&mut self, intended: Nanos, done: Nanos, lag: Nanos) {
+        if intended < self.measure_from {
+            return;
+        }
+        if done >= self.end {
+            self.rotate(done);
+        }
+        self.current.record_read_lag(lag);
+    }
+
     /// Records `n` slots scheduled around `intended` that were never sent.
     pub fn record_unsent(&mut self, target: u32, intended: Nanos, done: Nanos, n: u64) {
         if intended < self.measure_from {

@@ -86,6 +86,16 @@ pub(crate) struct RunPlan {
     pub jars: std::sync::Mutex<Vec<Vec<Jar>>>,
     /// `--login`: logins made (all before the epoch).
     pub logins: u64,
+    /// Whether HTTP/1.1 connections ask the kernel to stamp what they
+    /// receive, so responses are timed at their arrival rather than when
+    /// they are read (TCP and TLS on Linux; HTTP/2 frames share a
+    /// connection, and Unix sockets have no stamps).
+    pub stamp_reads: bool,
+    /// Rate mode: the widest send window (see [`pelt_core::SendWindow`]);
+    /// 0 when every request gets its own wake-up, which is also the case
+    /// whenever a response could go unstamped (a reader that batches its
+    /// wake-ups would then add its lateness to the server's time).
+    pub send_window_max: Nanos,
 }
 
 impl RunPlan {
@@ -139,6 +149,11 @@ impl RunPlan {
             _ => None,
         };
 
+        let stamp_reads = cfg!(target_os = "linux")
+            && !config.http.http2
+            && origins
+                .iter()
+                .all(|o| matches!(o.addr, crate::conn::Addr::Tcp(_)));
         let now = Instant::now();
         let start_wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -194,6 +209,11 @@ impl RunPlan {
             },
             jars: std::sync::Mutex::new(Vec::new()),
             logins: 0,
+            stamp_reads,
+            send_window_max: match stamp_reads && config.http.follow == 0 {
+                true => config.send_window.max().as_nanos() as Nanos,
+                false => 0,
+            },
         })
     }
 

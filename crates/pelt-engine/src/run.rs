@@ -185,6 +185,7 @@ fn spawn_workers(
         .map(|_| {
             tokio::runtime::Builder::new_current_thread()
                 .enable_all()
+                .on_thread_park(crate::timer::before_park)
                 .build()
         })
         .collect::<Result<Vec<_>, _>>()

@@ -88,3 +88,50 @@ impl PreciseTimer {
         tokio::time::sleep_until(deadline.into()).await
     }
 }
+
+thread_local! {
+    /// While rate mode's dispatcher sleeps until its next wake-up with a
+    /// send window: that wake-up. See [`Batching`].
+    static BATCH_UNTIL: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Rate mode with a send window: until the dispatcher's next wake-up, the
+/// worker's thread sleeps instead of waiting on its sockets, so responses
+/// arriving meanwhile are read together at that wake-up rather than each
+/// waking the thread. Honest only because every response is timed by the
+/// kernel's receive stamp (`conn::StampedTcp`); the plan sets no window
+/// otherwise. Ending the guard (the dispatcher woke, or was stopped)
+/// restores the usual wait.
+#[derive(Debug)]
+pub(crate) struct Batching(());
+
+impl Batching {
+    /// Batches until `until`, never sleeping longer than `window` at once
+    /// (ns), however far off `until` is.
+    pub fn until(until: Instant, window: u64) -> Batching {
+        let cap = Instant::now() + std::time::Duration::from_nanos(window);
+        BATCH_UNTIL.with(|b| b.set(Some(until.min(cap))));
+        Batching(())
+    }
+}
+
+impl Drop for Batching {
+    fn drop(&mut self) {
+        BATCH_UNTIL.with(|b| b.set(None));
+    }
+}
+
+/// The worker runtime's park hook: called when the thread has nothing to
+/// run and is about to wait on its sockets and timers. While batching, it
+/// sleeps until the batch's end first (a wake-up from Ctrl-C or a timer
+/// is then late by at most the window, which is small); the wait that
+/// follows finds every socket that became ready meanwhile at once.
+pub(crate) fn before_park() {
+    let Some(until) = BATCH_UNTIL.with(|b| b.get()) else {
+        return;
+    };
+    let now = Instant::now();
+    if until > now {
+        std::thread::sleep(until - now);
+    }
+}

@@ -14,7 +14,7 @@ use crate::h2::sender::{H2Sender, SharedConn};
 use crate::intervals::{Intervals, WorkerMsg};
 use crate::load::ThreadClock;
 use crate::plan::{RunPlan, Share, LENGTH_UNSET};
-use crate::timer::PreciseTimer;
+use crate::timer::{Batching, PreciseTimer};
 use crate::transport::dial::ConnectGate;
 use crate::transport::{Attempt, Runner, Transport};
 use pelt_core::{ErrorKind, Nanos, Recorder, Sample};
@@ -317,12 +317,13 @@ impl Worker {
             transport.attempt(self, target, sender, &mut attempt),
         )
         .await;
+        let now = self.now();
         let mut sample = Sample {
             target,
             intended,
             sent: attempt.sent,
             first_byte: attempt.first_byte,
-            done: self.now(),
+            done: now,
             status: 0,
             bytes_in: 0,
             body_bytes: 0,
@@ -337,6 +338,12 @@ impl Worker {
         }
         match result {
             Ok(Ok(resp)) => {
+                if let Some(done) = attempt.done {
+                    sample.done = done;
+                    self.intervals
+                        .borrow_mut()
+                        .record_read_lag(intended, done, now - done);
+                }
                 sample.status = resp.status;
                 sample.bytes_in = resp.bytes_in;
                 sample.body_bytes = resp.body_bytes;
@@ -507,13 +514,19 @@ async fn run_sender(worker: Rc<Worker>, sender: usize, mut transport: impl Trans
 }
 
 /// Rate mode: wakes when the next slot falls due and hands it to the most
-/// recently idle sender. Each wake-up dispatches every slot already
-/// due, each stamped with its own scheduled time, so timer granularity
-/// never shifts the schedule; it only shows as send lag.
+/// recently idle sender. Each wake-up dispatches every slot due within
+/// half the send window (see [`pelt_core::SendWindow`]), each stamped with
+/// its own scheduled time, so timer granularity never shifts the schedule;
+/// it only shows as send lag. While it sleeps, the thread does not wake
+/// for arriving responses either ([`crate::timer::Batching`]): they are
+/// read at the next wake-up, timed by the kernel's stamps.
 async fn dispatcher(worker: Rc<Worker>) {
     // Without a timerfd (not Linux, or out of descriptors) fall back to
     // tokio's millisecond timer; the lateness then shows as send lag.
     let timer = PreciseTimer::new().ok();
+    let max_window = worker.plan.send_window_max;
+    let mut last_wake: Nanos = 0;
+    let mut window: Nanos = 0;
     loop {
         if worker.stopping.get() {
             return;
@@ -525,8 +538,20 @@ async fn dispatcher(worker: Rc<Worker>) {
             }
             return;
         };
-        if intended > worker.now() {
-            let at = worker.plan.instant(intended);
+        let now = worker.now();
+        if max_window > 0 && intended > now {
+            window = send_window(&worker, seq, intended, max_window);
+        }
+        let half = window / 2;
+        if intended > now + half {
+            // Not before the slot is within half a window, nor sooner than
+            // a window after the last wake-up: that spacing is what saves
+            // the wake-ups.
+            let wake = intended
+                .saturating_sub(half)
+                .max(last_wake.saturating_add(window));
+            let at = worker.plan.instant(wake);
+            let _batching = (window > 0).then(|| Batching::until(at.into_std(), window));
             tokio::select! {
                 _ = async {
                     match &timer {
@@ -536,6 +561,7 @@ async fn dispatcher(worker: Rc<Worker>) {
                 } => {}
                 _ = worker.stop.notified() => {}
             }
+            last_wake = worker.now();
             continue;
         }
         let idle = worker.idle.borrow_mut().pop();
@@ -555,6 +581,24 @@ async fn dispatcher(worker: Rc<Worker>) {
             }
         }
     }
+}
+
+/// Requests per wake-up the automatic send window aims for.
+const WINDOW_REQUESTS: u64 = 8;
+
+/// The send window around slot `seq` (intended at `intended`): about
+/// [`WINDOW_REQUESTS`] slots' spacing, at most `max`, and none when slots
+/// are so far apart that a window would hold fewer than two (batching
+/// would save nothing and only move sends).
+fn send_window(worker: &Worker, seq: u64, intended: Nanos, max: Nanos) -> Nanos {
+    let Some((_, next)) = worker.plan.slot(&worker.share, seq + 1) else {
+        return 0;
+    };
+    let gap = next.saturating_sub(intended);
+    if gap.saturating_mul(2) > max {
+        return 0;
+    }
+    gap.saturating_mul(WINDOW_REQUESTS).min(max)
 }
 
 /// Hands a finished second to the collector even when no request completes

@@ -35,6 +35,7 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
         shard: None,
         run_id: None,
         start_at_unix_ns: None,
+        send_window: Default::default(),
     };
     let header = RunHeader {
         config,

@@ -272,6 +272,16 @@ pub struct RunArgs {
     #[arg(short = 'r', long = "rate", value_name = "R|A..B/DUR|DUR:R,...")]
     pub rate: Option<String>,
 
+    /// With --rate: send each request within ±half this of its scheduled
+    /// time, so that one wake-up sends every request due in the window and
+    /// reads every response that has arrived [default: auto, about eight
+    /// requests' spacing, at most 1ms]. Responses are timed by the kernel
+    /// as they arrive, so batching moves no service time; a late send shows
+    /// as send lag and in the response time, an early one is timed from
+    /// when it went. 0 wakes up for every request (more CPU per request).
+    #[arg(long = "send-window", value_name = "DURATION|auto")]
+    pub send_window: Option<String>,
+
     /// The same as --rate DUR:R,DUR:R,... (k6's stages), like
     /// --stages 30s:0..100,1m:100..1000,30s:1000..0.
     #[arg(long = "stages", value_name = "DUR:R,...", conflicts_with = "rate")]

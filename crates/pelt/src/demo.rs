@@ -83,6 +83,7 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             shard: None,
             run_id: None,
             start_at_unix_ns: None,
+            send_window: Default::default(),
         };
         // Demo runs are not saved: `pelt report --last` stays yours.
         let summary = execute(config, false, Keep::default())?;

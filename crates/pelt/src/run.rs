@@ -143,35 +143,47 @@ impl TryFrom<&RunArgs> for RunConfig {
                 t.headers.push(("Host".into(), host.clone()));
             }
         }
-        let mut config = RunConfig {
-            targets,
-            order: if a.random {
-                Order::Random {
-                    seed: a.seed.unwrap_or(1),
-                }
-            } else {
-                Order::RoundRobin
-            },
-            think: a
-                .delay
-                .as_deref()
-                .map(ThinkTime::parse)
-                .transpose()
-                .map_err(|e| UserError(format!("--delay: {e}")))?,
-            load,
-            stop: Stop {
-                requests: a.requests,
-                duration,
-            },
-            warmup,
-            threads: a
-                .threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-            http,
-            shard: None,
-            run_id: None,
-            start_at_unix_ns: None,
-        };
+        let mut config =
+            RunConfig {
+                targets,
+                order: if a.random {
+                    Order::Random {
+                        seed: a.seed.unwrap_or(1),
+                    }
+                } else {
+                    Order::RoundRobin
+                },
+                think: a
+                    .delay
+                    .as_deref()
+                    .map(ThinkTime::parse)
+                    .transpose()
+                    .map_err(|e| UserError(format!("--delay: {e}")))?,
+                load,
+                stop: Stop {
+                    requests: a.requests,
+                    duration,
+                },
+                warmup,
+                threads: a
+                    .threads
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+                http,
+                shard: None,
+                run_id: None,
+                start_at_unix_ns: None,
+                send_window: match a.send_window.as_deref() {
+                    Some(_) if a.rate.is_none() && a.stages.is_none() => return Err(UserError(
+                        "--send-window times rate-mode sends: add --rate R, or drop --send-window"
+                            .into(),
+                    )),
+                    None | Some("auto") => pelt_core::SendWindow::Auto,
+                    Some(v) => pelt_core::SendWindow::Max(
+                        parse_duration(v)
+                            .map_err(|e| UserError(format!("--send-window: {e}; or `auto`")))?,
+                    ),
+                },
+            };
         a.sharding.apply(&mut config)?;
         config.validate().map_err(|e| UserError(e.to_string()))?;
         Ok(config)

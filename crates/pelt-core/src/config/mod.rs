@@ -67,6 +67,48 @@ pub struct RunConfig {
     /// nanoseconds since the Unix epoch (warm-up runs before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_at_unix_ns: Option<u64>,
+    /// `--send-window`: rate mode sends each request within half this of
+    /// its planned time, so that one wake-up sends several and reads what
+    /// has arrived (see [`SendWindow`]).
+    #[serde(default, skip_serializing_if = "SendWindow::is_auto")]
+    pub send_window: SendWindow,
+}
+
+/// How closely rate mode times each send, against how often the client
+/// wakes up. Waking once per request is what makes a precise open loop
+/// cost more CPU than a closed one; a window lets one wake-up send every
+/// request due within it, each at most half a window early or late. An
+/// early request's clock starts when it is sent (it waited for nothing),
+/// a late one's at its planned time (the lateness is send lag), so the
+/// window never makes a response time shorter than what a user waited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SendWindow {
+    /// A window of about eight requests' spacing, at most
+    /// [`SendWindow::AUTO_MAX`]; none when requests are further apart
+    /// than half of that.
+    #[default]
+    Auto,
+    /// At most this wide (zero: a wake-up for every request).
+    Max(#[serde(with = "secs")] Duration),
+}
+
+impl SendWindow {
+    /// The widest automatic window: sends within ±0.5 ms of their plan.
+    pub const AUTO_MAX: Duration = Duration::from_millis(1);
+
+    /// Whether this is the default.
+    pub fn is_auto(&self) -> bool {
+        *self == SendWindow::Auto
+    }
+
+    /// The widest window allowed.
+    pub fn max(&self) -> Duration {
+        match self {
+            SendWindow::Auto => SendWindow::AUTO_MAX,
+            SendWindow::Max(d) => *d,
+        }
+    }
 }
 
 impl RunConfig {
@@ -84,6 +126,7 @@ impl RunConfig {
             shard: None,
             run_id: None,
             start_at_unix_ns: None,
+            send_window: SendWindow::Auto,
         }
     }
 

@@ -30,6 +30,10 @@ pub(super) struct IntervalRecord {
     /// `--proxy` tunnels: `[count, total ns, longest ns]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tunnels: Option<(u64, u64, u64)>,
+    /// Responses timed by kernel receive stamps, with their read lag:
+    /// `[count, total ns, longest ns]` (absent in files from before them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kernel_timed: Option<(u64, u64, u64)>,
     first_intended: u64,
     last_sent: u64,
     last_done: u64,
@@ -182,6 +186,11 @@ impl IntervalRecord {
             with_cookie: r.with_cookie,
             logins: r.logins,
             tunnels: (r.tunnels > 0).then_some((r.tunnels, r.tunnel_ns_sum, r.tunnel_ns_max)),
+            kernel_timed: (r.kernel_timed > 0).then_some((
+                r.kernel_timed,
+                r.read_lag_ns_sum,
+                r.read_lag_ns_max,
+            )),
             first_intended: r.first_intended,
             last_sent: r.last_sent,
             last_done: r.last_done,
@@ -252,6 +261,9 @@ impl IntervalRecord {
         r.logins = self.logins;
         if let Some((n, sum, max)) = self.tunnels {
             (r.tunnels, r.tunnel_ns_sum, r.tunnel_ns_max) = (n, sum, max);
+        }
+        if let Some((n, sum, max)) = self.kernel_timed {
+            (r.kernel_timed, r.read_lag_ns_sum, r.read_lag_ns_max) = (n, sum, max);
         }
         r.first_intended = self.first_intended;
         r.last_sent = self.last_sent;

@@ -3,11 +3,14 @@
 
 mod origin;
 mod proxy;
+mod stamped;
 mod tls;
 
 pub(crate) use origin::{lookup_origin, resolve_origin, resolve_origins};
 pub use origin::{Addr, Origin};
 pub(crate) use proxy::for_origin;
+pub(crate) use stamped::KernelClock;
+pub use stamped::StampedTcp;
 pub use tls::tls_connector;
 use tls::{no_application_protocol, plain_text_reply};
 
@@ -23,11 +26,11 @@ use tokio::net::{TcpStream, UnixStream};
 #[derive(Debug)]
 pub enum Stream {
     /// TCP.
-    Plain(TcpStream),
+    Plain(StampedTcp),
     /// A Unix domain socket (`--unix-socket`).
     Unix(UnixStream),
     /// TLS over TCP.
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    Tls(Box<tokio_rustls::client::TlsStream<StampedTcp>>),
 }
 
 /// Phase times of a new connection, in nanoseconds.
@@ -44,11 +47,13 @@ pub struct Established {
 
 /// Opens a connection to `origin`. Time limits are the caller's: the whole
 /// request runs under `--timeout`, and `connect_timeout` bounds this part
-/// (TCP connect and TLS handshake together).
+/// (TCP connect and TLS handshake together). With `stamp`, the kernel
+/// stamps what the connection receives (see [`StampedTcp`]).
 pub async fn connect(
     origin: &Origin,
     tls: Option<&tokio_rustls::TlsConnector>,
     connect_timeout: std::time::Duration,
+    stamp: bool,
 ) -> Result<(Stream, Established), Failure> {
     let start = std::time::Instant::now();
     let addr = match &origin.addr {
@@ -108,6 +113,8 @@ pub async fn connect(
         }
         None => None,
     };
+    let tcp = StampedTcp::new(tcp, stamp)
+        .map_err(|e| Failure::new(ErrorKind::Connect, format!("{}: {e}", origin.addr)))?;
     match (&origin.tls, tls) {
         (Some(name), Some(connector)) => {
             let tls_start = std::time::Instant::now();
@@ -201,6 +208,25 @@ async fn connect_unix(
 }
 
 impl Stream {
+    /// Forgets the kernel stamps of earlier reads (see [`StampedTcp`]).
+    pub fn clear_stamps(&mut self) {
+        match self {
+            Stream::Plain(s) => s.clear_stamps(),
+            Stream::Tls(s) => s.get_mut().0.clear_stamps(),
+            Stream::Unix(_) => {}
+        }
+    }
+
+    /// The kernel's arrival times of the first and last bytes read since
+    /// [`Stream::clear_stamps`] (`CLOCK_REALTIME` ns), if it stamps them.
+    pub fn stamps(&self) -> Option<(u64, u64)> {
+        match self {
+            Stream::Plain(s) => s.stamps(),
+            Stream::Tls(s) => s.get_ref().0.stamps(),
+            Stream::Unix(_) => None,
+        }
+    }
+
     /// Whether the server has closed this idle kept-alive connection, or
     /// written to it unasked (a response nobody requested, bytes past the
     /// last body). Either way the next request must not go on it: it would

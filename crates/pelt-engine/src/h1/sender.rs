@@ -4,7 +4,7 @@
 use super::{
     read_response, read_response_head, read_response_location, write_request, RequestLine, READ_BUF,
 };
-use crate::conn::{lookup_origin, Stream};
+use crate::conn::{lookup_origin, KernelClock, Stream};
 use crate::session::{jar::with_header, Jar};
 use crate::transport::dial::open;
 use crate::transport::redirect::Redirects;
@@ -169,6 +169,7 @@ impl Transport for H1Sender {
                 attempt.cookie = true;
             }
         }
+        c.stream.clear_stamps();
         attempt.sent = Some(w.mark_sent(sender));
         c.stream
             .write_all(bytes)
@@ -210,10 +211,20 @@ impl Transport for H1Sender {
         } else {
             read_response(&mut c.stream, &mut self.buf, request.head, on_first).await
         }?;
+        if let Some((first, last)) = c.stream.stamps() {
+            // The kernel's arrival times, not the read's: see `StampedTcp`.
+            let now = w.now();
+            let clock = KernelClock::at(now);
+            let sent = attempt.sent.unwrap_or(0);
+            attempt.first_byte = Some(clock.to_run(first).clamp(sent, now));
+            attempt.done = Some(clock.to_run(last).clamp(sent, now));
+        }
         if !(resp.reusable && plan.keepalive) {
             self.conn = None;
         }
         if follow && is_redirect(resp.status) {
+            // The chain's later hops are timed by the worker's clock.
+            attempt.done = None;
             return self.follow(w, target, resp, attempt).await;
         }
         Ok(resp)

@@ -89,7 +89,7 @@ pub(crate) fn login_all(
 /// One sender's login: its jar, or one line saying why it failed.
 async fn login_one(login: &Login) -> Result<Jar, String> {
     let exchange = async {
-        let (mut stream, _) = connect(&login.origin, login.tls.as_ref(), login.timeout)
+        let (mut stream, _) = connect(&login.origin, login.tls.as_ref(), login.timeout, false)
             .await
             .map_err(|f| format!("{}: {}", login.name, f.detail))?;
         stream

@@ -75,7 +75,13 @@ pub(crate) async fn dial(
 ) -> Result<(Stream, Established), Failure> {
     w.connect_gate().permit(w, unsent).await?;
     let plan = w.plan();
-    connect(origin, plan.tls.as_ref(), plan.connect_timeout).await
+    connect(
+        origin,
+        plan.tls.as_ref(),
+        plan.connect_timeout,
+        plan.stamp_reads,
+    )
+    .await
 }
 
 /// Opens a connection to `origin` with [`dial`], recording its phase times.

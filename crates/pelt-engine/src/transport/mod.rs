@@ -79,6 +79,10 @@ pub(crate) struct Attempt {
     pub sent: Option<Nanos>,
     /// When the response's first byte arrived.
     pub first_byte: Option<Nanos>,
+    /// When the response's last byte arrived, by the kernel's stamp; `None`
+    /// when the transport could not stamp it (the worker's clock then
+    /// says when it was read).
+    pub done: Option<Nanos>,
     /// Bytes written (every redirect hop's request included).
     pub bytes_out: u64,
     /// Whether it went on a connection that was already open.

@@ -216,8 +216,8 @@ impl Transport for H1Sender {
             let now = w.now();
             let clock = KernelClock::at(now);
             let sent = attempt.sent.unwrap_or(0);
-            attempt.first_byte = Some(clock.to_run(first).clamp(sent, now));
-            attempt.done = Some(clock.to_run(last).clamp(sent, now));
+            attempt.first_byte = Some(clock.run_time(first).clamp(sent, now));
+            attempt.done = Some(clock.run_time(last).clamp(sent, now));
         }
         if !(resp.reusable && plan.keepalive) {
             self.conn = None;

@@ -196,6 +196,15 @@ pub enum Warning {
         /// The connection pool's size.
         connections: u32,
     },
+    /// Responses waited in their sockets before pelt read them: the
+    /// client was short of CPU. Their times are the kernel's, so no figure
+    /// is wrong, but a client this busy also sends late.
+    ReadLag {
+        /// Mean wait from a response's arrival to its read, nanoseconds.
+        mean_ns: u64,
+        /// The longest such wait, nanoseconds.
+        max_ns: u64,
+    },
     /// Requests were still pending when the run ended.
     Unfinished {
         /// How many.
@@ -272,6 +281,9 @@ pub enum Warning {
     },
 }
 
+/// Mean read lag above which [`Warning::ReadLag`] is given.
+const READ_LAG_WARN_NS: u64 = 2_000_000;
+
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -286,6 +298,14 @@ impl std::fmt::Display for Warning {
                  were busy or the client was short of CPU. Response time includes this wait, as a user's \
                  would; if the server was not slow at the time, raise -c",
                 human_ns(*p99_ns)
+            ),
+            Warning::ReadLag { mean_ns, max_ns } => write!(
+                f,
+                "responses waited in their sockets {} on average (at most {}) before pelt read them: the \
+                 client is short of CPU. Service and response times are the kernel's arrival times, so \
+                 they are unaffected, but check send lag, and give pelt a core of its own",
+                human_ns(*mean_ns),
+                human_ns(*max_ns)
             ),
             Warning::Unfinished { count } => write!(
                 f,
@@ -584,6 +604,20 @@ impl RunSummary {
                 w.push(Warning::SendLag {
                     p99_ns: lag.value_at_quantile(0.99),
                     connections: self.config.load.connections(),
+                });
+            }
+        }
+        if let Some(mean) = self
+            .total
+            .read_lag_ns_sum
+            .checked_div(self.total.kernel_timed)
+        {
+            // Beyond what a send window's batching accounts for (a read
+            // waits at most one window, 1 ms by default).
+            if mean > READ_LAG_WARN_NS {
+                w.push(Warning::ReadLag {
+                    mean_ns: mean,
+                    max_ns: self.total.read_lag_ns_max,
                 });
             }
         }

@@ -169,6 +169,15 @@ pub fn json_value(s: &RunSummary) -> Value {
             "mean_s": if t.tunnels == 0 { 0.0 } else { t.tunnel_ns_sum as f64 / t.tunnels as f64 / 1e9 },
             "max_s": t.tunnel_ns_max as f64 / 1e9,
         },
+        // Which clock timed the responses: the kernel's receive stamps
+        // (their arrival) for `kernel_timed` of them, pelt's own (when
+        // read) for the rest; read lag is the time between the two.
+        "timing": {
+            "clock": if t.kernel_timed == 0 { "pelt" } else if t.kernel_timed >= t.service.len() { "kernel" } else { "mixed" },
+            "kernel_timed": t.kernel_timed,
+            "read_lag_mean_s": if t.kernel_timed == 0 { 0.0 } else { t.read_lag_ns_sum as f64 / t.kernel_timed as f64 / 1e9 },
+            "read_lag_max_s": t.read_lag_ns_max as f64 / 1e9,
+        },
         // pelt's own worker threads: shares of the run each spent on a
         // CPU and waiting for one. Empty when not known.
         "client_threads": s.worker_load,

@@ -421,8 +421,9 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         writeln!(
             o,
             "  * headline: response time runs from each request's scheduled send time, so time spent\n    \
-             waiting for a connection counts, as it would for a user. Service time runs from the\n    \
-             actual send; send lag is the difference."
+             waiting for a connection counts, as it would for a user (a request the send window\n    \
+             sent early is timed from its send). Service time runs from the actual send; send lag\n    \
+             is the difference."
         )?;
     } else {
         writeln!(
@@ -430,6 +431,23 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             "  * closed loop: each connection waits for a response before sending again, so queueing\n    \
              at the server is not seen (a slow server just gets fewer requests). For the latency\n    \
              users would see at a given load, run with --rate."
+        )?;
+    }
+    if let Some(mean) = t.read_lag_ns_sum.checked_div(t.kernel_timed) {
+        writeln!(
+            o,
+            "  * clock: {} of {} responses timed at their arrival by the kernel (receive stamps);\n    \
+             pelt read them {} later on average (at most {}), which no figure includes.",
+            thousands(t.kernel_timed),
+            thousands(t.service.len()),
+            human_ns(mean),
+            human_ns(t.read_lag_ns_max)
+        )?;
+    } else if !t.service.is_empty() {
+        writeln!(
+            o,
+            "  * clock: pelt's own, when it read each response (the kernel stamps only HTTP/1.1\n    \
+             over TCP on Linux); a busy client adds its lateness to service time."
         )?;
     }
     if !t.tls.is_empty() {

@@ -78,6 +78,22 @@ pub fn is_postgres(location: &str) -> bool {
 impl Store {
     /// Opens (creating if missing) a SQLite history.
     pub fn sqlite(path: &Path) -> Result<Store, StoreError> {
+        // Two pelts creating the same new file at once: the switch to WAL
+        // (which needs the file to itself) can find the other mid-way and
+        // fail at once, whatever the busy timeout. Opening again finds the
+        // file settled.
+        let start = std::time::Instant::now();
+        loop {
+            match Store::sqlite_once(path) {
+                Err(StoreError::Busy { .. }) if start.elapsed() < sqlite::BUSY_TIMEOUT => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                done => return done,
+            }
+        }
+    }
+
+    fn sqlite_once(path: &Path) -> Result<Store, StoreError> {
         let mut db = sqlite::Sqlite::open(path)?;
         let place = path.display().to_string();
         let found = version(&mut db)?;

@@ -1,0 +1,155 @@
+//! Kernel receive stamps: a client that reads late, because it is short of
+//! CPU or batches its wake-ups, must not report a slower server. The
+//! server (`pelt serve`) runs on one CPU, pelt on the other, and for the
+//! starved case a busy loop shares pelt's CPU.
+
+mod support;
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use support::pelt::{exclusive, number as f};
+
+/// A child process killed (by pid) and reaped when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn pelt_bin() -> String {
+    assert_cmd::cargo::cargo_bin("pelt").display().to_string()
+}
+
+/// `pelt serve` with one thread pinned to `cpu`; returns it and its URL.
+fn serve_on(cpu: &str) -> (Killed, String) {
+    let mut child = Command::new("taskset")
+        .args(["-c", cpu, &pelt_bin(), "serve", "-p", "0", "-t", "1"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("taskset (util-linux) runs pelt serve");
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    (Killed(child), url)
+}
+
+/// A shell busy loop pinned to `cpu`, at pelt's priority.
+fn busy_on(cpu: &str) -> Killed {
+    Killed(
+        Command::new("taskset")
+            .args(["-c", cpu, "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// A rate run pinned to `cpu`, as JSON.
+fn run_on(cpu: &str, url: &str, extra: &[&str]) -> Value {
+    let out = Command::new("taskset")
+        .args([
+            "-c",
+            cpu,
+            &pelt_bin(),
+            "run",
+            url,
+            "--rate",
+            "2000",
+            "-d",
+            "3s",
+        ])
+        .args(["-c", "50", "-t", "1", "--format", "json"])
+        .args(extra)
+        .env("PELT_NO_HISTORY", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn service_p50(r: &Value) -> f64 {
+    f(&r["latency"]["service_time"]["percentiles_s"]["p50"])
+}
+
+/// The reproduction: with pelt's CPU shared with a busy loop, its
+/// own clock read service time ~1 ms (8 %) high at p50. With the kernel's
+/// stamps the starved run agrees with the idle one, and the report says
+/// the kernel timed every response.
+#[test]
+fn a_starved_client_reports_the_same_service_time() {
+    let _machine = exclusive();
+    let (_server, base) = serve_on("1");
+    let url = format!("{base}?delay=2ms");
+    let idle = run_on("0", &url, &[]);
+    let starved = {
+        let _busy = busy_on("0");
+        run_on("0", &url, &[])
+    };
+    for r in [&idle, &starved] {
+        assert_eq!(r["timing"]["clock"], "kernel", "{:#}", r["timing"]);
+        assert_eq!(
+            r["timing"]["kernel_timed"],
+            r["latency"]["service_time"]["count"]
+        );
+    }
+    let (a, b) = (service_p50(&idle), service_p50(&starved));
+    assert!(
+        (a - b).abs() < 150e-6,
+        "service p50 idle {:.0} µs, starved {:.0} µs",
+        a * 1e6,
+        b * 1e6
+    );
+    // The starved client did read late: the stamps are what kept the
+    // figures right, not luck.
+    let lag = |r: &Value| f(&r["timing"]["read_lag_max_s"]);
+    assert!(
+        lag(&starved) > lag(&idle),
+        "read lag max idle {}, starved {}",
+        lag(&idle),
+        lag(&starved)
+    );
+}
+
+/// The send window batches wake-ups; it must not move service time: the
+/// same run with a wake-up per request agrees at p50.
+#[test]
+fn the_send_window_does_not_move_service_time() {
+    let _machine = exclusive();
+    let (_server, base) = serve_on("1");
+    let url = format!("{base}?delay=2ms");
+    let windowed = run_on("0", &url, &["--send-window", "1ms"]);
+    let exact = run_on("0", &url, &["--send-window", "0"]);
+    let (a, b) = (service_p50(&windowed), service_p50(&exact));
+    assert!(
+        (a - b).abs() < 100e-6,
+        "service p50 with a 1 ms window {:.0} µs, without {:.0} µs",
+        a * 1e6,
+        b * 1e6
+    );
+    // The window did batch: pelt read responses later with it.
+    let mean_lag = |r: &Value| f(&r["timing"]["read_lag_mean_s"]);
+    assert!(
+        mean_lag(&windowed) > mean_lag(&exact) + 100e-6,
+        "read lag with the window {}, without {}",
+        mean_lag(&windowed),
+        mean_lag(&exact)
+    );
+    // Each request went within half a window (plus timer jitter) of its
+    // plan.
+    let lag_p99 = f(&windowed["latency"]["send_lag"]["percentiles_s"]["p99"]);
+    assert!(lag_p99 < 1e-3, "send lag p99 {lag_p99}");
+}

@@ -23,6 +23,9 @@ pub struct Snapshot {
     pub total_requests: u64,
     /// Failed requests so far, this second included.
     pub total_errors: u64,
+    /// Requests sent and not yet answered at the second's end, summed
+    /// over workers (a gauge, for live views).
+    pub in_flight: u64,
 }
 
 /// The collector's work each second (allocating, merging and emptying
@@ -40,6 +43,8 @@ pub(crate) struct Collector {
     /// Highest second each worker has handed over; `u64::MAX` once done.
     through: Vec<Option<u64>>,
     pending: BTreeMap<u64, Recorder>,
+    /// Each pending second's in-flight requests, summed over workers.
+    in_flight: BTreeMap<u64, u64>,
     /// Next second to emit; seconds before measurement are skipped.
     next_second: u64,
     builder: SummaryBuilder,
@@ -70,6 +75,7 @@ impl Collector {
             plan,
             through: vec![None; workers],
             pending: BTreeMap::new(),
+            in_flight: BTreeMap::new(),
             next_second: first,
             builder: SummaryBuilder::new(header, None),
             warmup_requests: 0,
@@ -89,7 +95,9 @@ impl Collector {
                     worker,
                     second,
                     mut rec,
+                    in_flight,
                 } => {
+                    *self.in_flight.entry(second).or_default() += in_flight;
                     let merged = self.pending.entry(second).or_default();
                     yield_between_steps();
                     merged.merge(&rec);
@@ -132,6 +140,7 @@ impl Collector {
             let second = self.next_second;
             self.next_second += 1;
             let rec = self.pending.remove(&second).unwrap_or_default();
+            let in_flight = self.in_flight.remove(&second).unwrap_or(0);
             let row = self.builder.add(second, &rec);
             yield_between_steps();
             if let Some(row) = row {
@@ -140,12 +149,14 @@ impl Collector {
                     row,
                     total_requests: total.requests,
                     total_errors: total.error_count(),
+                    in_flight,
                     recorder: Box::new(rec),
                 });
             }
         }
         // Anything older belongs to warm-up seconds that are not reported.
         self.pending = self.pending.split_off(&self.next_second);
+        self.in_flight = self.in_flight.split_off(&self.next_second);
     }
 
     fn finish(self) -> RunSummary {

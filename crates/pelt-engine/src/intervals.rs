@@ -17,6 +17,8 @@ pub(crate) enum WorkerMsg {
         worker: usize,
         second: u64,
         rec: Box<Recorder>,
+        /// Requests sent and not yet answered when the second ended.
+        in_flight: u64,
     },
     /// The worker has stopped; `cut` is when it stopped sending, if it was
     /// stopped (by deadline or cancel) rather than running out of work.
@@ -45,6 +47,9 @@ pub(crate) struct Intervals {
     worker: usize,
     /// `--log-requests`: every measured request, as it is recorded.
     log: Option<RequestLog>,
+    /// Requests sent and not yet recorded: the live views' in-flight
+    /// gauge, sampled at each second's end.
+    in_flight: u64,
 }
 
 impl Intervals {
@@ -68,6 +73,7 @@ impl Intervals {
             warmup: 0,
             tx,
             worker,
+            in_flight: 0,
             log: None,
         }
     }
@@ -90,6 +96,9 @@ impl Intervals {
 
     /// Records a finished request (warm-up requests are only counted).
     pub fn record(&mut self, s: &Sample) {
+        if s.sent.is_some() {
+            self.in_flight = self.in_flight.saturating_sub(1);
+        }
         if s.intended < self.measure_from {
             self.warmup += 1;
             return;
@@ -125,6 +134,12 @@ impl Intervals {
             self.rotate(done);
         }
         self.current.record_read_lag(lag);
+    }
+
+    /// Notes that a request was just sent (see [`WorkerMsg::Interval`]'s
+    /// `in_flight`).
+    pub fn count_sent(&mut self) {
+        self.in_flight += 1;
     }
 
     /// Records `n` slots scheduled around `intended` that were never sent.
@@ -222,6 +237,7 @@ impl Intervals {
             worker: self.worker,
             second: self.second,
             rec,
+            in_flight: self.in_flight,
         });
         self.second = (self.unix_ns_at_epoch + t) / NS_PER_SEC;
         self.end = (self.second + 1) * NS_PER_SEC - self.unix_ns_at_epoch;

@@ -112,6 +112,7 @@ impl Runner for Worker {
 
     fn mark_sent(&self, sender: usize) -> Nanos {
         let sent = self.now();
+        self.intervals.borrow_mut().count_sent();
         let state = &self.senders[sender].in_flight;
         state.set(InFlight {
             sent: Some(sent),

@@ -33,6 +33,7 @@ pub fn event(s: &State) -> serde_json::Value {
         "p90_ms": row.map(|r| ms(r.p90_ns)),
         "p99_ms": row.map(|r| ms(r.p99_ns)),
         "max_ms": row.map(|r| ms(r.max_ns)),
+        "in_flight": s.in_flight,
         "finished": s.finished,
     })
 }

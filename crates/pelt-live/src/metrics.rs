@@ -288,6 +288,13 @@ pub fn render(s: &State) -> String {
             run,
             secs(quantile_ns(&last.send_lag, 0.99) as f64),
         );
+        gauge(
+            &mut out,
+            "pelt_in_flight",
+            "Requests sent and not yet answered at the end of the newest second.",
+            run,
+            s.in_flight as f64,
+        );
         if let Some(c) = row.active_connections {
             gauge(
                 &mut out,
@@ -340,8 +347,8 @@ mod tests {
         rec.requests = 3;
         rec.response.record(1_000_000).unwrap();
         let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
-        live.feed(&row, &rec);
-        live.feed(&row, &rec);
+        live.feed(&row, &rec, 5);
+        live.feed(&row, &rec, 3);
         let text = live.read(render);
         assert!(
             text.contains("pelt_requests_total{run=\"a\\\"b\"} 6\n"),
@@ -350,6 +357,11 @@ mod tests {
         assert!(text.contains("pelt_response_time_seconds_count{run=\"a\\\"b\"} 2\n"));
         assert!(text.contains("le=\"+Inf\"} 2\n"));
         assert!(text.contains("pelt_run_finished{run=\"a\\\"b\"} 0\n"));
+        // A gauge: the newest second's, not a sum.
+        assert!(
+            text.contains("pelt_in_flight{run=\"a\\\"b\"} 3\n"),
+            "{text}"
+        );
         // Every sample line is NAME{labels} VALUE, with a number.
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let value = line.rsplit(' ').next().unwrap();

@@ -54,6 +54,8 @@ pub struct State {
     pub last: Option<(IntervalRow, Box<Recorder>)>,
     /// Seconds fed so far.
     pub seconds: u64,
+    /// Requests sent and not yet answered at the newest second's end.
+    pub in_flight: u64,
     /// Every second's row so far (a few KB an hour).
     pub rows: Vec<IntervalRow>,
     /// Whether the run has ended (the figures are final).
@@ -89,6 +91,7 @@ impl Live {
                 total: Recorder::new(),
                 last: None,
                 seconds: 0,
+                in_flight: 0,
                 rows: Vec::new(),
                 finished: false,
                 report: None,
@@ -106,11 +109,13 @@ impl Live {
         self.0.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Adds one finished second (from the engine's `Snapshot`).
-    pub fn feed(&self, row: &IntervalRow, rec: &Recorder) {
+    /// Adds one finished second (from the engine's `Snapshot`), with the
+    /// requests in flight at its end.
+    pub fn feed(&self, row: &IntervalRow, rec: &Recorder, in_flight: u64) {
         let mut s = self.lock();
         s.total.merge(rec);
         s.seconds += 1;
+        s.in_flight = in_flight;
         s.rows.push(*row);
         match &mut s.last {
             Some((r, last)) => {

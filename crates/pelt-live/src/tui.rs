@@ -164,7 +164,10 @@ pub fn header(s: &State, planned: Option<Duration>) -> Vec<String> {
             t.requests,
             t.error_count()
         ),
-        format!("p99 {p99} (run so far)   send lag p99 {lag} (last second)"),
+        format!(
+            "p99 {p99} (run so far)   send lag p99 {lag} (last second)   in flight {}",
+            s.in_flight
+        ),
     ]
 }
 

@@ -120,7 +120,7 @@ fn follow(
             Progress::Interval(s) => {
                 sinks.interval(s.row.unix_second, &s.recorder);
                 for view in &live {
-                    view.feed(&s.row, &s.recorder);
+                    view.feed(&s.row, &s.recorder, s.in_flight);
                 }
                 line.update(run.elapsed(), Some(&s));
             }

@@ -187,6 +187,49 @@ fn prometheus_scrapes_what_the_report_says() {
     );
 }
 
+/// The in-flight gauge obeys Little's law: at 400 req/s against a server
+/// that answers in 50 ms, about 20 requests are in flight at any moment.
+/// Read from /metrics while the run goes, as a dashboard would.
+#[test]
+fn in_flight_is_rate_times_latency() {
+    let target = server(None);
+    let metrics = free_port();
+    let url = format!("http://{}/?delay=50ms", target.local_addr());
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+        .env("PELT_NO_HISTORY", "1")
+        .args(["run", &url, "-d", "4s", "--rate", "400", "-c", "100"])
+        .args(["--no-save", "--format", "json"])
+        .args(["--metrics", &format!("127.0.0.1:{metrics}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until the gauge has seen a full second of load (bounded).
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut seen = None;
+    while Instant::now() < until && seen.is_none() {
+        if let Some((200, text)) = get(metrics, "/metrics") {
+            let value = |name: &str| {
+                text.lines()
+                    .find(|l| l.starts_with(name))
+                    .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            };
+            if value("pelt_achieved_rate").is_some_and(|r| r >= 300.0) {
+                seen = value("pelt_in_flight{");
+            }
+        }
+        // A poll interval, not a wait for something to happen: the loop
+        // ends on what the endpoint says.
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.wait();
+    let in_flight = seen.expect("pelt_in_flight during a loaded second");
+    assert!(
+        (10.0..=35.0).contains(&in_flight),
+        "in flight {in_flight}, expected about 400/s x 50 ms = 20"
+    );
+}
+
 /// A target that counts connections: none may arrive when pelt refuses
 /// its flags.
 fn silent_target() -> TcpListener {

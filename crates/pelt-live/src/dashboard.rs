@@ -23,6 +23,8 @@ pub fn event(s: &State) -> serde_json::Value {
     let row = s.last.as_ref().map(|(row, _)| row);
     let ms = |ns: u64| ns as f64 / 1e6;
     json!({
+        "run_id": s.run_id,
+        "campaign": s.campaign,
         "seconds": s.seconds,
         "requests": t.requests,
         "successes": t.successes,

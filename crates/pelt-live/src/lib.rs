@@ -12,12 +12,14 @@
 
 #![warn(missing_docs)]
 
+mod campaign;
 pub mod dashboard;
 pub mod metrics;
 mod server;
 mod state;
 pub mod tui;
 
+pub use campaign::{Campaign, CampaignRun};
 pub use server::{bind, Bound, LiveError, MAX_CONNECTIONS};
 pub use state::{Live, TargetLabels};
 

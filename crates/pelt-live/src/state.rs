@@ -56,6 +56,8 @@ pub struct State {
     pub seconds: u64,
     /// Requests sent and not yet answered at the newest second's end.
     pub in_flight: u64,
+    /// When the run is one of several (`pelt experiment`): their progress.
+    pub campaign: Option<crate::Campaign>,
     /// Every second's row so far (a few KB an hour).
     pub rows: Vec<IntervalRow>,
     /// Whether the run has ended (the figures are final).
@@ -92,6 +94,7 @@ impl Live {
                 last: None,
                 seconds: 0,
                 in_flight: 0,
+                campaign: None,
                 rows: Vec::new(),
                 finished: false,
                 report: None,
@@ -125,6 +128,33 @@ impl Live {
             }
             None => s.last = Some((*row, Box::new(rec.clone()))),
         }
+        s.generation += 1;
+        drop(s);
+        self.0.changed.notify_all();
+    }
+
+    /// Publishes the progress of the campaign this run belongs to.
+    pub fn campaign(&self, campaign: crate::Campaign) {
+        let mut s = self.lock();
+        s.campaign = Some(campaign);
+        s.generation += 1;
+        drop(s);
+        self.0.changed.notify_all();
+    }
+
+    /// A campaign's next run starts: the figures start afresh, under the
+    /// new run's id and target labels (the campaign stays).
+    pub fn next_run(&self, run_id: String, targets: TargetLabels) {
+        let mut s = self.lock();
+        s.run_id = run_id;
+        s.targets = targets;
+        s.total.reset();
+        s.last = None;
+        s.seconds = 0;
+        s.in_flight = 0;
+        s.rows.clear();
+        s.finished = false;
+        s.report = None;
         s.generation += 1;
         drop(s);
         self.0.changed.notify_all();

@@ -175,6 +175,14 @@ pub struct ExperimentArgs {
     /// as its label and tags experiment, variant, level and block.
     #[arg(long = "no-history", conflicts_with = "history")]
     pub no_history: bool,
+
+    /// Watching it live: --dashboard shows which run of how many is going,
+    /// each finished run's figures and the verdicts so far, beside the
+    /// running one's charts; --metrics labels each run's series by its run
+    /// (experiment-bBLOCK-VARIANT-LEVEL). The terminal dashboard (--tui)
+    /// watches single runs only.
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 const COMPARE_EXAMPLES: &str = "\

@@ -111,16 +111,10 @@ impl Views {
             })
             .transpose()
             .map_err(|e| UserError(e.to_string()))?;
-        let mut shown = secrets.clone();
-        shown.learn(config);
-        let labels = TargetLabels::new(
-            shown
-                .config(config)
-                .targets
-                .iter()
-                .map(|t| format!("{} {}", t.method, t.url)),
-        );
-        let id = run_id();
+        let labels = labels(config, secrets);
+        // The id the run's results file names it by (config hash, and the
+        // start time with --start-at), so the metrics and the file agree.
+        let id = config.run_id();
         let thread_error =
             |e: std::io::Error| UserError(format!("cannot start a thread: {e}; free some memory"));
         if let Some(bound) = metrics {
@@ -144,6 +138,39 @@ impl Views {
             views.live.push(live);
         }
         Ok(views)
+    }
+
+    /// `pelt experiment`: the campaign's next run starts, with `config`,
+    /// named `run_id`; the views' figures start afresh.
+    pub fn next_run(&self, run_id: &str, config: &RunConfig, secrets: &pelt_store::Redactor) {
+        let labels = labels(config, secrets);
+        for live in &self.live {
+            live.next_run(run_id.to_string(), labels.clone());
+        }
+    }
+
+    /// `pelt experiment`: publishes the campaign's progress.
+    pub fn campaign(&self, campaign: &pelt_live::Campaign) {
+        for live in &self.live {
+            live.campaign(campaign.clone());
+        }
+    }
+
+    /// After a campaign: shows its final report (JSON), and lets watchers
+    /// collect the final figures.
+    pub fn close_campaign(self, report: String) {
+        for live in &self.live {
+            live.finish_with(Some(report.clone()));
+        }
+        for live in &self.live {
+            live.wait_final_scrape(pelt_live::FINAL_SCRAPE_WAIT);
+        }
+    }
+
+    /// Whether anything watches (a campaign's progress is worth working
+    /// out only then).
+    pub fn watched(&self) -> bool {
+        !self.live.is_empty()
     }
 
     /// What the results thread feeds.
@@ -187,9 +214,15 @@ fn token() -> Result<String, UserError> {
 
 /// The run's id in metric labels: when it started, in Unix milliseconds
 /// (unique per machine, sortable, and readable as a time).
-fn run_id() -> String {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis())
-        .to_string()
+/// The targets as labels, with their secrets replaced.
+fn labels(config: &RunConfig, secrets: &pelt_store::Redactor) -> TargetLabels {
+    let mut shown = secrets.clone();
+    shown.learn(config);
+    TargetLabels::new(
+        shown
+            .config(config)
+            .targets
+            .iter()
+            .map(|t| format!("{} {}", t.method, t.url)),
+    )
 }

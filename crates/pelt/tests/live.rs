@@ -395,6 +395,80 @@ fn dashboard_updates_in_chromium_and_ends_with_the_report() {
     }
 }
 
+/// `pelt experiment --dashboard`: the page shows which run of how many
+/// is going as the experiment advances, a row per finished run, and the
+/// verdicts; at the end they are the experiment's own.
+#[test]
+fn experiment_progress_on_the_dashboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = server(None);
+    let port = free_port();
+    let base = format!("http://{}/", target.local_addr());
+    std::fs::write(
+        dir.path().join("plan.toml"),
+        format!(
+            r#"
+name = "live"
+blocks = 6
+[load]
+rate = 200
+connections = 10
+duration = "1s"
+threads = 1
+[[variant]]
+name = "A"
+url = "{base}"
+[[variant]]
+name = "B"
+url = "{base}?delay=2ms"
+"#
+        ),
+    )
+    .unwrap();
+    let experiment = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
+        .current_dir(dir.path())
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_NO_HISTORY", "1")
+        .args(["experiment", "plan.toml", "-o", "out"])
+        .args(["--dashboard", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_listening(port);
+    let page = support::chromium::run_url(
+        dir.path(),
+        &format!("http://127.0.0.1:{port}/"),
+        &["--dump-dom".into(), "--virtual-time-budget=60000".into()],
+    );
+    let out = experiment.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(page.status.success(), "chromium: {}", page.stderr);
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/report.json")).unwrap())
+            .unwrap();
+    let runs = report["runs"].as_array().unwrap().len();
+    assert_eq!(runs, 12);
+
+    // The progress advanced while the page watched, to the last run.
+    let done: Vec<f64> = console(&page.stderr, "pelt-live campaign ")
+        .iter()
+        .map(|l| field(l, "done"))
+        .collect();
+    assert!(done.windows(2).all(|w| w[0] <= w[1]), "{done:?}");
+    assert!(done.first() < done.last(), "{done:?}");
+    assert_eq!(*done.last().unwrap(), runs as f64, "{}", page.stderr);
+    // A row per run, and the experiment's verdicts.
+    let dom = page.stdout;
+    assert_eq!(dom.matches("<tr><td>block ").count(), runs, "{dom}");
+    assert!(dom.contains("B vs A"), "{dom}");
+    assert!(
+        dom.contains(&format!("id=\"campaign-progress\" data-raw=\"{runs}\"")),
+        "{dom}"
+    );
+}
+
 #[test]
 fn a_remote_dashboard_needs_its_token() {
     let target = server(None);

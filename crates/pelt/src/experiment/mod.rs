@@ -30,7 +30,29 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
         crate::emit(schedule(&plan).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    // Before any run: a history pelt cannot use is an input error.
+    if args.live.tui {
+        return Err(UserError(
+            "--tui watches a single run; watch an experiment with --dashboard IP:PORT".into(),
+        ));
+    }
+    // Before any run: the live views' ports and a history pelt cannot use
+    // are input errors.
+    let views = crate::live::Views::start(
+        &crate::live::LiveArgs {
+            no_tui: true,
+            ..args.live.clone()
+        },
+        &plan.variants[0].configs[0],
+        &pelt_store::Redactor::default(),
+        true,
+    )?;
+    let mut watch = Watch {
+        campaign: pelt_live::Campaign::new(
+            format!("experiment '{}'", plan.name),
+            plan.total_runs(),
+        ),
+        views,
+    };
     let mut history =
         crate::history::Recording::for_experiment(&args.location, args.no_history, &plan.name)?;
     let folder = match &args.out {
@@ -42,12 +64,15 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     // experiment through its teardown instead of killing pelt.
     crate::signals::install();
     let mut outcome = Outcome::new(plan.variants.len(), plan.levels.len(), folder.clone());
-    let failure = conduct(&plan, &args, &mut outcome, &mut history).err();
+    let failure = conduct(&plan, &args, &mut outcome, &mut history, &mut watch).err();
     if let Some(e) = &failure {
         outcome.problems.push(e.clone());
     }
     let reports = write_reports(&plan, &outcome)?;
     crate::emit(reports.text.as_bytes())?;
+    watch.campaign.verdicts = reports.text.clone();
+    watch.views.campaign(&watch.campaign);
+    watch.views.close_campaign(reports.json.clone());
     if let Some(e) = failure {
         return Err(UserError(format!(
             "experiment stopped: {e}; the runs so far and the report are in {}",
@@ -62,17 +87,69 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     }))
 }
 
-/// Renders the report and writes it, in every format, to the folder.
-fn write_reports(plan: &Plan, outcome: &Outcome) -> Result<Reports, UserError> {
+/// The live views (`--dashboard`, `--metrics`) and the progress they show.
+struct Watch {
+    views: crate::live::Views,
+    campaign: pelt_live::Campaign,
+}
+
+impl Watch {
+    /// Run `label` (named `run_id`, loading with `config`) starts.
+    fn start(&mut self, label: String, run_id: &str, config: &pelt_core::RunConfig) {
+        self.campaign.current = Some(label);
+        self.views.campaign(&self.campaign);
+        self.views
+            .next_run(run_id, config, &pelt_store::Redactor::default());
+    }
+
+    /// The run in progress ended with `summary`; `verdicts` are the
+    /// experiment's report so far.
+    fn finished(&mut self, summary: &pelt_core::RunSummary, verdicts: String) {
+        let label = self.campaign.current.take().unwrap_or_default();
+        let l = &summary.total.response;
+        let quantile = |q: f64| match l.is_empty() {
+            true => "-".to_string(),
+            false => pelt_core::human_ns(l.value_at_quantile(q)).to_string(),
+        };
+        let errors = match summary.total.requests {
+            0 => 0.0,
+            n => summary.total.error_count() as f64 * 100.0 / n as f64,
+        };
+        self.campaign.runs.push(pelt_live::CampaignRun {
+            label,
+            status: match summary.interrupted {
+                true => "interrupted",
+                false => "done",
+            }
+            .into(),
+            figures: vec![
+                ("req/s".into(), format!("{:.1}", summary.throughput())),
+                ("p50".into(), quantile(0.5)),
+                ("p99".into(), quantile(0.99)),
+                ("errors".into(), format!("{errors:.2}%")),
+            ],
+        });
+        self.campaign.verdicts = verdicts;
+        self.views.campaign(&self.campaign);
+    }
+}
+
+/// The experiment's report of `outcome` so far.
+fn render(plan: &Plan, outcome: &Outcome) -> Reports {
     let variants: Vec<String> = plan.variants.iter().map(|v| v.name.clone()).collect();
-    let reports = Experiment {
+    Experiment {
         name: &plan.name,
         blocks: plan.blocks,
         levels: &plan.levels,
         variants: &variants,
         outcome,
     }
-    .render();
+    .render()
+}
+
+/// Renders the report and writes it, in every format, to the folder.
+fn write_reports(plan: &Plan, outcome: &Outcome) -> Result<Reports, UserError> {
+    let reports = render(plan, outcome);
     for (name, body) in [
         ("report.txt", &reports.text),
         ("report.md", &reports.markdown),
@@ -97,6 +174,7 @@ fn conduct(
     args: &ExperimentArgs,
     outcome: &mut Outcome,
     history: &mut Option<crate::history::Recording>,
+    watch: &mut Watch,
 ) -> Result<(), String> {
     let total = plan.total_runs();
     let started = Instant::now();
@@ -117,7 +195,7 @@ fn conduct(
                 ],
             };
             let result = measure_variant(
-                plan, args, &shell, block, v, outcome, total, started, history,
+                plan, args, &shell, block, v, outcome, total, started, history, watch,
             );
             if let Some(cmd) = &variant.teardown {
                 if let Err(e) = shell.run("teardown", cmd, plan.command_timeout) {
@@ -147,6 +225,7 @@ fn measure_variant(
     total: usize,
     started: Instant,
     history: &mut Option<crate::history::Recording>,
+    watch: &mut Watch,
 ) -> Result<(), String> {
     let variant = &plan.variants[v];
     if let Some(cmd) = &variant.setup {
@@ -187,9 +266,25 @@ fn measure_variant(
             block + 1,
             slug(&variant.name)
         ));
+        let run_id = format!(
+            "{}-b{:02}-{}-{}",
+            slug(&plan.name),
+            block + 1,
+            slug(&variant.name),
+            level.slug()
+        );
+        let label = format!(
+            "block {}/{}, {}, {}",
+            block + 1,
+            plan.blocks,
+            variant.name,
+            level.label()
+        );
+        watch.start(label, &run_id, &variant.configs[l]);
         let keep = Keep {
             out: Some(&file),
             save: false,
+            live: watch.views.feed(),
             ..Keep::default()
         };
         let summary =
@@ -209,7 +304,11 @@ fn measure_variant(
         }
         let record = RunRecord::new(block, v, l, file, &summary);
         let interrupted = record.interrupted;
+        let shown = watch.views.watched().then(|| summary.clone());
         outcome.add(record, summary);
+        if let Some(summary) = shown {
+            watch.finished(&summary, render(plan, outcome).text);
+        }
         if interrupted {
             // Saved and listed, but left out of the verdicts and charts.
             outcome.interrupted = true;

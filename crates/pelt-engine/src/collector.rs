@@ -26,6 +26,8 @@ pub struct Snapshot {
     /// Requests sent and not yet answered at the second's end, summed
     /// over workers (a gauge, for live views).
     pub in_flight: u64,
+    /// Connections open at the second's end, summed over workers.
+    pub connections_open: u64,
 }
 
 /// The collector's work each second (allocating, merging and emptying
@@ -43,8 +45,9 @@ pub(crate) struct Collector {
     /// Highest second each worker has handed over; `u64::MAX` once done.
     through: Vec<Option<u64>>,
     pending: BTreeMap<u64, Recorder>,
-    /// Each pending second's in-flight requests, summed over workers.
-    in_flight: BTreeMap<u64, u64>,
+    /// Each pending second's requests in flight and open connections,
+    /// summed over workers.
+    gauges: BTreeMap<u64, (u64, u64)>,
     /// Next second to emit; seconds before measurement are skipped.
     next_second: u64,
     builder: SummaryBuilder,
@@ -75,7 +78,7 @@ impl Collector {
             plan,
             through: vec![None; workers],
             pending: BTreeMap::new(),
-            in_flight: BTreeMap::new(),
+            gauges: BTreeMap::new(),
             next_second: first,
             builder: SummaryBuilder::new(header, None),
             warmup_requests: 0,
@@ -96,8 +99,11 @@ impl Collector {
                     second,
                     mut rec,
                     in_flight,
+                    open,
                 } => {
-                    *self.in_flight.entry(second).or_default() += in_flight;
+                    let gauges = self.gauges.entry(second).or_default();
+                    gauges.0 += in_flight;
+                    gauges.1 += open;
                     let merged = self.pending.entry(second).or_default();
                     yield_between_steps();
                     merged.merge(&rec);
@@ -140,7 +146,7 @@ impl Collector {
             let second = self.next_second;
             self.next_second += 1;
             let rec = self.pending.remove(&second).unwrap_or_default();
-            let in_flight = self.in_flight.remove(&second).unwrap_or(0);
+            let (in_flight, connections_open) = self.gauges.remove(&second).unwrap_or_default();
             let row = self.builder.add(second, &rec);
             yield_between_steps();
             if let Some(row) = row {
@@ -150,13 +156,14 @@ impl Collector {
                     total_requests: total.requests,
                     total_errors: total.error_count(),
                     in_flight,
+                    connections_open,
                     recorder: Box::new(rec),
                 });
             }
         }
         // Anything older belongs to warm-up seconds that are not reported.
         self.pending = self.pending.split_off(&self.next_second);
-        self.in_flight = self.in_flight.split_off(&self.next_second);
+        self.gauges = self.gauges.split_off(&self.next_second);
     }
 
     fn finish(self) -> RunSummary {

@@ -5,6 +5,8 @@
 
 use crate::request_log::RequestLog;
 use pelt_core::{ErrorKind, Nanos, Recorder, Sample, ThreadLoad};
+use std::cell::Cell;
+use std::rc::Rc;
 use std::sync::mpsc::{Receiver, Sender};
 
 const NS_PER_SEC: u64 = 1_000_000_000;
@@ -19,6 +21,8 @@ pub(crate) enum WorkerMsg {
         rec: Box<Recorder>,
         /// Requests sent and not yet answered when the second ended.
         in_flight: u64,
+        /// Connections open when the second ended.
+        open: u64,
     },
     /// The worker has stopped; `cut` is when it stopped sending, if it was
     /// stopped (by deadline or cancel) rather than running out of work.
@@ -50,6 +54,8 @@ pub(crate) struct Intervals {
     /// Requests sent and not yet recorded: the live views' in-flight
     /// gauge, sampled at each second's end.
     in_flight: u64,
+    /// The worker's open connections, sampled likewise.
+    open: Rc<Cell<u64>>,
 }
 
 impl Intervals {
@@ -74,6 +80,7 @@ impl Intervals {
             tx,
             worker,
             in_flight: 0,
+            open: Rc::default(),
             log: None,
         }
     }
@@ -134,6 +141,11 @@ impl Intervals {
             self.rotate(done);
         }
         self.current.record_read_lag(lag);
+    }
+
+    /// Samples `open` (the worker's open connections) at each second's end.
+    pub fn watch_open(&mut self, open: Rc<Cell<u64>>) {
+        self.open = open;
     }
 
     /// Notes that a request was just sent (see [`WorkerMsg::Interval`]'s
@@ -238,6 +250,7 @@ impl Intervals {
             second: self.second,
             rec,
             in_flight: self.in_flight,
+            open: self.open.get(),
         });
         self.second = (self.unix_ns_at_epoch + t) / NS_PER_SEC;
         self.end = (self.second + 1) * NS_PER_SEC - self.unix_ns_at_epoch;

@@ -103,6 +103,8 @@ pub(crate) struct Worker {
     intervals: RefCell<Intervals>,
     /// `--connect-rate`: this worker's share of it.
     connect_gate: ConnectGate,
+    /// Connections open now (see `transport::OpenConn`).
+    open: Rc<Cell<u64>>,
 }
 
 impl Runner for Worker {
@@ -133,6 +135,10 @@ impl Runner for Worker {
     fn connect_gate(&self) -> &ConnectGate {
         &self.connect_gate
     }
+
+    fn open_connections(&self) -> &Rc<Cell<u64>> {
+        &self.open
+    }
 }
 
 impl Worker {
@@ -154,7 +160,10 @@ impl Worker {
         if let Some(shared) = &plan.request_log {
             intervals.log_to(crate::request_log::RequestLog::open(shared.clone()));
         }
+        let open = Rc::new(Cell::new(0));
+        intervals.watch_open(open.clone());
         Worker {
+            open,
             intervals: RefCell::new(intervals),
             connect_gate: ConnectGate::new(plan.connect_interval),
             plan,

@@ -35,7 +35,8 @@ pub fn event(s: &State) -> serde_json::Value {
         "p90_ms": row.map(|r| ms(r.p90_ns)),
         "p99_ms": row.map(|r| ms(r.p99_ns)),
         "max_ms": row.map(|r| ms(r.max_ns)),
-        "in_flight": s.in_flight,
+        "in_flight": s.gauges.in_flight,
+        "connections": s.gauges.connections_open,
         "finished": s.finished,
     })
 }

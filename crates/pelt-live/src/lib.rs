@@ -21,7 +21,7 @@ pub mod tui;
 
 pub use campaign::{Campaign, CampaignRun};
 pub use server::{bind, Bound, LiveError, MAX_CONNECTIONS};
-pub use state::{Live, TargetLabels};
+pub use state::{Gauges, Live, TargetLabels};
 
 use std::time::Duration;
 

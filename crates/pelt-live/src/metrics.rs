@@ -293,7 +293,14 @@ pub fn render(s: &State) -> String {
             "pelt_in_flight",
             "Requests sent and not yet answered at the end of the newest second.",
             run,
-            s.in_flight as f64,
+            s.gauges.in_flight as f64,
+        );
+        gauge(
+            &mut out,
+            "pelt_open_connections",
+            "Connections open at the end of the newest second.",
+            run,
+            s.gauges.connections_open as f64,
         );
         if let Some(c) = row.active_connections {
             gauge(
@@ -347,8 +354,12 @@ mod tests {
         rec.requests = 3;
         rec.response.record(1_000_000).unwrap();
         let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
-        live.feed(&row, &rec, 5);
-        live.feed(&row, &rec, 3);
+        let gauges = |in_flight| crate::Gauges {
+            in_flight,
+            connections_open: 2,
+        };
+        live.feed(&row, &rec, gauges(5));
+        live.feed(&row, &rec, gauges(3));
         let text = live.read(render);
         assert!(
             text.contains("pelt_requests_total{run=\"a\\\"b\"} 6\n"),
@@ -357,6 +368,7 @@ mod tests {
         assert!(text.contains("pelt_response_time_seconds_count{run=\"a\\\"b\"} 2\n"));
         assert!(text.contains("le=\"+Inf\"} 2\n"));
         assert!(text.contains("pelt_run_finished{run=\"a\\\"b\"} 0\n"));
+        assert!(text.contains("pelt_open_connections{run=\"a\\\"b\"} 2\n"));
         // A gauge: the newest second's, not a sum.
         assert!(
             text.contains("pelt_in_flight{run=\"a\\\"b\"} 3\n"),

@@ -54,8 +54,8 @@ pub struct State {
     pub last: Option<(IntervalRow, Box<Recorder>)>,
     /// Seconds fed so far.
     pub seconds: u64,
-    /// Requests sent and not yet answered at the newest second's end.
-    pub in_flight: u64,
+    /// The newest second's gauges.
+    pub gauges: Gauges,
     /// When the run is one of several (`pelt experiment`): their progress.
     pub campaign: Option<crate::Campaign>,
     /// Every second's row so far (a few KB an hour).
@@ -78,6 +78,15 @@ struct Shared {
     changed: Condvar,
 }
 
+/// What the engine samples at the end of each second, beside its figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Gauges {
+    /// Requests sent and not yet answered.
+    pub in_flight: u64,
+    /// Connections open.
+    pub connections_open: u64,
+}
+
 /// The live figures of one run, shared by the results thread (which
 /// feeds them) and the servers (which read them). Cheap to clone.
 #[derive(Debug, Clone)]
@@ -93,7 +102,7 @@ impl Live {
                 total: Recorder::new(),
                 last: None,
                 seconds: 0,
-                in_flight: 0,
+                gauges: Gauges::default(),
                 campaign: None,
                 rows: Vec::new(),
                 finished: false,
@@ -113,12 +122,12 @@ impl Live {
     }
 
     /// Adds one finished second (from the engine's `Snapshot`), with the
-    /// requests in flight at its end.
-    pub fn feed(&self, row: &IntervalRow, rec: &Recorder, in_flight: u64) {
+    /// gauges at its end.
+    pub fn feed(&self, row: &IntervalRow, rec: &Recorder, gauges: Gauges) {
         let mut s = self.lock();
         s.total.merge(rec);
         s.seconds += 1;
-        s.in_flight = in_flight;
+        s.gauges = gauges;
         s.rows.push(*row);
         match &mut s.last {
             Some((r, last)) => {
@@ -151,7 +160,7 @@ impl Live {
         s.total.reset();
         s.last = None;
         s.seconds = 0;
-        s.in_flight = 0;
+        s.gauges = Gauges::default();
         s.rows.clear();
         s.finished = false;
         s.report = None;

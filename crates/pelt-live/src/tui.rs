@@ -165,8 +165,8 @@ pub fn header(s: &State, planned: Option<Duration>) -> Vec<String> {
             t.error_count()
         ),
         format!(
-            "p99 {p99} (run so far)   send lag p99 {lag} (last second)   in flight {}",
-            s.in_flight
+            "p99 {p99} (run so far)   send lag p99 {lag} (last second)   in flight {}   connections {}",
+            s.gauges.in_flight, s.gauges.connections_open
         ),
     ]
 }

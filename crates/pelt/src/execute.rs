@@ -120,7 +120,14 @@ fn follow(
             Progress::Interval(s) => {
                 sinks.interval(s.row.unix_second, &s.recorder);
                 for view in &live {
-                    view.feed(&s.row, &s.recorder, s.in_flight);
+                    view.feed(
+                        &s.row,
+                        &s.recorder,
+                        pelt_live::Gauges {
+                            in_flight: s.in_flight,
+                            connections_open: s.connections_open,
+                        },
+                    );
                 }
                 line.update(run.elapsed(), Some(&s));
             }

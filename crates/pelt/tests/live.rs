@@ -215,7 +215,7 @@ fn in_flight_is_rate_times_latency() {
                     .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
             };
             if value("pelt_achieved_rate").is_some_and(|r| r >= 300.0) {
-                seen = value("pelt_in_flight{");
+                seen = value("pelt_in_flight{").zip(value("pelt_open_connections{"));
             }
         }
         // A poll interval, not a wait for something to happen: the loop
@@ -223,10 +223,16 @@ fn in_flight_is_rate_times_latency() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let _ = child.wait();
-    let in_flight = seen.expect("pelt_in_flight during a loaded second");
+    let (in_flight, open) = seen.expect("pelt_in_flight during a loaded second");
     assert!(
         (10.0..=35.0).contains(&in_flight),
         "in flight {in_flight}, expected about 400/s x 50 ms = 20"
+    );
+    // Each request in flight holds a connection of the pool (-c 100), and
+    // the pool grows only as the load needs.
+    assert!(
+        (in_flight..=100.0).contains(&open),
+        "{open} connections open for {in_flight} in flight"
     );
 }
 

@@ -9,7 +9,7 @@ use crate::session::{jar::with_header, Jar};
 use crate::transport::dial::open;
 use crate::transport::redirect::Redirects;
 use crate::transport::{
-    is_redirect, write_error_kind, Attempt, Failure, Response, Runner, Transport,
+    is_redirect, write_error_kind, Attempt, Failure, OpenConn, Response, Runner, Transport,
 };
 use std::io;
 use tokio::io::AsyncWriteExt;
@@ -40,6 +40,7 @@ struct Session {
 struct Conn {
     stream: Stream,
     origin: usize,
+    _open: OpenConn,
 }
 
 impl H1Sender {
@@ -92,7 +93,11 @@ impl H1Sender {
                     Some(c) => c,
                     None => {
                         let stream = open(w, &plan.origins[origin], false).await?;
-                        self.conn.insert(Conn { stream, origin })
+                        self.conn.insert(Conn {
+                            stream,
+                            origin,
+                            _open: OpenConn::new(w),
+                        })
                     }
                 };
                 let r = send_on(
@@ -156,7 +161,11 @@ impl Transport for H1Sender {
             }
             None => {
                 let stream = open(w, &plan.origins[origin], true).await?;
-                self.conn.insert(Conn { stream, origin })
+                self.conn.insert(Conn {
+                    stream,
+                    origin,
+                    _open: OpenConn::new(w),
+                })
             }
         };
         let request = &plan.requests[target as usize];

@@ -179,7 +179,10 @@ impl H2Sender {
             let generation = self.shared.generation.get() + 1;
             self.shared.generation.set(generation);
             let shared = self.shared.clone();
+            let open = crate::transport::OpenConn::new(w);
             tokio::task::spawn_local(async move {
+                // Open while this task lives.
+                let _open = open;
                 // Ends when the connection closes or fails; its streams see
                 // the error themselves.
                 let _ = connection.await;

@@ -26,6 +26,8 @@ use crate::conn::Established;
 use crate::plan::RunPlan;
 use dial::ConnectGate;
 use pelt_core::Nanos;
+use std::cell::Cell;
+use std::rc::Rc;
 
 pub use outcome::{is_redirect, read_error_kind, write_error_kind, Failure, Response};
 
@@ -69,6 +71,30 @@ pub(crate) trait Runner {
 
     /// The worker's `--connect-rate` allowance.
     fn connect_gate(&self) -> &ConnectGate;
+
+    /// The worker's count of open connections (see [`OpenConn`]).
+    fn open_connections(&self) -> &Rc<Cell<u64>>;
+}
+
+/// Holds one count in the worker's open connections while it lives: kept
+/// beside a connection, it is dropped with it, however the connection
+/// ends. For the live views' gauge.
+#[derive(Debug)]
+pub(crate) struct OpenConn(Rc<Cell<u64>>);
+
+impl OpenConn {
+    /// Counts a connection just opened by `w`.
+    pub fn new(w: &impl Runner) -> OpenConn {
+        let count = w.open_connections();
+        count.set(count.get() + 1);
+        OpenConn(count.clone())
+    }
+}
+
+impl Drop for OpenConn {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
 }
 
 /// How far an attempt got before it finished, failed or timed out: the

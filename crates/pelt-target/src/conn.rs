@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::time::{sleep, sleep_until, timeout, Instant};
+use tokio::time::{sleep, timeout, Instant};
 
 use crate::query::{BodySpec, Fault, Params, DEFAULT_BODY};
 use crate::wire::{self, ConnHeader, Framing, Head, Parsed, Reject, FILLER, MAX_HEAD};
@@ -373,7 +373,7 @@ impl Conn {
     /// Waits, after sending what earlier pipelined requests are owed.
     async fn wait_until(&mut self, deadline: Instant) -> io::Result<()> {
         self.flush().await?;
-        sleep_until(deadline).await;
+        crate::timer::sleep_until(deadline).await;
         Ok(())
     }
 

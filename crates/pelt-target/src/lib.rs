@@ -22,6 +22,7 @@
 
 mod conn;
 mod query;
+mod timer;
 mod wire;
 
 use std::fmt;
@@ -196,6 +197,7 @@ impl Server {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("pelt-target")
+            .on_thread_start(timer::tight_slack)
             .enable_io()
             .enable_time()
             .build()?;

@@ -281,6 +281,18 @@ pub enum Warning {
     },
 }
 
+impl Warning {
+    /// Whether it says the client (pelt, its machine) may have limited
+    /// the run, rather than the server or the run's set-up: what
+    /// `--strict` fails on.
+    pub fn is_client_side(&self) -> bool {
+        matches!(
+            self,
+            Warning::ClientBusy { .. } | Warning::ShardClientBusy { .. } | Warning::ReadLag { .. }
+        )
+    }
+}
+
 /// Mean read lag above which [`Warning::ReadLag`] is given.
 const READ_LAG_WARN_NS: u64 = 2_000_000;
 

@@ -447,6 +447,13 @@ pub struct RunArgs {
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
     pub asserts: Vec<pelt_core::Assertion>,
 
+    /// Fail (exit 1) when the client may have limited the run: a worker
+    /// thread that wanted a CPU nearly all the time (client_busy), or
+    /// responses read late for want of CPU (read_lag). For CI, where a
+    /// busy runner must not pass for a slow server.
+    #[arg(long = "strict")]
+    pub strict: bool,
+
     /// No live progress line (it is only ever shown on a terminal).
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -400,7 +400,13 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         // 128 + SIGINT, as shells report an interrupted command.
         return Ok(std::process::ExitCode::from(130));
     }
-    let checked = check(&summary, &args.asserts);
+    let mut checked = check(&summary, &args.asserts);
+    if args.strict {
+        if let Some(w) = summary.warnings.iter().find(|w| w.is_client_side()) {
+            eprintln!("pelt: --strict: the client may have limited this run: {w}");
+            checked = std::process::ExitCode::from(1);
+        }
+    }
     if let Some(what) = summary.no_response() {
         // Nothing to measure is not a pass, whatever the asserts say.
         eprintln!("pelt: no request got a response: {what}");

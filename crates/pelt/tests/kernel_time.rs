@@ -162,3 +162,47 @@ fn the_send_window_does_not_move_service_time() {
     let lag_p99 = f(&windowed["latency"]["send_lag"]["percentiles_s"]["p99"]);
     assert!(lag_p99 < 1e-3, "send lag p99 {lag_p99}");
 }
+
+/// `--strict`: a run the client may have limited fails, for CI: pelt
+/// pinned to a CPU it shares with a busy loop, loading flat out, wants a
+/// CPU all the time (client_busy): exit 1 and one line naming it. A light
+/// run with a core of its own passes.
+#[test]
+fn strict_fails_a_run_the_client_limited() {
+    let _machine = exclusive();
+    let (_server, url) = serve_on("1");
+    let strict = |extra: &[&str]| {
+        let _busy = busy_on("0");
+        Command::new("taskset")
+            .args(["-c", "0", &pelt_bin(), "run", &url, "-t", "1", "-d", "2s"])
+            .args(["--strict", "--format", "json"])
+            .args(extra)
+            .env("PELT_NO_HISTORY", "1")
+            .output()
+            .unwrap()
+    };
+    let out = strict(&["-c", "20"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let line: Vec<&str> = stderr.lines().filter(|l| l.contains("--strict")).collect();
+    assert_eq!(line.len(), 1, "{stderr}");
+    assert!(line[0].contains("client"), "{stderr}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "client_busy"));
+
+    let out = Command::new("taskset")
+        .args(["-c", "0", &pelt_bin(), "run", &url, "-t", "1", "-d", "1s"])
+        .args(["--rate", "50", "--strict"])
+        .env("PELT_NO_HISTORY", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

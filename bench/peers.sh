@@ -90,13 +90,16 @@ as_root() {
     fi
 }
 
-# Debian packages: nginx (the server), wrk, apache2-utils (ab), time
+# Debian packages: nginx (the server), wrk, apache2-utils (ab),
+# nghttp2-client (h2load), openssl (the h2 test's certificate), time
 # (/usr/bin/time) and util-linux (taskset).
 install_debian() {
     local packages=()
     command -v nginx >/dev/null 2>&1 || packages+=(nginx)
     if wants wrk && ! command -v wrk >/dev/null 2>&1; then packages+=(wrk); fi
     if wants ab && ! command -v ab >/dev/null 2>&1; then packages+=(apache2-utils); fi
+    if wants h2load && ! command -v h2load >/dev/null 2>&1; then packages+=(nghttp2-client); fi
+    command -v openssl >/dev/null 2>&1 || packages+=(openssl)
     [ -x /usr/bin/time ] || packages+=(time)
     command -v taskset >/dev/null 2>&1 || packages+=(util-linux)
     [ ${#packages[@]} -gt 0 ] || return 0

@@ -10,7 +10,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent.parent
 CONNECTIONS = 50
 PORT_RANGE = (20000, 32000)
-ALL_TOOLS = ["wrk", "ab", "hey", "vegeta", "bombardier", "oha", "pelt"]
+ALL_TOOLS = ["wrk", "ab", "hey", "vegeta", "bombardier", "oha", "pelt", "h2load"]
 # How long a run may overrun its duration before it is killed.
 RUN_SLACK_S = 30.0
 # A run is "noisy" when processes other than the tool and nginx used more

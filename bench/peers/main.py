@@ -37,7 +37,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--rates", help="comma-separated rates for the rate test (default 5000,20000; --quick 2000)")
     p.add_argument("--seed", type=int, default=1, help="seed for the shuffled order (default 1)")
     p.add_argument("--path", default="/", help="URL path for the max-load and rate tests: / (ok), /1k.bin, /100k.bin")
-    p.add_argument("--tests", default="max,rate,stall", help="comma-separated subset of max,rate,stall")
+    p.add_argument(
+        "--tests",
+        default="max,rate,stall,h2",
+        help="comma-separated subset of max,rate,stall,h2 (h2: pelt --http2 against h2load, h2c and TLS)",
+    )
     p.add_argument("--out-dir", default=str(REPO / "bench/out"), help="where the .md and .json go (default bench/out)")
     p.add_argument(
         "--wait-quiet",
@@ -68,8 +72,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if unknown:
         p.error(f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(ALL_TOOLS)}")
     args.test_list = [t.strip() for t in args.tests.split(",") if t.strip()]
-    if not set(args.test_list) <= {"max", "rate", "stall"}:
-        p.error("--tests takes a subset of max,rate,stall")
+    if not set(args.test_list) <= {"max", "rate", "stall", "h2"}:
+        p.error("--tests takes a subset of max,rate,stall,h2")
     if not args.path.startswith("/"):
         p.error("--path must start with /")
     return args
@@ -149,6 +153,7 @@ def main(argv: list[str]) -> int:
         # The stall test is for rate-capable tools, plus wrk as the
         # closed-loop reference (ab adds nothing there).
         stall_tools: list[Tool] = [t for t in tools.values() if t.rate_capable or t.name == "wrk"]
+        h2_tools = [t for t in tools.values() if t.name in ("pelt", "h2load")]
         if "oha" in tools:
             stall_tools.append(Oha(tools["oha"].path, latency_correction=True))
         rate_tools = [t for t in tools.values() if t.rate_capable]
@@ -161,7 +166,7 @@ def main(argv: list[str]) -> int:
             rng = random.Random(args.seed * 1000 + rnd)
             plan: list[tuple[str, Tool, Optional[float]]] = []
             if "max" in args.test_list:
-                order = list(tools.values())
+                order = [t for t in tools.values() if not t.h2_only]
                 rng.shuffle(order)
                 plan += [("max_load", t, None) for t in order]
             if "rate" in args.test_list:
@@ -173,15 +178,28 @@ def main(argv: list[str]) -> int:
                 order = list(stall_tools)
                 rng.shuffle(order)
                 plan += [("stall", t, st["rate"]) for t in order]
+            if "h2" in args.test_list:
+                for tls in (0.0, 1.0):
+                    order = list(h2_tools)
+                    rng.shuffle(order)
+                    plan += [("h2", t, tls) for t in order]
             for i, (test, tool, r) in enumerate(plan):
                 label = f"round {rnd + 1}/{args.rounds}, {i + 1}/{len(plan)}: {test} {tool.name}" + (
                     f" {r:g}/s" if r and test == "rate" else ""
-                )
+                ) + ((" tls" if r else " h2c") if test == "h2" else "")
                 log(label)
                 if test == "max_load":
                     d = args.duration
                     spec = tool.max_load(url, d, workdir)
                     rec = run_one(test, tool, spec, d, nginx, workdir, client_cpu, extra={"round": rnd + 1})
+                elif test == "h2":
+                    d = args.duration
+                    tls = bool(r)
+                    spec = tool.h2(nginx.url_h2(tls), d, tls)
+                    rec = run_one(
+                        test, tool, spec, d, nginx, workdir, client_cpu,
+                        extra={"round": rnd + 1, "proto": "tls" if tls else "h2c"},
+                    )
                 elif test == "rate":
                     assert r is not None
                     d = args.duration
@@ -216,7 +234,7 @@ def main(argv: list[str]) -> int:
                     )
                 result["runs"].append(rec)
                 save()
-        summarise_all(result, args, tools, stall_tools, rate_tools)
+        summarise_all(result, args, tools, stall_tools, rate_tools, h2_tools)
         save()
     except Interrupted as e:
         log(f"interrupted ({e}); partial results in {json_path}")

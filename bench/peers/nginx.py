@@ -45,6 +45,11 @@ http {
 
     server {
         listen 127.0.0.1:@PORT@ backlog=4096;
+        # HTTP/2 for the h2 test: cleartext (prior knowledge) and over TLS.
+        listen 127.0.0.1:@H2PORT@ http2 backlog=4096;
+        listen 127.0.0.1:@TLSPORT@ ssl http2 backlog=4096;
+        ssl_certificate "@PREFIX@/cert.pem";
+        ssl_certificate_key "@PREFIX@/key.pem";
         server_name localhost;
 
         location = / {
@@ -88,11 +93,12 @@ class Nginx:
         pattern = bytes(range(ord("a"), ord("z") + 1))
         (self.prefix / "html/1k.bin").write_bytes((pattern * 40)[:1024])
         (self.prefix / "html/100k.bin").write_bytes((pattern * 4000)[:102400])
+        self.make_cert()
         rng = random.Random()
         last_error = ""
         for _ in range(20):
             port = rng.randrange(*PORT_RANGE)
-            if not port_free(port):
+            if not all(port_free(p) for p in (port, port + 1, port + 2)):
                 continue
             error = self.try_start(port)
             if error is None:
@@ -109,6 +115,8 @@ class Nginx:
         config = (
             NGINX_CONFIG.replace("@PREFIX@", str(self.prefix))
             .replace("@PORT@", str(port))
+            .replace("@H2PORT@", str(port + 1))
+            .replace("@TLSPORT@", str(port + 2))
             .replace("@USER@", user)
         )
         (self.prefix / "nginx.conf").write_text(config)
@@ -157,6 +165,23 @@ class Nginx:
 
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
+
+    def url_h2(self, tls: bool, path: str = "/") -> str:
+        """HTTP/2: cleartext with prior knowledge (h2c), or over TLS."""
+        if tls:
+            return f"https://127.0.0.1:{self.port + 2}{path}"
+        return f"http://127.0.0.1:{self.port + 1}{path}"
+
+    def make_cert(self) -> None:
+        """A self-signed certificate for the TLS port (openssl, Debian's)."""
+        if (self.prefix / "cert.pem").exists():
+            return
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+             "-subj", "/CN=localhost", "-keyout", str(self.prefix / "key.pem"),
+             "-out", str(self.prefix / "cert.pem")],
+            check=True, capture_output=True,
+        )
 
     def cpu_ticks(self) -> int:
         return proc_cpu_ticks(self.worker)

@@ -237,6 +237,25 @@ def render(result: dict) -> str:
             )
         add("")
 
+    h2 = result["summary"].get("h2", {})
+    if h2:
+        add(f"## HTTP/2 against h2load ({dur(cfg['duration_s'])} per run; `-c 4 -m 8`, pelt `-c 4 --streams 8`)")
+        add("")
+        add("Flat out over 4 connections of 8 streams each, cleartext (h2c, prior knowledge) and TLS. CPU µs/req as above.")
+        add("")
+        add("| protocol | tool | req/s | CPU µs/req | ÷ h2load | errors | runs |")
+        add("|---|---|---:|---|---:|---:|---|")
+        for proto, by_tool in h2.items():
+            ref = by_tool.get("h2load", {}).get("cpu_us_per_req", {}).get("median")
+            for name, s in by_tool.items():
+                cpu = s["cpu_us_per_req"]
+                add(
+                    f"| {proto} | {name} | {fmt_num(s['rate']['median'])} | {fmt_num(cpu['median'], 2)} "
+                    f"({fmt_range(cpu, lambda v: fmt_num(v, 2))}) | {ratio(cpu['median'], ref)} | "
+                    f"{fmt_num(s['errors']['median'])} | {runs_cell(s)} |"
+                )
+        add("")
+
     failures = [r for r in result["runs"] if "error" in r]
     noisy = [r for r in result["runs"] if r.get("noisy")]
     if failures or noisy:
@@ -262,12 +281,13 @@ def render(result: dict) -> str:
     add("")
     seen = set()
     for r in result["runs"]:
-        key = (r["test"], r["tool"], r.get("offered_rate"))
+        key = (r["test"], r["tool"], r.get("offered_rate"), r.get("proto"))
         if key in seen:
             continue
         seen.add(key)
         argv = [Path(a).name if i == 0 else shown_arg(a, result) for i, a in enumerate(r["argv"])]
         label = r["test"] + (f" {fmt_num(r['offered_rate'])}/s" if r.get("offered_rate") else "")
+        label += f" {r['proto']}" if r.get("proto") else ""
         add(f"- {label}, {r['tool']}: `{' '.join(argv)}`")
     add("")
     return "\n".join(lines)
@@ -310,7 +330,9 @@ def stall_verdict(p99: Optional[float], truth: float) -> str:
         return "misses the stall"
     return "partly" if p99 < truth else "over-reports"
 
-def summarise_all(result: dict, args: argparse.Namespace, tools: dict, stall_tools: list, rate_tools: list) -> None:
+def summarise_all(
+    result: dict, args: argparse.Namespace, tools: dict, stall_tools: list, rate_tools: list, h2_tools: list
+) -> None:
     runs = result["runs"]
     summary: dict[str, Any] = {}
     if "max" in args.test_list:
@@ -331,5 +353,13 @@ def summarise_all(result: dict, args: argparse.Namespace, tools: dict, stall_too
         summary["stall"] = {
             t.name: summarise([x for x in runs if x["test"] == "stall" and x["tool"] == t.name], MAX_KEYS)
             for t in stall_tools
+        }
+    if "h2" in args.test_list and h2_tools:
+        summary["h2"] = {
+            proto: {
+                t.name: summarise([x for x in runs if x["test"] == "h2" and x["tool"] == t.name and x["proto"] == proto], MAX_KEYS)
+                for t in h2_tools
+            }
+            for proto in ("h2c", "tls")
         }
     result["summary"] = summary

@@ -174,6 +174,8 @@ class Tool:
     name = ""
     binary = ""
     rate_capable = True
+    # Only in the h2 test (h2load has no HTTP/1.1 or rate mode).
+    h2_only = False
 
     def __init__(self, path: str):
         self.path = path
@@ -351,5 +353,41 @@ class Pelt(Tool):
     def rate(self, url, r, d, workdir):
         return Spec(self.base(url, d) + ["--rate", f"{r:g}"], parse_pelt)
 
+    def h2(self, url: str, d: float, tls: bool) -> Spec:
+        argv = [self.path, "run", url, "--http2", "-c", str(H2_CONNECTIONS), "--streams", str(H2_STREAMS),
+                "-t", "1", "-d", dur(d), "--format", "json"]
+        return Spec(argv + (["--insecure"] if tls else []), parse_pelt)
 
-TOOL_CLASSES = {"wrk": Wrk, "ab": Ab, "hey": Hey, "vegeta": Vegeta, "bombardier": Bombardier, "oha": Oha, "pelt": Pelt}
+
+def parse_h2load(out: str, _err: str, _dir: Path) -> Parsed:
+    m = must(
+        re.search(r"^requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored",
+                  out, re.M),
+        "requests line",
+    )
+    done, failed, errored = int(m.group(3)), int(m.group(5)), int(m.group(6))
+    rate = float(must(re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", out), "req/s").group(1))
+    return Parsed(done, rate, None, None, failed + errored)
+
+
+class H2load(Tool):
+    """nghttp2's h2load: the HTTP/2 reference (Debian nghttp2-client)."""
+
+    name = binary = "h2load"
+    rate_capable = False
+    h2_only = True
+
+    def version(self) -> str:
+        m = re.search(r"nghttp2/(\S+)", first_line([self.path, "--version"]))
+        return m.group(1) if m else "?"
+
+    def h2(self, url: str, d: float, _tls: bool) -> Spec:
+        return Spec([self.path, "-c", str(H2_CONNECTIONS), "-m", str(H2_STREAMS), "-D", f"{max(1, round(d))}", url], parse_h2load)
+
+
+# The h2 test's shape: h2load's -c 4 -m 8 (pelt: -c 4 --streams 8).
+H2_CONNECTIONS = 4
+H2_STREAMS = 8
+
+
+TOOL_CLASSES = {"wrk": Wrk, "ab": Ab, "hey": Hey, "vegeta": Vegeta, "bombardier": Bombardier, "oha": Oha, "pelt": Pelt, "h2load": H2load}

@@ -31,7 +31,7 @@ shell_words() {
     done
 }
 COMMAND_LINE="bench/peers.sh$(shell_words "$@")"
-ALL_TOOLS="wrk,ab,hey,vegeta,bombardier,oha,pelt"
+ALL_TOOLS="wrk,ab,hey,vegeta,bombardier,oha,pelt,h2load"
 
 # Versions of the Go tools built from their module source (see PEERS.md: `go
 # install` of these fails on a deprecation lookup after downloading).

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from . import measure
+from . import ceiling
 from .common import ALL_TOOLS, CONNECTIONS, REPO, log
 from .measure import CURRENT, Interrupted, Quiet, on_signal, run_one, stall_truth
 from .nginx import Nginx
@@ -39,8 +40,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--path", default="/", help="URL path for the max-load and rate tests: / (ok), /1k.bin, /100k.bin")
     p.add_argument(
         "--tests",
-        default="max,rate,stall,h2",
-        help="comma-separated subset of max,rate,stall,h2 (h2: pelt --http2 against h2load, h2c and TLS)",
+        default="max,rate,stall,h2,ceiling",
+        help="comma-separated subset of max,rate,stall,h2,ceiling (h2: pelt --http2 against h2load, h2c and "
+        "TLS; ceiling: the highest rate each rate tool holds on one core)",
     )
     p.add_argument("--out-dir", default=str(REPO / "bench/out"), help="where the .md and .json go (default bench/out)")
     p.add_argument(
@@ -72,8 +74,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if unknown:
         p.error(f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(ALL_TOOLS)}")
     args.test_list = [t.strip() for t in args.tests.split(",") if t.strip()]
-    if not set(args.test_list) <= {"max", "rate", "stall", "h2"}:
-        p.error("--tests takes a subset of max,rate,stall,h2")
+    if not set(args.test_list) <= {"max", "rate", "stall", "h2", "ceiling"}:
+        p.error("--tests takes a subset of max,rate,stall,h2,ceiling")
     if not args.path.startswith("/"):
         p.error("--path must start with /")
     return args
@@ -234,6 +236,33 @@ def main(argv: list[str]) -> int:
                     )
                 result["runs"].append(rec)
                 save()
+        if "ceiling" in args.test_list:
+            # Once, after the rounds: a search is many runs already.
+            # Short steps (the quick mode's 2 s; at most 3 s).
+            d = min(args.duration, 3.0)
+            ceilings = {}
+            order = list(rate_tools)
+            random.Random(args.seed).shuffle(order)
+            for tool in order:
+
+                def step(r: float, tool: Tool = tool) -> dict:
+                    log(f"ceiling {tool.name} {r:g}/s")
+                    rec = run_one(
+                        "ceiling", tool, tool.rate(url, r, d, workdir), d, nginx, workdir, client_cpu,
+                        extra={"offered_rate": r},
+                    )
+                    if "requests" in rec:
+                        rec["achieved_rate"] = rec["requests"] / d
+                    result["runs"].append(rec)
+                    save()
+                    return rec
+
+                # --quick: a coarse bracket (25 %), to keep the harness honest
+                # without a long search.
+                best, fail = ceiling.search(step, 0.25 if args.quick else ceiling.TOLERANCE)
+                ceilings[tool.name] = {"held": best, "not_held": fail}
+                log(f"  {tool.name}: holds {best} req/s, not {fail}")
+            result["ceiling"] = ceilings
         summarise_all(result, args, tools, stall_tools, rate_tools, h2_tools)
         save()
     except Interrupted as e:

@@ -237,6 +237,22 @@ def render(result: dict) -> str:
             )
         add("")
 
+    ceilings = result.get("ceiling", {})
+    if ceilings:
+        add("## Ceiling: the highest rate held on one core")
+        add("")
+        add(
+            "Doubling from 5,000 req/s, then bisecting to 5 %, each step a short run (50 connections). A rate "
+            "is held when at least 99.5 % of the offered requests complete without errors and, for pelt (the "
+            "only tool that reports how late it sent), the send lag's p99 stays under 1 ms."
+        )
+        add("")
+        add("| tool | holds (req/s) | does not hold (req/s) |")
+        add("|---|---:|---:|")
+        for name, c in sorted(ceilings.items(), key=lambda kv: -(kv[1]["held"] or 0)):
+            add(f"| {name} | {fmt_num(c['held'])} | {fmt_num(c['not_held'])} |")
+        add("")
+
     h2 = result["summary"].get("h2", {})
     if h2:
         add(f"## HTTP/2 against h2load ({dur(cfg['duration_s'])} per run; `-c 4 -m 8`, pelt `-c 4 --streams 8`)")
@@ -281,7 +297,8 @@ def render(result: dict) -> str:
     add("")
     seen = set()
     for r in result["runs"]:
-        key = (r["test"], r["tool"], r.get("offered_rate"), r.get("proto"))
+        rate = None if r["test"] == "ceiling" else r.get("offered_rate")
+        key = (r["test"], r["tool"], rate, r.get("proto"))
         if key in seen:
             continue
         seen.add(key)

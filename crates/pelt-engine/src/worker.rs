@@ -105,6 +105,8 @@ pub(crate) struct Worker {
     connect_gate: ConnectGate,
     /// Connections open now (see `transport::OpenConn`).
     open: Rc<Cell<u64>>,
+    /// Whether the run's start has come (senders may exist before it).
+    started: Cell<bool>,
 }
 
 impl Runner for Worker {
@@ -164,6 +166,7 @@ impl Worker {
         intervals.watch_open(open.clone());
         Worker {
             open,
+            started: Cell::new(false),
             intervals: RefCell::new(intervals),
             connect_gate: ConnectGate::new(plan.connect_interval),
             plan,
@@ -266,7 +269,8 @@ impl Worker {
             }
             match self.next_slot() {
                 None => return None,
-                Some((seq, target, intended)) if intended <= self.now() => {
+                // Not before the run's start (the clock reads 0 until then).
+                Some((seq, target, intended)) if self.started.get() && intended <= self.now() => {
                     return Some(self.claim(sender, seq, target, intended));
                 }
                 Some(_) => {}
@@ -281,6 +285,18 @@ impl Worker {
                 return Some(job);
             }
         }
+    }
+
+    /// Rate mode: how many senders open their connection before the run
+    /// starts: about the requests due in its first half millisecond, and
+    /// two more, at most the pool (each connect costs the start time; the
+    /// pool grows later as the load needs).
+    fn warm_senders(&self) -> usize {
+        let Some(pacer) = &self.plan.pacer else {
+            return 0;
+        };
+        let due = pacer.count_before(500_000) / self.share.stride.max(1);
+        (due + 2).min(self.senders.len() as u64) as usize
     }
 
     /// The next unclaimed schedule slot: `(seq, target, intended)`, or
@@ -484,6 +500,22 @@ const MAX_UNFINISHED_RECORDS: u64 = 100_000;
 /// One sender's loop: take the next request, exchange it, record it.
 async fn run_sender(worker: Rc<Worker>, sender: usize, mut transport: impl Transport) {
     let mut done = 0u64;
+    if sender < worker.warm_senders() {
+        // Before the run's start, in the moments the threads take to line
+        // up; bounded like any connect, and cut short by a stop.
+        let warm = transport.warm(&*worker, worker.plan.picker.pick(0) as u32);
+        tokio::select! {
+            _ = tokio::time::timeout(worker.plan.connect_timeout, warm) => {}
+            _ = worker.stop.notified() => {}
+        }
+    }
+    if worker.plan.pacer.is_none() {
+        // A closed loop starts sending at the start; in rate mode the
+        // sender goes idle at once and the dispatcher hands it its first
+        // job when one falls due (tokio's timer would wake it up to a
+        // millisecond late, and the first jobs would wait for it).
+        tokio::time::sleep_until(worker.plan.instant(0)).await;
+    }
     while worker.wait_active(sender, &mut transport).await {
         let Some((target, intended)) = worker.next_job(sender).await else {
             break;
@@ -624,14 +656,20 @@ async fn ticker(worker: Rc<Worker>) {
 
 async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
     let plan = worker.plan.clone();
-    tokio::time::sleep_until(plan.instant(0)).await;
+    // Senders first: in rate mode some open their connections before the
+    // start (see `warm_senders`); each then waits for the start.
+    worker.alive.set(worker.senders.len());
+    spawn_senders(&worker);
+    match PreciseTimer::new() {
+        Ok(t) => t.sleep_until(plan.instant(0).into_std()).await,
+        Err(_) => tokio::time::sleep_until(plan.instant(0)).await,
+    }
+    worker.started.set(true);
     let started = ThreadClock::now();
     tokio::task::spawn_local(ticker(worker.clone()));
     if plan.pacer.is_some() {
         tokio::task::spawn_local(dispatcher(worker.clone()));
     }
-    worker.alive.set(worker.senders.len());
-    spawn_senders(&worker);
 
     let grace = plan.grace;
     let mut cancel_open = true;

@@ -8,8 +8,10 @@
 //! threads run with a timer slack of 1 ns so the kernel does not batch the
 //! wake-up late. Even so a wake-up comes tens of microseconds after the
 //! timer fires (the reactor, the scheduler; ~65 µs on a VM), so each thread
-//! learns how late it wakes (a moving average) and arms its timers that
-//! much early: the response then leaves at the deadline, on average.
+//! learns how late it wakes at the least (a floor that rises slowly when
+//! wake-ups get slower) and arms its timers that much early: the response
+//! leaves just after the deadline, never before it (a delay is a minimum:
+//! tests rely on `delay=20ms` taking at least 20 ms).
 //! Elsewhere, or without a descriptor to spare, tokio's timer is used.
 
 use tokio::time::Instant;
@@ -71,15 +73,26 @@ async fn precise(deadline: std::time::Instant) -> Option<()> {
     // Readable once: the timer fired (one-shot, so it stays readable).
     let _ = fd.readable().await.ok()?;
     let late = armed.elapsed().as_nanos() as u64;
-    WAKE_LATENESS.with(|l| l.set((l.get() * 7 + late.min(MAX_LATENESS_NS)) / 8));
+    // The floor: down at once to a faster wake-up, up by a little on each
+    // slower one, so a change in the machine is learnt within a few
+    // hundred waits.
+    WAKE_LATENESS.with(|l| l.set(late.min(l.get() + LATENESS_RISE_NS).min(MAX_LATENESS_NS)));
+    // Woken early after all (the floor was too high): wait out the rest.
+    if let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        tokio::time::sleep(left).await;
+    }
     Some(())
 }
 
+/// How much the learnt floor rises per slower wake-up, nanoseconds.
+#[cfg(target_os = "linux")]
+const LATENESS_RISE_NS: u64 = 200;
+
 #[cfg(target_os = "linux")]
 thread_local! {
-    /// How late this thread's timer wake-ups come, nanoseconds (a moving
-    /// average over the last several; starts at a typical figure).
-    static WAKE_LATENESS: std::cell::Cell<u64> = const { std::cell::Cell::new(50_000) };
+    /// How late this thread's timer wake-ups come at the least, in
+    /// nanoseconds (starts at nothing, and learns).
+    static WAKE_LATENESS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Lateness beyond this is a stall (the thread was busy), not the wake-up

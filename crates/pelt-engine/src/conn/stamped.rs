@@ -200,6 +200,9 @@ impl AsyncWrite for StampedTcp {
     }
 }
 
+/// Two clock readings further apart than this were interrupted.
+const CLOCK_PAIR_NS: u64 = 20_000;
+
 /// Maps kernel stamps (`CLOCK_REALTIME`) onto the run's monotonic clock,
 /// by the distance from a real-time reading taken beside `now`.
 #[derive(Debug, Clone, Copy)]
@@ -209,12 +212,32 @@ pub(crate) struct KernelClock {
 }
 
 impl KernelClock {
-    /// The mapping as of `run_now` on the run's clock.
-    pub(crate) fn at(run_now: pelt_core::Nanos) -> KernelClock {
-        let real_now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        KernelClock { real_now, run_now }
+    /// The mapping as of `run_now` on the run's clock, read with the
+    /// real-time clock just after it. If the thread was descheduled
+    /// between the two readings (the real-time clock then moved more than
+    /// a few microseconds past a second reading's), the mapping would be
+    /// off by the pause: `run_now` is re-read and the pair taken again.
+    pub(crate) fn at(run_now: pelt_core::Nanos, now: impl Fn() -> pelt_core::Nanos) -> KernelClock {
+        let real = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        };
+        let mut clock = KernelClock {
+            real_now: real(),
+            run_now,
+        };
+        for _ in 0..3 {
+            let run_again = now();
+            if run_again.saturating_sub(clock.run_now) < CLOCK_PAIR_NS {
+                break;
+            }
+            clock = KernelClock {
+                run_now: run_again,
+                real_now: real(),
+            };
+        }
+        clock
     }
 
     /// `stamp` on the run's clock. A stamp from the future (a clock step
@@ -240,6 +263,20 @@ mod tests {
         let (mut server, _) = listener.accept().await.unwrap();
         let mut client = StampedTcp::new(client, true).unwrap();
         assert!(!client.control.is_empty(), "the kernel refused to stamp");
+        // The kernel turns receive stamping on system-wide a moment after
+        // the first socket asks (a deferred static key): until then
+        // segments arrive unstamped. Exchange bytes until one is stamped.
+        let mut buf = [0u8; 16];
+        for _ in 0..1000 {
+            server.write_all(b"x").await.unwrap();
+            let _ = client.read(&mut buf).await.unwrap();
+            if client.stamps().is_some() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert!(client.stamps().is_some(), "the kernel never stamped");
+        client.clear_stamps();
         let before = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
@@ -248,7 +285,6 @@ mod tests {
         // Read 50 ms after the bytes arrived (blocking the thread on
         // purpose: a descheduled client).
         std::thread::sleep(std::time::Duration::from_millis(50));
-        let mut buf = [0u8; 16];
         let n = client.read(&mut buf).await.unwrap();
         assert_eq!(&buf[..n], b"hello");
         let (first, last) = client.stamps().expect("the read was stamped");
@@ -274,7 +310,7 @@ mod tests {
             .unwrap()
             .as_nanos() as u64;
         let run_now = 10_000_000_000;
-        let clock = KernelClock::at(run_now);
+        let clock = KernelClock::at(run_now, || run_now);
         let mapped = clock.run_time(real_now - 3_000_000);
         // 3 ms ago, give or take the time between the two clock reads.
         assert!((run_now - 3_100_000..=run_now - 3_000_000).contains(&mapped));

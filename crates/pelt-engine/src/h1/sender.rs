@@ -223,10 +223,16 @@ impl Transport for H1Sender {
         if let Some((first, last)) = c.stream.stamps() {
             // The kernel's arrival times, not the read's: see `StampedTcp`.
             let now = w.now();
-            let clock = KernelClock::at(now);
+            let clock = KernelClock::at(now, || w.now());
             let sent = attempt.sent.unwrap_or(0);
-            attempt.first_byte = Some(clock.run_time(first).clamp(sent, now));
-            attempt.done = Some(clock.run_time(last).clamp(sent, now));
+            let (first, last) = (clock.run_time(first), clock.run_time(last));
+            // A stamp from before the request went out is not its
+            // response's (the kernel stamps some segments with 0 while it
+            // turns stamping on): then pelt's own clock stands.
+            if first >= sent {
+                attempt.first_byte = Some(first.min(now));
+                attempt.done = Some(last.clamp(first, now));
+            }
         }
         if !(resp.reusable && plan.keepalive) {
             self.conn = None;
@@ -241,6 +247,21 @@ impl Transport for H1Sender {
 
     fn reset(&mut self) {
         self.conn = None;
+    }
+
+    async fn warm(&mut self, w: &impl Runner, target: u32) {
+        if self.conn.is_some() {
+            return;
+        }
+        let plan = w.plan();
+        let origin = plan.target_origin[target as usize];
+        if let Ok(stream) = open(w, &plan.origins[origin], true).await {
+            self.conn = Some(Conn {
+                stream,
+                origin,
+                _open: OpenConn::new(w),
+            });
+        }
     }
 }
 

@@ -49,6 +49,12 @@ pub(crate) trait Transport {
 
     /// The attempt failed or timed out: drop whatever it may have broken.
     fn reset(&mut self);
+
+    /// Rate mode, as the run starts: opens the connection `target` would
+    /// use, so that the first requests do not wait for connections opened
+    /// one by one as the schedule reaches them. A failure is left for the
+    /// first request to meet and count.
+    async fn warm(&mut self, _w: &impl Runner, _target: u32) {}
 }
 
 /// The worker running a transport, as the transport sees it: the plan, the

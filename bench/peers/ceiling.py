@@ -1,0 +1,55 @@
+"""The ceiling test: the highest rate each tool holds on one core.
+
+A rate is *held* when the run completes at least 99.5 % of the requests
+it offered, none fail, and, for pelt (the only tool that reports how late
+it sent), the send lag's p99 stays under 1 ms. The search doubles from a
+start rate until a rate is not held, then bisects the bracket to within
+5 %; every step is a short run of its own, recorded like any other.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+HELD_SHARE = 0.995
+MAX_SEND_LAG_S = 1e-3
+START = 5000.0
+LIMIT = 400_000.0
+TOLERANCE = 0.05
+
+
+def held(rec: dict, offered: float) -> bool:
+    """Whether one run held `offered` req/s (see the module's rules)."""
+    if "error" in rec or rec.get("errors", 0):
+        return False
+    if rec.get("achieved_rate", 0.0) < offered * HELD_SHARE:
+        return False
+    lag = rec.get("send_lag_p99_s")
+    return lag is None or lag < MAX_SEND_LAG_S
+
+
+def search(run: Callable[[float], dict], tolerance: float = TOLERANCE) -> tuple[Optional[float], Optional[float]]:
+    """The highest rate held and the lowest not held, by doubling then
+    bisecting to `tolerance`; `run(rate)` makes one run and returns its
+    record."""
+    best: Optional[float] = None
+    fail: Optional[float] = None
+    rate = START
+    while rate <= LIMIT:
+        if held(run(rate), rate):
+            best = rate
+            rate *= 2
+        else:
+            fail = rate
+            break
+    if best is None or fail is None:
+        return best, fail
+    while (fail - best) / best > tolerance:
+        mid = round((best + fail) / 2, -2)
+        if mid <= best or mid >= fail:
+            break
+        if held(run(mid), mid):
+            best = mid
+        else:
+            fail = mid
+    return best, fail

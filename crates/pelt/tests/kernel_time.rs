@@ -93,9 +93,9 @@ fn service_p50(r: &Value) -> f64 {
 
 /// The reproduction: with pelt's CPU shared with a busy loop, its
 /// own clock read service time ~1 ms (8 %) high at p50. Against `pelt
-/// serve ?delay=2ms` at 5,000 req/s, service time's p50 is within 150 µs
-/// of 2 ms with the client idle and with its core shared with a busy loop,
-/// and the report says the kernel timed every response.
+/// serve ?delay=2ms` at 5,000 req/s, service time's p50 is 2 ms and a
+/// little with the client idle and with its core shared with a busy loop,
+/// the two within 100 µs, and the report says the kernel timed them.
 #[test]
 fn a_starved_client_reports_the_servers_time() {
     let _machine = exclusive();
@@ -112,13 +112,24 @@ fn a_starved_client_reports_the_servers_time() {
         let timed = f(&r["timing"]["kernel_timed"]);
         let count = f(&r["latency"]["service_time"]["count"]);
         assert!(timed >= count * 0.99, "{:#}", r["timing"]);
+        // The server's own time is in it too: its delay is at least 2 ms,
+        // and this debug build of it takes tens of microseconds to parse
+        // and answer (a release build: 2.10 ms at p50 on this machine).
         let p50 = service_p50(r);
         assert!(
-            (p50 - 2e-3).abs() < 150e-6,
+            (2e-3..2.2e-3).contains(&p50),
             "{name}: service p50 {:.0} µs for a 2 ms delay",
             p50 * 1e6
         );
     }
+    // What the stamps are for: starving the client does not move it.
+    let (a, b) = (service_p50(&idle), service_p50(&starved));
+    assert!(
+        (a - b).abs() < 100e-6,
+        "service p50 idle {:.0} µs, starved {:.0} µs",
+        a * 1e6,
+        b * 1e6
+    );
     // The starved client did read late: the stamps are what kept the
     // figures right, not luck.
     let lag = |r: &Value| f(&r["timing"]["read_lag_max_s"]);

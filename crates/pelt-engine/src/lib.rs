@@ -65,7 +65,7 @@ mod worker;
 
 pub use collector::Snapshot;
 pub use error::EngineError;
-pub use pacer::{ConstantRate, Pacer, Piecewise};
+pub use pacer::{ConstantRate, Pacer, Piecewise, PoissonRate};
 pub use plan::GRACE;
 pub use request_log::{RequestLogFormat, RequestLogSpec, CSV_HEADER as REQUEST_LOG_CSV_HEADER};
 pub use run::{background_priority, footer_of, Canceller, Progress, Run};

@@ -6,7 +6,7 @@ use crate::conn::{for_origin, resolve_origins, tls_connector, Origin};
 use crate::error::EngineError;
 use crate::h1::PreparedRequest;
 use crate::h2::PreparedH2;
-use crate::pacer::{ConstantRate, Pacer, Piecewise};
+use crate::pacer::{ConstantRate, Pacer, Piecewise, PoissonRate};
 use crate::session::{jar::cookie_url, Jar};
 use pelt_core::shard::owned;
 use pelt_core::{Load, Nanos, RunConfig};
@@ -137,7 +137,12 @@ impl RunPlan {
             Load::Rate {
                 schedule: Some(s), ..
             } => Some(Box::new(Piecewise::new(s, config.warmup))),
-            Load::Rate { rate, .. } => Some(Box::new(ConstantRate::new(*rate))),
+            Load::Rate { rate, .. } => match config.arrivals {
+                pelt_core::Arrivals::Uniform => Some(Box::new(ConstantRate::new(*rate))),
+                pelt_core::Arrivals::Poisson { seed } => {
+                    Some(Box::new(PoissonRate::new(*rate, seed)))
+                }
+            },
             Load::Closed { .. } => None,
         };
         let connection_schedule = match &config.load {

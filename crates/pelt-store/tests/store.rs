@@ -36,6 +36,7 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
         run_id: None,
         start_at_unix_ns: None,
         send_window: Default::default(),
+        arrivals: Default::default(),
     };
     let header = RunHeader {
         config,

@@ -250,9 +250,17 @@ pub struct RunArgs {
     #[arg(long)]
     pub random: bool,
 
-    /// Seed for --random [default: 1].
-    #[arg(long, value_name = "N", requires = "random")]
+    /// Seed for --random and --arrivals poisson [default: 1].
+    #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+
+    /// With --rate: how requests are spaced. uniform (the default): evenly,
+    /// request i at i/R. poisson: exponential gaps of the same mean, as
+    /// independent users arrive, whose bursts queue at a server in a way
+    /// evenly spaced requests never show; reproducible with --seed, and
+    /// every --shard draws the same times. Constant rates only.
+    #[arg(long = "arrivals", value_name = "uniform|poisson", value_parser = ["uniform", "poisson"])]
+    pub arrivals: Option<String>,
 
     /// Connections to use [default: 10 for a closed loop; 100 for --rate, as a pool].
     /// In a closed loop the number may change over time, like --rate:

@@ -84,6 +84,7 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             run_id: None,
             start_at_unix_ns: None,
             send_window: Default::default(),
+            arrivals: Default::default(),
         };
         // Demo runs are not saved: `pelt report --last` stays yours.
         let summary = execute(config, false, Keep::default())?;

@@ -172,6 +172,18 @@ impl TryFrom<&RunArgs> for RunConfig {
                 shard: None,
                 run_id: None,
                 start_at_unix_ns: None,
+                arrivals: match a.arrivals.as_deref() {
+                    Some("poisson") => pelt_core::Arrivals::Poisson {
+                        seed: a.seed.unwrap_or(1),
+                    },
+                    _ if a.seed.is_some() && !a.random => {
+                        return Err(UserError(
+                            "--seed seeds --random and --arrivals poisson: add one, or drop --seed"
+                                .into(),
+                        ))
+                    }
+                    _ => pelt_core::Arrivals::Uniform,
+                },
                 send_window: match a.send_window.as_deref() {
                     Some(_) if a.rate.is_none() && a.stages.is_none() => return Err(UserError(
                         "--send-window times rate-mode sends: add --rate R, or drop --send-window"

@@ -1213,3 +1213,40 @@ fn experiment_zero_timeouts_and_a_full_out_folder_fail_the_dry_run() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
+
+/// `--arrivals poisson`: a seeded schedule with the rate's mean, the same
+/// on every run with the seed, dealt out exactly to shards; the report
+/// names it and matches the schema.
+#[test]
+fn poisson_arrivals_keep_the_rate_repeat_with_the_seed_and_shard_exactly() {
+    let s = server();
+    let u = url(&s, "/");
+    let args = |extra: &[&str]| {
+        let mut a = vec![u.as_str(), "--rate", "1000", "-d", "2s", "-c", "20"];
+        a.extend_from_slice(&["--arrivals", "poisson", "--seed", "5"]);
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        run_json(&a)
+    };
+    let planned = |r: &Value| n(&r["requests"]["planned"]);
+    let whole = run(&[]);
+    assert_eq!(whole["config"]["arrivals"]["kind"], "poisson");
+    // 2,000 on average; a Poisson count's spread is √2000 ≈ 45.
+    assert!(
+        (1775..=2225).contains(&planned(&whole)),
+        "{}",
+        planned(&whole)
+    );
+    // The schedule is a function of the seed: the same count again.
+    assert_eq!(planned(&run(&[])), planned(&whole));
+    // Dealt out to two shards, it adds up to the whole.
+    let parts: u64 = ["0/2", "1/2"]
+        .iter()
+        .map(|shard| planned(&run(&["--shard", shard])))
+        .sum();
+    assert_eq!(parts, planned(&whole));
+}

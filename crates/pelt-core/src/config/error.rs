@@ -8,6 +8,9 @@ pub enum ConfigError {
     /// The run has no target.
     #[error("no target to load; give a URL, like pelt run http://127.0.0.1:8080/")]
     NoTargets,
+    /// Poisson arrivals with anything but a constant rate, or a closed loop.
+    #[error("--arrivals poisson needs a constant --rate (ramps, stages and closed loops are not supported); use --rate R, or drop --arrivals")]
+    PoissonNeedsConstantRate,
     /// `-c 0`.
     #[error("-c/--connections must be at least 1")]
     NoConnections,

@@ -22,7 +22,7 @@ pub use load::{
     DEFAULT_RATE_CONNECTIONS, MAX_CONNECTIONS, MAX_RATE, MAX_SCHEDULED_CONNECTIONS, MAX_SENDERS,
     MIN_RATE,
 };
-pub use pick::{Order, TargetPicker};
+pub use pick::{splitmix64, Order, TargetPicker};
 pub use proxy::{Proxy, ProxyOptions};
 pub use target::{check_header, check_method, Target, MAX_BODY};
 
@@ -72,6 +72,33 @@ pub struct RunConfig {
     /// has arrived (see [`SendWindow`]).
     #[serde(default, skip_serializing_if = "SendWindow::is_auto")]
     pub send_window: SendWindow,
+    /// `--arrivals`: how rate mode spaces its requests.
+    #[serde(default, skip_serializing_if = "Arrivals::is_uniform")]
+    pub arrivals: Arrivals,
+}
+
+/// How rate mode spaces its requests over time (the mean rate is the
+/// same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Evenly: request `i` at `i / rate`.
+    #[default]
+    Uniform,
+    /// As independent users would arrive: exponential gaps of mean
+    /// `1 / rate` (a Poisson process), drawn from `seed`, so a run can be
+    /// repeated exactly and every shard of a run draws the same times.
+    Poisson {
+        /// The same seed gives the same arrival times.
+        seed: u64,
+    },
+}
+
+impl Arrivals {
+    /// Whether this is the default.
+    pub fn is_uniform(&self) -> bool {
+        *self == Arrivals::Uniform
+    }
 }
 
 /// How closely rate mode times each send, against how often the client
@@ -127,6 +154,7 @@ impl RunConfig {
             run_id: None,
             start_at_unix_ns: None,
             send_window: SendWindow::Auto,
+            arrivals: Arrivals::Uniform,
         }
     }
 
@@ -170,6 +198,9 @@ impl RunConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.targets.is_empty() {
             return Err(ConfigError::NoTargets);
+        }
+        if !self.arrivals.is_uniform() && !matches!(self.load, Load::Rate { schedule: None, .. }) {
+            return Err(ConfigError::PoissonNeedsConstantRate);
         }
         match &self.load {
             Load::Rate {

@@ -43,8 +43,8 @@ pub use sample::{Nanos, Sample};
 pub use schedule::{Schedule, ScheduleError, Segment, Spec};
 pub use shard::{Shard, ShardError, ShardInfo};
 pub use summary::{
-    IntervalRow, LatencyStats, RunSummary, SummaryBuilder, Warning, Window, WindowError,
-    CLIENT_BUSY, PERCENTILES,
+    IntervalRow, LatencyStats, LocalResource, RunSummary, SummaryBuilder, Warning, Window,
+    WindowError, CLIENT_BUSY, PERCENTILES,
 };
 pub use targets::{ReadError, TargetsError, TargetsFormat, UnknownTargetsFormat};
 pub use url::{Scheme, Url, UrlError};

@@ -205,6 +205,14 @@ pub enum Warning {
         /// The longest such wait, nanoseconds.
         max_ns: u64,
     },
+    /// Connections failed for want of a resource on pelt's own machine,
+    /// not because of the server.
+    ClientResources {
+        /// Which resource ran out.
+        resource: LocalResource,
+        /// Connections that failed that way among the examples kept.
+        example: String,
+    },
     /// Requests were still pending when the run ended.
     Unfinished {
         /// How many.
@@ -281,6 +289,49 @@ pub enum Warning {
     },
 }
 
+/// A resource of pelt's machine that connections can run out of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LocalResource {
+    /// EMFILE: the process's file descriptor limit.
+    FileDescriptors,
+    /// ENFILE: the system's file table.
+    SystemFiles,
+    /// EADDRNOTAVAIL: local (ephemeral) ports for new connections.
+    LocalPorts,
+}
+
+impl LocalResource {
+    /// The resource a connect failure's message says ran out, if any (by
+    /// the operating system's error number, as io::Error prints it).
+    pub fn of(message: &str) -> Option<LocalResource> {
+        if message.contains("(os error 24)") {
+            Some(LocalResource::FileDescriptors)
+        } else if message.contains("(os error 23)") {
+            Some(LocalResource::SystemFiles)
+        } else if message.contains("(os error 99)") {
+            Some(LocalResource::LocalPorts)
+        } else {
+            None
+        }
+    }
+
+    fn advice(self) -> &'static str {
+        match self {
+            LocalResource::FileDescriptors => {
+                "pelt ran out of file descriptors (EMFILE): raise the limit (ulimit -n 65536) or use fewer connections (-c)"
+            }
+            LocalResource::SystemFiles => {
+                "the system ran out of open files (ENFILE): raise fs.file-max, or use fewer connections (-c)"
+            }
+            LocalResource::LocalPorts => {
+                "pelt ran out of local ports for new connections (EADDRNOTAVAIL): keep connections alive (drop --no-keepalive), \
+                 use fewer, widen net.ipv4.ip_local_port_range, or spread the load over more client addresses"
+            }
+        }
+    }
+}
+
 impl Warning {
     /// Whether it says the client (pelt, its machine) may have limited
     /// the run, rather than the server or the run's set-up: what
@@ -288,7 +339,10 @@ impl Warning {
     pub fn is_client_side(&self) -> bool {
         matches!(
             self,
-            Warning::ClientBusy { .. } | Warning::ShardClientBusy { .. } | Warning::ReadLag { .. }
+            Warning::ClientBusy { .. }
+                | Warning::ShardClientBusy { .. }
+                | Warning::ReadLag { .. }
+                | Warning::ClientResources { .. }
         )
     }
 }
@@ -318,6 +372,11 @@ impl std::fmt::Display for Warning {
                  they are unaffected, but check send lag, and give pelt a core of its own",
                 human_ns(*mean_ns),
                 human_ns(*max_ns)
+            ),
+            Warning::ClientResources { resource, example } => write!(
+                f,
+                "connections failed on pelt's side, not the server's: {}; as in: {example}",
+                resource.advice()
             ),
             Warning::Unfinished { count } => write!(
                 f,
@@ -632,6 +691,16 @@ impl RunSummary {
                     max_ns: self.total.read_lag_ns_max,
                 });
             }
+        }
+        if let Some((resource, e)) = self.total.examples.iter().find_map(|e| {
+            (e.kind == ErrorKind::Connect)
+                .then(|| LocalResource::of(&e.message).map(|r| (r, e)))
+                .flatten()
+        }) {
+            w.push(Warning::ClientResources {
+                resource,
+                example: e.message.clone(),
+            });
         }
         let unfinished = self.total.errors[ErrorKind::Unfinished.index()];
         if unfinished > 0 {

@@ -456,9 +456,11 @@ pub struct RunArgs {
     pub asserts: Vec<pelt_core::Assertion>,
 
     /// Fail (exit 1) when the client may have limited the run: a worker
-    /// thread that wanted a CPU nearly all the time (client_busy), or
-    /// responses read late for want of CPU (read_lag). For CI, where a
-    /// busy runner must not pass for a slow server.
+    /// thread that wanted a CPU nearly all the time (client_busy),
+    /// responses read late for want of CPU (read_lag), or connections that
+    /// failed for want of file descriptors or local ports
+    /// (client_resources). For CI, where a busy runner must not pass for a
+    /// slow server.
     #[arg(long = "strict")]
     pub strict: bool,
 

@@ -217,3 +217,42 @@ fn strict_fails_a_run_the_client_limited() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Out of file descriptors (EMFILE) is pelt's machine's limit, not the
+/// server's failure: the run says so, with the fix, and `--strict` fails
+/// it. pelt runs under `prlimit --nofile` with more connections than the
+/// limit leaves room for.
+#[test]
+fn running_out_of_file_descriptors_is_named_as_the_clients() {
+    let (_server, url) = serve_on("1");
+    let out = Command::new("prlimit")
+        .args([
+            "--nofile=64",
+            &pelt_bin(),
+            "run",
+            &url,
+            "-c",
+            "200",
+            "-t",
+            "1",
+        ])
+        .args(["-d", "1s", "--strict", "--format", "json"])
+        .env("PELT_NO_HISTORY", "1")
+        .output()
+        .expect("prlimit (util-linux) runs pelt");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warning = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "client_resources")
+        .unwrap_or_else(|| panic!("{:#}", r["warnings"]));
+    let message = warning["message"].as_str().unwrap();
+    assert!(
+        message.contains("EMFILE") && message.contains("ulimit -n"),
+        "{message}"
+    );
+    assert!(stderr.contains("--strict"), "{stderr}");
+}

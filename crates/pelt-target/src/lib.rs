@@ -51,6 +51,10 @@ and what it accepts.
                    (size defaults to 0). Provokes length-mismatch checks.
   delay=DUR        Wait before answering: 500us, 10ms, 1.5s (max 60s).
   delay_max=DUR    With delay: a random delay in [delay, delay_max].
+  work=DUR         Spin on the serving thread for DUR before answering, as
+                   a CPU-bound handler would (max 1s): other requests on
+                   that thread wait, so with --threads 1 the server holds
+                   at most 1/DUR requests per second (work=1ms: 1,000).
   chunked=1        Send the body with Transfer-Encoding: chunked (4 KiB
                    chunks) instead of Content-Length. HTTP/1.0 clients get
                    Content-Length regardless.
@@ -77,6 +81,7 @@ EXAMPLES
   /api?status=503&delay=50ms         503 after 50 ms
   /?size=1k&size_max=4k              1-4 KiB body, random per request
   /?delay=5ms&delay_max=200ms        latency spread between 5 and 200 ms
+  /?work=500us                       a CPU-bound handler: 2,000 req/s per thread
   /?size=1m&chunked=1                1 MiB in 4 KiB chunks
   /?fault=stall&stall=5s             provoke a client timeout
   /old?status=302&location=/new      a redirect (pelt run --follow 1)

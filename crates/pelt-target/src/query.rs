@@ -49,6 +49,8 @@ pub(crate) struct Params {
     pub size_max: Option<usize>,
     pub delay: Duration,
     pub delay_max: Option<Duration>,
+    /// `work=`: CPU time to burn on the serving thread before answering.
+    pub work: Duration,
     pub chunked: bool,
     pub fault: Option<Fault>,
     pub stall: Duration,
@@ -82,6 +84,7 @@ impl Default for Params {
             size_max: None,
             delay: Duration::ZERO,
             delay_max: None,
+            work: Duration::ZERO,
             chunked: false,
             fault: None,
             stall: DEFAULT_STALL,
@@ -173,6 +176,7 @@ pub(crate) fn parse_target(target: &str, max_body: usize) -> Result<Params, Para
             "size_max" => p.size_max = Some(parse_size("size_max", value, max_body)?),
             "delay" => p.delay = parse_wait("delay", value)?,
             "delay_max" => p.delay_max = Some(parse_wait("delay_max", value)?),
+            "work" => p.work = parse_work(value)?,
             "chunked" => p.chunked = parse_flag("chunked", value)?,
             "fault" => p.fault = parse_fault(value)?,
             "stall" => p.stall = parse_wait("stall", value)?,
@@ -202,6 +206,22 @@ pub(crate) fn parse_target(target: &str, max_body: usize) -> Result<Params, Para
         }
     }
     Ok(p)
+}
+
+/// Longest `work` accepted: a request holds its thread that long, so a
+/// typo must not freeze the server.
+pub(crate) const MAX_WORK: Duration = Duration::from_secs(1);
+
+fn parse_work(value: &str) -> Result<Duration, ParamError> {
+    let d = parse_wait("work", value)?;
+    if d > MAX_WORK {
+        return Err(ParamError::new(
+            "work",
+            "a duration of CPU work up to 1s, like 200us or 2ms",
+            value,
+        ));
+    }
+    Ok(d)
 }
 
 fn parse_status(value: &str) -> Result<u16, ParamError> {
@@ -373,6 +393,8 @@ mod tests {
             ("/?delay=10", "delay"),
             ("/?delay=61s", "delay"),
             ("/?delay=2s&delay_max=1s", "delay_max"),
+            ("/?work=2s", "work"),
+            ("/?work=fast", "work"),
             ("/?chunked=maybe", "chunked"),
             ("/?fault=explode", "fault"),
             ("/?stall=2m", "stall"),

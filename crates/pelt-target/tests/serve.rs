@@ -644,3 +644,36 @@ fn delays_are_accurate_to_tens_of_microseconds() {
         );
     }
 }
+
+/// `?work=` holds the serving thread like a CPU-bound handler: on one
+/// thread, requests on two connections are answered one after the other,
+/// so the later of two sent together waits for both (the known capacity
+/// `pelt sweep`'s test searches for), while `?delay=` lets them overlap.
+#[test]
+fn work_holds_the_thread_and_delay_does_not() {
+    let server = server();
+    let both = |target: &str| {
+        let mut a = Client::connect(server.local_addr());
+        let mut b = Client::connect(server.local_addr());
+        let request = format!("GET {target} HTTP/1.1\r\nHost: t\r\n\r\n");
+        let start = Instant::now();
+        a.send(request.as_bytes());
+        b.send(request.as_bytes());
+        let threads = [a, b].map(|mut c| {
+            std::thread::spawn(move || {
+                assert_eq!(c.response(false).unwrap().status, 200);
+                Instant::now()
+            })
+        });
+        let last = threads
+            .map(|t| t.join().unwrap())
+            .into_iter()
+            .max()
+            .unwrap();
+        last - start
+    };
+    let work = both("/?work=30ms");
+    assert!(work >= Duration::from_millis(60), "work: {work:?}");
+    let delay = both("/?delay=30ms");
+    assert!(delay < Duration::from_millis(55), "delay: {delay:?}");
+}

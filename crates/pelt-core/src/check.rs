@@ -230,6 +230,13 @@ impl FromStr for Assertion {
     }
 }
 
+impl fmt::Display for Assertion {
+    /// The assertion as written (trimmed).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 impl Op {
     /// The operator as written.
     pub fn symbol(self) -> &'static str {

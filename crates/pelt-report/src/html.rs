@@ -25,7 +25,7 @@ mod tables;
 mod tests;
 
 pub use crate::table::Table;
-pub use document::{document, Block, LoadSeries, Trend, TrendUnit};
+pub use document::{document, Block, LoadSeries, Marks, Trend, TrendUnit};
 
 use crate::json_value;
 use pelt_core::RunSummary;

@@ -51,6 +51,9 @@ pub enum Command {
     /// Run a before/after experiment from a plan: variants x load levels, interleaved blocks, verdicts.
     #[command(after_help = EXPERIMENT_HELP)]
     Experiment(ExperimentArgs),
+    /// Find the highest rate a target holds under an SLO (or sweep -c 1..200 connections).
+    #[command(after_help = SWEEP_HELP)]
+    Sweep(Box<SweepArgs>),
     /// Recorded runs: list, show, remove, and a metric's trend over time.
     #[command(after_help = crate::history::command::HISTORY_HELP)]
     History(Box<crate::history::command::HistoryArgs>),
@@ -86,8 +89,9 @@ Examples:
   pelt man run > ~/.local/share/man/man1/pelt-run.1";
 
 /// The subcommands with a page of their own, and its title.
-pub const MAN_PAGES: [(&str, &str); 11] = [
+pub const MAN_PAGES: [(&str, &str); 12] = [
     ("run", "pelt-run"),
+    ("sweep", "pelt-sweep"),
     ("serve", "pelt-serve"),
     ("demo", "pelt-demo"),
     ("compare", "pelt-compare"),
@@ -105,6 +109,82 @@ pub struct ManArgs {
     /// A subcommand's page (pelt-run(1), ...) instead of pelt(1).
     #[arg(value_name = "SUBCOMMAND", value_parser = MAN_PAGES.map(|(name, _)| name))]
     pub subcommand: Option<String>,
+}
+
+const SWEEP_HELP: &str = "\
+How it searches: open-loop steps of -d each (after --warmup, which is
+not judged), from --start-rate doubling until a step fails, then x1.25
+from the last pass, then bisecting until the bracket [last pass, first
+fail] is within --tolerance; the answer is confirmed by one --confirm
+run. A step holds when every --slo term holds on its own measured window,
+at least 99 % of the offered rate went out, latency was not still
+climbing through the step (a queue growing), and the client kept up (no
+client_busy, read_lag or client_resources warning; send lag within
+--max-send-lag while connections were free). Between steps pelt waits
+until the server answers at its idle latency again (at most --cooldown).
+
+A step that fails because of the client stops the sweep: the server's
+capacity is then unknown, and pelt says so instead of reporting its own.
+
+-c N is the connection pool for the rate steps [default: 100]; -c A..B
+sweeps closed-loop concurrency instead (1, 2, 4, ... B connections),
+reporting throughput and latency per level and where throughput stops
+growing. Other `pelt run` flags (-m, -H, --body, -t, --timeout, --http2,
+--arrivals poisson, ...) apply to every step; --rate, --stages, -n and
+--assert do not (the sweep sets the load; use --slo).
+
+Every step is saved as a results file in the sweep's folder (-o DIR, else
+the data directory's sweeps/), runs/step-NN-RATE.pelt, for `pelt report`
+and `pelt compare`; with report.txt, report.md, report.json and
+report.html (latency against throughput, the SLO line and the knee).
+--format picks what is printed: text, json, markdown or html.
+
+Exit codes: 0 a capacity was found (or the closed-loop levels ran), 1 no
+capacity (the lowest rate fails, the client was the limit, or unstable),
+2 bad input, 130 Ctrl-C (the bracket so far is reported).
+
+Examples:
+  pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms, errors < 0.1%'
+  pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 10ms' -d 5s --warmup 1s --max-rate 20000
+  pelt sweep http://127.0.0.1:8080/ -c 1..200 -d 10s    requests/s against concurrency
+  pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms' -o sweeps/nginx --format json";
+
+#[derive(Debug, Clone, Args)]
+pub struct SweepArgs {
+    /// The SLO every step must meet: --assert terms separated by commas,
+    /// like 'p99 < 50ms, errors < 0.1%'. Without it, a step holds while
+    /// the rate goes out, latency is steady and there are no errors.
+    #[arg(long, value_name = "'TERM, TERM, ...'")]
+    pub slo: Option<String>,
+    /// The first rate tried, requests per second.
+    #[arg(long = "start-rate", value_name = "RATE", default_value_t = 100.0)]
+    pub start_rate: f64,
+    /// The highest rate tried: reaching it ends the sweep with "at least".
+    #[arg(long = "max-rate", value_name = "RATE", default_value_t = 100_000.0)]
+    pub max_rate: f64,
+    /// Bisect until the bracket is this narrow (relative to its low end).
+    #[arg(long, value_name = "PERCENT", default_value = "5%")]
+    pub tolerance: String,
+    /// How long the confirmation run of the answer lasts [default: 3 x -d].
+    #[arg(long, value_name = "DURATION")]
+    pub confirm: Option<String>,
+    /// Stop after this long, reporting the bracket found so far.
+    #[arg(long = "max-time", value_name = "DURATION", default_value = "20m")]
+    pub max_time: String,
+    /// The longest wait after a step for the server to answer at its idle
+    /// latency again.
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub cooldown: String,
+    /// Send lag (p99) a step may show while connections are free, before
+    /// the client counts as the limit [default: a tenth of the SLO's
+    /// tightest latency, from 1 ms to 10 ms].
+    #[arg(long = "max-send-lag", value_name = "DURATION")]
+    pub max_send_lag: Option<String>,
+    /// Every `pelt run` flag, applied to each step (-d is a step's length
+    /// [default: 10s], --warmup its discarded start [default: 2s], -o the
+    /// sweep's folder).
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 const EXPERIMENT_HELP: &str = "\

@@ -27,6 +27,7 @@ mod serve;
 mod session;
 mod shard;
 mod signals;
+mod sweep;
 
 use clap::Parser;
 use cli::{Cli, Command};
@@ -41,8 +42,9 @@ pub const NO_RESPONSE: u8 = 3;
 #[derive(Debug)]
 pub struct UserError(pub String);
 
-const SUBCOMMANDS: [&str; 10] = [
+const SUBCOMMANDS: [&str; 11] = [
     "run",
+    "sweep",
     "serve",
     "demo",
     "report",
@@ -71,6 +73,7 @@ pub fn main() -> ExitCode {
         }
         Command::Compare(args) => compare::command(args),
         Command::Experiment(args) => experiment::command(args),
+        Command::Sweep(args) => sweep::command(*args),
         Command::History(args) => history::command::command(*args),
         Command::K8s(args) => launch::k8s(args),
         Command::Slurm(args) => launch::slurm(args),

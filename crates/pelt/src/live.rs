@@ -226,3 +226,51 @@ fn labels(config: &RunConfig, secrets: &pelt_store::Redactor) -> TargetLabels {
             .map(|t| format!("{} {}", t.method, t.url)),
     )
 }
+
+/// The live views (`--dashboard`, `--metrics`) and the progress of a
+/// campaign of runs (`pelt experiment`, `pelt sweep`) they show.
+pub struct Watch {
+    pub views: Views,
+    pub campaign: pelt_live::Campaign,
+}
+
+impl Watch {
+    /// Run `label` (named `run_id`, loading with `config`) starts.
+    pub fn start(&mut self, label: String, run_id: &str, config: &pelt_core::RunConfig) {
+        self.campaign.current = Some(label);
+        self.views.campaign(&self.campaign);
+        self.views
+            .next_run(run_id, config, &pelt_store::Redactor::default());
+    }
+
+    /// The run in progress ended with `summary`; `verdicts` are the
+    /// campaign's report so far.
+    pub fn finished(&mut self, summary: &pelt_core::RunSummary, verdicts: String) {
+        let label = self.campaign.current.take().unwrap_or_default();
+        let l = &summary.total.response;
+        let quantile = |q: f64| match l.is_empty() {
+            true => "-".to_string(),
+            false => pelt_core::human_ns(l.value_at_quantile(q)).to_string(),
+        };
+        let errors = match summary.total.requests {
+            0 => 0.0,
+            n => summary.total.error_count() as f64 * 100.0 / n as f64,
+        };
+        self.campaign.runs.push(pelt_live::CampaignRun {
+            label,
+            status: match summary.interrupted {
+                true => "interrupted",
+                false => "done",
+            }
+            .into(),
+            figures: vec![
+                ("req/s".into(), format!("{:.1}", summary.throughput())),
+                ("p50".into(), quantile(0.5)),
+                ("p99".into(), quantile(0.99)),
+                ("errors".into(), format!("{errors:.2}%")),
+            ],
+        });
+        self.campaign.verdicts = verdicts;
+        self.views.campaign(&self.campaign);
+    }
+}

@@ -14,6 +14,15 @@ pub struct LoadSeries {
     pub points: Vec<(f64, u64, u64)>,
 }
 
+/// Lines drawn over a latency-against-load chart.
+#[derive(Debug, Clone, Default)]
+pub struct Marks {
+    /// A latency objective: a horizontal line, nanoseconds.
+    pub slo_ns: Option<u64>,
+    /// A vertical line at this x, with its label (a sweep's knee).
+    pub knee: Option<(String, f64)>,
+}
+
 /// How a [`Trend`]'s values read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrendUnit {
@@ -53,6 +62,9 @@ pub enum Block<'a> {
     Timelines(Vec<Labeled<'a>>),
     /// Latency against load, one line per series; the string names the x axis.
     LatencyVsLoad(String, Vec<LoadSeries>),
+    /// Latency against throughput with an SLO line and a knee marked
+    /// (`pelt sweep`).
+    Capacity(String, Vec<LoadSeries>, Marks),
     /// One metric over runs.
     Trend(Trend),
 }
@@ -138,7 +150,14 @@ fn write_document(o: &mut String, title: &str, blocks: &[Block<'_>]) -> std::fmt
             Block::LatencyVsLoad(x_desc, series) => writeln!(
                 o,
                 "<figure class=\"chart\">\n{}</figure>",
-                charts::latency_vs_load(x_desc, series)
+                charts::latency_vs_load(x_desc, series, &Marks::default())
+            )?,
+            Block::Capacity(x_desc, series, marks) => writeln!(
+                o,
+                "<figure class=\"chart\">\n{}</figure>\
+                 <p class=\"note\">Each step's p50 (thin) and p99 (dashed) against the throughput it got; \
+                 the red line is the SLO's latency, the grey one the knee.</p>",
+                charts::latency_vs_load(x_desc, series, marks)
             )?,
             Block::Trend(trend) => writeln!(
                 o,

@@ -9,6 +9,7 @@ mod shell;
 
 use crate::cli::ExperimentArgs;
 use crate::execute::{execute, Keep};
+use crate::live::Watch;
 use crate::output::fail_on;
 use crate::UserError;
 use pelt_analyze::experiment::{regressed, Outcome, RunRecord};
@@ -85,53 +86,6 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     Ok(fail_on(args.fail_on, |material_only| {
         regressed(&reports.comparisons, material_only)
     }))
-}
-
-/// The live views (`--dashboard`, `--metrics`) and the progress they show.
-struct Watch {
-    views: crate::live::Views,
-    campaign: pelt_live::Campaign,
-}
-
-impl Watch {
-    /// Run `label` (named `run_id`, loading with `config`) starts.
-    fn start(&mut self, label: String, run_id: &str, config: &pelt_core::RunConfig) {
-        self.campaign.current = Some(label);
-        self.views.campaign(&self.campaign);
-        self.views
-            .next_run(run_id, config, &pelt_store::Redactor::default());
-    }
-
-    /// The run in progress ended with `summary`; `verdicts` are the
-    /// experiment's report so far.
-    fn finished(&mut self, summary: &pelt_core::RunSummary, verdicts: String) {
-        let label = self.campaign.current.take().unwrap_or_default();
-        let l = &summary.total.response;
-        let quantile = |q: f64| match l.is_empty() {
-            true => "-".to_string(),
-            false => pelt_core::human_ns(l.value_at_quantile(q)).to_string(),
-        };
-        let errors = match summary.total.requests {
-            0 => 0.0,
-            n => summary.total.error_count() as f64 * 100.0 / n as f64,
-        };
-        self.campaign.runs.push(pelt_live::CampaignRun {
-            label,
-            status: match summary.interrupted {
-                true => "interrupted",
-                false => "done",
-            }
-            .into(),
-            figures: vec![
-                ("req/s".into(), format!("{:.1}", summary.throughput())),
-                ("p50".into(), quantile(0.5)),
-                ("p99".into(), quantile(0.99)),
-                ("errors".into(), format!("{errors:.2}%")),
-            ],
-        });
-        self.campaign.verdicts = verdicts;
-        self.views.campaign(&self.campaign);
-    }
 }
 
 /// The experiment's report of `outcome` so far.
@@ -391,7 +345,7 @@ fn default_folder(plan: &Plan) -> Result<PathBuf, UserError> {
 }
 
 /// Refuses a folder that holds anything, or a path that is not a folder.
-fn refuse_non_empty(folder: &Path) -> Result<(), UserError> {
+pub(crate) fn refuse_non_empty(folder: &Path) -> Result<(), UserError> {
     if folder.exists() && !folder.is_dir() {
         return Err(UserError(format!(
             "'{}' is not a folder; choose a new folder with -o",

@@ -93,6 +93,8 @@ http {
     keepalive_requests 100000;
     keepalive_timeout 75s;
 
+@HTTP@
+
     server {
         listen 127.0.0.1:@PORT@@LISTEN@;
 @UNIX@
@@ -151,12 +153,23 @@ impl Nginx {
         Nginx::start_with(extra_locations, tls, true)
     }
 
+    /// Like [`Nginx::start`], with `http` placed in the `http` block (for
+    /// directives that live there, like `limit_req_zone`).
+    #[allow(dead_code)]
+    pub fn start_http(http: &str, extra_locations: &str) -> Nginx {
+        Nginx::start_full(http, extra_locations, None, false)
+    }
+
     fn start_with(extra_locations: &str, tls: Option<&TlsFiles>, http2: bool) -> Nginx {
+        Nginx::start_full("", extra_locations, tls, http2)
+    }
+
+    fn start_full(http: &str, extra_locations: &str, tls: Option<&TlsFiles>, http2: bool) -> Nginx {
         let bin = find_nginx();
         let mut last_error = String::new();
         for attempt in 0..MAX_PORT_ATTEMPTS {
             let port = random_port(attempt);
-            match Nginx::try_start(&bin, port, extra_locations, tls, http2) {
+            match Nginx::try_start(&bin, port, http, extra_locations, tls, http2) {
                 Ok(nginx) => return nginx,
                 Err(StartError::AddrInUse(log)) => last_error = log,
                 Err(StartError::Failed(message)) => panic!("{message}"),
@@ -255,6 +268,7 @@ impl Nginx {
     fn try_start(
         bin: &Path,
         port: u16,
+        http: &str,
         extra_locations: &str,
         tls: Option<&TlsFiles>,
         http2: bool,
@@ -289,6 +303,7 @@ impl Nginx {
             .replace("@PORT@", &port.to_string())
             .replace("@USER@", user)
             .replace("@EXTRA@", extra_locations)
+            .replace("@HTTP@", http)
             // Plain servers also listen on a Unix socket (see `unix_socket`).
             .replace(
                 "@UNIX@",

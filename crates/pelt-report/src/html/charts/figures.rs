@@ -322,7 +322,11 @@ pub(in crate::html) fn histogram(runs: &[Labeled<'_>]) -> String {
 /// Latency against load, one colour per series: p50 thin, p99 thick and
 /// dashed, a dot at each measured level (the seeds' "response time vs
 /// concurrency" plot, with the tail beside the median).
-pub(in crate::html) fn latency_vs_load(x_desc: &str, series: &[crate::html::LoadSeries]) -> String {
+pub(in crate::html) fn latency_vs_load(
+    x_desc: &str,
+    series: &[crate::html::LoadSeries],
+    marks: &crate::html::Marks,
+) -> String {
     let max_ns = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.2.max(p.1)))
@@ -331,10 +335,11 @@ pub(in crate::html) fn latency_vs_load(x_desc: &str, series: &[crate::html::Load
     if max_ns == 0 {
         return no_data("latencies by load");
     }
-    let unit = TimeUnit::for_max(max_ns as f64);
+    let unit = TimeUnit::for_max(max_ns.max(marks.slo_ns.unwrap_or(0)) as f64);
     let (lo, hi) = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
+        .chain(marks.knee.iter().map(|k| k.1))
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
             (lo.min(x), hi.max(x))
         });
@@ -342,10 +347,14 @@ pub(in crate::html) fn latency_vs_load(x_desc: &str, series: &[crate::html::Load
     let y = YAxis::fit(
         series
             .iter()
-            .flat_map(|s| s.points.iter().flat_map(|p| [unit.of(p.1), unit.of(p.2)])),
+            .flat_map(|s| s.points.iter().flat_map(|p| [unit.of(p.1), unit.of(p.2)]))
+            .chain(marks.slo_ns.map(|v| unit.of(v))),
         true,
     );
     let y_desc = y.describe(&format!("latency ({}), median of runs", unit.name));
+    let y_ends = match &y {
+        YAxis::Linear(r) | YAxis::Log(r) => (r.start, r.end),
+    };
     let axes = Axes {
         x_desc,
         y_desc: &y_desc,
@@ -378,11 +387,13 @@ pub(in crate::html) fn latency_vs_load(x_desc: &str, series: &[crate::html::Load
                 YAxis::Linear(r) => {
                     let mut c = chart_on(&plot, &axes, x, RangedCoordf64::from(r.clone()))?;
                     draw_load_series(&mut c, series, &unit)?;
+                    draw_marks(&mut c, marks, &unit, &axes.x_range, y_ends)?;
                 }
                 YAxis::Log(r) => {
                     let yc = LogCoord::from(r.clone().log_scale()).with_key_points(log_ticks(r));
                     let mut c = chart_on(&plot, &axes, x, yc)?;
                     draw_load_series(&mut c, series, &unit)?;
+                    draw_marks(&mut c, marks, &unit, &axes.x_range, y_ends)?;
                 }
             }
             if let Some(side) = side {
@@ -393,6 +404,43 @@ pub(in crate::html) fn latency_vs_load(x_desc: &str, series: &[crate::html::Load
         Ok(svg)
     };
     or_note(draw())
+}
+
+/// The SLO's latency (red, across) and the knee (grey, up), when given.
+fn draw_marks<DB, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    marks: &crate::html::Marks,
+    unit: &TimeUnit,
+    x_range: &Range<f64>,
+    (y_lo, y_hi): (f64, f64),
+) -> ChartResult
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    if let Some(slo) = marks.slo_ns {
+        let y = unit.of(slo);
+        chart.draw_series(DashedLineSeries::new(
+            [(x_range.start, y), (x_range.end, y)],
+            6,
+            4,
+            ERROR_COLOR.stroke_width(2),
+        ))?;
+    }
+    if let Some((label, x)) = &marks.knee {
+        chart.draw_series(LineSeries::new(
+            [(*x, y_lo), (*x, y_hi)],
+            KEY_GREY.stroke_width(2),
+        ))?;
+        chart.draw_series(std::iter::once(Text::new(
+            label.clone(),
+            (*x, y_hi),
+            ("sans-serif", LABEL_FONT).into_font().color(&KEY_GREY),
+        )))?;
+    }
+    Ok(())
 }
 
 pub(super) fn draw_load_series<DB, X, Y>(

@@ -1,0 +1,328 @@
+//! `pelt sweep`: capacity searches against servers whose capacity is known
+//! (the built-in server's `?work=` on one thread, nginx's `limit_req`), a
+//! starved client named instead of measured, closed-loop levels, and bad
+//! input. Pinned with taskset (util-linux): the server on CPU 1, pelt on
+//! CPU 0, one test at a time.
+
+mod support;
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use support::nginx::Nginx;
+use support::pelt::{exclusive, number as f};
+
+/// A child process killed and reaped on drop.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn pelt_bin() -> String {
+    assert_cmd::cargo::cargo_bin("pelt").display().to_string()
+}
+
+/// `pelt serve` with one thread pinned to `cpu`; returns it and its URL.
+fn serve_on(cpu: &str) -> (Killed, String) {
+    let mut child = Command::new("taskset")
+        .args(["-c", cpu, &pelt_bin(), "serve", "-p", "0", "-t", "1"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("taskset (util-linux) runs pelt serve");
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    (Killed(child), url)
+}
+
+/// `pelt sweep ARGS --format json -o DIR` pinned to CPU 0 (bounded to 5
+/// minutes).
+fn sweep(dir: &Path, args: &[&str]) -> Output {
+    let mut c = assert_cmd::Command::new("taskset");
+    c.args(["-c", "0", &pelt_bin(), "sweep"])
+        .args(args)
+        .args(["--format", "json", "-o"])
+        .arg(dir)
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_NO_HISTORY", "1")
+        .timeout(std::time::Duration::from_secs(300));
+    c.output().unwrap()
+}
+
+fn report(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// Every step the JSON lists is a results file in runs/, and nothing else
+/// is; `pelt report` reads them.
+fn steps_are_saved(dir: &Path, r: &Value) {
+    let steps = r["steps"].as_array().unwrap();
+    let mut files: Vec<String> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| format!("runs/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = steps
+        .iter()
+        .map(|s| s["file"].as_str().unwrap().to_string())
+        .collect();
+    listed.sort();
+    assert_eq!(files, listed);
+    let out = support::pelt::pelt()
+        .arg("report")
+        .arg(dir.join(&listed[0]))
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["report.txt", "report.md", "report.json", "report.html"] {
+        assert!(dir.join(name).is_file(), "{name}");
+    }
+}
+
+/// The built-in server spending 1 ms of CPU per request on one thread
+/// holds at most 1,000 req/s: the sweep finds that within 10 %, each step
+/// judged on its own, and saves every step it took.
+#[test]
+fn finds_the_capacity_of_a_cpu_bound_server() {
+    let _one = exclusive();
+    let (_server, url) = serve_on("1");
+    let dir = tempfile::tempdir().unwrap();
+    let out = sweep(
+        dir.path(),
+        &[
+            &format!("{url}?work=1ms"),
+            "--slo",
+            "p99 < 50ms, errors < 0.1%",
+            "-d",
+            "2s",
+            "--warmup",
+            "1s",
+            "--confirm",
+            "4s",
+        ],
+    );
+    let r = report(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(r["outcome"], "found", "{stderr}");
+    let capacity = f(&r["capacity"]);
+    assert!(
+        (900.0..=1100.0).contains(&capacity),
+        "capacity {capacity}: {stderr}"
+    );
+    // The bracket is within the tolerance, and its top failed for a reason.
+    let (pass, fail) = (f(&r["last_pass"]), f(&r["first_fail"]));
+    assert!(
+        pass < fail && (fail - pass) / pass <= 0.05 + 1e-9,
+        "{pass} {fail}"
+    );
+    assert!(!r["first_fail_reasons"].as_array().unwrap().is_empty());
+    // Started low, doubled, and confirmed the answer with a longer run.
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(f(&steps[0]["offered"]), 100.0);
+    assert_eq!(f(&steps[1]["offered"]), 200.0);
+    let last = steps.last().unwrap();
+    assert!(last["confirm"].as_bool().unwrap() && last["passed"].as_bool().unwrap());
+    assert!(f(&last["duration_s"]) > 3.9);
+    steps_are_saved(dir.path(), &r);
+    let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        page.contains("<svg") && page.contains("knee"),
+        "chart with its knee"
+    );
+}
+
+/// nginx's limit_req at 2,000 req/s (a burst of 20 for the jitter of
+/// evenly spaced requests): beyond it nginx answers 503, and the sweep's
+/// `errors < 0.1%` finds the limit within 10 %.
+#[test]
+fn finds_nginx_limit_req() {
+    let _one = exclusive();
+    let nginx = Nginx::start_http(
+        "    limit_req_zone $server_name zone=sweep:1m rate=2000r/s;",
+        // Not `return`: it answers in the rewrite phase, before limit_req
+        // runs. The file comes from nginx's default root, PREFIX/html.
+        "        location = /limited {\n            limit_req zone=sweep burst=20 nodelay;\n            limit_req_status 503;\n            rewrite ^ /index.html break;\n        }",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = sweep(
+        dir.path(),
+        &[
+            &nginx.url("/limited"),
+            "--slo",
+            "p99 < 50ms, errors < 0.1%",
+            "--start-rate",
+            "250",
+            "-d",
+            "2s",
+            "--warmup",
+            "500ms",
+            "--confirm",
+            "4s",
+        ],
+    );
+    let r = report(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let capacity = f(&r["capacity"]);
+    assert!(
+        (1800.0..=2200.0).contains(&capacity),
+        "capacity {capacity}: {stderr}"
+    );
+    // Steps above the limit failed on errors (503s), not on the client.
+    let failed_on_errors = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| !s["passed"].as_bool().unwrap())
+        .all(|s| {
+            s["failures"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["kind"] == "slo" && f["term"] == "errors < 0.1%")
+        });
+    assert!(failed_on_errors, "{stderr}");
+    steps_are_saved(dir.path(), &r);
+}
+
+/// pelt on a CPU it shares with a busy loop, against a server it cannot
+/// saturate: the sweep stops with "the client, not the server" and gives
+/// no capacity, rather than report its own ceiling as the server's.
+#[test]
+fn a_starved_client_is_named_not_measured() {
+    let _one = exclusive();
+    let (_server, url) = serve_on("1");
+    let _busy = Killed(
+        Command::new("taskset")
+            .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = sweep(
+        dir.path(),
+        &[
+            &url,
+            "--slo",
+            "p99 < 100ms",
+            "--start-rate",
+            "4000",
+            "--max-rate",
+            "1000000",
+            "-d",
+            "2s",
+            "--warmup",
+            "500ms",
+        ],
+    );
+    let r = report(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(r["outcome"], "client", "{stderr}");
+    assert!(r["capacity"].is_null());
+    assert!(stderr.contains("the client, not the server"), "{stderr}");
+    let last = r["steps"].as_array().unwrap().last().unwrap().clone();
+    assert!(
+        last["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "client" || f["kind"] == "send_lag"),
+        "{last}"
+    );
+}
+
+/// `-c 1..8` sweeps closed-loop concurrency: a server that serializes every
+/// request (1 ms of CPU on one thread) gives no more throughput past one
+/// connection, so the sweep stops when throughput stops growing and names
+/// the level where it did.
+#[test]
+fn closed_loop_levels_find_where_throughput_stops_growing() {
+    let _one = exclusive();
+    let (_server, url) = serve_on("1");
+    let dir = tempfile::tempdir().unwrap();
+    let out = sweep(
+        dir.path(),
+        &[
+            &format!("{url}?work=1ms"),
+            "-c",
+            "1..64",
+            "-d",
+            "2s",
+            "--warmup",
+            "500ms",
+        ],
+    );
+    let r = report(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(r["mode"], "connections");
+    assert_eq!(r["outcome"], "levels");
+    let steps = r["steps"].as_array().unwrap();
+    // Stopped at the plateau, long before 64.
+    assert!(
+        (3..=5).contains(&steps.len()),
+        "{} steps: {stderr}",
+        steps.len()
+    );
+    let best = f(&r["capacity"]);
+    assert!((850.0..=1050.0).contains(&best), "best {best}");
+    let knee = &steps[r["knee"].as_u64().unwrap() as usize];
+    assert!(f(&knee["connections"]) <= 2.0, "{knee}");
+    steps_are_saved(dir.path(), &r);
+}
+
+/// Bad input exits 2 with one line naming what is wrong, before any load.
+#[test]
+fn bad_input_is_refused_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (vec!["--slo", "p99 < 50ms, errors < 5"], "'errors < 5'"),
+        (vec!["--slo", "p99 <"], "'p99 <'"),
+        (vec!["--rate", "100"], "--rate"),
+        (vec!["-c", "8..2"], "8..2"),
+        (vec!["--tolerance", "5"], "--tolerance"),
+        (vec!["--assert", "p99 < 1s"], "--slo"),
+    ] {
+        let out = assert_cmd::Command::new(pelt_bin())
+            .arg("sweep")
+            .arg("http://127.0.0.1:1/")
+            .args(&args)
+            .arg("-o")
+            .arg(dir.path().join("x"))
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    assert!(
+        !dir.path().join("x").exists(),
+        "nothing created for bad input"
+    );
+}

@@ -14,6 +14,7 @@ use pelt_analyze::sweep::{
     Outcome, Search, SearchPlan, Step, StepRules, SweepReport,
 };
 use pelt_core::{human_ns, parse_duration, RunConfig, RunSummary};
+use pelt_report::sweep::SweepReports;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -30,11 +31,30 @@ const PROBE_PAUSE: Duration = Duration::from_millis(200);
 
 pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
     let sweep = Sweep::new(args)?;
-    sweep.conduct()
+    let format = sweep.args.run.format;
+    let (report, reports) = sweep.conduct()?;
+    crate::emit(
+        match format {
+            FormatArg::Json => &reports.json,
+            FormatArg::Markdown => &reports.markdown,
+            FormatArg::Html => &reports.html,
+            _ => &reports.text,
+        }
+        .as_bytes(),
+    )?;
+    Ok(match report.outcome {
+        Outcome::Interrupted => ExitCode::from(130),
+        Outcome::Found | Outcome::AtMaxRate | Outcome::Levels => ExitCode::SUCCESS,
+        Outcome::MaxTime if report.last_pass.is_some() => ExitCode::SUCCESS,
+        _ => {
+            eprintln!("pelt: {}", report.headline());
+            ExitCode::FAILURE
+        }
+    })
 }
 
 /// What the flags asked for, checked.
-struct Sweep {
+pub struct Sweep {
     args: SweepArgs,
     rules: StepRules,
     mode: Mode,
@@ -51,7 +71,8 @@ struct Sweep {
 }
 
 impl Sweep {
-    fn new(args: SweepArgs) -> Result<Sweep, UserError> {
+    /// Checks the flags (every step's run included) before any load.
+    pub fn new(args: SweepArgs) -> Result<Sweep, UserError> {
         let r = &args.run;
         for (given, flag, why) in [
             (
@@ -219,7 +240,8 @@ impl Sweep {
         RunConfig::try_from(&a)
     }
 
-    fn conduct(self) -> Result<ExitCode, UserError> {
+    /// Runs the sweep and writes its reports to its folder.
+    pub fn conduct(self) -> Result<(SweepReport, SweepReports), UserError> {
         let first = self.config(Load::Rate(self.plan.start), self.step)?;
         let views = crate::live::Views::start(
             &crate::live::LiveArgs {
@@ -282,30 +304,13 @@ impl Sweep {
         watch.campaign.verdicts = reports.text.clone();
         watch.views.campaign(&watch.campaign);
         watch.views.close_campaign(reports.json.clone());
-        crate::emit(
-            match self.args.run.format {
-                FormatArg::Json => &reports.json,
-                FormatArg::Markdown => &reports.markdown,
-                FormatArg::Html => &reports.html,
-                _ => &reports.text,
-            }
-            .as_bytes(),
-        )?;
         if !self.args.run.quiet {
             eprintln!(
                 "pelt: the sweep's steps and reports are in {}",
                 self.folder.display()
             );
         }
-        Ok(match report.outcome {
-            Outcome::Interrupted => ExitCode::from(130),
-            Outcome::Found | Outcome::AtMaxRate | Outcome::Levels => ExitCode::SUCCESS,
-            Outcome::MaxTime if report.last_pass.is_some() => ExitCode::SUCCESS,
-            _ => {
-                eprintln!("pelt: {}", report.headline());
-                ExitCode::FAILURE
-            }
-        })
+        Ok((report, reports))
     }
 
     /// The rate search.
@@ -318,6 +323,9 @@ impl Sweep {
     ) -> Result<(), UserError> {
         let mut search = Search::new(self.plan);
         let outcome = loop {
+            if crate::signals::interrupted() {
+                break Outcome::Interrupted;
+            }
             let (rate, confirm) = match search.next() {
                 Next::Step { rate, confirm } => (rate, confirm),
                 Next::Done(outcome) => break outcome,
@@ -328,13 +336,14 @@ impl Sweep {
             }
             let config = self.config(Load::Rate(rate), length)?;
             let (step, summary) = self.run_step(report, watch, config, confirm)?;
-            search.record(rate, step.passed);
-            let client = sweep::client_failure(&step.failures).is_some();
-            let interrupted = summary.interrupted;
-            report.steps.push(step);
-            if interrupted {
+            if summary.interrupted {
+                // Cut short: neither a pass nor a fail.
+                report.steps.push(step);
                 break Outcome::Interrupted;
             }
+            search.record(rate, step.passed);
+            let client = sweep::client_failure(&step.failures).is_some();
+            report.steps.push(step);
             if client {
                 break Outcome::Client;
             }
@@ -377,12 +386,22 @@ impl Sweep {
         let mut seen: Vec<(u32, f64)> = Vec::new();
         report.outcome = Outcome::Levels;
         for (i, &c) in self.levels.iter().enumerate() {
+            if crate::signals::interrupted() {
+                report.outcome = Outcome::Interrupted;
+                break;
+            }
             if started.elapsed() + self.warmup + self.step > self.max_time {
                 report.outcome = Outcome::MaxTime;
                 break;
             }
             let config = self.config(Load::Connections(c), self.step)?;
             let (step, summary) = self.run_step(report, watch, config, false)?;
+            if summary.interrupted {
+                // Cut short: neither a pass nor a fail.
+                report.steps.push(step);
+                report.outcome = Outcome::Interrupted;
+                break;
+            }
             let passed = step.passed;
             let client = sweep::client_failure(&step.failures).is_some();
             if passed {
@@ -394,10 +413,6 @@ impl Sweep {
                 report.first_fail_reasons = step.failures.clone();
             }
             report.steps.push(step);
-            if summary.interrupted {
-                report.outcome = Outcome::Interrupted;
-                break;
-            }
             if client {
                 report.outcome = Outcome::Client;
                 break;

@@ -326,3 +326,66 @@ fn bad_input_is_refused_with_one_line() {
         "nothing created for bad input"
     );
 }
+
+/// Ctrl-C during a step stops the sweep: the report of the steps so far
+/// (the interrupted one included, and saved) and exit 130.
+#[test]
+fn ctrl_c_reports_the_steps_so_far() {
+    let _one = exclusive();
+    let (_server, url) = serve_on("1");
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Killed(
+        Command::new(pelt_bin())
+            .args([
+                "sweep", &url, "-d", "3s", "--warmup", "200ms", "--format", "json", "-o",
+            ])
+            .arg(dir.path())
+            .env("PELT_DATA_DIR", support::pelt::data_dir())
+            .env("PELT_NO_HISTORY", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Interrupt once the second step has started.
+    let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "ended early: {seen}"
+        );
+        seen.push_str(&line);
+        if line.contains("step 2:") {
+            break;
+        }
+    }
+    let pid = child.0.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut child.0.stdout.take().unwrap(), &mut out).unwrap();
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}{rest}");
+    let r: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(r["outcome"], "interrupted");
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{seen}{rest}");
+    assert!(steps[0]["passed"].as_bool().unwrap());
+    assert!(steps[1]["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["kind"] == "interrupted"));
+    // The first step held: its rate is the bracket's low end; the one cut
+    // short is no failure.
+    assert_eq!(f(&r["last_pass"]), 100.0);
+    assert!(r["first_fail"].is_null());
+    steps_are_saved(dir.path(), &r);
+}

@@ -54,6 +54,9 @@ pub enum Command {
     /// Find the highest rate a target holds under an SLO (or sweep -c 1..200 connections).
     #[command(after_help = SWEEP_HELP)]
     Sweep(Box<SweepArgs>),
+    /// Measure this machine's ceiling as a load generator (saved; `pelt run` warns beyond it).
+    #[command(after_help = CALIBRATE_HELP)]
+    Calibrate(CalibrateArgs),
     /// Recorded runs: list, show, remove, and a metric's trend over time.
     #[command(after_help = crate::history::command::HISTORY_HELP)]
     History(Box<crate::history::command::HistoryArgs>),
@@ -89,9 +92,10 @@ Examples:
   pelt man run > ~/.local/share/man/man1/pelt-run.1";
 
 /// The subcommands with a page of their own, and its title.
-pub const MAN_PAGES: [(&str, &str); 12] = [
+pub const MAN_PAGES: [(&str, &str); 13] = [
     ("run", "pelt-run"),
     ("sweep", "pelt-sweep"),
+    ("calibrate", "pelt-calibrate"),
     ("serve", "pelt-serve"),
     ("demo", "pelt-demo"),
     ("compare", "pelt-compare"),
@@ -148,6 +152,37 @@ Examples:
   pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 10ms' -d 5s --warmup 1s --max-rate 20000
   pelt sweep http://127.0.0.1:8080/ -c 1..200 -d 10s    requests/s against concurrency
   pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms' -o sweeps/nginx --format json";
+
+const CALIBRATE_HELP: &str = "\
+pelt starts its own server on 127.0.0.1 (on the CPUs one worker thread
+leaves) and measures, with one worker thread:
+  closed loop     requests per second with 50 connections, and per core
+                  of CPU the worker used
+  rate mode       the highest rate held on schedule: send lag p99 under
+                  1 ms and 99 % of the rate sent (a pelt sweep whose only
+                  limit is the client; its steps are kept in the data
+                  directory's calibrations/)
+  latency floor   p50 and p99 of one connection, one request at a time
+The figures are saved (calibration.json in the data directory); from then
+on `pelt run --rate R` says when R is more than the machine held per
+worker thread times -t. Calibrate again after changing the machine.
+
+Examples:
+  pelt calibrate              about a minute
+  pelt calibrate --quick      a rougher figure in ~15 s";
+
+#[derive(Debug, Clone, Args)]
+pub struct CalibrateArgs {
+    /// Shorter steps: a rougher figure, sooner.
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the figures without saving them.
+    #[arg(long = "no-save")]
+    pub no_save: bool,
+    /// Only the result, no progress lines.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct SweepArgs {

@@ -7,6 +7,7 @@
 //!
 //! The binary (`main.rs`) only calls [`main`]; the code is a library so
 //! that the fuzz targets in `fuzz/` reach the experiment-plan parser.
+mod calibrate;
 mod cli;
 mod compare;
 mod demo;
@@ -42,9 +43,10 @@ pub const NO_RESPONSE: u8 = 3;
 #[derive(Debug)]
 pub struct UserError(pub String);
 
-const SUBCOMMANDS: [&str; 11] = [
+const SUBCOMMANDS: [&str; 12] = [
     "run",
     "sweep",
+    "calibrate",
     "serve",
     "demo",
     "report",
@@ -74,6 +76,7 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::command(args),
         Command::Experiment(args) => experiment::command(args),
         Command::Sweep(args) => sweep::command(*args),
+        Command::Calibrate(args) => calibrate::command(args),
         Command::History(args) => history::command::command(*args),
         Command::K8s(args) => launch::k8s(args),
         Command::Slurm(args) => launch::slurm(args),

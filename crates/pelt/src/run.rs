@@ -375,6 +375,9 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             if t == 1 { "" } else { "s" }
         );
     }
+    if let Some(note) = crate::calibrate::note_for(&config) {
+        eprintln!("{note}");
+    }
     if args.format == FormatArg::Hdrlog {
         // Refuse before sending load, not after.
         return Err(UserError("--format hdrlog is for saved runs: pelt run URL -o run.pelt, then pelt report run.pelt --format hdrlog".into()));

@@ -68,6 +68,9 @@ pub struct Sweep {
     cooldown: Duration,
     plan: SearchPlan,
     folder: PathBuf,
+    /// A client that falls behind ends the search (false: it is what is
+    /// measured, for `pelt calibrate`).
+    stop_on_client: bool,
 }
 
 impl Sweep {
@@ -208,6 +211,7 @@ impl Sweep {
             },
             folder,
             args,
+            stop_on_client: true,
         };
         // Every flag of every step checked before any load is sent.
         sweep.config(Load::Rate(sweep.plan.start), step)?;
@@ -238,6 +242,13 @@ impl Sweep {
             }
         }
         RunConfig::try_from(&a)
+    }
+
+    /// Searches for the client's own ceiling: a step the client could not
+    /// keep up with is a failure like any other, bisected and confirmed.
+    pub fn measuring_the_client(mut self) -> Sweep {
+        self.stop_on_client = false;
+        self
     }
 
     /// Runs the sweep and writes its reports to its folder.
@@ -344,7 +355,7 @@ impl Sweep {
             search.record(rate, step.passed);
             let client = sweep::client_failure(&step.failures).is_some();
             report.steps.push(step);
-            if client {
+            if client && self.stop_on_client {
                 break Outcome::Client;
             }
             if matches!(search.next(), Next::Step { .. }) {

@@ -1,0 +1,270 @@
+//! `pelt calibrate`: this machine's ceiling as a load generator, measured
+//! against pelt's own server on loopback: requests per second per core in
+//! a closed loop, the highest rate one worker thread holds on schedule
+//! (send lag p99 under 1 ms: a `pelt sweep` whose only limit is the
+//! client), and the latency floor. Saved in the data directory, so that
+//! `pelt run` can say when a run asks for more than the machine has shown
+//! it can send.
+
+use crate::cli::{CalibrateArgs, Cli, Command};
+use crate::execute::{execute, Keep};
+use crate::UserError;
+use clap::Parser;
+use pelt_analyze::sweep::{thousands, Failure, Outcome};
+use pelt_core::{human_ns, RunConfig, RunSummary};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The file, in the data directory.
+const FILE: &str = "calibration.json";
+
+/// What `pelt calibrate` measured, as saved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Calibration {
+    /// pelt's version.
+    pub version: String,
+    /// When, seconds since the Unix epoch.
+    pub unix_time: u64,
+    /// CPUs pelt could use.
+    pub cores: usize,
+    /// Closed loop, one worker thread, 50 connections: requests per second.
+    pub closed_loop_rps: f64,
+    /// The same per core of CPU the worker used.
+    pub closed_loop_per_core: f64,
+    /// The highest rate one worker thread held with send lag p99 < 1 ms.
+    pub rate_per_thread: f64,
+    /// Whether the client set that ceiling (`client`) or the server did
+    /// first (`found`, `at_max_rate`: the client's ceiling is higher).
+    pub rate_limited_by: Outcome,
+    /// One connection, one request at a time: p50 and p99, nanoseconds.
+    pub floor_p50_ns: u64,
+    /// p99 of the same.
+    pub floor_p99_ns: u64,
+}
+
+pub fn command(args: CalibrateArgs) -> Result<ExitCode, UserError> {
+    let data = crate::save::data_dir();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The server gets the cores the client's one thread leaves.
+    let server = pelt_target::Server::bind(
+        "127.0.0.1:0".parse().expect("a literal address"),
+        pelt_target::ServeConfig {
+            threads: threads.saturating_sub(1).max(1),
+            ..pelt_target::ServeConfig::default()
+        },
+    )
+    .and_then(pelt_target::Server::spawn)
+    .map_err(|e| UserError(format!("cannot start pelt's own server on 127.0.0.1: {e}")))?;
+    let url = format!("http://{}/", server.local_addr());
+    let (step, warmup, closed) = if args.quick {
+        ("1s", "200ms", "1s")
+    } else {
+        ("3s", "1s", "5s")
+    };
+    let say = |line: &str| {
+        if !args.quiet {
+            eprintln!("pelt calibrate: {line}");
+        }
+    };
+
+    say("closed loop, 50 connections, one worker thread");
+    let closed_run = run(&[
+        &url, "-c", "50", "-t", "1", "-d", closed, "--warmup", warmup,
+    ])?;
+    let on_cpu = closed_run
+        .busiest_thread()
+        .map_or(1.0, |t| t.on_cpu)
+        .clamp(0.05, 1.0);
+    let closed_loop_rps = closed_run.throughput();
+
+    say("latency floor: one connection, one request at a time");
+    let floor = run(&[
+        &url,
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        if args.quick { "500" } else { "5000" },
+    ])?;
+    let h = &floor.total.response;
+    let (floor_p50_ns, floor_p99_ns) = if h.is_empty() {
+        (0, 0)
+    } else {
+        (h.value_at_quantile(0.5), h.value_at_quantile(0.99))
+    };
+
+    say("rate mode: the highest rate one worker thread holds with send lag p99 under 1 ms");
+    let folder = match &data {
+        Some(d) => d.join("calibrations").join(crate::save::utc_stamp(now())),
+        None => std::env::temp_dir().join(format!("pelt-calibrate-{}", std::process::id())),
+    };
+    let folder_arg = folder.display().to_string();
+    let mut argv = vec![
+        "pelt",
+        "sweep",
+        &url,
+        "--max-send-lag",
+        "1ms",
+        "-t",
+        "1",
+        "-d",
+        step,
+        "--warmup",
+        warmup,
+        "--start-rate",
+        "1000",
+        "--max-rate",
+        "2000000",
+        "--tolerance",
+        "10%",
+        "--confirm",
+        step,
+        "-o",
+        &folder_arg,
+    ];
+    if args.quiet {
+        argv.push("-q");
+    }
+    let Command::Sweep(sweep_args) = Cli::try_parse_from(argv)
+        .map_err(|e| UserError(format!("internal: calibrate's sweep flags: {e}")))?
+        .command
+    else {
+        unreachable!("parsed as a sweep");
+    };
+    let (report, _) = crate::sweep::Sweep::new(*sweep_args)?
+        .measuring_the_client()
+        .conduct()?;
+    drop(server);
+    if report.outcome == Outcome::Interrupted || crate::signals::interrupted() {
+        return Err(UserError(
+            "calibration interrupted; nothing saved (run pelt calibrate again)".into(),
+        ));
+    }
+    let rate_per_thread = report.capacity.or(report.last_pass).unwrap_or(0.0);
+    // Whose limit it was: the client's when the step above the answer
+    // failed because pelt fell behind, else the server gave out first.
+    let rate_limited_by = if report.first_fail_reasons.iter().any(Failure::is_client) {
+        Outcome::Client
+    } else {
+        report.outcome
+    };
+    let c = Calibration {
+        version: env!("CARGO_PKG_VERSION").into(),
+        unix_time: now(),
+        cores: threads,
+        closed_loop_rps,
+        closed_loop_per_core: closed_loop_rps / on_cpu,
+        rate_per_thread,
+        rate_limited_by,
+        floor_p50_ns,
+        floor_p99_ns,
+    };
+    let mut o = format!(
+        "This machine as a load generator (pelt {}, {} CPUs, against pelt's own server on loopback):\n",
+        c.version, c.cores
+    );
+    o += &format!(
+        "  closed loop:   {} req/s on one worker thread ({} req/s per core of CPU it used)\n",
+        thousands(c.closed_loop_rps),
+        thousands(c.closed_loop_per_core)
+    );
+    o += &match c.rate_limited_by {
+        Outcome::Client => format!(
+            "  rate mode:     {} req/s per worker thread on schedule (send lag p99 < 1 ms); {}\n",
+            thousands(c.rate_per_thread),
+            report
+                .first_fail
+                .map(|f| format!("at {} req/s the client fell behind", thousands(f)))
+                .unwrap_or_default()
+        ),
+        _ => format!(
+            "  rate mode:     at least {} req/s per worker thread on schedule: pelt's server gave out first\n",
+            thousands(c.rate_per_thread)
+        ),
+    };
+    o += &format!(
+        "  latency floor: {} p50, {} p99 (one connection, one request at a time)\n",
+        human_ns(c.floor_p50_ns),
+        human_ns(c.floor_p99_ns)
+    );
+    match data.filter(|_| !args.no_save) {
+        Some(dir) => {
+            let path = dir.join(FILE);
+            std::fs::create_dir_all(&dir)
+                .and_then(|()| {
+                    std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap_or_default())
+                })
+                .map_err(|e| {
+                    UserError(format!(
+                        "cannot save {}: {e}; check the data directory",
+                        path.display()
+                    ))
+                })?;
+            o += &format!(
+                "Saved in {}: `pelt run` now says when a run asks for more than this.\n",
+                path.display()
+            );
+        }
+        None => o += "Not saved (--no-save, or no data directory).\n",
+    }
+    crate::emit(o.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A quiet, unsaved `pelt run` with these flags.
+fn run(flags: &[&str]) -> Result<RunSummary, UserError> {
+    let argv = ["pelt", "run"].iter().chain(flags).chain(&["-q"]);
+    let Command::Run(args) = Cli::try_parse_from(argv)
+        .map_err(|e| UserError(format!("internal: calibrate's run flags: {e}")))?
+        .command
+    else {
+        unreachable!("parsed as a run");
+    };
+    let config = RunConfig::try_from(&*args)?;
+    let summary = execute(config, true, Keep::default())?;
+    if let Some(why) = summary.no_response() {
+        return Err(UserError(format!(
+            "pelt's own server did not answer: {why}"
+        )));
+    }
+    Ok(summary)
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The saved calibration, if any.
+pub fn saved() -> Option<(PathBuf, Calibration)> {
+    let path = crate::save::data_dir()?.join(FILE);
+    let text = std::fs::read_to_string(&path).ok()?;
+    serde_json::from_str(&text).ok().map(|c| (path, c))
+}
+
+/// A note when a rate run asks for more per worker thread than this
+/// machine held on schedule when calibrated.
+pub fn note_for(config: &RunConfig) -> Option<String> {
+    // A shard sends its share.
+    let rate = config.load.rate()? / f64::from(config.shard_or_whole().count);
+    let (_, c) = saved()?;
+    if c.rate_limited_by != Outcome::Client || c.rate_per_thread <= 0.0 {
+        return None;
+    }
+    let threads = config.threads.max(1) as f64;
+    let can = c.rate_per_thread * threads;
+    (rate > can).then(|| {
+        format!(
+            "pelt: note: --rate {} asks for more than this machine held on schedule when calibrated: \
+             {} req/s per worker thread x {} (pelt calibrate, {}); expect send lag, or add threads (-t), \
+             or spread the load over machines (--shard)",
+            thousands(rate),
+            thousands(c.rate_per_thread),
+            threads,
+            crate::save::utc_stamp(c.unix_time)
+        )
+    })
+}

@@ -227,6 +227,21 @@ impl Search {
     }
 }
 
+/// The margin within which two capacities count as the same: a sweep
+/// brackets its answer to 5 % by default, so smaller changes are below
+/// what it resolves.
+pub const MARGIN_CAPACITY: f64 = 0.05;
+
+/// Capacity as a compared metric: a ratio, higher is better.
+pub fn capacity_metric() -> crate::Metric {
+    crate::Metric::new(
+        "capacity",
+        crate::Scale::Ratio,
+        crate::Direction::HigherIsBetter,
+        MARGIN_CAPACITY,
+    )
+}
+
 /// Rates are whole requests per second (at least 1): readable step names,
 /// and no bisection below what a person would tell apart.
 pub fn round_rate(rate: f64) -> f64 {

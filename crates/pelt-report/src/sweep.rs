@@ -203,3 +203,101 @@ pub fn html(r: &SweepReport) -> String {
     blocks.push(Block::Table(steps_table(r)));
     document(&format!("Sweep of {}", r.target), &blocks)
 }
+
+/// An experiment whose load is a sweep (`[load] sweep = "SLO"`): each
+/// variant's capacity in each block, and each variant's against the
+/// first's, paired by block.
+#[derive(Debug)]
+pub struct CapacityExperiment<'a> {
+    /// The experiment's name.
+    pub name: &'a str,
+    /// The SLO every sweep searched under.
+    pub slo: &'a str,
+    /// Variant names, the baseline first.
+    pub variants: &'a [String],
+    /// `[variant][block]`: the capacity found, `None` when that sweep
+    /// found none (or has not run).
+    pub capacities: &'a [Vec<Option<f64>>],
+    /// `("B vs A", comparison of capacity)` for each variant after the
+    /// first.
+    pub rows: &'a [(String, pelt_analyze::runs::Row)],
+}
+
+impl CapacityExperiment<'_> {
+    fn table(&self) -> Table {
+        let blocks = self.capacities.iter().map(Vec::len).max().unwrap_or(0);
+        let mut head: Vec<String> = ["variant", "median", "min", "max"]
+            .map(String::from)
+            .to_vec();
+        head.extend((1..=blocks).map(|b| format!("b{b}")));
+        let rows = self
+            .variants
+            .iter()
+            .zip(self.capacities)
+            .map(|(name, caps)| {
+                let mut found: Vec<f64> = caps.iter().flatten().copied().collect();
+                found.sort_by(f64::total_cmp);
+                let pick = |i: Option<usize>| {
+                    i.and_then(|i| found.get(i))
+                        .map_or("-".to_string(), |&c| thousands(c))
+                };
+                let mut row = vec![
+                    name.clone(),
+                    pick((!found.is_empty()).then(|| found.len() / 2)),
+                    pick((!found.is_empty()).then_some(0)),
+                    pick(found.len().checked_sub(1)),
+                ];
+                row.extend(caps.iter().map(|c| c.map_or("none".to_string(), thousands)));
+                row
+            })
+            .collect();
+        Table { head, rows }
+    }
+
+    fn title(&self) -> String {
+        format!(
+            "pelt experiment '{}': capacity (req/s) under '{}', {} variant(s) x {} block(s)",
+            self.name,
+            self.slo,
+            self.variants.len(),
+            self.capacities.first().map_or(0, Vec::len)
+        )
+    }
+
+    /// Every format.
+    pub fn render(&self) -> SweepReports {
+        let mut text = format!("{}\n\n{}", self.title(), self.table().text());
+        let mut markdown = format!("### {}\n\n{}", self.title(), self.table().markdown());
+        let mut blocks = vec![
+            Block::Heading("Capacity per block".into()),
+            Block::Table(self.table()),
+        ];
+        for (label, row) in self.rows {
+            let rows = std::slice::from_ref(row);
+            let _ = write!(text, "\n{label}:\n{}", crate::compare::table(rows));
+            let _ = write!(
+                markdown,
+                "\n**{label}**\n\n{}",
+                crate::compare::markdown(rows)
+            );
+            blocks.push(Block::Heading(label.clone()));
+            blocks.push(Block::Table(crate::compare::verdict_table(rows)));
+        }
+        let json = serde_json::json!({
+            "name": self.name,
+            "slo": self.slo,
+            "variants": self.variants,
+            "capacities": self.capacities,
+            "comparisons": self.rows.iter().map(|(label, row)| serde_json::json!({
+                "label": label,
+                "rows": crate::compare::json_rows(std::slice::from_ref(row)),
+            })).collect::<Vec<_>>(),
+        });
+        SweepReports {
+            html: document(&self.title(), &blocks),
+            text,
+            markdown,
+            json: serde_json::to_string_pretty(&json).unwrap_or_default() + "\n",
+        }
+    }
+}

@@ -244,6 +244,14 @@ impl Sweep {
         RunConfig::try_from(&a)
     }
 
+    /// The first step's configuration.
+    pub fn first_config(&self) -> Result<RunConfig, UserError> {
+        match self.levels.first() {
+            Some(&c) => self.config(Load::Connections(c), self.step),
+            None => self.config(Load::Rate(self.plan.start), self.step),
+        }
+    }
+
     /// Searches for the client's own ceiling: a step the client could not
     /// keep up with is a failure like any other, bisected and confirmed.
     pub fn measuring_the_client(mut self) -> Sweep {

@@ -389,3 +389,81 @@ fn ctrl_c_reports_the_steps_so_far() {
     assert!(r["first_fail"].is_null());
     steps_are_saved(dir.path(), &r);
 }
+
+/// An experiment whose load is a sweep: each variant's capacity in each
+/// block, compared paired by block. A handler costing 2 ms holds half
+/// what one costing 1 ms does: the report says so, with the verdict.
+#[test]
+fn an_experiment_compares_capacities() {
+    let _one = exclusive();
+    let (_server, url) = serve_on("1");
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"name = "handler cost"
+blocks = 6
+[load]
+sweep = "p99 < 50ms, errors < 0.1%"
+duration = "1s"
+warmup = "100ms"
+args = ["--start-rate", "400", "--tolerance", "30%", "--confirm", "1s"]
+[[variant]]
+name = "1ms"
+url = "{url}?work=1ms"
+[[variant]]
+name = "2ms"
+url = "{url}?work=2ms"
+"#
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let dry = support::pelt::pelt()
+        .args(["experiment", plan.to_str().unwrap(), "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("12 sweeps"));
+    let out = assert_cmd::Command::new("taskset")
+        .args([
+            "-c",
+            "0",
+            &pelt_bin(),
+            "experiment",
+            plan.to_str().unwrap(),
+            "-o",
+        ])
+        .arg(&out_dir)
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_NO_HISTORY", "1")
+        .timeout(std::time::Duration::from_secs(400))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();
+    let caps = r["capacities"].as_array().unwrap();
+    let median = |v: &Value| {
+        let mut c: Vec<f64> = v.as_array().unwrap().iter().map(f).collect();
+        assert_eq!(c.len(), 6, "a capacity in every block: {v}");
+        c.sort_by(f64::total_cmp);
+        c[3]
+    };
+    let (fast, slow) = (median(&caps[0]), median(&caps[1]));
+    // Coarse sweeps (a 30 % bracket) keep the test short.
+    assert!((700.0..=1100.0).contains(&fast), "{fast}: {stdout}");
+    assert!((350.0..=550.0).contains(&slow), "{slow}: {stdout}");
+    let comparison = &r["comparisons"][0]["rows"][0]["comparison"];
+    assert_eq!(comparison["verdict"]["kind"], "regression", "{stdout}");
+    // Half the capacity, read through 30 % brackets.
+    assert!(f(&comparison["estimate"]) < -0.25, "{comparison}");
+    assert!(stdout.contains("2ms vs 1ms"), "{stdout}");
+    // Every sweep kept its steps.
+    assert_eq!(out_dir.join("sweeps").read_dir().unwrap().count(), 12);
+}

@@ -4,6 +4,7 @@
 //! run saved, and a verdict per metric and load level from the runs as
 //! the unit of replication (see pelt-analyze).
 
+mod capacity;
 pub(crate) mod plan;
 mod shell;
 
@@ -64,6 +65,9 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     // From here a Ctrl-C, even during a setup or a ready wait, stops the
     // experiment through its teardown instead of killing pelt.
     crate::signals::install();
+    if let Some(slo) = &plan.sweep {
+        return capacity::command(&plan, &args, &folder, slo, &mut watch);
+    }
     let mut outcome = Outcome::new(plan.variants.len(), plan.levels.len(), folder.clone());
     let failure = conduct(&plan, &args, &mut outcome, &mut history, &mut watch).err();
     if let Some(e) = &failure {
@@ -137,17 +141,7 @@ fn conduct(
         for v in plan.order(block) {
             let variant = &plan.variants[v];
             let log = logs.join(format!("{}.log", slug(&variant.name)));
-            let shell = Shell {
-                dir: &plan.dir,
-                log: &log,
-                env: vec![
-                    ("PELT_VARIANT", variant.name.clone()),
-                    ("PELT_BLOCK", (block + 1).to_string()),
-                    ("PELT_EXPERIMENT_DIR", absolute(&outcome.folder)),
-                    // This pelt, for commands that start `pelt serve`.
-                    ("PELT", pelt_exe()),
-                ],
-            };
+            let shell = shell_for(plan, &outcome.folder, &log, &variant.name, block);
             let result = measure_variant(
                 plan, args, &shell, block, v, outcome, total, started, history, watch,
             );
@@ -280,16 +274,27 @@ fn round_s(d: Duration) -> Duration {
 fn schedule(plan: &Plan) -> String {
     use std::fmt::Write;
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "pelt experiment '{}': {} variant(s) x {} load level(s) x {} block(s) = {} runs, about {} of load",
-        plan.name,
-        plan.variants.len(),
-        plan.levels.len(),
-        plan.blocks,
-        plan.total_runs(),
-        Human(plan.run_length * plan.total_runs() as u32)
-    );
+    if plan.sweep.is_some() {
+        let _ = writeln!(
+            o,
+            "pelt experiment '{}': {} variant(s) x {} block(s) = {} sweeps (each as long as its search takes)",
+            plan.name,
+            plan.variants.len(),
+            plan.blocks,
+            plan.variants.len() * plan.blocks as usize,
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "pelt experiment '{}': {} variant(s) x {} load level(s) x {} block(s) = {} runs, about {} of load",
+            plan.name,
+            plan.variants.len(),
+            plan.levels.len(),
+            plan.blocks,
+            plan.total_runs(),
+            Human(plan.run_length * plan.total_runs() as u32)
+        );
+    }
     for block in 0..plan.blocks {
         let order: Vec<&str> = plan
             .order(block)
@@ -299,10 +304,13 @@ fn schedule(plan: &Plan) -> String {
         let _ = writeln!(o, "  block {:>2}: {}", block + 1, order.join(", "));
     }
     let levels: Vec<String> = plan.levels.iter().map(|l| l.label()).collect();
+    let load = match &plan.sweep {
+        Some(slo) => format!("a capacity sweep under '{slo}' (pelt sweep)"),
+        None => levels.join(", "),
+    };
     let _ = writeln!(
         o,
-        "each variant, in its turn: setup, ready check, then {}, then teardown",
-        levels.join(", ")
+        "each variant, in its turn: setup, ready check, then {load}, then teardown"
     );
     for v in &plan.variants {
         let _ = writeln!(
@@ -312,6 +320,28 @@ fn schedule(plan: &Plan) -> String {
         );
     }
     o
+}
+
+/// Where a variant's commands run, what they see, and where their
+/// output goes.
+fn shell_for<'a>(
+    plan: &'a Plan,
+    folder: &Path,
+    log: &'a Path,
+    variant: &str,
+    block: u32,
+) -> Shell<'a> {
+    Shell {
+        dir: &plan.dir,
+        log,
+        env: vec![
+            ("PELT_VARIANT", variant.to_string()),
+            ("PELT_BLOCK", (block + 1).to_string()),
+            ("PELT_EXPERIMENT_DIR", absolute(folder)),
+            // This pelt, for commands that start `pelt serve`.
+            ("PELT", pelt_exe()),
+        ],
+    }
 }
 
 fn absolute(p: &Path) -> String {

@@ -52,6 +52,9 @@ struct LoadFile {
     duration: Option<String>,
     warmup: Option<String>,
     threads: Option<u32>,
+    /// A capacity search per variant and block under this SLO, instead
+    /// of fixed load levels.
+    sweep: Option<String>,
     #[serde(default)]
     args: Vec<String>,
 }
@@ -99,6 +102,9 @@ pub struct Variant {
     pub teardown: Option<String>,
     /// One `RunConfig` per load level, in the order of [`Plan::levels`].
     pub configs: Vec<RunConfig>,
+    /// With `[load] sweep`: the `pelt sweep` command line of this
+    /// variant's sweeps (without `-o`).
+    pub sweep_argv: Vec<String>,
 }
 
 /// A checked plan.
@@ -115,6 +121,8 @@ pub struct Plan {
     pub command_timeout: Duration,
     /// Warm-up plus measurement of one run.
     pub run_length: Duration,
+    /// `[load] sweep`: the SLO each variant's capacity is searched under.
+    pub sweep: Option<String>,
 }
 
 impl Plan {
@@ -189,7 +197,13 @@ impl Plan {
             }
         }
         let load = &file.load;
-        let (kind, values) = match (&load.rate, &load.connections) {
+        if load.sweep.is_some()
+            && (load.rate.is_some() || matches!(load.connections, Some(OneOrMany::Many(_))))
+        {
+            return bad("[load]: with sweep, each sweep chooses its rates: drop rate (give args = [\"--start-rate\", \"500\", \"--max-rate\", \"20000\"] to bound it); connections may only be the pool, one number".into());
+        }
+        let sweep_level = load.sweep.as_ref().map(|_| OneOrMany::One(100.0));
+        let (kind, values) = match (sweep_level.as_ref().or(load.rate.as_ref()), &load.connections) {
             (Some(_), Some(OneOrMany::Many(_))) => {
                 return bad("[load]: with a rate, connections is the connection pool and must be one number; give a list of rates instead, like rate = [500, 1000, 2000]".into())
             }
@@ -228,20 +242,30 @@ impl Plan {
                     v.name
                 ));
             }
-            let configs = levels
-                .iter()
-                .map(|level| {
-                    let argv = run_argv(load, v, url, targets, dir, level, warmup);
-                    run_config(&argv).map_err(|e| {
-                        UserError(format!(
-                            "variant '{}' at {}: {}",
-                            v.name,
-                            level.label(),
-                            e.0
-                        ))
+            let sweep_argv = match &load.sweep {
+                Some(slo) => sweep_argv(load, v, url, targets, dir, warmup, slo),
+                None => Vec::new(),
+            };
+            let configs = if sweep_argv.is_empty() {
+                levels
+                    .iter()
+                    .map(|level| {
+                        let argv = run_argv(load, v, url, targets, dir, level, warmup);
+                        run_config(&argv).map_err(|e| {
+                            UserError(format!(
+                                "variant '{}' at {}: {}",
+                                v.name,
+                                level.label(),
+                                e.0
+                            ))
+                        })
                     })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+                    .collect::<Result<Vec<_>, _>>()?
+            } else {
+                // The sweep's first step stands for its load.
+                vec![check_sweep(&sweep_argv)
+                    .map_err(|e| UserError(format!("variant '{}', its sweep: {}", v.name, e.0)))?]
+            };
             let ready_url = match (&v.ready_url, &configs[0].targets[..]) {
                 (Some(u), _) => u.clone(),
                 (None, [first, ..]) => first.url.to_string(),
@@ -249,6 +273,7 @@ impl Plan {
             };
             pelt_core::Url::parse(&ready_url)
                 .map_err(|e| UserError(format!("variant '{}': ready_url: {e}", v.name)))?;
+
             variants.push(Variant {
                 name: v.name.clone(),
                 setup: v.setup.clone(),
@@ -256,6 +281,7 @@ impl Plan {
                 ready_url,
                 teardown: v.teardown.clone(),
                 configs,
+                sweep_argv,
             });
         }
         // With -n only, the length is unknown until run: guess the default.
@@ -274,6 +300,7 @@ impl Plan {
             command_timeout: timeout(&file.command_timeout, "command_timeout")?
                 .unwrap_or(DEFAULT_COMMAND_TIMEOUT),
             run_length: warmup + measured,
+            sweep: load.sweep.clone(),
         })
     }
 
@@ -355,6 +382,58 @@ fn run_argv(
     argv.extend(load.args.iter().cloned());
     argv.extend(v.args.iter().cloned());
     argv
+}
+
+/// The `pelt sweep` command line of a variant's sweeps: its target,
+/// [load]'s step length, warm-up, threads and pool, and every args.
+fn sweep_argv(
+    load: &LoadFile,
+    v: &VariantFile,
+    url: Option<&String>,
+    targets: Option<&PathBuf>,
+    dir: &Path,
+    warmup: Duration,
+    slo: &str,
+) -> Vec<String> {
+    let level = Level {
+        kind: LevelKind::Rate,
+        value: 0.0,
+    };
+    let mut argv = run_argv(load, v, url, targets, dir, &level, warmup);
+    argv[1] = "sweep".into();
+    // run_argv's `--rate 0`: the sweep sets the rates.
+    if let Some(i) = argv.iter().position(|a| a == "--rate") {
+        argv.drain(i..i + 2);
+    }
+    argv.extend(["--slo".into(), slo.to_string(), "-q".into()]);
+    argv
+}
+
+/// Checks a sweep's flags as `pelt sweep` would, before any command runs;
+/// returns its first step's configuration.
+fn check_sweep(argv: &[String]) -> Result<RunConfig, UserError> {
+    let cli = Cli::try_parse_from(argv).map_err(|e| {
+        let rendered = e.render().to_string();
+        UserError(
+            rendered
+                .lines()
+                .next()
+                .unwrap_or("invalid flags")
+                .trim_start_matches("error: ")
+                .to_string(),
+        )
+    })?;
+    let Command::Sweep(mut args) = cli.command else {
+        unreachable!("argv starts with `pelt sweep`")
+    };
+    if args.run.out.is_some() || args.run.format != FormatArg::Text {
+        return Err(UserError(
+            "-o and --format have no place in an experiment's args: every sweep is saved in the experiment's folder".into(),
+        ));
+    }
+    // Checked against a folder that is never made.
+    args.run.out = Some(std::env::temp_dir().join("pelt-plan-check-never-created"));
+    crate::sweep::Sweep::new(*args)?.first_config()
 }
 
 /// Builds a run's configuration exactly as `pelt run` would from the

@@ -1,0 +1,163 @@
+//! An experiment whose load is a capacity search (`[load] sweep = "SLO"`):
+//! each variant, in each block, set up, swept (`pelt sweep`) and torn
+//! down; then each variant's capacity against the first's, paired by
+//! block, with the same statistics as every other verdict.
+
+use super::plan::{slug, Plan};
+use super::{shell_for, Watch};
+use crate::cli::{Cli, Command, ExperimentArgs};
+use crate::UserError;
+use clap::Parser;
+use pelt_analyze::runs::Row;
+use pelt_analyze::sweep::capacity_metric;
+use pelt_report::sweep::CapacityExperiment;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn command(
+    plan: &Plan,
+    args: &ExperimentArgs,
+    folder: &Path,
+    slo: &str,
+    watch: &mut Watch,
+) -> Result<ExitCode, UserError> {
+    let blocks = plan.blocks as usize;
+    let mut capacities = vec![vec![None; blocks]; plan.variants.len()];
+    let mut problem = None;
+    let total = blocks * plan.variants.len();
+    let mut done = 0;
+    'blocks: for block in 0..plan.blocks {
+        for v in plan.order(block) {
+            if crate::signals::interrupted() {
+                break 'blocks;
+            }
+            let variant = &plan.variants[v];
+            done += 1;
+            if !args.quiet {
+                eprintln!(
+                    "pelt: sweep {done}/{total}: block {}/{}, {}",
+                    block + 1,
+                    plan.blocks,
+                    variant.name
+                );
+            }
+            let log = folder
+                .join("logs")
+                .join(format!("{}.log", slug(&variant.name)));
+            let shell = shell_for(plan, folder, &log, &variant.name, block);
+            let sweep_dir =
+                folder
+                    .join("sweeps")
+                    .join(format!("b{:02}-{}", block + 1, slug(&variant.name)));
+            let result = (|| -> Result<Option<f64>, String> {
+                if let Some(cmd) = &variant.setup {
+                    shell.run("setup", cmd, plan.command_timeout)?;
+                }
+                shell.wait_ready(
+                    variant.ready.as_deref(),
+                    &variant.ready_url,
+                    plan.ready_timeout,
+                )?;
+                watch.campaign.current = Some(format!(
+                    "block {}/{}, {}: sweeping",
+                    block + 1,
+                    plan.blocks,
+                    variant.name
+                ));
+                watch.views.campaign(&watch.campaign);
+                sweep(&variant.sweep_argv, &sweep_dir).map_err(|UserError(e)| e)
+            })();
+            if let Some(cmd) = &variant.teardown {
+                if let Err(e) = shell.run("teardown", cmd, plan.command_timeout) {
+                    eprintln!(
+                        "pelt: warning: variant '{}', block {}: {e}",
+                        variant.name,
+                        block + 1
+                    );
+                }
+            }
+            match result {
+                Ok(capacity) => capacities[v][block as usize] = capacity,
+                Err(e) => {
+                    problem = Some(format!(
+                        "variant '{}', block {}: {e}",
+                        variant.name,
+                        block + 1
+                    ));
+                    break 'blocks;
+                }
+            }
+        }
+    }
+    let names: Vec<String> = plan.variants.iter().map(|v| v.name.clone()).collect();
+    let rows: Vec<(String, Row)> = (1..names.len())
+        .map(|v| {
+            // Paired by block, over the blocks where both found a capacity.
+            let (a, b): (Vec<f64>, Vec<f64>) = capacities[0]
+                .iter()
+                .zip(&capacities[v])
+                .filter_map(|(a, b)| Some(((*a)?, (*b)?)))
+                .unzip();
+            let metric = capacity_metric();
+            let result = pelt_analyze::compare_paired(&metric, &a, &b);
+            (
+                format!("{} vs {}", names[v], names[0]),
+                Row { metric, result },
+            )
+        })
+        .collect();
+    let reports = CapacityExperiment {
+        name: &plan.name,
+        slo,
+        variants: &names,
+        capacities: &capacities,
+        rows: &rows,
+    }
+    .render();
+    for (name, body) in [
+        ("report.txt", &reports.text),
+        ("report.md", &reports.markdown),
+        ("report.html", &reports.html),
+        ("report.json", &reports.json),
+    ] {
+        let path = folder.join(name);
+        std::fs::write(&path, body).map_err(|e| {
+            UserError(format!(
+                "cannot write {}: {e}; check the disk",
+                path.display()
+            ))
+        })?;
+    }
+    crate::emit(reports.text.as_bytes())?;
+    watch.campaign.verdicts = reports.text.clone();
+    watch.views.campaign(&watch.campaign);
+    if let Some(e) = problem {
+        return Err(UserError(format!(
+            "experiment stopped: {e}; the sweeps so far and the report are in {}",
+            folder.display()
+        )));
+    }
+    if crate::signals::interrupted() {
+        return Ok(ExitCode::from(130));
+    }
+    Ok(crate::output::fail_on(args.fail_on, |material_only| {
+        rows.iter().any(|(_, row)| {
+            matches!(&row.result, Ok(c) if matches!(c.verdict,
+                pelt_analyze::Verdict::Regression { material } if material || !material_only))
+        })
+    }))
+}
+
+/// One sweep, saved in `dir`: the capacity it found, if any.
+fn sweep(argv: &[String], dir: &Path) -> Result<Option<f64>, UserError> {
+    let mut argv = argv.to_vec();
+    argv.extend(["-o".into(), dir.display().to_string()]);
+    let Command::Sweep(args) = Cli::try_parse_from(&argv)
+        .map_err(|e| UserError(format!("the sweep's flags: {e}")))?
+        .command
+    else {
+        unreachable!("a plan's sweep argv starts with `pelt sweep`")
+    };
+    let (report, _) = crate::sweep::Sweep::new(*args)?.conduct()?;
+    Ok(report.capacity)
+}

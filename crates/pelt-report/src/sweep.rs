@@ -243,7 +243,7 @@ impl CapacityExperiment<'_> {
                 };
                 let mut row = vec![
                     name.clone(),
-                    pick((!found.is_empty()).then(|| found.len() / 2)),
+                    pick((!found.is_empty()).then_some(found.len() / 2)),
                     pick((!found.is_empty()).then_some(0)),
                     pick(found.len().checked_sub(1)),
                 ];

@@ -123,8 +123,8 @@ fail] is within --tolerance; the answer is confirmed by one --confirm
 run. A step holds when every --slo term holds on its own measured window,
 at least 99 % of the offered rate went out, latency was not still
 climbing through the step (a queue growing), and the client kept up (no
-client_busy, read_lag or client_resources warning; send lag within
---max-send-lag while connections were free). Between steps pelt waits
+client_busy, read_lag or client_resources warning, and no late sends
+that broke the SLO while connections were free; see --max-send-lag). Between steps pelt waits
 until the server answers at its idle latency again (at most --cooldown).
 
 A step that fails because of the client stops the sweep: the server's
@@ -211,8 +211,9 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub cooldown: String,
     /// Send lag (p99) a step may show while connections are free, before
-    /// the client counts as the limit [default: a tenth of the SLO's
-    /// tightest latency, from 1 ms to 10 ms].
+    /// the client counts as the limit. By default the client fails a step
+    /// only when its late sends broke a latency term of the SLO that the
+    /// server's service time met (10 ms with no latency term).
     #[arg(long = "max-send-lag", value_name = "DURATION")]
     pub max_send_lag: Option<String>,
     /// Every `pelt run` flag, applied to each step (-d is a step's length
@@ -232,6 +233,7 @@ A plan (TOML):
   url = \"http://127.0.0.1:20080/\"   # or targets = \"urls.txt\" (a targets file, as with -f)
   rate = 1000                        # or a list of load levels: rate = [250, 500, 1000]
   # connections = 50                 # closed loop instead of rate (a list makes levels)
+  # sweep = \"p99 < 50ms\"            # instead of rate: each variant's capacity (pelt sweep)
   duration = \"10s\"
   warmup = \"1s\"                      # discarded at the start of every run [default: 1s]
   args = [\"--timeout\", \"2s\"]         # any other `pelt run` flags

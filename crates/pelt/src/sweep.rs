@@ -10,8 +10,8 @@ use crate::execute::{execute, Keep};
 use crate::live::Watch;
 use crate::UserError;
 use pelt_analyze::sweep::{
-    self, connection_levels, default_send_lag_ns, judge, parse_slo, plateaued, Failure, Mode, Next,
-    Outcome, Search, SearchPlan, Step, StepRules, SweepReport,
+    self, connection_levels, judge, parse_slo, plateaued, Failure, Mode, Next, Outcome, Search,
+    SearchPlan, Step, StepRules, SweepReport,
 };
 use pelt_core::{human_ns, parse_duration, RunConfig, RunSummary};
 use pelt_report::sweep::SweepReports;
@@ -148,8 +148,8 @@ impl Sweep {
             None => step * 3,
         };
         let max_send_lag_ns = match &args.max_send_lag {
-            Some(d) => duration(d, "--max-send-lag")?.as_nanos() as u64,
-            None => default_send_lag_ns(&slo),
+            Some(d) => Some(duration(d, "--max-send-lag")?.as_nanos() as u64),
+            None => None,
         };
         let tolerance = args
             .tolerance

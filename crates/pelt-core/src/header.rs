@@ -155,6 +155,19 @@ pub struct Environment {
     pub target_addrs: Vec<String>,
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
+    /// The network interface the first target's address routes through,
+    /// when the system reports its speed (loopback reports none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<Link>,
+}
+
+/// A network interface and its speed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    /// Its name (`eth0`).
+    pub interface: String,
+    /// Megabits per second (`/sys/class/net/IFACE/speed`).
+    pub speed_mbps: u64,
 }
 
 /// How busy one of pelt's worker threads was while it sent (warm-up

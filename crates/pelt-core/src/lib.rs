@@ -36,7 +36,7 @@ pub use config::{
 };
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;
-pub use header::{Environment, NotOneRun, RunFooter, RunHeader, ThreadLoad};
+pub use header::{Environment, Link, NotOneRun, RunFooter, RunHeader, ThreadLoad};
 pub use recorder::{Recorder, TargetStats, MAX_TIMED_TARGETS};
 pub use results::{ResultsError, ResultsReader, ResultsWriter};
 pub use sample::{Nanos, Sample};

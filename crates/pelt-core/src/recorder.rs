@@ -174,6 +174,12 @@ pub struct Recorder {
     pub read_lag_ns_sum: u64,
     /// The longest read lag, in nanoseconds.
     pub read_lag_ns_max: u64,
+    /// TCP segments pelt's connections sent, by the kernel's count
+    /// (`TCP_INFO`, read as each connection ends and at the run's end).
+    pub tcp_segs_out: u64,
+    /// Of those, segments the kernel sent again (lost, or acknowledged
+    /// too late): packet loss between pelt and the server.
+    pub tcp_retrans: u64,
     /// Earliest intended start seen (`Nanos::MAX` when empty); with
     /// `last_sent` and `last_done`, it gives rates without a clock.
     pub first_intended: Nanos,
@@ -218,6 +224,8 @@ impl Recorder {
             kernel_timed: 0,
             read_lag_ns_sum: 0,
             read_lag_ns_max: 0,
+            tcp_segs_out: 0,
+            tcp_retrans: 0,
             first_intended: Nanos::MAX,
             last_sent: 0,
             last_done: 0,
@@ -410,6 +418,8 @@ impl Recorder {
         self.kernel_timed = 0;
         self.read_lag_ns_sum = 0;
         self.read_lag_ns_max = 0;
+        self.tcp_segs_out = 0;
+        self.tcp_retrans = 0;
         self.first_intended = Nanos::MAX;
         self.last_sent = 0;
         self.last_done = 0;
@@ -460,6 +470,8 @@ impl Recorder {
         self.kernel_timed += other.kernel_timed;
         self.read_lag_ns_sum = self.read_lag_ns_sum.saturating_add(other.read_lag_ns_sum);
         self.read_lag_ns_max = self.read_lag_ns_max.max(other.read_lag_ns_max);
+        self.tcp_segs_out += other.tcp_segs_out;
+        self.tcp_retrans += other.tcp_retrans;
         self.first_intended = self.first_intended.min(other.first_intended);
         self.last_sent = self.last_sent.max(other.last_sent);
         self.last_done = self.last_done.max(other.last_done);
@@ -528,6 +540,10 @@ pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
     assert_eq!(
         (a.first_intended, a.last_sent, a.last_done),
         (b.first_intended, b.last_sent, b.last_done)
+    );
+    assert_eq!(
+        (a.tcp_segs_out, a.tcp_retrans),
+        (b.tcp_segs_out, b.tcp_retrans)
     );
 }
 

@@ -45,6 +45,9 @@ pub struct IntervalRow {
     pub errors: u64,
     /// Bytes received.
     pub bytes_in: u64,
+    /// Bytes sent.
+    #[serde(default)]
+    pub bytes_out: u64,
     /// Median response time of the requests completed in the interval,
     /// nanoseconds.
     pub p50_ns: u64,
@@ -100,6 +103,7 @@ impl IntervalRow {
             successes: r.successes,
             errors: r.error_count(),
             bytes_in: r.bytes_in,
+            bytes_out: r.bytes_out,
             p50_ns: quantile(&r.response, 0.5),
             p90_ns: quantile(&r.response, 0.9),
             p99_ns: quantile(&r.response, 0.99),
@@ -212,6 +216,25 @@ pub enum Warning {
         resource: LocalResource,
         /// Connections that failed that way among the examples kept.
         example: String,
+    },
+    /// The kernel retransmitted a share of the TCP segments pelt's
+    /// connections sent: packets are being lost between pelt and the
+    /// server, and latency includes retransmission timeouts.
+    Retransmissions {
+        /// Segments sent again.
+        retransmitted: u64,
+        /// Segments sent.
+        segments: u64,
+    },
+    /// At its busiest second the run moved most of what the network
+    /// interface to the server can carry.
+    LinkSaturated {
+        /// The interface (`eth0`).
+        interface: String,
+        /// Its speed, megabits per second, as the system reports it.
+        speed_mbps: u64,
+        /// Bytes in and out in the busiest second.
+        peak_bytes_per_s: u64,
     },
     /// Requests were still pending when the run ended.
     Unfinished {
@@ -343,8 +366,25 @@ impl Warning {
                 | Warning::ShardClientBusy { .. }
                 | Warning::ReadLag { .. }
                 | Warning::ClientResources { .. }
+                | Warning::Retransmissions { .. }
+                | Warning::LinkSaturated { .. }
         )
     }
+}
+
+/// Retransmitted share of segments above which [`Warning::Retransmissions`]
+/// is given: a healthy path loses well under 0.1 %.
+pub const RETRANSMIT_WARN: f64 = 0.005;
+/// Fewest retransmissions that can give it: a handful on a short run is
+/// noise.
+pub const RETRANSMIT_MIN: u64 = 10;
+/// Share of an interface's speed that counts as saturated.
+pub const LINK_WARN: f64 = 0.8;
+
+/// Whether a run that moved `peak_bytes_per_s` at its busiest second
+/// saturated a link of `speed_mbps` (megabits per second).
+pub fn link_saturated(peak_bytes_per_s: u64, speed_mbps: u64) -> bool {
+    speed_mbps > 0 && peak_bytes_per_s as f64 * 8.0 >= speed_mbps as f64 * 1e6 * LINK_WARN
 }
 
 /// Mean read lag above which [`Warning::ReadLag`] is given.
@@ -377,6 +417,28 @@ impl std::fmt::Display for Warning {
                 f,
                 "connections failed on pelt's side, not the server's: {}; as in: {example}",
                 resource.advice()
+            ),
+            Warning::Retransmissions {
+                retransmitted,
+                segments,
+            } => write!(
+                f,
+                "TCP retransmitted {retransmitted} of the {segments} segments pelt's connections sent ({:.2}%): \
+                 packets are being lost between pelt and the server (a lossy or saturated link, a full queue), \
+                 and latency includes the retransmission timeouts; check the path (ip -s link, ss -ti, \
+                 nstat TcpRetransSegs), or load from closer to the server",
+                *retransmitted as f64 * 100.0 / (*segments).max(1) as f64
+            ),
+            Warning::LinkSaturated {
+                interface,
+                speed_mbps,
+                peak_bytes_per_s,
+            } => write!(
+                f,
+                "the run moved {:.1} MB/s at its busiest second, {:.0}% of {interface}'s {speed_mbps} Mb/s: \
+                 the network may have set the pace, not the server; load from closer to the server or over a faster link",
+                *peak_bytes_per_s as f64 / 1e6,
+                *peak_bytes_per_s as f64 * 8.0 * 100.0 / (*speed_mbps as f64 * 1e6)
             ),
             Warning::Unfinished { count } => write!(
                 f,
@@ -701,6 +763,36 @@ impl RunSummary {
                 resource,
                 example: e.message.clone(),
             });
+        }
+        let (segments, retransmitted) = (self.total.tcp_segs_out, self.total.tcp_retrans);
+        if retransmitted >= RETRANSMIT_MIN
+            && retransmitted as f64 >= segments as f64 * RETRANSMIT_WARN
+        {
+            w.push(Warning::Retransmissions {
+                retransmitted,
+                segments,
+            });
+        }
+        if let Some(link) = &self.env.link {
+            let elapsed = self.elapsed.as_secs_f64();
+            // Whole seconds: a partial one's bytes are not its rate.
+            let peak = self
+                .timeline
+                .iter()
+                .filter(|row| {
+                    let (from, to) = row.span(elapsed);
+                    to - from >= 0.99
+                })
+                .map(|row| row.bytes_in + row.bytes_out)
+                .max()
+                .unwrap_or(0);
+            if link_saturated(peak, link.speed_mbps) {
+                w.push(Warning::LinkSaturated {
+                    interface: link.interface.clone(),
+                    speed_mbps: link.speed_mbps,
+                    peak_bytes_per_s: peak,
+                });
+            }
         }
         let unfinished = self.total.errors[ErrorKind::Unfinished.index()];
         if unfinished > 0 {

@@ -4,8 +4,8 @@
 //! from several workers (or machines) merge by adding.
 
 use crate::request_log::RequestLog;
+use crate::transport::ConnLedger;
 use pelt_core::{ErrorKind, Nanos, Recorder, Sample, ThreadLoad};
-use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::mpsc::{Receiver, Sender};
 
@@ -54,8 +54,9 @@ pub(crate) struct Intervals {
     /// Requests sent and not yet recorded: the live views' in-flight
     /// gauge, sampled at each second's end.
     in_flight: u64,
-    /// The worker's open connections, sampled likewise.
-    open: Rc<Cell<u64>>,
+    /// The worker's open connections, sampled likewise, and their TCP
+    /// counts, added to each second as they come in.
+    open: Rc<ConnLedger>,
 }
 
 impl Intervals {
@@ -144,7 +145,7 @@ impl Intervals {
     }
 
     /// Samples `open` (the worker's open connections) at each second's end.
-    pub fn watch_open(&mut self, open: Rc<Cell<u64>>) {
+    pub fn watch_open(&mut self, open: Rc<ConnLedger>) {
         self.open = open;
     }
 
@@ -218,6 +219,10 @@ impl Intervals {
         // Logins are outside every figure but their own count: the last
         // second (always measured) carries it.
         self.current.logins += logins;
+        // Connections still open now: their counts go in the last second.
+        let c = self.open.take_counts(true);
+        self.current.tcp_segs_out += c.segs_out;
+        self.current.tcp_retrans += c.retrans;
         let end = self.end;
         self.rotate(end);
         // Before the collector hears of the end: once every worker is
@@ -242,7 +247,10 @@ impl Intervals {
             .recycled
             .try_recv()
             .unwrap_or_else(|_| Box::new(Recorder::new()));
-        let rec = std::mem::replace(&mut self.current, fresh);
+        let mut rec = std::mem::replace(&mut self.current, fresh);
+        let c = self.open.take_counts(false);
+        rec.tcp_segs_out += c.segs_out;
+        rec.tcp_retrans += c.retrans;
         // The collector outlives every worker; a failed send means the
         // whole run is being torn down, and there is nobody to tell.
         let _ = self.tx.send(WorkerMsg::Interval {
@@ -250,7 +258,7 @@ impl Intervals {
             second: self.second,
             rec,
             in_flight: self.in_flight,
-            open: self.open.get(),
+            open: self.open.open(),
         });
         self.second = (self.unix_ns_at_epoch + t) / NS_PER_SEC;
         self.end = (self.second + 1) * NS_PER_SEC - self.unix_ns_at_epoch;

@@ -53,6 +53,7 @@ pub mod fuzz;
 pub mod h1;
 mod h2;
 mod intervals;
+mod link;
 mod load;
 pub mod pacer;
 mod plan;

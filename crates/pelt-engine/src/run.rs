@@ -245,6 +245,10 @@ fn environment(plan: &RunPlan) -> Environment {
         threads: plan.workers,
         target_addrs: plan.origins.iter().map(|o| o.addr.to_string()).collect(),
         started_unix_ms: plan.started_unix_ms,
+        link: plan.origins.first().and_then(|o| match &o.addr {
+            crate::conn::Addr::Tcp(a) => crate::link::link_to(a.ip()),
+            crate::conn::Addr::Unix(_) => None,
+        }),
     }
 }
 

@@ -104,7 +104,7 @@ pub(crate) struct Worker {
     /// `--connect-rate`: this worker's share of it.
     connect_gate: ConnectGate,
     /// Connections open now (see `transport::OpenConn`).
-    open: Rc<Cell<u64>>,
+    open: Rc<crate::transport::ConnLedger>,
     /// Whether the run's start has come (senders may exist before it).
     started: Cell<bool>,
 }
@@ -138,7 +138,7 @@ impl Runner for Worker {
         &self.connect_gate
     }
 
-    fn open_connections(&self) -> &Rc<Cell<u64>> {
+    fn open_connections(&self) -> &Rc<crate::transport::ConnLedger> {
         &self.open
     }
 }
@@ -162,7 +162,7 @@ impl Worker {
         if let Some(shared) = &plan.request_log {
             intervals.log_to(crate::request_log::RequestLog::open(shared.clone()));
         }
-        let open = Rc::new(Cell::new(0));
+        let open = Rc::new(crate::transport::ConnLedger::default());
         intervals.watch_open(open.clone());
         Worker {
             open,

@@ -155,6 +155,10 @@ pub fn json_value(s: &RunSummary) -> Value {
         "connections": {
             "opened": t.connections,
             "reused_requests": t.reused,
+            // The kernel's counts (TCP_INFO) of pelt's HTTP/1.1 TCP
+            // connections: packet loss on the path shows here.
+            "tcp_segments_sent": t.tcp_segs_out,
+            "tcp_retransmitted": t.tcp_retrans,
         },
         // --cookies and --login: requests with a cookie from the jar, and
         // the logins made before the run (in no other figure).

@@ -95,6 +95,7 @@ fn summary(slowdown: u64) -> RunSummary {
             threads: 2,
             target_addrs: vec!["127.0.0.1:8080".into()],
             started_unix_ms: 1_700_000_000_000,
+            link: None,
         },
         total,
         timeline,

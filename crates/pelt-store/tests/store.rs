@@ -48,6 +48,7 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
             threads: 1,
             target_addrs: vec![],
             started_unix_ms: start_ms,
+            link: None,
         },
         measure_start_unix_ns: start_ms * 1_000_000,
         measure_from_ns: 0,

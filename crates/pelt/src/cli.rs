@@ -572,11 +572,13 @@ pub struct RunArgs {
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
     pub asserts: Vec<pelt_core::Assertion>,
 
-    /// Fail (exit 1) when the client may have limited the run: a worker
-    /// thread that wanted a CPU nearly all the time (client_busy),
-    /// responses read late for want of CPU (read_lag), or connections that
-    /// failed for want of file descriptors or local ports
-    /// (client_resources). For CI, where a busy runner must not pass for a
+    /// Fail (exit 1) when the client or the network may have limited the
+    /// run: a worker thread that wanted a CPU nearly all the time
+    /// (client_busy), responses read late for want of CPU (read_lag),
+    /// connections that failed for want of file descriptors or local ports
+    /// (client_resources), TCP retransmissions on pelt's connections
+    /// (retransmissions), or a network interface near its speed
+    /// (link_saturated). For CI, where a busy runner must not pass for a
     /// slow server.
     #[arg(long = "strict")]
     pub strict: bool,

@@ -34,6 +34,10 @@ pub(super) struct IntervalRecord {
     /// `[count, total ns, longest ns]` (absent in files from before them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     kernel_timed: Option<(u64, u64, u64)>,
+    /// TCP segments sent and retransmitted: `[sent, retransmitted]`
+    /// (absent in files from before them, and when none were counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tcp: Option<(u64, u64)>,
     first_intended: u64,
     last_sent: u64,
     last_done: u64,
@@ -191,6 +195,7 @@ impl IntervalRecord {
                 r.read_lag_ns_sum,
                 r.read_lag_ns_max,
             )),
+            tcp: (r.tcp_segs_out > 0).then_some((r.tcp_segs_out, r.tcp_retrans)),
             first_intended: r.first_intended,
             last_sent: r.last_sent,
             last_done: r.last_done,
@@ -264,6 +269,9 @@ impl IntervalRecord {
         }
         if let Some((n, sum, max)) = self.kernel_timed {
             (r.kernel_timed, r.read_lag_ns_sum, r.read_lag_ns_max) = (n, sum, max);
+        }
+        if let Some((sent, again)) = self.tcp {
+            (r.tcp_segs_out, r.tcp_retrans) = (sent, again);
         }
         r.first_intended = self.first_intended;
         r.last_sent = self.last_sent;

@@ -23,6 +23,7 @@ pub(super) fn header() -> RunHeader {
             threads: 1,
             target_addrs: vec!["127.0.0.1:1".into()],
             started_unix_ms: 1_795_000_000_000,
+            link: None,
         },
         measure_start_unix_ns: 1_795_000_000_000_000_000,
         measure_from_ns: 0,

@@ -4,6 +4,7 @@
 mod origin;
 mod proxy;
 mod stamped;
+mod tcp_info;
 mod tls;
 
 pub(crate) use origin::{lookup_origin, resolve_origin, resolve_origins};
@@ -11,6 +12,7 @@ pub use origin::{Addr, Origin};
 pub(crate) use proxy::for_origin;
 pub(crate) use stamped::KernelClock;
 pub use stamped::StampedTcp;
+pub(crate) use tcp_info::tcp_counts;
 pub use tls::tls_connector;
 use tls::{no_application_protocol, plain_text_reply};
 
@@ -31,6 +33,18 @@ pub enum Stream {
     Unix(UnixStream),
     /// TLS over TCP.
     Tls(Box<tokio_rustls::client::TlsStream<StampedTcp>>),
+}
+
+impl Stream {
+    /// The TCP socket under the stream, for its kernel counts (none for
+    /// a Unix socket).
+    pub(crate) fn tcp_fd(&self) -> Option<std::os::fd::RawFd> {
+        match self {
+            Stream::Plain(tcp) => Some(tcp.raw_fd()),
+            Stream::Tls(tls) => Some(tls.get_ref().0.raw_fd()),
+            Stream::Unix(_) => None,
+        }
+    }
 }
 
 /// Phase times of a new connection, in nanoseconds.

@@ -43,6 +43,12 @@ pub struct StampedTcp {
 }
 
 impl StampedTcp {
+    /// The socket's descriptor (for its `TCP_INFO`).
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.fd.get_ref().as_raw_fd()
+    }
+
     /// Takes over `tcp` from tokio's reactor, asking the kernel to stamp
     /// what it receives when `stamp` is set. If the kernel refuses, reads
     /// are simply unstamped.

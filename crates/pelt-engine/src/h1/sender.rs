@@ -43,6 +43,13 @@ struct Conn {
     _open: OpenConn,
 }
 
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // Before the fields drop: the socket is still open here.
+        self._open.settle();
+    }
+}
+
 impl H1Sender {
     /// A sender with no connection yet: it opens one for its first
     /// request. With a `jar` (`--cookies`), it sends back the cookies it
@@ -94,9 +101,9 @@ impl H1Sender {
                     None => {
                         let stream = open(w, &plan.origins[origin], false).await?;
                         self.conn.insert(Conn {
+                            _open: OpenConn::new(w).watch(&stream),
                             stream,
                             origin,
-                            _open: OpenConn::new(w),
                         })
                     }
                 };
@@ -162,9 +169,9 @@ impl Transport for H1Sender {
             None => {
                 let stream = open(w, &plan.origins[origin], true).await?;
                 self.conn.insert(Conn {
+                    _open: OpenConn::new(w).watch(&stream),
                     stream,
                     origin,
-                    _open: OpenConn::new(w),
                 })
             }
         };
@@ -257,9 +264,9 @@ impl Transport for H1Sender {
         let origin = plan.target_origin[target as usize];
         if let Ok(stream) = open(w, &plan.origins[origin], true).await {
             self.conn = Some(Conn {
+                _open: OpenConn::new(w).watch(&stream),
                 stream,
                 origin,
-                _open: OpenConn::new(w),
             });
         }
     }

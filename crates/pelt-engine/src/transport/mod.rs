@@ -78,28 +78,117 @@ pub(crate) trait Runner {
     /// The worker's `--connect-rate` allowance.
     fn connect_gate(&self) -> &ConnectGate;
 
-    /// The worker's count of open connections (see [`OpenConn`]).
-    fn open_connections(&self) -> &Rc<Cell<u64>>;
+    /// The worker's open connections (see [`OpenConn`]).
+    fn open_connections(&self) -> &Rc<ConnLedger>;
+}
+
+/// A worker's connections: how many are open (the live views' gauge),
+/// and the kernel's TCP counts of its HTTP/1.1 connections, read from
+/// each as it ends and from those still open when the run does.
+#[derive(Debug, Default)]
+pub(crate) struct ConnLedger {
+    open: Cell<u64>,
+    /// Open TCP connections' sockets, by id, for the counts at the end.
+    sockets: std::cell::RefCell<std::collections::HashMap<u64, std::os::fd::RawFd>>,
+    next_id: Cell<u64>,
+    /// Counts of connections that ended and were not yet handed on.
+    counts: Cell<TcpCounts>,
+}
+
+impl ConnLedger {
+    /// Connections open now.
+    pub fn open(&self) -> u64 {
+        self.open.get()
+    }
+
+    /// The counts gathered since the last call, with those of the
+    /// connections still open when `at_end`.
+    pub fn take_counts(&self, at_end: bool) -> TcpCounts {
+        let mut c = self.counts.take();
+        if at_end {
+            for &fd in self.sockets.borrow().values() {
+                c.add(crate::conn::tcp_counts(fd));
+            }
+            self.sockets.borrow_mut().clear();
+        }
+        c
+    }
+}
+
+/// Segments sent and retransmitted, by the kernel's count (`TCP_INFO`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TcpCounts {
+    pub segs_out: u64,
+    pub retrans: u64,
+}
+
+impl TcpCounts {
+    fn add(&mut self, other: Option<TcpCounts>) {
+        if let Some(o) = other {
+            self.segs_out += o.segs_out;
+            self.retrans += o.retrans;
+        }
+    }
 }
 
 /// Holds one count in the worker's open connections while it lives: kept
 /// beside a connection, it is dropped with it, however the connection
-/// ends. For the live views' gauge.
+/// ends. For the live views' gauge, and (HTTP/1.1 over TCP, see
+/// [`OpenConn::watch`]) the connection's TCP counts.
 #[derive(Debug)]
-pub(crate) struct OpenConn(Rc<Cell<u64>>);
+pub(crate) struct OpenConn {
+    ledger: Rc<ConnLedger>,
+    socket: Option<u64>,
+}
 
 impl OpenConn {
     /// Counts a connection just opened by `w`.
     pub fn new(w: &impl Runner) -> OpenConn {
-        let count = w.open_connections();
-        count.set(count.get() + 1);
-        OpenConn(count.clone())
+        let ledger = w.open_connections();
+        ledger.open.set(ledger.open.get() + 1);
+        OpenConn {
+            ledger: ledger.clone(),
+            socket: None,
+        }
+    }
+
+    /// Also keeps the TCP counts of `stream`'s socket: read by
+    /// [`OpenConn::settle`] when the connection ends, or at the run's end
+    /// if it is still open then. The caller calls `settle` before the
+    /// socket closes, so a registered descriptor is always its own.
+    pub fn watch(mut self, stream: &crate::conn::Stream) -> OpenConn {
+        if let Some(fd) = stream.tcp_fd() {
+            let id = self.ledger.next_id.get();
+            self.ledger.next_id.set(id + 1);
+            self.ledger.sockets.borrow_mut().insert(id, fd);
+            self.socket = Some(id);
+        }
+        self
+    }
+
+    /// The connection is ending: its socket's counts go to the ledger.
+    pub fn settle(&mut self) {
+        if let Some(fd) = self
+            .socket
+            .take()
+            .and_then(|id| self.ledger.sockets.borrow_mut().remove(&id))
+        {
+            let mut c = self.ledger.counts.get();
+            c.add(crate::conn::tcp_counts(fd));
+            self.ledger.counts.set(c);
+        }
     }
 }
 
 impl Drop for OpenConn {
     fn drop(&mut self) {
-        self.0.set(self.0.get().saturating_sub(1));
+        // Unregistered if still there: its socket may be closed already.
+        if let Some(id) = self.socket.take() {
+            self.ledger.sockets.borrow_mut().remove(&id);
+        }
+        self.ledger
+            .open
+            .set(self.ledger.open.get().saturating_sub(1));
     }
 }
 

@@ -101,6 +101,10 @@ fn a_starved_client_reports_the_servers_time() {
     let _machine = exclusive();
     let (_server, base) = serve_on("1");
     let url = format!("{base}?delay=2ms");
+    // The server's own time for a request without the delay: this debug
+    // build takes tens of microseconds to parse and answer, more when the
+    // machine is busy (a release build: 2.10 ms in all at p50 here).
+    let own = service_p50(&run_at("0", &base, "5000", &[]));
     let idle = run_at("0", &url, "5000", &[]);
     let starved = {
         let _busy = busy_on("0");
@@ -112,14 +116,14 @@ fn a_starved_client_reports_the_servers_time() {
         let timed = f(&r["timing"]["kernel_timed"]);
         let count = f(&r["latency"]["service_time"]["count"]);
         assert!(timed >= count * 0.99, "{:#}", r["timing"]);
-        // The server's own time is in it too: its delay is at least 2 ms,
-        // and this debug build of it takes tens of microseconds to parse
-        // and answer (a release build: 2.10 ms at p50 on this machine).
+        // The delay, kept to 150 µs (the bound), plus the
+        // server's own time.
         let p50 = service_p50(r);
         assert!(
-            (2e-3..2.2e-3).contains(&p50),
-            "{name}: service p50 {:.0} µs for a 2 ms delay",
-            p50 * 1e6
+            (2e-3..2.15e-3 + own).contains(&p50),
+            "{name}: service p50 {:.0} µs for a 2 ms delay (the server's own time: {:.0} µs)",
+            p50 * 1e6,
+            own * 1e6
         );
     }
     // What the stamps are for: starving the client does not move it.
@@ -131,13 +135,18 @@ fn a_starved_client_reports_the_servers_time() {
         b * 1e6
     );
     // The starved client did read late: the stamps are what kept the
-    // figures right, not luck.
-    let lag = |r: &Value| f(&r["timing"]["read_lag_max_s"]);
+    // figures right, not luck. On average: the longest read lag is one
+    // pause, and this VM pauses 1-5 ms now and then either way (an idle
+    // run's max once matched a starved one's, 5.7 ms).
+    let mean = |r: &Value| f(&r["timing"]["read_lag_mean_s"]);
+    let max = |r: &Value| f(&r["timing"]["read_lag_max_s"]);
     assert!(
-        lag(&starved) > lag(&idle),
-        "read lag max idle {}, starved {}",
-        lag(&idle),
-        lag(&starved)
+        mean(&starved) > mean(&idle),
+        "read lag mean idle {} (max {}), starved {} (max {})",
+        mean(&idle),
+        max(&idle),
+        mean(&starved),
+        max(&starved)
     );
 }
 

@@ -406,9 +406,9 @@ fn an_experiment_compares_capacities() {
 blocks = 6
 [load]
 sweep = "p99 < 50ms, errors < 0.1%"
-duration = "1s"
+duration = "500ms"
 warmup = "100ms"
-args = ["--start-rate", "400", "--tolerance", "30%", "--confirm", "1s"]
+args = ["--start-rate", "400", "--tolerance", "30%", "--confirm", "500ms"]
 [[variant]]
 name = "1ms"
 url = "{url}?work=1ms"
@@ -466,4 +466,39 @@ url = "{url}?work=2ms"
     assert!(stdout.contains("2ms vs 1ms"), "{stdout}");
     // Every sweep kept its steps.
     assert_eq!(out_dir.join("sweeps").read_dir().unwrap().count(), 12);
+}
+
+/// A target that fails the SLO at the lowest rate says so in one line and
+/// exits 1, with the failing step reported.
+#[test]
+fn failing_at_the_lowest_rate_is_one_line() {
+    let _one = exclusive();
+    let (_server, url) = serve_on("1");
+    let dir = tempfile::tempdir().unwrap();
+    let out = sweep(
+        dir.path(),
+        &[
+            &format!("{url}?status=503"),
+            "--slo",
+            "errors < 1%",
+            "-d",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    let r = report(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(r["outcome"], "fails_at_start");
+    assert_eq!(r["steps"].as_array().unwrap().len(), 1);
+    let line: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("fails under 'errors < 1%' at the lowest 100 req/s"))
+        .collect();
+    assert_eq!(line.len(), 1, "{stderr}");
+    assert!(
+        line[0].contains("errors < 1%") && line[0].contains("100.000%"),
+        "{stderr}"
+    );
 }

@@ -418,7 +418,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let mut checked = check(&summary, &args.asserts);
     if args.strict {
         if let Some(w) = summary.warnings.iter().find(|w| w.is_client_side()) {
-            eprintln!("pelt: --strict: the client may have limited this run: {w}");
+            eprintln!("pelt: --strict: the client or the network may have limited this run: {w}");
             checked = std::process::ExitCode::from(1);
         }
     }

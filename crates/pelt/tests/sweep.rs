@@ -115,12 +115,14 @@ fn finds_the_capacity_of_a_cpu_bound_server() {
             &format!("{url}?work=1ms"),
             "--slo",
             "p99 < 50ms, errors < 0.1%",
+            "--start-rate",
+            "200",
             "-d",
-            "2s",
+            "1500ms",
             "--warmup",
-            "1s",
+            "500ms",
             "--confirm",
-            "4s",
+            "3s",
         ],
     );
     let r = report(&out);
@@ -141,11 +143,11 @@ fn finds_the_capacity_of_a_cpu_bound_server() {
     assert!(!r["first_fail_reasons"].as_array().unwrap().is_empty());
     // Started low, doubled, and confirmed the answer with a longer run.
     let steps = r["steps"].as_array().unwrap();
-    assert_eq!(f(&steps[0]["offered"]), 100.0);
-    assert_eq!(f(&steps[1]["offered"]), 200.0);
+    assert_eq!(f(&steps[0]["offered"]), 200.0);
+    assert_eq!(f(&steps[1]["offered"]), 400.0);
     let last = steps.last().unwrap();
     assert!(last["confirm"].as_bool().unwrap() && last["passed"].as_bool().unwrap());
-    assert!(f(&last["duration_s"]) > 3.9);
+    assert!(f(&last["duration_s"]) > 2.9);
     steps_are_saved(dir.path(), &r);
     let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(
@@ -176,11 +178,11 @@ fn finds_nginx_limit_req() {
             "--start-rate",
             "250",
             "-d",
-            "2s",
+            "1500ms",
             "--warmup",
             "500ms",
             "--confirm",
-            "4s",
+            "3s",
         ],
     );
     let r = report(&out);
@@ -271,7 +273,7 @@ fn closed_loop_levels_find_where_throughput_stops_growing() {
             "-c",
             "1..64",
             "-d",
-            "2s",
+            "1500ms",
             "--warmup",
             "500ms",
         ],

@@ -291,6 +291,32 @@ fn merge_error(files: &[PathBuf], e: MergeError) -> UserError {
     }
 }
 
+/// Writes a report made in every format to `folder`: report.txt, .md,
+/// .html and .json (experiments and sweeps).
+pub fn write_reports(
+    folder: &Path,
+    text: &str,
+    markdown: &str,
+    html: &str,
+    json: &str,
+) -> Result<(), UserError> {
+    for (name, body) in [
+        ("report.txt", text),
+        ("report.md", markdown),
+        ("report.html", html),
+        ("report.json", json),
+    ] {
+        let path = folder.join(name);
+        std::fs::write(&path, body).map_err(|e| {
+            UserError(format!(
+                "cannot write {}: {e}; check the disk",
+                path.display()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::utc_stamp;

@@ -306,20 +306,13 @@ impl Sweep {
         report.elapsed_s = started.elapsed().as_secs_f64();
         report.find_knee();
         let reports = pelt_report::sweep::render(&report);
-        for (name, body) in [
-            ("report.txt", &reports.text),
-            ("report.md", &reports.markdown),
-            ("report.html", &reports.html),
-            ("report.json", &reports.json),
-        ] {
-            let path = self.folder.join(name);
-            std::fs::write(&path, body).map_err(|e| {
-                UserError(format!(
-                    "cannot write {}: {e}; check the disk",
-                    path.display()
-                ))
-            })?;
-        }
+        crate::save::write_reports(
+            &self.folder,
+            &reports.text,
+            &reports.markdown,
+            &reports.html,
+            &reports.json,
+        )?;
         watch.campaign.verdicts = reports.text.clone();
         watch.views.campaign(&watch.campaign);
         watch.views.close_campaign(reports.json.clone());

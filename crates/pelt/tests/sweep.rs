@@ -9,43 +9,10 @@ mod support;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use support::nginx::Nginx;
 use support::pelt::{exclusive, number as f};
-
-/// A child process killed and reaped on drop.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn pelt_bin() -> String {
-    assert_cmd::cargo::cargo_bin("pelt").display().to_string()
-}
-
-/// `pelt serve` with one thread pinned to `cpu`; returns it and its URL.
-fn serve_on(cpu: &str) -> (Killed, String) {
-    let mut child = Command::new("taskset")
-        .args(["-c", cpu, &pelt_bin(), "serve", "-p", "0", "-t", "1"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("taskset (util-linux) runs pelt serve");
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_string();
-    (Killed(child), url)
-}
+use support::pinned::{busy_on, pelt_bin, serve_on, Killed};
 
 /// `pelt sweep ARGS --format json -o DIR` pinned to CPU 0 (bounded to 5
 /// minutes).
@@ -217,12 +184,7 @@ fn finds_nginx_limit_req() {
 fn a_starved_client_is_named_not_measured() {
     let _one = exclusive();
     let (_server, url) = serve_on("1");
-    let _busy = Killed(
-        Command::new("taskset")
-            .args(["-c", "0", "sh", "-c", "while :; do :; done"])
-            .spawn()
-            .unwrap(),
-    );
+    let _busy = busy_on("0");
     let dir = tempfile::tempdir().unwrap();
     let out = sweep(
         dir.path(),

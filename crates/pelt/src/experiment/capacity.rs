@@ -4,7 +4,7 @@
 //! block, with the same statistics as every other verdict.
 
 use super::plan::{slug, Plan};
-use super::{shell_for, Watch};
+use super::{bring_up, shell_for, Watch};
 use crate::cli::{Cli, Command, ExperimentArgs};
 use crate::UserError;
 use clap::Parser;
@@ -50,14 +50,7 @@ pub fn command(
                     .join("sweeps")
                     .join(format!("b{:02}-{}", block + 1, slug(&variant.name)));
             let result = (|| -> Result<Option<f64>, String> {
-                if let Some(cmd) = &variant.setup {
-                    shell.run("setup", cmd, plan.command_timeout)?;
-                }
-                shell.wait_ready(
-                    variant.ready.as_deref(),
-                    &variant.ready_url,
-                    plan.ready_timeout,
-                )?;
+                bring_up(plan, &shell, variant)?;
                 watch.campaign.current = Some(format!(
                     "block {}/{}, {}: sweeping",
                     block + 1,
@@ -114,20 +107,13 @@ pub fn command(
         rows: &rows,
     }
     .render();
-    for (name, body) in [
-        ("report.txt", &reports.text),
-        ("report.md", &reports.markdown),
-        ("report.html", &reports.html),
-        ("report.json", &reports.json),
-    ] {
-        let path = folder.join(name);
-        std::fs::write(&path, body).map_err(|e| {
-            UserError(format!(
-                "cannot write {}: {e}; check the disk",
-                path.display()
-            ))
-        })?;
-    }
+    crate::save::write_reports(
+        folder,
+        &reports.text,
+        &reports.markdown,
+        &reports.html,
+        &reports.json,
+    )?;
     crate::emit(reports.text.as_bytes())?;
     watch.campaign.verdicts = reports.text.clone();
     watch.views.campaign(&watch.campaign);

@@ -108,20 +108,13 @@ fn render(plan: &Plan, outcome: &Outcome) -> Reports {
 /// Renders the report and writes it, in every format, to the folder.
 fn write_reports(plan: &Plan, outcome: &Outcome) -> Result<Reports, UserError> {
     let reports = render(plan, outcome);
-    for (name, body) in [
-        ("report.txt", &reports.text),
-        ("report.md", &reports.markdown),
-        ("report.html", &reports.html),
-        ("report.json", &reports.json),
-    ] {
-        let path = outcome.folder.join(name);
-        std::fs::write(&path, body).map_err(|e| {
-            UserError(format!(
-                "cannot write {}: {e}; check the disk",
-                path.display()
-            ))
-        })?;
-    }
+    crate::save::write_reports(
+        &outcome.folder,
+        &reports.text,
+        &reports.markdown,
+        &reports.html,
+        &reports.json,
+    )?;
     Ok(reports)
 }
 
@@ -176,14 +169,7 @@ fn measure_variant(
     watch: &mut Watch,
 ) -> Result<(), String> {
     let variant = &plan.variants[v];
-    if let Some(cmd) = &variant.setup {
-        shell.run("setup", cmd, plan.command_timeout)?;
-    }
-    shell.wait_ready(
-        variant.ready.as_deref(),
-        &variant.ready_url,
-        plan.ready_timeout,
-    )?;
+    bring_up(plan, shell, variant)?;
     for (l, level) in plan.levels.iter().enumerate() {
         if crate::signals::interrupted() {
             outcome.interrupted = true;
@@ -320,6 +306,18 @@ fn schedule(plan: &Plan) -> String {
         );
     }
     o
+}
+
+/// Runs a variant's setup and waits until it serves.
+fn bring_up(plan: &Plan, shell: &Shell<'_>, variant: &plan::Variant) -> Result<(), String> {
+    if let Some(cmd) = &variant.setup {
+        shell.run("setup", cmd, plan.command_timeout)?;
+    }
+    shell.wait_ready(
+        variant.ready.as_deref(),
+        &variant.ready_url,
+        plan.ready_timeout,
+    )
 }
 
 /// Where a variant's commands run, what they see, and where their

@@ -10,4 +10,5 @@
 pub mod chromium;
 pub mod nginx;
 pub mod pelt;
+pub mod pinned;
 pub mod proxy;

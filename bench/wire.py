@@ -5,8 +5,10 @@ Runs `pelt serve` (one thread, CPU 1) and a rate run of pelt (CPU 0) against
 it with `--log-requests`, while tcpdump records the loopback traffic. Each
 request's service time as pelt logged it (done - sent) is set beside the
 wire's (the GET packet to the packet carrying the response), with the client
-idle and with its CPU shared with a busy loop. Bounds (issue 11): p50 within
-20 us of the wire, p99 within 100 us.
+idle and with its CPU shared with a busy loop, each with pelt's send time
+from its own clock (the default) and from the kernel's transmit stamps
+(`--tx-stamps`). Bounds (issue 11): p50 within 20 us of the wire, p99 within
+100 us; the exit code judges the stamped runs.
 
     bench/wire.sh                    # 500 req/s for 5 s, ?delay=5ms, idle and shared
     bench/wire.sh --quick            # 200 req/s for 2 s
@@ -124,10 +126,11 @@ def quantile(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
-def one(args, label, shared, out_dir):
+def one(args, label, shared, tx, out_dir):
     port = free_port()
-    pcap = os.path.join(out_dir, f"{label}.pcap")
-    log = os.path.join(out_dir, f"{label}.csv")
+    name = label + ("-tx" if tx else "")
+    pcap = os.path.join(out_dir, f"{name}.pcap")
+    log = os.path.join(out_dir, f"{name}.csv")
     procs = []
     try:
         server = subprocess.Popen(
@@ -153,7 +156,7 @@ def one(args, label, shared, out_dir):
             ["taskset", "-c", "0", args.pelt, "run",
              f"http://127.0.0.1:{port}/?delay={args.delay}",
              "--rate", str(args.rate), "-d", f"{args.duration}s", "-c", "20", "-t", "1",
-             "--log-requests", log, "-q", "--no-save"],
+             "--log-requests", log, "-q", "--no-save"] + (["--tx-stamps"] if tx else []),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             timeout=args.duration + 60)
         if run.returncode != 0:
@@ -224,14 +227,21 @@ def main():
     # The captures and logs are kept in the output folder, for a second look.
     tmp = os.path.join(args.out_dir, "wire-captures")
     os.makedirs(tmp, exist_ok=True)
-    results = [one(args, "idle", False, tmp), one(args, "shared", True, tmp)]
+    results = [
+        one(args, label, shared, tx, tmp)
+        for tx in (False, True)
+        for (label, shared) in ((("idle", False), ("shared", True)))
+    ]
+    for r, tx in zip(results, (False, False, True, True)):
+        r["label"] = r["label"] + (", --tx-stamps" if tx else "")
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     lines = [
         f"# pelt's service time against the wire ({stamp})",
         "",
         f"`pelt run ?delay={args.delay} --rate {args.rate} -d {args.duration}s -c 20 -t 1` on CPU 0, "
         "`pelt serve -t 1` on CPU 1, tcpdump on lo; *shared*: a busy loop on CPU 0 too. "
-        "Times in microseconds; service time = response packet - GET packet (wire), done - sent (pelt's log).",
+        "Times in microseconds; service time = response packet - GET packet (wire), done - sent (pelt's log); "
+        "the exit code judges the --tx-stamps rows.",
         "",
         "| client | requests | wire p50 | pelt p50 | wire p99 | pelt p99 | per-request diff p50 | abs diff p99 | GET on wire after pelt's send, p50 | p50 within 20 | p99 within 100 |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
@@ -245,7 +255,9 @@ def main():
     print(report)
     with open(os.path.join(args.out_dir, f"wire-{stamp}.md"), "w") as f:
         f.write(report)
-    sys.exit(0 if all(r["ok_p50"] and r["ok_p99"] for r in results) else 1)
+    # The bounds are for the kernel-stamped runs: pelt's own clock is
+    # reported beside them to show what the stamps fix.
+    sys.exit(0 if all(r["ok_p50"] and r["ok_p99"] for r in results[2:]) else 1)
 
 
 if __name__ == "__main__":

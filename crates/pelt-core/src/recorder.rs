@@ -174,6 +174,9 @@ pub struct Recorder {
     pub read_lag_ns_sum: u64,
     /// The longest read lag, in nanoseconds.
     pub read_lag_ns_max: u64,
+    /// Of the kernel-timed responses, requests whose departure the kernel
+    /// timed too (`--tx-stamps`).
+    pub tx_stamped: u64,
     /// TCP segments pelt's connections sent, by the kernel's count
     /// (`TCP_INFO`, read as each connection ends and at the run's end).
     pub tcp_segs_out: u64,
@@ -224,6 +227,7 @@ impl Recorder {
             kernel_timed: 0,
             read_lag_ns_sum: 0,
             read_lag_ns_max: 0,
+            tx_stamped: 0,
             tcp_segs_out: 0,
             tcp_retrans: 0,
             first_intended: Nanos::MAX,
@@ -418,6 +422,7 @@ impl Recorder {
         self.kernel_timed = 0;
         self.read_lag_ns_sum = 0;
         self.read_lag_ns_max = 0;
+        self.tx_stamped = 0;
         self.tcp_segs_out = 0;
         self.tcp_retrans = 0;
         self.first_intended = Nanos::MAX;
@@ -470,6 +475,7 @@ impl Recorder {
         self.kernel_timed += other.kernel_timed;
         self.read_lag_ns_sum = self.read_lag_ns_sum.saturating_add(other.read_lag_ns_sum);
         self.read_lag_ns_max = self.read_lag_ns_max.max(other.read_lag_ns_max);
+        self.tx_stamped += other.tx_stamped;
         self.tcp_segs_out += other.tcp_segs_out;
         self.tcp_retrans += other.tcp_retrans;
         self.first_intended = self.first_intended.min(other.first_intended);
@@ -542,8 +548,8 @@ pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
         (b.first_intended, b.last_sent, b.last_done)
     );
     assert_eq!(
-        (a.tcp_segs_out, a.tcp_retrans),
-        (b.tcp_segs_out, b.tcp_retrans)
+        (a.tcp_segs_out, a.tcp_retrans, a.tx_stamped),
+        (b.tcp_segs_out, b.tcp_retrans, b.tx_stamped)
     );
 }
 

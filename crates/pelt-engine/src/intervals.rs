@@ -133,8 +133,9 @@ impl Intervals {
     }
 
     /// Notes that a request (intended at `intended`, done at `done`) was
-    /// timed by the kernel's receive stamp and read `lag` after it.
-    pub fn record_read_lag(&mut self, intended: Nanos, done: Nanos, lag: Nanos) {
+    /// timed by the kernel's receive stamp and read `lag` after it, and
+    /// its departure by the kernel's transmit stamp if `tx_stamped`.
+    pub fn record_read_lag(&mut self, intended: Nanos, done: Nanos, lag: Nanos, tx_stamped: bool) {
         if intended < self.measure_from {
             return;
         }
@@ -142,6 +143,7 @@ impl Intervals {
             self.rotate(done);
         }
         self.current.record_read_lag(lag);
+        self.current.tx_stamped += u64::from(tx_stamped);
     }
 
     /// Samples `open` (the worker's open connections) at each second's end.

@@ -94,6 +94,9 @@ pub(crate) struct RunPlan {
     /// they are read (TCP and TLS on Linux; HTTP/2 frames share a
     /// connection, and Unix sockets have no stamps).
     pub stamp_reads: bool,
+    /// `--tx-stamps` (with `stamp_reads`): requests' departures stamped by
+    /// the kernel too.
+    pub stamp_sends: bool,
     /// Rate mode: the widest send window (see [`pelt_core::SendWindow`]);
     /// 0 when every request gets its own wake-up, which is also the case
     /// whenever a response could go unstamped (a reader that batches its
@@ -218,6 +221,7 @@ impl RunPlan {
             jars: std::sync::Mutex::new(Vec::new()),
             logins: 0,
             stamp_reads,
+            stamp_sends: stamp_reads && config.http.tx_stamps,
             send_window_max: match stamp_reads && config.http.follow == 0 {
                 true => config.send_window.max().as_nanos() as Nanos,
                 false => 0,

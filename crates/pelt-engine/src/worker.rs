@@ -366,9 +366,12 @@ impl Worker {
             Ok(Ok(resp)) => {
                 if let Some(done) = attempt.done {
                     sample.done = done;
-                    self.intervals
-                        .borrow_mut()
-                        .record_read_lag(intended, done, now - done);
+                    self.intervals.borrow_mut().record_read_lag(
+                        intended,
+                        done,
+                        now - done,
+                        attempt.tx_stamped,
+                    );
                 }
                 sample.status = resp.status;
                 sample.bytes_in = resp.bytes_in;

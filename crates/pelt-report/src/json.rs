@@ -179,6 +179,8 @@ pub fn json_value(s: &RunSummary) -> Value {
         "timing": {
             "clock": if t.kernel_timed == 0 { "pelt" } else if t.kernel_timed >= t.service.len() { "kernel" } else { "mixed" },
             "kernel_timed": t.kernel_timed,
+            // --tx-stamps: departures timed by the kernel's transmit stamps.
+            "sends_kernel_timed": t.tx_stamped,
             "read_lag_mean_s": if t.kernel_timed == 0 { 0.0 } else { t.read_lag_ns_sum as f64 / t.kernel_timed as f64 / 1e9 },
             "read_lag_max_s": t.read_lag_ns_max as f64 / 1e9,
         },

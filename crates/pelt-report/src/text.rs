@@ -443,6 +443,13 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             human_ns(mean),
             human_ns(t.read_lag_ns_max)
         )?;
+        if t.tx_stamped > 0 {
+            writeln!(
+                o,
+                "    {} requests' departures timed by the kernel too (transmit stamps, --tx-stamps).",
+                thousands(t.tx_stamped)
+            )?;
+        }
     } else if !t.service.is_empty() {
         writeln!(
             o,

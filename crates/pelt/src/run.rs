@@ -95,6 +95,7 @@ impl TryFrom<&RunArgs> for RunConfig {
             follow: a.follow.unwrap_or(0),
             follow_any_host: a.follow_any_host,
             accept_variable_length: a.accept_variable_length,
+            tx_stamps: a.tx_stamps,
             session: a.session.options()?,
             proxy: a.proxy.options()?,
             ..HttpOptions::default()

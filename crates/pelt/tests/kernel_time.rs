@@ -222,3 +222,28 @@ fn running_out_of_file_descriptors_is_named_as_the_clients() {
     );
     assert!(stderr.contains("--strict"), "{stderr}");
 }
+
+/// `--tx-stamps`: the report says the kernel timed the departures too,
+/// and service time still reads the server's delay (2 ms and its own
+/// time; bench/wire.sh checks it against tcpdump to a few microseconds).
+#[test]
+fn transmit_stamps_time_the_departures() {
+    let _machine = exclusive();
+    let (_server, base) = serve_on("1");
+    let own = service_p50(&run_at("0", &base, "2000", &[]));
+    let r = run_at("0", &format!("{base}?delay=2ms"), "2000", &["--tx-stamps"]);
+    assert_eq!(r["config"]["http"]["tx_stamps"], true);
+    let sends = f(&r["timing"]["sends_kernel_timed"]);
+    let count = f(&r["latency"]["service_time"]["count"]);
+    assert!(sends >= count * 0.99, "{sends} of {count}: {:#}", r["timing"]);
+    let p50 = service_p50(&r);
+    assert!(
+        (2e-3..2.15e-3 + own).contains(&p50),
+        "service p50 {:.0} µs (the server's own time: {:.0} µs)",
+        p50 * 1e6,
+        own * 1e6
+    );
+    // Without the switch, no departure is the kernel's.
+    let plain = run_at("0", &format!("{base}?delay=2ms"), "2000", &[]);
+    assert_eq!(plain["timing"]["sends_kernel_timed"], 0);
+}

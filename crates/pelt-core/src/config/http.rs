@@ -58,6 +58,11 @@ pub struct HttpOptions {
     /// for pages whose length varies (timestamps, ads, random content).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub accept_variable_length: bool,
+    /// `--tx-stamps`: time each HTTP/1.1 request's departure by the
+    /// kernel's software transmit stamp instead of pelt's clock read just
+    /// before `write()`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tx_stamps: bool,
     /// Sessions (issue 16): cookies, a login.
     #[serde(default, skip_serializing_if = "SessionOptions::is_off")]
     pub session: SessionOptions,
@@ -237,6 +242,7 @@ impl Default for HttpOptions {
             follow: 0,
             follow_any_host: false,
             accept_variable_length: false,
+            tx_stamps: false,
             session: SessionOptions::default(),
             proxy: super::ProxyOptions::default(),
         }

@@ -38,6 +38,9 @@ pub(super) struct IntervalRecord {
     /// (absent in files from before them, and when none were counted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tcp: Option<(u64, u64)>,
+    /// Requests whose departure the kernel stamped (`--tx-stamps`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    tx_stamped: u64,
     first_intended: u64,
     last_sent: u64,
     last_done: u64,
@@ -196,6 +199,7 @@ impl IntervalRecord {
                 r.read_lag_ns_max,
             )),
             tcp: (r.tcp_segs_out > 0).then_some((r.tcp_segs_out, r.tcp_retrans)),
+            tx_stamped: r.tx_stamped,
             first_intended: r.first_intended,
             last_sent: r.last_sent,
             last_done: r.last_done,
@@ -270,6 +274,7 @@ impl IntervalRecord {
         if let Some((n, sum, max)) = self.kernel_timed {
             (r.kernel_timed, r.read_lag_ns_sum, r.read_lag_ns_max) = (n, sum, max);
         }
+        r.tx_stamped = self.tx_stamped;
         if let Some((sent, again)) = self.tcp {
             (r.tcp_segs_out, r.tcp_retrans) = (sent, again);
         }

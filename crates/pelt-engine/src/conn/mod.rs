@@ -62,12 +62,14 @@ pub struct Established {
 /// Opens a connection to `origin`. Time limits are the caller's: the whole
 /// request runs under `--timeout`, and `connect_timeout` bounds this part
 /// (TCP connect and TLS handshake together). With `stamp`, the kernel
-/// stamps what the connection receives (see [`StampedTcp`]).
+/// stamps what the connection receives, and with `stamp_sends` what it
+/// sends (see [`StampedTcp`]).
 pub async fn connect(
     origin: &Origin,
     tls: Option<&tokio_rustls::TlsConnector>,
     connect_timeout: std::time::Duration,
     stamp: bool,
+    stamp_sends: bool,
 ) -> Result<(Stream, Established), Failure> {
     let start = std::time::Instant::now();
     let addr = match &origin.addr {
@@ -127,7 +129,7 @@ pub async fn connect(
         }
         None => None,
     };
-    let tcp = StampedTcp::new(tcp, stamp)
+    let tcp = StampedTcp::new(tcp, stamp, stamp_sends)
         .map_err(|e| Failure::new(ErrorKind::Connect, format!("{}: {e}", origin.addr)))?;
     match (&origin.tls, tls) {
         (Some(name), Some(connector)) => {
@@ -237,6 +239,16 @@ impl Stream {
         match self {
             Stream::Plain(s) => s.stamps(),
             Stream::Tls(s) => s.get_ref().0.stamps(),
+            Stream::Unix(_) => None,
+        }
+    }
+
+    /// The kernel's transmit time of the current request's last segment
+    /// (`CLOCK_REALTIME` ns), if it stamps them.
+    pub fn tx_stamp(&mut self) -> Option<u64> {
+        match self {
+            Stream::Plain(s) => s.tx_stamp(),
+            Stream::Tls(s) => s.get_mut().0.tx_stamp(),
             Stream::Unix(_) => None,
         }
     }

@@ -40,6 +40,17 @@ pub struct StampedTcp {
     /// Room for the stamp's control message: heap memory, so that it is
     /// aligned for a `cmsghdr` (a byte array on the stack need not be).
     control: Vec<u8>,
+    /// Transmit stamps (`SO_TIMESTAMPING`, software): the kernel's time
+    /// for the segment that carried a request, read from the socket's
+    /// error queue; room for that message's control data, empty when off.
+    tx_control: Vec<u8>,
+    /// Bytes written so far (the kernel numbers transmit stamps by the
+    /// offset of the last byte of each write, `SOF_TIMESTAMPING_OPT_ID`).
+    written: u64,
+    /// Where the current request's bytes start.
+    tx_from: u64,
+    /// The current request's transmit stamp, `CLOCK_REALTIME` ns.
+    tx: Option<u64>,
 }
 
 impl StampedTcp {
@@ -50,11 +61,17 @@ impl StampedTcp {
     }
 
     /// Takes over `tcp` from tokio's reactor, asking the kernel to stamp
-    /// what it receives when `stamp` is set. If the kernel refuses, reads
-    /// are simply unstamped.
-    pub fn new(tcp: TcpStream, stamp: bool) -> io::Result<StampedTcp> {
+    /// what it receives when `stamp` is set, and what it sends when
+    /// `stamp_sends` is too. If the kernel refuses, reads (or writes) are
+    /// simply unstamped.
+    ///
+    /// Transmit stamps cost a read of the socket's error queue per request
+    /// and an error event per write (10-13 % more CPU per request here),
+    /// hence their own switch.
+    pub fn new(tcp: TcpStream, stamp: bool, stamp_sends: bool) -> io::Result<StampedTcp> {
         let std = tcp.into_std()?;
         let stamping = stamp && enable(&std);
+        let tx_stamping = stamping && stamp_sends && enable_tx(&std);
         // `AsyncFd::new` is deprecated because a registered descriptor could
         // be closed behind the reactor's back. The stream is moved in, never
         // handed out mutably, and closed only when the `AsyncFd` (and its
@@ -66,11 +83,46 @@ impl StampedTcp {
             fd,
             first: None,
             last: None,
-            control: match stamping {
-                true => control_space(),
+            // With transmit stamps on, received segments carry a second
+            // message (SCM_TIMESTAMPING) beside SCM_TIMESTAMPNS: room for
+            // both, or the kernel truncates them away.
+            control: match (stamping, tx_stamping) {
+                (true, true) => vec![0; TX_CONTROL],
+                (true, false) => control_space(),
+                (false, _) => Vec::new(),
+            },
+            tx_control: match tx_stamping {
+                true => vec![0; TX_CONTROL],
                 false => Vec::new(),
             },
+            written: 0,
+            tx_from: 0,
+            tx: None,
         })
+    }
+
+    /// The kernel's transmit time of the current request (the segment
+    /// carrying its last byte), `CLOCK_REALTIME` ns, when stamped.
+    pub fn tx_stamp(&mut self) -> Option<u64> {
+        if self.tx.is_none() {
+            self.fetch_tx();
+        }
+        self.tx
+    }
+
+    /// Reads transmit stamps off the error queue until the current
+    /// request's: earlier ones (a TLS handshake's, a stamp left over) are
+    /// passed by their byte offsets. Never blocks.
+    fn fetch_tx(&mut self) {
+        if self.tx_control.is_empty() || self.tx.is_some() {
+            return;
+        }
+        while let Some(message) = recv_tx(self.fd.get_ref(), &mut self.tx_control) {
+            if let Some((_, stamp)) = message.filter(|&(offset, _)| offset >= self.tx_from) {
+                self.tx = Some(stamp);
+                return;
+            }
+        }
     }
 
     /// Forgets the stamps of earlier reads: the next read is a new
@@ -78,6 +130,8 @@ impl StampedTcp {
     pub fn clear_stamps(&mut self) {
         self.first = None;
         self.last = None;
+        self.tx = None;
+        self.tx_from = self.written;
     }
 
     /// `(first, last)`: the arrival of the first and the last bytes read
@@ -113,6 +167,69 @@ fn enable(s: &std::net::TcpStream) -> bool {
 #[cfg(not(target_os = "linux"))]
 fn enable(_: &std::net::TcpStream) -> bool {
     false
+}
+
+/// Room for a transmit stamp's control messages: the stamps (three
+/// timespecs) and the extended error that carries the byte offset (with
+/// an IPv6 address).
+const TX_CONTROL: usize = 256;
+
+/// Asks the kernel for software transmit stamps, numbered by byte offset,
+/// without the packet's bytes.
+#[cfg(target_os = "linux")]
+fn enable_tx(s: &std::net::TcpStream) -> bool {
+    use nix::sys::socket::{setsockopt, sockopt::Timestamping, TimestampingFlag as F};
+    let flags = F::SOF_TIMESTAMPING_TX_SOFTWARE
+        | F::SOF_TIMESTAMPING_SOFTWARE
+        | F::SOF_TIMESTAMPING_OPT_ID
+        | F::SOF_TIMESTAMPING_OPT_TSONLY;
+    setsockopt(s, Timestamping, &flags).is_ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn enable_tx(_: &std::net::TcpStream) -> bool {
+    false
+}
+
+/// One message from the error queue: `None` when the queue is empty,
+/// `Some(None)` for a message that is not a usable transmit stamp, else
+/// the byte offset the stamp is for and its time (`CLOCK_REALTIME` ns).
+#[cfg(target_os = "linux")]
+fn recv_tx(s: &std::net::TcpStream, control: &mut [u8]) -> Option<Option<(u64, u64)>> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
+    let mut iov: [io::IoSliceMut<'_>; 0] = [];
+    let msg = recvmsg::<()>(
+        s.as_raw_fd(),
+        &mut iov,
+        Some(control),
+        MsgFlags::MSG_ERRQUEUE | MsgFlags::MSG_DONTWAIT,
+    )
+    .ok()?;
+    let (mut offset, mut stamp) = (None, None);
+    let Ok(cmsgs) = msg.cmsgs() else {
+        return Some(None);
+    };
+    for c in cmsgs {
+        match c {
+            ControlMessageOwned::ScmTimestampsns(ts) => {
+                let t = ts.system;
+                let ns = t.tv_sec() as i128 * 1_000_000_000 + t.tv_nsec() as i128;
+                stamp = u64::try_from(ns).ok().filter(|&ns| ns > 0);
+            }
+            ControlMessageOwned::Ipv4RecvErr(e, _) | ControlMessageOwned::Ipv6RecvErr(e, _)
+                if u32::from(e.ee_origin) == libc::SO_EE_ORIGIN_TIMESTAMPING as u32 =>
+            {
+                offset = Some(u64::from(e.ee_data));
+            }
+            _ => {}
+        }
+    }
+    Some(offset.zip(stamp))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn recv_tx(_: &std::net::TcpStream, _: &mut [u8]) -> Option<Option<(u64, u64)>> {
+    None
 }
 
 /// One read into `buf`: the bytes read, and (if `stamped`) the kernel's
@@ -191,7 +308,15 @@ impl AsyncWrite for StampedTcp {
         loop {
             let mut guard = ready!(this.fd.poll_write_ready(cx))?;
             match guard.try_io(|fd| fd.get_ref().write(buf)) {
-                Ok(done) => return Poll::Ready(done),
+                Ok(Ok(n)) => {
+                    this.written += n as u64;
+                    // On loopback (and most NICs) the stamp is queued
+                    // within the write: take it now, one read, while the
+                    // socket is hot.
+                    this.fetch_tx();
+                    return Poll::Ready(Ok(n));
+                }
+                Ok(Err(e)) => return Poll::Ready(Err(e)),
                 Err(_would_block) => continue,
             }
         }
@@ -267,7 +392,7 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let client = TcpStream::connect(addr).await.unwrap();
         let (mut server, _) = listener.accept().await.unwrap();
-        let mut client = StampedTcp::new(client, true).unwrap();
+        let mut client = StampedTcp::new(client, true, false).unwrap();
         assert!(!client.control.is_empty(), "the kernel refused to stamp");
         // The kernel turns receive stamping on system-wide a moment after
         // the first socket asks (a deferred static key): until then
@@ -307,6 +432,62 @@ mod tests {
         );
         client.clear_stamps();
         assert_eq!(client.stamps(), None);
+    }
+
+    fn unix_ns() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+    }
+
+    /// `--tx-stamps`: each request's transmit stamp is found among the
+    /// error queue's messages by its byte offset, lies between clock
+    /// readings taken before and after its write, and a stamp of an
+    /// earlier write is never taken for a later request's.
+    #[tokio::test]
+    async fn each_write_gets_its_own_transmit_stamp() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = TcpStream::connect(addr).await.unwrap();
+        let (mut server, _) = listener.accept().await.unwrap();
+        let mut client = StampedTcp::new(client, true, true).unwrap();
+        assert!(
+            !client.tx_control.is_empty(),
+            "the kernel refused transmit stamps"
+        );
+        let mut buf = [0u8; 64];
+        let mut last = 0;
+        for i in 0..20u8 {
+            client.clear_stamps();
+            assert_eq!(
+                client.tx_stamp(),
+                None,
+                "write {i}: a stamp before the write"
+            );
+            let before = unix_ns();
+            client.write_all(&[b'a' + i; 10]).await.unwrap();
+            let after = unix_ns();
+            server.read_exact(&mut buf[..10]).await.unwrap();
+            let tx = client.tx_stamp().expect("the write was stamped");
+            assert!(
+                (before..=after).contains(&tx),
+                "write {i}: {before} <= {tx} <= {after}"
+            );
+            assert!(tx > last, "write {i} took an earlier write's stamp");
+            last = tx;
+        }
+        // Two writes for one request: its stamp is the first write's.
+        client.clear_stamps();
+        client.write_all(b"one").await.unwrap();
+        let first = client.tx_stamp().unwrap();
+        client.write_all(b"two").await.unwrap();
+        assert_eq!(client.tx_stamp(), Some(first));
+        // Without the switch, nothing is asked of the kernel.
+        let other = TcpStream::connect(addr).await.unwrap();
+        let mut plain = StampedTcp::new(other, true, false).unwrap();
+        plain.write_all(b"x").await.unwrap();
+        assert_eq!(plain.tx_stamp(), None);
     }
 
     #[test]

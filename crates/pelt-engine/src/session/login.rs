@@ -89,9 +89,15 @@ pub(crate) fn login_all(
 /// One sender's login: its jar, or one line saying why it failed.
 async fn login_one(login: &Login) -> Result<Jar, String> {
     let exchange = async {
-        let (mut stream, _) = connect(&login.origin, login.tls.as_ref(), login.timeout, false)
-            .await
-            .map_err(|f| format!("{}: {}", login.name, f.detail))?;
+        let (mut stream, _) = connect(
+            &login.origin,
+            login.tls.as_ref(),
+            login.timeout,
+            false,
+            false,
+        )
+        .await
+        .map_err(|f| format!("{}: {}", login.name, f.detail))?;
         stream
             .write_all(&login.request)
             .await

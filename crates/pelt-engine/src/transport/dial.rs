@@ -80,6 +80,7 @@ pub(crate) async fn dial(
         plan.tls.as_ref(),
         plan.connect_timeout,
         plan.stamp_reads,
+        plan.stamp_sends,
     )
     .await
 }

@@ -210,4 +210,6 @@ pub(crate) struct Attempt {
     pub reused: bool,
     /// `--cookies`: whether it carried a `Cookie` header from the jar.
     pub cookie: bool,
+    /// `--tx-stamps`: whether `sent` is the kernel's transmit stamp.
+    pub tx_stamped: bool,
 }

@@ -235,7 +235,11 @@ fn transmit_stamps_time_the_departures() {
     assert_eq!(r["config"]["http"]["tx_stamps"], true);
     let sends = f(&r["timing"]["sends_kernel_timed"]);
     let count = f(&r["latency"]["service_time"]["count"]);
-    assert!(sends >= count * 0.99, "{sends} of {count}: {:#}", r["timing"]);
+    assert!(
+        sends >= count * 0.99,
+        "{sends} of {count}: {:#}",
+        r["timing"]
+    );
     let p50 = service_p50(&r);
     assert!(
         (2e-3..2.15e-3 + own).contains(&p50),

@@ -27,9 +27,21 @@ pub fn render(r: &SweepReport) -> SweepReports {
     SweepReports {
         text: text(r),
         markdown: markdown(r),
-        json: serde_json::to_string_pretty(r).unwrap_or_default() + "\n",
+        json: json(r),
         html: html(r),
     }
+}
+
+/// The schema a sweep's JSON follows (schema/sweep.schema.json).
+pub const SWEEP_SCHEMA_ID: &str = "pelt.sweep/1";
+
+/// The JSON document: the report's fields under its schema's name.
+pub fn json(r: &SweepReport) -> String {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    if let serde_json::Value::Object(m) = &mut v {
+        m.insert("schema".into(), SWEEP_SCHEMA_ID.into());
+    }
+    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }
 
 fn steps_table(r: &SweepReport) -> Table {

@@ -28,13 +28,25 @@ fn sweep(dir: &Path, args: &[&str]) -> Output {
     c.output().unwrap()
 }
 
+/// The sweep's JSON report, checked against schema/sweep.schema.json.
 fn report(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "stdout is not one JSON document ({e}); stderr: {}",
             String::from_utf8_lossy(&out.stderr)
         )
-    })
+    });
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/sweep.schema.json")).unwrap();
+    let id = schema["$id"].as_str().unwrap().to_string();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler.add_resource(&id, schema).unwrap();
+    let index = compiler.compile(&id, &mut schemas).unwrap();
+    if let Err(e) = schemas.validate(&r, index) {
+        panic!("report does not match schema/sweep.schema.json: {e:#}\n{r:#}");
+    }
+    r
 }
 
 /// Every step the JSON lists is a results file in runs/, and nothing else

@@ -131,6 +131,7 @@ impl Drop for Prometheus {
 
 #[test]
 fn prometheus_scrapes_what_the_report_says() {
+    let _heavy = support::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let metrics = free_port();
@@ -192,6 +193,7 @@ fn prometheus_scrapes_what_the_report_says() {
 /// Read from /metrics while the run goes, as a dashboard would.
 #[test]
 fn in_flight_is_rate_times_latency() {
+    let _heavy = support::pelt::shared();
     let target = server(None);
     let metrics = free_port();
     let url = format!("http://{}/?delay=50ms", target.local_addr());
@@ -264,6 +266,7 @@ fn refused(args: &[&str], hint: &str) {
 
 #[test]
 fn bad_metrics_addresses_are_refused_before_any_load() {
+    let _heavy = support::pelt::shared();
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let taken = taken.local_addr().unwrap().to_string();
     refused(&["--metrics", &taken], "cannot listen");
@@ -273,6 +276,7 @@ fn bad_metrics_addresses_are_refused_before_any_load() {
 
 #[test]
 fn metrics_allow_remote_listens_beyond_loopback() {
+    let _heavy = support::pelt::shared();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());
     let out = pelt()
@@ -313,6 +317,7 @@ fn field(line: &str, name: &str) -> f64 {
 
 #[test]
 fn dashboard_updates_in_chromium_and_ends_with_the_report() {
+    let _heavy = support::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let port = free_port();
@@ -406,6 +411,7 @@ fn dashboard_updates_in_chromium_and_ends_with_the_report() {
 /// verdicts; at the end they are the experiment's own.
 #[test]
 fn experiment_progress_on_the_dashboard() {
+    let _heavy = support::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let port = free_port();
@@ -477,6 +483,7 @@ url = "{base}?delay=2ms"
 
 #[test]
 fn a_remote_dashboard_needs_its_token() {
+    let _heavy = support::pelt::shared();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());
     let mut pelt_run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
@@ -509,6 +516,7 @@ fn a_remote_dashboard_needs_its_token() {
 
 #[test]
 fn bad_dashboard_addresses_are_refused_before_any_load() {
+    let _heavy = support::pelt::shared();
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let taken = taken.local_addr().unwrap().to_string();
     refused(&["--dashboard", &taken], "cannot listen");
@@ -622,6 +630,9 @@ fn run_in_tmux(tmux: &Tmux, dir: &Path, url: &str, extra: &str) -> std::path::Pa
 
 #[test]
 fn tui_in_tmux_shows_the_run_and_restores_the_terminal() {
+    // Its p99 is compared across two views: another test's load
+    // alongside would set the tail, not the server's delay.
+    let _alone = support::pelt::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     // A 5 ms delay dominates the p99, so the busy machine's jitter does
@@ -687,6 +698,7 @@ fn tui_in_tmux_shows_the_run_and_restores_the_terminal() {
 
 #[test]
 fn no_tui_keeps_the_progress_line() {
+    let _heavy = support::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());
@@ -708,6 +720,7 @@ fn no_tui_keeps_the_progress_line() {
 
 #[test]
 fn tui_follows_resizing_says_when_too_small_and_q_stops_the_run() {
+    let _heavy = support::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());

@@ -98,14 +98,24 @@ pub fn number(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 /// Holds the machine for one test at a time within a test binary: for
 /// tests whose figures (timings, verdicts) would be skewed by another
 /// test's load running alongside. Two experiments in lockstep, say, put
 /// the same outside load on the same variant in every block.
-pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+pub fn exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
     MACHINE
-        .lock()
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Marks a heavy test (a browser, a Prometheus, a long run) that may run
+/// beside other heavy tests but never beside an `exclusive` one, whose
+/// tail latencies it would otherwise set.
+#[allow(dead_code)]
+pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    MACHINE
+        .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

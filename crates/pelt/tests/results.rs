@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// run's results are written by a low-priority thread, which another
 /// test's load alongside could starve past the seconds this file checks.
 fn server() -> (
-    std::sync::MutexGuard<'static, ()>,
+    std::sync::RwLockWriteGuard<'static, ()>,
     pelt_target::ServerHandle,
 ) {
     (support::pelt::exclusive(), support::pelt::server(None))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from . import measure
-from . import ceiling
+from . import ceiling, wirelag
 from .common import ALL_TOOLS, CONNECTIONS, REPO, log
 from .measure import CURRENT, Interrupted, Quiet, on_signal, run_one, stall_truth
 from .nginx import Nginx
@@ -240,6 +240,11 @@ def main(argv: list[str]) -> int:
             # Once, after the rounds: a search is many runs already.
             # Short steps (the quick mode's 2 s; at most 3 s).
             d = min(args.duration, 3.0)
+            # Every tool's send lag from the wire, judged alike (wirelag);
+            # without tcpdump (or root), only pelt's own figure is there.
+            wire = wirelag.available()
+            if not wire:
+                log("ceiling: no tcpdump (or not root): send lag is judged for pelt alone, from its report")
             ceilings = {}
             order = list(rate_tools)
             random.Random(args.seed).shuffle(order)
@@ -249,7 +254,7 @@ def main(argv: list[str]) -> int:
                     log(f"ceiling {tool.name} {r:g}/s")
                     rec = run_one(
                         "ceiling", tool, tool.rate(url, r, d, workdir), d, nginx, workdir, client_cpu,
-                        extra={"offered_rate": r},
+                        extra={"offered_rate": r}, wire=(r, server_cpu) if wire else None,
                     )
                     if "requests" in rec:
                         rec["achieved_rate"] = rec["requests"] / d
@@ -260,7 +265,20 @@ def main(argv: list[str]) -> int:
                 # --quick: a coarse bracket (25 %), to keep the harness honest
                 # without a long search.
                 best, fail = ceiling.search(step, 0.25 if args.quick else ceiling.TOLERANCE)
-                ceilings[tool.name] = {"held": best, "not_held": fail}
+                def step_of(rate: Optional[float], tool: Tool = tool) -> dict:
+                    return next(
+                        (r for r in reversed(result["runs"]) if r["test"] == "ceiling"
+                         and r["tool"] == tool.name and r.get("offered_rate") == rate),
+                        {},
+                    )
+
+                ceilings[tool.name] = {
+                    "held": best,
+                    "not_held": fail,
+                    "held_wire_lag_p99_s": step_of(best).get("wire_lag_p99_s"),
+                    "held_send_lag_p99_s": step_of(best).get("send_lag_p99_s"),
+                    "why_not": ceiling.why_not(step_of(fail), fail) if fail else None,
+                }
                 log(f"  {tool.name}: holds {best} req/s, not {fail}")
             result["ceiling"] = ceilings
         summarise_all(result, args, tools, stall_tools, rate_tools, h2_tools)

@@ -14,7 +14,8 @@ from typing import Any, Optional
 
 from .common import CLK_TCK, HAVE_TIME, NOISY_OTHER_CPU, RUN_SLACK_S, log
 from .nginx import Nginx
-from .system import process_ticks, system_busy_ticks, top_others
+from . import wirelag
+from .system import proc_cpu_ticks, process_ticks, system_busy_ticks, top_others
 from .tools import Spec, Tool
 
 
@@ -118,8 +119,12 @@ def run_one(
     client_cpu: Optional[int],
     stall: Optional[tuple[float, float]] = None,
     extra: Optional[dict] = None,
+    wire: Optional[tuple[float, Optional[int]]] = None,
 ) -> dict:
-    """Runs one measurement and returns its record (never raises for a tool failure)."""
+    """Runs one measurement and returns its record (never raises for a tool failure).
+
+    `wire`: (offered rate, tcpdump's CPU) to time the requests' departures
+    on the wire as well (see wirelag)."""
     record: dict[str, Any] = {"test": test, "tool": tool.name, "argv": spec.argv, "duration_s": d}
     record.update(extra or {})
     rundir = workdir / "run"
@@ -138,6 +143,12 @@ def run_one(
     record["waited_s"] = QUIET.wait()  # also lets the previous run's sockets settle
     procs0 = process_ticks()
     nginx0 = nginx.cpu_ticks()
+    capture = None
+    if wire is not None:
+        try:
+            capture = wirelag.Capture(nginx.port, rundir / "wire.pcap", wire[1])
+        except (OSError, RuntimeError) as e:
+            record["wire_error"] = str(e)
     sys0 = system_busy_ticks()
     with open(stdout_path, "w") as out, open(stderr_path, "w") as err:
         start = time.monotonic()
@@ -179,6 +190,14 @@ def run_one(
     nginx1 = nginx.cpu_ticks()
     sys1 = system_busy_ticks()
     procs1 = process_ticks()
+    capture_cpu_s = 0.0
+    if capture is not None and wire is not None:
+        capture_cpu_s = proc_cpu_ticks(capture.proc.pid) / CLK_TCK
+        seen = capture.stop()
+        if seen["dropped"]:
+            record["wire_error"] = f"tcpdump dropped {seen['dropped']} packets"
+        else:
+            record.update(wirelag.lag(seen["times"], wire[0]))
 
     out_text = stdout_path.read_text(errors="replace")
     err_text = stderr_path.read_text(errors="replace")
@@ -203,10 +222,10 @@ def run_one(
         record["nginx_busy"] = nginx_cpu_s / wall
     if "cpu_s" in record:
         record["client_busy"] = record["cpu_s"] / wall
-        other = (sys1 - sys0) / CLK_TCK - record["cpu_s"] - nginx_cpu_s
+        other = (sys1 - sys0) / CLK_TCK - record["cpu_s"] - nginx_cpu_s - capture_cpu_s
         record["other_cpu"] = max(0.0, other) / wall
         record["noisy"] = record["other_cpu"] > NOISY_OTHER_CPU
-        exclude = {nginx.worker, os.getpid(), proc.proc.pid}
+        exclude = {nginx.worker, os.getpid(), proc.proc.pid} | ({capture.proc.pid} if capture else set())
         record["other_top"] = top_others(procs0, procs1, exclude, wall)
     if proc.proc.returncode != 0 and "error" not in record:
         record["error"] = f"exit code {proc.proc.returncode}: {tail(err_text or out_text)}"

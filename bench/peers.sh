@@ -92,7 +92,8 @@ as_root() {
 
 # Debian packages: nginx (the server), wrk, apache2-utils (ab),
 # nghttp2-client (h2load), openssl (the h2 test's certificate), time
-# (/usr/bin/time) and util-linux (taskset).
+# (/usr/bin/time), util-linux (taskset) and tcpdump (the ceiling's send lag
+# on the wire).
 install_debian() {
     local packages=()
     command -v nginx >/dev/null 2>&1 || packages+=(nginx)
@@ -102,6 +103,7 @@ install_debian() {
     command -v openssl >/dev/null 2>&1 || packages+=(openssl)
     [ -x /usr/bin/time ] || packages+=(time)
     command -v taskset >/dev/null 2>&1 || packages+=(util-linux)
+    command -v tcpdump >/dev/null 2>&1 || [ -x /usr/bin/tcpdump ] || packages+=(tcpdump)
     [ ${#packages[@]} -gt 0 ] || return 0
     log "installing Debian packages: ${packages[*]}"
     # Debian's nginx postinst starts the system service on port 80; we never

@@ -22,7 +22,7 @@ from .measure import CURRENT, Interrupted, Quiet, on_signal, run_one, stall_trut
 from .nginx import Nginx
 from .report import fmt_lat, render, summarise_all
 from .system import find_binary, machine_info, pick_cpus
-from .tools import Oha, TOOL_CLASSES, Tool
+from .tools import WIDE_WINDOW, Oha, Pelt, TOOL_CLASSES, Tool
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -159,6 +159,15 @@ def main(argv: list[str]) -> int:
         if "oha" in tools:
             stall_tools.append(Oha(tools["oha"].path, latency_correction=True))
         rate_tools = [t for t in tools.values() if t.rate_capable]
+        if "pelt" in tools:
+            # pelt with a bombardier-like spread of sends, for CPU at equal
+            # send precision (the rate table's wire lag column).
+            rate_tools.append(Pelt(tools["pelt"].path, send_window=WIDE_WINDOW))
+        # Every rate tool's send lag from the wire, judged alike (wirelag);
+        # without tcpdump (or root), only pelt's own figure is there.
+        wire = wirelag.available() and ("rate" in args.test_list or "ceiling" in args.test_list)
+        if not wire:
+            log("no tcpdump (or not root): send lag is pelt's own figure alone")
 
         def save() -> None:
             result["elapsed_s"] = time.monotonic() - t0
@@ -207,7 +216,8 @@ def main(argv: list[str]) -> int:
                     d = args.duration
                     spec = tool.rate(url, r, d, workdir)
                     rec = run_one(
-                        test, tool, spec, d, nginx, workdir, client_cpu, extra={"round": rnd + 1, "offered_rate": r}
+                        test, tool, spec, d, nginx, workdir, client_cpu, extra={"round": rnd + 1, "offered_rate": r},
+                        wire=(r, server_cpu) if wire else None,
                     )
                     if "requests" in rec:
                         rec["achieved_rate"] = rec["requests"] / d
@@ -240,13 +250,8 @@ def main(argv: list[str]) -> int:
             # Once, after the rounds: a search is many runs already.
             # Short steps (the quick mode's 2 s; at most 3 s).
             d = min(args.duration, 3.0)
-            # Every tool's send lag from the wire, judged alike (wirelag);
-            # without tcpdump (or root), only pelt's own figure is there.
-            wire = wirelag.available()
-            if not wire:
-                log("ceiling: no tcpdump (or not root): send lag is judged for pelt alone, from its report")
             ceilings = {}
-            order = list(rate_tools)
+            order = [t for t in rate_tools if not getattr(t, "send_window", None)]
             random.Random(args.seed).shuffle(order)
             for tool in order:
 

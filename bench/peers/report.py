@@ -37,7 +37,7 @@ def summarise(runs: list[dict], keys: list[str]) -> dict:
 
 
 MAX_KEYS = ["requests", "rate", "cpu_us_per_req", "rss_kb", "p50_s", "p99_s", "nginx_busy", "client_busy", "other_cpu", "errors"]
-RATE_KEYS = MAX_KEYS + ["achieved_rate", "send_lag_p99_s"]
+RATE_KEYS = MAX_KEYS + ["achieved_rate", "send_lag_p99_s", "wire_lag_p99_s"]
 
 
 def verdict(s: dict) -> str:
@@ -191,19 +191,22 @@ def render(result: dict) -> str:
         add(f"## Rate test ({dur(cfg['duration_s'])} per run; medians, ranges in brackets)")
         add("")
         add(
-            "Achieved = requests completed / run duration. CPU µs/req as above. Send lag p99: how late pelt "
-            "sent its requests against the schedule (only pelt reports it)."
+            "Achieved = requests completed / run duration. CPU µs/req as above. Wire lag p99: how much later "
+            "than usual the tool's requests left, from tcpdump, for every tool alike (bench/peers/wirelag.py). "
+            "Send lag p99: pelt's own figure against its schedule (only pelt reports one). pelt-w10ms is pelt "
+            "with `--send-window 10ms`, sends spread about as widely as bombardier's: CPU at equal precision."
         )
         add("")
-        add("| offered req/s | tool | achieved req/s | CPU µs/req | p50 | p99 | send lag p99 | errors | runs |")
-        add("|---:|---|---|---|---:|---:|---:|---:|---|")
+        add("| offered req/s | tool | achieved req/s | CPU µs/req | p50 | p99 | wire lag p99 | send lag p99 | errors | runs |")
+        add("|---:|---|---|---|---:|---:|---:|---:|---:|---|")
         for key, by_tool in rate.items():
             for name, s in by_tool.items():
                 add(
                     f"| {fmt_num(float(key))} | {name} | {fmt_num(s['achieved_rate']['median'])} "
                     f"({fmt_range(s['achieved_rate'], fmt_num)}) | {fmt_num(s['cpu_us_per_req']['median'], 2)} "
                     f"({fmt_range(s['cpu_us_per_req'], lambda v: fmt_num(v, 2))}) | {fmt_lat(s['p50_s']['median'])} | "
-                    f"{fmt_lat(s['p99_s']['median'])} | {fmt_lat(s['send_lag_p99_s']['median'])} | "
+                    f"{fmt_lat(s['p99_s']['median'])} | {fmt_lat(s['wire_lag_p99_s']['median'])} | "
+                    f"{fmt_lat(s['send_lag_p99_s']['median'])} | "
                     f"{fmt_num(s['errors']['median'])} | {runs_cell(s)} |"
                 )
         add("")

@@ -337,8 +337,19 @@ class Oha(Tool):
         return Spec(self.base(d) + ["-q", f"{r:g}", url], parse_oha)
 
 
+# pelt's send window for its bombardier-like variant in the rate test: about
+# the spread of bombardier's sends on the wire (p99 ~4-5 ms late).
+WIDE_WINDOW = "10ms"
+
+
 class Pelt(Tool):
     name = binary = "pelt"
+
+    def __init__(self, path: str, send_window: Optional[str] = None):
+        super().__init__(path)
+        self.send_window = send_window
+        if send_window:
+            self.name = f"pelt-w{send_window}"
 
     def version(self) -> str:
         m = re.search(r"pelt (\S+)", first_line([self.path, "--version"]))
@@ -351,7 +362,8 @@ class Pelt(Tool):
         return Spec(self.base(url, d), parse_pelt)
 
     def rate(self, url, r, d, workdir):
-        return Spec(self.base(url, d) + ["--rate", f"{r:g}"], parse_pelt)
+        window = ["--send-window", self.send_window] if self.send_window else []
+        return Spec(self.base(url, d) + ["--rate", f"{r:g}"] + window, parse_pelt)
 
     def h2(self, url: str, d: float, tls: bool) -> Spec:
         argv = [self.path, "run", url, "--http2", "-c", str(H2_CONNECTIONS), "--streams", str(H2_STREAMS),

@@ -5,20 +5,26 @@ completions alone, and a tool that sends in bursts (a token bucket with a
 millisecond timer) would pass a rate it spreads unevenly. So during a
 ceiling step tcpdump records each request's packet to nginx (the segments
 with data: one per HTTP/1.1 request), and the lag of the i-th request is
-how far it left after its place in an evenly spaced schedule at the
-offered rate:
+how much later than usual it left, against an evenly spaced schedule at
+the offered rate:
 
-    lag_i = (t_i - i / R) - min_j (t_j - j / R)
+    o_i = t_i - i / R          (its offset from the schedule)
+    lag_i = max(0, o_i - median(o))
 
-The schedule's origin is the most punctual request's (no tool sends
-before its time on purpose, so the least-late request is the best guess
-of where the schedule started). A request sent early by a burst makes the
-ones after it look late by as much: both are departures from the rate the
-user asked for. A tool that sends fewer requests than the rate asks for
-falls behind the schedule and fails on its count first.
+The wire cannot say when a tool meant its schedule to start, so the
+typical request's offset stands for "on time": a tool that sends every
+request 0.3 ms late looks punctual (nothing outside the tool can see
+that), but one whose requests leave in bursts, or late after a pause,
+shows the spread. A request sent early counts as on time; the ones
+after a burst's early sends wait for the next and show as late. A tool
+that sends fewer requests than the rate asks for falls ever further
+behind and fails on its count first. pelt's own send lag (against the
+schedule it knows) is reported beside it.
 
 tcpdump runs on nginx's CPU (the tool's is measured) and writes headers
-only to a file; a capture the kernel dropped packets from is not judged.
+only to a file, in immediate mode: otherwise the packets of the ring's
+last, unfilled block are never read when it is stopped. A capture the
+kernel dropped packets from is not judged.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ class Capture:
         # Data segments to nginx's port: TCP header length from the data
         # offset, data present when the IP length exceeds the headers.
         data = f"tcp dst port {port} and (ip[2:2] - ((ip[0] & 0xf) << 2) - ((tcp[12] & 0xf0) >> 2)) > 0"
-        argv = pin + [TCPDUMP, "-i", "lo", "-n", "-s", "64", "-B", "65536", "-U",
+        argv = pin + [TCPDUMP, "-i", "lo", "-n", "-s", "64", "-B", "65536", "-U", "--immediate-mode",
                       "--time-stamp-precision", "nano", "-w", str(path), data]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(self.err, "w"),
                                      start_new_session=True)
@@ -101,8 +107,8 @@ def lag(times: list[int], rate: float) -> dict:
     times = sorted(times)
     gap = 1e9 / rate
     offsets = [t - i * gap for i, t in enumerate(times)]
-    origin = min(offsets)
-    lags = sorted(o - origin for o in offsets)
+    usual = sorted(offsets)[len(offsets) // 2]
+    lags = sorted(max(0.0, o - usual) for o in offsets)
 
     def q(p: float) -> float:
         return lags[min(len(lags) - 1, int(p * len(lags)))] / 1e9

@@ -59,9 +59,15 @@ pub(crate) struct Collector {
     recycle: Vec<mpsc::Sender<Box<Recorder>>>,
     /// Per worker: how busy its thread was, once it is done.
     worker_load: Vec<Option<ThreadLoad>>,
+    /// Whether this thread has left the idle class to catch up.
+    caught_up: bool,
 }
 
 const NS: u64 = 1_000_000_000;
+
+/// How far behind the run (whole seconds) a bookkeeping thread may fall
+/// before it leaves the idle class.
+pub const BEHIND_S: u64 = 2;
 
 impl Collector {
     /// A collector for `plan`'s workers, one per sender in `recycle`.
@@ -85,6 +91,7 @@ impl Collector {
             cut: None,
             recycle,
             worker_load: vec![None; workers],
+            caught_up: false,
         }
     }
 
@@ -101,6 +108,7 @@ impl Collector {
                     in_flight,
                     open,
                 } => {
+                    self.keep_up(second);
                     let gauges = self.gauges.entry(second).or_default();
                     gauges.0 += in_flight;
                     gauges.1 += open;
@@ -138,6 +146,23 @@ impl Collector {
             self.emit_through(last, &events);
         }
         self.finish()
+    }
+
+    /// The collector runs in the idle class (see [`crate::priority`]); a
+    /// worker's second arriving more than [`BEHIND_S`] seconds after it
+    /// ended means the workers keep the core too busy for that, and the
+    /// seconds (a recorder of a megabyte or so each) would pile up.
+    fn keep_up(&mut self, second: u64) {
+        if self.caught_up {
+            return;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if now > second + 1 + BEHIND_S {
+            crate::priority::catch_up();
+            self.caught_up = true;
+        }
     }
 
     /// Emits every second up to and including `upto`, empty ones too.

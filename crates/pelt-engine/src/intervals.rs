@@ -40,6 +40,9 @@ pub(crate) struct Intervals {
     current: Box<Recorder>,
     /// Recorders the collector has merged and emptied, to reuse.
     recycled: Receiver<Box<Recorder>>,
+    /// A recorder made before the run, for the first second's end, when
+    /// the collector has none to give back yet.
+    spare: Option<Box<Recorder>>,
     /// Wall-clock second (since the Unix epoch) `current` covers.
     second: u64,
     /// End of that second, in run nanoseconds.
@@ -73,6 +76,7 @@ impl Intervals {
         Intervals {
             current: Box::new(Recorder::new()),
             recycled,
+            spare: Some(Box::new(Recorder::new())),
             second,
             end: (second + 1) * NS_PER_SEC - unix_ns_at_epoch,
             unix_ns_at_epoch,
@@ -242,13 +246,17 @@ impl Intervals {
 
     /// Sends the current second and starts the one containing `t`.
     fn rotate(&mut self, t: Nanos) {
-        // Reuse a recorder the collector has emptied: allocating a fresh
-        // one here (1.6 MB of histograms, zeroed and faulted in) held up
-        // sends for most of a millisecond every second.
-        let fresh = self
-            .recycled
-            .try_recv()
-            .unwrap_or_else(|_| Box::new(Recorder::new()));
+        // Reuse a recorder the collector has emptied, or the spare made
+        // before the run: allocating a fresh one here (1.6 MB of
+        // histograms) held up sends for 1-2 ms, every second before
+        // recycling and at the first second's end after it.
+        let fresh = match self.recycled.try_recv() {
+            Ok(rec) => rec,
+            Err(_) => self
+                .spare
+                .take()
+                .unwrap_or_else(|| Box::new(Recorder::new())),
+        };
         let mut rec = std::mem::replace(&mut self.current, fresh);
         let c = self.open.take_counts(false);
         rec.tcp_segs_out += c.segs_out;

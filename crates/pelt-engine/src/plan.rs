@@ -102,6 +102,10 @@ pub(crate) struct RunPlan {
     /// whenever a response could go unstamped (a reader that batches its
     /// wake-ups would then add its lateness to the server's time).
     pub send_window_max: Nanos,
+    /// Whether the window was asked for (`--send-window DURATION`): it is
+    /// then that wide wherever it holds two requests or more, rather than
+    /// about eight requests' spacing.
+    pub send_window_fixed: bool,
 }
 
 impl RunPlan {
@@ -226,6 +230,7 @@ impl RunPlan {
                 true => config.send_window.max().as_nanos() as Nanos,
                 false => 0,
             },
+            send_window_fixed: !config.send_window.is_auto(),
         })
     }
 

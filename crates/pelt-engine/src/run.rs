@@ -222,10 +222,10 @@ fn spawn_collector(
     std::thread::Builder::new()
         .name("pelt-collector".into())
         .spawn(move || {
-            set_nice(match many {
-                true => COLLECTOR_NICE_MANY_WORKERS,
-                false => BACKGROUND_NICE,
-            });
+            match many {
+                true => crate::priority::set_nice(COLLECTOR_NICE_MANY_WORKERS),
+                false => crate::priority::background(),
+            }
             let summary = collector.run(rx, events);
             for h in handles {
                 let _ = h.join();
@@ -252,34 +252,26 @@ fn environment(plan: &RunPlan) -> Environment {
     }
 }
 
-/// Niceness of the threads that merge, write and display results: the
-/// lowest, so that a waking worker sharing their core goes first. At
-/// nice 19 a thread gets about 1.5 % of a core that a worker keeps busy.
-const BACKGROUND_NICE: i32 = 19;
 /// The collector's work grows with the workers (~0.3 ms per worker each
 /// second: merging and emptying its recorder). Above this many workers it
-/// could not keep up on 1.5 % of a core, so it takes nice 10 (about 10 %).
+/// could not keep up in the idle class or at nice 19, so it takes nice 10
+/// (about 10 % of a busy core).
 const MANY_WORKERS: usize = 16;
 const COLLECTOR_NICE_MANY_WORKERS: i32 = 10;
 
-/// Lowers the calling thread's CPU priority (nice 19, for this thread
-/// only; Linux): for threads that write and display results while workers
-/// send. Pinned to the same core as a worker (as in
-/// `taskset -c 0 pelt run ...`), a normal-priority bookkeeping thread ran
-/// its once-a-second millisecond of work *instead of* the worker, and
-/// every request due meanwhile went out late; at a low priority it runs
-/// in the worker's idle gaps. Elsewhere, or if refused, nothing changes.
+/// Lowers the calling thread's CPU priority (for this thread only; Linux):
+/// for threads that write and display results while workers send, so that
+/// a worker sharing their core always goes first (see [`crate::priority`]).
+/// Elsewhere, or if refused, nothing changes.
 pub fn background_priority() {
-    set_nice(BACKGROUND_NICE);
+    crate::priority::background();
 }
 
-fn set_nice(nice: i32) {
-    #[cfg(target_os = "linux")]
-    {
-        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), nice);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = nice;
+/// For a thread lowered by [`background_priority`] that finds itself
+/// seconds behind the run: a share of a busy core (nice 19) instead of only
+/// its idle moments.
+pub fn catch_up_priority() {
+    crate::priority::catch_up();
 }
 
 /// The footer a results file gets for `summary`.

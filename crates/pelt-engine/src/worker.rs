@@ -632,9 +632,10 @@ async fn dispatcher(worker: Rc<Worker>) {
 const WINDOW_REQUESTS: u64 = 8;
 
 /// The send window around slot `seq` (intended at `intended`): about
-/// [`WINDOW_REQUESTS`] slots' spacing, at most `max`, and none when slots
-/// are so far apart that a window would hold fewer than two (batching
-/// would save nothing and only move sends).
+/// [`WINDOW_REQUESTS`] slots' spacing and at most `max`, or `max` itself
+/// when the user set it; none when slots are so far apart that a window
+/// would hold fewer than two (batching would save nothing and only move
+/// sends).
 fn send_window(worker: &Worker, seq: u64, intended: Nanos, max: Nanos) -> Nanos {
     let Some((_, next)) = worker.plan.slot(&worker.share, seq + 1) else {
         return 0;
@@ -643,7 +644,10 @@ fn send_window(worker: &Worker, seq: u64, intended: Nanos, max: Nanos) -> Nanos 
     if gap.saturating_mul(2) > max {
         return 0;
     }
-    gap.saturating_mul(WINDOW_REQUESTS).min(max)
+    match worker.plan.send_window_fixed {
+        true => max,
+        false => gap.saturating_mul(WINDOW_REQUESTS).min(max),
+    }
 }
 
 /// Hands a finished second to the collector even when no request completes

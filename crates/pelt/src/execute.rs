@@ -106,6 +106,14 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
     Ok(summary)
 }
 
+/// Whether `second` (Unix) ended more than a couple of seconds ago.
+fn behind(second: u64) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    now > second + 1 + pelt_engine::BEHIND_S
+}
+
 /// Writes and shows each second as it completes, then the whole run;
 /// returns it with the in-memory copy of its results file, if asked for.
 fn follow(
@@ -115,9 +123,16 @@ fn follow(
     live: Vec<pelt_live::Live>,
 ) -> (RunSummary, Option<Vec<u8>>) {
     pelt_engine::background_priority();
+    let mut caught_up = false;
     loop {
         match run.progress(Duration::from_millis(200)) {
             Progress::Interval(s) => {
+                // Seconds behind: the workers keep the core too busy for
+                // the idle class, and snapshots would pile up.
+                if !caught_up && behind(s.row.unix_second) {
+                    pelt_engine::catch_up_priority();
+                    caught_up = true;
+                }
                 sinks.interval(s.row.unix_second, &s.recorder);
                 for view in &live {
                     view.feed(

@@ -245,7 +245,8 @@ def render(result: dict) -> str:
         add("## Ceiling: the highest rate held on one core")
         add("")
         add(
-            "Doubling from 5,000 req/s, then bisecting to 5 %, each step a short run (50 connections). A rate "
+            "Doubling from 5,000 req/s, then bisecting to 5 %, each step a short run (50 connections), a rate "
+            "not held tried once more before it counts (for every tool alike: this VM pauses now and then). A rate "
             "is held when at least 99.5 % of the offered requests complete without errors and the send lag's "
             "p99 stays under 1 ms: measured on the wire for every tool alike when tcpdump ran (each request's "
             "packet against an evenly spaced schedule at the offered rate, bench/peers/wirelag.py), else pelt's "

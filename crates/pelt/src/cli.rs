@@ -411,7 +411,9 @@ pub struct RunArgs {
     /// requests' spacing, at most 1ms]. Responses are timed by the kernel
     /// as they arrive, so batching moves no service time; a late send shows
     /// as send lag and in the response time, an early one is timed from
-    /// when it went. 0 wakes up for every request (more CPU per request).
+    /// when it went. 0 wakes up for every request (more CPU per request);
+    /// a duration sets the width outright: 10ms spreads sends about as
+    /// widely as bombardier does, for about 20 % less CPU than it.
     #[arg(long = "send-window", value_name = "DURATION|auto")]
     pub send_window: Option<String>,
 

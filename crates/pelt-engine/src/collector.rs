@@ -65,9 +65,18 @@ pub(crate) struct Collector {
 
 const NS: u64 = 1_000_000_000;
 
-/// How far behind the run (whole seconds) a bookkeeping thread may fall
-/// before it leaves the idle class.
-pub const BEHIND_S: u64 = 2;
+/// How far behind the run a bookkeeping thread may fall before it leaves
+/// the idle class.
+const BEHIND: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether the Unix `second` ended more than a second ago: for threads
+/// in the idle class, the sign to catch up ([`crate::catch_up_priority`]).
+pub fn behind(second: u64) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    now > std::time::Duration::from_secs(second + 1) + BEHIND
+}
 
 impl Collector {
     /// A collector for `plan`'s workers, one per sender in `recycle`.
@@ -148,18 +157,13 @@ impl Collector {
         self.finish()
     }
 
-    /// The collector runs in the idle class (see [`crate::priority`]); a
-    /// worker's second arriving more than [`BEHIND_S`] seconds after it
-    /// ended means the workers keep the core too busy for that, and the
-    /// seconds (a recorder of a megabyte or so each) would pile up.
+    /// In rate runs the collector runs in the idle class (see
+    /// [`crate::priority`]); a worker's second arriving more than
+    /// [`BEHIND`] after it ended means other work keeps the cores too busy
+    /// for that, and the seconds (a recorder of a megabyte or so each)
+    /// would pile up.
     fn keep_up(&mut self, second: u64) {
-        if self.caught_up {
-            return;
-        }
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        if now > second + 1 + BEHIND_S {
+        if !self.caught_up && behind(second) {
             crate::priority::catch_up();
             self.caught_up = true;
         }

@@ -65,7 +65,7 @@ mod timer;
 mod transport;
 mod worker;
 
-pub use collector::{Snapshot, BEHIND_S};
+pub use collector::{behind, Snapshot};
 pub use error::EngineError;
 pub use pacer::{ConstantRate, Pacer, Piecewise, PoissonRate};
 pub use plan::GRACE;

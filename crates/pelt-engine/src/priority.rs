@@ -24,7 +24,7 @@
 #![allow(unsafe_code)]
 
 /// The niceness of bookkeeping threads outside the idle class.
-const BACKGROUND_NICE: i32 = 19;
+pub(crate) const BACKGROUND_NICE: i32 = 19;
 
 /// Puts the calling thread in the idle scheduling class, or at nice 19 if
 /// that is refused. Elsewhere than Linux, nothing changes.

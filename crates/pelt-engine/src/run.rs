@@ -217,14 +217,16 @@ fn spawn_collector(
     events: mpsc::Sender<Snapshot>,
 ) -> Result<JoinHandle<RunSummary>, EngineError> {
     let many = workers.handles.len() > MANY_WORKERS;
+    let open_loop = plan.pacer.is_some();
     let collector = Collector::new(plan, header, workers.recycle);
     let handles = workers.handles;
     std::thread::Builder::new()
         .name("pelt-collector".into())
         .spawn(move || {
-            match many {
-                true => crate::priority::set_nice(COLLECTOR_NICE_MANY_WORKERS),
-                false => crate::priority::background(),
+            match (many, open_loop) {
+                (true, _) => crate::priority::set_nice(COLLECTOR_NICE_MANY_WORKERS),
+                (false, true) => crate::priority::background(),
+                (false, false) => crate::priority::set_nice(crate::priority::BACKGROUND_NICE),
             }
             let summary = collector.run(rx, events);
             for h in handles {
@@ -260,11 +262,16 @@ const MANY_WORKERS: usize = 16;
 const COLLECTOR_NICE_MANY_WORKERS: i32 = 10;
 
 /// Lowers the calling thread's CPU priority (for this thread only; Linux):
-/// for threads that write and display results while workers send, so that
-/// a worker sharing their core always goes first (see [`crate::priority`]).
-/// Elsewhere, or if refused, nothing changes.
-pub fn background_priority() {
-    crate::priority::background();
+/// for threads that write and display results while workers send. In
+/// rate runs, where a send delayed is an error in the figures, the idle
+/// class, so that a waking worker sharing their core always goes first
+/// (see the engine's `priority` module); in closed loops, whose workers rarely sleep
+/// and would starve it, nice 19. Elsewhere, or if refused, nothing changes.
+pub fn background_priority(load: &pelt_core::Load) {
+    match load.rate() {
+        Some(_) => crate::priority::background(),
+        None => crate::priority::set_nice(crate::priority::BACKGROUND_NICE),
+    }
 }
 
 /// For a thread lowered by [`background_priority`] that finds itself

@@ -106,14 +106,6 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
     Ok(summary)
 }
 
-/// Whether `second` (Unix) ended more than a couple of seconds ago.
-fn behind(second: u64) -> bool {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    now > second + 1 + pelt_engine::BEHIND_S
-}
-
 /// Writes and shows each second as it completes, then the whole run;
 /// returns it with the in-memory copy of its results file, if asked for.
 fn follow(
@@ -122,14 +114,14 @@ fn follow(
     mut line: ProgressLine,
     live: Vec<pelt_live::Live>,
 ) -> (RunSummary, Option<Vec<u8>>) {
-    pelt_engine::background_priority();
+    pelt_engine::background_priority(&run.header().config.load);
     let mut caught_up = false;
     loop {
         match run.progress(Duration::from_millis(200)) {
             Progress::Interval(s) => {
                 // Seconds behind: the workers keep the core too busy for
                 // the idle class, and snapshots would pile up.
-                if !caught_up && behind(s.row.unix_second) {
+                if !caught_up && pelt_engine::behind(s.row.unix_second) {
                     pelt_engine::catch_up_priority();
                     caught_up = true;
                 }

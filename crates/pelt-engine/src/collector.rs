@@ -4,6 +4,7 @@
 
 use crate::intervals::WorkerMsg;
 use crate::plan::RunPlan;
+use crate::priority::Background;
 use pelt_core::{
     IntervalRow, Nanos, Recorder, RunFooter, RunHeader, RunSummary, SummaryBuilder, ThreadLoad,
 };
@@ -59,24 +60,9 @@ pub(crate) struct Collector {
     recycle: Vec<mpsc::Sender<Box<Recorder>>>,
     /// Per worker: how busy its thread was, once it is done.
     worker_load: Vec<Option<ThreadLoad>>,
-    /// Whether this thread has left the idle class to catch up.
-    caught_up: bool,
 }
 
 const NS: u64 = 1_000_000_000;
-
-/// How far behind the run a bookkeeping thread may fall before it leaves
-/// the idle class.
-const BEHIND: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Whether the Unix `second` ended more than a second ago: for threads
-/// in the idle class, the sign to catch up ([`crate::catch_up_priority`]).
-pub fn behind(second: u64) -> bool {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    now > std::time::Duration::from_secs(second + 1) + BEHIND
-}
 
 impl Collector {
     /// A collector for `plan`'s workers, one per sender in `recycle`.
@@ -100,13 +86,19 @@ impl Collector {
             cut: None,
             recycle,
             worker_load: vec![None; workers],
-            caught_up: false,
         }
     }
 
     /// Merges what the workers send until the last one is done; each
     /// complete second goes to `events`.
-    pub fn run(mut self, rx: Receiver<WorkerMsg>, events: mpsc::Sender<Snapshot>) -> RunSummary {
+    /// Runs on its own thread, lowered by `priority`, until every worker
+    /// is done.
+    pub fn run(
+        mut self,
+        rx: Receiver<WorkerMsg>,
+        events: mpsc::Sender<Snapshot>,
+        mut priority: Background,
+    ) -> RunSummary {
         // Ends when every worker has sent Done and dropped its sender.
         for msg in rx {
             match msg {
@@ -117,7 +109,7 @@ impl Collector {
                     in_flight,
                     open,
                 } => {
-                    self.keep_up(second);
+                    priority.keep_up(second);
                     let gauges = self.gauges.entry(second).or_default();
                     gauges.0 += in_flight;
                     gauges.1 += open;
@@ -155,18 +147,6 @@ impl Collector {
             self.emit_through(last, &events);
         }
         self.finish()
-    }
-
-    /// In rate runs the collector runs in the idle class (see
-    /// [`crate::priority`]); a worker's second arriving more than
-    /// [`BEHIND`] after it ended means other work keeps the cores too busy
-    /// for that, and the seconds (a recorder of a megabyte or so each)
-    /// would pile up.
-    fn keep_up(&mut self, second: u64) {
-        if !self.caught_up && behind(second) {
-            crate::priority::catch_up();
-            self.caught_up = true;
-        }
     }
 
     /// Emits every second up to and including `upto`, empty ones too.

@@ -65,9 +65,10 @@ mod timer;
 mod transport;
 mod worker;
 
-pub use collector::{behind, Snapshot};
+pub use collector::Snapshot;
 pub use error::EngineError;
 pub use pacer::{ConstantRate, Pacer, Piecewise, PoissonRate};
 pub use plan::GRACE;
+pub use priority::Background;
 pub use request_log::{RequestLogFormat, RequestLogSpec, CSV_HEADER as REQUEST_LOG_CSV_HEADER};
-pub use run::{background_priority, catch_up_priority, footer_of, Canceller, Progress, Run};
+pub use run::{footer_of, Canceller, Progress, Run};

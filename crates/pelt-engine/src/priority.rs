@@ -13,42 +13,72 @@
 //! An idle-class thread on a core the workers keep busy all the time gets
 //! almost nothing, and its work would pile up (each pending second holds a
 //! megabyte-sized recorder), so a thread that finds itself behind goes back
-//! to nice 19 with [`catch_up`].
+//! to nice 19 ([`Background::keep_up`]).
 //!
 //! The `unsafe` here is `sched_setscheduler` and `sched_getscheduler`,
-//! which no safe crate in the tree wraps. Invariants: the `sched_param` passed is a live,
-//! initialised value on the caller's stack that the kernel only reads
-//! during the call; pid 0 names the calling thread, so no other thread's
+//! which no safe crate in the tree wraps. Invariants: the `sched_param`
+//! passed is a live, initialised value on the caller's stack that the
+//! kernel only reads during the call; pid 0 names the calling thread, so no other thread's
 //! state changes; a refusal (EPERM, an old kernel) is returned, not acted
 //! on, and leaves the thread as it was.
 #![allow(unsafe_code)]
 
-/// The niceness of bookkeeping threads outside the idle class.
-pub(crate) const BACKGROUND_NICE: i32 = 19;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Puts the calling thread in the idle scheduling class, or at nice 19 if
-/// that is refused. Elsewhere than Linux, nothing changes.
-pub fn background() {
-    #[cfg(target_os = "linux")]
-    if set_policy(libc::SCHED_IDLE).is_ok() {
-        return;
-    }
-    set_nice(BACKGROUND_NICE);
+/// The niceness of bookkeeping threads outside the idle class.
+const BACKGROUND_NICE: i32 = 19;
+
+/// How far behind the run a bookkeeping thread may fall before it leaves
+/// the idle class.
+const BEHIND: Duration = Duration::from_secs(1);
+
+/// A bookkeeping thread's lowered priority: the idle class in rate runs
+/// (where a delayed send is an error in the figures), nice 19 in closed
+/// loops (whose workers rarely sleep and would starve it), raised to nice
+/// 19 once if the thread falls behind.
+#[derive(Debug)]
+pub struct Background {
+    /// Whether the thread is in the idle class and still may need raising.
+    idle: bool,
 }
 
-/// The calling thread is behind: back to the normal class at nice 19,
-/// where it gets a share of a busy core. A thread outside the idle class
-/// keeps its priority.
-pub fn catch_up() {
-    #[cfg(target_os = "linux")]
-    if policy() != libc::SCHED_IDLE {
-        return;
+impl Background {
+    /// Lowers the calling thread (on Linux; elsewhere nothing changes).
+    pub fn lower(open_loop: bool) -> Background {
+        #[cfg(target_os = "linux")]
+        if open_loop && set_policy(libc::SCHED_IDLE).is_ok() {
+            return Background { idle: true };
+        }
+        set_nice(BACKGROUND_NICE);
+        Background { idle: false }
     }
-    // Nice first: an unprivileged thread may leave the idle class only
-    // for a niceness its RLIMIT_NICE allows, and 19 always is.
-    set_nice(BACKGROUND_NICE);
-    #[cfg(target_os = "linux")]
-    let _ = set_policy(libc::SCHED_OTHER);
+
+    /// The calling thread at `nice`, never in the idle class.
+    pub fn at_nice(nice: i32) -> Background {
+        set_nice(nice);
+        Background { idle: false }
+    }
+
+    /// Call as each Unix `second` of the run is handled: if it ended
+    /// more than a second ago, other work keeps the cores too busy for the
+    /// idle class, and seconds (a recorder of a megabyte or so each) would
+    /// pile up: back to nice 19.
+    pub fn keep_up(&mut self, second: u64) {
+        if !self.idle {
+            return;
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        if now > Duration::from_secs(second + 1) + BEHIND {
+            // Nice first: an unprivileged thread may leave the idle class
+            // only for a niceness its RLIMIT_NICE allows, and 19 always is.
+            set_nice(BACKGROUND_NICE);
+            #[cfg(target_os = "linux")]
+            let _ = set_policy(libc::SCHED_OTHER);
+            self.idle = false;
+        }
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -64,7 +94,7 @@ fn set_policy(policy: libc::c_int) -> std::io::Result<()> {
 }
 
 /// The calling thread's scheduling class.
-#[cfg(target_os = "linux")]
+#[cfg(all(test, target_os = "linux"))]
 fn policy() -> libc::c_int {
     // SAFETY: pid 0 is this thread; the call only reads its state.
     unsafe { libc::sched_getscheduler(0) }
@@ -72,7 +102,7 @@ fn policy() -> libc::c_int {
 
 /// Sets the calling thread's niceness (Linux schedules threads apart, so
 /// the thread id names it alone).
-pub(crate) fn set_nice(nice: i32) {
+fn set_nice(nice: i32) {
     #[cfg(target_os = "linux")]
     {
         let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), nice);
@@ -86,21 +116,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn background_then_catch_up() {
+    fn idle_in_rate_runs_then_caught_up_when_behind() {
         std::thread::spawn(|| {
-            background();
+            let mut bg = Background::lower(true);
             assert_eq!(policy(), libc::SCHED_IDLE);
-            catch_up();
+            let this_second = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
+            bg.keep_up(this_second);
+            assert_eq!(policy(), libc::SCHED_IDLE, "not behind yet");
+            bg.keep_up(this_second - 5);
             assert_eq!(policy(), libc::SCHED_OTHER);
-            // Outside the idle class, catching up changes nothing.
-            set_nice(10);
-            catch_up();
-            assert_eq!(
-                rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap(),
-                10
-            );
+            assert_eq!(nice(), BACKGROUND_NICE);
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn closed_loops_and_many_workers_stay_out_of_the_idle_class() {
+        std::thread::spawn(|| {
+            let mut bg = Background::lower(false);
+            assert_eq!(policy(), libc::SCHED_OTHER);
+            assert_eq!(nice(), BACKGROUND_NICE);
+            let mut bg10 = Background::at_nice(10);
+            bg.keep_up(0);
+            bg10.keep_up(0);
+            assert_eq!(nice(), 10, "keep_up leaves a normal-class thread alone");
+        })
+        .join()
+        .unwrap();
+    }
+
+    fn nice() -> i32 {
+        rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap()
     }
 }

@@ -9,6 +9,7 @@ use crate::collector::{Collector, Snapshot};
 use crate::error::EngineError;
 use crate::intervals::WorkerMsg;
 use crate::plan::{RunPlan, Share};
+use crate::priority::Background;
 use crate::request_log::{RequestLogSpec, SharedLog};
 use crate::worker::run_worker;
 use pelt_core::{Environment, Recorder, RunConfig, RunFooter, RunHeader, RunSummary};
@@ -223,12 +224,11 @@ fn spawn_collector(
     std::thread::Builder::new()
         .name("pelt-collector".into())
         .spawn(move || {
-            match (many, open_loop) {
-                (true, _) => crate::priority::set_nice(COLLECTOR_NICE_MANY_WORKERS),
-                (false, true) => crate::priority::background(),
-                (false, false) => crate::priority::set_nice(crate::priority::BACKGROUND_NICE),
-            }
-            let summary = collector.run(rx, events);
+            let priority = match many {
+                true => Background::at_nice(COLLECTOR_NICE_MANY_WORKERS),
+                false => Background::lower(open_loop),
+            };
+            let summary = collector.run(rx, events, priority);
             for h in handles {
                 let _ = h.join();
             }
@@ -256,30 +256,10 @@ fn environment(plan: &RunPlan) -> Environment {
 
 /// The collector's work grows with the workers (~0.3 ms per worker each
 /// second: merging and emptying its recorder). Above this many workers it
-/// could not keep up in the idle class or at nice 19, so it takes nice 10
+/// could not keep up in the idle class or at nice 19 (see [`Background`]), so it takes nice 10
 /// (about 10 % of a busy core).
 const MANY_WORKERS: usize = 16;
 const COLLECTOR_NICE_MANY_WORKERS: i32 = 10;
-
-/// Lowers the calling thread's CPU priority (for this thread only; Linux):
-/// for threads that write and display results while workers send. In
-/// rate runs, where a send delayed is an error in the figures, the idle
-/// class, so that a waking worker sharing their core always goes first
-/// (see the engine's `priority` module); in closed loops, whose workers rarely sleep
-/// and would starve it, nice 19. Elsewhere, or if refused, nothing changes.
-pub fn background_priority(load: &pelt_core::Load) {
-    match load.rate() {
-        Some(_) => crate::priority::background(),
-        None => crate::priority::set_nice(crate::priority::BACKGROUND_NICE),
-    }
-}
-
-/// For a thread lowered by [`background_priority`] that finds itself
-/// seconds behind the run: a share of a busy core (nice 19) instead of only
-/// its idle moments.
-pub fn catch_up_priority() {
-    crate::priority::catch_up();
-}
 
 /// The footer a results file gets for `summary`.
 pub fn footer_of(summary: &RunSummary) -> RunFooter {

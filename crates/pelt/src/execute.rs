@@ -114,17 +114,11 @@ fn follow(
     mut line: ProgressLine,
     live: Vec<pelt_live::Live>,
 ) -> (RunSummary, Option<Vec<u8>>) {
-    pelt_engine::background_priority(&run.header().config.load);
-    let mut caught_up = false;
+    let mut priority = pelt_engine::Background::lower(run.header().config.load.rate().is_some());
     loop {
         match run.progress(Duration::from_millis(200)) {
             Progress::Interval(s) => {
-                // Seconds behind: the workers keep the core too busy for
-                // the idle class, and snapshots would pile up.
-                if !caught_up && pelt_engine::behind(s.row.unix_second) {
-                    pelt_engine::catch_up_priority();
-                    caught_up = true;
-                }
+                priority.keep_up(s.row.unix_second);
                 sinks.interval(s.row.unix_second, &s.recorder);
                 for view in &live {
                     view.feed(

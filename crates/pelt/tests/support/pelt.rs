@@ -113,7 +113,6 @@ pub fn exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
 /// Marks a heavy test (a browser, a Prometheus, a long run) that may run
 /// beside other heavy tests but never beside an `exclusive` one, whose
 /// tail latencies it would otherwise set.
-#[allow(dead_code)]
 pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
     MACHINE
         .read()

@@ -1,0 +1,357 @@
+//! What a run's report warns about, with what to do.
+
+use super::*;
+
+/// Something about the run the user should know, with what to do about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// The achieved send rate fell short of the offered rate.
+    RateShortfall {
+        /// Requests per second the schedule offered.
+        offered: f64,
+        /// Requests per second sent.
+        achieved: f64,
+    },
+    /// Requests waited in the client before being sent.
+    SendLag {
+        /// 99th percentile send lag, nanoseconds.
+        p99_ns: u64,
+        /// The connection pool's size.
+        connections: u32,
+    },
+    /// Responses waited in their sockets before pelt read them: the
+    /// client was short of CPU. Their times are the kernel's, so no figure
+    /// is wrong, but a client this busy also sends late.
+    ReadLag {
+        /// Mean wait from a response's arrival to its read, nanoseconds.
+        mean_ns: u64,
+        /// The longest such wait, nanoseconds.
+        max_ns: u64,
+    },
+    /// Connections failed for want of a resource on pelt's own machine,
+    /// not because of the server.
+    ClientResources {
+        /// Which resource ran out.
+        resource: LocalResource,
+        /// Connections that failed that way among the examples kept.
+        example: String,
+    },
+    /// The kernel retransmitted a share of the TCP segments pelt's
+    /// connections sent: packets are being lost between pelt and the
+    /// server, and latency includes retransmission timeouts.
+    Retransmissions {
+        /// Segments sent again.
+        retransmitted: u64,
+        /// Segments sent.
+        segments: u64,
+    },
+    /// At its busiest second the run moved most of what the network
+    /// interface to the server can carry.
+    LinkSaturated {
+        /// The interface (`eth0`).
+        interface: String,
+        /// Its speed, megabits per second, as the system reports it.
+        speed_mbps: u64,
+        /// Bytes in and out in the busiest second.
+        peak_bytes_per_s: u64,
+    },
+    /// Requests were still pending when the run ended.
+    Unfinished {
+        /// How many.
+        count: u64,
+    },
+    /// A large share of requests failed.
+    Errors {
+        /// The share that failed, 0 to 1.
+        ratio: f64,
+        /// The share that failed without a timed response (a refused
+        /// connection, a reset): left out of the latency figures. Timeouts,
+        /// unfinished requests and length mismatches are timed.
+        #[serde(default)]
+        untimed: f64,
+        /// The share that failed only ab's length check (a response of
+        /// another length than the first for its target).
+        #[serde(default)]
+        length: f64,
+    },
+    /// The run was interrupted (Ctrl-C) before its stop condition.
+    Interrupted,
+    /// Writing the per-request log (`--log-requests`) failed part-way.
+    RequestLog {
+        /// What the operating system said.
+        error: String,
+    },
+    /// The results file has no footer: the run was killed; the figures
+    /// cover its complete seconds.
+    Incomplete,
+    /// Several shards (`--shard`) merged into one run: which, and how far
+    /// apart they started.
+    Sharded {
+        /// The run id they share.
+        run_id: String,
+        /// Shards the run has.
+        shards: u32,
+        /// Shards merged.
+        merged: u32,
+        /// Latest start minus earliest, against `--start-at`, nanoseconds.
+        start_spread_ns: u64,
+        /// Whether the run had a `--start-at`.
+        start_at: bool,
+    },
+    /// `--allow-partial`: shards are missing from the merge.
+    PartialMerge {
+        /// The missing shards' indexes.
+        missing: Vec<u32>,
+        /// Shards the run has.
+        shards: u32,
+    },
+    /// A shard came up after `--start-at`.
+    LateShard {
+        /// Which.
+        shard: crate::shard::Shard,
+        /// How late, nanoseconds.
+        late_ns: u64,
+    },
+    /// A shard's busiest worker thread wanted a CPU nearly all its run.
+    ShardClientBusy {
+        /// Which.
+        shard: crate::shard::Shard,
+        /// The share of the run it wanted a CPU, 0 to 1.
+        demand: f64,
+    },
+    /// pelt's busiest worker thread wanted a CPU nearly all the run: the
+    /// client may have set the pace.
+    ClientBusy {
+        /// Share of the run it ran on a CPU.
+        on_cpu: f64,
+        /// Share of the run it waited for a CPU.
+        waiting: f64,
+        /// Worker threads in the run.
+        threads: usize,
+    },
+}
+
+/// A resource of pelt's machine that connections can run out of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LocalResource {
+    /// EMFILE: the process's file descriptor limit.
+    FileDescriptors,
+    /// ENFILE: the system's file table.
+    SystemFiles,
+    /// EADDRNOTAVAIL: local (ephemeral) ports for new connections.
+    LocalPorts,
+}
+
+impl LocalResource {
+    /// The resource a connect failure's message says ran out, if any (by
+    /// the operating system's error number, as io::Error prints it).
+    pub fn of(message: &str) -> Option<LocalResource> {
+        if message.contains("(os error 24)") {
+            Some(LocalResource::FileDescriptors)
+        } else if message.contains("(os error 23)") {
+            Some(LocalResource::SystemFiles)
+        } else if message.contains("(os error 99)") {
+            Some(LocalResource::LocalPorts)
+        } else {
+            None
+        }
+    }
+
+    fn advice(self) -> &'static str {
+        match self {
+            LocalResource::FileDescriptors => {
+                "pelt ran out of file descriptors (EMFILE): raise the limit (ulimit -n 65536) or use fewer connections (-c)"
+            }
+            LocalResource::SystemFiles => {
+                "the system ran out of open files (ENFILE): raise fs.file-max, or use fewer connections (-c)"
+            }
+            LocalResource::LocalPorts => {
+                "pelt ran out of local ports for new connections (EADDRNOTAVAIL): keep connections alive (drop --no-keepalive), \
+                 use fewer, widen net.ipv4.ip_local_port_range, or spread the load over more client addresses"
+            }
+        }
+    }
+}
+
+impl Warning {
+    /// Whether it says the client (pelt, its machine) may have limited
+    /// the run, rather than the server or the run's set-up: what
+    /// `--strict` fails on.
+    pub fn is_client_side(&self) -> bool {
+        matches!(
+            self,
+            Warning::ClientBusy { .. }
+                | Warning::ShardClientBusy { .. }
+                | Warning::ReadLag { .. }
+                | Warning::ClientResources { .. }
+                | Warning::Retransmissions { .. }
+                | Warning::LinkSaturated { .. }
+        )
+    }
+}
+
+/// Retransmitted share of segments above which [`Warning::Retransmissions`]
+/// is given: a healthy path loses well under 0.1 %.
+pub const RETRANSMIT_WARN: f64 = 0.005;
+/// Fewest retransmissions that can give it: a handful on a short run is
+/// noise.
+pub const RETRANSMIT_MIN: u64 = 10;
+/// Share of an interface's speed that counts as saturated.
+pub const LINK_WARN: f64 = 0.8;
+
+/// Whether a run that moved `peak_bytes_per_s` at its busiest second
+/// saturated a link of `speed_mbps` (megabits per second).
+pub fn link_saturated(peak_bytes_per_s: u64, speed_mbps: u64) -> bool {
+    speed_mbps > 0 && peak_bytes_per_s as f64 * 8.0 >= speed_mbps as f64 * 1e6 * LINK_WARN
+}
+
+/// Mean read lag above which [`Warning::ReadLag`] is given.
+pub(super) const READ_LAG_WARN_NS: u64 = 2_000_000;
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::RateShortfall { offered, achieved } => write!(
+                f,
+                "sent {achieved:.1} req/s of the {offered:.1} req/s asked for: the client could not keep up \
+                 (all connections busy or CPU short); raise -c or --threads, or check the client's CPU"
+            ),
+            Warning::SendLag { p99_ns, connections } => write!(
+                f,
+                "requests waited in the client before sending (send lag p99 {}): all {connections} connections \
+                 were busy or the client was short of CPU. Response time includes this wait, as a user's \
+                 would; if the server was not slow at the time, raise -c",
+                human_ns(*p99_ns)
+            ),
+            Warning::ReadLag { mean_ns, max_ns } => write!(
+                f,
+                "responses waited in their sockets {} on average (at most {}) before pelt read them: the \
+                 client is short of CPU. Service and response times are the kernel's arrival times, so \
+                 they are unaffected, but check send lag, and give pelt a core of its own",
+                human_ns(*mean_ns),
+                human_ns(*max_ns)
+            ),
+            Warning::ClientResources { resource, example } => write!(
+                f,
+                "connections failed on pelt's side, not the server's: {}; as in: {example}",
+                resource.advice()
+            ),
+            Warning::Retransmissions {
+                retransmitted,
+                segments,
+            } => write!(
+                f,
+                "TCP retransmitted {retransmitted} of the {segments} segments pelt's connections sent ({:.2}%): \
+                 packets are being lost between pelt and the server (a lossy or saturated link, a full queue), \
+                 and latency includes the retransmission timeouts; check the path (ip -s link, ss -ti, \
+                 nstat TcpRetransSegs), or load from closer to the server",
+                *retransmitted as f64 * 100.0 / (*segments).max(1) as f64
+            ),
+            Warning::LinkSaturated {
+                interface,
+                speed_mbps,
+                peak_bytes_per_s,
+            } => write!(
+                f,
+                "the run moved {:.1} MB/s at its busiest second, {:.0}% of {interface}'s {speed_mbps} Mb/s: \
+                 the network may have set the pace, not the server; load from closer to the server or over a faster link",
+                *peak_bytes_per_s as f64 / 1e6,
+                *peak_bytes_per_s as f64 * 8.0 * 100.0 / (*speed_mbps as f64 * 1e6)
+            ),
+            Warning::Unfinished { count } => write!(
+                f,
+                "{count} requests were still pending when the run ended; they count as 'unfinished' errors \
+                 and in response time up to the end"
+            ),
+            Warning::Errors {
+                ratio,
+                untimed,
+                length,
+            } => {
+                write!(f, "{:.1}% of requests failed", ratio * 100.0)?;
+                if *untimed > 0.0 {
+                    write!(
+                        f,
+                        "; the {:.1}% that got no response are left out of the latency figures",
+                        untimed * 100.0
+                    )?;
+                } else {
+                    write!(f, "; each was timed, so the latency figures include them")?;
+                }
+                write!(f, ". See the errors below")?;
+                if *length > 0.0 {
+                    write!(
+                        f,
+                        ". {:.1}% only differed in length from the first response (ab's check): \
+                         for pages whose length varies, turn the check off with -l \
+                         (--accept-variable-length)",
+                        length * 100.0
+                    )?;
+                }
+                Ok(())
+            }
+            Warning::Interrupted => write!(f, "interrupted: the figures cover the run up to Ctrl-C"),
+            Warning::RequestLog { error } => write!(
+                f,
+                "the request log is incomplete: writing it failed ({error}); the figures here are complete. \
+                 Free some disk space or log elsewhere"
+            ),
+            Warning::Incomplete => write!(
+                f,
+                "the run did not finish (it was killed): the figures cover its last complete second and before"
+            ),
+            Warning::Sharded {
+                run_id,
+                shards,
+                merged,
+                start_spread_ns,
+                start_at,
+            } => {
+                write!(f, "merged {merged} of {shards} shards of run {run_id}")?;
+                match start_at {
+                    true => write!(
+                        f,
+                        "; their starts against --start-at differ by {:.1} ms (shards need synchronised clocks)",
+                        *start_spread_ns as f64 / 1e6
+                    ),
+                    false => write!(
+                        f,
+                        "; without --start-at they started whenever each came up, so their seconds may not overlap"
+                    ),
+                }
+            }
+            Warning::PartialMerge { missing, shards } => write!(
+                f,
+                "PARTIAL RUN (--allow-partial): {} of {shards} shards missing ({}); the figures cover only the shards merged",
+                missing.len(),
+                missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            ),
+            Warning::LateShard { shard, late_ns } => write!(
+                f,
+                "shard {shard} started {} after --start-at: the requests it missed went out late, counted in send lag and response time",
+                human_ns(*late_ns)
+            ),
+            Warning::ShardClientBusy { shard, demand } => write!(
+                f,
+                "shard {shard} was client-bound: its busiest worker thread wanted a CPU {:.0}% of its run; give that machine more cores or add shards",
+                demand * 100.0
+            ),
+            Warning::ClientBusy {
+                on_cpu,
+                waiting,
+                threads,
+            } => write!(
+                f,
+                "pelt's busiest worker thread (of {threads}) wanted a CPU {:.0}% of the run ({:.0}% on one, \
+                 {:.0}% waiting for one): the client, not the server, may have set the pace. Give pelt more \
+                 --threads if cores are idle, keep other work (the server too) off its cores, or run it \
+                 from another machine",
+                (on_cpu + waiting) * 100.0,
+                on_cpu * 100.0,
+                waiting * 100.0
+            ),
+        }
+    }
+}

@@ -600,7 +600,11 @@ mod tests {
         r
     }
 
+    // Each case builds and compares several recorders of a few MB each
+    // (unoptimised in tests): 64 random cases, not proptest's 256, keep
+    // the suite quick without narrowing what the samples can be.
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
         fn merge_is_associative_and_loses_nothing(
             a in prop::collection::vec(sample_strategy(), 0..40),
@@ -631,6 +635,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
         /// A reset recorder, reused, ends up exactly like a fresh one fed
         /// the same samples (and merges like one): nothing from before the
         /// reset leaks into the next second.

@@ -99,8 +99,17 @@ impl H1Sender {
             };
             let head = chain.method == "HEAD";
             let r = if same {
-                // The target's own connection, reopened if it was closed.
+                // The target's own connection, reopened if it was closed:
+                // by the redirect (`Connection: close`), or since, as a
+                // keep-alive timeout does (checked as for a first request).
                 write_request(&mut self.redirect, t, &line, plan.keepalive);
+                if self
+                    .conn
+                    .as_mut()
+                    .is_some_and(|c| c.stream.has_spoken_unasked(&mut self.buf))
+                {
+                    self.conn = None;
+                }
                 let c = match &mut self.conn {
                     Some(c) => c,
                     None => {

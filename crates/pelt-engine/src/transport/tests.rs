@@ -303,6 +303,22 @@ fn follow_reopens_the_connection_a_redirect_closed() {
     assert_eq!(seen[1], (2, "GET /next HTTP/1.1".into()));
 }
 
+/// A server whose keep-alive timeout closes the connection just after a
+/// redirect that did not say so: the hop goes on a new connection, as a
+/// first request would, not on the closed one (which would read `closed`).
+#[test]
+fn follow_reopens_a_connection_closed_after_a_keep_alive_redirect() {
+    let script = vec![Step::RespondThenClose(FOUND), Step::Respond(OK)];
+    let (samples, seen) = play(script, 1, |http| http.follow = 1);
+    assert_eq!(
+        (samples[0].status, samples[0].error),
+        (200, None),
+        "{:?}",
+        samples[0]
+    );
+    assert_eq!(seen[1], (2, "GET /next HTTP/1.1".into()));
+}
+
 #[test]
 fn more_redirects_than_follow_allows_is_an_invalid_response() {
     let script = vec![Step::Respond(FOUND), Step::Respond(FOUND_AGAIN)];

@@ -31,6 +31,9 @@ const SESSION: &str = r#"
             default_type text/plain;
             return 200 "private\n";
         }
+        location = /go {
+            return 302 /login?user=alice&password=right-horse;
+        }
         location = /basic {
             if ($http_authorization != "Basic YWxpY2U6b3Blbi1zZXNhbWU=") {
                 return 401 "who are you?\n";
@@ -128,6 +131,37 @@ fn over_http2_each_stream_has_its_own_jar() {
     let with = lines.iter().filter(|(_, _, c)| c != "-").count() as u64;
     assert!(with > 0);
     assert_eq!(r["session"]["requests_with_cookie"].as_u64(), Some(with));
+}
+
+/// `--follow` with `--cookies`, as a browser: redirect hops carry the
+/// jar's cookies and keep the ones they are given. /go redirects to the
+/// login, whose redirect sets the session cookie that /private demands,
+/// so every chain ends in 200 only if the cookie set on one hop goes back
+/// on the next. Without the jar, every chain ends in 401.
+#[test]
+fn redirect_hops_carry_and_keep_cookies() {
+    for (nginx, proto) in [
+        (Nginx::start(SESSION), None),
+        (Nginx::start_h2(SESSION, None), Some("--http2")),
+    ] {
+        let url = nginx.url("/go");
+        let mut args = vec![&url[..], "--follow", "2", "-c", "2", "-n", "20", "-t", "1"];
+        args.extend(proto);
+        let r = run_json(&[&args[..], &["--cookies"]].concat());
+        assert_eq!(
+            r["status_codes"],
+            serde_json::json!({"200": 20}),
+            "{proto:?}: {}",
+            r["error_examples"]
+        );
+        assert_eq!(r["session"]["requests_with_cookie"], 20, "{proto:?}");
+        let r = run_json(&args);
+        assert_eq!(
+            r["status_codes"],
+            serde_json::json!({"401": 20}),
+            "{proto:?}"
+        );
+    }
 }
 
 /// siege's user keeps its cookies when its connection closes: with

@@ -5,7 +5,10 @@ use super::{
     read_response, read_response_head, read_response_location, write_request, RequestLine, READ_BUF,
 };
 use crate::conn::{lookup_origin, KernelClock, Stream};
-use crate::session::{jar::with_header, Jar};
+use crate::session::{
+    jar::{cookie_url, with_header},
+    Jar,
+};
 use crate::transport::dial::open;
 use crate::transport::redirect::Redirects;
 use crate::transport::{
@@ -123,7 +126,12 @@ impl H1Sender {
                 };
                 let r = send_on(
                     &mut c.stream,
-                    &self.redirect,
+                    Hop::new(
+                        &self.redirect,
+                        &chain.url,
+                        self.session.as_deref_mut(),
+                        attempt,
+                    ),
                     &mut self.buf,
                     head,
                     &mut self.location,
@@ -141,7 +149,12 @@ impl H1Sender {
                 let mut stream = open(w, &o, false).await?;
                 send_on(
                     &mut stream,
-                    &self.redirect,
+                    Hop::new(
+                        &self.redirect,
+                        &chain.url,
+                        self.session.as_deref_mut(),
+                        attempt,
+                    ),
                     &mut self.buf,
                     head,
                     &mut self.location,
@@ -149,7 +162,6 @@ impl H1Sender {
                 )
                 .await?
             };
-            attempt.bytes_out += self.redirect.len() as u64;
             bytes_in += r.bytes_in;
             resp = r;
         }
@@ -299,11 +311,57 @@ impl Transport for H1Sender {
     }
 }
 
-/// Writes `request` and reads its response (with its Location): a
-/// redirect hop, after `earlier_bytes_in` bytes of the chain.
+/// A redirect hop's request (its bytes and cookie counted in the
+/// chain's [`Attempt`] as it is made): the serialised request, and with
+/// `--cookies` the sender's jar, which adds its cookies for the hop's URL
+/// and keeps the ones the hop's response sets, as a browser does (a login
+/// answered by a redirect that sets the session cookie, for one).
+struct Hop<'a> {
+    request: &'a [u8],
+    session: Option<(&'a mut Jar, &'a mut Vec<u8>, url::Url)>,
+}
+
+impl<'a> Hop<'a> {
+    fn new(
+        request: &'a [u8],
+        url: &pelt_core::Url,
+        session: Option<&'a mut Session>,
+        attempt: &mut Attempt,
+    ) -> Hop<'a> {
+        let Some(Session {
+            jar,
+            request: with_cookies,
+            head,
+        }) = session
+        else {
+            attempt.bytes_out += request.len() as u64;
+            return Hop {
+                request,
+                session: None,
+            };
+        };
+        let url = cookie_url(url);
+        let request = match jar.header_line(&url) {
+            Some(line) => {
+                with_header(request, line, with_cookies);
+                attempt.cookie = true;
+                &with_cookies[..]
+            }
+            None => request,
+        };
+        attempt.bytes_out += request.len() as u64;
+        Hop {
+            request,
+            session: Some((jar, head, url)),
+        }
+    }
+}
+
+/// Writes a redirect `hop` and reads its response (with its Location),
+/// after `earlier_bytes_in` bytes of the chain.
 async fn send_on(
     stream: &mut Stream,
-    request: &[u8],
+    hop: Hop<'_>,
     buf: &mut [u8],
     head: bool,
     location: &mut Vec<u8>,
@@ -314,9 +372,18 @@ async fn send_on(
         f
     };
     let io_failure = |e: io::Error| earlier(Failure::new(write_error_kind(&e), e.to_string()));
-    stream.write_all(request).await.map_err(io_failure)?;
+    stream.write_all(hop.request).await.map_err(io_failure)?;
     stream.flush().await.map_err(io_failure)?;
-    read_response_location(stream, buf, head, || {}, location)
-        .await
-        .map_err(earlier)
+    let r = match hop.session {
+        Some((jar, response_head, url)) => {
+            let r =
+                read_response_head(stream, buf, head, || {}, Some(location), response_head).await;
+            if r.is_ok() {
+                jar.absorb(response_head, &url);
+            }
+            r
+        }
+        None => read_response_location(stream, buf, head, || {}, location).await,
+    };
+    r.map_err(earlier)
 }

@@ -10,7 +10,7 @@
 
 use super::{field_size, header_block_size};
 use crate::conn::Stream;
-use crate::session::Jar;
+use crate::session::{jar::cookie_url, Jar};
 use crate::transport::dial::dial;
 use crate::transport::redirect::Redirects;
 use crate::transport::{
@@ -327,6 +327,15 @@ impl H2Sender {
                 req.headers_mut().remove(http::header::CONTENT_LENGTH);
                 req.headers_mut().remove(http::header::CONTENT_TYPE);
             }
+            // With --cookies, the hop carries the jar's cookies for its URL
+            // and keeps what its response sets, as a browser does.
+            let cookie_url = self.jar.as_ref().map(|_| cookie_url(&chain.url));
+            if let (Some(jar), Some(url)) = (&mut self.jar, &cookie_url) {
+                if let Some(v) = jar.value(url).and_then(|v| HeaderValue::from_bytes(v).ok()) {
+                    req.headers_mut().insert(http::header::COOKIE, v);
+                    attempt.cookie = true;
+                }
+            }
             let (_, _, send) = self.send.as_mut().expect("once() set it");
             let earlier = resp.bytes_in;
             let io = |e: h2::Error, kind| {
@@ -350,6 +359,10 @@ impl H2Sender {
                 false => prepared.bytes_out - prepared.body.len() as u64,
             };
             let response = response.await.map_err(|e| io(e, ErrorKind::Read))?;
+            if let (Some(jar), Some(url)) = (&mut self.jar, &cookie_url) {
+                let set = response.headers().get_all(http::header::SET_COOKIE);
+                jar.absorb_values(set.iter().map(|v| v.as_bytes()), url);
+            }
             location = match is_redirect(response.status().as_u16()) {
                 true => location_of(&response),
                 false => String::new(),

@@ -53,6 +53,12 @@ fn http2_over_tls_requests_appear_in_nginx_log_as_http2() {
     assert_eq!(r["connections"]["reused_requests"], 198);
     assert_eq!(r["latency"]["tls"]["count"], 2);
     assert_eq!(r["bytes"]["body_in"], 200 * 3);
+    // The kernel's TCP counts (for the retransmissions warning) are read
+    // for HTTP/2's connections too: at least the handshake's segments and
+    // a request's each, none resent on loopback.
+    let sent = r["connections"]["tcp_segments_sent"].as_u64().unwrap_or(0);
+    assert!(sent >= 2 * 3, "segments sent: {}", r["connections"]);
+    assert_eq!(r["connections"]["tcp_retransmitted"], 0);
     assert_logged_as_h2(&nginx, 200, "GET /ok 200 3 ");
 }
 

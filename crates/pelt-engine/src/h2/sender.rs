@@ -167,6 +167,10 @@ impl H2Sender {
                     ));
                 }
             }
+            // Counted open from here, and its socket watched for the
+            // kernel's TCP counts (retransmissions) while this code still
+            // holds the stream: h2 owns it from the handshake on.
+            let mut open = crate::transport::OpenConn::new(w).watch(&stream);
             let (send, connection) = h2::client::Builder::new()
                 .initial_window_size(STREAM_WINDOW)
                 .initial_connection_window_size(CONNECTION_WINDOW)
@@ -179,13 +183,14 @@ impl H2Sender {
             let generation = self.shared.generation.get() + 1;
             self.shared.generation.set(generation);
             let shared = self.shared.clone();
-            let open = crate::transport::OpenConn::new(w);
             tokio::task::spawn_local(async move {
-                // Open while this task lives.
-                let _open = open;
                 // Ends when the connection closes or fails; its streams see
-                // the error themselves.
-                let _ = connection.await;
+                // the error themselves. Polled through a pin, so that the
+                // connection, and its socket, outlive the wait...
+                let mut connection = std::pin::pin!(connection);
+                let _ = connection.as_mut().await;
+                // ... and the socket's counts are read before it closes.
+                open.settle();
                 shared.retire(origin, generation);
             });
             self.shared.states.borrow_mut()[origin] = State::Ready {

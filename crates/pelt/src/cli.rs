@@ -229,6 +229,8 @@ A plan (TOML):
   blocks = 10                        # each variant once per block, order counterbalanced (>= 6)
   # ready_timeout = \"30s\"            # how long a variant may take to answer
   # command_timeout = \"2m\"           # how long a setup or teardown may take
+  # setup = \"./backend.sh start\"     # once before everything (a backend all variants share)
+  # teardown = \"./backend.sh stop\"   # once after everything, whatever happened
   [load]
   url = \"http://127.0.0.1:20080/\"   # or targets = \"urls.txt\" (a targets file, as with -f)
   rate = 1000                        # or a list of load levels: rate = [250, 500, 1000]
@@ -249,7 +251,8 @@ A plan (TOML):
   ...
 
 Every run is saved in the experiment's folder (-o DIR, else the data
-directory's experiments/), with the setup commands' output in logs/, and
+directory's experiments/), with the commands' output in logs/ (the plan's
+own in logs/@plan.log), and
 report.txt, report.md, report.json and report.html. For each load level and
 each variant against the first, every metric gets a change, a 95 % interval
 and a verdict, paired by block (see `pelt compare --help`). Commands see

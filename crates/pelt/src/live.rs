@@ -158,7 +158,7 @@ impl Views {
 
     /// After a campaign: shows its final report (JSON), and lets watchers
     /// collect the final figures.
-    pub fn close_campaign(self, report: String) {
+    pub fn close_campaign(&self, report: String) {
         for live in &self.live {
             live.finish_with(Some(report.clone()));
         }

@@ -289,6 +289,112 @@ teardown = "touch torn-down"
     assert!(log.contains("starting"));
 }
 
+/// The plan's own `setup` and `teardown` run once around everything: here
+/// a backend every variant loads (started by the plan, stopped by it),
+/// with each variant's commands in between, in order.
+#[test]
+fn plan_setup_and_teardown_bracket_the_whole_experiment() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let plan = format!(
+        r#"
+setup = "echo up >> events; $PELT serve -p {port} -t 1 > serve.log 2>&1 & echo $! > serve.pid"
+teardown = "kill $(cat serve.pid) && echo down >> events"
+blocks = 2
+[load]
+url = "http://127.0.0.1:{port}/"
+rate = 200
+duration = "300ms"
+warmup = "100ms"
+threads = 1
+[[variant]]
+name = "shared backend"
+setup = "echo variant-up >> events"
+teardown = "echo variant-down >> events"
+"#
+    );
+    std::fs::write(dir.path().join("plan.toml"), &plan).unwrap();
+    let dry = pelt()
+        .current_dir(dir.path())
+        .args(["experiment", "plan.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    let dry = String::from_utf8_lossy(&dry.stdout);
+    assert!(dry.contains("first, once: echo up >> events"), "{dry}");
+    assert!(dry.contains("last, once, whatever happened: kill"), "{dry}");
+
+    let (code, _, stderr, report) = experiment(dir.path(), &plan);
+    assert_eq!(code, 0, "{stderr}");
+    let events = std::fs::read_to_string(dir.path().join("events")).unwrap();
+    assert_eq!(
+        events.lines().collect::<Vec<_>>(),
+        [
+            "up",
+            "variant-up",
+            "variant-down",
+            "variant-up",
+            "variant-down",
+            "down"
+        ]
+    );
+    let runs = report.unwrap()["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 2);
+    let log = std::fs::read_to_string(dir.path().join("out/logs/@plan.log")).unwrap();
+    assert_eq!(log.matches("### plan's setup").count(), 1, "{log}");
+    assert_eq!(log.matches("### plan's teardown").count(), 1, "{log}");
+    // The backend the plan started ends (SIGTERM from the teardown; it
+    // exits, or is a zombie awaiting a reaper, within moments).
+    let pid = std::fs::read_to_string(dir.path().join("serve.pid")).unwrap();
+    let stat = format!("/proc/{}/stat", pid.trim());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let ended = || {
+        std::fs::read_to_string(&stat).map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    while !ended() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(ended(), "pid {pid} still runs");
+}
+
+/// A failing plan setup stops before any variant, with one line, and the
+/// plan's teardown still runs.
+#[test]
+fn failed_plan_setup_stops_before_any_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = r#"
+setup = "echo nope; exit 4"
+teardown = "touch torn-down"
+[load]
+url = "http://127.0.0.1:9/"
+rate = 10
+duration = "1s"
+[[variant]]
+name = "never"
+setup = "touch variant-set-up"
+"#;
+    let (code, _, stderr, _) = experiment(dir.path(), plan);
+    assert_eq!(code, 2, "{stderr}");
+    let last = stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with("error: experiment not started: the plan's setup command failed"),
+        "{stderr}"
+    );
+    assert!(dir.path().join("torn-down").exists(), "teardown ran");
+    assert!(!dir.path().join("variant-set-up").exists());
+    let log = std::fs::read_to_string(dir.path().join("out/logs/@plan.log")).unwrap();
+    assert!(log.contains("nope"), "{log}");
+}
+
 #[test]
 fn a_variant_that_never_serves_is_refused_after_the_ready_timeout() {
     let dir = tempfile::tempdir().unwrap();

@@ -65,15 +65,46 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     // From here a Ctrl-C, even during a setup or a ready wait, stops the
     // experiment through its teardown instead of killing pelt.
     crate::signals::install();
-    if let Some(slo) = &plan.sweep {
-        return capacity::command(&plan, &args, &folder, slo, &mut watch);
+    // The plan's own setup and teardown bracket everything, whatever
+    // happens in between.
+    let log = folder.join("logs").join(PLAN_LOG);
+    let shell = plan_shell(&plan, &folder, &log);
+    let result = match &plan.setup {
+        Some(cmd) => shell
+            .run("plan's setup", cmd, plan.command_timeout)
+            .map_err(|e| UserError(format!("experiment not started: {e}")))
+            .and_then(|()| conduct_plan(&plan, &args, &folder, &mut watch, &mut history)),
+        None => conduct_plan(&plan, &args, &folder, &mut watch, &mut history),
+    };
+    if let Some(cmd) = &plan.teardown {
+        if let Err(e) = shell.run("plan's teardown", cmd, plan.command_timeout) {
+            eprintln!("pelt: warning: {e}");
+        }
     }
-    let mut outcome = Outcome::new(plan.variants.len(), plan.levels.len(), folder.clone());
-    let failure = conduct(&plan, &args, &mut outcome, &mut history, &mut watch).err();
+    result
+}
+
+/// The plan's log: `@` is in no variant's log name (see [`slug`]).
+const PLAN_LOG: &str = "@plan.log";
+
+/// Every variant in every block, at fixed load levels or swept, and the
+/// reports.
+fn conduct_plan(
+    plan: &Plan,
+    args: &ExperimentArgs,
+    folder: &Path,
+    watch: &mut Watch,
+    history: &mut Option<crate::history::Recording>,
+) -> Result<ExitCode, UserError> {
+    if let Some(slo) = &plan.sweep {
+        return capacity::command(plan, args, folder, slo, watch);
+    }
+    let mut outcome = Outcome::new(plan.variants.len(), plan.levels.len(), folder.to_path_buf());
+    let failure = conduct(plan, args, &mut outcome, history, watch).err();
     if let Some(e) = &failure {
         outcome.problems.push(e.clone());
     }
-    let reports = write_reports(&plan, &outcome)?;
+    let reports = write_reports(plan, &outcome)?;
     crate::emit(reports.text.as_bytes())?;
     watch.campaign.verdicts = reports.text.clone();
     watch.views.campaign(&watch.campaign);
@@ -294,10 +325,16 @@ fn schedule(plan: &Plan) -> String {
         Some(slo) => format!("a capacity sweep under '{slo}' (pelt sweep)"),
         None => levels.join(", "),
     };
+    if let Some(cmd) = &plan.setup {
+        let _ = writeln!(o, "first, once: {cmd}");
+    }
     let _ = writeln!(
         o,
         "each variant, in its turn: setup, ready check, then {load}, then teardown"
     );
+    if let Some(cmd) = &plan.teardown {
+        let _ = writeln!(o, "last, once, whatever happened: {cmd}");
+    }
     for v in &plan.variants {
         let _ = writeln!(
             o,
@@ -320,8 +357,22 @@ fn bring_up(plan: &Plan, shell: &Shell<'_>, variant: &plan::Variant) -> Result<(
     )
 }
 
-/// Where a variant's commands run, what they see, and where their
+/// Where the plan's own commands run, what they see, and where their
 /// output goes.
+fn plan_shell<'a>(plan: &'a Plan, folder: &Path, log: &'a Path) -> Shell<'a> {
+    Shell {
+        dir: &plan.dir,
+        log,
+        env: vec![
+            ("PELT_EXPERIMENT_DIR", absolute(folder)),
+            // This pelt, for commands that start `pelt serve`.
+            ("PELT", pelt_exe()),
+        ],
+    }
+}
+
+/// The same for a variant's commands, which are also told which variant
+/// and block they are.
 fn shell_for<'a>(
     plan: &'a Plan,
     folder: &Path,
@@ -329,17 +380,12 @@ fn shell_for<'a>(
     variant: &str,
     block: u32,
 ) -> Shell<'a> {
-    Shell {
-        dir: &plan.dir,
-        log,
-        env: vec![
-            ("PELT_VARIANT", variant.to_string()),
-            ("PELT_BLOCK", (block + 1).to_string()),
-            ("PELT_EXPERIMENT_DIR", absolute(folder)),
-            // This pelt, for commands that start `pelt serve`.
-            ("PELT", pelt_exe()),
-        ],
-    }
+    let mut shell = plan_shell(plan, folder, log);
+    shell.env.extend([
+        ("PELT_VARIANT", variant.to_string()),
+        ("PELT_BLOCK", (block + 1).to_string()),
+    ]);
+    shell
 }
 
 fn absolute(p: &Path) -> String {

@@ -37,6 +37,8 @@ struct PlanFile {
     blocks: Option<u32>,
     ready_timeout: Option<String>,
     command_timeout: Option<String>,
+    setup: Option<String>,
+    teardown: Option<String>,
     load: LoadFile,
     #[serde(default, rename = "variant")]
     variants: Vec<VariantFile>,
@@ -123,6 +125,10 @@ pub struct Plan {
     pub run_length: Duration,
     /// `[load] sweep`: the SLO each variant's capacity is searched under.
     pub sweep: Option<String>,
+    /// The plan's own commands, once before the first variant's setup and
+    /// once after everything (a backend all variants share, say).
+    pub setup: Option<String>,
+    pub teardown: Option<String>,
 }
 
 impl Plan {
@@ -301,6 +307,8 @@ impl Plan {
                 .unwrap_or(DEFAULT_COMMAND_TIMEOUT),
             run_length: warmup + measured,
             sweep: load.sweep.clone(),
+            setup: file.setup,
+            teardown: file.teardown,
         })
     }
 

@@ -278,8 +278,11 @@ fn read_frame<R: Read>(input: &mut R, offset: &mut u64) -> Result<Frame, Results
             reason: Corruption::FrameTooLarge(len),
         });
     }
-    let mut payload = vec![0u8; len as usize];
-    if read_full(input, &mut payload)? < payload.len() {
+    // Grown by what arrives, not sized by what the header claims: a
+    // damaged length in a short file allocates only the bytes there are.
+    let mut payload = Vec::new();
+    read_up_to(input, u64::from(len), &mut payload)?;
+    if payload.len() < len as usize {
         return Ok(Frame::Truncated);
     }
     let mut hasher = crc32fast::Hasher::new();
@@ -293,6 +296,11 @@ fn read_frame<R: Read>(input: &mut R, offset: &mut u64) -> Result<Frame, Results
     }
     *offset += 9 + u64::from(len);
     Ok(Frame::Complete(kind, payload))
+}
+
+/// Appends up to `n` bytes of `input` to `out`, fewer if it ends first.
+fn read_up_to<R: Read>(input: &mut R, n: u64, out: &mut Vec<u8>) -> io::Result<()> {
+    input.take(n).read_to_end(out).map(|_| ())
 }
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.

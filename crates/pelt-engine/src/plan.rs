@@ -97,15 +97,11 @@ pub(crate) struct RunPlan {
     /// `--tx-stamps` (with `stamp_reads`): requests' departures stamped by
     /// the kernel too.
     pub stamp_sends: bool,
-    /// Rate mode: the widest send window (see [`pelt_core::SendWindow`]);
-    /// 0 when every request gets its own wake-up, which is also the case
-    /// whenever a response could go unstamped (a reader that batches its
-    /// wake-ups would then add its lateness to the server's time).
-    pub send_window_max: Nanos,
-    /// Whether the window was asked for (`--send-window DURATION`): it is
-    /// then that wide wherever it holds two requests or more, rather than
-    /// about eight requests' spacing.
-    pub send_window_fixed: bool,
+    /// Rate mode: the send window (see [`pelt_core::SendWindow`]); none
+    /// (`Max(0)`, a wake-up for every request) whenever a response could
+    /// go unstamped (a reader that batches its wake-ups would then add its
+    /// lateness to the server's time).
+    pub send_window: pelt_core::SendWindow,
 }
 
 impl RunPlan {
@@ -226,11 +222,10 @@ impl RunPlan {
             logins: 0,
             stamp_reads,
             stamp_sends: stamp_reads && config.http.tx_stamps,
-            send_window_max: match stamp_reads && config.http.follow == 0 {
-                true => config.send_window.max().as_nanos() as Nanos,
-                false => 0,
+            send_window: match stamp_reads && config.http.follow == 0 {
+                true => config.send_window,
+                false => pelt_core::SendWindow::Max(std::time::Duration::ZERO),
             },
-            send_window_fixed: !config.send_window.is_auto(),
         })
     }
 

@@ -569,7 +569,7 @@ async fn dispatcher(worker: Rc<Worker>) {
     // Without a timerfd (not Linux, or out of descriptors) fall back to
     // tokio's millisecond timer; the lateness then shows as send lag.
     let timer = PreciseTimer::new().ok();
-    let max_window = worker.plan.send_window_max;
+    let windowed = !worker.plan.send_window.max().is_zero();
     let mut last_wake: Nanos = 0;
     let mut window: Nanos = 0;
     loop {
@@ -584,8 +584,8 @@ async fn dispatcher(worker: Rc<Worker>) {
             return;
         };
         let now = worker.now();
-        if max_window > 0 && intended > now {
-            window = send_window(&worker, seq, intended, max_window);
+        if windowed && intended > now {
+            window = send_window(&worker, seq, intended);
         }
         let half = window / 2;
         if intended > now + half {
@@ -628,26 +628,14 @@ async fn dispatcher(worker: Rc<Worker>) {
     }
 }
 
-/// Requests per wake-up the automatic send window aims for.
-const WINDOW_REQUESTS: u64 = 8;
-
-/// The send window around slot `seq` (intended at `intended`): about
-/// [`WINDOW_REQUESTS`] slots' spacing and at most `max`, or `max` itself
-/// when the user set it; none when slots are so far apart that a window
-/// would hold fewer than two (batching would save nothing and only move
-/// sends).
-fn send_window(worker: &Worker, seq: u64, intended: Nanos, max: Nanos) -> Nanos {
+/// The send window around slot `seq` (intended at `intended`), by the
+/// gap to the next slot (see [`pelt_core::SendWindow::width`]).
+fn send_window(worker: &Worker, seq: u64, intended: Nanos) -> Nanos {
     let Some((_, next)) = worker.plan.slot(&worker.share, seq + 1) else {
         return 0;
     };
-    let gap = next.saturating_sub(intended);
-    if gap.saturating_mul(2) > max {
-        return 0;
-    }
-    match worker.plan.send_window_fixed {
-        true => max,
-        false => gap.saturating_mul(WINDOW_REQUESTS).min(max),
-    }
+    let gap = std::time::Duration::from_nanos(next.saturating_sub(intended));
+    worker.plan.send_window.width(gap).as_nanos() as Nanos
 }
 
 /// Hands a finished second to the collector even when no request completes

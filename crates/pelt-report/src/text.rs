@@ -450,6 +450,7 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
                 thousands(t.tx_stamped)
             )?;
         }
+        write_send_window(o, s)?;
     } else if !t.service.is_empty() {
         writeln!(
             o,
@@ -496,6 +497,35 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
 /// response to p99.9 (latency spans orders of magnitude; equal-width
 /// buckets would put nearly everything in the first), plus one bucket for
 /// the tail beyond p99.9.
+/// Rate runs timed by the kernel: the send window the run used, since it
+/// sets most of the send lag and read lag above.
+fn write_send_window(o: &mut String, s: &RunSummary) -> fmt::Result {
+    let c = &s.config;
+    let (Some(width), Some(rate)) = (c.peak_send_window(), c.load.rate()) else {
+        return Ok(());
+    };
+    if width.is_zero() || c.http.follow > 0 {
+        return Ok(());
+    }
+    let at = match c.load.schedule() {
+        Some(_) => "at the peak rate",
+        None => "at",
+    };
+    let how = match c.send_window.is_auto() {
+        true => "auto: about eight requests' spacing, at most 1ms",
+        false => "--send-window",
+    };
+    writeln!(
+        o,
+        "  * send window: {} {at} {} req/s ({how}):\n    \
+         one wake-up sends the requests due within ±{} and reads what has arrived;\n    \
+         --send-window 0 wakes for each request (more CPU).",
+        Human(width),
+        thousands(rate.round() as u64),
+        Human(width / 2),
+    )
+}
+
 fn write_histogram(o: &mut String, h: &Histogram<u64>) -> std::fmt::Result {
     if h.len() < 2 || h.max() == h.min() {
         return Ok(());

@@ -1250,3 +1250,39 @@ fn poisson_arrivals_keep_the_rate_repeat_with_the_seed_and_shard_exactly() {
         .sum();
     assert_eq!(parts, planned(&whole));
 }
+
+/// A rate run's text report names the send window it used (it sets most
+/// of the send lag and read lag shown), and none where every request had
+/// its own wake-up.
+#[test]
+fn the_text_report_names_the_send_window() {
+    let s = server();
+    let u = url(&s, "/");
+    let text = |extra: &[&str]| {
+        let out = pelt()
+            .args([
+                "run", &u, "--rate", "4000", "-n", "2000", "-c", "10", "-t", "1",
+            ])
+            .args(extra)
+            .env("PELT_NO_HISTORY", "1")
+            .args(["--no-save"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let auto = text(&[]);
+    assert!(
+        auto.contains("send window: 1.00ms at 4,000 req/s (auto: about eight"),
+        "{auto}"
+    );
+    assert!(auto.contains("within ±500µs"), "{auto}");
+    let wide = text(&["--send-window", "4ms"]);
+    assert!(
+        wide.contains("send window: 4.00ms at 4,000 req/s (--send-window)"),
+        "{wide}"
+    );
+    for none in [text(&["--send-window", "0"]), text(&["--follow", "1"])] {
+        assert!(!none.contains("send window:"), "{none}");
+    }
+}

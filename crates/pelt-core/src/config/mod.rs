@@ -129,10 +129,30 @@ impl SendWindow {
         *self == SendWindow::Auto
     }
 
+    /// Requests the automatic window holds: enough to share a wake-up,
+    /// few enough that a burst barely changes the load's shape (a
+    /// window's requests reach the server together and queue there).
+    pub const AUTO_REQUESTS: u32 = 8;
+
     /// The widest window allowed.
     pub fn max(&self) -> Duration {
         match self {
             SendWindow::Auto => SendWindow::AUTO_MAX,
+            SendWindow::Max(d) => *d,
+        }
+    }
+
+    /// The window around a request whose next is due `gap` later: about
+    /// [`SendWindow::AUTO_REQUESTS`] gaps, at most [`SendWindow::AUTO_MAX`]
+    /// (auto), or the width set; none when it would hold fewer than two
+    /// requests (batching would save nothing and only move sends).
+    pub fn width(&self, gap: Duration) -> Duration {
+        let max = self.max();
+        if gap.saturating_mul(2) > max {
+            return Duration::ZERO;
+        }
+        match self {
+            SendWindow::Auto => gap.saturating_mul(SendWindow::AUTO_REQUESTS).min(max),
             SendWindow::Max(d) => *d,
         }
     }
@@ -352,6 +372,17 @@ impl RunConfig {
         stop
     }
 
+    /// Rate runs: the send window at the peak rate, where each worker
+    /// thread's requests are `threads x shards / rate` apart (the width
+    /// every request of a constant rate gets; the engine uses it only
+    /// where the kernel times responses).
+    pub fn peak_send_window(&self) -> Option<Duration> {
+        let rate = self.load.rate()?;
+        let apart = self.effective_threads() as f64 * f64::from(self.shard_or_whole().count) / rate;
+        (apart.is_finite() && apart > 0.0 && apart < 1e9)
+            .then(|| self.send_window.width(Duration::from_secs_f64(apart)))
+    }
+
     /// Threads actually used: never more than connections.
     pub fn effective_threads(&self) -> usize {
         self.threads
@@ -378,6 +409,31 @@ mod tests {
         let json = serde_json::to_string(&c).unwrap();
         let back: RunConfig = serde_json::from_str(&json).unwrap();
         assert_eq!(back, c);
+    }
+
+    #[test]
+    fn the_send_window_holds_about_eight_requests_at_most_1ms() {
+        let us = Duration::from_micros;
+        let auto = SendWindow::Auto;
+        assert_eq!(auto.width(us(50)), us(400));
+        assert_eq!(auto.width(us(200)), us(1000));
+        assert_eq!(auto.width(us(500)), us(1000));
+        // Fewer than two requests in it: none.
+        assert_eq!(auto.width(us(501)), Duration::ZERO);
+        let set = SendWindow::Max(us(10_000));
+        assert_eq!(set.width(us(50)), us(10_000));
+        assert_eq!(set.width(us(5_001)), Duration::ZERO);
+        assert_eq!(SendWindow::Max(Duration::ZERO).width(us(1)), Duration::ZERO);
+
+        // At the peak rate, per worker thread and shard.
+        let mut c = config();
+        assert_eq!(c.peak_send_window(), None, "closed loop");
+        c.load = Load::rate_of(20_000.0, 50);
+        assert_eq!(c.peak_send_window(), Some(us(400)));
+        c.threads = 2;
+        assert_eq!(c.peak_send_window(), Some(us(800)));
+        c.load = Load::rate_of(100.0, 50);
+        assert_eq!(c.peak_send_window(), Some(Duration::ZERO));
     }
 
     #[test]

@@ -117,6 +117,8 @@ pub fn command(
     crate::emit(reports.text.as_bytes())?;
     watch.campaign.verdicts = reports.text.clone();
     watch.views.campaign(&watch.campaign);
+    // As for fixed load levels: the live views end with the report.
+    watch.views.close_campaign(reports.json.clone());
     if let Some(e) = problem {
         return Err(UserError(format!(
             "experiment stopped: {e}; the sweeps so far and the report are in {}",

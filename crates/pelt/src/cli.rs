@@ -252,12 +252,12 @@ A plan (TOML):
 
 Every run is saved in the experiment's folder (-o DIR, else the data
 directory's experiments/), with the commands' output in logs/ (the plan's
-own in logs/@plan.log), and
-report.txt, report.md, report.json and report.html. For each load level and
-each variant against the first, every metric gets a change, a 95 % interval
-and a verdict, paired by block (see `pelt compare --help`). Commands see
-PELT_VARIANT, PELT_BLOCK, PELT_EXPERIMENT_DIR (absolute) and PELT (this
-pelt, to start `$PELT serve` as a backend).
+own in logs/@plan.log), and report.txt, report.md, report.json and
+report.html. For each load level and each variant against the first,
+every metric gets a change, a 95 % interval and a verdict, paired by block
+(see `pelt compare --help`). Commands see PELT_EXPERIMENT_DIR (absolute)
+and PELT (this pelt, to start `$PELT serve` as a backend); a variant's
+also PELT_VARIANT and PELT_BLOCK.
 
 Examples:
   pelt experiment examples/rewrite-rules/plan.toml

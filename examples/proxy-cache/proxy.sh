@@ -1,18 +1,34 @@
 #!/bin/sh
 # A slow backend (pelt serve, 20 ms per response) behind nginx as a reverse
 # proxy, with or without its cache.
-#   proxy.sh start|stop cache|nocache
+#   proxy.sh backend start|stop       the backend, once for all variants
+#   proxy.sh start|stop cache|nocache a variant's proxy
 set -eu
 cd "$(dirname "$0")"
 . ../lib/nginx.sh
 action=$1 mode=$2
+if [ "$action" = backend ]; then
+    dir="${PELT_EXPERIMENT_DIR:?run this from pelt experiment}/backend"
+    case $mode in
+    start)
+        mkdir -p "$dir"
+        "${PELT:-pelt}" serve --port 20091 -t 1 > "$dir/backend.log" 2>&1 &
+        echo $! > "$dir/backend.pid"
+        ;;
+    stop)
+        if [ -e "$dir/backend.pid" ]; then
+            kill "$(cat "$dir/backend.pid")" 2>/dev/null || true
+            rm -f "$dir/backend.pid"
+        fi
+        ;;
+    esac
+    exit 0
+fi
 name="proxy-$mode"
 dir=$(nginx_dir "$name")
 case $action in
 start)
     mkdir -p "$dir"
-    "${PELT:-pelt}" serve --port 20091 -t 1 > "$dir/backend.log" 2>&1 &
-    echo $! > "$dir/backend.pid"
     echo "    proxy_cache_path \"$dir/cache\" keys_zone=pelt:10m;" > "$dir.http"
     {
         echo "        location / {"
@@ -30,9 +46,5 @@ start)
     ;;
 stop)
     nginx_stop "$name"
-    if [ -e "$dir/backend.pid" ]; then
-        kill "$(cat "$dir/backend.pid")" 2>/dev/null || true
-        rm -f "$dir/backend.pid"
-    fi
     ;;
 esac

@@ -51,6 +51,18 @@ struct Conn {
     _open: OpenConn,
 }
 
+impl Conn {
+    /// `stream`, just opened to `origin` by `w`: counted open, its TCP
+    /// counts watched.
+    fn new(w: &impl Runner, stream: Stream, origin: usize) -> Conn {
+        Conn {
+            _open: OpenConn::new(w).watch(&stream),
+            stream,
+            origin,
+        }
+    }
+}
+
 impl Drop for Conn {
     fn drop(&mut self) {
         // Before the fields drop: the socket is still open here.
@@ -75,6 +87,32 @@ impl H1Sender {
                 })
             }),
         }
+    }
+
+    /// Makes sure the sender holds a connection to `origin`: the one it
+    /// has, unless it goes elsewhere or the server spoke on it unasked
+    /// (mostly: closed it, as a keep-alive timeout does), else a new one
+    /// (`unsent`: see [`open`]). Returns whether the connection is reused.
+    /// Every request checks this way, a redirect hop too.
+    async fn connect(
+        &mut self,
+        w: &impl Runner,
+        origin: usize,
+        unsent: bool,
+    ) -> Result<bool, Failure> {
+        if self
+            .conn
+            .as_mut()
+            .is_some_and(|c| c.origin != origin || c.stream.has_spoken_unasked(&mut self.buf))
+        {
+            self.conn = None;
+        }
+        if self.conn.is_some() {
+            return Ok(true);
+        }
+        let stream = open(w, &w.plan().origins[origin], unsent).await?;
+        self.conn = Some(Conn::new(w, stream, origin));
+        Ok(false)
     }
 
     /// `--follow`: follows `resp`'s redirects, up to the limit. The whole
@@ -102,28 +140,11 @@ impl H1Sender {
             };
             let head = chain.method == "HEAD";
             let r = if same {
-                // The target's own connection, reopened if it was closed:
-                // by the redirect (`Connection: close`), or since, as a
-                // keep-alive timeout does (checked as for a first request).
+                // The target's own connection, reopened if the redirect
+                // or the server since closed it.
                 write_request(&mut self.redirect, t, &line, plan.keepalive);
-                if self
-                    .conn
-                    .as_mut()
-                    .is_some_and(|c| c.stream.has_spoken_unasked(&mut self.buf))
-                {
-                    self.conn = None;
-                }
-                let c = match &mut self.conn {
-                    Some(c) => c,
-                    None => {
-                        let stream = open(w, &plan.origins[origin], false).await?;
-                        self.conn.insert(Conn {
-                            _open: OpenConn::new(w).watch(&stream),
-                            stream,
-                            origin,
-                        })
-                    }
-                };
+                self.connect(w, origin, false).await?;
+                let c = self.conn.as_mut().expect("connect() set it");
                 let r = send_on(
                     &mut c.stream,
                     Hop::new(
@@ -180,27 +201,8 @@ impl Transport for H1Sender {
     ) -> Result<Response, Failure> {
         let plan = w.plan();
         let origin = plan.target_origin[target as usize];
-        if self
-            .conn
-            .as_mut()
-            .is_some_and(|c| c.origin != origin || c.stream.has_spoken_unasked(&mut self.buf))
-        {
-            self.conn = None;
-        }
-        let c = match &mut self.conn {
-            Some(c) => {
-                attempt.reused = true;
-                c
-            }
-            None => {
-                let stream = open(w, &plan.origins[origin], true).await?;
-                self.conn.insert(Conn {
-                    _open: OpenConn::new(w).watch(&stream),
-                    stream,
-                    origin,
-                })
-            }
-        };
+        attempt.reused = self.connect(w, origin, true).await?;
+        let c = self.conn.as_mut().expect("connect() set it");
         let request = &plan.requests[target as usize];
         // With --cookies, the request with the jar's cookies added.
         let mut bytes = &request.bytes[..];
@@ -302,11 +304,7 @@ impl Transport for H1Sender {
         let plan = w.plan();
         let origin = plan.target_origin[target as usize];
         if let Ok(stream) = open(w, &plan.origins[origin], true).await {
-            self.conn = Some(Conn {
-                _open: OpenConn::new(w).watch(&stream),
-                stream,
-                origin,
-            });
+            self.conn = Some(Conn::new(w, stream, origin));
         }
     }
 }

@@ -18,7 +18,6 @@ use crate::transport::{
 };
 use bytes::Bytes;
 use h2::client::SendRequest;
-use http::HeaderValue;
 use pelt_core::ErrorKind;
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
@@ -233,10 +232,7 @@ impl H2Sender {
         let mut head = request.request();
         if let Some(jar) = &mut self.jar {
             let url = &plan.cookie_urls[target as usize];
-            if let Some(v) = jar.value(url).and_then(|v| HeaderValue::from_bytes(v).ok()) {
-                head.headers_mut().append(http::header::COOKIE, v);
-                attempt.cookie = true;
-            }
+            attempt.cookie |= jar.add_to(head.headers_mut(), url);
         }
         attempt.sent = Some(w.mark_sent(sender));
         let (response, mut body_out) = send
@@ -257,11 +253,7 @@ impl H2Sender {
         })?;
         attempt.first_byte = Some(w.now());
         if let Some(jar) = &mut self.jar {
-            let set = response.headers().get_all(http::header::SET_COOKIE);
-            jar.absorb_values(
-                set.iter().map(|v| v.as_bytes()),
-                &plan.cookie_urls[target as usize],
-            );
+            jar.absorb_headers(response.headers(), &plan.cookie_urls[target as usize]);
         }
         let status = response.status().as_u16();
         let location =
@@ -336,10 +328,7 @@ impl H2Sender {
             // and keeps what its response sets, as a browser does.
             let cookie_url = self.jar.as_ref().map(|_| cookie_url(&chain.url));
             if let (Some(jar), Some(url)) = (&mut self.jar, &cookie_url) {
-                if let Some(v) = jar.value(url).and_then(|v| HeaderValue::from_bytes(v).ok()) {
-                    req.headers_mut().insert(http::header::COOKIE, v);
-                    attempt.cookie = true;
-                }
+                attempt.cookie |= jar.add_to(req.headers_mut(), url);
             }
             let (_, _, send) = self.send.as_mut().expect("once() set it");
             let earlier = resp.bytes_in;
@@ -365,8 +354,7 @@ impl H2Sender {
             };
             let response = response.await.map_err(|e| io(e, ErrorKind::Read))?;
             if let (Some(jar), Some(url)) = (&mut self.jar, &cookie_url) {
-                let set = response.headers().get_all(http::header::SET_COOKIE);
-                jar.absorb_values(set.iter().map(|v| v.as_bytes()), url);
+                jar.absorb_headers(response.headers(), url);
             }
             location = match is_redirect(response.status().as_u16()) {
                 true => location_of(&response),

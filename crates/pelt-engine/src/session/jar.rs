@@ -53,9 +53,31 @@ impl Jar {
         }
     }
 
+    /// HTTP/2: keeps the cookies a response's `headers` set for a request
+    /// to `url`.
+    pub fn absorb_headers(&mut self, headers: &http::HeaderMap, url: &url::Url) {
+        let set = headers.get_all(http::header::SET_COOKIE);
+        self.absorb_values(set.iter().map(|v| v.as_bytes()), url);
+    }
+
+    /// HTTP/2: adds a `cookie` header with the jar's cookies for `url` to
+    /// `headers` (after any the user gave); whether any applied.
+    pub fn add_to(&mut self, headers: &mut http::HeaderMap, url: &url::Url) -> bool {
+        match self
+            .value(url)
+            .and_then(|v| http::HeaderValue::from_bytes(v).ok())
+        {
+            Some(v) => {
+                headers.append(http::header::COOKIE, v);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The `Cookie` header's value for a request to `url` (`a=1; b=2`),
     /// or `None` when no cookie in the jar applies.
-    pub fn value(&mut self, url: &url::Url) -> Option<&[u8]> {
+    fn value(&mut self, url: &url::Url) -> Option<&[u8]> {
         let line = self.header_line(url)?;
         Some(&line[b"Cookie: ".len()..line.len() - 2])
     }

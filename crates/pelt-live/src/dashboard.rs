@@ -28,7 +28,7 @@ pub fn event(s: &State) -> serde_json::Value {
         "seconds": s.seconds,
         "requests": t.requests,
         "successes": t.successes,
-        "errors": t.error_count(),
+        "failed": t.failed(),
         "rate": row.map(|r| r.requests),
         "offered": row.and_then(|r| r.offered),
         "p50_ms": row.map(|r| ms(r.p50_ns)),

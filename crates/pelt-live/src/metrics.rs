@@ -9,7 +9,7 @@
 
 use crate::state::State;
 use hdrhistogram::Histogram;
-use pelt_core::{ErrorKind, Recorder};
+use pelt_core::{FailureKind, Recorder};
 use std::fmt::Write;
 
 /// The Content-Type of [`render`]'s text.
@@ -162,14 +162,15 @@ pub fn render(s: &State) -> String {
         &mut out,
         "pelt_failures_total",
         "counter",
-        "Requests that failed without a valid response, by kind.",
+        "Requests that failed, by kind: no response (connect, reset, timeout, ...) or a status \
+         outside 2xx/3xx (status_4xx, status_5xx, ...). Summed over kinds: the report's failed.",
     );
-    for kind in ErrorKind::ALL {
+    for kind in FailureKind::all() {
         let _ = writeln!(
             out,
             "pelt_failures_total{{run=\"{run}\",kind=\"{}\"}} {}",
             kind.name(),
-            t.errors[kind.index()]
+            t.failed_of(kind)
         );
     }
     counter(

@@ -314,7 +314,7 @@ fn text_table(rows: &[RunRow]) -> String {
     let _ = writeln!(
         o,
         "{:>5}  {:<19}  {:<12} {:<6} {:>9} {:>7} {:>9} {:>9} {:>10}  {:<30} tags",
-        "id", "started (UTC)", "label", "mode", "requests", "errors", "p50", "p99", "rate", "url"
+        "id", "started (UTC)", "label", "mode", "requests", "failed", "p50", "p99", "rate", "url"
     );
     for r in rows {
         let f = &r.figures;

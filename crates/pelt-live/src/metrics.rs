@@ -381,4 +381,50 @@ mod tests {
             assert!(value.parse::<f64>().is_ok(), "{line}");
         }
     }
+
+    /// A 503 is a failure here as in every report: the Grafana share
+    /// `sum(rate(pelt_failures_total)) / sum(rate(pelt_requests_total))`
+    /// reads the report's failed share, not 0 %.
+    #[test]
+    fn failures_count_statuses_outside_2xx_3xx_by_kind() {
+        let live = Live::new("r".into(), TargetLabels::new(["GET http://x/".into()]));
+        let mut rec = Recorder::new();
+        let sample = |status, error| pelt_core::Sample {
+            target: 0,
+            status,
+            error,
+            intended: 1,
+            sent: Some(2),
+            first_byte: Some(3),
+            done: 4,
+            bytes_in: 10,
+            body_bytes: 5,
+            bytes_out: 10,
+            reused: false,
+        };
+        for _ in 0..2 {
+            rec.record(&sample(200, None));
+        }
+        rec.record(&sample(503, None));
+        rec.record(&sample(0, Some(pelt_core::ErrorKind::Reset)));
+        let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
+        live.feed(
+            &row,
+            &rec,
+            crate::Gauges {
+                in_flight: 0,
+                connections_open: 0,
+            },
+        );
+        let text = live.read(render);
+        assert!(text.contains("pelt_failures_total{run=\"r\",kind=\"status_5xx\"} 1\n"), "{text}");
+        assert!(text.contains("pelt_failures_total{run=\"r\",kind=\"reset\"} 1\n"), "{text}");
+        let failed: u64 = text
+            .lines()
+            .filter(|l| l.starts_with("pelt_failures_total{"))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(failed, rec.failed());
+        assert_eq!(failed, 2);
+    }
 }

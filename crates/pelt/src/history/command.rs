@@ -357,6 +357,10 @@ fn row_json(r: &RunRow) -> serde_json::Value {
         "duration_s": r.duration_s,
         "requests": f.requests,
         "successes": f.successes,
+        // The one meaning of failed (pelt_core::failure); "errors" and
+        // "error_ratio" are the same numbers under their older names.
+        "failed": f.errors,
+        "failed_share": f.error_ratio,
         "errors": f.errors,
         "error_ratio": f.error_ratio,
         "rate": f.rate,

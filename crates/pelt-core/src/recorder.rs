@@ -194,6 +194,11 @@ pub struct Recorder {
     /// Of the kernel-timed responses, requests whose departure the kernel
     /// timed too (`--tx-stamps`).
     pub tx_stamped: u64,
+    /// Transport failures whose response had begun (a status line, then
+    /// a close mid-body, a length mismatch, too many redirects): the
+    /// server answered, though not usably. Not among `statuses`, which
+    /// count complete responses only.
+    pub cut_short: u64,
     /// TCP segments pelt's connections sent, by the kernel's count
     /// (`TCP_INFO`, read as each connection ends and at the run's end).
     pub tcp_segs_out: u64,
@@ -245,6 +250,7 @@ impl Recorder {
             read_lag_ns_sum: 0,
             read_lag_ns_max: 0,
             tx_stamped: 0,
+            cut_short: 0,
             tcp_segs_out: 0,
             tcp_retrans: 0,
             first_intended: Nanos::MAX,
@@ -282,6 +288,7 @@ impl Recorder {
         self.reused += u64::from(s.reused);
         self.first_intended = self.first_intended.min(s.intended);
         self.last_done = self.last_done.max(s.done);
+        self.cut_short += u64::from(s.status != 0 && s.error.is_some());
         if answered {
             self.statuses[usize::from(s.status).min(MAX_STATUS)] += 1;
         }
@@ -488,6 +495,7 @@ impl Recorder {
         self.read_lag_ns_sum = 0;
         self.read_lag_ns_max = 0;
         self.tx_stamped = 0;
+        self.cut_short = 0;
         self.tcp_segs_out = 0;
         self.tcp_retrans = 0;
         self.first_intended = Nanos::MAX;
@@ -541,6 +549,7 @@ impl Recorder {
         self.read_lag_ns_sum = self.read_lag_ns_sum.saturating_add(other.read_lag_ns_sum);
         self.read_lag_ns_max = self.read_lag_ns_max.max(other.read_lag_ns_max);
         self.tx_stamped += other.tx_stamped;
+        self.cut_short += other.cut_short;
         self.tcp_segs_out += other.tcp_segs_out;
         self.tcp_retrans += other.tcp_retrans;
         self.first_intended = self.first_intended.min(other.first_intended);
@@ -613,8 +622,8 @@ pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
         (b.first_intended, b.last_sent, b.last_done)
     );
     assert_eq!(
-        (a.tcp_segs_out, a.tcp_retrans, a.tx_stamped),
-        (b.tcp_segs_out, b.tcp_retrans, b.tx_stamped)
+        (a.tcp_segs_out, a.tcp_retrans, a.tx_stamped, a.cut_short),
+        (b.tcp_segs_out, b.tcp_retrans, b.tx_stamped, b.cut_short)
     );
 }
 

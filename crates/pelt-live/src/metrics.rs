@@ -417,8 +417,14 @@ mod tests {
             },
         );
         let text = live.read(render);
-        assert!(text.contains("pelt_failures_total{run=\"r\",kind=\"status_5xx\"} 1\n"), "{text}");
-        assert!(text.contains("pelt_failures_total{run=\"r\",kind=\"reset\"} 1\n"), "{text}");
+        assert!(
+            text.contains("pelt_failures_total{run=\"r\",kind=\"status_5xx\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pelt_failures_total{run=\"r\",kind=\"reset\"} 1\n"),
+            "{text}"
+        );
         let failed: u64 = text
             .lines()
             .filter(|l| l.starts_with("pelt_failures_total{"))

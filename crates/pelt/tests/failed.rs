@@ -39,7 +39,19 @@ fn a_503_target_is_failed_in_every_view_and_equal_to_nginx_count() {
         db.to_str().unwrap(),
     );
     let (code, live_text) = stdout_of(&[
-        "run", "-f", targets, "--rate", "300", "-d", "2s", "-c", "10", "-o", saved, "--history", db,
+        "run",
+        "-f",
+        targets,
+        "--rate",
+        "300",
+        "-d",
+        "2s",
+        "-c",
+        "10",
+        "-o",
+        saved,
+        "--history",
+        db,
     ]);
     assert_eq!(code, 0, "{live_text}");
 
@@ -56,11 +68,18 @@ fn a_503_target_is_failed_in_every_view_and_equal_to_nginx_count() {
     assert_eq!(code, 0, "{json}");
     let r: Value = serde_json::from_str(&json).unwrap();
     let total = count(&r["requests"]["total"]);
-    assert_eq!(total, lines.len() as u64, "every request reached nginx once");
+    assert_eq!(
+        total,
+        lines.len() as u64,
+        "every request reached nginx once"
+    );
     assert_eq!(count(&r["requests"]["failed"]), unavailable);
     assert_eq!(count(&r["requests"]["non_2xx_3xx"]), unavailable);
     assert_eq!(count(&r["requests"]["transport_errors"]), 0);
-    assert_eq!(r["failures"], serde_json::json!({ "status_5xx": unavailable }));
+    assert_eq!(
+        r["failures"],
+        serde_json::json!({ "status_5xx": unavailable })
+    );
     let per_second: u64 = r["timeline"]
         .as_array()
         .unwrap()
@@ -91,7 +110,10 @@ fn a_503_target_is_failed_in_every_view_and_equal_to_nginx_count() {
     // CSV: the failed column adds up to the same count.
     let (_, csv) = stdout_of(&["report", saved, "--format", "csv"]);
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = header.iter().position(|c| *c == "failed").expect("a failed column");
+    let col = header
+        .iter()
+        .position(|c| *c == "failed")
+        .expect("a failed column");
     let csv_failed: u64 = csv
         .lines()
         .skip(1)
@@ -101,11 +123,16 @@ fn a_503_target_is_failed_in_every_view_and_equal_to_nginx_count() {
 
     // Markdown and HTML.
     let (_, md) = stdout_of(&["report", saved, "--format", "markdown"]);
-    assert!(md.contains(&format!("Failed: {unavailable} of {total} requests")), "{md}");
+    assert!(
+        md.contains(&format!("Failed: {unavailable} of {total} requests")),
+        "{md}"
+    );
     assert!(md.contains("| status_5xx |"), "{md}");
     let (_, html) = stdout_of(&["report", saved, "--format", "html"]);
     assert!(
-        html.contains(&format!("data-key=\"requests.failed\" data-value=\"{unavailable}\"")),
+        html.contains(&format!(
+            "data-key=\"requests.failed\" data-value=\"{unavailable}\""
+        )),
         "the HTML summary's failed row"
     );
     assert!(!html.contains("No request failed"));
@@ -137,7 +164,10 @@ fn all_responses_refused_is_a_failure_with_a_warning() {
         .filter(|l| l.starts_with("GET /private 401 "))
         .count();
     assert_eq!(witnessed, 40);
-    assert!(text.contains("Failed       40 of 40 requests (100.00%)"), "{text}");
+    assert!(
+        text.contains("Failed       40 of 40 requests (100.00%)"),
+        "{text}"
+    );
     assert!(text.contains("status_4xx"), "{text}");
     assert!(text.contains("most requests failed (100.0%)"), "{text}");
 }
@@ -149,5 +179,8 @@ fn mostly_redirects_without_follow_are_named() {
     let (code, text) = stdout_of(&["run", &nginx.url("/app"), "-n", "30", "-c", "2"]);
     assert_eq!(code, 0, "{text}");
     assert_eq!(nginx.access_log_lines(Some(30)).len(), 30);
-    assert!(text.contains("answered with a redirect (302) and --follow is off"), "{text}");
+    assert!(
+        text.contains("answered with a redirect (302) and --follow is off"),
+        "{text}"
+    );
 }

@@ -304,7 +304,12 @@ fn a_rate_ramp_follows_its_schedule_second_by_second() {
     // Without -d the run lasts the schedule: N(4) = 6,000 requests.
     assert_eq!(f(&r["duration_s"]), 4.0);
     assert_eq!(u(&r["requests"]["total"]), 6000);
-    assert_eq!(u(&r["requests"]["transport_errors"]), 0, "{:#}", r["transport_errors"]);
+    assert_eq!(
+        u(&r["requests"]["transport_errors"]),
+        0,
+        "{:#}",
+        r["transport_errors"]
+    );
     assert!((f(&r["offered_rate"]) - 1500.0).abs() < 1e-6);
     // The schedule was met. Warnings about the client's machine are
     // allowed: on a shared two-core machine the client can be starved for
@@ -399,7 +404,12 @@ fn a_connection_schedule_sets_the_working_connections() {
     let r = run_json(&[&url, "-c", "2s:1,2s:4,2s:2,2s:3", "-t", "2"]);
     assert_eq!(f(&r["duration_s"]), 8.0);
     assert_eq!(r["config"]["load"]["connections"], 4);
-    assert_eq!(u(&r["requests"]["transport_errors"]), 0, "{:#}", r["transport_errors"]);
+    assert_eq!(
+        u(&r["requests"]["transport_errors"]),
+        0,
+        "{:#}",
+        r["transport_errors"]
+    );
     // 1, then 3 more; 2 close at 4 s; 1 reopens at 6 s.
     assert_eq!(u(&r["connections"]["opened"]), 5);
     // Whole seconds inside one stage: requests per active connection.

@@ -41,6 +41,9 @@ pub(super) struct IntervalRecord {
     /// Requests whose departure the kernel stamped (`--tx-stamps`).
     #[serde(default, skip_serializing_if = "is_zero")]
     tx_stamped: u64,
+    /// Transport failures after a status line (the response broke off).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    cut_short: u64,
     first_intended: u64,
     last_sent: u64,
     last_done: u64,
@@ -200,6 +203,7 @@ impl IntervalRecord {
             )),
             tcp: (r.tcp_segs_out > 0).then_some((r.tcp_segs_out, r.tcp_retrans)),
             tx_stamped: r.tx_stamped,
+            cut_short: r.cut_short,
             first_intended: r.first_intended,
             last_sent: r.last_sent,
             last_done: r.last_done,
@@ -275,6 +279,7 @@ impl IntervalRecord {
             (r.kernel_timed, r.read_lag_ns_sum, r.read_lag_ns_max) = (n, sum, max);
         }
         r.tx_stamped = self.tx_stamped;
+        r.cut_short = self.cut_short;
         if let Some((sent, again)) = self.tcp {
             (r.tcp_segs_out, r.tcp_retrans) = (sent, again);
         }

@@ -253,9 +253,10 @@ impl RunSummary {
         self.total.requests - self.total.errors[ErrorKind::Unfinished.index()]
     }
 
-    /// Responses received, whatever their status.
+    /// Responses received, whatever their status, complete or cut short
+    /// (a status line counts: the server answered).
     pub fn responses(&self) -> u64 {
-        self.total.statuses.iter().sum()
+        self.total.statuses.iter().sum::<u64>() + self.total.cut_short
     }
 
     /// For a run in which requests were made but not one got a response:

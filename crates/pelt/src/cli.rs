@@ -588,6 +588,16 @@ pub struct RunArgs {
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
     pub asserts: Vec<pelt_core::Assertion>,
 
+    /// Stop the run early, with its report and exit code 4, once this has
+    /// held for the time given, judged second by second: 'failed > 50% for
+    /// 5s' (a second's failed share: requests that got no response, a
+    /// transport error or a status outside 2xx/3xx; `errors` is the same
+    /// word) or 'p99 > 1s for 10s' (p50, p90, p99, max). A second in which
+    /// no request ended counts neither way. Repeatable: the first rule to
+    /// hold stops the run.
+    #[arg(long = "abort-on", value_name = "'MEASURE OP VALUE for DURATION'", value_parser = parse_abort_rule)]
+    pub abort_on: Vec<pelt_core::AbortRule>,
+
     /// Fail (exit 1) when the client or the network may have limited the
     /// run: a worker thread that wanted a CPU nearly all the time
     /// (client_busy), responses read late for want of CPU (read_lag),
@@ -699,6 +709,10 @@ fn parse_buckets(text: &str) -> Result<pelt_core::buckets::Buckets, String> {
 }
 
 fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, pelt_core::AssertionError> {
+    text.parse()
+}
+
+fn parse_abort_rule(text: &str) -> Result<pelt_core::AbortRule, pelt_core::AbortRuleError> {
     text.parse()
 }
 

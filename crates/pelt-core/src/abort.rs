@@ -306,7 +306,10 @@ mod tests {
             (AbortMeasure::Failed, Op::Gt, 0.5, Duration::from_secs(5))
         );
         let r: AbortRule = "failed>=10%  for 2s".parse().unwrap();
-        assert_eq!((r.measure, r.op, r.threshold), (AbortMeasure::Failed, Op::Ge, 0.1));
+        assert_eq!(
+            (r.measure, r.op, r.threshold),
+            (AbortMeasure::Failed, Op::Ge, 0.1)
+        );
         let r: AbortRule = " p99 > 1s for 10s ".parse().unwrap();
         assert_eq!(
             (r.measure, r.threshold, r.hold),

@@ -12,9 +12,7 @@ use crate::plan::{RunPlan, Share};
 use crate::priority::Background;
 use crate::request_log::{RequestLogSpec, SharedLog};
 use crate::worker::run_worker;
-use pelt_core::{
-    Environment, Recorder, RunConfig, RunFooter, RunHeader, RunSummary, StopCause,
-};
+use pelt_core::{Environment, Recorder, RunConfig, RunFooter, RunHeader, RunSummary, StopCause};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;

@@ -37,7 +37,7 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
         start_at_unix_ns: None,
         send_window: Default::default(),
         arrivals: Default::default(),
-            abort_on: Vec::new(),
+        abort_on: Vec::new(),
     };
     let header = RunHeader {
         config,

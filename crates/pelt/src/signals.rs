@@ -168,7 +168,9 @@ fn spawn_handler() {
         Ok(_) => {
             let _ = ready_rx.recv_timeout(std::time::Duration::from_secs(5));
         }
-        Err(e) => eprintln!("pelt: warning: Ctrl-C and SIGTERM will not stop the run gracefully: {e}"),
+        Err(e) => {
+            eprintln!("pelt: warning: Ctrl-C and SIGTERM will not stop the run gracefully: {e}")
+        }
     }
 }
 

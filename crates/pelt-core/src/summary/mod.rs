@@ -509,8 +509,7 @@ impl RunSummary {
     /// firewall.
     pub fn mostly_unreachable(&self) -> bool {
         let connect = self.total.errors[ErrorKind::Connect.index()];
-        self.total.requests > 0
-            && connect as f64 >= self.total.requests as f64 * UNREACHABLE_SHARE
+        self.total.requests > 0 && connect as f64 >= self.total.requests as f64 * UNREACHABLE_SHARE
     }
 }
 

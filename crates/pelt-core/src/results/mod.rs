@@ -418,6 +418,7 @@ mod tests {
                 elapsed_ns,
                 warmup_requests: 0,
                 interrupted: false,
+                stopped_by: None,
                 worker_load: vec![ThreadLoad {
                     on_cpu: 0.6,
                     waiting: 0.39,

@@ -14,12 +14,20 @@ Examples:
   pelt run http://127.0.0.1:8080/ --stages 30s:100,1m:1000,30s:0   rate steps (k6-style stages)
   pelt run http://127.0.0.1:8080/ -c 1..50/30s        a closed loop ramping 1 to 50 connections
   pelt run http://127.0.0.1:8080/api -m POST -H 'Content-Type: application/json' --body '{\"a\":1}'
+  pelt run http://127.0.0.1:8080/ --rate 500 -d 10m --abort-on 'failed > 50% for 5s'
 
 Which mode? A closed loop (-c) tells you the most a server can do with N
 busy clients, but it cannot see queueing: when the server stalls, the
 clients stall with it and the stall barely shows. For latency questions
 (\"how slow is it for users at 1,000 req/s?\") use --rate: requests are sent
-on a fixed schedule, and each is timed from when it should have been sent.";
+on a fixed schedule, and each is timed from when it should have been sent.
+
+Exit codes: 0 ok; 1 an --assert failed (or --strict found the client or
+network limiting); 2 bad usage or input; 3 not one request got a
+response; 4 an --abort-on rule stopped the run; 128 + the signal when one
+stopped it: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. Every ending but 2 prints
+the report first: SIGTERM and SIGHUP are handled as Ctrl-C (results file
+finished, history row marked interrupted, asserts printed).";
 
 const TOP_ABOUT: &str = "\
 An HTTP load generator that measures latency correctly.
@@ -145,7 +153,8 @@ report.html (latency against throughput, the SLO line and the knee).
 
 Exit codes: 0 a capacity was found (or the closed-loop levels ran), 1 no
 capacity (the lowest rate fails, the client was the limit, or unstable),
-2 bad input, 130 Ctrl-C (the bracket so far is reported).
+2 bad input, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (the bracket so far is
+reported).
 
 Examples:
   pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms, errors < 0.1%'
@@ -258,6 +267,9 @@ every metric gets a change, a 95 % interval and a verdict, paired by block
 (see `pelt compare --help`). Commands see PELT_EXPERIMENT_DIR (absolute)
 and PELT (this pelt, to start `$PELT serve` as a backend); a variant's
 also PELT_VARIANT and PELT_BLOCK.
+
+Ctrl-C, SIGTERM or SIGHUP stops the experiment after tearing the current
+variant down and reports the complete blocks: exit 130, 143 or 129.
 
 Examples:
   pelt experiment examples/rewrite-rules/plan.toml

@@ -605,8 +605,8 @@ pub struct RunArgs {
     /// 5s' (a second's failed share: requests that got no response, a
     /// transport error or a status outside 2xx/3xx; `errors` is the same
     /// word) or 'p99 > 1s for 10s' (p50, p90, p99, max). A second in which
-    /// no request ended counts neither way. Repeatable: the first rule to
-    /// hold stops the run.
+    /// no request ended counts neither way, and --warmup is not judged.
+    /// Repeatable: the first rule to hold stops the run.
     #[arg(long = "abort-on", value_name = "'MEASURE OP VALUE for DURATION'", value_parser = parse_abort_rule)]
     pub abort_on: Vec<pelt_core::AbortRule>,
 

@@ -464,4 +464,30 @@ fn bad_abort_rules_are_refused_before_any_load() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(hint), "{args:?}: {err}");
     }
+    // An experiment's run cut short would be left out of its verdicts.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("plan.toml"),
+        r#"
+name = "x"
+[load]
+url = "http://127.0.0.1:1/"
+rate = 10
+duration = "1s"
+args = ["--abort-on", "failed > 50% for 2s"]
+[[variant]]
+name = "A"
+[[variant]]
+name = "B"
+"#,
+    )
+    .unwrap();
+    let out = pelt()
+        .current_dir(dir.path())
+        .args(["experiment", "plan.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--abort-on has no place"), "{err}");
 }

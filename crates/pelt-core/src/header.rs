@@ -25,7 +25,28 @@ pub struct RunHeader {
     pub shard: Option<crate::shard::ShardInfo>,
 }
 
-/// Written last, when the run ended normally or by Ctrl-C.
+/// What stopped a run before its stop condition, when known.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum StopCause {
+    /// A signal: `SIGINT` (Ctrl-C), `SIGTERM` (a CI job cancelled, a
+    /// Kubernetes pod stopped, a Slurm job out of time) or `SIGHUP`.
+    Signal {
+        /// Its name, like `SIGTERM`.
+        signal: String,
+    },
+    /// An `--abort-on` rule held for its whole time.
+    Abort {
+        /// The rule as written.
+        rule: String,
+        /// When it fired: seconds from the start of measurement to the end
+        /// of the second that completed it.
+        at_s: f64,
+    },
+}
+
+/// Written last, when the run ended normally, by Ctrl-C or another
+/// signal, or by an `--abort-on` rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunFooter {
     /// From the start of measurement until sending stopped, in nanoseconds.
@@ -34,8 +55,13 @@ pub struct RunFooter {
     pub elapsed_ns: u64,
     /// Requests sent during warm-up (not in any statistic).
     pub warmup_requests: u64,
-    /// Whether Ctrl-C stopped the run before its stop condition.
+    /// Whether Ctrl-C, a signal or an `--abort-on` rule stopped the run
+    /// before its stop condition.
     pub interrupted: bool,
+    /// Which of them, when known (files written before pelt said, and
+    /// runs stopped through the library without a cause, have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<StopCause>,
     /// How busy each worker thread was; empty where the platform does not
     /// say (and in files written before pelt recorded it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -130,6 +156,9 @@ impl RunFooter {
             elapsed_ns: self.elapsed_ns.max(other.elapsed_ns),
             warmup_requests: self.warmup_requests + other.warmup_requests,
             interrupted: self.interrupted || other.interrupted,
+            // Parts stop on their own (a signal to one machine, a rule
+            // judged on one part's seconds): the first part's cause.
+            stopped_by: self.stopped_by.clone().or_else(|| other.stopped_by.clone()),
             worker_load: match self.worker_load.is_empty() || other.worker_load.is_empty() {
                 true => Vec::new(),
                 false => [&self.worker_load[..], &other.worker_load[..]].concat(),

@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod abort;
 pub mod buckets;
 pub mod check;
 pub mod civil;
@@ -28,6 +29,7 @@ pub mod summary;
 pub mod targets;
 pub mod url;
 
+pub use abort::{AbortRule, AbortRuleError, AbortWatch};
 pub use check::{Assertion, AssertionError, Checked};
 pub use civil::UtcTime;
 pub use config::{
@@ -38,7 +40,7 @@ pub use config::{
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;
 pub use failure::FailureKind;
-pub use header::{Environment, Link, NotOneRun, RunFooter, RunHeader, ThreadLoad};
+pub use header::{Environment, Link, NotOneRun, RunFooter, RunHeader, StopCause, ThreadLoad};
 pub use recorder::{Recorder, TargetStats, MAX_TIMED_TARGETS};
 pub use results::{ResultsError, ResultsReader, ResultsWriter};
 pub use sample::{Nanos, Sample};

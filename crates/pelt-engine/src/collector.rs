@@ -5,8 +5,10 @@
 use crate::intervals::WorkerMsg;
 use crate::plan::RunPlan;
 use crate::priority::Background;
+use crate::run::Canceller;
 use pelt_core::{
-    IntervalRow, Nanos, Recorder, RunFooter, RunHeader, RunSummary, SummaryBuilder, ThreadLoad,
+    AbortWatch, IntervalRow, Nanos, Recorder, RunFooter, RunHeader, RunSummary, SummaryBuilder,
+    ThreadLoad,
 };
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver};
@@ -61,6 +63,11 @@ pub(crate) struct Collector {
     recycle: Vec<mpsc::Sender<Box<Recorder>>>,
     /// Per worker: how busy its thread was, once it is done.
     worker_load: Vec<Option<ThreadLoad>>,
+    /// `--abort-on`: judged on each second as it is merged, here, where
+    /// the whole second first exists; it stops the run through the same
+    /// cancel as Ctrl-C.
+    abort: AbortWatch,
+    canceller: Canceller,
 }
 
 const NS: u64 = 1_000_000_000;
@@ -71,8 +78,10 @@ impl Collector {
         plan: Arc<RunPlan>,
         header: RunHeader,
         recycle: Vec<mpsc::Sender<Box<Recorder>>>,
+        canceller: Canceller,
     ) -> Collector {
         let workers = recycle.len();
+        let abort = AbortWatch::new(&header.config.abort_on);
         let first = header.measure_start_unix_ns / NS;
         let count_limited = header.config.stop.requests.is_some();
         Collector {
@@ -87,6 +96,8 @@ impl Collector {
             cut: None,
             recycle,
             worker_load: vec![None; workers],
+            abort,
+            canceller,
         }
     }
 
@@ -160,6 +171,9 @@ impl Collector {
             let row = self.builder.add(second, &rec);
             yield_between_steps();
             if let Some(row) = row {
+                if let Some(cause) = self.abort.observe(&row) {
+                    self.canceller.stop(cause);
+                }
                 let total = self.builder.total();
                 let _ = events.send(Snapshot {
                     row,
@@ -209,6 +223,9 @@ impl Collector {
             elapsed_ns: elapsed,
             warmup_requests: self.warmup_requests,
             interrupted,
+            // Only a run the stop cut short has a cause: a signal after
+            // the deadline changed nothing.
+            stopped_by: interrupted.then(|| self.canceller.cause()).flatten(),
             // All or nothing: a partial list would hide a busy thread.
             worker_load: self
                 .worker_load

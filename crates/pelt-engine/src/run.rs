@@ -12,9 +12,9 @@ use crate::plan::{RunPlan, Share};
 use crate::priority::Background;
 use crate::request_log::{RequestLogSpec, SharedLog};
 use crate::worker::run_worker;
-use pelt_core::{Environment, Recorder, RunConfig, RunFooter, RunHeader, RunSummary};
+use pelt_core::{Environment, Recorder, RunConfig, RunFooter, RunHeader, RunSummary, StopCause};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -30,16 +30,40 @@ pub enum Progress {
     Finished,
 }
 
-/// Stops a run early (Ctrl-C). Cloneable and usable from any thread.
+/// Stops a run early (Ctrl-C, a signal, an `--abort-on` rule).
+/// Cloneable and usable from any thread.
 #[derive(Debug, Clone)]
 pub struct Canceller {
     tx: Arc<watch::Sender<bool>>,
+    cause: Arc<OnceLock<StopCause>>,
 }
 
 impl Canceller {
+    fn new() -> (Canceller, watch::Receiver<bool>) {
+        let (tx, rx) = watch::channel(false);
+        let canceller = Canceller {
+            tx: Arc::new(tx),
+            cause: Arc::new(OnceLock::new()),
+        };
+        (canceller, rx)
+    }
+
     /// Stops sending; requests in flight get a short grace to finish.
     pub fn cancel(&self) {
         self.tx.send_replace(true);
+    }
+
+    /// [`Canceller::cancel`], saying why: the run's footer and summary
+    /// keep the reason (`stopped_by`) if the run had not ended by then.
+    /// The first reason given stands.
+    pub fn stop(&self, cause: StopCause) {
+        let _ = self.cause.set(cause);
+        self.cancel();
+    }
+
+    /// Why the run was stopped, if a reason was given.
+    pub(crate) fn cause(&self) -> Option<StopCause> {
+        self.cause.get().cloned()
     }
 }
 
@@ -86,7 +110,7 @@ impl Run {
             )?);
         }
         let plan = Arc::new(plan);
-        let (cancel_tx, cancel_rx) = watch::channel(false);
+        let (canceller, cancel_rx) = Canceller::new();
         let (tx, rx) = mpsc::channel();
         let workers = spawn_workers(&plan, shares, tx, cancel_rx)?;
         let header = RunHeader {
@@ -103,12 +127,17 @@ impl Run {
             config,
         };
         let (events_tx, events) = mpsc::channel();
-        let collector = spawn_collector(plan.clone(), header.clone(), workers, rx, events_tx)?;
+        let collector = spawn_collector(
+            plan.clone(),
+            header.clone(),
+            workers,
+            rx,
+            events_tx,
+            canceller.clone(),
+        )?;
         Ok(Run {
             events,
-            canceller: Canceller {
-                tx: Arc::new(cancel_tx),
-            },
+            canceller,
             collector,
             epoch: plan.epoch,
             measure_from: Duration::from_nanos(plan.measure_from),
@@ -216,10 +245,11 @@ fn spawn_collector(
     workers: Workers,
     rx: Receiver<WorkerMsg>,
     events: mpsc::Sender<Snapshot>,
+    canceller: Canceller,
 ) -> Result<JoinHandle<RunSummary>, EngineError> {
     let many = workers.handles.len() > MANY_WORKERS;
     let open_loop = plan.pacer.is_some();
-    let collector = Collector::new(plan, header, workers.recycle);
+    let collector = Collector::new(plan, header, workers.recycle, canceller);
     let handles = workers.handles;
     std::thread::Builder::new()
         .name("pelt-collector".into())
@@ -268,6 +298,7 @@ pub fn footer_of(summary: &RunSummary) -> RunFooter {
         elapsed_ns: summary.elapsed.as_nanos() as u64,
         warmup_requests: summary.warmup_requests,
         interrupted: summary.interrupted,
+        stopped_by: summary.stopped_by.clone(),
         worker_load: summary.worker_load.clone(),
     }
 }

@@ -137,6 +137,8 @@ pub fn json_value(s: &RunSummary) -> Value {
         "elapsed_s": s.elapsed.as_secs_f64(),
         "sending_s": s.sending.as_secs_f64(),
         "interrupted": s.interrupted,
+        // What stopped it early: a signal, or an --abort-on rule.
+        "stopped_by": s.stopped_by,
         "complete": s.complete,
         "window": s.window.map(|w| json!({
             "from_s": w.from_s.max(0.0),

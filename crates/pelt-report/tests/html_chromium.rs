@@ -104,6 +104,7 @@ fn summary(slowdown: u64) -> RunSummary {
         sending: Duration::from_secs(seconds),
         warmup_requests: 0,
         interrupted: false,
+        stopped_by: None,
         complete: true,
         window: None,
         worker_load: Vec::new(),

@@ -37,6 +37,7 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
         start_at_unix_ns: None,
         send_window: Default::default(),
         arrivals: Default::default(),
+        abort_on: Vec::new(),
     };
     let header = RunHeader {
         config,
@@ -78,6 +79,7 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
         elapsed_ns: n * ms * 1_000_000,
         warmup_requests: 0,
         interrupted: false,
+        stopped_by: None,
         worker_load: vec![],
     }))
 }

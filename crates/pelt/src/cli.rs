@@ -14,6 +14,7 @@ Examples:
   pelt run http://127.0.0.1:8080/ --stages 30s:100,1m:1000,30s:0   rate steps (k6-style stages)
   pelt run http://127.0.0.1:8080/ -c 1..50/30s        a closed loop ramping 1 to 50 connections
   pelt run http://127.0.0.1:8080/api -m POST -H 'Content-Type: application/json' --body '{\"a\":1}'
+  pelt run http://127.0.0.1:8080/ --rate 500 -d 10m --abort-on 'failed > 50% for 5s'
 
 Which mode? A closed loop (-c) tells you the most a server can do with N
 busy clients, but it cannot see queueing: when the server stalls, the
@@ -26,7 +27,14 @@ all (connect, tls, reset, closed, timeout, unfinished, ...), a response that
 broke off or failed ab's length check, or a complete response whose status is
 outside 2xx/3xx (status_4xx, status_5xx). Every report, live view, metric,
 --assert ('failed < 1%', also written 'errors'), history, compare and
-experiment counts that one number, broken down by kind.";
+experiment counts that one number, broken down by kind.
+
+Exit codes: 0 ok; 1 an --assert failed (or --strict found the client or
+network limiting); 2 bad usage or input; 3 not one request got a
+response; 4 an --abort-on rule stopped the run; 128 + the signal when one
+stopped it: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. Every ending but 2 prints
+the report first: SIGTERM and SIGHUP are handled as Ctrl-C (results file
+finished, history row marked interrupted, asserts printed).";
 
 const TOP_ABOUT: &str = "\
 An HTTP load generator that measures latency correctly.
@@ -152,7 +160,8 @@ report.html (latency against throughput, the SLO line and the knee).
 
 Exit codes: 0 a capacity was found (or the closed-loop levels ran), 1 no
 capacity (the lowest rate fails, the client was the limit, or unstable),
-2 bad input, 130 Ctrl-C (the bracket so far is reported).
+2 bad input, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (the bracket so far is
+reported).
 
 Examples:
   pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms, errors < 0.1%'
@@ -265,6 +274,9 @@ every metric gets a change, a 95 % interval and a verdict, paired by block
 (see `pelt compare --help`). Commands see PELT_EXPERIMENT_DIR (absolute)
 and PELT (this pelt, to start `$PELT serve` as a backend); a variant's
 also PELT_VARIANT and PELT_BLOCK.
+
+Ctrl-C, SIGTERM or SIGHUP stops the experiment after tearing the current
+variant down and reports the complete blocks: exit 130, 143 or 129.
 
 Examples:
   pelt experiment examples/rewrite-rules/plan.toml
@@ -597,6 +609,16 @@ pub struct RunArgs {
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
     pub asserts: Vec<pelt_core::Assertion>,
 
+    /// Stop the run early, with its report and exit code 4, once this has
+    /// held for the time given, judged second by second: 'failed > 50% for
+    /// 5s' (a second's failed share: requests that got no response, a
+    /// transport error or a status outside 2xx/3xx; `errors` is the same
+    /// word) or 'p99 > 1s for 10s' (p50, p90, p99, max). A second in which
+    /// no request ended counts neither way, and --warmup is not judged.
+    /// Repeatable: the first rule to hold stops the run.
+    #[arg(long = "abort-on", value_name = "'MEASURE OP VALUE for DURATION'", value_parser = parse_abort_rule)]
+    pub abort_on: Vec<pelt_core::AbortRule>,
+
     /// Fail (exit 1) when the client or the network may have limited the
     /// run: a worker thread that wanted a CPU nearly all the time
     /// (client_busy), responses read late for want of CPU (read_lag),
@@ -710,6 +732,10 @@ fn parse_buckets(text: &str) -> Result<pelt_core::buckets::Buckets, String> {
 }
 
 fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, pelt_core::AssertionError> {
+    text.parse()
+}
+
+fn parse_abort_rule(text: &str) -> Result<pelt_core::AbortRule, pelt_core::AbortRuleError> {
     text.parse()
 }
 

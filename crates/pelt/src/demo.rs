@@ -85,13 +85,14 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             start_at_unix_ns: None,
             send_window: Default::default(),
             arrivals: Default::default(),
+            abort_on: Vec::new(),
         };
         // Demo runs are not saved: `pelt report --last` stays yours.
         let summary = execute(config, false, Keep::default())?;
         crate::emit(render_one(&summary, args.format)?.as_bytes())?;
         server.shutdown();
-        if summary.interrupted {
-            return Ok(std::process::ExitCode::from(130));
+        if let Some(code) = crate::signals::ending(&summary) {
+            return Ok(code);
         }
         println!();
     }

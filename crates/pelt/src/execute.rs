@@ -70,7 +70,7 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         keep.copy.is_some(),
         &header,
     );
-    crate::signals::cancel_on_ctrl_c(run.canceller());
+    crate::signals::cancel_on_signal(run.canceller());
     let tui = keep.tui.and_then(|live| {
         let canceller = run.canceller();
         pelt_live::tui::Tui::start(live, planned.duration, move || canceller.cancel())

@@ -2,8 +2,10 @@
 //!
 //! Exit codes: 0 ok, 1 an --assert failed, 2 bad usage or input (one
 //! line: what is wrong and how to fix it), 3 no request got a response
-//! (after the report, with one line saying why), 130 interrupted by
-//! Ctrl-C (after printing what was measured).
+//! (after the report, with one line saying why), 4 an --abort-on rule
+//! stopped the run (after the report, which names the rule), 128 + the
+//! signal's number when a signal stopped it (130 Ctrl-C, 143 SIGTERM,
+//! 129 SIGHUP; after printing what was measured).
 //!
 //! The binary (`main.rs`) only calls [`main`]; the code is a library so
 //! that the fuzz targets in `fuzz/` reach the experiment-plan parser.
@@ -38,6 +40,10 @@ use std::process::ExitCode;
 /// response (nothing listening, every connection refused or reset): a
 /// benchmark of nothing is not a pass.
 pub const NO_RESPONSE: u8 = 3;
+
+/// Exit code of a run that an `--abort-on` rule stopped: the service
+/// was plainly broken, and the run did not last its planned time.
+pub const ABORTED: u8 = 4;
 
 /// An error the user can fix: printed as one line, exit code 2.
 #[derive(Debug)]

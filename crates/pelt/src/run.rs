@@ -196,6 +196,7 @@ impl TryFrom<&RunArgs> for RunConfig {
                             .map_err(|e| UserError(format!("--send-window: {e}; or `auto`")))?,
                     ),
                 },
+                abort_on: a.abort_on.clone(),
             };
         a.sharding.apply(&mut config)?;
         config.validate().map_err(|e| UserError(e.to_string()))?;
@@ -412,10 +413,9 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     };
     crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
     views.close(&summary);
-    if summary.interrupted {
-        // 128 + SIGINT, as shells report an interrupted command.
-        return Ok(std::process::ExitCode::from(130));
-    }
+    // Every ending is judged the same way, a run cut short too: its
+    // asserts are printed for what was measured (a CI log then shows
+    // them), while the exit code says how it ended.
     let mut checked = check(&summary, &args.asserts);
     if args.strict {
         if let Some(w) = summary.warnings.iter().find(|w| w.is_client_side()) {
@@ -423,9 +423,20 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             checked = std::process::ExitCode::from(1);
         }
     }
-    if let Some(what) = summary.no_response() {
-        // Nothing to measure is not a pass, whatever the asserts say.
+    let no_response = summary.no_response();
+    if let Some(what) = &no_response {
         eprintln!("pelt: no request got a response: {what}");
+    }
+    if let Some(code) = crate::signals::ending(&summary) {
+        // A signal's 128 + its number, as shells report a command it
+        // stopped; an --abort-on rule's own code.
+        if let Some(pelt_core::StopCause::Abort { rule, at_s }) = &summary.stopped_by {
+            eprintln!("pelt: aborted after {at_s:.1}s: --abort-on '{rule}' held");
+        }
+        return Ok(code);
+    }
+    if no_response.is_some() {
+        // Nothing to measure is not a pass, whatever the asserts say.
         return Ok(std::process::ExitCode::from(crate::NO_RESPONSE));
     }
     match (&mut history, &args.record.baseline) {

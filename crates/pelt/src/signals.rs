@@ -1,47 +1,113 @@
-//! Ctrl-C: the first stops the current run and prints what was measured;
-//! a second one quits at once.
+//! Ctrl-C, SIGTERM and SIGHUP: the first stops the current run, which then
+//! ends as any run does (report, results file finished, history row marked
+//! interrupted, asserts evaluated); a second one quits at once.
+//!
+//! SIGTERM is how CI cancels a job, Kubernetes stops a pod (and enforces
+//! `activeDeadlineSeconds`) and Slurm ends a job at its time limit;
+//! SIGHUP, a closed terminal or session. Killed by them, pelt would leave
+//! no report: all three take Ctrl-C's path, and pelt exits 128 + the
+//! signal's number as a shell reports a command killed by it (130, 143,
+//! 129), after the report.
 //!
 //! One handler serves the whole process, so a command that makes many runs
-//! (`pelt experiment`) points it at each run in turn and asks afterwards
-//! whether the user wants to stop.
+//! (`pelt experiment`, `pelt sweep`) points it at each run in turn and asks
+//! afterwards whether to stop.
 
+use pelt_core::{RunSummary, StopCause};
 use pelt_engine::Canceller;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, Once};
 
-/// Set by the first Ctrl-C.
-static FIRED: AtomicBool = AtomicBool::new(false);
-/// The run a Ctrl-C stops.
+/// The signals that stop a run, with their numbers (Linux and the BSDs
+/// agree on these three).
+const SIGNALS: [(&str, i32); 3] = [("SIGINT", 2), ("SIGTERM", 15), ("SIGHUP", 1)];
+/// Exit code of a run stopped by a signal: 128 + its number.
+const SIGNAL_EXIT_BASE: i32 = 128;
+/// Ctrl-C's: the code of a run stopped without a known cause (the
+/// terminal dashboard's `q`).
+const SIGINT_EXIT: u8 = 130;
+
+/// The number of the first signal caught; 0 before.
+static FIRED: AtomicI32 = AtomicI32::new(0);
+/// The run a signal stops.
 static CURRENT: Mutex<Option<Canceller>> = Mutex::new(None);
 static STARTED: Once = Once::new();
 
-/// Starts the handler (once): from here on the first Ctrl-C only sets
+/// Starts the handler (once): from here on the first signal only sets
 /// [`interrupted`] and stops the current run, if any. A command that does
-/// work between runs (an experiment's setup) calls this first, so a Ctrl-C
-/// then cannot kill pelt before it has cleaned up.
+/// work between runs (an experiment's setup) calls this first, so a
+/// signal then cannot kill pelt before it has cleaned up.
 pub fn install() {
     STARTED.call_once(spawn_handler);
 }
 
-/// Makes Ctrl-C cancel `canceller` (replacing any earlier run's), starting
-/// the handler on first use. If Ctrl-C came already, cancels at once.
-pub fn cancel_on_ctrl_c(canceller: Canceller) {
+/// Makes a signal stop the run `canceller` cancels (replacing any earlier
+/// run's), starting the handler on first use. If a signal came already,
+/// stops it at once.
+pub fn cancel_on_signal(canceller: Canceller) {
     install();
     // Publish first, then look: either the handler sees this canceller or
-    // this sees the handler's flag, so a Ctrl-C is never lost in between.
+    // this sees the handler's flag, so a signal is never lost in between.
     *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(canceller.clone());
-    if FIRED.load(Ordering::SeqCst) {
-        canceller.cancel();
+    if let Some(cause) = fired() {
+        canceller.stop(cause);
     }
 }
 
-/// Whether the user pressed Ctrl-C.
+/// Whether Ctrl-C, SIGTERM or SIGHUP came.
 pub fn interrupted() -> bool {
-    FIRED.load(Ordering::SeqCst)
+    FIRED.load(Ordering::SeqCst) != 0
 }
 
-/// Starts the handler thread and returns once SIGINT is caught, so that a
-/// Ctrl-C arriving right after `install` is never the default kill.
+/// The first signal caught, as a run's stop cause.
+fn fired() -> Option<StopCause> {
+    let number = FIRED.load(Ordering::SeqCst);
+    SIGNALS
+        .iter()
+        .find(|&&(_, n)| n == number)
+        .map(|&(name, _)| StopCause::Signal {
+            signal: name.to_string(),
+        })
+}
+
+/// Exit code of a command that a signal stopped: 128 + the first signal's
+/// number (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), 130 when
+/// none came (a run stopped from the terminal dashboard).
+pub fn exit_code() -> ExitCode {
+    ExitCode::from(code_of(FIRED.load(Ordering::SeqCst)))
+}
+
+fn code_of(signal: i32) -> u8 {
+    match signal {
+        0 => SIGINT_EXIT,
+        n => u8::try_from(SIGNAL_EXIT_BASE + n).unwrap_or(SIGINT_EXIT),
+    }
+}
+
+/// The exit code of a run that ended before its stop condition: by its
+/// stop cause (a signal's code, or [`crate::ABORTED`]); `None` for a run
+/// that reached it.
+pub fn ending(summary: &RunSummary) -> Option<ExitCode> {
+    if !summary.interrupted {
+        return None;
+    }
+    Some(match &summary.stopped_by {
+        Some(StopCause::Abort { .. }) => ExitCode::from(crate::ABORTED),
+        Some(StopCause::Signal { signal }) => {
+            let number = SIGNALS
+                .iter()
+                .find(|(name, _)| name == signal)
+                .map_or(0, |&(_, n)| n);
+            ExitCode::from(code_of(number))
+        }
+        None => exit_code(),
+    })
+}
+
+/// Starts the handler thread and returns once the signals are caught, so
+/// that a signal arriving right after `install` is never the default kill.
 fn spawn_handler() {
     use tokio::signal::unix::{signal, SignalKind};
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -55,28 +121,44 @@ fn spawn_handler() {
             else {
                 return;
             };
-            // Registering the stream installs the handler, now.
-            let sigint = {
+            // Registering the streams installs the handlers, now.
+            let streams: Result<Vec<_>, _> = {
                 let _in_runtime = rt.enter();
-                signal(SignalKind::interrupt())
+                SIGNALS
+                    .iter()
+                    .map(|&(name, n)| signal(SignalKind::from_raw(n)).map(|s| (s, name, n)))
+                    .collect()
             };
             let _ = ready_tx.send(());
-            let Ok(mut sigint) = sigint else {
+            let Ok(mut streams) = streams else {
                 return;
             };
             rt.block_on(async {
-                if sigint.recv().await.is_none() {
+                let Some((name, number)) = next(&mut streams).await else {
                     return;
-                }
-                eprintln!(
-                    "\npelt: stopping; finishing requests in flight (Ctrl-C again to quit now)"
+                };
+                // Not eprintln!: after SIGHUP the terminal may be gone, and
+                // a failed write must not take this thread down.
+                let again = match number {
+                    2 => "Ctrl-C again to quit now".to_string(),
+                    _ => format!("{name} again or Ctrl-C to quit now"),
+                };
+                let what = match number {
+                    2 => String::new(),
+                    _ => format!(" on {name}"),
+                };
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "\npelt: stopping{what}; finishing requests in flight ({again})"
                 );
-                FIRED.store(true, Ordering::SeqCst);
+                FIRED.store(number, Ordering::SeqCst);
                 if let Some(c) = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-                    c.cancel();
+                    c.stop(StopCause::Signal {
+                        signal: name.to_string(),
+                    });
                 }
-                if sigint.recv().await.is_some() {
-                    std::process::exit(130);
+                if let Some((_, number)) = next(&mut streams).await {
+                    std::process::exit(i32::from(code_of(number)));
                 }
             });
         });
@@ -86,6 +168,37 @@ fn spawn_handler() {
         Ok(_) => {
             let _ = ready_rx.recv_timeout(std::time::Duration::from_secs(5));
         }
-        Err(e) => eprintln!("pelt: warning: Ctrl-C will not stop the run gracefully: {e}"),
+        Err(e) => {
+            eprintln!("pelt: warning: Ctrl-C and SIGTERM will not stop the run gracefully: {e}")
+        }
+    }
+}
+
+/// The next of the signals caught: its name and number.
+async fn next(
+    streams: &mut [(tokio::signal::unix::Signal, &'static str, i32)],
+) -> Option<(&'static str, i32)> {
+    use std::task::Poll;
+    std::future::poll_fn(|cx| {
+        for (stream, name, n) in streams.iter_mut() {
+            if let Poll::Ready(got) = stream.poll_recv(cx) {
+                return Poll::Ready(got.map(|()| (*name, *n)));
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_128_plus_the_signal() {
+        assert_eq!(code_of(2), 130);
+        assert_eq!(code_of(15), 143);
+        assert_eq!(code_of(1), 129);
+        assert_eq!(code_of(0), 130);
     }
 }

@@ -43,7 +43,7 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
         .as_bytes(),
     )?;
     Ok(match report.outcome {
-        Outcome::Interrupted => ExitCode::from(130),
+        Outcome::Interrupted => crate::signals::exit_code(),
         Outcome::Found | Outcome::AtMaxRate | Outcome::Levels => ExitCode::SUCCESS,
         Outcome::MaxTime if report.last_pass.is_some() => ExitCode::SUCCESS,
         _ => {
@@ -93,6 +93,11 @@ impl Sweep {
                 !r.asserts.is_empty(),
                 "--assert",
                 "give the terms every step must meet with --slo",
+            ),
+            (
+                !r.abort_on.is_empty(),
+                "--abort-on",
+                "a step that fails its --slo ends the search already",
             ),
             (
                 r.live.tui,

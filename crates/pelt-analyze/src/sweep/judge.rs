@@ -148,7 +148,7 @@ impl fmt::Display for Failure {
             ),
             Failure::Client { warning } => write!(f, "the client: {warning}"),
             Failure::NoResponse => write!(f, "no request got a response"),
-            Failure::Interrupted => write!(f, "interrupted by Ctrl-C"),
+            Failure::Interrupted => write!(f, "interrupted (Ctrl-C, SIGTERM or SIGHUP)"),
         }
     }
 }

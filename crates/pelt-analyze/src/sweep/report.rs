@@ -224,7 +224,7 @@ impl SweepReport {
             (outcome, _) => {
                 let why = match outcome {
                     Outcome::MaxTime => "the time budget (--max-time) ran out",
-                    Outcome::Interrupted => "interrupted by Ctrl-C",
+                    Outcome::Interrupted => "interrupted (Ctrl-C, SIGTERM or SIGHUP)",
                     Outcome::Unstable => "confirmation runs kept failing below passing steps",
                     _ => "stopped",
                 };

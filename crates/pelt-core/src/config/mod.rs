@@ -75,6 +75,10 @@ pub struct RunConfig {
     /// `--arrivals`: how rate mode spaces its requests.
     #[serde(default, skip_serializing_if = "Arrivals::is_uniform")]
     pub arrivals: Arrivals,
+    /// `--abort-on`: rules that stop the run early, judged on each
+    /// second of its timeline (see [`crate::abort`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub abort_on: Vec<crate::abort::AbortRule>,
 }
 
 /// How rate mode spaces its requests over time (the mean rate is the
@@ -175,6 +179,7 @@ impl RunConfig {
             start_at_unix_ns: None,
             send_window: SendWindow::Auto,
             arrivals: Arrivals::Uniform,
+            abort_on: Vec::new(),
         }
     }
 

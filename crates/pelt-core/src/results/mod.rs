@@ -322,7 +322,7 @@ mod tests {
     use super::testing::*;
     use super::*;
     use crate::error::ErrorKind;
-    use crate::header::ThreadLoad;
+    use crate::header::{StopCause, ThreadLoad};
     use crate::summary::{SummaryBuilder, Warning};
     use proptest::prelude::*;
 
@@ -346,7 +346,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, s)| (1_795_000_000 + i as u64, recorder(s)))
                 .collect();
-            let footer = RunFooter { duration_ns: 5, elapsed_ns: 6, warmup_requests: 7, interrupted: false, worker_load: vec![ThreadLoad { on_cpu: 0.5, waiting: 0.125 }] };
+            let footer = RunFooter { duration_ns: 5, elapsed_ns: 6, warmup_requests: 7, interrupted: true, stopped_by: Some(StopCause::Abort { rule: "failed > 50% for 2s".into(), at_s: 2.5 }), worker_load: vec![ThreadLoad { on_cpu: 0.5, waiting: 0.125 }] };
             let bytes = write(&intervals, Some(&footer));
             let (back, f, truncated) = read_all(&bytes).unwrap();
             prop_assert_eq!(f, Some(footer));
@@ -371,6 +371,7 @@ mod tests {
                 elapsed_ns: 1_000_000_000,
                 warmup_requests: 0,
                 interrupted: false,
+                stopped_by: None,
                 worker_load: loads,
             };
             let bytes = write(&[], Some(&footer));
@@ -417,6 +418,7 @@ mod tests {
                 elapsed_ns,
                 warmup_requests: 0,
                 interrupted: false,
+                stopped_by: None,
                 worker_load: vec![ThreadLoad {
                     on_cpu: 0.6,
                     waiting: 0.39,
@@ -496,6 +498,7 @@ mod tests {
             elapsed_ns: 9,
             warmup_requests: 1,
             interrupted: false,
+            stopped_by: None,
             worker_load: vec![load(0.5)],
         };
         let g = RunFooter {
@@ -503,6 +506,9 @@ mod tests {
             elapsed_ns: 8,
             warmup_requests: 2,
             interrupted: true,
+            stopped_by: Some(StopCause::Signal {
+                signal: "SIGTERM".into(),
+            }),
             worker_load: vec![load(0.25), load(0.75)],
         };
         // Each machine's threads stay threads of the merged run.
@@ -513,6 +519,9 @@ mod tests {
                 elapsed_ns: 9,
                 warmup_requests: 3,
                 interrupted: true,
+                stopped_by: Some(StopCause::Signal {
+                    signal: "SIGTERM".into(),
+                }),
                 worker_load: vec![load(0.5), load(0.25), load(0.75)],
             }
         );

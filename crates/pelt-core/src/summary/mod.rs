@@ -4,7 +4,7 @@
 use crate::config::RunConfig;
 use crate::duration::human_ns;
 use crate::error::ErrorKind;
-use crate::header::{Environment, RunFooter, RunHeader, ThreadLoad};
+use crate::header::{Environment, RunFooter, RunHeader, StopCause, ThreadLoad};
 use crate::recorder::Recorder;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -212,8 +212,11 @@ pub struct RunSummary {
     pub sending: Duration,
     /// Requests sent during warm-up (not in any statistic).
     pub warmup_requests: u64,
-    /// Whether Ctrl-C stopped the run before its stop condition.
+    /// Whether Ctrl-C, a signal or an `--abort-on` rule stopped the run
+    /// before its stop condition.
     pub interrupted: bool,
+    /// Which of them, when known.
+    pub stopped_by: Option<crate::header::StopCause>,
     /// False when rebuilt from a results file that has no footer.
     pub complete: bool,
     /// The part of the run the figures cover, when restricted.
@@ -371,8 +374,22 @@ impl RunSummary {
         if !self.complete {
             w.push(Warning::Incomplete);
         } else if self.interrupted {
-            w.push(Warning::Interrupted);
+            w.push(match &self.stopped_by {
+                Some(StopCause::Abort { rule, at_s }) => Warning::Aborted {
+                    rule: rule.clone(),
+                    at_s: *at_s,
+                },
+                Some(StopCause::Signal { signal }) if signal != "SIGINT" => Warning::Terminated {
+                    signal: signal.clone(),
+                },
+                _ => Warning::Interrupted,
+            });
         }
+        // Nothing to connect to leaves requests unsent and the workers
+        // busy failing fast: the client's shortfall then says nothing
+        // about the client, and "raise -c" would send the user the wrong
+        // way (the report's failures and `no_response` say what happened).
+        let unreachable = self.mostly_unreachable();
         if let Some(offered) = self.offered_rate() {
             // What went out, not what was planned: requests never sent are
             // recorded (as unfinished), and must not count as sent.
@@ -382,6 +399,7 @@ impl RunSummary {
                 && self.complete
                 && self.window.is_none()
                 && !count_limited
+                && !unreachable
                 && achieved < offered * 0.99
             {
                 w.push(Warning::RateShortfall { offered, achieved });
@@ -497,7 +515,9 @@ impl RunSummary {
             .busiest_thread()
             // In 0.01 % steps, as the shares are kept: 0.6 + 0.3 is
             // 0.8999999999999999 in f64, and 90 % is "90 % or more".
-            .filter(|t| long_enough && (t.demand() * 1e4).round() >= CLIENT_BUSY * 1e4)
+            .filter(|t| {
+                long_enough && !unreachable && (t.demand() * 1e4).round() >= CLIENT_BUSY * 1e4
+            })
         {
             w.push(Warning::ClientBusy {
                 on_cpu: t.on_cpu,
@@ -516,6 +536,20 @@ fn share(n: u64, of: u64) -> f64 {
         n as f64 / of as f64
     }
 }
+
+impl RunSummary {
+    /// Whether nearly every request failed to connect (at least
+    /// [`UNREACHABLE_SHARE`]): nothing listening, a wrong port, a
+    /// firewall.
+    pub fn mostly_unreachable(&self) -> bool {
+        let connect = self.total.errors[ErrorKind::Connect.index()];
+        self.total.requests > 0 && connect as f64 >= self.total.requests as f64 * UNREACHABLE_SHARE
+    }
+}
+
+/// The share of requests refused a connection beyond which a run is about
+/// the target being unreachable, not about the client's pace.
+pub const UNREACHABLE_SHARE: f64 = 0.9;
 
 fn per_second(n: u64, d: Duration) -> f64 {
     let s = d.as_secs_f64();
@@ -645,6 +679,7 @@ impl SummaryBuilder {
             sending: Duration::from_nanos(sending),
             warmup_requests: footer.map_or(0, |f| f.warmup_requests),
             interrupted: footer.is_none_or(|f| f.interrupted),
+            stopped_by: footer.and_then(|f| f.stopped_by.clone()),
             complete: footer.is_some(),
             window: self.window,
             worker_load: footer.map_or_else(Vec::new, |f| f.worker_load.clone()),

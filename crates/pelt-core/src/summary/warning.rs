@@ -89,6 +89,20 @@ pub enum Warning {
     },
     /// The run was interrupted (Ctrl-C) before its stop condition.
     Interrupted,
+    /// A signal other than Ctrl-C's (SIGTERM, SIGHUP) stopped the run
+    /// before its stop condition: a CI job cancelled, a pod stopped, a
+    /// batch job's time limit.
+    Terminated {
+        /// Its name, like `SIGTERM`.
+        signal: String,
+    },
+    /// An `--abort-on` rule stopped the run.
+    Aborted {
+        /// The rule as written.
+        rule: String,
+        /// When: seconds from the start of measurement.
+        at_s: f64,
+    },
     /// Writing the per-request log (`--log-requests`) failed part-way.
     RequestLog {
         /// What the operating system said.
@@ -325,6 +339,15 @@ impl std::fmt::Display for Warning {
                 share * 100.0
             ),
             Warning::Interrupted => write!(f, "interrupted: the figures cover the run up to Ctrl-C"),
+            Warning::Terminated { signal } => write!(
+                f,
+                "stopped by {signal} (a cancelled job, a stopped pod or a time limit?): the figures cover \
+                 the run up to the signal"
+            ),
+            Warning::Aborted { rule, at_s } => write!(
+                f,
+                "aborted after {at_s:.1}s by --abort-on '{rule}': the figures cover the run up to then"
+            ),
             Warning::RequestLog { error } => write!(
                 f,
                 "the request log is incomplete: writing it failed ({error}); the figures here are complete. \

@@ -92,6 +92,7 @@ fn summary(rate_mode: bool, seconds: u64, per_second: u64, slow: u64) -> RunSumm
         sending: Duration::from_secs(seconds),
         warmup_requests: 42,
         interrupted: false,
+        stopped_by: None,
         complete: true,
         window: None,
         worker_load: Vec::new(),

@@ -126,7 +126,7 @@ pub fn command(
         )));
     }
     if crate::signals::interrupted() {
-        return Ok(ExitCode::from(130));
+        return Ok(crate::signals::exit_code());
     }
     Ok(crate::output::fail_on(args.fail_on, |material_only| {
         rows.iter().any(|(_, row)| {

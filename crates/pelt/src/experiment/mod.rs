@@ -116,7 +116,7 @@ fn conduct_plan(
         )));
     }
     if outcome.interrupted {
-        return Ok(ExitCode::from(130));
+        return Ok(crate::signals::exit_code());
     }
     Ok(fail_on(args.fail_on, |material_only| {
         regressed(&reports.comparisons, material_only)

@@ -467,6 +467,13 @@ fn run_config(argv: &[String]) -> Result<RunConfig, UserError> {
             "-o, --format and --assert have no place in an experiment's args: every run is saved in the experiment's folder and the report covers them all".into(),
         ));
     }
+    if !args.abort_on.is_empty() {
+        // A run cut short is left out of the verdicts, as an interrupted
+        // one is: the block would be lost without a word.
+        return Err(UserError(
+            "--abort-on has no place in an experiment's args: every run must last its duration to be compared; bring each variant up healthy (its ready check) instead".into(),
+        ));
+    }
     RunConfig::try_from(&*args)
 }
 

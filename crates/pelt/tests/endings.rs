@@ -1,0 +1,493 @@
+//! Every ending is reported: a run stopped by SIGTERM or SIGHUP ends as
+//! one stopped by Ctrl-C does (report, results file, history row, asserts,
+//! an exit code of 128 + the signal), and so do sweeps and experiments;
+//! `--abort-on` stops a run against a broken service early, with its
+//! report; nothing listening is not called a slow client. The built-in
+//! server's request count is the witness.
+
+mod support;
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::pelt::{count as u, exclusive, number as f, pelt, server};
+
+/// `pelt ARGS` with runs saved under `data`, its history in `data` too,
+/// stdout and stderr piped.
+fn spawn(data: &Path, args: &[&str]) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+        .env("PELT_DATA_DIR", data)
+        .env("PELT_HISTORY", data.join("history.db"))
+        .env_remove("PELT_NO_HISTORY")
+        .current_dir(data)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (up to 20 s) until `ready`, then sends `child` the signal.
+fn signal_when(child: &Child, signal: &str, ready: impl Fn() -> bool) -> Instant {
+    let started = Instant::now();
+    while !ready() {
+        assert!(started.elapsed() < Duration::from_secs(20), "never ready");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    Instant::now()
+}
+
+/// A run report, checked against schema/run.schema.json.
+fn checked(bytes: &[u8], stderr: &[u8]) -> Value {
+    let r: Value = serde_json::from_slice(bytes).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}); stderr: {}",
+            String::from_utf8_lossy(stderr)
+        )
+    });
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/run.schema.json")).unwrap();
+    let id = schema["$id"].as_str().unwrap().to_string();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler.add_resource(&id, schema).unwrap();
+    let index = compiler.compile(&id, &mut schemas).unwrap();
+    if let Err(e) = schemas.validate(&r, index) {
+        panic!("report does not match schema/run.schema.json: {e:#}");
+    }
+    r
+}
+
+fn warning_kinds(r: &Value) -> Vec<String> {
+    r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The CI job cancelled, the pod stopped, the Slurm time limit: SIGTERM
+/// used to kill pelt (exit 143) with no report, no assert, no history row.
+#[test]
+fn sigterm_ends_a_run_as_ctrl_c_does() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/", s.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn(
+        dir.path(),
+        &[
+            "run",
+            &url,
+            "--rate",
+            "300",
+            "-d",
+            "60s",
+            "-o",
+            "run.pelt",
+            "--assert",
+            "p99 < 10s",
+            "--format",
+            "json",
+        ],
+    );
+    let sent = signal_when(&child, "TERM", || s.requests() >= 300);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "128 + SIGTERM: {err}");
+    assert!(sent.elapsed() < Duration::from_secs(10), "stopped promptly");
+    // The report.
+    let r = checked(&out.stdout, &out.stderr);
+    assert_eq!(r["interrupted"], true);
+    assert_eq!(r["stopped_by"]["by"], "signal");
+    assert_eq!(r["stopped_by"]["signal"], "SIGTERM");
+    assert!(
+        warning_kinds(&r).contains(&"terminated".to_string()),
+        "{r:#}"
+    );
+    let total = u(&r["requests"]["total"]);
+    let unfinished = u(&r["transport_errors"]["unfinished"]);
+    // The server's count: all it answered was recorded; beyond that only
+    // requests cut off by the stop.
+    assert!(total >= s.requests() && total - unfinished <= s.requests());
+    assert!(f(&r["duration_s"]) < 30.0);
+    // The asserts, judged on what was measured.
+    assert!(err.contains("pelt: assert ok: p99 < 10s"), "{err}");
+    assert!(err.contains("stopping on SIGTERM"), "{err}");
+    // The results file was finished: it re-reports the same run.
+    let again = pelt()
+        .current_dir(dir.path())
+        .args(["report", "run.pelt", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    let again = checked(&again.stdout, &again.stderr);
+    assert_eq!(again["complete"], true, "the footer was written");
+    assert_eq!(again["stopped_by"], r["stopped_by"]);
+    assert_eq!(again["requests"], r["requests"]);
+    // The history row, marked interrupted.
+    let listed = pelt()
+        .env("PELT_HISTORY", dir.path().join("history.db"))
+        .env_remove("PELT_NO_HISTORY")
+        .args(["history", "list", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(listed.status.success());
+    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0]["interrupted"], true);
+    assert_eq!(u(&rows[0]["requests"]), total);
+}
+
+/// A closed terminal or session: SIGHUP, 129.
+#[test]
+fn sighup_ends_a_run_with_its_report() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/", s.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn(
+        dir.path(),
+        &["run", &url, "-c", "2", "-d", "60s", "--format", "json"],
+    );
+    signal_when(&child, "HUP", || s.requests() >= 100);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(129),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = checked(&out.stdout, &out.stderr);
+    assert_eq!(r["stopped_by"]["signal"], "SIGHUP");
+    assert!(u(&r["requests"]["total"]) >= 100);
+}
+
+/// `pelt sweep` on SIGTERM: the steps so far, reported and saved, as on
+/// Ctrl-C.
+#[test]
+fn sigterm_stops_a_sweep_with_its_report() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/", s.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn(
+        dir.path(),
+        &[
+            "sweep",
+            &url,
+            "-d",
+            "30s",
+            "--warmup",
+            "200ms",
+            "--start-rate",
+            "100",
+            "--format",
+            "json",
+            "-o",
+            "sweep",
+        ],
+    );
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("step 1:") {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "ended early: {seen}"
+        );
+        seen.push_str(&line);
+    }
+    let before = s.requests();
+    signal_when(&child, "TERM", || s.requests() >= before + 200);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{seen}{rest}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["outcome"], "interrupted");
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{seen}{rest}");
+    assert!(dir.path().join("sweep/report.json").is_file());
+    assert!(dir
+        .path()
+        .join("sweep")
+        .join(steps[0]["file"].as_str().unwrap())
+        .is_file());
+}
+
+/// `pelt experiment` on SIGTERM: the variant torn down, the runs so far
+/// reported, as on Ctrl-C.
+#[test]
+fn sigterm_tears_down_an_experiment_and_reports() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/", s.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let plan = format!(
+        r#"
+name = "ab"
+blocks = 6
+[load]
+rate = 300
+connections = 10
+duration = "30s"
+warmup = "200ms"
+threads = 1
+[[variant]]
+name = "A"
+url = "{url}"
+teardown = "touch a-down"
+[[variant]]
+name = "B"
+url = "{url}"
+"#
+    );
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let child = spawn(dir.path(), &["experiment", "plan.toml", "-o", "out"]);
+    let sent = signal_when(&child, "TERM", || s.requests() >= 200);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(sent.elapsed() < Duration::from_secs(15), "stopped promptly");
+    assert!(dir.path().join("a-down").exists(), "torn down");
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["interrupted"], true);
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["interrupted"], true);
+}
+
+/// `pelt run URL ARGS --format json` to its end; returns the exit code,
+/// the report, stderr and how long it took.
+fn run_to_end(args: &[&str]) -> (Option<i32>, Value, String, Duration) {
+    let started = Instant::now();
+    let out = pelt()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let r = checked(&out.stdout, &out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), r, err, took)
+}
+
+/// k6's abortOnFail: a 60 s run against an all-503 service stops once
+/// the rule has held for 2 s of the run, with its report, exit 4.
+#[test]
+fn abort_on_stops_a_run_against_an_all_503_service() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/?status=503", s.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("aborted.pelt");
+    let (code, r, err, took) = run_to_end(&[
+        &url,
+        "--rate",
+        "200",
+        "-d",
+        "60s",
+        "--abort-on",
+        "failed > 50% for 2s",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(4), "{err}");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let duration = f(&r["duration_s"]);
+    assert!((1.9..=4.0).contains(&duration), "stopped at {duration}s");
+    assert_eq!(r["interrupted"], true);
+    assert_eq!(r["stopped_by"]["by"], "abort");
+    assert_eq!(r["stopped_by"]["rule"], "failed > 50% for 2s");
+    let at = f(&r["stopped_by"]["at_s"]);
+    assert!((2.0..=3.1).contains(&at), "fired at {at}s");
+    assert!(warning_kinds(&r).contains(&"aborted".to_string()));
+    assert!(
+        err.contains("pelt: aborted after") && err.contains("'failed > 50% for 2s'"),
+        "{err}"
+    );
+    // Every request failed, by the server's own count.
+    let total = u(&r["requests"]["total"]);
+    assert_eq!(u(&r["requests"]["successes"]), 0);
+    assert_eq!(u(&r["status_codes"]["503"]), s.requests());
+    assert!(total >= s.requests() && s.requests() >= 300, "{total}");
+    // The results file says so too.
+    let text = pelt().arg("report").arg(&file).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("aborted after") && text.contains("--abort-on 'failed > 50% for 2s'"),
+        "{text}"
+    );
+}
+
+/// The same rule on a healthy service changes nothing: the run lasts its
+/// duration and exits 0.
+#[test]
+fn abort_on_lets_a_healthy_run_finish() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/", s.local_addr());
+    let (code, r, err, _) = run_to_end(&[
+        &url,
+        "--rate",
+        "200",
+        "-d",
+        "3s",
+        "--abort-on",
+        "failed > 50% for 2s",
+        "--abort-on",
+        "p99 > 1s for 2s",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(r["interrupted"], false);
+    assert!(r["stopped_by"].is_null());
+    assert!((f(&r["duration_s"]) - 3.0).abs() < 0.01);
+    assert_eq!(u(&r["requests"]["successes"]), s.requests());
+    assert_eq!(
+        r["config"]["abort_on"],
+        serde_json::json!(["failed > 50% for 2s", "p99 > 1s for 2s"])
+    );
+}
+
+/// A latency rule: every response 50 ms late, `p99 > 20ms for 2s`.
+#[test]
+fn abort_on_a_latency_rule() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/?delay=50ms", s.local_addr());
+    let (code, r, err, took) = run_to_end(&[
+        &url,
+        "--rate",
+        "50",
+        "-d",
+        "60s",
+        "--abort-on",
+        "p99 > 20ms for 2s",
+    ]);
+    assert_eq!(code, Some(4), "{err}");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert_eq!(r["stopped_by"]["rule"], "p99 > 20ms for 2s");
+    assert!(s.requests() >= 90, "{}", s.requests());
+}
+
+/// Nothing listening: every request refused a connection. The rule stops
+/// the run (the report and the no-response line still say why), and the
+/// report does not advise raising -c: the client did not fall behind,
+/// there was nothing to send to. Before, it warned "sent 0.0 req/s of the
+/// 1000.0 req/s asked for: the client could not keep up ... raise -c".
+#[test]
+fn nothing_listening_is_not_called_a_slow_client() {
+    let _machine = exclusive();
+    let (code, r, err, _) = run_to_end(&["http://127.0.0.1:1/", "--rate", "1000", "-d", "2s"]);
+    assert_eq!(code, Some(3), "{err}");
+    let kinds = warning_kinds(&r);
+    assert!(!kinds.contains(&"rate_shortfall".to_string()), "{kinds:?}");
+    assert!(!kinds.contains(&"client_busy".to_string()), "{kinds:?}");
+    let text = pelt()
+        .args(["http://127.0.0.1:1/", "--rate", "1000", "-d", "1s"])
+        .output()
+        .unwrap();
+    let all = String::from_utf8_lossy(&text.stdout) + String::from_utf8_lossy(&text.stderr);
+    assert!(!all.contains("raise -c"), "{all}");
+    assert!(all.contains("nothing listens on 127.0.0.1:1"), "{all}");
+
+    let (code, r, err, took) = run_to_end(&[
+        "http://127.0.0.1:1/",
+        "--rate",
+        "500",
+        "-d",
+        "60s",
+        "--abort-on",
+        "errors > 50% for 2s",
+    ]);
+    assert_eq!(code, Some(4), "aborted, not merely no response: {err}");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert!(err.contains("pelt: no request got a response"), "{err}");
+    assert_eq!(r["stopped_by"]["by"], "abort");
+    assert!(!warning_kinds(&r).contains(&"rate_shortfall".to_string()));
+}
+
+#[test]
+fn bad_abort_rules_are_refused_before_any_load() {
+    for (args, hint) in [
+        (
+            &["run", "http://127.0.0.1:1/", "--abort-on", "failed > 50%"][..],
+            "for DURATION",
+        ),
+        (
+            &[
+                "run",
+                "http://127.0.0.1:1/",
+                "--abort-on",
+                "failed > 50 for 5s",
+            ],
+            "percentage",
+        ),
+        (
+            &[
+                "run",
+                "http://127.0.0.1:1/",
+                "--abort-on",
+                "rate < 5 for 5s",
+            ],
+            "not watched per second",
+        ),
+        (
+            &[
+                "sweep",
+                "http://127.0.0.1:1/",
+                "--abort-on",
+                "failed > 50% for 5s",
+            ],
+            "pelt sweep takes no --abort-on",
+        ),
+    ] {
+        let out = pelt().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(hint), "{args:?}: {err}");
+    }
+    // An experiment's run cut short would be left out of its verdicts.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("plan.toml"),
+        r#"
+name = "x"
+[load]
+url = "http://127.0.0.1:1/"
+rate = 10
+duration = "1s"
+args = ["--abort-on", "failed > 50% for 2s"]
+[[variant]]
+name = "A"
+[[variant]]
+name = "B"
+"#,
+    )
+    .unwrap();
+    let out = pelt()
+        .current_dir(dir.path())
+        .args(["experiment", "plan.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--abort-on has no place"), "{err}");
+}

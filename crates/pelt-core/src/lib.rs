@@ -18,6 +18,7 @@ pub mod error;
 pub mod fuzz;
 pub mod header;
 mod quote;
+pub mod rank;
 pub mod recorder;
 pub mod results;
 pub mod sample;

@@ -145,14 +145,14 @@ pub fn header(s: &State, planned: Option<Duration>) -> Vec<String> {
     let p99 = if t.response.is_empty() {
         "-".to_string()
     } else {
-        human_ns(t.response.value_at_quantile(0.99)).to_string()
+        human_ns(pelt_core::rank::quantile(&t.response, 0.99)).to_string()
     };
     let lag = s
         .last
         .as_ref()
         .filter(|(_, r)| !r.send_lag.is_empty())
         .map_or("-".to_string(), |(_, r)| {
-            human_ns(r.send_lag.value_at_quantile(0.99)).to_string()
+            human_ns(pelt_core::rank::quantile(&r.send_lag, 0.99)).to_string()
         });
     vec![
         format!(

@@ -250,7 +250,7 @@ impl Watch {
         let l = &summary.total.response;
         let quantile = |q: f64| match l.is_empty() {
             true => "-".to_string(),
-            false => pelt_core::human_ns(l.value_at_quantile(q)).to_string(),
+            false => pelt_core::human_ns(pelt_core::rank::quantile(&l, q)).to_string(),
         };
         let errors = match summary.total.requests {
             0 => 0.0,

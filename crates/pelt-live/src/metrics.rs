@@ -344,6 +344,28 @@ mod tests {
         assert!(c.windows(2).all(|w| w[0] <= w[1]));
     }
 
+    // Issue 22 §5: the p99.9 gauge is the report's, to the nanosecond.
+    #[test]
+    fn the_p99_9_gauge_is_the_reports_nearest_rank() {
+        let mut rec = Recorder::new();
+        rec.requests = 4_000;
+        rec.response.record_n(1_000_000, 3_995).unwrap();
+        for v in [21_087_000, 21_168_000, 22_000_000, 23_000_000, 24_000_000] {
+            rec.response.record(v).unwrap();
+        }
+        let live = Live::new("r".into(), TargetLabels::new(["GET http://x/".into()]));
+        let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
+        live.feed(&row, &rec, crate::Gauges::default());
+        let text = live.read(render);
+        let report = pelt_core::LatencyStats::of(&rec.response).at(99.9);
+        assert_eq!(report, rec.response.highest_equivalent(21_087_000));
+        let line = format!(
+            "pelt_response_time_quantile_seconds{{run=\"r\",quantile=\"0.999\"}} {}\n",
+            secs(report as f64)
+        );
+        assert!(text.contains(&line), "{line}{text}");
+    }
+
     #[test]
     fn text_has_the_counters_and_escapes_labels() {
         let live = Live::new(

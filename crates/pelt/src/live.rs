@@ -112,20 +112,23 @@ impl Views {
             .transpose()
             .map_err(|e| UserError(e.to_string()))?;
         let labels = labels(config, secrets);
-        // The id the run's results file names it by (config hash, and the
-        // start time with --start-at), so the metrics and the file agree.
-        let id = config.run_id();
+        // Unique per run unless --run-id (or the shards' --start-at) names
+        // it: two runs with the same flags are two series in Prometheus.
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let id = config.live_run_id(now_ms);
         let thread_error =
             |e: std::io::Error| UserError(format!("cannot start a thread: {e}; free some memory"));
         if let Some(bound) = metrics {
             let live = Live::new(id.clone(), labels.clone());
             let local = bound.local_addr();
             pelt_live::serve_metrics(bound, live.clone()).map_err(thread_error)?;
-            eprintln!("pelt: metrics on http://{local}/metrics");
+            eprintln!("pelt: metrics on http://{local}/metrics (run=\"{id}\")");
             views.live.push(live);
         }
         if let Some(bound) = dashboard {
-            let live = Live::new(id, labels);
+            let live = Live::new(id.clone(), labels);
             let local = bound.local_addr();
             // Beyond loopback, anyone who can reach the port could watch:
             // only those given the token can.

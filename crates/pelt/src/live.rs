@@ -193,8 +193,9 @@ impl Views {
             return;
         }
         let report = pelt_report::json_value(summary).to_string();
+        let elapsed = summary.elapsed.as_secs_f64();
         for live in &self.live {
-            live.finish_with(Some(report.clone()));
+            live.finish_run(Some(report.clone()), elapsed);
         }
         for live in &self.live {
             live.wait_final_scrape(pelt_live::FINAL_SCRAPE_WAIT);

@@ -174,6 +174,59 @@ mod tests {
         assert!(!has_token("xtoken=abc", "abc"));
     }
 
+    /// A 500 req/s run measured for `elapsed` s whose wall-clock seconds
+    /// start 0.6 s before measurement: rows at -0.6, 0.4, 1.4, 2.4 s with
+    /// their share of the requests.
+    fn run_of_500_per_s(elapsed: f64) -> Live {
+        let live = Live::new("r".into(), crate::TargetLabels::default());
+        for offset in [-0.6, 0.4, 1.4, 2.4] {
+            let (from, to) = (f64::max(offset, 0.0), f64::min(offset + 1.0, elapsed));
+            let n = ((to - from) * 500.0).round() as u64;
+            let mut rec = pelt_core::Recorder::new();
+            rec.requests = n;
+            rec.successes = n;
+            let mut row = pelt_core::IntervalRow::from_recorder(0, offset, &rec);
+            row.offered = Some(n as f64);
+            live.feed(&row, &rec, crate::Gauges::default());
+        }
+        live
+    }
+
+    // Issue 22 §5: a page opened late started empty.
+    #[test]
+    fn a_stream_starts_with_the_timeline_so_far() {
+        let live = run_of_500_per_s(2.8);
+        let first = live.read(|s| event_with(s, true));
+        let timeline = first["timeline"].as_array().unwrap();
+        assert_eq!(timeline.len(), 4);
+        assert_eq!(timeline[0]["t"], 0.0);
+        assert_eq!(timeline[3]["t"], 2.4);
+        // Later events carry only the newest second.
+        assert!(live.read(event).get("timeline").is_none());
+    }
+
+    // Issue 22 §5: the final tiles read "25 req/s of 18 offered" for a
+    // 500 req/s run: the last second's counts over a sliver of it.
+    #[test]
+    fn final_rates_are_per_second_of_the_run_covered() {
+        // The last second covers 0.2 s of the run: 100 requests, 500/s.
+        let live = run_of_500_per_s(2.6);
+        live.finish_run(None, 2.6);
+        let e = live.read(event);
+        let close = |v: &serde_json::Value, want: f64| (v.as_f64().unwrap() - want).abs() < 1.0;
+        assert!(close(&e["rate"], 500.0), "{e}");
+        assert!(close(&e["offered"], 500.0), "{e}");
+        let timeline = e["timeline"].as_array().unwrap();
+        assert!(timeline.iter().all(|r| close(&r["rate"], 500.0)), "{e}");
+        // A last second of 0.03 s gives no rate: the tiles show the
+        // newest second that does.
+        let live = run_of_500_per_s(2.43);
+        live.finish_run(None, 2.43);
+        let e = live.read(event);
+        assert!(close(&e["rate"], 500.0), "{e}");
+        assert!(e["timeline"][3]["rate"].is_null(), "{e}");
+    }
+
     #[test]
     fn the_page_loads_nothing_from_elsewhere() {
         for needle in ["http://", "https://", "//cdn", "@import", "<link", "src="] {

@@ -22,6 +22,16 @@ pub struct LiveArgs {
     #[arg(long = "metrics-allow-remote", requires = "metrics")]
     pub metrics_allow_remote: bool,
 
+    /// Push the --metrics series to a Prometheus remote-write receiver
+    /// each second and once more at the end (for runs shorter than a
+    /// scrape interval): http://HOST:PORT/PATH, e.g. Prometheus started
+    /// with --web.enable-remote-write-receiver at
+    /// http://127.0.0.1:9090/api/v1/write. Checked before any load; a
+    /// failed push is a warning, not the end of the run. After the run,
+    /// pelt waits up to 5 s for the final push.
+    #[arg(long = "metrics-push", value_name = "URL")]
+    pub metrics_push: Option<String>,
+
     /// Serve a live dashboard on http://ADDR/ during the run: one page
     /// (nothing loaded from elsewhere) with the figures each second, and
     /// the final report when the run ends. Loopback only unless
@@ -80,9 +90,20 @@ impl Views {
             views.live.push(live.clone());
             views.tui = Some(live);
         }
-        if args.metrics.is_none() && args.dashboard.is_none() {
+        if args.metrics.is_none() && args.dashboard.is_none() && args.metrics_push.is_none() {
             return Ok(views);
         }
+        // Checked before anything listens: nothing to undo if refused.
+        let push = args
+            .metrics_push
+            .as_deref()
+            .map(|url| {
+                let target = pelt_live::push::PushTarget::parse(url)?;
+                target.check()?;
+                Ok(target)
+            })
+            .transpose()
+            .map_err(|e: pelt_live::push::PushError| UserError(e.to_string()))?;
         // Both bound before either serves: a second refusal must not
         // leave the first listening for nothing.
         let metrics = args
@@ -125,6 +146,16 @@ impl Views {
             let local = bound.local_addr();
             pelt_live::serve_metrics(bound, live.clone()).map_err(thread_error)?;
             eprintln!("pelt: metrics on http://{local}/metrics (run=\"{id}\")");
+            views.live.push(live);
+        }
+        if let Some(target) = push {
+            let live = Live::new(id.clone(), labels.clone());
+            let url = target.url.clone();
+            pelt_live::push::spawn(target, live.clone(), |why| {
+                eprintln!("pelt: warning: {why}; the run goes on without it");
+            })
+            .map_err(thread_error)?;
+            eprintln!("pelt: pushing metrics to {url} (run=\"{id}\")");
             views.live.push(live);
         }
         if let Some(bound) = dashboard {

@@ -199,29 +199,38 @@ impl Transport for H1Sender {
         sender: usize,
         attempt: &mut Attempt,
     ) -> Result<Response, Failure> {
-        match self.attempt_once(w, target, sender, attempt).await {
-            Err(f) if attempt.reused && lost_to_a_quiet_close(&f) => {
-                // The server (or a proxy) closed the idle connection as
-                // the request went out: nothing of it was answered, and
-                // maybe nothing read. RFC 9112 §9.3.1 lets a client send
-                // an idempotent request again on a fresh connection, as
-                // browsers and curl do; once only, counted (`retried`),
-                // and the response time still runs from the first try.
-                if !w.plan().requests[target as usize].idempotent {
-                    return Err(f);
-                }
-                self.conn = None;
-                let bytes_out = attempt.bytes_out;
-                attempt.retried = true;
-                attempt.first_byte = None;
-                attempt.done = None;
-                attempt.tx_stamped = false;
-                attempt.cookie = false;
-                let r = self.attempt_once(w, target, sender, attempt).await;
-                attempt.bytes_out += bytes_out;
-                r
+        // Bytes the first try wrote, when there is a second.
+        let mut earlier = None;
+        loop {
+            // One call site, so the common path's state machine is no
+            // larger than before.
+            let r = self.attempt_once(w, target, sender, attempt).await;
+            if let Some(first) = earlier {
+                attempt.bytes_out += first;
+                return r;
             }
-            r => r,
+            match r {
+                Err(f) if attempt.reused && lost_to_a_quiet_close(&f) => {
+                    // The server (or a proxy) closed the idle connection
+                    // as the request went out: nothing of it was
+                    // answered. RFC 9112 §9.3.1 lets a client send an
+                    // idempotent request again on a fresh connection, as
+                    // browsers and curl do; once only, counted
+                    // (`retried`), and the response time still runs from
+                    // the first try.
+                    if !w.plan().requests[target as usize].idempotent {
+                        return Err(f);
+                    }
+                    self.conn = None;
+                    earlier = Some(std::mem::take(&mut attempt.bytes_out));
+                    attempt.retried = true;
+                    attempt.first_byte = None;
+                    attempt.done = None;
+                    attempt.tx_stamped = false;
+                    attempt.cookie = false;
+                }
+                r => return r,
+            }
         }
     }
 

@@ -158,7 +158,7 @@ def parse_pelt(out: str, _err: str, _dir: Path) -> Parsed:
         float(data["requests"]["rate"]),
         pct["p50"],
         pct["p99"],
-        int(data["requests"]["failures"]),
+        int(data["requests"]["failed"]),
         send_lag,
     )
 

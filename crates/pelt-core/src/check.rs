@@ -16,7 +16,9 @@ pub enum Measure {
     Mean,
     /// The slowest headline latency.
     Max,
-    /// Share of requests that failed (errors or non-2xx/3xx), 0..1.
+    /// Share of requests that failed (no response, or a status outside
+    /// 2xx/3xx; see [`crate::failure`]), 0..1. Written `failed` or
+    /// `errors`.
     Errors,
     /// Requests per second actually sent (in rate mode, not the rate
     /// planned: a client that fell behind fails `rate >= ...`).
@@ -73,8 +75,9 @@ impl fmt::Display for Checked {
     }
 }
 
-const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'errors < 0.1%', 'errors == 0', \
-'rate >= 990'; MEASURE is p50..p99.99, mean, max (durations with a unit), errors (a share with %), \
+const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'failed < 0.1%', 'failed == 0', \
+'rate >= 990'; MEASURE is p50..p99.99, mean, max (durations with a unit), failed or errors (the share \
+of requests with no response or a status outside 2xx/3xx, with %), \
 rate, throughput (per second) or requests (a count); OP is <, <=, >, >= or ==";
 
 /// Why an assertion did not parse: the text, what is wrong, and the
@@ -169,7 +172,9 @@ impl FromStr for Assertion {
         let measure = match name {
             "mean" => Measure::Mean,
             "max" => Measure::Max,
-            "errors" => Measure::Errors,
+            // One meaning (crate::failure): `failed` and the older
+            // `errors` both read the share of requests that failed.
+            "failed" | "errors" => Measure::Errors,
             "rate" => Measure::Rate,
             "throughput" => Measure::Throughput,
             "requests" => Measure::Requests,
@@ -263,11 +268,10 @@ impl Assertion {
             Measure::Mean => latency(h.mean() as u64),
             Measure::Max => latency(h.max()),
             Measure::Errors => {
-                let failed = s.total.requests - s.total.successes;
                 let share = if s.total.requests == 0 {
                     f64::NAN
                 } else {
-                    failed as f64 / s.total.requests as f64
+                    s.total.failed_share()
                 };
                 (share, format!("{:.3}%", share * 100.0))
             }

@@ -14,6 +14,7 @@ pub mod civil;
 pub mod config;
 pub mod duration;
 pub mod error;
+pub mod failure;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod header;
@@ -37,6 +38,7 @@ pub use config::{
 };
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;
+pub use failure::FailureKind;
 pub use header::{Environment, Link, NotOneRun, RunFooter, RunHeader, ThreadLoad};
 pub use recorder::{Recorder, TargetStats, MAX_TIMED_TARGETS};
 pub use results::{ResultsError, ResultsReader, ResultsWriter};

@@ -6,6 +6,7 @@
 //! fixed by the histogram bounds, never by the number of requests.
 
 use crate::error::ErrorKind;
+use crate::failure::{self, FailureKind};
 use crate::sample::{Nanos, Sample};
 use hdrhistogram::Histogram;
 
@@ -52,11 +53,13 @@ pub struct TargetStats {
     pub requests: u64,
     /// Requests without error and with a 2xx or 3xx status.
     pub successes: u64,
-    /// Requests that failed with an error (an [`ErrorKind`]).
+    /// Requests that failed in transport (an [`ErrorKind`]); with the
+    /// responses outside 2xx/3xx, they make [`TargetStats::failed`].
     pub errors: u64,
-    /// Responses by status class: index = code / 100 (2 = 2xx, ...).
+    /// Complete responses (no transport failure) by status class: index =
+    /// code / 100 (2 = 2xx, ...).
     pub status_classes: [u64; 10],
-    /// Failures by kind (index = `ErrorKind::index`).
+    /// Transport failures by kind (index = `ErrorKind::index`).
     pub error_kinds: [u64; ErrorKind::COUNT],
     /// Response time, for the first [`MAX_TIMED_TARGETS`] targets; made on
     /// the target's first timed request in this recorder (once per target
@@ -72,6 +75,20 @@ impl TargetStats {
                 .get_or_insert_with(|| Box::new(new_target_histogram()));
             let _ = h.record_n(ns.min(MAX_TRACKABLE_NS), n);
         }
+    }
+
+    /// Requests that failed: a transport failure or a status outside
+    /// 2xx/3xx (see [`crate::failure`]).
+    pub fn failed(&self) -> u64 {
+        self.requests - self.successes
+    }
+
+    /// The failures by kind, most common first (see [`crate::failure`]).
+    pub fn failures(&self) -> Vec<(FailureKind, u64)> {
+        let statuses = self
+            .classes()
+            .filter_map(|(c, n)| FailureKind::of_status(u16::from(c) * 100).map(|k| (k, n)));
+        failure::breakdown(&self.error_kinds, statuses)
     }
 
     /// Status classes that occurred, as `(class digit, count)`.
@@ -254,7 +271,11 @@ impl Recorder {
         per.requests += 1;
         per.successes += success;
         per.errors += u64::from(s.error.is_some());
-        if s.status != 0 {
+        // A status counts only for a complete response: one that failed
+        // mid-body is a transport failure, so statuses and transport
+        // failures add up to the requests.
+        let answered = s.status != 0 && s.error.is_none();
+        if answered {
             per.status_classes[usize::from(s.status / 100).min(9)] += 1;
         }
         if let Some(kind) = s.error {
@@ -266,7 +287,7 @@ impl Recorder {
         self.reused += u64::from(s.reused);
         self.first_intended = self.first_intended.min(s.intended);
         self.last_done = self.last_done.max(s.done);
-        if s.status != 0 {
+        if answered {
             self.statuses[usize::from(s.status).min(MAX_STATUS)] += 1;
         }
         if let Some(sent) = s.sent {
@@ -369,12 +390,56 @@ impl Recorder {
         }
     }
 
-    /// Total failures of every kind.
+    /// Requests that failed: a transport failure or a status outside
+    /// 2xx/3xx. The one number every view calls "failed" (see
+    /// [`crate::failure`]).
+    pub fn failed(&self) -> u64 {
+        self.requests - self.successes
+    }
+
+    /// The share of requests that failed, 0 to 1 (0 when there were none).
+    pub fn failed_share(&self) -> f64 {
+        if self.requests == 0 {
+            0.0
+        } else {
+            self.failed() as f64 / self.requests as f64
+        }
+    }
+
+    /// [`Recorder::failed`] by kind, most common first: transport kinds
+    /// and `status_4xx`/`status_5xx`/... classes.
+    pub fn failures(&self) -> Vec<(FailureKind, u64)> {
+        let mut classes = [0u64; 10];
+        for (code, n) in self.status_counts() {
+            classes[usize::from(code / 100).min(9)] += n;
+        }
+        let statuses = classes
+            .iter()
+            .enumerate()
+            .filter_map(|(c, &n)| FailureKind::of_status(c as u16 * 100).map(|k| (k, n)));
+        failure::breakdown(&self.errors, statuses)
+    }
+
+    /// The failures of one kind (0 when there were none).
+    pub fn failed_of(&self, kind: FailureKind) -> u64 {
+        match kind {
+            FailureKind::Error(k) => self.errors[k.index()],
+            FailureKind::Status(_) => self
+                .status_counts()
+                .filter(|&(code, _)| FailureKind::of_status(code) == Some(kind))
+                .map(|(_, n)| n)
+                .sum(),
+        }
+    }
+
+    /// Transport failures of every kind (no response, or an incomplete
+    /// or mismatched one): part of [`Recorder::failed`].
     pub fn error_count(&self) -> u64 {
         self.errors.iter().sum()
     }
 
-    /// Responses whose status is outside 2xx/3xx (ab's "Non-2xx responses").
+    /// Complete responses whose status is outside 2xx/3xx (ab's "Non-2xx
+    /// responses"): the rest of [`Recorder::failed`].
     pub fn non_success_statuses(&self) -> u64 {
         self.statuses
             .iter()

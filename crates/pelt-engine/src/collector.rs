@@ -22,8 +22,9 @@ pub struct Snapshot {
     pub recorder: Box<Recorder>,
     /// Measured requests so far, this second included.
     pub total_requests: u64,
-    /// Failed requests so far, this second included.
-    pub total_errors: u64,
+    /// Failed requests so far (no response, or a status outside
+    /// 2xx/3xx), this second included.
+    pub total_failed: u64,
     /// Requests sent and not yet answered at the second's end, summed
     /// over workers (a gauge, for live views).
     pub in_flight: u64,
@@ -163,7 +164,7 @@ impl Collector {
                 let _ = events.send(Snapshot {
                     row,
                     total_requests: total.requests,
-                    total_errors: total.error_count(),
+                    total_failed: total.failed(),
                     in_flight,
                     connections_open,
                     recorder: Box::new(rec),

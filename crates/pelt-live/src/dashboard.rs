@@ -52,7 +52,7 @@ pub fn event_with(s: &State, timeline: bool) -> serde_json::Value {
         "seconds": s.seconds,
         "requests": t.requests,
         "successes": t.successes,
-        "errors": t.error_count(),
+        "failed": t.failed(),
         "rate": pick("rate"),
         "offered": pick("offered"),
         "p50_ms": pick("p50_ms"),

@@ -9,7 +9,7 @@
 
 use crate::state::State;
 use hdrhistogram::Histogram;
-use pelt_core::{ErrorKind, Recorder};
+use pelt_core::{FailureKind, Recorder};
 use std::fmt::Write;
 
 /// The Content-Type of [`render`]'s text.
@@ -162,14 +162,15 @@ pub fn render(s: &State) -> String {
         &mut out,
         "pelt_failures_total",
         "counter",
-        "Requests that failed without a valid response, by kind.",
+        "Requests that failed, by kind: no response (connect, reset, timeout, ...) or a status \
+         outside 2xx/3xx (status_4xx, status_5xx, ...). Summed over kinds: the report's failed.",
     );
-    for kind in ErrorKind::ALL {
+    for kind in FailureKind::all() {
         let _ = writeln!(
             out,
             "pelt_failures_total{{run=\"{run}\",kind=\"{}\"}} {}",
             kind.name(),
-            t.errors[kind.index()]
+            t.failed_of(kind)
         );
     }
     counter(
@@ -401,5 +402,57 @@ mod tests {
             let value = line.rsplit(' ').next().unwrap();
             assert!(value.parse::<f64>().is_ok(), "{line}");
         }
+    }
+
+    /// A 503 is a failure here as in every report: the Grafana share
+    /// `sum(rate(pelt_failures_total)) / sum(rate(pelt_requests_total))`
+    /// reads the report's failed share, not 0 %.
+    #[test]
+    fn failures_count_statuses_outside_2xx_3xx_by_kind() {
+        let live = Live::new("r".into(), TargetLabels::new(["GET http://x/".into()]));
+        let mut rec = Recorder::new();
+        let sample = |status, error| pelt_core::Sample {
+            target: 0,
+            status,
+            error,
+            intended: 1,
+            sent: Some(2),
+            first_byte: Some(3),
+            done: 4,
+            bytes_in: 10,
+            body_bytes: 5,
+            bytes_out: 10,
+            reused: false,
+        };
+        for _ in 0..2 {
+            rec.record(&sample(200, None));
+        }
+        rec.record(&sample(503, None));
+        rec.record(&sample(0, Some(pelt_core::ErrorKind::Reset)));
+        let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
+        live.feed(
+            &row,
+            &rec,
+            crate::Gauges {
+                in_flight: 0,
+                connections_open: 0,
+            },
+        );
+        let text = live.read(render);
+        assert!(
+            text.contains("pelt_failures_total{run=\"r\",kind=\"status_5xx\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pelt_failures_total{run=\"r\",kind=\"reset\"} 1\n"),
+            "{text}"
+        );
+        let failed: u64 = text
+            .lines()
+            .filter(|l| l.starts_with("pelt_failures_total{"))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(failed, rec.failed());
+        assert_eq!(failed, 2);
     }
 }

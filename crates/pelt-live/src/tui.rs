@@ -5,7 +5,7 @@
 use crate::metrics::{bucket_counts, BUCKETS_S};
 use crate::state::State;
 use crate::Live;
-use pelt_core::{human_ns, ErrorKind};
+use pelt_core::human_ns;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::crossterm::terminal::{
@@ -160,9 +160,9 @@ pub fn header(s: &State, planned: Option<Duration>) -> Vec<String> {
             if s.finished { ", finished" } else { "" }
         ),
         format!(
-            "requests {}   rate {rate}{offered}   errors {}",
+            "requests {}   rate {rate}{offered}   failed {}",
             t.requests,
-            t.error_count()
+            t.failed()
         ),
         format!(
             "p99 {p99} (run so far)   send lag p99 {lag} (last second)   in flight {}   connections {}",
@@ -313,11 +313,12 @@ fn outcomes(f: &mut Frame<'_>, s: &State, area: Rect) {
         .status_counts()
         .map(|(code, n)| Line::from(format!("{code}: {n}")))
         .collect();
-    for kind in ErrorKind::ALL {
-        let n = t.errors[kind.index()];
-        if n > 0 {
-            lines.push(Line::from(format!("{}: {n}", kind.name())));
-        }
+    let failed = t.failed();
+    if failed > 0 {
+        lines.push(Line::from(format!("failed: {failed}")));
+    }
+    for (kind, n) in t.failures() {
+        lines.push(Line::from(format!("  {}: {n}", kind.name())));
     }
     if let Some(e) = t.examples.last() {
         lines.push(Line::from(format!(

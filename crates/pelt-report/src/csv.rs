@@ -9,7 +9,7 @@ use std::fmt::Write;
 /// run (the first and last are partial; never negative), `rate` the
 /// requests per second over that part (empty when it is under 0.1 s).
 pub const COLUMNS: &str =
-    "unix_second,from_s,to_s,requests,rate,successes,errors,bytes_in,p50_s,p90_s,p99_s,max_s,offered,active_connections";
+    "unix_second,from_s,to_s,requests,rate,successes,failed,bytes_in,p50_s,p90_s,p99_s,max_s,offered,active_connections";
 
 /// The timeline of `s` as CSV with a header line.
 pub fn csv(s: &RunSummary) -> String {
@@ -28,7 +28,7 @@ pub fn csv(s: &RunSummary) -> String {
             r.requests,
             r.rate(elapsed).map_or(String::new(), |v| format!("{v:.1}")),
             r.successes,
-            r.errors,
+            r.failed,
             r.bytes_in,
             r.p50_ns as f64 / 1e9,
             r.p90_ns as f64 / 1e9,

@@ -2,11 +2,11 @@
 //! `schema/run.schema.json`. Durations are seconds as floats.
 
 use hdrhistogram::Histogram;
-use pelt_core::{ErrorKind, LatencyStats, RunSummary, TargetStats, PERCENTILES};
+use pelt_core::{ErrorKind, FailureKind, LatencyStats, RunSummary, TargetStats, PERCENTILES};
 use serde_json::{json, Map, Value};
 
 /// Identifies the document format; bumped on incompatible changes.
-pub const SCHEMA_ID: &str = "pelt.run/1";
+pub const SCHEMA_ID: &str = "pelt.run/2";
 
 fn secs(ns: f64) -> f64 {
     ns / 1e9
@@ -28,6 +28,13 @@ fn latency(h: &Histogram<u64>) -> Value {
     })
 }
 
+fn failure_map(kinds: Vec<(FailureKind, u64)>) -> Map<String, Value> {
+    kinds
+        .into_iter()
+        .map(|(k, n)| (k.name().to_string(), json!(n)))
+        .collect()
+}
+
 /// The JSON document for `s`.
 pub fn json_value(s: &RunSummary) -> Value {
     let t = &s.total;
@@ -39,6 +46,9 @@ pub fn json_value(s: &RunSummary) -> Value {
     for kind in ErrorKind::ALL {
         errors.insert(kind.name().to_string(), json!(t.errors[kind.index()]));
     }
+    // The one breakdown of "failed" (pelt_core::failure): transport kinds
+    // and status classes, zeros left out.
+    let failures = failure_map(t.failures());
     let examples: Vec<Value> = t
         .examples
         .iter()
@@ -58,7 +68,7 @@ pub fn json_value(s: &RunSummary) -> Value {
                 "requests": r.requests,
                 "rate": r.rate(elapsed),
                 "successes": r.successes,
-                "errors": r.errors,
+                "failed": r.failed,
                 "bytes_in": r.bytes_in,
                 "p50_s": secs(r.p50_ns as f64),
                 "p90_s": secs(r.p90_ns as f64),
@@ -105,9 +115,10 @@ pub fn json_value(s: &RunSummary) -> Value {
                 "weight": target.weight,
                 "requests": c.requests,
                 "successes": c.successes,
-                "errors": c.errors,
+                "failed": c.failed(),
+                "failures": failure_map(c.failures()),
                 "status_classes": classes,
-                "error_kinds": kinds,
+                "transport_errors": kinds,
                 // Null when not timed: beyond the first MAX_TIMED_TARGETS,
                 // no timed request, or a file from an older pelt.
                 "response_time": c.response.as_deref().map_or(Value::Null, latency),
@@ -137,8 +148,9 @@ pub fn json_value(s: &RunSummary) -> Value {
             "sent": s.sent(),
             "completed": s.completed(),
             "successes": t.successes,
-            "failures": t.requests - t.successes,
-            "errors": t.error_count(),
+            "failed": t.failed(),
+            "failed_share": t.failed_share(),
+            "transport_errors": t.error_count(),
             "non_2xx_3xx": t.non_success_statuses(),
             "warmup": s.warmup_requests,
             "rate": s.request_rate(),
@@ -200,7 +212,8 @@ pub fn json_value(s: &RunSummary) -> Value {
         },
         "targets": targets,
         "status_codes": statuses,
-        "errors": errors,
+        "failures": failures,
+        "transport_errors": errors,
         "error_examples": examples,
         "timeline": timeline,
         "warnings": warnings,

@@ -133,13 +133,21 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     if s.config.targets.len() > 1 {
         write_targets(o, s)?;
     }
-    if t.error_count() > 0 {
+    // One meaning of failed (pelt_core::failure).
+    let failures = t.failures();
+    if failures.is_empty() {
+        writeln!(o, "Failed: none\n")?;
+    } else {
+        writeln!(
+            o,
+            "Failed: {} of {} requests ({:.2}%)\n",
+            thousands(t.failed()),
+            thousands(t.requests),
+            t.failed_share() * 100.0
+        )?;
         writeln!(o, "| failure | count | meaning |\n|---|---:|---|")?;
-        for k in ErrorKind::ALL {
-            let n = t.errors[k.index()];
-            if n > 0 {
-                writeln!(o, "| {} | {} | {} |", k.name(), thousands(n), k.describe())?;
-            }
+        for (k, n) in failures {
+            writeln!(o, "| {} | {} | {} |", k.name(), thousands(n), k.describe())?;
         }
         writeln!(o)?;
     }
@@ -155,7 +163,7 @@ const MAX_TARGET_ROWS: usize = 20;
 fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     writeln!(
         o,
-        "| target | requests | ok | errors | p50 | p90 | p99 | statuses | failures |\n\
+        "| target | requests | ok | failed | p50 | p90 | p99 | statuses | failures |\n\
          |---|---:|---:|---:|---:|---:|---:|---|---|"
     )?;
     let empty = TargetStats::default();
@@ -181,7 +189,7 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             cell(&target.url.to_string()),
             thousands(n.requests),
             thousands(n.successes),
-            thousands(n.errors),
+            thousands(n.failed()),
             p(0.5),
             p(0.9),
             p(0.99),

@@ -9,7 +9,8 @@ use crate::units::{bytes, rate, thousands};
 use hdrhistogram::Histogram;
 use pelt_core::summary::GRACE;
 use pelt_core::{
-    human_ns, ErrorKind, Human, LatencyStats, Load, RunSummary, TargetStats, MAX_TIMED_TARGETS,
+    human_ns, ErrorKind, FailureKind, Human, LatencyStats, Load, RunSummary, TargetStats,
+    MAX_TIMED_TARGETS,
 };
 use std::fmt::{self, Write};
 use std::time::Duration;
@@ -141,7 +142,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let failed = t.requests - t.successes;
     writeln!(
         o,
-        "Responses    {} ok ({:.2}%), {} not ok; {} ok/s over {}",
+        "Responses    {} ok ({:.2}%), {} failed; {} ok/s over {}",
         thousands(t.successes),
         s.success_ratio() * 100.0,
         thousands(failed),
@@ -240,13 +241,20 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             thousands(non2xx)
         )?;
     }
-    if t.error_count() > 0 {
-        writeln!(o, "Failures     {} in all", thousands(t.error_count()))?;
-        for kind in ErrorKind::ALL {
-            let n = t.errors[kind.index()];
-            if n == 0 {
-                continue;
-            }
+    // One meaning of failed (pelt_core::failure): a transport failure or
+    // a status outside 2xx/3xx, each by kind.
+    let failures = t.failures();
+    if failures.is_empty() {
+        writeln!(o, "Failed       none")?;
+    } else {
+        writeln!(
+            o,
+            "Failed       {} of {} requests ({:.2}%): no response, or a status outside 2xx/3xx",
+            thousands(t.failed()),
+            thousands(t.requests),
+            t.failed_share() * 100.0
+        )?;
+        for (kind, n) in failures {
             writeln!(
                 o,
                 "  {:<17}{:>10}  {}",
@@ -254,12 +262,12 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
                 thousands(n),
                 kind.describe()
             )?;
-            for e in t.examples.iter().filter(|e| e.kind == kind) {
-                writeln!(o, "  {:<17}{:>10}  e.g. {}", "", "", e.message)?;
+            if let FailureKind::Error(kind) = kind {
+                for e in t.examples.iter().filter(|e| e.kind == kind) {
+                    writeln!(o, "  {:<17}{:>10}  e.g. {}", "", "", e.message)?;
+                }
             }
         }
-    } else {
-        writeln!(o, "Failures     none")?;
     }
 
     write_timeline(o, s)?;
@@ -277,7 +285,7 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let c = &s.config;
     writeln!(
         o,
-        "Targets      requests        ok    errors       p50       p90       p99  target (statuses; failures)"
+        "Targets      requests        ok    failed       p50       p90       p99  target (statuses; failures)"
     )?;
     let empty = TargetStats::default();
     for (i, target) in c.targets.iter().enumerate().take(MAX_TARGET_ROWS) {
@@ -312,7 +320,7 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             "  {:>19} {:>9} {:>9} {:>9} {:>9} {:>9}  {} {}{weight}  ({})",
             thousands(n.requests),
             thousands(n.successes),
-            thousands(n.errors),
+            thousands(n.failed()),
             p(0.5),
             p(0.9),
             p(0.99),
@@ -623,7 +631,7 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         cell(plan_title.into()),
         "requests",
         "req/s",
-        "errors",
+        "failed",
         "p50",
         "p99",
         "max"
@@ -646,7 +654,7 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             cell(plan(row)),
             thousands(row.requests),
             row.rate(end).map_or("-".to_string(), rate),
-            thousands(row.errors),
+            thousands(row.failed),
             human_ns(row.p50_ns).to_string(),
             human_ns(row.p99_ns).to_string(),
             human_ns(row.max_ns).to_string(),

@@ -200,7 +200,8 @@ fn browser_builds_the_report_and_runs_nothing() {
             "latency.response_time.percentiles_s.p99",
             &json["latency"]["response_time"]["percentiles_s"]["p99"],
         ),
-        ("errors.timeout", &json["errors"]["timeout"]),
+        ("failures.timeout", &json["failures"]["timeout"]),
+        ("requests.failed", &json["requests"]["failed"]),
         ("status_codes.503", &json["status_codes"]["503"]),
     ] {
         assert!(value.is_number(), "{key} is a number in the JSON report");

@@ -15,10 +15,11 @@ pub struct Figures {
     /// "sent"); `None` for closed loops.
     pub sent_share: Option<f64>,
     pub successes: u64,
-    /// Failed requests (every `ErrorKind`).
+    /// Failed requests: no response, or a status outside 2xx/3xx (the
+    /// one meaning of failed, `pelt_core::failure`).
     pub errors: u64,
-    /// Share of requests that did not succeed (errors, and statuses
-    /// outside 2xx/3xx): `pelt compare`'s "errors".
+    /// The share of requests that failed (`errors / requests`): `pelt
+    /// compare`'s "errors" and `--assert failed`.
     pub error_ratio: f64,
     /// Requests sent per second (the rate `--assert rate` checks).
     pub rate: f64,
@@ -48,8 +49,8 @@ impl Figures {
             sent_share: (s.is_rate_mode() && s.planned() > 0)
                 .then(|| s.sent() as f64 / s.planned() as f64),
             successes: s.total.successes,
-            errors: s.total.error_count(),
-            error_ratio: 1.0 - s.success_ratio(),
+            errors: s.total.failed(),
+            error_ratio: s.total.failed_share(),
             rate: s.sent_rate(),
             throughput: s.throughput(),
             p50_ns: at(50.0),

@@ -19,7 +19,14 @@ Which mode? A closed loop (-c) tells you the most a server can do with N
 busy clients, but it cannot see queueing: when the server stalls, the
 clients stall with it and the stall barely shows. For latency questions
 (\"how slow is it for users at 1,000 req/s?\") use --rate: requests are sent
-on a fixed schedule, and each is timed from when it should have been sent.";
+on a fixed schedule, and each is timed from when it should have been sent.
+
+Words: a request *failed* when it got no usable response: no response at
+all (connect, tls, reset, closed, timeout, unfinished, ...), a response that
+broke off or failed ab's length check, or a complete response whose status is
+outside 2xx/3xx (status_4xx, status_5xx). Every report, live view, metric,
+--assert ('failed < 1%', also written 'errors'), history, compare and
+experiment counts that one number, broken down by kind.";
 
 const TOP_ABOUT: &str = "\
 An HTTP load generator that measures latency correctly.
@@ -582,8 +589,10 @@ pub struct RunArgs {
     pub log_requests: Option<std::path::PathBuf>,
 
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
-    /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
-    /// unit and error shares a % sign (a bare 5 is refused: 5% or 500%?);
+    /// 'failed < 0.1%', 'failed == 0' or 'rate >= 990'. failed (or errors)
+    /// is the share of requests with no response or a status outside
+    /// 2xx/3xx. Latencies need a unit and shares a % sign (a bare 5 is
+    /// refused: 5% or 500%?);
     /// rate is the rate actually sent. Repeatable; results go to stderr.
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
     pub asserts: Vec<pelt_core::Assertion>,
@@ -674,8 +683,10 @@ pub struct ReportArgs {
     pub buckets: Option<pelt_core::buckets::Buckets>,
 
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
-    /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
-    /// unit and error shares a % sign (a bare 5 is refused: 5% or 500%?);
+    /// 'failed < 0.1%', 'failed == 0' or 'rate >= 990'. failed (or errors)
+    /// is the share of requests with no response or a status outside
+    /// 2xx/3xx. Latencies need a unit and shares a % sign (a bare 5 is
+    /// refused: 5% or 500%?);
     /// rate is the rate actually sent. Repeatable; results go to stderr.
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
     pub asserts: Vec<pelt_core::Assertion>,

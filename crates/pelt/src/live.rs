@@ -287,10 +287,7 @@ impl Watch {
             true => "-".to_string(),
             false => pelt_core::human_ns(pelt_core::rank::quantile(&l, q)).to_string(),
         };
-        let errors = match summary.total.requests {
-            0 => 0.0,
-            n => summary.total.error_count() as f64 * 100.0 / n as f64,
-        };
+        let failed = summary.total.failed_share() * 100.0;
         self.campaign.runs.push(pelt_live::CampaignRun {
             label,
             status: match summary.interrupted {
@@ -302,7 +299,7 @@ impl Watch {
                 ("req/s".into(), format!("{:.1}", summary.throughput())),
                 ("p50".into(), quantile(0.5)),
                 ("p99".into(), quantile(0.99)),
-                ("errors".into(), format!("{errors:.2}%")),
+                ("failed".into(), format!("{failed:.2}%")),
             ],
         });
         self.campaign.verdicts = verdicts;

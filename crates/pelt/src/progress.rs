@@ -32,12 +32,12 @@ impl ProgressLine {
 
     pub fn update(&mut self, elapsed: Duration, snapshot: Option<&Snapshot>) {
         if let Some(s) = snapshot {
-            self.last = Some((s.total_requests, s.total_errors, s.row.requests));
+            self.last = Some((s.total_requests, s.total_failed, s.row.requests));
         }
         if !self.enabled {
             return;
         }
-        let (requests, errors, rate) = self.last.unwrap_or_default();
+        let (requests, failed, rate) = self.last.unwrap_or_default();
         let measuring = elapsed.saturating_sub(self.warmup);
         let fraction = match (self.planned.duration, self.planned.requests) {
             (Some(d), _) => measuring.as_secs_f64() / d.as_secs_f64(),
@@ -57,7 +57,7 @@ impl ProgressLine {
             )
         } else {
             format!(
-                "\r\x1b[2K[{}{}] {:>6.1}s  {requests} requests  {rate} req/s last second  {errors} errors",
+                "\r\x1b[2K[{}{}] {:>6.1}s  {requests} requests  {rate} req/s last second  {failed} failed",
                 "#".repeat(filled),
                 "-".repeat(BAR - filled),
                 measuring.as_secs_f64(),

@@ -76,7 +76,7 @@ fn chunked_and_large_bodies_are_framed() {
     assert_eq!(n(&r["bytes"]["body_in"]), 5_000_000);
     let r = run_json(&[&url(&s, "/?size=1m"), "-n", "20", "-c", "2"]);
     assert_eq!(n(&r["bytes"]["body_in"]), 20 * 1024 * 1024);
-    assert_eq!(n(&r["requests"]["errors"]), 0);
+    assert_eq!(n(&r["requests"]["transport_errors"]), 0);
 }
 
 #[test]
@@ -104,7 +104,12 @@ fn each_fault_lands_in_its_error_kind() {
             run_json_no_response(&argv)
         };
         assert_eq!(n(&r["requests"]["total"]), 40, "{path}");
-        assert_eq!(n(&r["errors"][kind]), 40, "{path}: {:#}", r["errors"]);
+        assert_eq!(
+            n(&r["transport_errors"][kind]),
+            40,
+            "{path}: {:#}",
+            r["transport_errors"]
+        );
         assert_eq!(n(&r["requests"]["successes"]), 0, "{path}");
         let examples = r["error_examples"].as_array().unwrap();
         assert!(
@@ -142,7 +147,12 @@ fn keepalive_connection_closed_while_idle_is_reopened_not_counted_closed() {
     // rate would not do: a response late by 500 ms (a starved client) is
     // followed by the next request at once.
     let r = idle_between_requests(&url(&s, "/?fault=hangup"), 5);
-    assert_eq!(n(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
+    assert_eq!(
+        n(&r["requests"]["transport_errors"]),
+        0,
+        "{:#}",
+        r["transport_errors"]
+    );
     assert_eq!(n(&r["status_codes"]["200"]), 5);
     assert_eq!(n(&r["connections"]["opened"]), 5);
 }
@@ -157,7 +167,12 @@ fn unasked_response_on_an_idle_connection_is_not_the_next_requests() {
     // response is late (600 ms), as on a starved client: with --rate 2
     // instead, each next request went out at once and read the 503.
     let r = idle_between_requests(&url(&s, "/?fault=extra&delay=600ms"), 4);
-    assert_eq!(n(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
+    assert_eq!(
+        n(&r["requests"]["transport_errors"]),
+        0,
+        "{:#}",
+        r["transport_errors"]
+    );
     assert_eq!(r["status_codes"], serde_json::json!({"200": 4}));
     assert_eq!(n(&r["connections"]["opened"]), 4);
 }
@@ -166,7 +181,7 @@ fn unasked_response_on_an_idle_connection_is_not_the_next_requests() {
 fn a_body_length_that_changes_is_a_length_failure() {
     let s = server();
     let r = run_json(&[&url(&s, "/?size=10&size_max=5000"), "-n", "200", "-c", "2"]);
-    let length = n(&r["errors"]["length"]);
+    let length = n(&r["transport_errors"]["length"]);
     // Sizes are random in 10..=5000: nearly all differ from the first.
     assert!(length >= 190, "length failures: {length}");
     assert_eq!(n(&r["requests"]["total"]), 200);
@@ -203,7 +218,12 @@ fn a_silent_port_under_https_is_a_tls_error_within_connect_timeout() {
         "--timeout",
         "20s",
     ]);
-    assert_eq!(n(&r["errors"]["tls"]), 2, "{:#}", r["error_examples"]);
+    assert_eq!(
+        n(&r["transport_errors"]["tls"]),
+        2,
+        "{:#}",
+        r["error_examples"]
+    );
     let example = r["error_examples"][0]["message"].as_str().unwrap();
     assert!(
         example.contains("no TLS handshake within --connect-timeout"),
@@ -217,7 +237,7 @@ fn a_silent_port_under_https_is_a_tls_error_within_connect_timeout() {
 fn a_refused_port_gives_connect_errors() {
     // Nothing listens on port 1 of loopback.
     let r = run_json_no_response(&["http://127.0.0.1:1/", "-n", "30", "-c", "3"]);
-    assert_eq!(n(&r["errors"]["connect"]), 30);
+    assert_eq!(n(&r["transport_errors"]["connect"]), 30);
     assert_eq!(n(&r["requests"]["total"]), 30);
     // Fast failures are not timed: they would flatter the latency.
     assert_eq!(n(&r["latency"]["response_time"]["count"]), 0);
@@ -242,7 +262,7 @@ fn a_slow_target_times_out_at_the_timeout() {
         "--timeout",
         "250ms",
     ]);
-    assert_eq!(n(&r["errors"]["timeout"]), 10);
+    assert_eq!(n(&r["transport_errors"]["timeout"]), 10);
     let p50 = r["latency"]["response_time"]["percentiles_s"]["p50"]
         .as_f64()
         .unwrap();
@@ -289,7 +309,7 @@ fn url_alone_is_short_for_run_and_text_is_the_default() {
         "latency*",
         "p99.9",
         "Status codes 200: 20",
-        "Failures     none",
+        "Failed       none",
         "cannot see",
     ]
     .iter()
@@ -683,11 +703,19 @@ fn per_target_latency_statuses_and_errors_add_up_and_survive_the_results_file() 
     assert_eq!(targets[0]["status_classes"], serde_json::json!({"2xx": 50}));
     assert_eq!(targets[2]["status_classes"], serde_json::json!({"5xx": 50}));
     assert_eq!(n(&targets[2]["successes"]), 0);
-    assert_eq!(n(&targets[2]["errors"]), 0);
-    assert_eq!(targets[3]["error_kinds"], serde_json::json!({"closed": 50}));
-    assert_eq!(n(&targets[3]["errors"]), 50);
-    assert_eq!(n(&r["errors"]["closed"]), 50);
-    assert_eq!(targets[0]["error_kinds"], serde_json::json!({}));
+    // A 503 is a failure of its target, by the one meaning of failed.
+    assert_eq!(n(&targets[2]["failed"]), 50);
+    assert_eq!(
+        targets[2]["failures"],
+        serde_json::json!({"status_5xx": 50})
+    );
+    assert_eq!(
+        targets[3]["transport_errors"],
+        serde_json::json!({"closed": 50})
+    );
+    assert_eq!(n(&targets[3]["failed"]), 50);
+    assert_eq!(n(&r["transport_errors"]["closed"]), 50);
+    assert_eq!(targets[0]["transport_errors"], serde_json::json!({}));
 
     // The saved run reports the same per-target figures.
     let out = pelt()

@@ -155,7 +155,7 @@ fn a_missing_unix_socket_is_a_connect_error() {
         "-c",
         "1",
     ]);
-    assert_eq!(r["errors"]["connect"], 3);
+    assert_eq!(r["transport_errors"]["connect"], 3);
     let msg = example_message(&r, "connect");
     assert!(
         msg.contains("absent.sock") && msg.contains("--unix-socket"),
@@ -182,7 +182,7 @@ fn connect_rate_caps_new_connections() {
     ]);
     let opened = count(&r["connections"]["opened"]);
     assert!((360..=440).contains(&opened), "opened {opened}");
-    assert_eq!(r["errors"]["connect"], 0);
+    assert_eq!(r["transport_errors"]["connect"], 0);
     let lines = nginx.conn_log_lines(opened as usize);
     let conns: HashSet<&str> = lines.iter().filter_map(|l| l.split(' ').next()).collect();
     assert!(
@@ -264,7 +264,7 @@ fn connect_rate_waits_show_as_send_lag_in_rate_mode() {
     assert!(lag > 1.5, "send lag max {lag}");
     let opened = count(&r["connections"]["opened"]);
     assert!((50..=65).contains(&opened), "opened {opened}");
-    assert!(count(&r["errors"]["unfinished"]) >= 30);
+    assert!(count(&r["transport_errors"]["unfinished"]) >= 30);
 }
 
 #[test]
@@ -302,7 +302,7 @@ fn redirect_limits_hosts_and_bad_locations_are_errors() {
     // A chain of two redirects, followed only one deep.
     let chain = format!("{base}/?status=302&location=/%3Fstatus%3D301%26location%3D/");
     let r = run_json(&[&chain, "-n", "4", "-c", "1", "--follow", "1"]);
-    assert_eq!(r["errors"]["invalid_response"], 4);
+    assert_eq!(r["transport_errors"]["invalid_response"], 4);
     assert!(example_message(&r, "invalid_response").contains("more than --follow 1"));
     let r = run_json(&[&chain, "-n", "4", "-c", "1", "--follow", "2"]);
     assert_eq!(r["status_codes"]["200"], 4);
@@ -310,7 +310,7 @@ fn redirect_limits_hosts_and_bad_locations_are_errors() {
     // Another origin (same server, another name): refused, then followed.
     let other = format!("{base}/?status=302&location=http://localhost:{port}/x");
     let r = run_json(&[&other, "-n", "4", "-c", "1", "--follow", "5"]);
-    assert_eq!(r["errors"]["invalid_response"], 4);
+    assert_eq!(r["transport_errors"]["invalid_response"], 4);
     assert!(example_message(&r, "invalid_response").contains("--follow-any-host"));
     let r = run_json(&[
         &other,
@@ -329,7 +329,7 @@ fn redirect_limits_hosts_and_bad_locations_are_errors() {
     // A Location that is not a URL pelt can load.
     let bad = format!("{base}/?status=302&location=ftp://x/");
     let r = run_json(&[&bad, "-n", "2", "-c", "1", "--follow", "1"]);
-    assert_eq!(r["errors"]["invalid_response"], 2);
+    assert_eq!(r["transport_errors"]["invalid_response"], 2);
     assert!(example_message(&r, "invalid_response").contains("only http"));
 }
 
@@ -416,7 +416,7 @@ fn http2_follows_same_origin_redirects_on_its_connection() {
         "--follow",
         "1",
     ]);
-    assert_eq!(r["errors"]["invalid_response"], 3);
+    assert_eq!(r["transport_errors"]["invalid_response"], 3);
 }
 
 #[test]

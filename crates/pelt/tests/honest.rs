@@ -506,7 +506,7 @@ fn every_request_is_logged_once_with_its_times() {
         .iter()
         .filter(|r| r[col("error")] == "unfinished")
         .count() as u64;
-    assert_eq!(unfinished, count(&r["errors"]["unfinished"]));
+    assert_eq!(unfinished, count(&r["transport_errors"]["unfinished"]));
     for row in &rows {
         let t = |c: &str| row[col(c)].parse::<u64>().ok();
         let (intended, done) = (t("intended_unix_ns").unwrap(), t("done_unix_ns").unwrap());

@@ -78,7 +78,7 @@ fn h2c_prior_knowledge_with_body_and_length_check() {
     ]);
     assert_eq!(r["requests"]["successes"], 300, "{}", error_examples(&r));
     assert_eq!(r["bytes"]["body_in"], 300 * 1024);
-    assert_eq!(r["errors"]["length"], 0);
+    assert_eq!(r["transport_errors"]["length"], 0);
     assert!(count(&r["connections"]["opened"]) <= 3);
     // bytes in: the body plus each response's header block (HPACK sizes).
     assert!(count(&r["bytes"]["in"]) > 300 * (1024 + 42));
@@ -146,12 +146,12 @@ fn http2_to_an_http1_only_server_is_classified_errors() {
     assert_eq!(r["requests"]["total"], 20);
     assert_eq!(r["requests"]["successes"], 0);
     assert_eq!(
-        count(&r["errors"]["invalid_response"]) + count(&r["errors"]["closed"]),
+        count(&r["transport_errors"]["invalid_response"]) + count(&r["transport_errors"]["closed"]),
         20,
         "{}",
         error_examples(&r)
     );
-    assert_eq!(r["errors"]["timeout"], 0);
+    assert_eq!(r["transport_errors"]["timeout"], 0);
     assert!(
         error_examples(&r).contains("HTTP/2"),
         "the message says what went wrong: {}",
@@ -163,7 +163,7 @@ fn http2_to_an_http1_only_server_is_classified_errors() {
     let nginx = Nginx::start_tls("", &tls);
     let url = format!("https://127.0.0.1:{}/ok", nginx.port());
     let r = run_json_no_response(&["run", "--http2", "--insecure", "-n", "10", "-c", "2", &url]);
-    assert_eq!(r["errors"]["tls"], 10, "{}", error_examples(&r));
+    assert_eq!(r["transport_errors"]["tls"], 10, "{}", error_examples(&r));
     assert!(
         error_examples(&r).contains("did not negotiate HTTP/2"),
         "{}",
@@ -326,7 +326,7 @@ fn http2_response_header_block_over_the_limit_is_an_invalid_response() {
         &format!("http://{addr}/"),
     ]);
     assert_eq!(
-        count(&r["errors"]["invalid_response"]),
+        count(&r["transport_errors"]["invalid_response"]),
         4,
         "{}",
         error_examples(&r)
@@ -352,7 +352,7 @@ fn http2_requests_a_server_allows_no_stream_for_time_out_saying_never_sent() {
         &format!("http://{addr}/"),
     ]);
     // A first request may go out before the client reads the setting.
-    let timeouts = count(&r["errors"]["timeout"]);
+    let timeouts = count(&r["transport_errors"]["timeout"]);
     assert!(timeouts >= 2, "{}", error_examples(&r));
     assert_eq!(timeouts + count(&r["requests"]["successes"]), 3);
     assert!(

@@ -44,7 +44,7 @@ fn method_body_and_static_files_reach_nginx_as_sent() {
     assert!(r["bytes"]["out"].as_u64().unwrap() > 50 * 500);
     let r = run_json(&[&nginx.url("/1k.bin"), "-n", "100", "-c", "4"]);
     assert_eq!(r["bytes"]["body_in"], 100 * 1024);
-    assert_eq!(r["errors"]["length"], 0);
+    assert_eq!(r["transport_errors"]["length"], 0);
 }
 
 #[test]
@@ -61,7 +61,7 @@ fn https_with_and_without_verification() {
     // Without --insecure the self-signed certificate is refused: counted
     // as TLS errors with the reason, not a crash.
     let r = run_json_no_response(&[&url, "-n", "10", "-c", "2"]);
-    assert_eq!(r["errors"]["tls"], 10);
+    assert_eq!(r["transport_errors"]["tls"], 10);
     let msg = r["error_examples"][0]["message"].as_str().unwrap();
     assert!(msg.to_lowercase().contains("certificate"), "{msg}");
 }

@@ -123,7 +123,7 @@ fn https_goes_through_a_connect_tunnel_with_tls_to_the_origin() {
     // The certificate is checked against the origin's name, through the
     // tunnel: nginx's self-signed one is refused without --insecure.
     let r = run_json_no_response(&[&url, "--proxy", &proxy.url(None), "-n", "5", "-c", "1"]);
-    assert_eq!(r["errors"]["tls"], 5, "{}", r["error_examples"]);
+    assert_eq!(r["transport_errors"]["tls"], 5, "{}", r["error_examples"]);
     let msg = r["error_examples"][0]["message"].as_str().unwrap();
     assert!(msg.contains("certificate"), "{msg}");
 }
@@ -161,7 +161,7 @@ fn a_proxy_that_wants_credentials() {
         "1",
         "--insecure",
     ]);
-    assert_eq!(r["errors"]["connect"], 10);
+    assert_eq!(r["transport_errors"]["connect"], 10);
     let msg = r["error_examples"][0]["message"].as_str().unwrap();
     assert!(msg.contains("407"), "{msg}");
     assert!(nginx.access_log_lines(None).is_empty());

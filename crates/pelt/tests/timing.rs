@@ -27,10 +27,10 @@ fn stall_is_measured_from_the_intended_send_time() {
     let total = u(&r["requests"]["total"]);
     assert!((5940..=6060).contains(&total), "requests {total}");
     assert_eq!(
-        u(&r["requests"]["errors"]),
+        u(&r["requests"]["transport_errors"]),
         0,
         "{:#} {:#}",
-        r["errors"],
+        r["transport_errors"],
         r["error_examples"]
     );
     let response_p99 = f(&r["latency"]["response_time"]["percentiles_s"]["p99"]);
@@ -78,7 +78,7 @@ fn rate_is_held_within_one_percent() {
         (9900..=10100).contains(&total),
         "asked for 10,000 requests, recorded {total}"
     );
-    assert_eq!(u(&r["errors"]["unfinished"]), 0);
+    assert_eq!(u(&r["transport_errors"]["unfinished"]), 0);
     assert_eq!(
         s.requests(),
         total,
@@ -159,7 +159,7 @@ fn a_stuck_server_at_a_high_rate_ends_on_time() {
         (3_900_000..=4_000_000).contains(&total),
         "every due slot is counted: {total}"
     );
-    assert_eq!(u(&r["errors"]["unfinished"]), total);
+    assert_eq!(u(&r["transport_errors"]["unfinished"]), total);
     assert!(
         started.elapsed() < Duration::from_secs(15),
         "{:?}",
@@ -224,7 +224,7 @@ fn ctrl_c_prints_what_was_measured() {
     assert!(f(&r["duration_s"]) < 30.0);
     // Everything the server saw was recorded; beyond that, only requests
     // cut off by the stop (due but unsent, or in flight) may be extra.
-    let unfinished = u(&r["errors"]["unfinished"]);
+    let unfinished = u(&r["transport_errors"]["unfinished"]);
     assert!(
         total >= s.requests(),
         "recorded {total}, server saw {}",
@@ -255,7 +255,7 @@ fn demo_runs_both_models() {
     assert_eq!(text.matches("\nLatency ").count(), 2, "{text}");
     assert!(text.contains("closed loop, 50 connections"));
     assert!(text.contains("response time*"));
-    assert!(text.contains("Failures     none"), "{text}");
+    assert!(text.contains("Failed       none"), "{text}");
 }
 
 /// Requests a schedule offers per second, `n(t)` being its integral, for
@@ -304,7 +304,12 @@ fn a_rate_ramp_follows_its_schedule_second_by_second() {
     // Without -d the run lasts the schedule: N(4) = 6,000 requests.
     assert_eq!(f(&r["duration_s"]), 4.0);
     assert_eq!(u(&r["requests"]["total"]), 6000);
-    assert_eq!(u(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
+    assert_eq!(
+        u(&r["requests"]["transport_errors"]),
+        0,
+        "{:#}",
+        r["transport_errors"]
+    );
     assert!((f(&r["offered_rate"]) - 1500.0).abs() < 1e-6);
     // The schedule was met. Warnings about the client's machine are
     // allowed: on a shared two-core machine the client can be starved for
@@ -399,7 +404,12 @@ fn a_connection_schedule_sets_the_working_connections() {
     let r = run_json(&[&url, "-c", "2s:1,2s:4,2s:2,2s:3", "-t", "2"]);
     assert_eq!(f(&r["duration_s"]), 8.0);
     assert_eq!(r["config"]["load"]["connections"], 4);
-    assert_eq!(u(&r["requests"]["errors"]), 0, "{:#}", r["errors"]);
+    assert_eq!(
+        u(&r["requests"]["transport_errors"]),
+        0,
+        "{:#}",
+        r["transport_errors"]
+    );
     // 1, then 3 more; 2 close at 4 s; 1 reopens at 6 s.
     assert_eq!(u(&r["connections"]["opened"]), 5);
     // Whole seconds inside one stage: requests per active connection.

@@ -46,9 +46,10 @@ pub struct IntervalRow {
     pub requests: u64,
     /// Requests without error and with a 2xx or 3xx status.
     pub successes: u64,
-    /// Requests that failed with an error (an [`ErrorKind`]; a status
-    /// outside 2xx/3xx is not one).
-    pub errors: u64,
+    /// Requests that failed: a transport failure or a status outside
+    /// 2xx/3xx (`requests - successes`; see [`crate::failure`]).
+    #[serde(alias = "errors")]
+    pub failed: u64,
     /// Bytes received.
     pub bytes_in: u64,
     /// Bytes sent.
@@ -107,7 +108,7 @@ impl IntervalRow {
             offset_s,
             requests: r.requests,
             successes: r.successes,
-            errors: r.error_count(),
+            failed: r.failed(),
             bytes_in: r.bytes_in,
             bytes_out: r.bytes_out,
             p50_ns: quantile(&r.response, 0.5),
@@ -451,7 +452,8 @@ impl RunSummary {
             w.push(Warning::Unfinished { count: unfinished });
         }
         if self.total.requests > 0 {
-            let ratio = self.total.error_count() as f64 / self.total.requests as f64;
+            // The one meaning of failed (crate::failure): a 503 counts.
+            let ratio = self.total.failed_share();
             if ratio >= 0.05 {
                 let share = |n: u64| n as f64 / self.total.requests as f64;
                 let untimed = ErrorKind::ALL
@@ -463,7 +465,30 @@ impl RunSummary {
                     ratio,
                     untimed: share(untimed),
                     length: share(self.total.errors[ErrorKind::Length.index()]),
+                    top: self
+                        .total
+                        .failures()
+                        .first()
+                        .map(|&(k, n)| (k.name().to_string(), share(n))),
                 });
+            }
+            if self.config.http.follow == 0 {
+                let redirects: Vec<(u16, u64)> = self
+                    .total
+                    .status_counts()
+                    .filter(|(code, _)| (300..400).contains(code))
+                    .collect();
+                let all: u64 = redirects.iter().map(|&(_, n)| n).sum();
+                if all * 2 > self.total.requests {
+                    let status = redirects
+                        .iter()
+                        .max_by_key(|&&(_, n)| n)
+                        .map_or(302, |&(c, _)| c);
+                    w.push(Warning::Redirects {
+                        share: share(all, self.total.requests),
+                        status,
+                    });
+                }
             }
         }
         let long_enough = self.config.warmup + self.elapsed >= CLIENT_BUSY_MIN_RUN;
@@ -480,6 +505,14 @@ impl RunSummary {
             });
         }
         w
+    }
+}
+
+fn share(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        n as f64 / of as f64
     }
 }
 

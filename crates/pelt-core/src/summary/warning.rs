@@ -74,6 +74,18 @@ pub enum Warning {
         /// another length than the first for its target).
         #[serde(default)]
         length: f64,
+        /// The most common failure kind's name (`status_5xx`, `connect`,
+        /// ...; see [`crate::failure`]) and its share of the requests.
+        #[serde(default)]
+        top: Option<(String, f64)>,
+    },
+    /// Most responses were redirects and `--follow` is off: the run timed
+    /// the redirects (often to a login page), not the pages.
+    Redirects {
+        /// The share of requests answered with a 3xx status.
+        share: f64,
+        /// The most common redirect status.
+        status: u16,
     },
     /// The run was interrupted (Ctrl-C) before its stop condition.
     Interrupted,
@@ -269,8 +281,21 @@ impl std::fmt::Display for Warning {
                 ratio,
                 untimed,
                 length,
+                top,
             } => {
-                write!(f, "{:.1}% of requests failed", ratio * 100.0)?;
+                if *ratio > 0.5 {
+                    write!(
+                        f,
+                        "most requests failed ({:.1}%): the figures describe a broken service or run, \
+                         not a slow one",
+                        ratio * 100.0
+                    )?;
+                } else {
+                    write!(f, "{:.1}% of requests failed", ratio * 100.0)?;
+                }
+                if let Some((kind, share)) = top {
+                    write!(f, ", most of them {kind} ({:.1}% of requests)", share * 100.0)?;
+                }
                 if *untimed > 0.0 {
                     write!(
                         f,
@@ -280,7 +305,7 @@ impl std::fmt::Display for Warning {
                 } else {
                     write!(f, "; each was timed, so the latency figures include them")?;
                 }
-                write!(f, ". See the errors below")?;
+                write!(f, ". See the failures below")?;
                 if *length > 0.0 {
                     write!(
                         f,
@@ -292,6 +317,13 @@ impl std::fmt::Display for Warning {
                 }
                 Ok(())
             }
+            Warning::Redirects { share, status } => write!(
+                f,
+                "{:.1}% of requests were answered with a redirect ({status}) and --follow is off, so the \
+                 figures time the redirects, not the pages (a login page?): add --follow, or log in \
+                 (--login, -A)",
+                share * 100.0
+            ),
             Warning::Interrupted => write!(f, "interrupted: the figures cover the run up to Ctrl-C"),
             Warning::RequestLog { error } => write!(
                 f,

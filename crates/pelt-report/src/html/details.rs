@@ -4,7 +4,7 @@
 use super::tables::{count_span, fixed, group_row, head_row, html_row, num_cell, num_row, Fmt};
 use super::{esc, Labeled};
 use crate::units::{bytes, thousands};
-use pelt_core::{ErrorKind, Human, Load, RunSummary, MAX_TIMED_TARGETS};
+use pelt_core::{FailureKind, Human, Load, RunSummary, MAX_TIMED_TARGETS};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -49,11 +49,17 @@ pub(super) fn write_errors(
     runs: &[Labeled<'_>],
     jsons: &[Value],
 ) -> std::fmt::Result {
-    writeln!(o, "<section id=\"errors\"><h2>Errors</h2>")?;
-    let kinds: Vec<ErrorKind> = ErrorKind::ALL
-        .into_iter()
-        .filter(|k| runs.iter().any(|r| r.summary.total.errors[k.index()] > 0))
-        .collect();
+    // One meaning of failed (pelt_core::failure): transport kinds and
+    // statuses outside 2xx/3xx, in the order of the first run's counts.
+    writeln!(o, "<section id=\"errors\"><h2>Failures</h2>")?;
+    let mut kinds: Vec<FailureKind> = Vec::new();
+    for r in runs {
+        for (k, _) in r.summary.total.failures() {
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+    }
     if kinds.is_empty() {
         writeln!(o, "<p>No request failed.</p></section>")?;
         return Ok(());
@@ -65,7 +71,7 @@ pub(super) fn write_errors(
     }
     o.push_str("</tr></thead><tbody>\n");
     for kind in &kinds {
-        let key = format!("errors.{}", kind.name());
+        let key = format!("failures.{}", kind.name());
         write!(
             o,
             "<tr><th><code>{}</code></th><td>{}</td>",
@@ -121,13 +127,13 @@ pub(super) fn write_targets(
         writeln!(
             o,
             "<table class=\"targets\"><thead><tr><th>target</th><th>requests</th><th>ok</th>\
-             <th>errors</th><th>p50</th><th>p90</th><th>p99</th><th>statuses</th><th>failures</th></tr></thead><tbody>"
+             <th>failed</th><th>p50</th><th>p90</th><th>p99</th><th>statuses</th><th>failures</th></tr></thead><tbody>"
         )?;
         for (j, t) in targets.iter().enumerate().take(MAX_TARGET_ROWS) {
             let method = t["method"].as_str().unwrap_or_default();
             let url = t["url"].as_str().unwrap_or_default();
             write!(o, "<tr><th><code>{} {}</code></th>", esc(method), esc(url))?;
-            for field in ["requests", "successes", "errors"] {
+            for field in ["requests", "successes", "failed"] {
                 o.push_str(&num_cell(
                     run,
                     json,
@@ -139,7 +145,7 @@ pub(super) fn write_targets(
                 let key = format!("targets.{j}.response_time.percentiles_s.{p}");
                 o.push_str(&num_cell(run, json, &key, Fmt::Seconds));
             }
-            for field in ["status_classes", "error_kinds"] {
+            for field in ["status_classes", "transport_errors"] {
                 let spans: Vec<String> = t[field]
                     .as_object()
                     .into_iter()

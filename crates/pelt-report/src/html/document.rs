@@ -143,7 +143,7 @@ fn write_document(o: &mut String, title: &str, blocks: &[Block<'_>]) -> std::fmt
             Block::Timelines(runs) => writeln!(
                 o,
                 "<figure class=\"chart\">\n{}</figure><figure class=\"chart\">\n{}</figure>\
-                 <p class=\"note\">p50, p90, p99 and max, and requests and errors, in each second.</p>",
+                 <p class=\"note\">p50, p90, p99 and max, and requests and failed requests, in each second.</p>",
                 charts::latency_over_time(runs),
                 charts::throughput_over_time(runs)
             )?,

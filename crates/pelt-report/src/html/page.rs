@@ -125,14 +125,19 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
     head_row(o, "", runs);
     o.push_str("<tbody>\n");
     group_row(o, "Requests", n);
-    let rows: [(&str, &'static str, Fmt); 10] = [
+    let rows: [(&str, &'static str, Fmt); 11] = [
         ("requests (planned)", "requests.total", Fmt::Count),
         ("sent", "requests.sent", Fmt::Count),
         ("completed", "requests.completed", Fmt::Count),
         ("succeeded (2xx/3xx)", "requests.successes", Fmt::Count),
-        ("failed with an error", "requests.errors", Fmt::Count),
+        ("failed", "requests.failed", Fmt::Count),
         (
-            "responses outside 2xx/3xx",
+            "of which no response (transport)",
+            "requests.transport_errors",
+            Fmt::Count,
+        ),
+        (
+            "of which a status outside 2xx/3xx",
             "requests.non_2xx_3xx",
             Fmt::Count,
         ),
@@ -250,8 +255,8 @@ fn write_charts(o: &mut String, runs: &[Labeled<'_>]) -> std::fmt::Result {
         ),
         (
             "throughput-over-time",
-            "Throughput and errors over time",
-            "Requests and errors completed per second, each second's count over the part of it the run covered (the first and last seconds are partial; one shorter than 0.1 s is left out).",
+            "Throughput and failures over time",
+            "Requests and failed requests completed per second, each second's count over the part of it the run covered (the first and last seconds are partial; one shorter than 0.1 s is left out).",
             charts::throughput_over_time(runs),
         ),
         (

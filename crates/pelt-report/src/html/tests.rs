@@ -102,6 +102,7 @@ fn summary(rate_mode: bool, seconds: u64, per_second: u64, slow: u64) -> RunSumm
         ratio: 0.5,
         untimed: 0.5,
         length: 0.0,
+        top: None,
     });
     s
 }
@@ -183,6 +184,7 @@ fn page_has_the_four_charts_and_every_section() {
         ratio: 0.5,
         untimed: 0.5,
         length: 0.0,
+        top: None,
     }
     .to_string())));
     assert!(
@@ -222,8 +224,10 @@ fn data_keys_equal_the_json_report() {
             "interrupted",
             "status_codes.200",
             "status_codes.503",
-            "errors.timeout",
-            "errors.reset",
+            "failures.timeout",
+            "failures.reset",
+            "failures.status_5xx",
+            "requests.failed",
             "config.load.connections",
             "environment.cores",
             &format!("latency.{latency}.min_s"),
@@ -233,10 +237,10 @@ fn data_keys_equal_the_json_report() {
             &format!("latency.{latency}.percentiles_s.p99.9"),
             &format!("latency.{latency}.max_s"),
             "targets.0.requests",
-            "targets.1.errors",
+            "targets.1.failed",
             "targets.1.response_time.percentiles_s.p99",
             "targets.0.status_classes.5xx",
-            "targets.1.error_kinds.timeout",
+            "targets.1.transport_errors.timeout",
         ] {
             assert!(keys.iter().any(|k| k == key), "page has {key}");
         }

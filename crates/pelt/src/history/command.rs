@@ -314,7 +314,7 @@ fn text_table(rows: &[RunRow]) -> String {
     let _ = writeln!(
         o,
         "{:>5}  {:<19}  {:<12} {:<6} {:>9} {:>7} {:>9} {:>9} {:>10}  {:<30} tags",
-        "id", "started (UTC)", "label", "mode", "requests", "errors", "p50", "p99", "rate", "url"
+        "id", "started (UTC)", "label", "mode", "requests", "failed", "p50", "p99", "rate", "url"
     );
     for r in rows {
         let f = &r.figures;
@@ -357,6 +357,10 @@ fn row_json(r: &RunRow) -> serde_json::Value {
         "duration_s": r.duration_s,
         "requests": f.requests,
         "successes": f.successes,
+        // The one meaning of failed (pelt_core::failure); "errors" and
+        // "error_ratio" are the same numbers under their older names.
+        "failed": f.errors,
+        "failed_share": f.error_ratio,
         "errors": f.errors,
         "error_ratio": f.error_ratio,
         "rate": f.rate,

@@ -133,7 +133,7 @@ pub(in crate::html) fn throughput_over_time(runs: &[Labeled<'_>]) -> String {
             pen: request_pen(i),
         });
         lines.push(Line {
-            points: series(|r| r.errors),
+            points: series(|r| r.failed),
             pen: error_pen(i),
         });
     }
@@ -146,12 +146,12 @@ pub(in crate::html) fn throughput_over_time(runs: &[Labeled<'_>]) -> String {
         keys.push(Key::new("requests", Mark::Line(Pen::solid(KEY_GREY, 2))));
         let mut dashed = error_pen(0);
         dashed.color = KEY_GREY;
-        keys.push(Key::new("errors", Mark::Line(dashed)));
+        keys.push(Key::new("failed", Mark::Line(dashed)));
         keys
     } else {
         vec![
             Key::new("requests", Mark::Line(request_pen(0))),
-            Key::new("errors", Mark::Line(error_pen(0))),
+            Key::new("failed", Mark::Line(error_pen(0))),
         ]
     };
     let y = YAxis::fit(

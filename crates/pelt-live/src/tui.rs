@@ -238,7 +238,10 @@ fn latency_chart(f: &mut Frame<'_>, s: &State, area: Rect) {
         })
         .collect();
     let chart = Chart::new(datasets)
-        .block(Block::bordered().title("response time of each second's requests"))
+        .block(
+            Block::bordered()
+                .title("response time per second (p50, p90, p99, max of its requests)"),
+        )
         .x_axis(
             Axis::default()
                 .title("time into the run")

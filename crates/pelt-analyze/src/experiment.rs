@@ -76,8 +76,8 @@ impl RunRecord {
             (0, 0)
         } else {
             (
-                pelt_core::rank::percentile(&h, 50.0),
-                pelt_core::rank::percentile(&h, 99.0),
+                pelt_core::rank::percentile(h, 50.0),
+                pelt_core::rank::percentile(h, 99.0),
             )
         };
         RunRecord {

@@ -264,7 +264,7 @@ impl Assertion {
             Measure::Percentile(_) | Measure::Mean | Measure::Max if h.is_empty() => {
                 (f64::NAN, "no timed responses".to_string())
             }
-            Measure::Percentile(p) => latency(crate::rank::percentile(&h, p)),
+            Measure::Percentile(p) => latency(crate::rank::percentile(h, p)),
             Measure::Mean => latency(h.mean() as u64),
             Measure::Max => latency(h.max()),
             Measure::Errors => {

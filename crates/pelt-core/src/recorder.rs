@@ -564,7 +564,7 @@ fn assert_same_histogram(x: &Histogram<u64>, y: &Histogram<u64>) {
     assert_eq!(x.min(), y.min());
     assert_eq!(x.max(), y.max());
     for q in [0.5, 0.9, 0.99, 0.999] {
-        assert_eq!(crate::rank::quantile(&x, q), crate::rank::quantile(&y, q));
+        assert_eq!(crate::rank::quantile(x, q), crate::rank::quantile(y, q));
     }
     assert!(x.iter_recorded().eq(y.iter_recorded()));
 }

@@ -113,7 +113,7 @@ fn quantile_ns(h: &Histogram<u64>, q: f64) -> u64 {
     } else if q >= 1.0 {
         h.max()
     } else {
-        pelt_core::rank::quantile(&h, q)
+        pelt_core::rank::quantile(h, q)
     }
 }
 

@@ -93,8 +93,8 @@ pub fn command(args: CalibrateArgs) -> Result<ExitCode, UserError> {
         (0, 0)
     } else {
         (
-            pelt_core::rank::quantile(&h, 0.5),
-            pelt_core::rank::quantile(&h, 0.99),
+            pelt_core::rank::quantile(h, 0.5),
+            pelt_core::rank::quantile(h, 0.99),
         )
     };
 

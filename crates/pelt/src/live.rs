@@ -285,7 +285,7 @@ impl Watch {
         let l = &summary.total.response;
         let quantile = |q: f64| match l.is_empty() {
             true => "-".to_string(),
-            false => pelt_core::human_ns(pelt_core::rank::quantile(&l, q)).to_string(),
+            false => pelt_core::human_ns(pelt_core::rank::quantile(l, q)).to_string(),
         };
         let failed = summary.total.failed_share() * 100.0;
         self.campaign.runs.push(pelt_live::CampaignRun {

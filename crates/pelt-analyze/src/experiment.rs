@@ -75,7 +75,10 @@ impl RunRecord {
         let (p50_ns, p99_ns) = if h.is_empty() {
             (0, 0)
         } else {
-            (h.value_at_percentile(50.0), h.value_at_percentile(99.0))
+            (
+                pelt_core::rank::percentile(h, 50.0),
+                pelt_core::rank::percentile(h, 99.0),
+            )
         };
         RunRecord {
             block,

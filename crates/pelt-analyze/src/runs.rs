@@ -37,7 +37,7 @@ fn extractors() -> Vec<(Metric, Extract)> {
         if h.is_empty() {
             f64::NAN
         } else {
-            h.value_at_percentile(p) as f64
+            pelt_core::rank::percentile(h, p) as f64
         }
     }
     vec![

@@ -264,7 +264,7 @@ impl Assertion {
             Measure::Percentile(_) | Measure::Mean | Measure::Max if h.is_empty() => {
                 (f64::NAN, "no timed responses".to_string())
             }
-            Measure::Percentile(p) => latency(h.value_at_percentile(p)),
+            Measure::Percentile(p) => latency(crate::rank::percentile(h, p)),
             Measure::Mean => latency(h.mean() as u64),
             Measure::Max => latency(h.max()),
             Measure::Errors => {
@@ -298,6 +298,71 @@ impl Assertion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run of `n` responses: 1 ms each but the top `tail.len()`.
+    fn summary_with_tail(n: u64, tail: &[u64]) -> RunSummary {
+        use crate::config::{Load, RunConfig, Stop, Target};
+        let mut rec = crate::Recorder::new();
+        rec.requests = n;
+        rec.successes = n;
+        rec.response
+            .record_n(1_000_000, n - tail.len() as u64)
+            .unwrap();
+        for &v in tail {
+            rec.response.record(v).unwrap();
+        }
+        let header = crate::RunHeader {
+            config: RunConfig::new(
+                vec![Target::get(
+                    crate::Url::parse("http://127.0.0.1:1/").unwrap(),
+                )],
+                Load::closed(1),
+                Stop::default(),
+            ),
+            env: crate::Environment {
+                pelt_version: "test".into(),
+                os: "linux".into(),
+                arch: "x86_64".into(),
+                cores: 1,
+                threads: 1,
+                target_addrs: vec![],
+                started_unix_ms: 1_795_000_000_000,
+                link: None,
+            },
+            measure_start_unix_ns: 1_795_000_000_000_000_000,
+            measure_from_ns: 0,
+            shard: None,
+        };
+        let mut b = crate::SummaryBuilder::new(header, None);
+        b.add(1_795_000_000, &rec);
+        b.finish(None)
+    }
+
+    // Issue 22 §5: at 4,000 samples the report's p99.9 was the 3,997th
+    // value (21.168 ms), not the nearest rank's 3,996th (21.087 ms). The
+    // report, `--assert` and the gauges read one function.
+    #[test]
+    fn p99_9_is_the_nearest_rank_in_the_report_and_the_assertion() {
+        for (n, tail, want) in [
+            (
+                4_000,
+                &[21_087_000, 21_168_000, 22_000_000, 23_000_000, 24_000_000][..],
+                21_087_000,
+            ),
+            (1_000, &[5_000_000, 9_000_000][..], 5_000_000),
+        ] {
+            let s = summary_with_tail(n, tail);
+            let h = &s.total.response;
+            let reported = crate::LatencyStats::of(h).at(99.9);
+            assert_eq!(reported, h.highest_equivalent(want), "n = {n}");
+            assert_eq!(reported, crate::rank::quantile(h, 0.999), "n = {n}");
+            let at = format!("p99.9 <= {}ns", reported);
+            let a: Assertion = at.parse().unwrap();
+            assert!(a.check(&s).ok, "{at} at n = {n}");
+            let below = format!("p99.9 < {}ns", reported);
+            assert!(!below.parse::<Assertion>().unwrap().check(&s).ok);
+        }
+    }
 
     #[test]
     fn parses_the_forms_people_write() {

@@ -20,6 +20,7 @@ pub mod failure;
 pub mod fuzz;
 pub mod header;
 mod quote;
+pub mod rank;
 pub mod recorder;
 pub mod results;
 pub mod sample;

@@ -136,6 +136,24 @@ impl Intervals {
         self.current.with_cookie += 1;
     }
 
+    /// The second being recorded (tests).
+    #[cfg(test)]
+    pub fn current(&self) -> &Recorder {
+        &self.current
+    }
+
+    /// Counts a request (intended at `intended`, done at `done`) sent
+    /// again on a fresh connection after a reused one closed unanswered.
+    pub fn count_retried(&mut self, intended: Nanos, done: Nanos) {
+        if intended < self.measure_from {
+            return;
+        }
+        if done >= self.end {
+            self.rotate(done);
+        }
+        self.current.retried += 1;
+    }
+
     /// Notes that a request (intended at `intended`, done at `done`) was
     /// timed by the kernel's receive stamp and read `lag` after it, and
     /// its departure by the kernel's transmit stamp if `tx_stamped`.

@@ -362,6 +362,11 @@ impl Worker {
                 .borrow_mut()
                 .count_cookie(intended, sample.done);
         }
+        if attempt.retried {
+            self.intervals
+                .borrow_mut()
+                .count_retried(intended, sample.done);
+        }
         match result {
             Ok(Ok(resp)) => {
                 if let Some(done) = attempt.done {
@@ -406,6 +411,12 @@ impl Worker {
             }
         }
         sample
+    }
+
+    /// Requests counted as retried in the current second (tests).
+    #[cfg(test)]
+    pub(crate) fn retried_so_far(&self) -> u64 {
+        self.intervals.borrow().current().retried
     }
 
     /// ab's Length check: a 2xx body whose length differs from the first

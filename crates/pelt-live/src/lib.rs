@@ -15,6 +15,7 @@
 mod campaign;
 pub mod dashboard;
 pub mod metrics;
+pub mod push;
 mod server;
 mod state;
 pub mod tui;

@@ -113,7 +113,7 @@ fn quantile_ns(h: &Histogram<u64>, q: f64) -> u64 {
     } else if q >= 1.0 {
         h.max()
     } else {
-        h.value_at_quantile(q)
+        pelt_core::rank::quantile(h, q)
     }
 }
 
@@ -343,6 +343,28 @@ mod tests {
         assert_eq!(c[11], 6, "2 s <= 2.5 s");
         assert_eq!(*c.last().unwrap(), 6, "90 s is only in +Inf");
         assert!(c.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    // Issue 22 §5: the p99.9 gauge is the report's, to the nanosecond.
+    #[test]
+    fn the_p99_9_gauge_is_the_reports_nearest_rank() {
+        let mut rec = Recorder::new();
+        rec.requests = 4_000;
+        rec.response.record_n(1_000_000, 3_995).unwrap();
+        for v in [21_087_000, 21_168_000, 22_000_000, 23_000_000, 24_000_000] {
+            rec.response.record(v).unwrap();
+        }
+        let live = Live::new("r".into(), TargetLabels::new(["GET http://x/".into()]));
+        let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
+        live.feed(&row, &rec, crate::Gauges::default());
+        let text = live.read(render);
+        let report = pelt_core::LatencyStats::of(&rec.response).at(99.9);
+        assert_eq!(report, rec.response.highest_equivalent(21_087_000));
+        let line = format!(
+            "pelt_response_time_quantile_seconds{{run=\"r\",quantile=\"0.999\"}} {}\n",
+            secs(report as f64)
+        );
+        assert!(text.contains(&line), "{line}{text}");
     }
 
     #[test]

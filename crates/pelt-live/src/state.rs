@@ -62,6 +62,9 @@ pub struct State {
     pub rows: Vec<IntervalRow>,
     /// Whether the run has ended (the figures are final).
     pub finished: bool,
+    /// The run's measured length, once it has ended (so the last,
+    /// partial second's rate can be per second of the run it covered).
+    pub elapsed_s: Option<f64>,
     /// The final report (JSON), once the run has ended, for the dashboard.
     pub report: Option<String>,
     /// Bumped on every change, for readers that wait for one.
@@ -69,6 +72,15 @@ pub struct State {
     /// Scrapes served so far, and how many of them after the end.
     scrapes: u64,
     final_scrapes: u64,
+}
+
+impl State {
+    /// Where the run's seconds end, for [`IntervalRow::span`]: its
+    /// length once it has ended; while it runs, every second fed is whole
+    /// but the first.
+    pub fn end_s(&self) -> f64 {
+        self.elapsed_s.unwrap_or(f64::INFINITY)
+    }
 }
 
 #[derive(Debug)]
@@ -106,6 +118,7 @@ impl Live {
                 campaign: None,
                 rows: Vec::new(),
                 finished: false,
+                elapsed_s: None,
                 report: None,
                 generation: 0,
                 scrapes: 0,
@@ -163,10 +176,18 @@ impl Live {
         s.gauges = Gauges::default();
         s.rows.clear();
         s.finished = false;
+        s.elapsed_s = None;
         s.report = None;
         s.generation += 1;
         drop(s);
         self.0.changed.notify_all();
+    }
+
+    /// Marks the figures final, with the run's JSON report and its
+    /// measured length in seconds.
+    pub fn finish_run(&self, report: Option<String>, elapsed_s: f64) {
+        self.lock().elapsed_s = Some(elapsed_s);
+        self.finish_with(report);
     }
 
     /// Marks the figures final.

@@ -145,14 +145,14 @@ pub fn header(s: &State, planned: Option<Duration>) -> Vec<String> {
     let p99 = if t.response.is_empty() {
         "-".to_string()
     } else {
-        human_ns(t.response.value_at_quantile(0.99)).to_string()
+        human_ns(pelt_core::rank::quantile(&t.response, 0.99)).to_string()
     };
     let lag = s
         .last
         .as_ref()
         .filter(|(_, r)| !r.send_lag.is_empty())
         .map_or("-".to_string(), |(_, r)| {
-            human_ns(r.send_lag.value_at_quantile(0.99)).to_string()
+            human_ns(pelt_core::rank::quantile(&r.send_lag, 0.99)).to_string()
         });
     vec![
         format!(
@@ -238,44 +238,76 @@ fn latency_chart(f: &mut Frame<'_>, s: &State, area: Rect) {
         })
         .collect();
     let chart = Chart::new(datasets)
-        .block(Block::bordered().title("response time per second (ms)"))
-        .x_axis(Axis::default().bounds([0.0, n - 1.0]).labels([
-            "0 s".to_string(),
-            format!("{} s", s.rows.len().saturating_sub(1)),
-        ]))
+        .block(
+            Block::bordered()
+                .title("response time per second (p50, p90, p99, max of its requests)"),
+        )
+        .x_axis(
+            Axis::default()
+                .title("time into the run")
+                .bounds([0.0, n - 1.0])
+                .labels([
+                    "0 s".to_string(),
+                    format!("{} s", s.rows.len().saturating_sub(1)),
+                ]),
+        )
         .y_axis(
             Axis::default()
+                .title("ms")
                 .bounds([0.0, top])
-                .labels(["0".to_string(), format!("{top:.2}")]),
-        );
+                .labels(["0 ms".to_string(), format!("{top:.2} ms")]),
+        )
+        // The legend always, whatever the panel's size: four coloured
+        // lines mean nothing without it.
+        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft))
+        .hidden_legend_constraints((Constraint::Ratio(1, 1), Constraint::Ratio(1, 1)));
     f.render_widget(chart, area);
 }
 
 fn histogram(f: &mut Frame<'_>, s: &State, area: Rect) {
-    let cumulative = bucket_counts(&s.total.response);
+    let bars = histogram_bars(&s.total.response);
+    let bars: Vec<Bar<'_>> = bars
+        .into_iter()
+        .map(|(label, n)| Bar::default().value(n).label(Line::from(label)))
+        .collect();
+    f.render_widget(
+        BarChart::default()
+            .block(Block::bordered().title("requests by response time, each bar up to its bound"))
+            .bar_width(5)
+            .bar_gap(1)
+            .data(BarGroup::default().bars(&bars)),
+        area,
+    );
+}
+
+/// The histogram's bars: `(upper bound with its unit, requests in the
+/// bucket)`, from the first bucket with any up to the last (at least
+/// one), so a narrow panel shows where the requests are. Bounds say
+/// `ms` or `s`: `0.5m` read as half a minute.
+fn histogram_bars(h: &hdrhistogram::Histogram<u64>) -> Vec<(String, u64)> {
+    let cumulative = bucket_counts(h);
     let mut prev = 0;
-    let bars: Vec<Bar<'_>> = BUCKETS_S
+    let all: Vec<(String, u64)> = BUCKETS_S
         .iter()
         .zip(cumulative)
         .map(|(b, c)| {
             let n = c - prev;
             prev = c;
-            let label = if *b < 1.0 {
-                format!("{}m", b * 1e3)
-            } else {
-                format!("{b}s")
-            };
-            Bar::default().value(n).label(Line::from(label))
+            (bound_label(*b), n)
         })
         .collect();
-    f.render_widget(
-        BarChart::default()
-            .block(Block::bordered().title("response times (up to)"))
-            .bar_width(4)
-            .bar_gap(1)
-            .data(BarGroup::default().bars(&bars)),
-        area,
-    );
+    let first = all.iter().position(|b| b.1 > 0).unwrap_or(0);
+    let last = all.iter().rposition(|b| b.1 > 0).unwrap_or(0);
+    all[first..=last].to_vec()
+}
+
+/// A bucket's bound in at most 5 characters: `0.5ms`, `250ms`, `2.5s`.
+fn bound_label(seconds: f64) -> String {
+    if seconds < 1.0 {
+        format!("{}ms", seconds * 1e3)
+    } else {
+        format!("{seconds}s")
+    }
 }
 
 fn outcomes(f: &mut Frame<'_>, s: &State, area: Rect) {
@@ -305,4 +337,68 @@ fn outcomes(f: &mut Frame<'_>, s: &State, area: Rect) {
         Paragraph::new(lines).block(Block::bordered().title("statuses and failures")),
         area,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Gauges, TargetLabels};
+    use pelt_core::Recorder;
+    use ratatui::backend::TestBackend;
+
+    #[test]
+    fn bounds_name_their_unit() {
+        assert_eq!(bound_label(0.0005), "0.5ms");
+        assert_eq!(bound_label(0.25), "250ms");
+        assert_eq!(bound_label(2.5), "2.5s");
+        assert!(BUCKETS_S.iter().all(|b| bound_label(*b).len() <= 5));
+    }
+
+    #[test]
+    fn bars_span_the_buckets_with_requests() {
+        let mut h = pelt_core::recorder::new_histogram();
+        h.record(3_000_000).unwrap();
+        h.record(40_000_000).unwrap();
+        let bars = histogram_bars(&h);
+        assert_eq!(bars.first().unwrap(), &("5ms".to_string(), 1));
+        assert_eq!(bars.last().unwrap(), &("50ms".to_string(), 1));
+        assert_eq!(bars.iter().map(|b| b.1).sum::<u64>(), 2);
+    }
+
+    // Issue 22 §5: the histogram said `0.5m 1m 2.5m` for milliseconds
+    // and the chart had no legend.
+    #[test]
+    fn the_screen_has_units_axes_and_a_legend() {
+        let live = Live::new("r".into(), TargetLabels::default());
+        for ms in [1u64, 2, 30] {
+            let mut rec = Recorder::new();
+            rec.requests = 1;
+            rec.response.record(ms * 1_000_000).unwrap();
+            let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
+            live.feed(&row, &rec, Gauges::default());
+        }
+        let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+        live.read(|s| term.draw(|f| frame(f, s, None)).map(|_| ()))
+            .unwrap();
+        let screen: String = term
+            .backend()
+            .buffer()
+            .content()
+            .chunks(120)
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>() + "\n")
+            .collect();
+        for want in [
+            "2.5ms",
+            "10ms",
+            "50ms",
+            "time into the run",
+            "p50",
+            "p99",
+            "max",
+            "ms",
+        ] {
+            assert!(screen.contains(want), "{want} not on screen:\n{screen}");
+        }
+        assert!(!screen.contains("0.5m "), "minutes for milliseconds");
+    }
 }

@@ -56,7 +56,7 @@ pub fn percentiles(s: &RunSummary) -> String {
         let ns = if p == 0 {
             h.min()
         } else {
-            h.value_at_percentile(f64::from(p))
+            pelt_core::rank::percentile(h, f64::from(p))
         };
         let _ = writeln!(out, "{p},{:.3}", ns as f64 / 1e6);
     }

@@ -169,6 +169,9 @@ pub fn json_value(s: &RunSummary) -> Value {
         "connections": {
             "opened": t.connections,
             "reused_requests": t.reused,
+            // Sent again on a fresh connection after a reused one closed
+            // without a response byte (idempotent methods, once each).
+            "retried_after_close": t.retried,
             // The kernel's counts (TCP_INFO) of pelt's HTTP/1.1 TCP
             // connections: packet loss on the path shows here.
             "tcp_segments_sent": t.tcp_segs_out,

@@ -170,7 +170,7 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     for (i, target) in s.config.targets.iter().enumerate().take(MAX_TARGET_ROWS) {
         let n = s.total.targets.get(i).unwrap_or(&empty);
         let p = |q: f64| match &n.response {
-            Some(h) if !h.is_empty() => human_ns(h.value_at_quantile(q)).to_string(),
+            Some(h) if !h.is_empty() => human_ns(pelt_core::rank::quantile(h, q)).to_string(),
             _ => "–".to_string(),
         };
         let classes: Vec<String> = n

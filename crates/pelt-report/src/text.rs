@@ -173,6 +173,21 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         thousands(t.connections),
         thousands(t.reused),
     )?;
+    if t.retried > 0 {
+        // Shown, never hidden: each one cost the server a request it
+        // never answered, and pelt a round trip.
+        writeln!(
+            o,
+            "             {} request{} retried after the server closed an idle connection{}",
+            thousands(t.retried),
+            if t.retried == 1 { "" } else { "s" },
+            if t.retried * 10 >= t.requests.max(1) {
+                " (it closes them without saying so: --no-keepalive avoids the round trips)"
+            } else {
+                ""
+            },
+        )?;
+    }
     if !s.config.http.session.is_off() {
         // --cookies/--login: how many requests the jars changed.
         writeln!(
@@ -276,7 +291,7 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     for (i, target) in c.targets.iter().enumerate().take(MAX_TARGET_ROWS) {
         let n = t.targets.get(i).unwrap_or(&empty);
         let p = |q: f64| match &n.response {
-            Some(h) if !h.is_empty() => human_ns(h.value_at_quantile(q)).to_string(),
+            Some(h) if !h.is_empty() => human_ns(pelt_core::rank::quantile(h, q)).to_string(),
             _ => "-".to_string(),
         };
         let mut mix: String = n
@@ -539,7 +554,7 @@ fn write_histogram(o: &mut String, h: &Histogram<u64>) -> std::fmt::Result {
         return Ok(());
     }
     let low = h.min().max(1);
-    let top = h.value_at_quantile(0.999).max(low + 1);
+    let top = pelt_core::rank::quantile(h, 0.999).max(low + 1);
     let ratio = (top as f64 / low as f64).powf(1.0 / HISTOGRAM_BUCKETS as f64);
     let mut buckets = Vec::new();
     let mut from = 0u64;

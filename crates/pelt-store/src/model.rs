@@ -42,7 +42,7 @@ impl Figures {
     /// compare` compute it, so a stored figure and a report agree.
     pub fn of(s: &RunSummary) -> Figures {
         let h = &s.total.response;
-        let at = |p: f64| (!h.is_empty()).then(|| h.value_at_percentile(p));
+        let at = |p: f64| (!h.is_empty()).then(|| pelt_core::rank::percentile(h, p));
         Figures {
             requests: s.total.requests,
             sent: s.sent(),

@@ -92,7 +92,10 @@ pub fn command(args: CalibrateArgs) -> Result<ExitCode, UserError> {
     let (floor_p50_ns, floor_p99_ns) = if h.is_empty() {
         (0, 0)
     } else {
-        (h.value_at_quantile(0.5), h.value_at_quantile(0.99))
+        (
+            pelt_core::rank::quantile(h, 0.5),
+            pelt_core::rank::quantile(h, 0.99),
+        )
     };
 
     say("rate mode: the highest rate one worker thread holds with send lag p99 under 1 ms");

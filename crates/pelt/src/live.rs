@@ -22,6 +22,16 @@ pub struct LiveArgs {
     #[arg(long = "metrics-allow-remote", requires = "metrics")]
     pub metrics_allow_remote: bool,
 
+    /// Push the --metrics series to a Prometheus remote-write receiver
+    /// each second and once more at the end (for runs shorter than a
+    /// scrape interval): http://HOST:PORT/PATH, e.g. Prometheus started
+    /// with --web.enable-remote-write-receiver at
+    /// http://127.0.0.1:9090/api/v1/write. Checked before any load; a
+    /// failed push is a warning, not the end of the run. After the run,
+    /// pelt waits up to 5 s for the final push.
+    #[arg(long = "metrics-push", value_name = "URL")]
+    pub metrics_push: Option<String>,
+
     /// Serve a live dashboard on http://ADDR/ during the run: one page
     /// (nothing loaded from elsewhere) with the figures each second, and
     /// the final report when the run ends. Loopback only unless
@@ -80,9 +90,20 @@ impl Views {
             views.live.push(live.clone());
             views.tui = Some(live);
         }
-        if args.metrics.is_none() && args.dashboard.is_none() {
+        if args.metrics.is_none() && args.dashboard.is_none() && args.metrics_push.is_none() {
             return Ok(views);
         }
+        // Checked before anything listens: nothing to undo if refused.
+        let push = args
+            .metrics_push
+            .as_deref()
+            .map(|url| {
+                let target = pelt_live::push::PushTarget::parse(url)?;
+                target.check()?;
+                Ok(target)
+            })
+            .transpose()
+            .map_err(|e: pelt_live::push::PushError| UserError(e.to_string()))?;
         // Both bound before either serves: a second refusal must not
         // leave the first listening for nothing.
         let metrics = args
@@ -112,20 +133,33 @@ impl Views {
             .transpose()
             .map_err(|e| UserError(e.to_string()))?;
         let labels = labels(config, secrets);
-        // The id the run's results file names it by (config hash, and the
-        // start time with --start-at), so the metrics and the file agree.
-        let id = config.run_id();
+        // Unique per run unless --run-id (or the shards' --start-at) names
+        // it: two runs with the same flags are two series in Prometheus.
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let id = config.live_run_id(now_ms);
         let thread_error =
             |e: std::io::Error| UserError(format!("cannot start a thread: {e}; free some memory"));
         if let Some(bound) = metrics {
             let live = Live::new(id.clone(), labels.clone());
             let local = bound.local_addr();
             pelt_live::serve_metrics(bound, live.clone()).map_err(thread_error)?;
-            eprintln!("pelt: metrics on http://{local}/metrics");
+            eprintln!("pelt: metrics on http://{local}/metrics (run=\"{id}\")");
+            views.live.push(live);
+        }
+        if let Some(target) = push {
+            let live = Live::new(id.clone(), labels.clone());
+            let url = target.url.clone();
+            pelt_live::push::spawn(target, live.clone(), |why| {
+                eprintln!("pelt: warning: {why}; the run goes on without it");
+            })
+            .map_err(thread_error)?;
+            eprintln!("pelt: pushing metrics to {url} (run=\"{id}\")");
             views.live.push(live);
         }
         if let Some(bound) = dashboard {
-            let live = Live::new(id, labels);
+            let live = Live::new(id.clone(), labels);
             let local = bound.local_addr();
             // Beyond loopback, anyone who can reach the port could watch:
             // only those given the token can.
@@ -190,8 +224,9 @@ impl Views {
             return;
         }
         let report = pelt_report::json_value(summary).to_string();
+        let elapsed = summary.elapsed.as_secs_f64();
         for live in &self.live {
-            live.finish_with(Some(report.clone()));
+            live.finish_run(Some(report.clone()), elapsed);
         }
         for live in &self.live {
             live.wait_final_scrape(pelt_live::FINAL_SCRAPE_WAIT);
@@ -250,7 +285,7 @@ impl Watch {
         let l = &summary.total.response;
         let quantile = |q: f64| match l.is_empty() {
             true => "-".to_string(),
-            false => pelt_core::human_ns(l.value_at_quantile(q)).to_string(),
+            false => pelt_core::human_ns(pelt_core::rank::quantile(l, q)).to_string(),
         };
         let failed = summary.total.failed_share() * 100.0;
         self.campaign.runs.push(pelt_live::CampaignRun {

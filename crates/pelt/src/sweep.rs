@@ -582,7 +582,7 @@ fn median(s: &RunSummary) -> Duration {
     if h.is_empty() {
         Duration::MAX
     } else {
-        Duration::from_nanos(h.value_at_quantile(0.5))
+        Duration::from_nanos(pelt_core::rank::quantile(h, 0.5))
     }
 }
 

@@ -47,7 +47,7 @@ fn holds_on(a: &Assertion, h: &hdrhistogram::Histogram<u64>) -> bool {
         return false;
     }
     let v = match a.measure {
-        Measure::Percentile(p) => h.value_at_percentile(p) as f64,
+        Measure::Percentile(p) => pelt_core::rank::percentile(h, p) as f64,
         Measure::Mean => h.mean(),
         Measure::Max => h.max() as f64,
         _ => return true,
@@ -185,7 +185,7 @@ pub fn judge(s: &RunSummary, rules: &StepRules) -> Vec<Failure> {
         }
         let lag = &s.total.send_lag;
         if !lag.is_empty() && connections_were_free(s, offered) {
-            let p99 = lag.value_at_quantile(0.99);
+            let p99 = pelt_core::rank::quantile(lag, 0.99);
             let latency_terms: Vec<&Assertion> =
                 rules.slo.iter().filter(|a| is_latency(a)).collect();
             let late = match rules.max_send_lag_ns {

@@ -60,7 +60,7 @@ impl Step {
             if h.is_empty() {
                 0
             } else {
-                h.value_at_quantile(p)
+                pelt_core::rank::quantile(h, p)
             }
         };
         let lag = &s.total.send_lag;
@@ -80,7 +80,7 @@ impl Step {
             send_lag_p99_ns: if lag.is_empty() {
                 0
             } else {
-                lag.value_at_quantile(0.99)
+                pelt_core::rank::quantile(lag, 0.99)
             },
             passed: failures.is_empty(),
             failures,

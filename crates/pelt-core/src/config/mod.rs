@@ -194,6 +194,19 @@ impl RunConfig {
         }
     }
 
+    /// The run's name in the live views (the Prometheus `run` label, the
+    /// dashboard's events), unique per run: [`RunConfig::run_id`] where
+    /// the user or the shards fixed it (`--run-id`, `--start-at`), else
+    /// the configuration's hash and `started_unix_ms`, the moment the run
+    /// was set up, so that two runs with the same flags are two series,
+    /// not one whose counters go backwards.
+    pub fn live_run_id(&self, started_unix_ms: u64) -> String {
+        match (&self.run_id, self.start_at_unix_ns) {
+            (None, None) => format!("{}-{started_unix_ms}", self.whole_run_hash()),
+            _ => self.run_id(),
+        }
+    }
+
     /// The hash every shard of one run must agree on: the configuration
     /// without the shard ([`crate::shard::config_hash`]).
     pub fn whole_run_hash(&self) -> String {
@@ -403,6 +416,24 @@ mod tests {
     fn config() -> RunConfig {
         let url = Url::parse("http://127.0.0.1:1/").unwrap();
         RunConfig::new(vec![Target::get(url)], Load::closed(4), Stop::default())
+    }
+
+    // Issue 22 §5: two runs with the same flags shared one `run` label.
+    #[test]
+    fn live_run_ids_differ_per_run_unless_named() {
+        let c = config();
+        let (a, b) = (c.live_run_id(1_000), c.live_run_id(2_000));
+        assert_ne!(a, b);
+        assert!(a.starts_with(&c.whole_run_hash()), "{a}");
+        let mut named = config();
+        named.run_id = Some("nightly-42".into());
+        assert_eq!(named.live_run_id(1_000), "nightly-42");
+        assert_eq!(named.live_run_id(2_000), "nightly-42");
+        // Shards of one run agree on it without talking to each other.
+        let mut shard = config();
+        shard.start_at_unix_ns = Some(1_795_000_000_000_000_000);
+        assert_eq!(shard.live_run_id(1_000), shard.run_id());
+        assert_eq!(shard.live_run_id(2_000), shard.run_id());
     }
 
     #[test]

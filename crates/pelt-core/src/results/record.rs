@@ -27,6 +27,9 @@ pub(super) struct IntervalRecord {
     with_cookie: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     logins: u64,
+    /// Requests sent again after a reused connection closed unanswered.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    retried: u64,
     /// `--proxy` tunnels: `[count, total ns, longest ns]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tunnels: Option<(u64, u64, u64)>,
@@ -195,6 +198,7 @@ impl IntervalRecord {
             connections: r.connections,
             with_cookie: r.with_cookie,
             logins: r.logins,
+            retried: r.retried,
             tunnels: (r.tunnels > 0).then_some((r.tunnels, r.tunnel_ns_sum, r.tunnel_ns_max)),
             kernel_timed: (r.kernel_timed > 0).then_some((
                 r.kernel_timed,
@@ -272,6 +276,7 @@ impl IntervalRecord {
         r.connections = self.connections;
         r.with_cookie = self.with_cookie;
         r.logins = self.logins;
+        r.retried = self.retried;
         if let Some((n, sum, max)) = self.tunnels {
             (r.tunnels, r.tunnel_ns_sum, r.tunnel_ns_max) = (n, sum, max);
         }

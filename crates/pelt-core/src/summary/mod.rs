@@ -129,7 +129,7 @@ fn quantile(h: &Histogram<u64>, q: f64) -> u64 {
     if h.is_empty() {
         0
     } else {
-        h.value_at_quantile(q)
+        crate::rank::quantile(h, q)
     }
 }
 
@@ -174,7 +174,7 @@ impl LatencyStats {
             max: h.max(),
             percentiles: PERCENTILES
                 .iter()
-                .map(|&p| (p, h.value_at_percentile(p)))
+                .map(|&p| (p, crate::rank::percentile(h, p)))
                 .collect(),
         }
     }
@@ -405,9 +405,9 @@ impl RunSummary {
                 w.push(Warning::RateShortfall { offered, achieved });
             }
             let lag = &self.total.send_lag;
-            if !lag.is_empty() && lag.value_at_quantile(0.99) > 10_000_000 {
+            if !lag.is_empty() && crate::rank::quantile(lag, 0.99) > 10_000_000 {
                 w.push(Warning::SendLag {
-                    p99_ns: lag.value_at_quantile(0.99),
+                    p99_ns: crate::rank::quantile(lag, 0.99),
                     connections: self.config.load.connections(),
                 });
             }

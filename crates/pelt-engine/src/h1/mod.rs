@@ -28,6 +28,9 @@ pub struct PreparedRequest {
     pub bytes: Vec<u8>,
     /// HEAD responses have no body whatever their headers say.
     pub head: bool,
+    /// Whether the method is idempotent (RFC 9110 §9.2.2), so that a
+    /// request lost to a keep-alive race may be sent again.
+    pub idempotent: bool,
 }
 
 impl PreparedRequest {
@@ -49,6 +52,9 @@ impl PreparedRequest {
         PreparedRequest {
             bytes: out,
             head: target.method.eq_ignore_ascii_case("HEAD"),
+            // Methods are case-sensitive: `get` is not GET.
+            idempotent: ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"]
+                .contains(&target.method.as_str()),
         }
     }
 }

@@ -199,6 +199,78 @@ impl Transport for H1Sender {
         sender: usize,
         attempt: &mut Attempt,
     ) -> Result<Response, Failure> {
+        // Bytes the first try wrote, when there is a second.
+        let mut earlier = None;
+        loop {
+            // One call site, so the common path's state machine is no
+            // larger than before.
+            let r = self.attempt_once(w, target, sender, attempt).await;
+            if let Some(first) = earlier {
+                attempt.bytes_out += first;
+                return r;
+            }
+            match r {
+                Err(f) if attempt.reused && lost_to_a_quiet_close(&f) => {
+                    // The server (or a proxy) closed the idle connection
+                    // as the request went out: nothing of it was
+                    // answered. RFC 9112 §9.3.1 lets a client send an
+                    // idempotent request again on a fresh connection, as
+                    // browsers and curl do; once only, counted
+                    // (`retried`), and the response time still runs from
+                    // the first try.
+                    if !w.plan().requests[target as usize].idempotent {
+                        return Err(f);
+                    }
+                    self.conn = None;
+                    earlier = Some(std::mem::take(&mut attempt.bytes_out));
+                    attempt.retried = true;
+                    attempt.first_byte = None;
+                    attempt.done = None;
+                    attempt.tx_stamped = false;
+                    attempt.cookie = false;
+                }
+                r => return r,
+            }
+        }
+    }
+
+    fn reset(&mut self) {
+        self.conn = None;
+    }
+
+    async fn warm(&mut self, w: &impl Runner, target: u32) {
+        if self.conn.is_some() {
+            return;
+        }
+        let plan = w.plan();
+        let origin = plan.target_origin[target as usize];
+        if let Ok(stream) = open(w, &plan.origins[origin], true).await {
+            self.conn = Some(Conn::new(w, stream, origin));
+        }
+    }
+}
+
+/// Whether `f` is how a keep-alive race ends: the connection closed or
+/// reset before a single response byte came back (a failure later than
+/// that, or with a status, is the server's answer and stands).
+fn lost_to_a_quiet_close(f: &Failure) -> bool {
+    f.bytes_in == 0
+        && f.status == 0
+        && matches!(
+            f.kind,
+            pelt_core::ErrorKind::Closed | pelt_core::ErrorKind::Reset
+        )
+}
+
+impl H1Sender {
+    /// One try of [`Transport::attempt`]: connect (or reuse), send, read.
+    async fn attempt_once(
+        &mut self,
+        w: &impl Runner,
+        target: u32,
+        sender: usize,
+        attempt: &mut Attempt,
+    ) -> Result<Response, Failure> {
         let plan = w.plan();
         let origin = plan.target_origin[target as usize];
         attempt.reused = self.connect(w, origin, true).await?;
@@ -291,21 +363,6 @@ impl Transport for H1Sender {
             return self.follow(w, target, resp, attempt).await;
         }
         Ok(resp)
-    }
-
-    fn reset(&mut self) {
-        self.conn = None;
-    }
-
-    async fn warm(&mut self, w: &impl Runner, target: u32) {
-        if self.conn.is_some() {
-            return;
-        }
-        let plan = w.plan();
-        let origin = plan.target_origin[target as usize];
-        if let Ok(stream) = open(w, &plan.origins[origin], true).await {
-            self.conn = Some(Conn::new(w, stream, origin));
-        }
     }
 }
 

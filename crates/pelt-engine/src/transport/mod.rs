@@ -212,4 +212,7 @@ pub(crate) struct Attempt {
     pub cookie: bool,
     /// `--tx-stamps`: whether `sent` is the kernel's transmit stamp.
     pub tx_stamped: bool,
+    /// Whether it was sent again on a fresh connection after a reused
+    /// one closed without answering (HTTP/1.1, idempotent methods).
+    pub retried: bool,
 }

@@ -106,6 +106,17 @@ fn play(
     requests: usize,
     configure: impl FnOnce(&mut HttpOptions),
 ) -> (Vec<Sample>, Vec<Seen>) {
+    let (samples, seen, _) = play_config(script, requests, |c| configure(&mut c.http));
+    (samples, seen)
+}
+
+/// As [`play`], with the whole configuration to adjust; also returns how
+/// many requests the worker counted as retried.
+fn play_config(
+    script: Vec<Step>,
+    requests: usize,
+    configure: impl FnOnce(&mut RunConfig),
+) -> (Vec<Sample>, Vec<Seen>, u64) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -117,10 +128,10 @@ fn play(
         let seen = Rc::new(RefCell::new(Vec::new()));
         tokio::task::spawn_local(serve(listener, script, seen.clone()));
         let mut config = config_for(&url);
-        configure(&mut config.http);
-        let samples = exchange_all(&config, requests).await;
+        configure(&mut config);
+        let (samples, retried) = exchange_counting(&config, requests).await;
         let seen = seen.borrow().clone();
-        (samples, seen)
+        (samples, seen, retried)
     })
 }
 
@@ -140,10 +151,15 @@ fn config_for(url: &str) -> RunConfig {
 /// Runs `requests` exchanges of target 0 on sender 0 of a worker for
 /// `config`, as the worker's own loop does: the same transport each time.
 async fn exchange_all(config: &RunConfig, requests: usize) -> Vec<Sample> {
+    exchange_counting(config, requests).await.0
+}
+
+/// As [`exchange_all`], also returning the requests counted as retried.
+async fn exchange_counting(config: &RunConfig, requests: usize) -> (Vec<Sample>, u64) {
     config.validate().expect("a valid configuration");
     let plan = Arc::new(RunPlan::new(config).expect("a plan"));
     let share = plan.shares(config)[0];
-    let (tx, _rx) = std::sync::mpsc::channel();
+    let (tx, rx) = std::sync::mpsc::channel();
     let (_recycle, recycled) = std::sync::mpsc::channel();
     let worker = Worker::new(plan, share, tx, recycled);
     // The plan's clock starts a moment ahead, as for a real run.
@@ -154,7 +170,14 @@ async fn exchange_all(config: &RunConfig, requests: usize) -> Vec<Sample> {
         let intended = worker.now();
         samples.push(worker.exchange(&mut transport, 0, intended, 0).await);
     }
-    samples
+    // The current second's count, and those of any seconds handed on.
+    let mut retried = worker.retried_so_far();
+    while let Ok(msg) = rx.try_recv() {
+        if let crate::intervals::WorkerMsg::Interval { rec, .. } = msg {
+            retried += rec.retried;
+        }
+    }
+    (samples, retried)
 }
 
 #[test]
@@ -243,6 +266,76 @@ fn an_idle_connection_the_server_closed_is_reopened_not_failed() {
         seen.iter().map(|(conn, _)| *conn).collect::<Vec<_>>(),
         [1, 2]
     );
+}
+
+/// The request line of each connection the server read one on, in order.
+fn connections(seen: &[Seen]) -> Vec<usize> {
+    seen.iter().map(|(conn, _)| *conn).collect()
+}
+
+// tinyproxy's pattern (issue 22 §6): a response with no `Connection:
+// close`, then the connection closed as the next request goes out.
+#[test]
+fn a_reused_connection_closed_unanswered_is_retried_once_on_a_fresh_one() {
+    let script = vec![Step::Respond(OK), Step::Close, Step::Respond(OK)];
+    let (samples, seen, retried) = play_config(script, 2, |_| {});
+    for s in &samples {
+        assert_eq!((s.status, s.error), (200, None), "{s:?}");
+    }
+    // The retry went on a new connection, which the sample reports.
+    assert!(!samples[1].reused);
+    assert_eq!(connections(&seen), [1, 1, 2]);
+    assert_eq!(retried, 1);
+    // Both writes count as bytes sent.
+    assert_eq!(samples[1].bytes_out, 2 * samples[0].bytes_out);
+}
+
+#[test]
+fn a_reused_connection_reset_unanswered_is_retried_too() {
+    let script = vec![Step::Respond(OK), Step::Reset, Step::Respond(OK)];
+    let (samples, seen, retried) = play_config(script, 2, |_| {});
+    assert_eq!((samples[1].status, samples[1].error), (200, None));
+    assert_eq!(connections(&seen), [1, 1, 2]);
+    assert_eq!(retried, 1);
+}
+
+#[test]
+fn a_retry_is_made_once_and_its_failure_counted() {
+    let script = vec![Step::Respond(OK), Step::Close, Step::Close];
+    let (samples, seen, retried) = play_config(script, 2, |_| {});
+    assert_eq!(
+        samples[1].error,
+        Some(ErrorKind::Closed),
+        "{:?}",
+        samples[1]
+    );
+    // No third try: the fresh connection's close is the server's answer.
+    assert_eq!(connections(&seen), [1, 1, 2]);
+    assert_eq!(retried, 1);
+}
+
+#[test]
+fn a_post_lost_on_a_reused_connection_is_not_sent_again() {
+    let script = vec![Step::Respond(OK), Step::Close, Step::Respond(OK)];
+    let (samples, seen, retried) = play_config(script, 2, |c| {
+        c.targets[0].method = "POST".into();
+    });
+    assert_eq!(
+        samples[1].error,
+        Some(ErrorKind::Closed),
+        "{:?}",
+        samples[1]
+    );
+    assert_eq!(connections(&seen), [1, 1]);
+    assert_eq!(retried, 0);
+}
+
+#[test]
+fn a_fresh_connection_closed_unanswered_is_not_retried() {
+    let (samples, seen, retried) = play_config(vec![Step::Close, Step::Respond(OK)], 1, |_| {});
+    assert_eq!(samples[0].error, Some(ErrorKind::Closed));
+    assert_eq!(connections(&seen), [1]);
+    assert_eq!(retried, 0);
 }
 
 #[test]

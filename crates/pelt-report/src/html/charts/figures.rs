@@ -223,7 +223,7 @@ pub(in crate::html) fn percentile_spectrum(runs: &[Labeled<'_>]) -> String {
                 .map(|k| {
                     let x = k as f64 / SPECTRUM_STEPS_PER_DECADE as f64;
                     let q = 1.0 - 10f64.powf(-x);
-                    (x, unit.of(h.value_at_quantile(q)))
+                    (x, unit.of(pelt_core::rank::quantile(h, q)))
                 })
                 .collect(),
             pen: Pen::solid(run_color(i), 3),

@@ -1,0 +1,340 @@
+//! Live views keep the whole picture (issue 22 §5): a dashboard opened
+//! late draws the run so far, its final tiles are per second of the run,
+//! and two runs with the same flags are two series.
+
+mod support;
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use support::pelt::{pelt, server};
+
+/// A loopback port free a moment ago.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The first event of a new `/events` stream on 127.0.0.1:`port`, or
+/// `None` if nothing listens yet.
+fn first_event(port: u16) -> Option<Value> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut lines = BufReader::new(s).lines();
+    lines.find_map(|l| {
+        let l = l.ok()?;
+        serde_json::from_str(l.strip_prefix("data: ")?).ok()
+    })
+}
+
+/// The console lines the page logged with `prefix`.
+fn console<'a>(stderr: &'a str, prefix: &str) -> Vec<&'a str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .filter_map(|l| l.split_once(prefix).map(|(_, rest)| rest))
+        .collect()
+}
+
+/// `name=VALUE` from a console line.
+fn field(line: &str, name: &str) -> f64 {
+    line.split([' ', '"'])
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
+}
+
+/// `data-raw` of the element with `id` in the page's DOM.
+fn raw(dom: &str, id: &str) -> f64 {
+    let at = dom
+        .find(&format!("id=\"{id}\" data-raw=\""))
+        .unwrap_or_else(|| panic!("no {id} in {dom}"));
+    let rest = &dom[at..].split_once("data-raw=\"").unwrap().1;
+    rest.split('"').next().unwrap().parse().unwrap()
+}
+
+// The page was opened (or reloaded) 3 s into the run: it started with
+// empty charts. Now its first update draws every second so far; and at
+// the end, the rate tiles are per second of the run, not the last
+// second's sliver ("25 req/s of 18 offered" for a 500 req/s run).
+#[test]
+fn a_dashboard_opened_late_draws_the_whole_run_and_ends_per_second() {
+    let _heavy = support::pelt::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let target = server(None);
+    let port = free_port();
+    let url = format!("http://{}/", target.local_addr());
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
+        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_NO_HISTORY", "1")
+        .args(["run", &url, "-d", "7s", "--rate", "200", "--no-save"])
+        .args([
+            "--format",
+            "json",
+            "--dashboard",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until 3 seconds are measured (the stream's own figure, polled).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let seconds = first_event(port).map_or(0, |e| e["seconds"].as_u64().unwrap());
+        if seconds >= 3 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run never reached 3 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let page = support::chromium::run_url(
+        dir.path(),
+        &format!("http://127.0.0.1:{port}/"),
+        &["--dump-dom".into(), "--virtual-time-budget=30000".into()],
+    );
+    let out = run.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(page.status.success(), "chromium: {}", page.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    let updates = console(&page.stderr, "pelt-live update ");
+    let first = updates.first().unwrap_or_else(|| panic!("{}", page.stderr));
+    // The first update already has every measured second (and the
+    // partial one before them).
+    assert!(field(first, "rows") >= 3.0, "{first}");
+    assert!(field(first, "rows") >= field(first, "seconds"), "{first}");
+    let last = updates.last().unwrap();
+    let rows = report["timeline"].as_array().unwrap().len() as f64;
+    assert_eq!(field(last, "rows"), rows, "{last}");
+
+    // The final tiles: about the rate asked for, not a partial second's
+    // count.
+    let dom = page.stdout;
+    let rate = raw(&dom, "rate");
+    let offered = raw(&dom, "offered");
+    assert!((offered - 200.0).abs() < 2.0, "offered {offered}");
+    assert!((150.0..=250.0).contains(&rate), "rate {rate}");
+    // Charts with a time axis and a legend.
+    assert!(dom.contains("time into the run"), "{dom}");
+    assert!(dom.contains("class=\"legend\""), "{dom}");
+}
+
+/// The `run="..."` label pelt printed beside its metrics address.
+fn run_label(args: &[&str]) -> String {
+    let target = server(None);
+    let url = format!("http://{}/", target.local_addr());
+    let out = pelt()
+        .args(["run", &url, "-n", "20", "-c", "1", "--no-save"])
+        .args(["--metrics", "127.0.0.1:0"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("metrics on http://"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    line.split_once("run=\"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(id, _)| id.to_string())
+        .unwrap_or_else(|| panic!("{line}"))
+}
+
+// Two runs with the same flags shared one `run` label (the config hash),
+// so their counters made one series that went backwards.
+#[test]
+fn each_run_gets_its_own_run_label_unless_run_id_names_it() {
+    let _heavy = support::pelt::shared();
+    let a = run_label(&[]);
+    let b = run_label(&[]);
+    assert_ne!(a, b);
+    // --run-id (a sharded run's, so that its shards share it) is kept.
+    let named = ["--shard", "0/1", "--run-id", "nightly-7"];
+    assert_eq!(run_label(&named), "nightly-7");
+}
+
+/// GET `path` from 127.0.0.1:`port`: the status and body, or `None` if
+/// nothing listens yet.
+fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut s, &mut text).ok()?;
+    let status = text.split(' ').nth(1)?.parse().ok()?;
+    let (_, body) = text.split_once("\r\n\r\n")?;
+    Some((status, body.to_string()))
+}
+
+/// Debian's Prometheus as a remote-write receiver (it scrapes nothing),
+/// killed by pid when dropped.
+struct Receiver {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Receiver {
+    fn start(dir: &std::path::Path) -> Receiver {
+        let bin = "/usr/bin/prometheus";
+        assert!(
+            std::path::Path::new(bin).exists(),
+            "prometheus is not installed: run scripts/test, which installs it"
+        );
+        let config = dir.join("prometheus.yml");
+        std::fs::write(&config, "global:\n  scrape_interval: 15s\n").unwrap();
+        let port = free_port();
+        let child = std::process::Command::new(bin)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .arg("--web.enable-remote-write-receiver")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let r = Receiver { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while get(r.port, "/-/ready").map(|r| r.0) != Some(200) {
+            assert!(Instant::now() < deadline, "prometheus did not get ready");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        r
+    }
+
+    /// The result vector of an instant `query` (URL-encoded).
+    fn query(&self, query: &str) -> Vec<Value> {
+        let (status, body) = get(self.port, &format!("/api/v1/query?query={query}")).unwrap();
+        assert_eq!(status, 200, "{query}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        v["data"]["result"].as_array().unwrap().clone()
+    }
+
+    /// The value of `metric`, with `labels` (`a="b",` or nothing), in run
+    /// `run` (its newest sample in the last minute).
+    fn value(&self, metric: &str, labels: &str, run: &str) -> Option<f64> {
+        let q = format!("last_over_time({metric}{{{labels}run=\"{run}\"}}[1m])")
+            .replace('{', "%7B")
+            .replace('}', "%7D")
+            .replace('"', "%22")
+            .replace('[', "%5B")
+            .replace(']', "%5D")
+            .replace('=', "%3D")
+            .replace(',', "%2C")
+            .replace('+', "%2B");
+        let r = self.query(&q);
+        assert!(r.len() <= 1, "{r:?}");
+        r.first()?["value"][1].as_str()?.parse().ok()
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// A short CI run was mostly missed at a 15 s scrape interval. Pushed by
+// remote write, the counters equal the JSON report's, and two runs with
+// the same flags are two series.
+#[test]
+fn metrics_pushed_by_remote_write_equal_the_report() {
+    let _heavy = support::pelt::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let prom = Receiver::start(dir.path());
+    let target = server(None);
+    let url = format!("http://{}/?delay=1ms", target.local_addr());
+    let push = format!("http://127.0.0.1:{}/api/v1/write", prom.port);
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let out = pelt()
+            .args(["run", &url, "-d", "2s", "--rate", "200", "--format", "json"])
+            .args(["--no-save", "--metrics-push", &push])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{stderr}");
+        assert!(!stderr.contains("warning: --metrics-push"), "{stderr}");
+        let run = stderr
+            .split_once("run=\"")
+            .and_then(|(_, r)| r.split_once('"'))
+            .map(|(id, _)| id.to_string())
+            .unwrap_or_else(|| panic!("{stderr}"));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        runs.push((run, report));
+    }
+    assert_ne!(runs[0].0, runs[1].0);
+    for (run, report) in &runs {
+        let n = |v: &Value| v.as_u64().unwrap() as f64;
+        assert_eq!(
+            prom.value("pelt_requests_total", "", run),
+            Some(n(&report["requests"]["total"])),
+            "{run}"
+        );
+        assert_eq!(
+            prom.value("pelt_response_time_seconds_count", "", run),
+            Some(n(&report["latency"]["response_time"]["count"]))
+        );
+        assert_eq!(
+            prom.value("pelt_responses_total", "class=\"2xx\",", run)
+                .map(|v| v as u64),
+            report["requests"]["successes"].as_u64()
+        );
+        assert_eq!(
+            prom.value("pelt_sent_bytes_total", "", run),
+            Some(n(&report["bytes"]["out"]))
+        );
+        assert_eq!(prom.value("pelt_run_finished", "", run), Some(1.0));
+    }
+    // Two runs, two series: the same flags no longer share a label.
+    assert_eq!(prom.query("pelt_requests_total").len(), 2);
+}
+
+#[test]
+fn a_push_url_nothing_answers_is_refused_before_any_load() {
+    let target = TcpListener::bind("127.0.0.1:0").unwrap();
+    target.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/", target.local_addr().unwrap());
+    let closed = free_port();
+    for (push, hint) in [
+        (
+            format!("http://127.0.0.1:{closed}/api/v1/write"),
+            "cannot connect",
+        ),
+        ("127.0.0.1:9090".to_string(), "not an http:// URL"),
+        (
+            "https://127.0.0.1:9090/api/v1/write".to_string(),
+            "https is not supported",
+        ),
+    ] {
+        let out = pelt()
+            .args(["run", &url, "-n", "5", "--no-save", "--metrics-push", &push])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{push}: {stderr}");
+        assert!(stderr.contains(hint), "{push}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(target.accept().is_err(), "{push}: load was sent");
+    }
+}

@@ -65,9 +65,14 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
                     Human(t.min)
                 )
             }
+            // `0-200ms`, not `0.00ns-200ms`.
             Some(t) => format!(
                 "closed loop, {connections} connections, {}-{} think time",
-                Human(t.min),
+                if t.min.is_zero() {
+                    "0".to_string()
+                } else {
+                    Human(t.min).to_string()
+                },
                 Human(t.max)
             ),
             None => format!("closed loop, {connections} connections"),
@@ -172,6 +177,10 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         thousands(t.connections),
         thousands(t.reused),
     )?;
+    if let Some(proxy) = s.config.http.proxy.describe() {
+        // What was measured includes the proxy: say it was there.
+        writeln!(o, "Proxy        through {proxy}")?;
+    }
     if !s.config.http.session.is_off() {
         // --cookies/--login: how many requests the jars changed.
         writeln!(
@@ -333,11 +342,17 @@ fn write_overrun(o: &mut String, s: &RunSummary) -> fmt::Result {
     if !s.sent_late() && wait < Duration::from_millis(100) {
         return Ok(());
     }
+    // Three digits can round both to 4.00s: then show milliseconds.
+    let (took, planned) = match Human(s.elapsed).to_string() == Human(s.duration).to_string() {
+        true => (
+            format!("{:.3}s", s.elapsed.as_secs_f64()),
+            format!("{:.3}s", s.duration.as_secs_f64()),
+        ),
+        false => (Human(s.elapsed).to_string(), Human(s.duration).to_string()),
+    };
     writeln!(
         o,
-        "Overrun      the run took {}, not the {} planned:",
-        Human(s.elapsed),
-        Human(s.duration)
+        "Overrun      the run took {took}, not the {planned} planned:",
     )?;
     if s.sent_late() {
         writeln!(
@@ -616,9 +631,13 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     // Intervals follow wall-clock seconds, so the first and last are
     // partial: label each with the part of the run it covers, and give
     // its rate over that part (a partial second's count is no dip).
-    let end = s.elapsed.as_secs_f64();
     for row in s.timeline.iter().take(MAX_TIMELINE_ROWS) {
-        let (from, to) = row.span(end);
+        let (from, to) = s.row_span(row);
+        if to <= from && row.requests == 0 {
+            // A wall-clock second that began as the run ended, with
+            // nothing in it: a `4.00-4.00 0 - 0 0.00ns` row says nothing.
+            continue;
+        }
         let digits = if to - from < pelt_core::summary::MIN_RATE_SPAN_S {
             2
         } else {
@@ -630,7 +649,7 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             format!("{from:.digits$}-{to:.digits$}"),
             cell(plan(row)),
             thousands(row.requests),
-            row.rate(end).map_or("-".to_string(), rate),
+            s.row_rate(row).map_or("-".to_string(), rate),
             thousands(row.errors),
             human_ns(row.p50_ns).to_string(),
             human_ns(row.p99_ns).to_string(),

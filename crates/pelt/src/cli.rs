@@ -584,8 +584,12 @@ pub struct RunArgs {
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
     /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
     /// unit and error shares a % sign (a bare 5 is refused: 5% or 500%?);
-    /// rate is the rate actually sent. Repeatable; results go to stderr.
-    #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
+    /// rate is the rate actually sent. A latency is the headline unless
+    /// prefixed service_time., response_time. or send_lag. (like
+    /// 'service_time.p99 < 5ms'); target[N]. or target[/path]. judges one
+    /// target (like 'target[2].p99 < 20ms'). Repeatable, or several terms
+    /// separated by commas as in --slo; results go to stderr.
+    #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion, value_delimiter = ',')]
     pub asserts: Vec<pelt_core::Assertion>,
 
     /// Fail (exit 1) when the client or the network may have limited the
@@ -676,8 +680,12 @@ pub struct ReportArgs {
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
     /// 'errors < 0.1%', 'errors == 0' or 'rate >= 990'. Latencies need a
     /// unit and error shares a % sign (a bare 5 is refused: 5% or 500%?);
-    /// rate is the rate actually sent. Repeatable; results go to stderr.
-    #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
+    /// rate is the rate actually sent. A latency is the headline unless
+    /// prefixed service_time., response_time. or send_lag. (like
+    /// 'service_time.p99 < 5ms'); target[N]. or target[/path]. judges one
+    /// target (like 'target[2].p99 < 20ms'). Repeatable, or several terms
+    /// separated by commas as in --slo; results go to stderr.
+    #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion, value_delimiter = ',')]
     pub asserts: Vec<pelt_core::Assertion>,
 }
 

@@ -14,6 +14,7 @@ pub struct LiveArgs {
     /// docs/LIVE.md). Loopback only unless --metrics-allow-remote. After
     /// the run, pelt waits up to 5 s for a scraper that has been scraping
     /// to collect the final figures.
+    /// `:PORT` and `localhost:PORT` mean 127.0.0.1:PORT.
     #[arg(long = "metrics", value_name = "IP:PORT")]
     pub metrics: Option<String>,
 
@@ -121,7 +122,11 @@ impl Views {
             let live = Live::new(id.clone(), labels.clone());
             let local = bound.local_addr();
             pelt_live::serve_metrics(bound, live.clone()).map_err(thread_error)?;
-            eprintln!("pelt: metrics on http://{local}/metrics");
+            let urls: Vec<String> = pelt_live::reachable_urls(local)
+                .into_iter()
+                .map(|u| format!("{u}/metrics"))
+                .collect();
+            eprintln!("pelt: metrics on {}", urls.join(" "));
             views.live.push(live);
         }
         if let Some(bound) = dashboard {
@@ -131,10 +136,15 @@ impl Views {
             // only those given the token can.
             let token = args.dashboard_allow_remote.then(token).transpose()?;
             pelt_live::serve_dashboard(bound, live.clone(), token.clone()).map_err(thread_error)?;
-            match token {
-                Some(t) => eprintln!("pelt: dashboard on http://{local}/?token={t}"),
-                None => eprintln!("pelt: dashboard on http://{local}/"),
-            }
+            // On 0.0.0.0, the addresses others can open, not 0.0.0.0.
+            let urls: Vec<String> = pelt_live::reachable_urls(local)
+                .into_iter()
+                .map(|u| match &token {
+                    Some(t) => format!("{u}/?token={t}"),
+                    None => format!("{u}/"),
+                })
+                .collect();
+            eprintln!("pelt: dashboard on {}", urls.join(" "));
             views.live.push(live);
         }
         Ok(views)

@@ -73,6 +73,11 @@ pub struct IntervalRow {
     pub active_connections: Option<u32>,
 }
 
+/// The run's whole length in seconds, before a window cuts it.
+fn elapsed_before_window(footer: Option<&RunFooter>, measured_end_ns: u64) -> f64 {
+    footer.map_or(measured_end_ns, |f| f.elapsed_ns) as f64 / 1e9
+}
+
 /// A timeline row covering less of the run than this (the first or last
 /// wall-clock second, cut by the run's start or end) gets no rate: a few
 /// requests over a few milliseconds would read as a spike or a dip that
@@ -341,10 +346,47 @@ impl RunSummary {
     /// One shard of a sharded run (`--shard I/N`) offered its share, 1/N.
     pub fn offered_rate(&self) -> Option<f64> {
         let share = 1.0 / f64::from(self.config.shard_or_whole().count);
+        if let Some(w) = self.window {
+            // `--window 2s..5s` of a staged run: what the schedule offered
+            // over those seconds, not over the run's first three.
+            self.config.load.rate()?;
+            let at = |t: f64| {
+                Duration::try_from_secs_f64(t.max(0.0))
+                    .ok()
+                    .and_then(|t| self.config.load.offered_count(t))
+            };
+            let span = w.to_s - w.from_s;
+            return match (at(w.from_s), at(w.to_s)) {
+                (Some(a), Some(b)) if span > 0.0 && span.is_finite() => {
+                    Some((b - a) / span * share)
+                }
+                _ => Some(0.0),
+            };
+        }
         self.config
             .load
             .offered_rate(self.duration)
             .map(|r| r * share)
+    }
+
+    /// The part of the run `row` covers, in seconds from the start of
+    /// measurement (see [`IntervalRow::span`]); within `--window`'s bounds
+    /// when there is one (whose seconds lie after its start, not from 0).
+    pub fn row_span(&self, row: &IntervalRow) -> (f64, f64) {
+        match self.window {
+            Some(w) if w.to_s.is_finite() => (
+                row.offset_s.clamp(w.from_s, w.to_s),
+                (row.offset_s + 1.0).clamp(w.from_s, w.to_s),
+            ),
+            _ => row.span(self.elapsed.as_secs_f64()),
+        }
+    }
+
+    /// Requests per second over the part of the run `row` covers; `None`
+    /// when that part is shorter than [`MIN_RATE_SPAN_S`].
+    pub fn row_rate(&self, row: &IntervalRow) -> Option<f64> {
+        let (from, to) = self.row_span(row);
+        (to - from >= MIN_RATE_SPAN_S).then(|| row.requests as f64 / (to - from))
     }
 
     /// Whether the headline latency is response time (rate mode) or
@@ -601,6 +643,22 @@ impl SummaryBuilder {
                 (ns.min(duration), ns, ns.min(duration))
             }
         };
+        // The window as the seconds it took cover: from the first one's
+        // start to the last one's end, inside the run. Reports place rows
+        // and work out the offered rate over it.
+        let window = self.window.map(|w| {
+            let end = elapsed_before_window(footer, measured_end_ns);
+            match (self.timeline.first(), self.timeline.last()) {
+                (Some(first), Some(last)) => Window {
+                    from_s: first.offset_s.clamp(0.0, end),
+                    to_s: (last.offset_s + 1.0).clamp(0.0, end),
+                },
+                _ => Window {
+                    from_s: w.from_s.clamp(0.0, end),
+                    to_s: w.to_s.clamp(0.0, end),
+                },
+            }
+        });
         let mut summary = RunSummary {
             config: self.header.config,
             env: self.header.env,
@@ -612,7 +670,7 @@ impl SummaryBuilder {
             warmup_requests: footer.map_or(0, |f| f.warmup_requests),
             interrupted: footer.is_none_or(|f| f.interrupted),
             complete: footer.is_some(),
-            window: self.window,
+            window,
             worker_load: footer.map_or_else(Vec::new, |f| f.worker_load.clone()),
             warnings: Vec::new(),
         };

@@ -227,8 +227,14 @@ impl FromStr for Assertion {
             problem,
         };
         let t = text.trim();
-        let op_at = t
+        // A URL in `target[...]` may hold '=' (a query): look after it.
+        let skip = match t.starts_with("target[") {
+            true => t.find(']').map_or(0, |i| i + 1),
+            false => 0,
+        };
+        let op_at = t[skip..]
             .find(['<', '>', '=', '!'])
+            .map(|i| i + skip)
             .ok_or_else(|| bad(AssertionProblem::NoComparison))?;
         let (name, rest) = t.split_at(op_at);
         let (op, value) = if let Some(v) = rest.strip_prefix("<=") {

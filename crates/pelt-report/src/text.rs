@@ -701,6 +701,137 @@ pub(crate) fn append_buckets(o: &mut String, s: &RunSummary, b: &pelt_core::buck
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pelt_core::{Environment, IntervalRow, Recorder, RunConfig, Sample, Stop, Target, Url};
+
+    const SEC: u64 = 1_000_000_000;
+
+    /// A closed-loop run of `seconds` with ten 1 ms requests a second,
+    /// a timeline row per second, and `elapsed` as given.
+    fn run(seconds: u64, elapsed: Duration) -> RunSummary {
+        let target = Target::get(Url::parse("http://127.0.0.1:8080/").unwrap());
+        let stop = Stop {
+            requests: None,
+            duration: Some(Duration::from_secs(seconds)),
+        };
+        let config = RunConfig::new(vec![target], Load::closed(2), stop);
+        let mut total = Recorder::new();
+        let mut timeline = Vec::new();
+        for sec in 0..seconds {
+            let mut r = Recorder::new();
+            for i in 0..10 {
+                let at = sec * SEC + i * SEC / 10;
+                r.record(&Sample {
+                    target: 0,
+                    intended: at,
+                    sent: Some(at),
+                    first_byte: Some(at + 500_000),
+                    done: at + 1_000_000,
+                    status: 200,
+                    bytes_in: 100,
+                    body_bytes: 10,
+                    bytes_out: 50,
+                    reused: i > 0,
+                    error: None,
+                });
+            }
+            timeline.push(IntervalRow::from_recorder(
+                1_700_000_000 + sec,
+                sec as f64,
+                &r,
+            ));
+            total.merge(&r);
+        }
+        RunSummary {
+            config,
+            env: Environment {
+                pelt_version: "0.1.0".into(),
+                os: "linux".into(),
+                arch: "x86_64".into(),
+                cores: 2,
+                threads: 1,
+                target_addrs: vec!["127.0.0.1:8080".into()],
+                started_unix_ms: 1_700_000_000_000,
+                link: None,
+            },
+            total,
+            timeline,
+            duration: Duration::from_secs(seconds),
+            elapsed,
+            sending: Duration::from_secs(seconds),
+            warmup_requests: 0,
+            interrupted: false,
+            complete: true,
+            window: None,
+            worker_load: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn small_report_wordings_of_issue_22() {
+        // A wall-clock second that began as the run ended: no empty row.
+        let mut s = run(4, Duration::from_secs(4));
+        s.timeline.push(IntervalRow::from_recorder(
+            1_700_000_004,
+            4.0,
+            &Recorder::new(),
+        ));
+        let t = text(&s);
+        assert!(t.contains("3.0-4.0"), "{t}");
+        assert!(!t.contains("4.00-4.00") && !t.contains("4.0-4.0"), "{t}");
+
+        // Sent 4 ms late: the overrun names two different lengths.
+        let mut s = run(4, Duration::from_millis(4_150));
+        s.sending = Duration::from_millis(4_004);
+        let t = text(&s);
+        assert!(
+            t.contains("the run took 4.15s, not the 4.00s planned")
+                || t.contains("the run took 4.150s, not the 4.000s planned"),
+            "{t}"
+        );
+        let mut s = run(4, Duration::from_millis(4_004));
+        s.sending = Duration::from_millis(4_004);
+        let t = text(&s);
+        assert!(
+            t.contains("the run took 4.004s, not the 4.000s planned"),
+            "{t}"
+        );
+
+        // A think time from 0: `0-200ms`, not `0.00ns-200ms`.
+        let mut s = run(2, Duration::from_secs(2));
+        s.config.think = Some(pelt_core::ThinkTime {
+            min: Duration::ZERO,
+            max: Duration::from_millis(200),
+        });
+        let t = text(&s);
+        assert!(t.contains(", 0-200ms think time"), "{t}");
+        assert!(!t.contains("0.00ns-"), "{t}");
+
+        // A run through a proxy says so.
+        let mut s = run(2, Duration::from_secs(2));
+        let proxy = pelt_core::Proxy {
+            host: "127.0.0.1".into(),
+            port: 8888,
+            authorization: Some("Basic c2VjcmV0".into()),
+            authenticated: true,
+        };
+        s.config.http.proxy.http = Some(proxy.clone());
+        s.config.http.proxy.https = Some(proxy);
+        let t = text(&s);
+        assert!(
+            t.contains("Proxy        through http://127.0.0.1:8888 (with credentials)"),
+            "{t}"
+        );
+        assert!(!t.contains("c2VjcmV0"), "{t}");
+        assert!(!text(&run(2, Duration::from_secs(2))).contains("Proxy"));
+
+        // Markdown: "1 thread", not "1 threads".
+        let md = crate::markdown::markdown(&run(2, Duration::from_secs(2)));
+        assert!(
+            md.contains("closed loop, 2 connections, 1 thread |"),
+            "{md}"
+        );
+    }
 
     fn histogram_rows(h: &Histogram<u64>) -> Vec<(String, u64)> {
         let mut o = String::new();

@@ -1286,3 +1286,129 @@ fn the_text_report_names_the_send_window() {
         assert!(!none.contains("send window:"), "{none}");
     }
 }
+
+#[test]
+fn asserts_take_slo_syntax_spaced_units_latencies_and_targets() {
+    // Issue 22 §8: 'p99 < 50ms, errors < 1%' and 'p99 < 50 ms' were unit
+    // errors; service_time.p99 and a target's p99 could not be asserted.
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let targets = dir.path().join("targets.txt");
+    std::fs::write(
+        &targets,
+        format!("{}\n{}\n", url(&s, "/fast"), url(&s, "/slow?delay=20ms")),
+    )
+    .unwrap();
+    let run = |asserts: &[&str]| {
+        let mut c = pelt();
+        c.args([
+            "run",
+            "-f",
+            targets.to_str().unwrap(),
+            "-n",
+            "40",
+            "-c",
+            "2",
+        ])
+        .arg("--no-save");
+        for a in asserts {
+            c.args(["--assert", a]);
+        }
+        c.output().unwrap()
+    };
+    let before = s.requests();
+    let ok = run(&[
+        "p99 < 30 s, failed < 1%",
+        "service_time.p99 < 10s",
+        "target[2].p50 > 15ms",
+        "target[/fast].p99 < 15ms",
+        "target[1].requests == 20",
+    ]);
+    let err = String::from_utf8_lossy(&ok.stderr);
+    assert_eq!(ok.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("assert ok").count(), 6, "{err}");
+    // The server is the witness of the count each target's assert saw.
+    assert_eq!(s.requests() - before, 40);
+    // The slow target fails a bound only the fast one meets.
+    let bad = run(&["target[/slow?delay=20ms].p50 < 15ms"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("FAILED: target[/slow?delay=20ms].p50 < 15ms"),
+        "{err}"
+    );
+    // A target that is not there fails, saying why.
+    let none = run(&["target[3].p99 < 1s"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("the run has 2 targets"));
+}
+
+#[test]
+fn a_window_of_a_staged_run_reports_its_own_offered_rate_and_rows() {
+    // Issue 22 §8: `--window 2s..5s` of a staged run said "492 req/s of
+    // 333 offered" (the offered rate of the run's first 3 s) and printed
+    // rows `3.00-3.00`.
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("run.pelt");
+    let out = pelt()
+        .args(["run", &url(&s, "/"), "--stages", "2s:50,3s:200", "-c", "20"])
+        .args(["--no-save", "-q", "-o", saved.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = |format: &str| {
+        let out = pelt()
+            .args(["report", saved.to_str().unwrap(), "--window", "2s..5s"])
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: Value = serde_json::from_str(&report("json")).unwrap();
+    let offered = json["offered_rate"].as_f64().unwrap();
+    let (from, to) = (
+        json["window"]["from_s"].as_f64().unwrap(),
+        json["window"]["to_s"].as_f64().unwrap(),
+    );
+    assert!((to - from - 3.0).abs() < 0.01, "{from}..{to}");
+    // What the stages offer over [from, to]: 50/s until 2 s, then 200/s.
+    let expected = (50.0 * (2.0 - from).max(0.0) + 200.0 * (to - from.max(2.0))) / (to - from);
+    assert!((offered - expected).abs() < 1.0, "{offered} vs {expected}");
+    let sent = n(&json["requests"]["sent"]) as f64 / (to - from);
+    assert!(
+        (sent - offered).abs() < offered * 0.1,
+        "{sent} sent/s, {offered} offered"
+    );
+    let rows = json["timeline"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        let (a, b) = (r["from_s"].as_f64().unwrap(), r["to_s"].as_f64().unwrap());
+        assert!(
+            (b - a - 1.0).abs() < 1e-6,
+            "a row of the window is a whole second: {r}"
+        );
+    }
+    let text = report("text");
+    let timeline: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Per second"))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    assert_eq!(timeline.len(), 3, "{text}");
+    for l in timeline {
+        let span = l.split_whitespace().next().unwrap();
+        let (a, b) = span.split_once('-').unwrap();
+        assert_ne!(a, b, "{text}");
+    }
+}

@@ -30,9 +30,10 @@ pub mod url;
 pub use check::{Assertion, AssertionError, Checked};
 pub use civil::UtcTime;
 pub use config::{
-    check_header, check_method, connect_address, splitmix64, Arrivals, ConfigError, ConnectTo,
-    ConnectToError, HttpOptions, Load, Order, Proxy, ProxyOptions, RunConfig, SendWindow,
-    SessionOptions, Stop, Target, TargetError, TargetPicker, ThinkTime, ThinkTimeError,
+    check_header, check_method, connect_address, splitmix64, unregistered_method, Arrivals,
+    ConfigError, ConnectTo, ConnectToError, HttpOptions, Load, Order, Proxy, ProxyOptions,
+    RunConfig, SendWindow, SessionOptions, Stop, Target, TargetError, TargetPicker, ThinkTime,
+    ThinkTimeError,
 };
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;

@@ -1412,3 +1412,134 @@ fn a_window_of_a_staged_run_reports_its_own_offered_rate_and_rows() {
         assert_ne!(a, b, "{text}");
     }
 }
+
+#[test]
+fn ab_and_siege_flags_point_to_pelts() {
+    // Issue 22 §7: one line each, exit 2, no load sent.
+    let s = server();
+    let u = url(&s, "/");
+    for (flag, value, hint) in [
+        ("-p", Some("post.json"), "--body-file FILE"),
+        ("-T", Some("application/json"), "-H 'Content-Type: TYPE'"),
+        ("-C", Some("a=b"), "-H 'Cookie: NAME=VALUE'"),
+        ("-X", Some("127.0.0.1:3128"), "--proxy http://HOST:PORT"),
+        ("-e", Some("p.csv"), "--format percentiles-csv"),
+        ("-g", Some("g.tsv"), "--log-requests FILE"),
+        ("-i", None, "--random"),
+        ("-b", None, "is the default here"),
+    ] {
+        let mut c = pelt();
+        c.args(["run", &u, "-n", "5", "--no-save", flag]);
+        if let Some(v) = value {
+            c.arg(v);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{flag}: {err}");
+        assert!(err.contains(hint), "{flag}: {err}");
+    }
+    assert_eq!(s.requests(), 0);
+
+    // siege's -d 1 (a delay): refused, saying what -d is here.
+    let out = pelt()
+        .args(["run", &u, "-d", "1", "--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("how long the run lasts")
+            && err.contains("--delay 1s")
+            && err.contains("-d 1s"),
+        "{err}"
+    );
+
+    // siege's -r 5 (repetitions) is --rate 5 here: said, with the count to use.
+    let out = pelt()
+        .args([
+            "run",
+            &u,
+            "-r",
+            "20",
+            "-d",
+            "1s",
+            "-c",
+            "2",
+            "--no-save",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("-r 20 is --rate 20 here") && err.contains("-n 40 -c 2"),
+        "{err}"
+    );
+    let out = pelt()
+        .args(["run", &u, "--rate", "20", "-d", "1s", "--no-save", "-q"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("is --rate"));
+}
+
+#[test]
+fn a_body_without_a_type_and_a_misspelt_method_are_named() {
+    // Issue 22 §7: --body-file went without Content-Type (ab sends
+    // text/plain) and a siege file's `POTS` was sent without a word.
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body.json");
+    std::fs::write(&body, "{\"a\":1}").unwrap();
+    let out = pelt()
+        .args([
+            "run",
+            &url(&s, "/"),
+            "-n",
+            "3",
+            "-c",
+            "1",
+            "--no-save",
+            "-q",
+        ])
+        .args(["--body-file", body.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("without a Content-Type header"), "{err}");
+    let out = pelt()
+        .args([
+            "run",
+            &url(&s, "/"),
+            "-n",
+            "3",
+            "-c",
+            "1",
+            "--no-save",
+            "-q",
+        ])
+        .args(["--body-file", body.to_str().unwrap()])
+        .args(["-H", "Content-Type: application/json"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("Content-Type"));
+
+    let targets = dir.path().join("urls.txt");
+    std::fs::write(&targets, format!("{} POTS a=1\n", url(&s, "/"))).unwrap();
+    let before = s.requests();
+    let out = pelt()
+        .args(["run", "-f", targets.to_str().unwrap(), "-n", "4", "-c", "1"])
+        .args(["--no-save", "-q"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("method 'POTS' is not a registered HTTP method")
+            && err.contains("did you mean POST?"),
+        "{err}"
+    );
+    // Still sent as written: the server saw the four requests.
+    assert_eq!(s.requests() - before, 4);
+}

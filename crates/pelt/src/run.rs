@@ -72,7 +72,7 @@ impl TryFrom<&RunArgs> for RunConfig {
             Some(d) if d.trim().parse::<f64>().is_ok_and(|v| v != 0.0) => {
                 let d = d.trim();
                 return Err(UserError(format!(
-                    "-d/--duration: '{d}' has no unit; -d is how long the run lasts here: \
+                    "-d/--duration: invalid duration '{d}': a unit is missing; -d is how long the run lasts here: \
                      write -d {d}s for {d} seconds of load (siege's -d {d}, a pause between a \
                      user's requests, is --delay {d}s; a number of requests is -n)"
                 )));

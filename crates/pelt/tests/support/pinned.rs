@@ -132,6 +132,13 @@ pub fn timing<T>(mut attempt: impl FnMut() -> Result<T, String>) -> T {
                     "attempt {n} of {ATTEMPTS}: {why}; the machine is busy ({load}): trying again"
                 );
                 seen.push(format!("{why} [{load}]"));
+                // Up to ten more seconds' measuring for the load to pass
+                // (a build finishing), then the next attempt either way.
+                for _ in 0..10 {
+                    if n == ATTEMPTS || machine_busy().is_none() {
+                        break;
+                    }
+                }
             }
         }
     }

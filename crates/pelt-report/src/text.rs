@@ -395,7 +395,8 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         vec![
             ("latency*", LatencyStats::of(&t.response)),
             ("first byte", LatencyStats::of(&t.ttfb)),
-            ("connect", LatencyStats::of(&t.connect)),
+            // Per connection opened, not per request as ab's row is.
+            ("connect**", LatencyStats::of(&t.connect)),
         ]
     };
     write!(o, "Latency     ")?;
@@ -447,6 +448,21 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
              at the server is not seen (a slow server just gets fewer requests). For the latency\n    \
              users would see at a given load, run with --rate."
         )?;
+        writeln!(
+            o,
+            "  ** connect: once per connection opened ({}), not per request as ab's Connect row;\n    \
+             with keep-alive most requests open none.",
+            thousands(t.connections)
+        )?;
+        if let Some((each, all)) = per_request(s) {
+            // ab's two "Time per request" lines, the figures ab users look for.
+            writeln!(
+                o,
+                "  Time per request (ab): {} mean, {} across all concurrent requests",
+                human_ns(each),
+                human_ns(all)
+            )?;
+        }
     }
     if let Some(mean) = t.read_lag_ns_sum.checked_div(t.kernel_timed) {
         writeln!(
@@ -506,6 +522,25 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         )?;
     }
     writeln!(o)
+}
+
+/// ab's "Time per request": the run's length times the connections over
+/// the requests (each connection's mean time per request, waits between
+/// included), and the run's length over the requests ("across all
+/// concurrent requests"); nanoseconds. A closed loop without a schedule only.
+fn per_request(s: &RunSummary) -> Option<(u64, u64)> {
+    let t = &s.total;
+    if s.is_rate_mode() || s.config.load.schedule().is_some() || t.requests == 0 {
+        return None;
+    }
+    let all = s.elapsed.as_nanos() as f64 / t.requests as f64;
+    let streams = if s.config.http.http2 {
+        s.config.http.streams.max(1)
+    } else {
+        1
+    };
+    let each = all * f64::from(s.config.load.connections()) * f64::from(streams);
+    Some((each as u64, all as u64))
 }
 
 /// A histogram of response times in log-spaced buckets from the fastest
@@ -824,6 +859,17 @@ mod tests {
         );
         assert!(!t.contains("c2VjcmV0"), "{t}");
         assert!(!text(&run(2, Duration::from_secs(2))).contains("Proxy"));
+
+        // ab's figures: time per request, and the connect column's basis.
+        let t = text(&run(2, Duration::from_secs(2)));
+        assert!(
+            t.contains("Time per request (ab): 200ms mean, 100ms across all concurrent requests"),
+            "{t}"
+        );
+        assert!(
+            t.contains("connect**") && t.contains("once per connection opened (0)"),
+            "{t}"
+        );
 
         // Markdown: "1 thread", not "1 threads".
         let md = crate::markdown::markdown(&run(2, Duration::from_secs(2)));

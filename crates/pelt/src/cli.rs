@@ -395,11 +395,13 @@ pub struct RunArgs {
     pub requests: Option<u64>,
 
     /// Stop after this long of measurement, like 10s or 1m [default: 10s unless -n is
-    /// given; with a --rate or -c schedule, its length].
+    /// given; with a --rate or -c schedule, its length]. Not siege's -d (a
+    /// delay between requests: --delay).
     #[arg(short = 'd', long = "duration", value_name = "DURATION")]
     pub duration: Option<String>,
 
-    /// Open loop: send R requests per second in total on a fixed schedule,
+    /// Open loop: send R requests per second in total on a fixed schedule
+    /// (-r is not siege's repetitions: for a count, use -n),
     /// whatever the responses do, and time each from its scheduled start.
     /// The rate may change over time: 100..2000/30s ramps linearly from 100
     /// to 2000 req/s over 30 s; 30s:100,1m:1000,30s:0 holds each rate for
@@ -463,7 +465,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "TEXT", conflicts_with = "body_file")]
     pub body: Option<String>,
 
-    /// Request body read from a file (sent as is, binary safe).
+    /// Request body read from a file (sent as is, binary safe), like ab's
+    /// -p. pelt adds no Content-Type (ab sends text/plain): give one with
+    /// -H 'Content-Type: ...' (ab's -T); pelt notes a body without one.
     #[arg(long = "body-file", value_name = "FILE")]
     pub body_file: Option<PathBuf>,
 

@@ -189,6 +189,18 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             thousands(t.with_cookie),
             thousands(t.logins),
         )?;
+        if s.is_rate_mode() && !c.http.http2 && t.connections < t.logins {
+            // Every sender of the pool logs in; a light rate uses few of
+            // them. Each connection is one sender's, so no more were used.
+            writeln!(
+                o,
+                "             at most {} of the {} logged-in senders sent requests (rate mode logs in \
+                 the whole -c pool: -c {} would have done)",
+                thousands(t.connections),
+                thousands(t.logins),
+                t.connections.max(1)
+            )?;
+        }
     }
     if let Some(b) = s.busiest_thread() {
         // pelt's own load, so that a client-bound run says so.

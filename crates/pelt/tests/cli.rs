@@ -1543,3 +1543,29 @@ fn a_body_without_a_type_and_a_misspelt_method_are_named() {
     // Still sent as written: the server saw the four requests.
     assert_eq!(s.requests() - before, 4);
 }
+
+#[test]
+fn a_rate_run_says_how_few_of_its_logged_in_senders_it_used() {
+    // Issue 22 §7: rate mode with --login logged in 100 senders and used 2.
+    let s = server();
+    let out = pelt()
+        .args(["run", &url(&s, "/"), "--rate", "20", "-d", "1s", "-t", "1"])
+        .args(["--login", &format!("POST {} user=a", url(&s, "/login"))])
+        .args(["--no-save", "-q"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The server is the witness: 100 logins and 20 requests.
+    assert_eq!(s.requests(), 120);
+    assert!(text.contains("100 logins"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("logged-in senders sent requests"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("of the 100 logged-in senders"), "{line}");
+}

@@ -16,7 +16,9 @@ use support::pinned::{busy_on, pelt_bin, serve_on, timing};
 /// [`timing`] when the machine was busy.
 macro_rules! hold {
     ($cond:expr, $($why:tt)+) => {
-        if !$cond {
+        // Bound first: clippy reads `!(a < b)` as a NaN trap.
+        let held: bool = $cond;
+        if !held {
             return Err(format!($($why)+));
         }
     };

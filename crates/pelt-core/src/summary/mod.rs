@@ -73,11 +73,6 @@ pub struct IntervalRow {
     pub active_connections: Option<u32>,
 }
 
-/// The run's whole length in seconds, before a window cuts it.
-fn elapsed_before_window(footer: Option<&RunFooter>, measured_end_ns: u64) -> f64 {
-    footer.map_or(measured_end_ns, |f| f.elapsed_ns) as f64 / 1e9
-}
-
 /// A timeline row covering less of the run than this (the first or last
 /// wall-clock second, cut by the run's start or end) gets no rate: a few
 /// requests over a few milliseconds would read as a spike or a dip that
@@ -346,7 +341,7 @@ impl RunSummary {
     /// One shard of a sharded run (`--shard I/N`) offered its share, 1/N.
     pub fn offered_rate(&self) -> Option<f64> {
         let share = 1.0 / f64::from(self.config.shard_or_whole().count);
-        if let Some(w) = self.window {
+        if let Some((from, to)) = self.covered() {
             // `--window 2s..5s` of a staged run: what the schedule offered
             // over those seconds, not over the run's first three.
             self.config.load.rate()?;
@@ -355,8 +350,8 @@ impl RunSummary {
                     .ok()
                     .and_then(|t| self.config.load.offered_count(t))
             };
-            let span = w.to_s - w.from_s;
-            return match (at(w.from_s), at(w.to_s)) {
+            let span = to - from;
+            return match (at(from), at(to)) {
                 (Some(a), Some(b)) if span > 0.0 && span.is_finite() => {
                     Some((b - a) / span * share)
                 }
@@ -373,13 +368,23 @@ impl RunSummary {
     /// measurement (see [`IntervalRow::span`]); within `--window`'s bounds
     /// when there is one (whose seconds lie after its start, not from 0).
     pub fn row_span(&self, row: &IntervalRow) -> (f64, f64) {
-        match self.window {
-            Some(w) if w.to_s.is_finite() => (
-                row.offset_s.clamp(w.from_s, w.to_s),
-                (row.offset_s + 1.0).clamp(w.from_s, w.to_s),
+        match self.covered() {
+            Some((from, to)) => (
+                row.offset_s.clamp(from, to),
+                (row.offset_s + 1.0).clamp(from, to),
             ),
-            _ => row.span(self.elapsed.as_secs_f64()),
+            None => row.span(self.elapsed.as_secs_f64()),
         }
+    }
+
+    /// With `--window`: the part of the run its seconds cover, in seconds
+    /// from the start of measurement. The seconds are consecutive, so it
+    /// runs from the first one's start (or the run's) for the window's
+    /// `elapsed`.
+    pub fn covered(&self) -> Option<(f64, f64)> {
+        self.window?;
+        let from = self.timeline.first()?.offset_s.max(0.0);
+        Some((from, from + self.elapsed.as_secs_f64()))
     }
 
     /// Requests per second over the part of the run `row` covers; `None`
@@ -643,22 +648,7 @@ impl SummaryBuilder {
                 (ns.min(duration), ns, ns.min(duration))
             }
         };
-        // The window as the seconds it took cover: from the first one's
-        // start to the last one's end, inside the run. Reports place rows
-        // and work out the offered rate over it.
-        let window = self.window.map(|w| {
-            let end = elapsed_before_window(footer, measured_end_ns);
-            match (self.timeline.first(), self.timeline.last()) {
-                (Some(first), Some(last)) => Window {
-                    from_s: first.offset_s.clamp(0.0, end),
-                    to_s: (last.offset_s + 1.0).clamp(0.0, end),
-                },
-                _ => Window {
-                    from_s: w.from_s.clamp(0.0, end),
-                    to_s: w.to_s.clamp(0.0, end),
-                },
-            }
-        });
+
         let mut summary = RunSummary {
             config: self.header.config,
             env: self.header.env,
@@ -670,7 +660,7 @@ impl SummaryBuilder {
             warmup_requests: footer.map_or(0, |f| f.warmup_requests),
             interrupted: footer.is_none_or(|f| f.interrupted),
             complete: footer.is_some(),
-            window,
+            window: self.window,
             worker_load: footer.map_or_else(Vec::new, |f| f.worker_load.clone()),
             warnings: Vec::new(),
         };

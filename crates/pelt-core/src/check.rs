@@ -59,17 +59,6 @@ pub enum Latency {
     SendLag,
 }
 
-impl Latency {
-    /// The prefix as written before the measure.
-    pub fn prefix(self) -> &'static str {
-        match self {
-            Latency::Headline => "response_time",
-            Latency::Service => "service_time",
-            Latency::SendLag => "send_lag",
-        }
-    }
-}
-
 /// `target[...]`: which target a per-target assertion is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetRef {

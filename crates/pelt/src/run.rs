@@ -382,7 +382,9 @@ pub(crate) fn parse_header(h: &str) -> Result<(String, String), UserError> {
 fn habits(args: &RunArgs, config: &RunConfig) -> Vec<String> {
     let mut notes = Vec::new();
     // siege's `-r 10` is ten repetitions per user; pelt's -r is --rate.
-    let argv: Vec<String> = std::env::args().collect();
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     if let (Some(r), true) = (
         &args.rate,
         argv.iter().any(|a| {
@@ -428,11 +430,11 @@ fn habits(args: &RunArgs, config: &RunConfig) -> Vec<String> {
                 "" => "check the spelling".to_string(),
                 g => format!("did you mean {g}?"),
             };
+            // Not the URL: it may hold a secret.
             notes.push(format!(
                 "pelt: warning: method '{}' is not a registered HTTP method and is sent as \
-                 written ({}); {hint}",
+                 written; {hint}",
                 t.method.escape_debug(),
-                t.url
             ));
         }
         if seen.len() > 100 {

@@ -13,8 +13,8 @@ pub struct LiveArgs {
     /// (counters, gauges and latency histograms labelled by run id; see
     /// docs/LIVE.md). Loopback only unless --metrics-allow-remote. After
     /// the run, pelt waits up to 5 s for a scraper that has been scraping
-    /// to collect the final figures.
-    /// `:PORT` and `localhost:PORT` mean 127.0.0.1:PORT.
+    /// to collect the final figures. `:PORT` and `localhost:PORT` mean
+    /// 127.0.0.1:PORT.
     #[arg(long = "metrics", value_name = "IP:PORT")]
     pub metrics: Option<String>,
 
@@ -26,7 +26,8 @@ pub struct LiveArgs {
     /// Serve a live dashboard on http://ADDR/ during the run: one page
     /// (nothing loaded from elsewhere) with the figures each second, and
     /// the final report when the run ends. Loopback only unless
-    /// --dashboard-allow-remote.
+    /// --dashboard-allow-remote (on 0.0.0.0, pelt prints the addresses to
+    /// open). `:PORT` and `localhost:PORT` mean 127.0.0.1:PORT.
     #[arg(long = "dashboard", value_name = "IP:PORT")]
     pub dashboard: Option<String>,
 

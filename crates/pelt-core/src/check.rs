@@ -1,8 +1,11 @@
 //! Threshold assertions on a run, for CI: `p99 < 50ms`, `errors < 0.1%`,
-//! `rate >= 990`. A run that breaks one exits 1.
+//! `rate >= 990`; on one latency (`service_time.p99 < 5ms`) or one target
+//! (`target[2].p99 < 20ms`, `target[/search].errors < 1%`). A run that
+//! breaks one exits 1.
 
 use crate::duration::{human_ns, parse_duration, DurationError};
 use crate::summary::RunSummary;
+use hdrhistogram::Histogram;
 use std::fmt;
 use std::str::FromStr;
 
@@ -44,11 +47,48 @@ pub enum Op {
     Eq,
 }
 
-/// `MEASURE OP VALUE`, parsed.
+/// Which latency a latency measure reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Latency {
+    /// The report's headline: response time (from the planned start in
+    /// rate mode; a closed loop's is its service time).
+    #[default]
+    Headline,
+    /// `service_time.`: from the first byte written to the last read.
+    Service,
+    /// `send_lag.`: from the planned start to the first byte written.
+    SendLag,
+}
+
+/// `target[...]`: which target a per-target assertion is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetRef {
+    /// `target[2]`: the second target, counted from 1 as the report lists them.
+    Position(usize),
+    /// `target[/search]` or `target[http://h/search]`: the one target
+    /// whose URL, or path and query, is exactly this.
+    Url(String),
+}
+
+impl fmt::Display for TargetRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetRef::Position(n) => write!(f, "target[{n}]"),
+            TargetRef::Url(u) => write!(f, "target[{u}]"),
+        }
+    }
+}
+
+/// `[SCOPE.]MEASURE OP VALUE`, parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assertion {
     /// What is measured.
     pub measure: Measure,
+    /// Which latency a latency measure reads (the headline unless a
+    /// `service_time.` or `send_lag.` prefix says otherwise).
+    pub latency: Latency,
+    /// The target it is about, or the whole run.
+    pub target: Option<TargetRef>,
     /// How it is compared with the threshold.
     pub op: Op,
     /// Nanoseconds for latencies, a fraction for errors, a plain number
@@ -76,9 +116,10 @@ impl fmt::Display for Checked {
 }
 
 const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'failed < 0.1%', 'failed == 0', \
-'rate >= 990'; MEASURE is p50..p99.99, mean, max (durations with a unit), failed or errors (the share \
-of requests with no response or a status outside 2xx/3xx, with %), \
-rate, throughput (per second) or requests (a count); OP is <, <=, >, >= or ==";
+'rate >= 990', 'service_time.p99 < 5ms' or 'target[2].p99 < 20ms'; MEASURE is p50..p99.99, mean, \
+max (durations with a unit; of the headline latency, or prefixed service_time., response_time. or \
+send_lag.), failed or errors (the share of requests with no response or a status outside 2xx/3xx, with %), rate, throughput (per second) or requests (a count), \
+optionally after target[N]. or target[/path].; OP is <, <=, >, >= or ==";
 
 /// Why an assertion did not parse: the text, what is wrong, and the
 /// forms that are accepted.
@@ -140,6 +181,31 @@ pub enum AssertionProblem {
     /// An infinite or NaN threshold.
     #[error("the value must be a finite number")]
     NotFinite,
+    /// Several terms in one `--assert`, one of which did not parse.
+    #[error("one term per --assert, or terms separated by commas, each MEASURE OP VALUE")]
+    SeveralTerms,
+    /// A prefix that is not a latency or `target[...]`.
+    #[error("unknown prefix before the measure (service_time., response_time., send_lag. or target[N].)")]
+    UnknownScope,
+    /// A latency prefix on a measure that is not a latency.
+    #[error("service_time., response_time. and send_lag. go before p50..p99.99, mean or max")]
+    LatencyPrefix,
+    /// `target[...]` on a measure that has no per-target value.
+    #[error("a target's measures are p50..p99.99, mean, max, errors (or failed) and requests")]
+    TargetMeasure,
+    /// `target[]`, `target[0]` or an unclosed bracket.
+    #[error("name the target as target[N] (from 1, as the report lists them) or target[/path]")]
+    TargetRef,
+}
+
+/// Parses assertions separated by commas (`--slo`'s syntax, and
+/// `--assert 'p99 < 50ms, errors < 1%'`). Empty terms are skipped.
+pub fn parse_terms(text: &str) -> Result<Vec<Assertion>, AssertionError> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::parse)
+        .collect()
 }
 
 impl FromStr for Assertion {
@@ -151,8 +217,14 @@ impl FromStr for Assertion {
             problem,
         };
         let t = text.trim();
-        let op_at = t
+        // A URL in `target[...]` may hold '=' (a query): look after it.
+        let skip = match t.starts_with("target[") {
+            true => t.find(']').map_or(0, |i| i + 1),
+            false => 0,
+        };
+        let op_at = t[skip..]
             .find(['<', '>', '=', '!'])
+            .map(|i| i + skip)
             .ok_or_else(|| bad(AssertionProblem::NoComparison))?;
         let (name, rest) = t.split_at(op_at);
         let (op, value) = if let Some(v) = rest.strip_prefix("<=") {
@@ -169,6 +241,43 @@ impl FromStr for Assertion {
             return Err(bad(AssertionProblem::SingleEquals));
         };
         let (name, value) = (name.trim(), value.trim());
+        if value.contains(['<', '>', '=']) {
+            // 'p99 < 50ms, errors < 1%' reaching one term.
+            return Err(bad(AssertionProblem::SeveralTerms));
+        }
+        // `target[...].` then `service_time.` (either, both or neither).
+        let (target, name) = match name.strip_prefix("target[") {
+            Some(rest) => {
+                let (inner, after) = rest
+                    .split_once(']')
+                    .ok_or_else(|| bad(AssertionProblem::TargetRef))?;
+                let inner = inner.trim();
+                let target = match inner.parse::<usize>() {
+                    Ok(0) => return Err(bad(AssertionProblem::TargetRef)),
+                    Ok(n) => TargetRef::Position(n),
+                    Err(_) if inner.is_empty() => return Err(bad(AssertionProblem::TargetRef)),
+                    Err(_) => TargetRef::Url(inner.to_string()),
+                };
+                let name = after
+                    .strip_prefix('.')
+                    .ok_or_else(|| bad(AssertionProblem::UnknownScope))?;
+                (Some(target), name.trim())
+            }
+            None => (None, name),
+        };
+        let (latency, prefixed, name) = match name.split_once('.') {
+            // A dot inside a percentile (p99.9) is not a prefix.
+            Some((prefix, rest)) if !prefix.starts_with('p') || prefix.contains('_') => {
+                let latency = match prefix.trim() {
+                    "response_time" | "response" => Latency::Headline,
+                    "service_time" | "service" => Latency::Service,
+                    "send_lag" => Latency::SendLag,
+                    _ => return Err(bad(AssertionProblem::UnknownScope)),
+                };
+                (latency, true, rest.trim())
+            }
+            _ => (Latency::Headline, false, name),
+        };
         let measure = match name {
             "mean" => Measure::Mean,
             "max" => Measure::Max,
@@ -189,6 +298,20 @@ impl FromStr for Assertion {
             }
             _ => return Err(bad(AssertionProblem::UnknownMeasure)),
         };
+        let is_latency = matches!(
+            measure,
+            Measure::Percentile(_) | Measure::Mean | Measure::Max
+        );
+        if prefixed && !is_latency {
+            return Err(bad(AssertionProblem::LatencyPrefix));
+        }
+        if target.is_some() && matches!(measure, Measure::Rate | Measure::Throughput) {
+            return Err(bad(AssertionProblem::TargetMeasure));
+        }
+        if target.is_some() && latency != Latency::Headline {
+            // Only the headline latency is kept per target.
+            return Err(bad(AssertionProblem::TargetMeasure));
+        }
         let threshold = match measure {
             Measure::Percentile(_) | Measure::Mean | Measure::Max => parse_duration(value)
                 .map_err(|e| bad(AssertionProblem::Duration(e)))?
@@ -228,6 +351,8 @@ impl FromStr for Assertion {
         }
         Ok(Assertion {
             measure,
+            latency,
+            target,
             op,
             threshold,
             text: t.to_string(),
@@ -258,26 +383,12 @@ impl Op {
 impl Assertion {
     /// Evaluates the assertion on `s`.
     pub fn check(&self, s: &RunSummary) -> Checked {
-        let h = &s.total.response;
-        let latency = |v: u64| (v as f64, human_ns(v).to_string());
-        let (actual, shown) = match self.measure {
-            Measure::Percentile(_) | Measure::Mean | Measure::Max if h.is_empty() => {
-                (f64::NAN, "no timed responses".to_string())
-            }
-            Measure::Percentile(p) => latency(crate::rank::percentile(h, p)),
-            Measure::Mean => latency(h.mean() as u64),
-            Measure::Max => latency(h.max()),
-            Measure::Errors => {
-                let share = if s.total.requests == 0 {
-                    f64::NAN
-                } else {
-                    s.total.failed_share()
-                };
-                (share, format!("{:.3}%", share * 100.0))
-            }
-            Measure::Rate => (s.sent_rate(), format!("{:.1}/s", s.sent_rate())),
-            Measure::Throughput => (s.throughput(), format!("{:.1}/s", s.throughput())),
-            Measure::Requests => (s.total.requests as f64, s.total.requests.to_string()),
+        let (actual, shown) = match &self.target {
+            None => self.measure_run(s),
+            Some(t) => match find_target(s, t) {
+                Ok(i) => self.measure_target(s, i),
+                Err(why) => (f64::NAN, why),
+            },
         };
         // NaN compares false: an assertion about nothing fails.
         let ok = match self.op {
@@ -291,6 +402,101 @@ impl Assertion {
             assertion: self.text.clone(),
             actual: shown,
             ok,
+        }
+    }
+}
+
+impl Assertion {
+    /// The measured value and its text, over the whole run.
+    fn measure_run(&self, s: &RunSummary) -> (f64, String) {
+        let h = match self.latency {
+            Latency::Headline => &s.total.response,
+            Latency::Service => &s.total.service,
+            Latency::SendLag => &s.total.send_lag,
+        };
+        match self.measure {
+            Measure::Rate => (s.sent_rate(), format!("{:.1}/s", s.sent_rate())),
+            Measure::Throughput => (s.throughput(), format!("{:.1}/s", s.throughput())),
+            _ => self.measure_of(Some(h), s.total.requests, s.total.successes),
+        }
+    }
+
+    /// The measured value and its text, for target `i`.
+    fn measure_target(&self, s: &RunSummary, i: usize) -> (f64, String) {
+        let empty = crate::recorder::TargetStats::default();
+        let t = s.total.targets.get(i).unwrap_or(&empty);
+        let timed = i < crate::recorder::MAX_TIMED_TARGETS;
+        match (&t.response, self.measure) {
+            (_, Measure::Percentile(_) | Measure::Mean | Measure::Max) if !timed => (
+                f64::NAN,
+                format!(
+                    "not timed: only the first {} targets have percentiles",
+                    crate::recorder::MAX_TIMED_TARGETS
+                ),
+            ),
+            (h, _) => self.measure_of(h.as_deref(), t.requests, t.successes),
+        }
+    }
+
+    /// A latency of `h`, or a share or count of `requests`.
+    fn measure_of(
+        &self,
+        h: Option<&Histogram<u64>>,
+        requests: u64,
+        successes: u64,
+    ) -> (f64, String) {
+        let latency = |v: u64| (v as f64, human_ns(v).to_string());
+        match (self.measure, h) {
+            (Measure::Percentile(_) | Measure::Mean | Measure::Max, h)
+                if h.is_none_or(|h| h.is_empty()) =>
+            {
+                (f64::NAN, "no timed responses".to_string())
+            }
+            (Measure::Percentile(p), Some(h)) => latency(h.value_at_percentile(p)),
+            (Measure::Mean, Some(h)) => latency(h.mean() as u64),
+            (Measure::Max, Some(h)) => latency(h.max()),
+            (Measure::Errors, _) => {
+                // The failed count: requests that did not succeed.
+                let failed = requests - successes;
+                let share = if requests == 0 {
+                    f64::NAN
+                } else {
+                    failed as f64 / requests as f64
+                };
+                (share, format!("{:.3}%", share * 100.0))
+            }
+            (Measure::Requests, _) => (requests as f64, requests.to_string()),
+            // Rate and throughput are the run's (refused per target).
+            _ => (f64::NAN, "not measured".to_string()),
+        }
+    }
+}
+
+/// The index of the target `t` names in `s`'s configuration, or why none.
+fn find_target(s: &RunSummary, t: &TargetRef) -> Result<usize, String> {
+    let targets = &s.config.targets;
+    match t {
+        TargetRef::Position(n) if *n <= targets.len() => Ok(n - 1),
+        TargetRef::Position(_) => Err(format!(
+            "no such target: the run has {} target{}",
+            targets.len(),
+            if targets.len() == 1 { "" } else { "s" }
+        )),
+        TargetRef::Url(u) => {
+            let hits: Vec<usize> = targets
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.url.to_string() == *u || t.url.path_and_query == *u)
+                .map(|(i, _)| i)
+                .collect();
+            match hits.as_slice() {
+                [i] => Ok(*i),
+                [] => Err(format!("no target's URL or path is {u}")),
+                many => Err(format!(
+                    "{} targets have {u}: use target[N], N from 1",
+                    many.len()
+                )),
+            }
         }
     }
 }
@@ -397,6 +603,55 @@ mod tests {
         assert!((a.threshold - 0.05).abs() < 1e-12);
         let a: Assertion = "rate >= 990/s".parse().unwrap();
         assert_eq!(a.threshold, 990.0);
+    }
+
+    #[test]
+    fn several_terms_and_spaced_units() {
+        // Issue 22 §8: the --slo syntax and '50 ms' gave a unit error.
+        let terms = parse_terms("p99 < 50ms, errors < 1%").unwrap();
+        assert_eq!(terms.len(), 2);
+        assert_eq!(terms[0].threshold, 50e6);
+        assert_eq!(terms[1].measure, Measure::Errors);
+        let a: Assertion = "p99 < 50 ms".parse().unwrap();
+        assert_eq!(a.threshold, 50e6);
+        // One term reaching the parser with another in it says so.
+        let e = "p99 < 50ms, errors < 1%"
+            .parse::<Assertion>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one term per --assert"), "{e}");
+        let a: Assertion = "failed < 1%".parse().unwrap();
+        assert_eq!(a.measure, Measure::Errors);
+    }
+
+    #[test]
+    fn per_latency_and_per_target_terms() {
+        let a: Assertion = "service_time.p99 < 5ms".parse().unwrap();
+        assert_eq!(
+            (a.measure, a.latency, &a.target),
+            (Measure::Percentile(99.0), Latency::Service, &None)
+        );
+        let a: Assertion = "send_lag.p99.9 <= 1ms".parse().unwrap();
+        assert_eq!(
+            (a.measure, a.latency),
+            (Measure::Percentile(99.9), Latency::SendLag)
+        );
+        let a: Assertion = "response_time.max < 1s".parse().unwrap();
+        assert_eq!((a.measure, a.latency), (Measure::Max, Latency::Headline));
+        let a: Assertion = "target[2].p99 < 20ms".parse().unwrap();
+        assert_eq!(a.target, Some(TargetRef::Position(2)));
+        let a: Assertion = "target[/search?q=1].errors < 1%".parse().unwrap();
+        assert_eq!(a.target, Some(TargetRef::Url("/search?q=1".into())));
+        for (bad, why) in [
+            ("service_time.errors < 1%", "go before"),
+            ("target[1].rate > 5", "a target's measures"),
+            ("target[0].p99 < 1s", "target[N]"),
+            ("target[1.p99 < 1s", "target[N]"),
+            ("cpu.p99 < 1s", "unknown prefix"),
+        ] {
+            let e = bad.parse::<Assertion>().unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
     }
 
     #[test]

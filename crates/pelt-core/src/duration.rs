@@ -20,7 +20,9 @@ pub struct DurationError {
 /// Parses a duration made of one or more `<number><unit>` parts.
 ///
 /// Units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`, and siege's `S`, `M`,
-/// `H` (seconds, minutes, hours). A bare `0` is allowed;
+/// `H` (seconds, minutes, hours), with their spelled-out forms (`500msec`,
+/// `2secs`, `2seconds`, `1min`, `1hour`, ...); a space may stand between a
+/// number and its unit (`50 ms`, as people write in an `--assert`). A bare `0` is allowed;
 /// any other bare number is rejected, because `-d 10` could mean seconds or
 /// milliseconds and guessing wrong silently ruins a benchmark.
 pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
@@ -38,6 +40,7 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
     let mut total = 0f64;
     let mut rest = s;
     while !rest.is_empty() {
+        rest = rest.trim_start();
         let num_len = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(rest.len());
@@ -47,17 +50,17 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
         let value: f64 = rest[..num_len]
             .parse()
             .map_err(|_| err("the number is malformed"))?;
-        rest = &rest[num_len..];
+        rest = rest[num_len..].trim_start();
         let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .find(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace())
             .unwrap_or(rest.len());
         let scale = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" | "sec" => 1.0,
-            "m" | "min" => 60.0,
-            "h" => 3600.0,
+            "ns" | "nsec" | "nsecs" | "nanosecond" | "nanoseconds" => 1e-9,
+            "us" | "µs" | "usec" | "usecs" | "microsecond" | "microseconds" => 1e-6,
+            "ms" | "msec" | "msecs" | "millisecond" | "milliseconds" => 1e-3,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
+            "h" | "hr" | "hrs" | "hour" | "hours" => 3600.0,
             // siege's spelling (-t 10S, 1M, 1H): unambiguous, since no
             // unit of pelt's is upper case.
             "S" => 1.0,
@@ -164,6 +167,29 @@ mod tests {
         assert_eq!(parse_duration("10S").unwrap(), Duration::from_secs(10));
         assert_eq!(parse_duration("1M").unwrap(), Duration::from_secs(60));
         assert_eq!(parse_duration("1H").unwrap(), Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn spelled_out_units_and_a_space_before_the_unit() {
+        // Issue 22 §8: what people type, from other tools and from prose.
+        assert_eq!(parse_duration("2secs").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("2seconds").unwrap(), Duration::from_secs(2));
+        assert_eq!(
+            parse_duration("500msec").unwrap(),
+            Duration::from_millis(500)
+        );
+        assert_eq!(parse_duration("50 ms").unwrap(), Duration::from_millis(50));
+        assert_eq!(
+            parse_duration("1 min 30 s").unwrap(),
+            Duration::from_secs(90)
+        );
+        assert_eq!(parse_duration("1hour").unwrap(), Duration::from_secs(3600));
+        assert_eq!(
+            parse_duration("250usec").unwrap(),
+            Duration::from_micros(250)
+        );
+        // Still no bare numbers, even with a space.
+        assert!(parse_duration("5 0").is_err());
     }
 
     #[test]

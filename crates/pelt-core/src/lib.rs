@@ -34,9 +34,10 @@ pub use abort::{AbortRule, AbortRuleError, AbortWatch};
 pub use check::{Assertion, AssertionError, Checked};
 pub use civil::UtcTime;
 pub use config::{
-    check_header, check_method, connect_address, splitmix64, Arrivals, ConfigError, ConnectTo,
-    ConnectToError, HttpOptions, Load, Order, Proxy, ProxyOptions, RunConfig, SendWindow,
-    SessionOptions, Stop, Target, TargetError, TargetPicker, ThinkTime, ThinkTimeError,
+    check_header, check_method, connect_address, splitmix64, unregistered_method, Arrivals,
+    ConfigError, ConnectTo, ConnectToError, HttpOptions, Load, Order, Proxy, ProxyOptions,
+    RunConfig, SendWindow, SessionOptions, Stop, Target, TargetError, TargetPicker, ThinkTime,
+    ThinkTimeError, REGISTERED_METHODS,
 };
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;

@@ -21,7 +21,7 @@ mod state;
 pub mod tui;
 
 pub use campaign::{Campaign, CampaignRun};
-pub use server::{bind, Bound, LiveError, MAX_CONNECTIONS};
+pub use server::{bind, listen_addr, reachable_urls, Bound, LiveError, MAX_CONNECTIONS};
 pub use state::{Gauges, Live, TargetLabels};
 
 use std::time::Duration;

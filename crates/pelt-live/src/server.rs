@@ -20,7 +20,9 @@ const MAX_HEAD: usize = 16 * 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
     /// The address is not IP:PORT.
-    #[error("{flag} '{addr}': not an address; give IP:PORT, like {flag} 127.0.0.1:9091")]
+    #[error(
+        "{flag} '{addr}': not an address; give IP:PORT, like {flag} 127.0.0.1:9091 (or :9091)"
+    )]
     Address {
         /// The flag.
         flag: &'static str,
@@ -72,7 +74,7 @@ pub fn bind(
     allow_remote: bool,
     allow: &'static str,
 ) -> Result<Bound, LiveError> {
-    let addr: SocketAddr = text.parse().map_err(|_| LiveError::Address {
+    let addr = listen_addr(text).ok_or_else(|| LiveError::Address {
         flag,
         addr: text.escape_debug().to_string(),
     })?;
@@ -82,6 +84,58 @@ pub fn bind(
     let listener =
         TcpListener::bind(addr).map_err(|source| LiveError::Bind { flag, addr, source })?;
     Ok(Bound { listener })
+}
+
+/// `IP:PORT`, and the short forms people type: `:9091` and `localhost:9091`
+/// (both loopback, 127.0.0.1, never every address by surprise).
+pub fn listen_addr(text: &str) -> Option<SocketAddr> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse() {
+        return Some(addr);
+    }
+    let port = text
+        .strip_prefix(':')
+        .or_else(|| text.strip_prefix("localhost:"))?;
+    let port: u16 = port.parse().ok()?;
+    Some(SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
+/// The URLs at which others can reach `addr`: itself, or, for an
+/// unspecified address (0.0.0.0, ::), loopback, the machine's outward
+/// address and its host name (a page printed as http://0.0.0.0:PORT
+/// cannot be opened from another machine).
+pub fn reachable_urls(addr: SocketAddr) -> Vec<String> {
+    if !addr.ip().is_unspecified() {
+        return vec![format!("http://{addr}")];
+    }
+    let port = addr.port();
+    let v6 = addr.is_ipv6();
+    let mut urls = vec![match v6 {
+        true => format!("http://[::1]:{port}"),
+        false => format!("http://127.0.0.1:{port}"),
+    }];
+    // The address the system would send from to a remote host: a UDP
+    // connect only picks a route, it sends nothing. TEST-NET addresses.
+    let outward = match v6 {
+        true => std::net::UdpSocket::bind("[::]:0")
+            .and_then(|s| s.connect("[2001:db8::1]:9").map(|()| s)),
+        false => std::net::UdpSocket::bind("0.0.0.0:0")
+            .and_then(|s| s.connect("192.0.2.1:9").map(|()| s)),
+    }
+    .and_then(|s| s.local_addr())
+    .map(|a| a.ip())
+    .ok()
+    .filter(|ip| !ip.is_loopback() && !ip.is_unspecified());
+    if let Some(ip) = outward {
+        urls.push(format!("http://{}", SocketAddr::new(ip, port)));
+    }
+    if let Ok(host) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        let host = host.trim();
+        if !host.is_empty() && host != "localhost" {
+            urls.push(format!("http://{host}:{port}"));
+        }
+    }
+    urls
 }
 
 /// One request, as the handler sees it.
@@ -289,4 +343,33 @@ fn write_whole(
     )?;
     stream.write_all(body)?;
     stream.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_listen_addresses_mean_loopback() {
+        // Issue 22 §8: `--metrics :9091` and `localhost:9091` were refused.
+        let lo = SocketAddr::from(([127, 0, 0, 1], 9091));
+        assert_eq!(listen_addr(":9091"), Some(lo));
+        assert_eq!(listen_addr("localhost:9091"), Some(lo));
+        assert_eq!(listen_addr("127.0.0.1:9091"), Some(lo));
+        assert_eq!(listen_addr("[::1]:9091").map(|a| a.port()), Some(9091));
+        for bad in ["9091x", ":", ":99999", "localhost", "example.com:9091"] {
+            assert_eq!(listen_addr(bad), None, "{bad}");
+        }
+        let b = bind("--metrics", ":0", false, "--metrics-allow-remote").unwrap();
+        assert!(b.local_addr().ip().is_loopback());
+    }
+
+    #[test]
+    fn an_unspecified_address_is_shown_as_addresses_to_open() {
+        let urls = reachable_urls(SocketAddr::from(([0, 0, 0, 0], 9091)));
+        assert_eq!(urls[0], "http://127.0.0.1:9091");
+        assert!(urls.iter().all(|u| !u.contains("0.0.0.0")), "{urls:?}");
+        let one = reachable_urls(SocketAddr::from(([127, 0, 0, 1], 80)));
+        assert_eq!(one, vec!["http://127.0.0.1:80".to_string()]);
+    }
 }

@@ -16,9 +16,8 @@ pub fn csv(s: &RunSummary) -> String {
     let mut out = String::with_capacity(64 * (s.timeline.len() + 1));
     out.push_str(COLUMNS);
     out.push('\n');
-    let elapsed = s.elapsed.as_secs_f64();
     for r in &s.timeline {
-        let (from, to) = r.span(elapsed);
+        let (from, to) = s.row_span(r);
         let _ = writeln!(
             out,
             "{},{:.3},{:.3},{},{},{},{},{},{:.9},{:.9},{:.9},{:.9},{},{}",
@@ -26,7 +25,7 @@ pub fn csv(s: &RunSummary) -> String {
             from,
             to,
             r.requests,
-            r.rate(elapsed).map_or(String::new(), |v| format!("{v:.1}")),
+            s.row_rate(r).map_or(String::new(), |v| format!("{v:.1}")),
             r.successes,
             r.failed,
             r.bytes_in,

@@ -54,19 +54,18 @@ pub fn json_value(s: &RunSummary) -> Value {
         .iter()
         .map(|e| json!({"kind": e.kind.name(), "message": e.message}))
         .collect();
-    let elapsed = s.elapsed.as_secs_f64();
     let timeline: Vec<Value> = s
         .timeline
         .iter()
         .map(|r| {
-            let (from, to) = r.span(elapsed);
+            let (from, to) = s.row_span(r);
             json!({
                 "unix_second": r.unix_second,
                 "offset_s": from,
                 "from_s": from,
                 "to_s": to,
                 "requests": r.requests,
-                "rate": r.rate(elapsed),
+                "rate": s.row_rate(r),
                 "successes": r.successes,
                 "failed": r.failed,
                 "bytes_in": r.bytes_in,

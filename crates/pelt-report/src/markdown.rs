@@ -26,14 +26,19 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         .collect();
     writeln!(o, "### pelt run: {}\n", targets.join(", "))?;
     let c = s.config.load.connections();
+    let conns = plural(u64::from(c), "connection");
     let load = match (s.config.load.rate(), s.config.load.schedule()) {
-        (Some(r), None) => format!("{} req/s, up to {c} connections", rate(r)),
-        (Some(_), Some(sched)) => format!("rate `{sched}` req/s, up to {c} connections"),
-        (None, None) => format!("closed loop, {c} connections"),
+        (Some(r), None) => format!("{} req/s, up to {conns}", rate(r)),
+        (Some(_), Some(sched)) => format!("rate `{sched}` req/s, up to {conns}"),
+        (None, None) => format!("closed loop, {conns}"),
         (None, Some(sched)) => format!("closed loop, connections `{sched}`"),
     };
     writeln!(o, "| | |\n|---|---|")?;
-    writeln!(o, "| load | {load}, {} threads |", s.env.threads)?;
+    writeln!(
+        o,
+        "| load | {load}, {} |",
+        plural(s.env.threads as u64, "thread")
+    )?;
     writeln!(
         o,
         "| requests | {} in {} |",
@@ -205,4 +210,12 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         )?;
     }
     writeln!(o)
+}
+
+/// `1 thread`, `2 threads`.
+fn plural(n: u64, word: &str) -> String {
+    match n {
+        1 => format!("1 {word}"),
+        n => format!("{} {word}s", thousands(n)),
+    }
 }

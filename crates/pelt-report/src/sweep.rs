@@ -189,7 +189,11 @@ pub fn html(r: &SweepReport) -> String {
         .slo
         .iter()
         .filter_map(|t| t.parse::<pelt_core::Assertion>().ok())
-        .filter(|a| matches!(a.measure, pelt_core::check::Measure::Percentile(_)))
+        .filter(|a| {
+            matches!(a.measure, pelt_core::check::Measure::Percentile(_))
+                && a.target.is_none()
+                && a.latency == pelt_core::check::Latency::Headline
+        })
         .map(|a| a.threshold as u64)
         .min();
     let marks = Marks {

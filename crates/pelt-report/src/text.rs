@@ -66,9 +66,14 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
                     Human(t.min)
                 )
             }
+            // `0-200ms`, not `0.00ns-200ms`.
             Some(t) => format!(
                 "closed loop, {connections} connections, {}-{} think time",
-                Human(t.min),
+                if t.min.is_zero() {
+                    "0".to_string()
+                } else {
+                    Human(t.min).to_string()
+                },
                 Human(t.max)
             ),
             None => format!("closed loop, {connections} connections"),
@@ -188,6 +193,10 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             },
         )?;
     }
+    if let Some(proxy) = s.config.http.proxy.describe() {
+        // What was measured includes the proxy: say it was there.
+        writeln!(o, "Proxy        through {proxy}")?;
+    }
     if !s.config.http.session.is_off() {
         // --cookies/--login: how many requests the jars changed.
         writeln!(
@@ -196,6 +205,18 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             thousands(t.with_cookie),
             thousands(t.logins),
         )?;
+        if s.is_rate_mode() && !c.http.http2 && t.connections < t.logins {
+            // Every sender of the pool logs in; a light rate uses few of
+            // them. Each connection is one sender's, so no more were used.
+            writeln!(
+                o,
+                "             at most {} of the {} logged-in senders sent requests (rate mode logs in \
+                 the whole -c pool: -c {} would have done)",
+                thousands(t.connections),
+                thousands(t.logins),
+                t.connections.max(1)
+            )?;
+        }
     }
     if let Some(b) = s.busiest_thread() {
         // pelt's own load, so that a client-bound run says so.
@@ -356,11 +377,17 @@ fn write_overrun(o: &mut String, s: &RunSummary) -> fmt::Result {
     if !s.sent_late() && wait < Duration::from_millis(100) {
         return Ok(());
     }
+    // Three digits can round both to 4.00s: then show milliseconds.
+    let (took, planned) = match Human(s.elapsed).to_string() == Human(s.duration).to_string() {
+        true => (
+            format!("{:.3}s", s.elapsed.as_secs_f64()),
+            format!("{:.3}s", s.duration.as_secs_f64()),
+        ),
+        false => (Human(s.elapsed).to_string(), Human(s.duration).to_string()),
+    };
     writeln!(
         o,
-        "Overrun      the run took {}, not the {} planned:",
-        Human(s.elapsed),
-        Human(s.duration)
+        "Overrun      the run took {took}, not the {planned} planned:",
     )?;
     if s.sent_late() {
         writeln!(
@@ -403,7 +430,8 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         vec![
             ("latency*", LatencyStats::of(&t.response)),
             ("first byte", LatencyStats::of(&t.ttfb)),
-            ("connect", LatencyStats::of(&t.connect)),
+            // Per connection opened, not per request as ab's row is.
+            ("connect**", LatencyStats::of(&t.connect)),
         ]
     };
     write!(o, "Latency     ")?;
@@ -455,6 +483,21 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
              at the server is not seen (a slow server just gets fewer requests). For the latency\n    \
              users would see at a given load, run with --rate."
         )?;
+        writeln!(
+            o,
+            "  ** connect: once per connection opened ({}), not per request as ab's Connect row;\n    \
+             with keep-alive most requests open none.",
+            thousands(t.connections)
+        )?;
+        if let Some((each, all)) = per_request(s) {
+            // ab's two "Time per request" lines, the figures ab users look for.
+            writeln!(
+                o,
+                "  Time per request (ab): {} mean, {} across all concurrent requests",
+                human_ns(each),
+                human_ns(all)
+            )?;
+        }
     }
     if let Some(mean) = t.read_lag_ns_sum.checked_div(t.kernel_timed) {
         writeln!(
@@ -514,6 +557,25 @@ fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         )?;
     }
     writeln!(o)
+}
+
+/// ab's "Time per request": the run's length times the connections over
+/// the requests (each connection's mean time per request, waits between
+/// included), and the run's length over the requests ("across all
+/// concurrent requests"); nanoseconds. A closed loop without a schedule only.
+fn per_request(s: &RunSummary) -> Option<(u64, u64)> {
+    let t = &s.total;
+    if s.is_rate_mode() || s.config.load.schedule().is_some() || t.requests == 0 {
+        return None;
+    }
+    let all = s.elapsed.as_nanos() as f64 / t.requests as f64;
+    let streams = if s.config.http.http2 {
+        s.config.http.streams.max(1)
+    } else {
+        1
+    };
+    let each = all * f64::from(s.config.load.connections()) * f64::from(streams);
+    Some((each as u64, all as u64))
 }
 
 /// A histogram of response times in log-spaced buckets from the fastest
@@ -639,9 +701,13 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     // Intervals follow wall-clock seconds, so the first and last are
     // partial: label each with the part of the run it covers, and give
     // its rate over that part (a partial second's count is no dip).
-    let end = s.elapsed.as_secs_f64();
     for row in s.timeline.iter().take(MAX_TIMELINE_ROWS) {
-        let (from, to) = row.span(end);
+        let (from, to) = s.row_span(row);
+        if to <= from && row.requests == 0 {
+            // A wall-clock second that began as the run ended, with
+            // nothing in it: a `4.00-4.00 0 - 0 0.00ns` row says nothing.
+            continue;
+        }
         let digits = if to - from < pelt_core::summary::MIN_RATE_SPAN_S {
             2
         } else {
@@ -653,7 +719,7 @@ fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             format!("{from:.digits$}-{to:.digits$}"),
             cell(plan(row)),
             thousands(row.requests),
-            row.rate(end).map_or("-".to_string(), rate),
+            s.row_rate(row).map_or("-".to_string(), rate),
             thousands(row.failed),
             human_ns(row.p50_ns).to_string(),
             human_ns(row.p99_ns).to_string(),
@@ -705,6 +771,149 @@ pub(crate) fn append_buckets(o: &mut String, s: &RunSummary, b: &pelt_core::buck
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pelt_core::{Environment, IntervalRow, Recorder, RunConfig, Sample, Stop, Target, Url};
+
+    const SEC: u64 = 1_000_000_000;
+
+    /// A closed-loop run of `seconds` with ten 1 ms requests a second,
+    /// a timeline row per second, and `elapsed` as given.
+    fn run(seconds: u64, elapsed: Duration) -> RunSummary {
+        let target = Target::get(Url::parse("http://127.0.0.1:8080/").unwrap());
+        let stop = Stop {
+            requests: None,
+            duration: Some(Duration::from_secs(seconds)),
+        };
+        let config = RunConfig::new(vec![target], Load::closed(2), stop);
+        let mut total = Recorder::new();
+        let mut timeline = Vec::new();
+        for sec in 0..seconds {
+            let mut r = Recorder::new();
+            for i in 0..10 {
+                let at = sec * SEC + i * SEC / 10;
+                r.record(&Sample {
+                    target: 0,
+                    intended: at,
+                    sent: Some(at),
+                    first_byte: Some(at + 500_000),
+                    done: at + 1_000_000,
+                    status: 200,
+                    bytes_in: 100,
+                    body_bytes: 10,
+                    bytes_out: 50,
+                    reused: i > 0,
+                    error: None,
+                });
+            }
+            timeline.push(IntervalRow::from_recorder(
+                1_700_000_000 + sec,
+                sec as f64,
+                &r,
+            ));
+            total.merge(&r);
+        }
+        RunSummary {
+            config,
+            env: Environment {
+                pelt_version: "0.1.0".into(),
+                os: "linux".into(),
+                arch: "x86_64".into(),
+                cores: 2,
+                threads: 1,
+                target_addrs: vec!["127.0.0.1:8080".into()],
+                started_unix_ms: 1_700_000_000_000,
+                link: None,
+            },
+            total,
+            timeline,
+            duration: Duration::from_secs(seconds),
+            elapsed,
+            sending: Duration::from_secs(seconds),
+            warmup_requests: 0,
+            interrupted: false,
+            complete: true,
+            window: None,
+            worker_load: Vec::new(),
+            stopped_by: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn small_report_wordings_of_issue_22() {
+        // A wall-clock second that began as the run ended: no empty row.
+        let mut s = run(4, Duration::from_secs(4));
+        s.timeline.push(IntervalRow::from_recorder(
+            1_700_000_004,
+            4.0,
+            &Recorder::new(),
+        ));
+        let t = text(&s);
+        assert!(t.contains("3.0-4.0"), "{t}");
+        assert!(!t.contains("4.00-4.00") && !t.contains("4.0-4.0"), "{t}");
+
+        // Sent 4 ms late: the overrun names two different lengths.
+        let mut s = run(4, Duration::from_millis(4_150));
+        s.sending = Duration::from_millis(4_004);
+        let t = text(&s);
+        assert!(
+            t.contains("the run took 4.15s, not the 4.00s planned")
+                || t.contains("the run took 4.150s, not the 4.000s planned"),
+            "{t}"
+        );
+        let mut s = run(4, Duration::from_millis(4_004));
+        s.sending = Duration::from_millis(4_004);
+        let t = text(&s);
+        assert!(
+            t.contains("the run took 4.004s, not the 4.000s planned"),
+            "{t}"
+        );
+
+        // A think time from 0: `0-200ms`, not `0.00ns-200ms`.
+        let mut s = run(2, Duration::from_secs(2));
+        s.config.think = Some(pelt_core::ThinkTime {
+            min: Duration::ZERO,
+            max: Duration::from_millis(200),
+        });
+        let t = text(&s);
+        assert!(t.contains(", 0-200ms think time"), "{t}");
+        assert!(!t.contains("0.00ns-"), "{t}");
+
+        // A run through a proxy says so.
+        let mut s = run(2, Duration::from_secs(2));
+        let proxy = pelt_core::Proxy {
+            host: "127.0.0.1".into(),
+            port: 8888,
+            authorization: Some("Basic c2VjcmV0".into()),
+            authenticated: true,
+        };
+        s.config.http.proxy.http = Some(proxy.clone());
+        s.config.http.proxy.https = Some(proxy);
+        let t = text(&s);
+        assert!(
+            t.contains("Proxy        through http://127.0.0.1:8888 (with credentials)"),
+            "{t}"
+        );
+        assert!(!t.contains("c2VjcmV0"), "{t}");
+        assert!(!text(&run(2, Duration::from_secs(2))).contains("Proxy"));
+
+        // ab's figures: time per request, and the connect column's basis.
+        let t = text(&run(2, Duration::from_secs(2)));
+        assert!(
+            t.contains("Time per request (ab): 200ms mean, 100ms across all concurrent requests"),
+            "{t}"
+        );
+        assert!(
+            t.contains("connect**") && t.contains("once per connection opened (0)"),
+            "{t}"
+        );
+
+        // Markdown: "1 thread", not "1 threads".
+        let md = crate::markdown::markdown(&run(2, Duration::from_secs(2)));
+        assert!(
+            md.contains("closed loop, 2 connections, 1 thread |"),
+            "{md}"
+        );
+    }
 
     fn histogram_rows(h: &Histogram<u64>) -> Vec<(String, u64)> {
         let mut o = String::new();

@@ -229,11 +229,14 @@ impl Store {
         Ok(rows.first().and_then(|r| r[0].text().map(str::to_string)))
     }
 
-    /// The runs `filter` selects, oldest first.
+    /// The runs `filter` selects, in the order they were recorded (by
+    /// id). Not by start time: runs that overlap (CI jobs, shards) end and
+    /// are recorded in another order than they started, and a table whose
+    /// ids jump about reads as a lost or reordered history.
     pub fn list(&mut self, filter: &Filter) -> Result<Vec<RunRow>, StoreError> {
         let (cond, mut params) = where_clause(filter);
         let mut sql = format!(
-            "SELECT {} FROM pelt_runs WHERE {cond} ORDER BY started_ms DESC, id DESC",
+            "SELECT {} FROM pelt_runs WHERE {cond} ORDER BY id DESC",
             schema::ROW_COLUMNS
         );
         if let Some(n) = filter.last {

@@ -287,6 +287,34 @@ fn sqlite_records_and_queries() {
 }
 
 #[test]
+fn sqlite_rows_list_in_id_order_whatever_their_start() {
+    // Issue 22 §8: a run that started earlier but was recorded later
+    // (overlapping runs) was listed before older ids.
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = pelt_store::open(dir.path().join("h.db").to_str().unwrap()).unwrap();
+    let a = s
+        .record(&new_run("http://127.0.0.1:1/a", 2, 2_000_000, &[], None))
+        .unwrap();
+    let b = s
+        .record(&new_run("http://127.0.0.1:1/b", 2, 1_000_000, &[], None))
+        .unwrap();
+    let listed: Vec<i64> = s
+        .list(&Filter::default())
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, vec![a, b]);
+    let last = s
+        .list(&Filter {
+            last: Some(1),
+            ..Filter::default()
+        })
+        .unwrap();
+    assert_eq!(last.iter().map(|r| r.id).collect::<Vec<_>>(), vec![b]);
+}
+
+#[test]
 fn sqlite_imports_once() {
     let dir = tempfile::tempdir().unwrap();
     import_runs_once(dir.path().join("h.db").to_str().unwrap());

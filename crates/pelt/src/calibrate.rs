@@ -77,6 +77,9 @@ pub fn command(args: CalibrateArgs) -> Result<ExitCode, UserError> {
         .map_or(1.0, |t| t.on_cpu)
         .clamp(0.05, 1.0);
     let closed_loop_rps = closed_run.throughput();
+    // How long the worker waited for a CPU while it had work: other work
+    // on the machine, which lowers every figure below.
+    let waiting = closed_run.busiest_thread().map(|t| t.waiting);
 
     say("latency floor: one connection, one request at a time");
     let floor = run(&[
@@ -146,6 +149,15 @@ pub fn command(args: CalibrateArgs) -> Result<ExitCode, UserError> {
         ));
     }
     let rate_per_thread = report.capacity.or(report.last_pass).unwrap_or(0.0);
+    if let Some(why) = too_busy(rate_per_thread, waiting) {
+        // A ceiling of 0 req/s (or one far below the machine's) saved
+        // would make every later `pelt run --rate` warn for nothing.
+        eprintln!(
+            "error: the machine was too busy to calibrate: {why}; nothing saved: run pelt \
+             calibrate again when it is quieter (top shows what else runs)"
+        );
+        return Ok(ExitCode::from(1));
+    }
     // Whose limit it was: the client's when the step above the answer
     // failed because pelt fell behind, else the server gave out first.
     let rate_limited_by = if report.first_fail_reasons.iter().any(Failure::is_client) {
@@ -216,6 +228,33 @@ pub fn command(args: CalibrateArgs) -> Result<ExitCode, UserError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The worker thread may wait for a CPU this share of a run before the
+/// figures are the machine's load rather than pelt's ceiling.
+const MAX_WAITING: f64 = 0.2;
+
+/// Why the figures measure other work rather than this machine's
+/// ceiling, if they do: no rate held its schedule at all (even the first
+/// step, 1,000 req/s, which any machine holds when pelt has a CPU), or
+/// the worker waited for a CPU more than [`MAX_WAITING`] of the closed
+/// loop.
+fn too_busy(rate_per_thread: f64, waiting: Option<f64>) -> Option<String> {
+    let waited = waiting.map(|w| {
+        format!(
+            "pelt's worker thread waited for a CPU {:.0}% of the closed-loop run",
+            w * 100.0
+        )
+    });
+    if rate_per_thread <= 0.0 {
+        return Some(match waited {
+            Some(w) => format!("not even 1,000 req/s went out on schedule, and {w}"),
+            None => "not even 1,000 req/s went out on schedule".to_string(),
+        });
+    }
+    waiting
+        .filter(|w| *w > MAX_WAITING)
+        .and(waited.map(|w| format!("{w} (other work had the CPUs)")))
+}
+
 /// A quiet, unsaved `pelt run` with these flags.
 fn run(flags: &[&str]) -> Result<RunSummary, UserError> {
     let argv = ["pelt", "run"].iter().chain(flags).chain(&["-q"]);
@@ -270,4 +309,21 @@ pub fn note_for(config: &RunConfig) -> Option<String> {
             crate::save::utc_stamp(c.unix_time)
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_machine_is_named_not_calibrated() {
+        // Issue 22 §9: a busy machine printed a ceiling of 0 req/s.
+        let why = too_busy(0.0, Some(0.6)).unwrap();
+        assert!(why.contains("1,000 req/s") && why.contains("60%"), "{why}");
+        assert!(too_busy(0.0, None).is_some());
+        let why = too_busy(40_000.0, Some(0.45)).unwrap();
+        assert!(why.contains("45%"), "{why}");
+        assert_eq!(too_busy(40_000.0, Some(0.05)), None);
+        assert_eq!(too_busy(40_000.0, None), None);
+    }
 }

@@ -414,11 +414,13 @@ pub struct RunArgs {
     pub requests: Option<u64>,
 
     /// Stop after this long of measurement, like 10s or 1m [default: 10s unless -n is
-    /// given; with a --rate or -c schedule, its length].
+    /// given; with a --rate or -c schedule, its length]. Not siege's -d (a
+    /// delay between requests: --delay).
     #[arg(short = 'd', long = "duration", value_name = "DURATION")]
     pub duration: Option<String>,
 
-    /// Open loop: send R requests per second in total on a fixed schedule,
+    /// Open loop: send R requests per second in total on a fixed schedule
+    /// (-r is not siege's repetitions: for a count, use -n),
     /// whatever the responses do, and time each from its scheduled start.
     /// The rate may change over time: 100..2000/30s ramps linearly from 100
     /// to 2000 req/s over 30 s; 30s:100,1m:1000,30s:0 holds each rate for
@@ -482,7 +484,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "TEXT", conflicts_with = "body_file")]
     pub body: Option<String>,
 
-    /// Request body read from a file (sent as is, binary safe).
+    /// Request body read from a file (sent as is, binary safe), like ab's
+    /// -p. pelt adds no Content-Type (ab sends text/plain): give one with
+    /// -H 'Content-Type: ...' (ab's -T); pelt notes a body without one.
     #[arg(long = "body-file", value_name = "FILE")]
     pub body_file: Option<PathBuf>,
 
@@ -603,10 +607,13 @@ pub struct RunArgs {
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
     /// 'failed < 0.1%', 'failed == 0' or 'rate >= 990'. failed (or errors)
     /// is the share of requests with no response or a status outside
-    /// 2xx/3xx. Latencies need a unit and shares a % sign (a bare 5 is
-    /// refused: 5% or 500%?);
-    /// rate is the rate actually sent. Repeatable; results go to stderr.
-    #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
+    /// 2xx/3xx. Latencies need a unit and shares a % sign (a bare 5 is refused: 5% or 500%?);
+    /// rate is the rate actually sent. A latency is the headline unless
+    /// prefixed service_time., response_time. or send_lag. (like
+    /// 'service_time.p99 < 5ms'); target[N]. or target[/path]. judges one
+    /// target (like 'target[2].p99 < 20ms'). Repeatable, or several terms
+    /// separated by commas as in --slo; results go to stderr.
+    #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion, value_delimiter = ',')]
     pub asserts: Vec<pelt_core::Assertion>,
 
     /// Stop the run early, with its report and exit code 4, once this has
@@ -707,10 +714,13 @@ pub struct ReportArgs {
     /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
     /// 'failed < 0.1%', 'failed == 0' or 'rate >= 990'. failed (or errors)
     /// is the share of requests with no response or a status outside
-    /// 2xx/3xx. Latencies need a unit and shares a % sign (a bare 5 is
-    /// refused: 5% or 500%?);
-    /// rate is the rate actually sent. Repeatable; results go to stderr.
-    #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion)]
+    /// 2xx/3xx. Latencies need a unit and shares a % sign (a bare 5 is refused: 5% or 500%?);
+    /// rate is the rate actually sent. A latency is the headline unless
+    /// prefixed service_time., response_time. or send_lag. (like
+    /// 'service_time.p99 < 5ms'); target[N]. or target[/path]. judges one
+    /// target (like 'target[2].p99 < 20ms'). Repeatable, or several terms
+    /// separated by commas as in --slo; results go to stderr.
+    #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion, value_delimiter = ',')]
     pub asserts: Vec<pelt_core::Assertion>,
 }
 

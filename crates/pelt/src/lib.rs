@@ -138,6 +138,26 @@ fn with_implicit_run(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsStrin
     args
 }
 
+/// ab's and siege's flags that pelt spells otherwise: what to write here.
+fn other_tools_flag(arg: &str) -> Option<&'static str> {
+    // `-pFILE` as well as `-p FILE`: clap names the flag's first letters.
+    let flag = arg.get(..2)?;
+    Some(match flag {
+        "-p" => "ab's -p FILE (a POST body) is --body-file FILE here (POST is the default with a body; ab's -T is -H 'Content-Type: TYPE')",
+        "-T" => "ab's -T TYPE is -H 'Content-Type: TYPE' here",
+        "-C" => "ab's -C 'NAME=VALUE' is -H 'Cookie: NAME=VALUE' here (--cookies keeps the cookies the server sets)",
+        "-X" => "ab's -X HOST:PORT is --proxy http://HOST:PORT here",
+        "-P" => "ab's -P USER:PASS (proxy credentials) is --proxy http://USER:PASS@HOST:PORT here",
+        "-e" => "ab's -e FILE is --format percentiles-csv > FILE here",
+        "-g" => "ab's -g FILE (each request's times) is --log-requests FILE here",
+        "-i" => "siege's -i (a random URL from the file) is --random here",
+        "-b" => "siege's -b (no delay between requests) is the default here; --delay adds one",
+        "-s" => "ab's -s SECONDS is --timeout DURATION here, like --timeout 30s",
+        "-v" => "pelt has no verbose mode: --log-requests FILE logs every request",
+        _ => return None,
+    })
+}
+
 /// The subcommand whose `--help` answers a mistake in `args`.
 fn help_hint(args: &[std::ffi::OsString]) -> String {
     match args
@@ -205,6 +225,8 @@ fn clap_error(e: clap::Error, args: &[std::ffi::OsString]) -> ExitCode {
                 line.push_str(
                     "; a run loads one URL: to load several, list them in a file and use -f FILE",
                 );
+            } else if let Some(hint) = other_tools_flag(&arg) {
+                line.push_str(&format!("; {hint}"));
             }
         }
         _ => {}

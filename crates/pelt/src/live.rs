@@ -13,7 +13,8 @@ pub struct LiveArgs {
     /// (counters, gauges and latency histograms labelled by run id; see
     /// docs/LIVE.md). Loopback only unless --metrics-allow-remote. After
     /// the run, pelt waits up to 5 s for a scraper that has been scraping
-    /// to collect the final figures.
+    /// to collect the final figures. `:PORT` and `localhost:PORT` mean
+    /// 127.0.0.1:PORT.
     #[arg(long = "metrics", value_name = "IP:PORT")]
     pub metrics: Option<String>,
 
@@ -35,7 +36,8 @@ pub struct LiveArgs {
     /// Serve a live dashboard on http://ADDR/ during the run: one page
     /// (nothing loaded from elsewhere) with the figures each second, and
     /// the final report when the run ends. Loopback only unless
-    /// --dashboard-allow-remote.
+    /// --dashboard-allow-remote (on 0.0.0.0, pelt prints the addresses to
+    /// open). `:PORT` and `localhost:PORT` mean 127.0.0.1:PORT.
     #[arg(long = "dashboard", value_name = "IP:PORT")]
     pub dashboard: Option<String>,
 
@@ -145,7 +147,11 @@ impl Views {
             let live = Live::new(id.clone(), labels.clone());
             let local = bound.local_addr();
             pelt_live::serve_metrics(bound, live.clone()).map_err(thread_error)?;
-            eprintln!("pelt: metrics on http://{local}/metrics (run=\"{id}\")");
+            let urls: Vec<String> = pelt_live::reachable_urls(local)
+                .into_iter()
+                .map(|u| format!("{u}/metrics"))
+                .collect();
+            eprintln!("pelt: metrics on {} (run=\"{id}\")", urls.join(" "));
             views.live.push(live);
         }
         if let Some(target) = push {
@@ -165,10 +171,15 @@ impl Views {
             // only those given the token can.
             let token = args.dashboard_allow_remote.then(token).transpose()?;
             pelt_live::serve_dashboard(bound, live.clone(), token.clone()).map_err(thread_error)?;
-            match token {
-                Some(t) => eprintln!("pelt: dashboard on http://{local}/?token={t}"),
-                None => eprintln!("pelt: dashboard on http://{local}/"),
-            }
+            // On 0.0.0.0, the addresses others can open, not 0.0.0.0.
+            let urls: Vec<String> = pelt_live::reachable_urls(local)
+                .into_iter()
+                .map(|u| match &token {
+                    Some(t) => format!("{u}/?token={t}"),
+                    None => format!("{u}/"),
+                })
+                .collect();
+            eprintln!("pelt: dashboard on {}", urls.join(" "));
             views.live.push(live);
         }
         Ok(views)

@@ -66,7 +66,19 @@ impl TryFrom<&RunArgs> for RunConfig {
             .map(|h| parse_header(h))
             .collect::<Result<Vec<_>, _>>()?;
 
-        let duration = opt_duration(&a.duration, "-d/--duration")?;
+        let duration = match &a.duration {
+            // siege's `-d 1` is a delay between a user's requests; here -d
+            // is how long the run lasts.
+            Some(d) if d.trim().parse::<f64>().is_ok_and(|v| v != 0.0) => {
+                let d = d.trim();
+                return Err(UserError(format!(
+                    "-d/--duration: invalid duration '{d}': a unit is missing; -d is how long the run lasts here: \
+                     write -d {d}s for {d} seconds of load (siege's -d {d}, a pause between a \
+                     user's requests, is --delay {d}s; a number of requests is -n)"
+                )));
+            }
+            _ => opt_duration(&a.duration, "-d/--duration")?,
+        };
         let warmup = opt_duration(&a.warmup, "--warmup")?.unwrap_or(Duration::ZERO);
         let load = load(a)?;
         // Not a re-check of validate(): it sees `streams: 1`, the default,
@@ -366,6 +378,73 @@ pub(crate) fn parse_header(h: &str) -> Result<(String, String), UserError> {
     Ok((name.to_string(), value.trim().to_string()))
 }
 
+/// Notes for habits from ab and siege whose flags mean something else
+/// here, or whose defaults differ: said before the run, never silently.
+fn habits(args: &RunArgs, config: &RunConfig) -> Vec<String> {
+    let mut notes = Vec::new();
+    // siege's `-r 10` is ten repetitions per user; pelt's -r is --rate.
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let (Some(r), true) = (
+        &args.rate,
+        argv.iter().any(|a| {
+            a == "-r" || (a.starts_with("-r") && a[2..].starts_with(|c: char| c.is_ascii_digit()))
+        }),
+    ) {
+        let c = config.load.connections();
+        let count = r
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .map_or("N x C".to_string(), |n| {
+                n.saturating_mul(u64::from(c)).to_string()
+            });
+        notes.push(format!(
+            "pelt: note: -r {r} is --rate {r} here: an open loop of {r} requests per second in \
+             total. For siege's -r (repetitions per user) give the count: -n {count} -c {c} \
+             (with --delay for siege's -d)"
+        ));
+    }
+    for t in config.targets.iter().take(1) {
+        let typed = t
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+        if !t.body.is_empty() && !typed && args.targets_file.is_none() {
+            // ab's -p sends text/plain unless -T says otherwise.
+            notes.push(
+                "pelt: note: the body goes without a Content-Type header (ab sends text/plain); \
+                 add one like -H 'Content-Type: application/json' (ab's -T) if the server needs it"
+                    .to_string(),
+            );
+        }
+    }
+    let mut seen = Vec::new();
+    for t in &config.targets {
+        if seen.contains(&t.method) {
+            continue;
+        }
+        seen.push(t.method.clone());
+        if let Some(guess) = pelt_core::unregistered_method(&t.method) {
+            let hint = match guess {
+                "" => "check the spelling".to_string(),
+                g => format!("did you mean {g}?"),
+            };
+            // Not the URL: it may hold a secret.
+            notes.push(format!(
+                "pelt: warning: method '{}' is not a registered HTTP method and is sent as \
+                 written; {hint}",
+                t.method.escape_debug(),
+            ));
+        }
+        if seen.len() > 100 {
+            break;
+        }
+    }
+    notes
+}
+
 /// `pelt run`.
 pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let config = RunConfig::try_from(&args)?;
@@ -376,6 +455,9 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             "pelt: note: -t {t} runs {t} worker thread{} (as in wrk), not a time limit (ab's and siege's -t): for that, use -d {t}s",
             if t == 1 { "" } else { "s" }
         );
+    }
+    for note in habits(&args, &config) {
+        eprintln!("{note}");
     }
     if let Some(note) = crate::calibrate::note_for(&config) {
         eprintln!("{note}");
@@ -476,7 +558,9 @@ mod tests {
     fn bad_input_says_how_to_fix_it() {
         for (args, hint) in [
             (&["localhost:80"][..], "no scheme"),
-            (&["http://h/", "-d", "10"], "a unit is missing"),
+            (&["http://h/", "-d", "10"], "write -d 10s"),
+            (&["http://h/", "-d", "1"], "is --delay 1s"),
+            (&["http://h/", "-d", "10x"], "the unit is not one of"),
             (&["http://h/", "--rate", "0"], "--rate must be"),
             (&["http://h/", "-H", "NoColon"], "-H 'Name: value'"),
             (&["http://h/", "-m", "GE T"], "invalid method"),

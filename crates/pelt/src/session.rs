@@ -110,7 +110,9 @@ pub fn parse_login(text: &str) -> Result<Target, UserError> {
     let line = format!("{url} {} {rest}", method.to_ascii_uppercase());
     let mut targets =
         pelt_core::targets::parse(&line, TargetsFormat::Siege, "--login", Path::new("."))
-            .map_err(|e| bad(&e.to_string()))?;
+            // Its message alone: the file name and line (`--login:1`)
+            // would repeat the flag that bad() names.
+            .map_err(|e| bad(&e.message))?;
     match targets.len() {
         1 => Ok(targets.remove(0)),
         _ => Err(bad("expected one request")),
@@ -138,6 +140,15 @@ mod tests {
         ] {
             assert!(parse_login(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_bad_login_names_the_flag_once() {
+        // Issue 22 §8: "--login: --login:1: ..." named it twice.
+        let e = parse_login("POST notaurl").unwrap_err().0;
+        assert!(e.starts_with("--login: "), "{e}");
+        assert!(!e.contains("--login:1"), "{e}");
+        assert_eq!(e.matches("--login").count(), 1, "{e}");
     }
 }
 

@@ -1315,3 +1315,285 @@ fn the_text_report_names_the_send_window() {
         assert!(!none.contains("send window:"), "{none}");
     }
 }
+
+#[test]
+fn asserts_take_slo_syntax_spaced_units_latencies_and_targets() {
+    // Issue 22 §8: 'p99 < 50ms, errors < 1%' and 'p99 < 50 ms' were unit
+    // errors; service_time.p99 and a target's p99 could not be asserted.
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let targets = dir.path().join("targets.txt");
+    std::fs::write(
+        &targets,
+        format!("{}\n{}\n", url(&s, "/fast"), url(&s, "/slow?delay=20ms")),
+    )
+    .unwrap();
+    let run = |asserts: &[&str]| {
+        let mut c = pelt();
+        c.args([
+            "run",
+            "-f",
+            targets.to_str().unwrap(),
+            "-n",
+            "40",
+            "-c",
+            "2",
+        ])
+        .arg("--no-save");
+        for a in asserts {
+            c.args(["--assert", a]);
+        }
+        c.output().unwrap()
+    };
+    let before = s.requests();
+    let ok = run(&[
+        "p99 < 30 s, failed < 1%",
+        "service_time.p99 < 10s",
+        "target[2].p50 > 15ms",
+        "target[/fast].p99 < 15ms",
+        "target[1].requests == 20",
+    ]);
+    let err = String::from_utf8_lossy(&ok.stderr);
+    assert_eq!(ok.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("assert ok").count(), 6, "{err}");
+    // The server is the witness of the count each target's assert saw.
+    assert_eq!(s.requests() - before, 40);
+    // The slow target fails a bound only the fast one meets.
+    let bad = run(&["target[/slow?delay=20ms].p50 < 15ms"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("FAILED: target[/slow?delay=20ms].p50 < 15ms"),
+        "{err}"
+    );
+    // A target that is not there fails, saying why.
+    let none = run(&["target[3].p99 < 1s"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("the run has 2 targets"));
+}
+
+#[test]
+fn a_window_of_a_staged_run_reports_its_own_offered_rate_and_rows() {
+    // Issue 22 §8: `--window 2s..5s` of a staged run said "492 req/s of
+    // 333 offered" (the offered rate of the run's first 3 s) and printed
+    // rows `3.00-3.00`.
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("run.pelt");
+    let out = pelt()
+        .args(["run", &url(&s, "/"), "--stages", "2s:50,3s:200", "-c", "20"])
+        .args(["--no-save", "-q", "-o", saved.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = |format: &str| {
+        let out = pelt()
+            .args(["report", saved.to_str().unwrap(), "--window", "2s..5s"])
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: Value = serde_json::from_str(&report("json")).unwrap();
+    let offered = json["offered_rate"].as_f64().unwrap();
+    // The seconds the window covers: three whole ones, by their midpoints.
+    let rows = json["timeline"].as_array().unwrap();
+    let from = rows[0]["from_s"].as_f64().unwrap();
+    let to = rows[rows.len() - 1]["to_s"].as_f64().unwrap();
+    assert!((to - from - 3.0).abs() < 0.01, "{from}..{to}");
+    // What the stages offer over [from, to]: 50/s until 2 s, then 200/s.
+    let expected = (50.0 * (2.0 - from).max(0.0) + 200.0 * (to - from.max(2.0))) / (to - from);
+    assert!((offered - expected).abs() < 1.0, "{offered} vs {expected}");
+    let sent = n(&json["requests"]["sent"]) as f64 / (to - from);
+    assert!(
+        (sent - offered).abs() < offered * 0.1,
+        "{sent} sent/s, {offered} offered"
+    );
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        let (a, b) = (r["from_s"].as_f64().unwrap(), r["to_s"].as_f64().unwrap());
+        assert!(
+            (b - a - 1.0).abs() < 1e-6,
+            "a row of the window is a whole second: {r}"
+        );
+    }
+    let text = report("text");
+    let timeline: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Per second"))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    assert_eq!(timeline.len(), 3, "{text}");
+    for l in timeline {
+        let span = l.split_whitespace().next().unwrap();
+        let (a, b) = span.split_once('-').unwrap();
+        assert_ne!(a, b, "{text}");
+    }
+}
+
+#[test]
+fn ab_and_siege_flags_point_to_pelts() {
+    // Issue 22 §7: one line each, exit 2, no load sent.
+    let s = server();
+    let u = url(&s, "/");
+    for (flag, value, hint) in [
+        ("-p", Some("post.json"), "--body-file FILE"),
+        ("-T", Some("application/json"), "-H 'Content-Type: TYPE'"),
+        ("-C", Some("a=b"), "-H 'Cookie: NAME=VALUE'"),
+        ("-X", Some("127.0.0.1:3128"), "--proxy http://HOST:PORT"),
+        ("-e", Some("p.csv"), "--format percentiles-csv"),
+        ("-g", Some("g.tsv"), "--log-requests FILE"),
+        ("-i", None, "--random"),
+        ("-b", None, "is the default here"),
+    ] {
+        let mut c = pelt();
+        c.args(["run", &u, "-n", "5", "--no-save", flag]);
+        if let Some(v) = value {
+            c.arg(v);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{flag}: {err}");
+        assert!(err.contains(hint), "{flag}: {err}");
+    }
+    assert_eq!(s.requests(), 0);
+
+    // siege's -d 1 (a delay): refused, saying what -d is here.
+    let out = pelt()
+        .args(["run", &u, "-d", "1", "--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("how long the run lasts")
+            && err.contains("--delay 1s")
+            && err.contains("-d 1s"),
+        "{err}"
+    );
+
+    // siege's -r 5 (repetitions) is --rate 5 here: said, with the count to use.
+    let out = pelt()
+        .args([
+            "run",
+            &u,
+            "-r",
+            "20",
+            "-d",
+            "1s",
+            "-c",
+            "2",
+            "--no-save",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("-r 20 is --rate 20 here") && err.contains("-n 40 -c 2"),
+        "{err}"
+    );
+    let out = pelt()
+        .args(["run", &u, "--rate", "20", "-d", "1s", "--no-save", "-q"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("is --rate"));
+}
+
+#[test]
+fn a_body_without_a_type_and_a_misspelt_method_are_named() {
+    // Issue 22 §7: --body-file went without Content-Type (ab sends
+    // text/plain) and a siege file's `POTS` was sent without a word.
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body.json");
+    std::fs::write(&body, "{\"a\":1}").unwrap();
+    let out = pelt()
+        .args([
+            "run",
+            &url(&s, "/"),
+            "-n",
+            "3",
+            "-c",
+            "1",
+            "--no-save",
+            "-q",
+        ])
+        .args(["--body-file", body.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("without a Content-Type header"), "{err}");
+    let out = pelt()
+        .args([
+            "run",
+            &url(&s, "/"),
+            "-n",
+            "3",
+            "-c",
+            "1",
+            "--no-save",
+            "-q",
+        ])
+        .args(["--body-file", body.to_str().unwrap()])
+        .args(["-H", "Content-Type: application/json"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("Content-Type"));
+
+    let targets = dir.path().join("urls.txt");
+    std::fs::write(&targets, format!("{} POTS a=1\n", url(&s, "/"))).unwrap();
+    let before = s.requests();
+    let out = pelt()
+        .args(["run", "-f", targets.to_str().unwrap(), "-n", "4", "-c", "1"])
+        .args(["--no-save", "-q"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("method 'POTS' is not a registered HTTP method")
+            && err.contains("did you mean POST?"),
+        "{err}"
+    );
+    // Still sent as written: the server saw the four requests.
+    assert_eq!(s.requests() - before, 4);
+}
+
+#[test]
+fn a_rate_run_says_how_few_of_its_logged_in_senders_it_used() {
+    // Issue 22 §7: rate mode with --login logged in 100 senders and used 2.
+    let s = server();
+    let out = pelt()
+        .args(["run", &url(&s, "/"), "--rate", "20", "-d", "1s", "-t", "1"])
+        .args(["--login", &format!("POST {} user=a", url(&s, "/login"))])
+        .args(["--no-save", "-q"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The server is the witness: 100 logins and 20 requests.
+    assert_eq!(s.requests(), 120);
+    assert!(text.contains("100 logins"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("logged-in senders sent requests"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("of the 100 logged-in senders"), "{line}");
+}

@@ -870,3 +870,24 @@ fn a_run_is_rerun_from_the_history_with_its_secret_given_again() {
         "the secret is not stored"
     );
 }
+
+#[test]
+fn removing_an_unknown_run_is_one_error_not_removed_0_then_an_error() {
+    // Issue 22 §8: `pelt history rm 9999` printed "removed 0 run(s)" and
+    // then an error.
+    let (_d, p) = sqlite();
+    let data = tempfile::tempdir().unwrap();
+    let db = Db::Sqlite(p);
+    let out = hpelt(&db, data.path())
+        .args(["history", "rm", "9999"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("removed 0"), "{err}");
+    assert!(
+        err.contains("no run 9999") && err.contains("nothing removed"),
+        "{err}"
+    );
+}

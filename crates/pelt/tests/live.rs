@@ -286,7 +286,9 @@ fn metrics_allow_remote_listens_beyond_loopback() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("metrics on http://0.0.0.0:"), "{stderr}");
+    // Issue 22 §8: 0.0.0.0 is where it listens, not an address to open.
+    assert!(!stderr.contains("0.0.0.0"), "{stderr}");
+    assert!(stderr.contains("metrics on http://127.0.0.1:"), "{stderr}");
 }
 
 /// Waits until something accepts connections on 127.0.0.1:`port`.
@@ -498,10 +500,15 @@ fn a_remote_dashboard_needs_its_token() {
     let mut stderr = std::io::BufReader::new(pelt_run.stderr.take().unwrap());
     let mut line = String::new();
     std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    // Issue 22 §8: the addresses to open (loopback first), never 0.0.0.0.
+    assert!(!line.contains("0.0.0.0"), "{line}");
     let at = line
         .trim()
-        .strip_prefix("pelt: dashboard on http://0.0.0.0:")
-        .unwrap_or_else(|| panic!("{line}"));
+        .strip_prefix("pelt: dashboard on http://127.0.0.1:")
+        .unwrap_or_else(|| panic!("{line}"))
+        .split(' ')
+        .next()
+        .unwrap();
     let (port, token) = at.split_once("/?token=").unwrap();
     let port: u16 = port.parse().unwrap();
     assert_eq!(token.len(), 32, "{token}");

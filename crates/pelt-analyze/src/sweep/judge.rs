@@ -25,19 +25,19 @@ pub const DEFAULT_SEND_LAG_NS: u64 = 10_000_000;
 
 /// Parses an SLO: assertions separated by commas, in `--assert` syntax.
 pub fn parse_slo(text: &str) -> Result<Vec<Assertion>, pelt_core::check::AssertionError> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(str::parse)
-        .collect()
+    pelt_core::check::parse_terms(text)
 }
 
+/// A term on the run's headline latency: the one whose breaking on
+/// response time while it holds on service time blames the client.
 fn is_latency(a: &Assertion) -> bool {
-    use pelt_core::check::Measure;
-    matches!(
-        a.measure,
-        Measure::Percentile(_) | Measure::Mean | Measure::Max
-    )
+    use pelt_core::check::{Latency, Measure};
+    a.target.is_none()
+        && a.latency == Latency::Headline
+        && matches!(
+            a.measure,
+            Measure::Percentile(_) | Measure::Mean | Measure::Max
+        )
 }
 
 /// Whether a latency term holds on `h` (service or response time).

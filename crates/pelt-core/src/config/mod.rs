@@ -24,7 +24,9 @@ pub use load::{
 };
 pub use pick::{splitmix64, Order, TargetPicker};
 pub use proxy::{Proxy, ProxyOptions};
-pub use target::{check_header, check_method, Target, MAX_BODY};
+pub use target::{
+    check_header, check_method, unregistered_method, Target, MAX_BODY, REGISTERED_METHODS,
+};
 
 use crate::duration::secs;
 use crate::shard::Shard;

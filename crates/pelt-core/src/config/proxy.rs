@@ -58,9 +58,65 @@ impl ProxyOptions {
     }
 }
 
+impl Proxy {
+    /// `http://HOST:PORT`, with `(with credentials)` but never them.
+    pub fn describe(&self) -> String {
+        let host = match self.host.contains(':') {
+            true => format!("[{}]", self.host),
+            false => self.host.clone(),
+        };
+        let creds = match self.authenticated || self.authorization.is_some() {
+            true => " (with credentials)",
+            false => "",
+        };
+        format!("http://{host}:{}{creds}", self.port)
+    }
+}
+
+impl ProxyOptions {
+    /// One line for a report: which proxy the requests went through, or
+    /// `None` without one. A run through a proxy measures the proxy too,
+    /// so every report says so.
+    pub fn describe(&self) -> Option<String> {
+        let mut text = match (&self.http, &self.https) {
+            (None, None) => return None,
+            (Some(a), Some(b)) if a == b => a.describe(),
+            (Some(a), None) => format!("{} (http:// targets only)", a.describe()),
+            (None, Some(b)) => format!("{} (https:// targets only, by CONNECT)", b.describe()),
+            (Some(a), Some(b)) => format!(
+                "{} for http://, {} for https://",
+                a.describe(),
+                b.describe()
+            ),
+        };
+        if !self.no_proxy.is_empty() {
+            text.push_str(&format!("; not for {}", self.no_proxy.join(", ")));
+        }
+        Some(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn describes_the_proxy_without_its_secret() {
+        let p = Proxy {
+            host: "127.0.0.1".into(),
+            port: 8888,
+            authorization: Some("Basic c2VjcmV0".into()),
+            authenticated: true,
+        };
+        let both = ProxyOptions {
+            http: Some(p.clone()),
+            https: Some(p),
+            no_proxy: vec![],
+        };
+        let d = both.describe().unwrap();
+        assert_eq!(d, "http://127.0.0.1:8888 (with credentials)");
+        assert_eq!(ProxyOptions::default().describe(), None);
+    }
 
     #[test]
     fn no_proxy_matches_hosts_and_their_subdomains() {

@@ -128,6 +128,90 @@ pub fn check_method(method: &str) -> Result<(), TargetError> {
     }
 }
 
+/// The methods of IANA's HTTP Method Registry, and the cache-purging
+/// ones proxies understand (`PURGE`, `BAN`). Methods are case-sensitive.
+pub const REGISTERED_METHODS: [&str; 42] = [
+    "GET",
+    "HEAD",
+    "POST",
+    "PUT",
+    "DELETE",
+    "CONNECT",
+    "OPTIONS",
+    "TRACE",
+    "PATCH",
+    "QUERY",
+    "ACL",
+    "BASELINE-CONTROL",
+    "BIND",
+    "CHECKIN",
+    "CHECKOUT",
+    "COPY",
+    "LABEL",
+    "LINK",
+    "LOCK",
+    "MERGE",
+    "MKACTIVITY",
+    "MKCALENDAR",
+    "MKCOL",
+    "MKREDIRECTREF",
+    "MKWORKSPACE",
+    "MOVE",
+    "ORDERPATCH",
+    "PRI",
+    "PROPFIND",
+    "PROPPATCH",
+    "REBIND",
+    "REPORT",
+    "SEARCH",
+    "UNBIND",
+    "UNCHECKOUT",
+    "UNLINK",
+    "UNLOCK",
+    "UPDATE",
+    "UPDATEREDIRECTREF",
+    "VERSION-CONTROL",
+    "PURGE",
+    "BAN",
+];
+
+/// For a method outside [`REGISTERED_METHODS`] (a typo like `POTS` in a
+/// siege file is sent as written, and a server answers 405 or 400):
+/// `Some(the common method it most likely meant)`, `Some("")` when none
+/// is close, `None` for a registered method.
+pub fn unregistered_method(method: &str) -> Option<&'static str> {
+    if REGISTERED_METHODS.contains(&method) {
+        return None;
+    }
+    const COMMON: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"];
+    let upper = method.to_ascii_uppercase();
+    let mut sorted: Vec<u8> = upper.bytes().collect();
+    sorted.sort_unstable();
+    let near = COMMON.iter().copied().find(|c| {
+        let mut theirs: Vec<u8> = c.bytes().collect();
+        theirs.sort_unstable();
+        // The same letters (POTS, post), or one letter off (GTE is caught
+        // above; PUTT, GEt).
+        theirs == sorted || edit_distance(c, &upper) <= 1
+    });
+    Some(near.unwrap_or(""))
+}
+
+/// Levenshtein distance, for a few short words.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut row = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            row.push((prev[j] + cost).min(prev[j + 1] + 1).min(row[j] + 1));
+        }
+        prev = row;
+    }
+    prev[b.len()]
+}
+
 /// A header's name must be an RFC 9110 token, and its value must not hold
 /// CR, LF or NUL.
 pub fn check_header(name: &str, value: &str) -> Result<(), TargetError> {
@@ -152,5 +236,22 @@ mod base64_bytes {
         base64::engine::general_purpose::STANDARD
             .decode(text)
             .map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod method_tests {
+    use super::*;
+
+    #[test]
+    fn typos_of_methods_are_caught_with_a_guess() {
+        // Issue 22 §7: `POTS` in a siege file was sent as written.
+        assert_eq!(unregistered_method("POST"), None);
+        assert_eq!(unregistered_method("PROPFIND"), None);
+        assert_eq!(unregistered_method("POTS"), Some("POST"));
+        assert_eq!(unregistered_method("post"), Some("POST"));
+        assert_eq!(unregistered_method("GTE"), Some("GET"));
+        assert_eq!(unregistered_method("PUTT"), Some("PUT"));
+        assert_eq!(unregistered_method("FROBNICATE"), Some(""));
     }
 }

@@ -346,10 +346,57 @@ impl RunSummary {
     /// One shard of a sharded run (`--shard I/N`) offered its share, 1/N.
     pub fn offered_rate(&self) -> Option<f64> {
         let share = 1.0 / f64::from(self.config.shard_or_whole().count);
+        if let Some((from, to)) = self.covered() {
+            // `--window 2s..5s` of a staged run: what the schedule offered
+            // over those seconds, not over the run's first three.
+            self.config.load.rate()?;
+            let at = |t: f64| {
+                Duration::try_from_secs_f64(t.max(0.0))
+                    .ok()
+                    .and_then(|t| self.config.load.offered_count(t))
+            };
+            let span = to - from;
+            return match (at(from), at(to)) {
+                (Some(a), Some(b)) if span > 0.0 && span.is_finite() => {
+                    Some((b - a) / span * share)
+                }
+                _ => Some(0.0),
+            };
+        }
         self.config
             .load
             .offered_rate(self.duration)
             .map(|r| r * share)
+    }
+
+    /// The part of the run `row` covers, in seconds from the start of
+    /// measurement (see [`IntervalRow::span`]); within `--window`'s bounds
+    /// when there is one (whose seconds lie after its start, not from 0).
+    pub fn row_span(&self, row: &IntervalRow) -> (f64, f64) {
+        match self.covered() {
+            Some((from, to)) => (
+                row.offset_s.clamp(from, to),
+                (row.offset_s + 1.0).clamp(from, to),
+            ),
+            None => row.span(self.elapsed.as_secs_f64()),
+        }
+    }
+
+    /// With `--window`: the part of the run its seconds cover, in seconds
+    /// from the start of measurement. The seconds are consecutive, so it
+    /// runs from the first one's start (or the run's) for the window's
+    /// `elapsed`.
+    pub fn covered(&self) -> Option<(f64, f64)> {
+        self.window?;
+        let from = self.timeline.first()?.offset_s.max(0.0);
+        Some((from, from + self.elapsed.as_secs_f64()))
+    }
+
+    /// Requests per second over the part of the run `row` covers; `None`
+    /// when that part is shorter than [`MIN_RATE_SPAN_S`].
+    pub fn row_rate(&self, row: &IntervalRow) -> Option<f64> {
+        let (from, to) = self.row_span(row);
+        (to - from >= MIN_RATE_SPAN_S).then(|| row.requests as f64 / (to - from))
     }
 
     /// Whether the headline latency is response time (rate mode) or
@@ -669,6 +716,7 @@ impl SummaryBuilder {
                 (ns.min(duration), ns, ns.min(duration))
             }
         };
+
         let mut summary = RunSummary {
             config: self.header.config,
             env: self.header.env,

@@ -310,6 +310,15 @@ pub(super) fn write_config(
         Fmt::YesNo,
     );
     num_row(o, "HTTP/2", jsons, &fixed("config.http.http2"), Fmt::YesNo);
+    html_row(
+        o,
+        "proxy",
+        runs.iter()
+            .map(|r| match r.summary.config.http.proxy.describe() {
+                Some(p) => format!("<code>{}</code>", esc(&p)),
+                None => "none".to_string(),
+            }),
+    );
     num_row(
         o,
         "HTTP/2 streams per connection",

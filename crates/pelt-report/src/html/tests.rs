@@ -428,3 +428,31 @@ fn a_run_of_one_second_draws_its_timelines_as_points() {
         assert!(svg.contains("<polyline"), "{id} has lines");
     }
 }
+
+#[test]
+fn a_run_through_a_proxy_says_so() {
+    // Issue 22 §8: a --proxy run never mentioned the proxy.
+    let mut s = summary(true, 2, 100, 0);
+    let plain = render(&[Labeled {
+        label: "run".into(),
+        summary: &s,
+    }]);
+    assert!(
+        plain.contains("<th>proxy</th><td>none</td>"),
+        "proxy row missing"
+    );
+    let proxy = pelt_core::Proxy {
+        host: "127.0.0.1".into(),
+        port: 8888,
+        authorization: Some("Basic c2VjcmV0".into()),
+        authenticated: true,
+    };
+    s.config.http.proxy.http = Some(proxy.clone());
+    s.config.http.proxy.https = Some(proxy);
+    let page = render(&[Labeled {
+        label: "run".into(),
+        summary: &s,
+    }]);
+    assert!(page.contains("<code>http://127.0.0.1:8888 (with credentials)</code>"));
+    assert!(!page.contains("c2VjcmV0"));
+}

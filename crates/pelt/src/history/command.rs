@@ -459,11 +459,19 @@ fn rm(loc: &Location, a: RmArgs) -> Result<ExitCode, UserError> {
         .filter(|id| !removed.contains(id))
         .map(|id| id.to_string())
         .collect();
-    eprintln!("pelt: removed {} run(s) from the history", removed.len());
+    // "removed 0" and then an error said the same thing twice.
+    if !removed.is_empty() {
+        eprintln!("pelt: removed {} run(s) from the history", removed.len());
+    }
     if !missing.is_empty() {
         return Err(UserError(format!(
-            "no run {} in the history; see the ids with pelt history",
-            missing.join(", ")
+            "no run {} in the history{}; see the ids with pelt history",
+            missing.join(", "),
+            if removed.is_empty() {
+                ", nothing removed"
+            } else {
+                ""
+            }
         )));
     }
     Ok(ExitCode::SUCCESS)

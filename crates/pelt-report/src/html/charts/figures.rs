@@ -122,8 +122,9 @@ pub(in crate::html) fn throughput_over_time(runs: &[Labeled<'_>]) -> String {
                 .timeline
                 .iter()
                 .filter_map(|row| {
-                    let (from, to) = row.span(elapsed);
-                    row.rate(elapsed)
+                    let (from, to) = run.summary.row_span(row);
+                    run.summary
+                        .row_rate(row)
                         .map(|_| (row_x(row.offset_s, elapsed), pick(row) as f64 / (to - from)))
                 })
                 .collect()

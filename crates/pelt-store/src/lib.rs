@@ -507,6 +507,12 @@ fn where_clause(f: &Filter) -> (String, Vec<Value>) {
     if let Some(t) = f.until_ms {
         conds.push(format!("started_ms < {}", push(&mut params, t.into())));
     }
+    for kind in &f.without {
+        conds.push(format!(
+            "kind <> {}",
+            push(&mut params, kind.name().into())
+        ));
+    }
     for (k, v) in &f.tags {
         let key = push(&mut params, k.as_str().into());
         let value = match v {

@@ -189,6 +189,11 @@ pub enum Kind {
     Experiment,
     /// A saved run imported from the data folder.
     Import,
+    /// One shard of a sharded run (`pelt run --shard I/N`), tagged with
+    /// its run id and shard: a part, so never a baseline.
+    Shard,
+    /// A sharded run's shards merged (`pelt report --merge --record`).
+    Merged,
 }
 
 impl Kind {
@@ -197,6 +202,8 @@ impl Kind {
             Kind::Run => "run",
             Kind::Experiment => "experiment",
             Kind::Import => "import",
+            Kind::Shard => "shard",
+            Kind::Merged => "merged",
         }
     }
 
@@ -204,6 +211,8 @@ impl Kind {
         match s {
             "experiment" => Kind::Experiment,
             "import" => Kind::Import,
+            "shard" => Kind::Shard,
+            "merged" => Kind::Merged,
             _ => Kind::Run,
         }
     }
@@ -284,4 +293,6 @@ pub struct Filter {
     pub until_ms: Option<i64>,
     /// Only the newest N of the runs that match.
     pub last: Option<u64>,
+    /// Leave out rows of these kinds (shards, from baselines and trends).
+    pub without: Vec<Kind>,
 }

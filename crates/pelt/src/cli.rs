@@ -656,8 +656,28 @@ pub struct ReportArgs {
 
     /// With --merge of a sharded run (--shard): merge the shards there are
     /// even if some are missing; every format then says the run is partial.
-    #[arg(long = "allow-partial")]
+    #[arg(long = "allow-partial", requires = "merge")]
     pub allow_partial: bool,
+
+    /// With --merge: record the merged run in the history (kind `merged`,
+    /// tagged run_id=ID and shards=N), once per run id. The shards' own
+    /// rows (kind `shard`) are parts of it and never baselines.
+    #[arg(long, requires = "merge", conflicts_with_all = ["allow_partial", "window"])]
+    pub record: bool,
+
+    /// With --record: tag the merged run, like --tag env=staging. Repeatable.
+    #[arg(long = "tag", value_name = "KEY[=VALUE]", requires = "record", value_parser = crate::history::parse_tag)]
+    pub tags: Vec<(String, String)>,
+
+    /// With --record: name the merged run in the history, like --label nightly.
+    #[arg(long, value_name = "NAME", requires = "record")]
+    pub label: Option<String>,
+
+    /// With --record: the history database, a SQLite file or
+    /// postgres://USER@HOST/DB [default: $PELT_HISTORY, else history.db in
+    /// pelt's data directory].
+    #[arg(long = "history", value_name = "PATH|URL", requires = "record")]
+    pub history: Option<String>,
 
     /// Only this part of the run, in seconds from the start of measurement:
     /// 10s..50s, ..30s, 1m.. (whole seconds, by their midpoint).

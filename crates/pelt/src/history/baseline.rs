@@ -13,7 +13,7 @@ use crate::UserError;
 use clap::Args;
 use pelt_analyze::runs::{self, compare_values, values, Row};
 use pelt_core::RunSummary;
-use pelt_store::{Filter, Metric, RunRow, Store};
+use pelt_store::{Filter, Kind, Metric, RunRow, Store};
 use std::process::ExitCode;
 
 /// `pelt compare`'s flags for a baseline from the history.
@@ -69,7 +69,12 @@ impl Spec {
         url: Option<&str>,
         exclude: Option<i64>,
     ) -> Result<Vec<RunRow>, UserError> {
-        let mut filter = Filter::default();
+        // A shard sent a part of its run: as a baseline it would read as
+        // a run of a fraction of the load. Merged runs stand for the whole.
+        let mut filter = Filter {
+            without: vec![Kind::Shard],
+            ..Filter::default()
+        };
         match self {
             Spec::Tag(k, v) => filter.tags.push((k.clone(), v.clone())),
             Spec::Label(l) => filter.label = Some(l.clone()),

@@ -1,6 +1,9 @@
 //! `pelt history`: list, show, remove and follow recorded runs.
 
-use super::{now_ms, open, parse_when, results_bytes, store_error, summary_of, utc, Location};
+use super::{
+    now_ms, open, parse_when, results_bytes, store_error, summary_of, utc, Location, RUN_ID_TAG,
+    SHARD_TAG,
+};
 use crate::cli::FormatArg;
 use crate::UserError;
 use clap::{Args, Subcommand, ValueEnum};
@@ -133,6 +136,7 @@ impl Select {
             since_ms: when(&self.since, "--since")?,
             until_ms: when(&self.until, "--until")?,
             last: self.last,
+            without: Vec::new(),
         })
     }
 }
@@ -502,7 +506,17 @@ fn sparkline(values: &[Option<f64>]) -> Vec<char> {
 }
 
 fn trend(loc: &Location, a: TrendArgs) -> Result<ExitCode, UserError> {
-    let filter = a.select.filter()?;
+    let mut filter = a.select.filter()?;
+    if !filter
+        .tags
+        .iter()
+        .any(|(k, _)| k == SHARD_TAG || k == RUN_ID_TAG)
+    {
+        // A shard's figures are its part of a run: four shards would read
+        // as four runs of a quarter of the load. Asked for by tag, they
+        // are followed like any run.
+        filter.without.push(pelt_store::Kind::Shard);
+    }
     let rows = open(loc)?.list(&filter).map_err(store_error)?;
     let m = a.metric;
     let values: Vec<Option<f64>> = rows.iter().map(|r| r.figures.get(m)).collect();

@@ -79,7 +79,7 @@ impl RecordArgs {
 }
 
 /// `--tag KEY=VALUE` or `--tag NAME` (a tag with an empty value).
-fn parse_tag(text: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_tag(text: &str) -> Result<(String, String), String> {
     let (k, v) = text.split_once('=').unwrap_or((text, ""));
     let k = k.trim();
     if k.is_empty() || k.chars().any(char::is_control) || v.chars().any(char::is_control) {
@@ -147,6 +147,13 @@ pub fn store_error(e: StoreError) -> UserError {
     UserError(e.to_string())
 }
 
+/// The tag naming the run a shard or merged run belongs to (`--run-id`).
+pub const RUN_ID_TAG: &str = "run_id";
+/// The tag naming a shard, `I/N`.
+pub const SHARD_TAG: &str = "shard";
+/// The tag of a merged run: how many shards it merged.
+pub const SHARDS_TAG: &str = "shards";
+
 /// A run about to be recorded: the open history and what to tag it with.
 #[derive(Debug)]
 pub struct Recording {
@@ -171,6 +178,65 @@ impl Recording {
             label: args.label.clone(),
             tags: args.tags.clone(),
         }))
+    }
+
+    /// The history for `pelt report --merge --record`: the user asked for
+    /// it, so PELT_NO_HISTORY (set where shards run) does not silently
+    /// turn it off; it is refused unless --history names a database.
+    pub fn for_merged(args: &RecordArgs) -> Result<Recording, UserError> {
+        let off = std::env::var_os("PELT_NO_HISTORY").is_some_and(|v| !v.is_empty());
+        if off && args.location.history.is_none() {
+            return Err(UserError(
+                "--record: PELT_NO_HISTORY is set, so there is no history to record in; give --history PATH|URL, or unset PELT_NO_HISTORY".into(),
+            ));
+        }
+        Ok(Recording {
+            store: open(&args.location)?,
+            kind: Kind::Merged,
+            label: args.label.clone(),
+            tags: args.tags.clone(),
+        })
+    }
+
+    /// Records a merged run once: a run id already recorded as merged is
+    /// not recorded again (the merge is re-run for each format). Returns
+    /// the new row's id, or the existing one's.
+    pub fn record_merged(
+        &mut self,
+        summary: &RunSummary,
+        run: Option<(String, u32)>,
+        copy: Option<Vec<u8>>,
+    ) -> Result<i64, UserError> {
+        if let Some((id, shards)) = run {
+            let filter = pelt_store::Filter {
+                tags: vec![(RUN_ID_TAG.into(), Some(id.clone()))],
+                ..pelt_store::Filter::default()
+            };
+            let rows = self.store.list(&filter).map_err(store_error)?;
+            if let Some(row) = rows.iter().find(|r| r.kind == Kind::Merged.name()) {
+                eprintln!(
+                    "pelt: run {id} is in the history already, as #{}; not recorded again",
+                    row.id
+                );
+                return Ok(row.id);
+            }
+            self.tags.retain(|(k, _)| k != RUN_ID_TAG && k != SHARDS_TAG);
+            self.tags.push((RUN_ID_TAG.into(), id));
+            self.tags.push((SHARDS_TAG.into(), shards.to_string()));
+        }
+        let results = match copy {
+            Some(bytes) => Results::Blob(bytes),
+            None => Results::None,
+        };
+        let run = NewRun {
+            kind: self.kind,
+            label: self.label.clone(),
+            tags: self.tags.clone(),
+            summary: summary.clone(),
+            report_json: pelt_report::render(summary, pelt_report::Format::Json),
+            results,
+        };
+        self.store.record(&run).map_err(store_error)
     }
 
     /// The history for the runs of experiment `name` (labelled with it),
@@ -229,10 +295,19 @@ impl Recording {
             (None, Some(bytes)) => Results::Blob(bytes),
             (None, None) => Results::None,
         };
+        let (mut kind, mut tags) = (self.kind, self.tags.clone());
+        if let (Kind::Run, Some(shard)) = (kind, summary.config.shard) {
+            // A part of a run: tagged with the run it belongs to, and kept
+            // out of baselines and trends (the merged run stands for it).
+            kind = Kind::Shard;
+            tags.retain(|(k, _)| k != RUN_ID_TAG && k != SHARD_TAG);
+            tags.push((RUN_ID_TAG.into(), summary.config.run_id()));
+            tags.push((SHARD_TAG.into(), shard.to_string()));
+        }
         let run = NewRun {
-            kind: self.kind,
+            kind,
             label: self.label.clone(),
-            tags: self.tags.clone(),
+            tags,
             summary: summary.clone(),
             report_json: pelt_report::render(summary, pelt_report::Format::Json),
             results,

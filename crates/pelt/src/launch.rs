@@ -67,7 +67,10 @@ pub struct K8sJobArgs {
     /// The run id [default: NAME-START].
     #[arg(long = "run-id")]
     pub run_id: Option<String>,
-    /// The `pelt run` arguments of the whole run, after --.
+    /// The `pelt run` arguments of the whole run, after --: checked here
+    /// as each shard's `pelt run --shard 0/N` will check them (files they
+    /// name are read). The shards keep no history: record the merged run
+    /// with `pelt report --merge --record`.
     #[arg(last = true, required = true, value_name = "RUN ARGS")]
     pub run: Vec<String>,
 }
@@ -100,7 +103,10 @@ pub struct SlurmArgs {
     /// The job's time limit (sbatch --time).
     #[arg(long, default_value = "00:30:00")]
     pub time: String,
-    /// The `pelt run` arguments of the whole run, after --.
+    /// The `pelt run` arguments of the whole run, after --: checked here
+    /// as each shard's `pelt run --shard 0/N` will check them (files they
+    /// name are read). The shards keep no history: record the merged run
+    /// with `pelt report --merge --record`.
     #[arg(last = true, required = true, value_name = "RUN ARGS")]
     pub run: Vec<String>,
 }

@@ -19,6 +19,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+/// Why a sweep takes no history flags.
+const NOT_RECORDED: &str = "a sweep is not recorded in the history; its steps and reports are in its folder (-o DIR), and pelt report DIR/runs/step-NN-*.pelt re-renders a step";
+
 /// Requests in one cool-down probe (one connection, one after another).
 const PROBE_REQUESTS: u64 = 10;
 /// A server has cooled down when a probe's median is within this factor
@@ -103,6 +106,41 @@ impl Sweep {
                 r.log_requests.is_some(),
                 "--log-requests",
                 "each step's results file keeps its requests' figures; use pelt run for a log",
+            ),
+            // A sweep is not recorded in the history (its steps and
+            // reports are in its folder): these would be ignored, so they
+            // are refused rather than accepted and forgotten.
+            (
+                r.record.location.history.is_some(),
+                "--history",
+                NOT_RECORDED,
+            ),
+            (!r.record.tags.is_empty(), "--tag", NOT_RECORDED),
+            (r.record.label.is_some(), "--label", NOT_RECORDED),
+            (
+                r.record.baseline.is_some(),
+                "--baseline",
+                "it is not recorded, so no baseline can judge it; compare two sweeps' capacities with pelt experiment (sweep = \"SLO\" in its [load])",
+            ),
+            (
+                r.record.fail_on.is_some(),
+                "--fail-on",
+                "a sweep exits 1 when no capacity is found; to judge a change, pelt experiment compares capacities",
+            ),
+            (
+                r.buckets.is_some(),
+                "--buckets",
+                "a sweep's report has no buckets; pelt report DIR/runs/step-NN-*.pelt --buckets ... has a step's",
+            ),
+            (
+                r.strict,
+                "--strict",
+                "a sweep stops by itself where the client became the limit, and says so",
+            ),
+            (
+                r.sharding.shard.is_some() || r.sharding.start_at.is_some(),
+                "--shard or --start-at",
+                "a sweep runs from one machine",
             ),
         ] {
             if given {
@@ -268,10 +306,10 @@ impl Sweep {
                 ..self.args.run.live.clone()
             },
             &first,
-            &pelt_store::Redactor::default(),
+            &self.args.run.record.redactor(),
             true,
         )?;
-        let title = format!("sweep of {}", target_of(&first));
+        let title = format!("sweep of {}", target_of(&first, &self.args.run.record.redactor()));
         let mut watch = Watch {
             campaign: pelt_live::Campaign::new(title, 0),
             views,
@@ -286,7 +324,7 @@ impl Sweep {
         let started = Instant::now();
         let idle = self.idle_latency()?;
         let mut report = SweepReport {
-            target: target_of(&first),
+            target: target_of(&first, &self.args.run.record.redactor()),
             mode: self.mode,
             slo: self.rules.slo.iter().map(ToString::to_string).collect(),
             outcome: Outcome::Found,
@@ -485,6 +523,9 @@ impl Sweep {
         let keep = Keep {
             out: Some(&file),
             live: watch.views.feed(),
+            // --secret-header and --secret-param apply to the steps' files
+            // as to pelt run's.
+            secrets: self.args.run.record.redactor(),
             ..Keep::default()
         };
         let summary = execute(config, self.args.run.quiet, keep)?;
@@ -581,8 +622,9 @@ fn median(s: &RunSummary) -> Duration {
     }
 }
 
-fn target_of(config: &RunConfig) -> String {
-    let secrets = pelt_store::Redactor::default();
+fn target_of(config: &RunConfig, secrets: &pelt_store::Redactor) -> String {
+    let mut secrets = secrets.clone();
+    secrets.learn(config);
     let shown = secrets.config(config);
     match shown.targets.as_slice() {
         [one] => one.url.to_string(),

@@ -282,6 +282,19 @@ fn bad_input_is_refused_with_one_line() {
         (vec!["-c", "8..2"], "8..2"),
         (vec!["--tolerance", "5"], "--tolerance"),
         (vec!["--assert", "p99 < 1s"], "--slo"),
+        // Issue 22 §4: flags a sweep would ignore are refused, not
+        // accepted and forgotten.
+        (vec!["--tag", "env=ci"], "takes no --tag"),
+        (vec!["--label", "nightly"], "takes no --label"),
+        (vec!["--history", "/tmp/h.db"], "takes no --history"),
+        (vec!["--baseline", "last:3"], "takes no --baseline"),
+        (
+            vec!["--baseline", "last:3", "--fail-on", "regression"],
+            "takes no --baseline",
+        ),
+        (vec!["--buckets", "0,1ms"], "takes no --buckets"),
+        (vec!["--strict"], "takes no --strict"),
+        (vec!["--shard", "0/2"], "--shard"),
     ] {
         let out = assert_cmd::Command::new(pelt_bin())
             .arg("sweep")
@@ -301,6 +314,18 @@ fn bad_input_is_refused_with_one_line() {
         !dir.path().join("x").exists(),
         "nothing created for bad input"
     );
+}
+
+/// Issue 22 §4: the default --max-rate stays within what a shared CI
+/// runner's client can send (100,000 saturated one).
+#[test]
+fn the_default_max_rate_is_modest_and_said() {
+    let out = assert_cmd::Command::new(pelt_bin())
+        .args(["sweep", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("[default: 10000]"), "{help}");
 }
 
 /// Ctrl-C during a step stops the sweep: the report of the steps so far

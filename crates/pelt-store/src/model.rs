@@ -34,6 +34,9 @@ pub struct Figures {
     /// The share of the run pelt's busiest worker thread wanted a CPU
     /// (the client's health); `None` where it was not measured.
     pub client_busy: Option<f64>,
+    /// A sweep's capacity, requests per second (`pelt sweep`); `None`
+    /// for runs, and for a sweep that found none.
+    pub capacity: Option<f64>,
 }
 
 impl Figures {
@@ -58,6 +61,7 @@ impl Figures {
             p999_ns: at(99.9),
             max_ns: (!h.is_empty()).then(|| h.max()),
             client_busy: s.busiest_thread().map(|t| t.demand()),
+            capacity: None,
         }
     }
 
@@ -75,6 +79,7 @@ impl Figures {
             Metric::Errors => Some(self.error_ratio),
             Metric::Sent => self.sent_share,
             Metric::ClientBusy => self.client_busy,
+            Metric::Capacity => self.capacity,
         }
     }
 }
@@ -92,6 +97,8 @@ pub enum Metric {
     Errors,
     Sent,
     ClientBusy,
+    /// A sweep's capacity (rows of kind `sweep` only).
+    Capacity,
 }
 
 /// How a metric's values read.
@@ -104,7 +111,7 @@ pub enum Unit {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 10] = [
+    pub const ALL: [Metric; 11] = [
         Metric::P50,
         Metric::P90,
         Metric::P99,
@@ -115,6 +122,7 @@ impl Metric {
         Metric::Errors,
         Metric::Sent,
         Metric::ClientBusy,
+        Metric::Capacity,
     ];
 
     /// The name used on the command line, in `--assert` and in `pelt
@@ -131,12 +139,13 @@ impl Metric {
             Metric::Errors => "errors",
             Metric::Sent => "sent",
             Metric::ClientBusy => "client_busy",
+            Metric::Capacity => "capacity",
         }
     }
 
     pub fn unit(self) -> Unit {
         match self {
-            Metric::Rate | Metric::Throughput => Unit::PerSecond,
+            Metric::Rate | Metric::Throughput | Metric::Capacity => Unit::PerSecond,
             Metric::Errors | Metric::Sent | Metric::ClientBusy => Unit::Ratio,
             _ => Unit::Nanos,
         }
@@ -144,7 +153,10 @@ impl Metric {
 
     /// Whether a larger value is a worse one.
     pub fn higher_is_worse(self) -> bool {
-        !matches!(self, Metric::Rate | Metric::Throughput | Metric::Sent)
+        !matches!(
+            self,
+            Metric::Rate | Metric::Throughput | Metric::Sent | Metric::Capacity
+        )
     }
 }
 
@@ -194,6 +206,12 @@ pub enum Kind {
     Shard,
     /// A sharded run's shards merged (`pelt report --merge --record`).
     Merged,
+    /// A `pelt sweep`: its capacity (the `capacity` column) and the
+    /// figures of the step that set it; its JSON report is the sweep's.
+    Sweep,
+    /// One step of a sweep, tagged `sweep=ID` and `step=N`: a run at a
+    /// rate the sweep chose, so never a baseline.
+    Step,
 }
 
 impl Kind {
@@ -204,6 +222,8 @@ impl Kind {
             Kind::Import => "import",
             Kind::Shard => "shard",
             Kind::Merged => "merged",
+            Kind::Sweep => "sweep",
+            Kind::Step => "step",
         }
     }
 
@@ -213,6 +233,8 @@ impl Kind {
             "import" => Kind::Import,
             "shard" => Kind::Shard,
             "merged" => Kind::Merged,
+            "sweep" => Kind::Sweep,
+            "step" => Kind::Step,
             _ => Kind::Run,
         }
     }
@@ -230,6 +252,8 @@ pub struct NewRun {
     /// The run's JSON report, as `--format json` printed it.
     pub report_json: String,
     pub results: Results,
+    /// A sweep's capacity, requests per second (kind `sweep`).
+    pub capacity: Option<f64>,
 }
 
 /// One recorded run as listed: everything but the large parts.
@@ -295,4 +319,7 @@ pub struct Filter {
     pub last: Option<u64>,
     /// Leave out rows of these kinds (shards, from baselines and trends).
     pub without: Vec<Kind>,
+    /// Only rows of these kinds, when not empty (sweeps, for a trend of
+    /// capacity).
+    pub kinds: Vec<Kind>,
 }

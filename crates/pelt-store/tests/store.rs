@@ -99,6 +99,7 @@ fn new_run(
         summary: run(url, 10, ms, start_ms),
         report_json: format!("{{\"ms\":{ms}}}\n"),
         results: Results::Blob(vec![1, 2, 3, ms as u8]),
+        capacity: None,
     }
 }
 

@@ -15,12 +15,13 @@ use pelt_analyze::sweep::{
 };
 use pelt_core::{human_ns, parse_duration, RunConfig, RunSummary};
 use pelt_report::sweep::SweepReports;
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// Why a sweep takes no history flags.
-const NOT_RECORDED: &str = "a sweep is not recorded in the history; its steps and reports are in its folder (-o DIR), and pelt report DIR/runs/step-NN-*.pelt re-renders a step";
+/// Why a sweep takes no --baseline.
+const BASELINE: &str = "a sweep's capacity is recorded (follow it with pelt history trend --metric capacity) but not judged against a baseline; to judge a change, pelt experiment compares capacities block by block (sweep = \"SLO\" in its [load])";
 
 /// Requests in one cool-down probe (one connection, one after another).
 const PROBE_REQUESTS: u64 = 10;
@@ -33,7 +34,10 @@ const COOL_SLACK: Duration = Duration::from_micros(500);
 const PROBE_PAUSE: Duration = Duration::from_millis(200);
 
 pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
+    let record = args.run.record.clone();
     let sweep = Sweep::new(args)?;
+    // Opened before any load: a history pelt cannot use is bad input.
+    let sweep = sweep.recorded(crate::history::Recording::for_sweep(&record)?);
     let format = sweep.args.run.format;
     let (report, reports) = sweep.conduct()?;
     crate::emit(
@@ -74,6 +78,9 @@ pub struct Sweep {
     /// A client that falls behind ends the search (false: it is what is
     /// measured, for `pelt calibrate`).
     stop_on_client: bool,
+    /// `pelt sweep`'s history: each step, then the sweep with its
+    /// capacity (calibration and experiments record nothing here).
+    history: RefCell<Option<crate::history::Recording>>,
 }
 
 impl Sweep {
@@ -107,26 +114,15 @@ impl Sweep {
                 "--log-requests",
                 "each step's results file keeps its requests' figures; use pelt run for a log",
             ),
-            // A sweep is not recorded in the history (its steps and
-            // reports are in its folder): these would be ignored, so they
-            // are refused rather than accepted and forgotten.
-            (
-                r.record.location.history.is_some(),
-                "--history",
-                NOT_RECORDED,
-            ),
-            (!r.record.tags.is_empty(), "--tag", NOT_RECORDED),
-            (r.record.label.is_some(), "--label", NOT_RECORDED),
+            // Refused rather than accepted and ignored: a sweep's capacity
+            // is recorded (pelt history trend --metric capacity) but not
+            // yet judged against a baseline.
             (
                 r.record.baseline.is_some(),
                 "--baseline",
-                "it is not recorded, so no baseline can judge it; compare two sweeps' capacities with pelt experiment (sweep = \"SLO\" in its [load])",
+                BASELINE,
             ),
-            (
-                r.record.fail_on.is_some(),
-                "--fail-on",
-                "a sweep exits 1 when no capacity is found; to judge a change, pelt experiment compares capacities",
-            ),
+            (r.record.fail_on.is_some(), "--fail-on", BASELINE),
             (
                 r.buckets.is_some(),
                 "--buckets",
@@ -250,6 +246,7 @@ impl Sweep {
             folder,
             args,
             stop_on_client: true,
+            history: RefCell::new(None),
         };
         // Every flag of every step checked before any load is sent.
         sweep.config(Load::Rate(sweep.plan.start), step)?;
@@ -287,6 +284,50 @@ impl Sweep {
         match self.levels.first() {
             Some(&c) => self.config(Load::Connections(c), self.step),
             None => self.config(Load::Rate(self.plan.start), self.step),
+        }
+    }
+
+    /// Records the sweep and its steps in `history`.
+    pub fn recorded(self, history: Option<crate::history::Recording>) -> Sweep {
+        self.history.replace(history);
+        self
+    }
+
+    /// The sweep's id in the history (`sweep=` tag): its folder.
+    fn id(&self) -> String {
+        std::fs::canonicalize(&self.folder)
+            .unwrap_or_else(|_| self.folder.clone())
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Records the sweep: the step that set the capacity (the last
+    /// passing one at it, a confirmation if any), else the last step.
+    fn record(&self, report: &SweepReport, json: &str) {
+        let mut history = self.history.borrow_mut();
+        let Some(h) = history.as_mut() else {
+            return;
+        };
+        let at = |s: &&Step| match report.mode {
+            Mode::Rate => s.offered == report.last_pass,
+            Mode::Connections => s.connections.map(f64::from) == report.last_pass,
+        };
+        let step = report
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.passed && at(s))
+            .or(report.steps.last());
+        let Some(file) = step.and_then(|s| s.file.as_ref()).map(|f| self.folder.join(f)) else {
+            return;
+        };
+        match crate::save::load(&file) {
+            Ok(summary) => {
+                h.record_sweep(&summary, &file, &self.id(), report.capacity, json.to_string());
+            }
+            Err(UserError(e)) => {
+                eprintln!("pelt: warning: the sweep was not recorded in the history: {e}")
+            }
         }
     }
 
@@ -351,6 +392,7 @@ impl Sweep {
             &reports.html,
             &reports.json,
         )?;
+        self.record(&report, &reports.json);
         watch.campaign.verdicts = reports.text.clone();
         watch.views.campaign(&watch.campaign);
         watch.views.close_campaign(reports.json.clone());
@@ -532,6 +574,9 @@ impl Sweep {
         let failures = judge(&summary, &self.rules);
         let mut step = Step::of(index, &summary, failures, confirm);
         step.file = Some(format!("runs/{name}"));
+        if let Some(h) = self.history.borrow_mut().as_mut() {
+            h.record_step(&summary, &file, &self.id(), index);
+        }
         if !self.args.run.quiet {
             let figures = format!(
                 "sent {}/s, p99 {}, errors {:.2}%",

@@ -284,9 +284,6 @@ fn bad_input_is_refused_with_one_line() {
         (vec!["--assert", "p99 < 1s"], "--slo"),
         // Issue 22 §4: flags a sweep would ignore are refused, not
         // accepted and forgotten.
-        (vec!["--tag", "env=ci"], "takes no --tag"),
-        (vec!["--label", "nightly"], "takes no --label"),
-        (vec!["--history", "/tmp/h.db"], "takes no --history"),
         (vec!["--baseline", "last:3"], "takes no --baseline"),
         (
             vec!["--baseline", "last:3", "--fail-on", "regression"],
@@ -502,4 +499,80 @@ fn failing_at_the_lowest_rate_is_one_line() {
         line[0].contains("errors < 1%") && line[0].contains("100.000%"),
         "{stderr}"
     );
+}
+
+/// Issue 22 §4: a sweep is remembered. Its steps go into the history as
+/// kind `step` (tagged with the sweep and their number), the sweep as kind
+/// `sweep` with its capacity and the user's --tag and --label; `history
+/// trend --metric capacity` follows it, and neither is a run's baseline.
+#[test]
+fn a_sweep_is_recorded_with_its_capacity_and_steps() {
+    let _one = exclusive();
+    let server = support::pelt::server(None);
+    let url = format!("http://{}/", server.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("h.db");
+    let folder = dir.path().join("sweep");
+    let hpelt = || {
+        let mut c = assert_cmd::Command::new(pelt_bin());
+        c.env("PELT_DATA_DIR", dir.path())
+            .env("PELT_HISTORY", &history)
+            .env_remove("PELT_NO_HISTORY")
+            .timeout(std::time::Duration::from_secs(120));
+        c
+    };
+    let out = hpelt()
+        .args(["sweep", &url, "--start-rate", "50", "--max-rate", "100"])
+        .args(["-d", "1s", "--warmup", "200ms", "--confirm", "1s"])
+        .args(["--tag", "env=ci", "--label", "nightly", "--format", "json", "-o"])
+        .arg(&folder)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["outcome"], "at_max_rate", "{err}");
+    let steps = r["steps"].as_array().unwrap().len();
+    // 50 and 100 req/s for a second each reached the server.
+    assert!(server.requests() >= 150, "{}", server.requests());
+
+    let out = hpelt().args(["history", "--format", "json"]).output().unwrap();
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let of = |kind: &str| -> Vec<&Value> { rows.iter().filter(|r| r["kind"] == kind).collect() };
+    assert_eq!(of("step").len(), steps, "{rows:?}");
+    for s in of("step") {
+        let tags = s["tags"].to_string();
+        assert!(tags.contains("\"step\"") && tags.contains("sweep"), "{tags}");
+    }
+    let sweeps = of("sweep");
+    assert_eq!(sweeps.len(), 1, "{rows:?}");
+    let tags = sweeps[0]["tags"].to_string();
+    assert!(tags.contains("env") && tags.contains("ci"), "{tags}");
+    assert_eq!(sweeps[0]["label"], "nightly");
+    assert_eq!(rows.len(), steps + 1, "nothing else: {rows:?}");
+
+    // The trend of capacity: the sweep's 100 req/s.
+    let out = hpelt()
+        .args(["history", "trend", "--metric", "capacity", "--format", "json"])
+        .output()
+        .unwrap();
+    let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = t["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{t}");
+    assert_eq!(runs[0]["value"], 100.0, "{t}");
+    // `history show` gives the sweep's own report.
+    let id = sweeps[0]["id"].to_string();
+    let out = hpelt().args(["history", "show", &id]).output().unwrap();
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["capacity"], r["capacity"], "{shown}");
+    // Neither steps nor sweeps are a run's baseline.
+    let step_file = folder.join(r["steps"][0]["file"].as_str().unwrap());
+    let out = hpelt()
+        .args(["compare", "--baseline", "last:5"])
+        .arg(&step_file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no recorded run matches"));
 }

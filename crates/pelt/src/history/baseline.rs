@@ -70,9 +70,11 @@ impl Spec {
         exclude: Option<i64>,
     ) -> Result<Vec<RunRow>, UserError> {
         // A shard sent a part of its run: as a baseline it would read as
-        // a run of a fraction of the load. Merged runs stand for the whole.
+        // a run of a fraction of the load (merged runs stand for the
+        // whole); a sweep's steps ran at rates it chose, and its row is one
+        // of them.
         let mut filter = Filter {
-            without: vec![Kind::Shard],
+            without: vec![Kind::Shard, Kind::Step, Kind::Sweep],
             ..Filter::default()
         };
         match self {

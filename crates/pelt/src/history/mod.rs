@@ -153,6 +153,10 @@ pub const RUN_ID_TAG: &str = "run_id";
 pub const SHARD_TAG: &str = "shard";
 /// The tag of a merged run: how many shards it merged.
 pub const SHARDS_TAG: &str = "shards";
+/// The tag naming the sweep (its folder) a sweep's row and steps belong to.
+pub const SWEEP_TAG: &str = "sweep";
+/// The tag of a sweep's step: its number.
+pub const STEP_TAG: &str = "step";
 
 /// A run about to be recorded: the open history and what to tag it with.
 #[derive(Debug)]
@@ -235,8 +239,97 @@ impl Recording {
             summary: summary.clone(),
             report_json: pelt_report::render(summary, pelt_report::Format::Json),
             results,
+            capacity: None,
         };
         self.store.record(&run).map_err(store_error)
+    }
+
+    /// The history for `pelt sweep` (its flags: --tag, --label,
+    /// --history); `None` with --no-history.
+    pub fn for_sweep(args: &RecordArgs) -> Result<Option<Recording>, UserError> {
+        Ok(Recording::start(args)?.map(|mut r| {
+            r.kind = Kind::Sweep;
+            r
+        }))
+    }
+
+    /// Records step `index` of sweep `sweep` (kind `step`, tagged with
+    /// both), its results file referenced where the sweep saved it. A
+    /// failure is a warning: the step happened and its file is saved.
+    pub fn record_step(
+        &mut self,
+        summary: &RunSummary,
+        file: &Path,
+        sweep: &str,
+        index: usize,
+    ) -> Option<i64> {
+        let tags = vec![
+            (SWEEP_TAG.to_string(), sweep.to_string()),
+            (STEP_TAG.to_string(), index.to_string()),
+        ];
+        self.insert(Kind::Step, tags, summary, Some(file), None, None)
+    }
+
+    /// Records the sweep itself (kind `sweep`, with its capacity, the
+    /// user's tags and label, and `sweep=ID`): the figures and results file
+    /// are those of the step that set the capacity (or the last step), the
+    /// JSON report the sweep's.
+    pub fn record_sweep(
+        &mut self,
+        step: &RunSummary,
+        file: &Path,
+        sweep: &str,
+        capacity: Option<f64>,
+        report_json: String,
+    ) -> Option<i64> {
+        let mut tags = self.tags.clone();
+        tags.retain(|(k, _)| k != SWEEP_TAG);
+        tags.push((SWEEP_TAG.to_string(), sweep.to_string()));
+        self.insert(
+            Kind::Sweep,
+            tags,
+            step,
+            Some(file),
+            Some(report_json),
+            capacity,
+        )
+    }
+
+    fn insert(
+        &mut self,
+        kind: Kind,
+        tags: Vec<(String, String)>,
+        summary: &RunSummary,
+        file: Option<&Path>,
+        report_json: Option<String>,
+        capacity: Option<f64>,
+    ) -> Option<i64> {
+        let results = match file {
+            Some(path) => Results::File(
+                std::fs::canonicalize(path)
+                    .unwrap_or_else(|_| path.to_path_buf())
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+            None => Results::None,
+        };
+        let run = NewRun {
+            kind,
+            label: self.label.clone(),
+            tags,
+            summary: summary.clone(),
+            report_json: report_json
+                .unwrap_or_else(|| pelt_report::render(summary, pelt_report::Format::Json)),
+            results,
+            capacity,
+        };
+        match self.store.record(&run) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                eprintln!("pelt: warning: not recorded in the history: {e}");
+                None
+            }
+        }
     }
 
     /// The history for the runs of experiment `name` (labelled with it),
@@ -311,6 +404,7 @@ impl Recording {
             summary: summary.clone(),
             report_json: pelt_report::render(summary, pelt_report::Format::Json),
             results,
+            capacity: None,
         };
         match self.store.record(&run) {
             Ok(id) => Some(id),
@@ -356,6 +450,7 @@ fn import_one(path: &Path, redactor: &Redactor) -> Result<NewRun, String> {
         report_json: pelt_report::render(&summary, pelt_report::Format::Json),
         summary,
         results: Results::Blob(bytes),
+        capacity: None,
     })
 }
 

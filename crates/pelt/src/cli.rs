@@ -143,6 +143,15 @@ and `pelt compare`; with report.txt, report.md, report.json and
 report.html (latency against throughput, the SLO line and the knee).
 --format picks what is printed: text, json, markdown or html.
 
+The history: every step is recorded as kind `step` (tagged sweep=FOLDER
+and step=N) and the sweep as kind `sweep` with its capacity, --tag and
+--label (--no-history: neither). Follow capacities with
+`pelt history trend --metric capacity`. Steps and sweeps are never a
+run's baseline; --baseline and --fail-on are refused (pelt experiment
+compares capacities). --max-rate is 10,000 unless given: higher rates
+saturated a shared CI runner's client; the sweep stops where the client
+becomes the limit, and says so.
+
 Exit codes: 0 a capacity was found (or the closed-loop levels ran), 1 no
 capacity (the lowest rate fails, the client was the limit, or unstable),
 2 bad input, 130 Ctrl-C (the bracket so far is reported).
@@ -151,7 +160,8 @@ Examples:
   pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms, errors < 0.1%'
   pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 10ms' -d 5s --warmup 1s --max-rate 20000
   pelt sweep http://127.0.0.1:8080/ -c 1..200 -d 10s    requests/s against concurrency
-  pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms' -o sweeps/nginx --format json";
+  pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms' -o sweeps/nginx --format json
+  pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms' --tag release=1.4 && pelt history trend --metric capacity";
 
 const CALIBRATE_HELP: &str = "\
 pelt starts its own server on 127.0.0.1 (on the CPUs one worker thread

@@ -20,8 +20,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// Why a sweep takes no --baseline.
-const BASELINE: &str = "a sweep's capacity is recorded (follow it with pelt history trend --metric capacity) but not judged against a baseline; to judge a change, pelt experiment compares capacities block by block (sweep = \"SLO\" in its [load])";
 
 /// Requests in one cool-down probe (one connection, one after another).
 const PROBE_REQUESTS: u64 = 10;
@@ -35,9 +33,16 @@ const PROBE_PAUSE: Duration = Duration::from_millis(200);
 
 pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
     let record = args.run.record.clone();
+    crate::history::baseline::check_spec(record.baseline.as_deref())?;
     let sweep = Sweep::new(args)?;
     // Opened before any load: a history pelt cannot use is bad input.
-    let sweep = sweep.recorded(crate::history::Recording::for_sweep(&record)?);
+    let history = crate::history::Recording::for_sweep(&record)?;
+    if history.is_none() && record.baseline.is_some() {
+        return Err(UserError(
+            "--baseline reads the history, and PELT_NO_HISTORY is set: give --history PATH|URL, or drop --baseline".into(),
+        ));
+    }
+    let sweep = sweep.recorded(history);
     let format = sweep.args.run.format;
     let (report, reports) = sweep.conduct()?;
     crate::emit(
@@ -49,6 +54,24 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
         }
         .as_bytes(),
     )?;
+    if let (Some(spec), Some((id, step))) = (&record.baseline, sweep.recorded_as.take()) {
+        if report.outcome != Outcome::Interrupted {
+            let mut history = sweep.history.borrow_mut();
+            if let Some(h) = history.as_mut() {
+                let judged = crate::history::baseline::after_sweep(
+                    h.store(),
+                    spec,
+                    &step,
+                    id,
+                    report.capacity,
+                    record.fail_on,
+                )?;
+                if judged != ExitCode::SUCCESS {
+                    return Ok(judged);
+                }
+            }
+        }
+    }
     Ok(match report.outcome {
         Outcome::Interrupted => ExitCode::from(130),
         Outcome::Found | Outcome::AtMaxRate | Outcome::Levels => ExitCode::SUCCESS,
@@ -81,6 +104,9 @@ pub struct Sweep {
     /// `pelt sweep`'s history: each step, then the sweep with its
     /// capacity (calibration and experiments record nothing here).
     history: RefCell<Option<crate::history::Recording>>,
+    /// The sweep's row in the history and the summary of the step that
+    /// set its capacity, for --baseline.
+    recorded_as: RefCell<Option<(Option<i64>, RunSummary)>>,
 }
 
 impl Sweep {
@@ -114,15 +140,6 @@ impl Sweep {
                 "--log-requests",
                 "each step's results file keeps its requests' figures; use pelt run for a log",
             ),
-            // Refused rather than accepted and ignored: a sweep's capacity
-            // is recorded (pelt history trend --metric capacity) but not
-            // yet judged against a baseline.
-            (
-                r.record.baseline.is_some(),
-                "--baseline",
-                BASELINE,
-            ),
-            (r.record.fail_on.is_some(), "--fail-on", BASELINE),
             (
                 r.buckets.is_some(),
                 "--buckets",
@@ -247,6 +264,7 @@ impl Sweep {
             args,
             stop_on_client: true,
             history: RefCell::new(None),
+            recorded_as: RefCell::new(None),
         };
         // Every flag of every step checked before any load is sent.
         sweep.config(Load::Rate(sweep.plan.start), step)?;
@@ -323,7 +341,9 @@ impl Sweep {
         };
         match crate::save::load(&file) {
             Ok(summary) => {
-                h.record_sweep(&summary, &file, &self.id(), report.capacity, json.to_string());
+                let id =
+                    h.record_sweep(&summary, &file, &self.id(), report.capacity, json.to_string());
+                self.recorded_as.replace(Some((id, summary)));
             }
             Err(UserError(e)) => {
                 eprintln!("pelt: warning: the sweep was not recorded in the history: {e}")
@@ -339,7 +359,7 @@ impl Sweep {
     }
 
     /// Runs the sweep and writes its reports to its folder.
-    pub fn conduct(self) -> Result<(SweepReport, SweepReports), UserError> {
+    pub fn conduct(&self) -> Result<(SweepReport, SweepReports), UserError> {
         let first = self.config(Load::Rate(self.plan.start), self.step)?;
         let views = crate::live::Views::start(
             &crate::live::LiveArgs {

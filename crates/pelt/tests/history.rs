@@ -989,3 +989,24 @@ fn a_run_is_rerun_from_the_history_with_its_secret_given_again() {
         "the secret is not stored"
     );
 }
+
+/// Issue 22 §4 ("never ignore a flag silently"): --baseline where
+/// PELT_NO_HISTORY turns the history off was skipped without a word; it is
+/// refused before any load.
+#[test]
+fn a_baseline_without_a_history_is_refused_before_any_load() {
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    for cmd in [&["run"][..], &["sweep", "--max-rate", "100"][..]] {
+        let out = pelt()
+            .args(cmd)
+            .args([url.as_str(), "--baseline", "last:3"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(err.contains("PELT_NO_HISTORY"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    assert_eq!(srv.requests(), 0, "no load was sent");
+}

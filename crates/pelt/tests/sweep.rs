@@ -284,11 +284,7 @@ fn bad_input_is_refused_with_one_line() {
         (vec!["--assert", "p99 < 1s"], "--slo"),
         // Issue 22 §4: flags a sweep would ignore are refused, not
         // accepted and forgotten.
-        (vec!["--baseline", "last:3"], "takes no --baseline"),
-        (
-            vec!["--baseline", "last:3", "--fail-on", "regression"],
-            "takes no --baseline",
-        ),
+        (vec!["--baseline", "last:0"], "--baseline"),
         (vec!["--buckets", "0,1ms"], "takes no --buckets"),
         (vec!["--strict"], "takes no --strict"),
         (vec!["--shard", "0/2"], "--shard"),
@@ -575,4 +571,48 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no recorded run matches"));
+
+    // --baseline and --fail-on judge capacity. 40 recorded sweeps that
+    // held 1,000 req/s (copies of this one's row) make a baseline against
+    // which one new sweep can get a verdict (Mann-Whitney, 1 against 39+).
+    {
+        use pelt_store::Backend;
+        let mut db = pelt_store::sqlite::Sqlite::open(&history).unwrap();
+        let cols = "recorded_ms, started_ms, kind, label, url, method, targets, mode, connections, \
+            offered_rate, duration_s, requests, sent, successes, errors, error_ratio, rate, \
+            throughput, p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, capacity, complete, \
+            interrupted, pelt_version, config_json, env_json, report_json, results_path";
+        let copy = cols.replace("capacity", "1000.0").replace("label", "'fast'");
+        for _ in 0..40 {
+            db.execute(
+                &format!("INSERT INTO pelt_runs ({cols}) SELECT {copy} FROM pelt_runs WHERE kind = 'sweep' AND capacity = 100.0"),
+                &[],
+            )
+            .unwrap();
+        }
+    }
+    let again = |baseline: &str| {
+        hpelt()
+            .args(["sweep", &url, "--start-rate", "50", "--max-rate", "100"])
+            .args(["-d", "1s", "--warmup", "200ms", "--format", "json"])
+            .args(["--baseline", baseline, "--fail-on", "regression", "-o"])
+            .arg(dir.path().join(baseline.replace(':', "-")))
+            .output()
+            .unwrap()
+    };
+    // 100 req/s against 1,000: a regression, exit 1, the table on stderr.
+    let out = again("label:fast");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("capacity") && err.contains("REGRESSION"), "{err}");
+    assert!(err.contains("A = 40 run(s)"), "{err}");
+    // Against its own kind (100 req/s): no regression, exit 0.
+    let out = again("tag:env=ci");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("baseline tag:env=ci"), "{err}");
+    // Only sweeps are a sweep's baseline.
+    let out = again("label:none-such");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no recorded sweep"));
 }

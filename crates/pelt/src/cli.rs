@@ -146,9 +146,9 @@ report.html (latency against throughput, the SLO line and the knee).
 The history: every step is recorded as kind `step` (tagged sweep=FOLDER
 and step=N) and the sweep as kind `sweep` with its capacity, --tag and
 --label (--no-history: neither). Follow capacities with
-`pelt history trend --metric capacity`. Steps and sweeps are never a
-run's baseline; --baseline and --fail-on are refused (pelt experiment
-compares capacities). --max-rate is 10,000 unless given: higher rates
+`pelt history trend --metric capacity`; --baseline SPEC (--fail-on)
+sets the capacity against recorded sweeps' (exit 1 on a regression).
+Steps and sweeps are never a run's baseline. --max-rate is 10,000 unless given: higher rates
 saturated a shared CI runner's client; the sweep stops where the client
 becomes the limit, and says so.
 

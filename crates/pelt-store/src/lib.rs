@@ -517,10 +517,7 @@ fn where_clause(f: &Filter) -> (String, Vec<Value>) {
         conds.push(format!("kind IN ({})", marks.join(", ")));
     }
     for kind in &f.without {
-        conds.push(format!(
-            "kind <> {}",
-            push(&mut params, kind.name().into())
-        ));
+        conds.push(format!("kind <> {}", push(&mut params, kind.name().into())));
     }
     for (k, v) in &f.tags {
         let key = push(&mut params, k.as_str().into());

@@ -316,7 +316,8 @@ fn sqlite_version_1_gains_the_capacity_column() {
     {
         // Back to version 1, as a pelt before sweeps were recorded left it.
         let mut db = pelt_store::sqlite::Sqlite::open(&path).unwrap();
-        db.batch("ALTER TABLE pelt_runs DROP COLUMN capacity").unwrap();
+        db.batch("ALTER TABLE pelt_runs DROP COLUMN capacity")
+            .unwrap();
         db.execute(
             "UPDATE pelt_meta SET value = '1' WHERE key = 'schema_version'",
             &[],

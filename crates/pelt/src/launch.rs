@@ -131,7 +131,9 @@ fn check_run(launch: &Launch) -> Result<(), UserError> {
         bad(line.strip_prefix("error: ").unwrap_or(&line).to_string())
     })?;
     let crate::cli::Command::Run(args) = cli.command else {
-        return Err(bad("give the arguments of pelt run, like -- http://10.0.0.5/ --rate 4000 -d 1m".into()));
+        return Err(bad(
+            "give the arguments of pelt run, like -- http://10.0.0.5/ --rate 4000 -d 1m".into(),
+        ));
     };
     pelt_core::RunConfig::try_from(&*args).map_err(|UserError(e)| bad(e))?;
     let r = &args.record;
@@ -144,7 +146,10 @@ fn check_run(launch: &Launch) -> Result<(), UserError> {
         ));
     }
     if args.format == crate::cli::FormatArg::Hdrlog {
-        return Err(bad("--format hdrlog is for saved runs; leave it out (each shard writes its results file)".into()));
+        return Err(bad(
+            "--format hdrlog is for saved runs; leave it out (each shard writes its results file)"
+                .into(),
+        ));
     }
     Ok(())
 }

@@ -1,10 +1,10 @@
 //! `pelt report`: re-render saved runs, merged or overlaid.
 
 use crate::cli::{FormatArg, ReportArgs};
+use crate::history::{Location, RecordArgs};
 use crate::output::{check, render_one_with};
 use crate::save::{self, label, once_each, Merged};
 use crate::UserError;
-use crate::history::{Location, RecordArgs};
 use pelt_core::{SummaryBuilder, Warning, Window};
 use pelt_report::html::Labeled;
 use std::process::ExitCode;

@@ -20,7 +20,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-
 /// Requests in one cool-down probe (one connection, one after another).
 const PROBE_REQUESTS: u64 = 10;
 /// A server has cooled down when a probe's median is within this factor
@@ -336,13 +335,21 @@ impl Sweep {
             .rev()
             .find(|s| s.passed && at(s))
             .or(report.steps.last());
-        let Some(file) = step.and_then(|s| s.file.as_ref()).map(|f| self.folder.join(f)) else {
+        let Some(file) = step
+            .and_then(|s| s.file.as_ref())
+            .map(|f| self.folder.join(f))
+        else {
             return;
         };
         match crate::save::load(&file) {
             Ok(summary) => {
-                let id =
-                    h.record_sweep(&summary, &file, &self.id(), report.capacity, json.to_string());
+                let id = h.record_sweep(
+                    &summary,
+                    &file,
+                    &self.id(),
+                    report.capacity,
+                    json.to_string(),
+                );
                 self.recorded_as.replace(Some((id, summary)));
             }
             Err(UserError(e)) => {
@@ -370,7 +377,10 @@ impl Sweep {
             &self.args.run.record.redactor(),
             true,
         )?;
-        let title = format!("sweep of {}", target_of(&first, &self.args.run.record.redactor()));
+        let title = format!(
+            "sweep of {}",
+            target_of(&first, &self.args.run.record.redactor())
+        );
         let mut watch = Watch {
             campaign: pelt_live::Campaign::new(title, 0),
             views,

@@ -623,7 +623,11 @@ fn shards_are_parts_and_the_merged_run_is_recorded(db: &Db<'_>) {
         .collect();
     for s in shards {
         let out = s.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     assert_eq!(srv.requests(), 100, "the server's count");
     let rows = list(db, data.path(), &[]);

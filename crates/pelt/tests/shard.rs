@@ -378,7 +378,10 @@ fn a_shard_alone_reports_as_it_did_live_and_one_of_two_is_no_merge() {
     assert_eq!(code, Some(0), "{err}");
     assert!(!text.contains("PARTIAL RUN"), "{text}");
     assert!(!text.contains("raise -c"), "{text}");
-    assert!(text.contains("started") && text.contains("after --start-at"), "{text}");
+    assert!(
+        text.contains("started") && text.contains("after --start-at"),
+        "{text}"
+    );
 
     // One shard of two is not the run: --merge refuses it (exit 2) ...
     let (code, out, err) = report(&[&file], &["--merge"]);

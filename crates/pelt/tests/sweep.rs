@@ -520,7 +520,9 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
     let out = hpelt()
         .args(["sweep", &url, "--start-rate", "50", "--max-rate", "100"])
         .args(["-d", "1s", "--warmup", "200ms", "--confirm", "1s"])
-        .args(["--tag", "env=ci", "--label", "nightly", "--format", "json", "-o"])
+        .args([
+            "--tag", "env=ci", "--label", "nightly", "--format", "json", "-o",
+        ])
         .arg(&folder)
         .output()
         .unwrap();
@@ -532,14 +534,20 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
     // 50 and 100 req/s for a second each reached the server.
     assert!(server.requests() >= 150, "{}", server.requests());
 
-    let out = hpelt().args(["history", "--format", "json"]).output().unwrap();
+    let out = hpelt()
+        .args(["history", "--format", "json"])
+        .output()
+        .unwrap();
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = rows.as_array().unwrap();
     let of = |kind: &str| -> Vec<&Value> { rows.iter().filter(|r| r["kind"] == kind).collect() };
     assert_eq!(of("step").len(), steps, "{rows:?}");
     for s in of("step") {
         let tags = s["tags"].to_string();
-        assert!(tags.contains("\"step\"") && tags.contains("sweep"), "{tags}");
+        assert!(
+            tags.contains("\"step\"") && tags.contains("sweep"),
+            "{tags}"
+        );
     }
     let sweeps = of("sweep");
     assert_eq!(sweeps.len(), 1, "{rows:?}");
@@ -550,7 +558,9 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
 
     // The trend of capacity: the sweep's 100 req/s.
     let out = hpelt()
-        .args(["history", "trend", "--metric", "capacity", "--format", "json"])
+        .args([
+            "history", "trend", "--metric", "capacity", "--format", "json",
+        ])
         .output()
         .unwrap();
     let t: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -578,11 +588,14 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
     {
         use pelt_store::Backend;
         let mut db = pelt_store::sqlite::Sqlite::open(&history).unwrap();
-        let cols = "recorded_ms, started_ms, kind, label, url, method, targets, mode, connections, \
+        let cols =
+            "recorded_ms, started_ms, kind, label, url, method, targets, mode, connections, \
             offered_rate, duration_s, requests, sent, successes, errors, error_ratio, rate, \
             throughput, p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, capacity, complete, \
             interrupted, pelt_version, config_json, env_json, report_json, results_path";
-        let copy = cols.replace("capacity", "1000.0").replace("label", "'fast'");
+        let copy = cols
+            .replace("capacity", "1000.0")
+            .replace("label", "'fast'");
         for _ in 0..40 {
             db.execute(
                 &format!("INSERT INTO pelt_runs ({cols}) SELECT {copy} FROM pelt_runs WHERE kind = 'sweep' AND capacity = 100.0"),
@@ -604,7 +617,10 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
     let out = again("label:fast");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("capacity") && err.contains("REGRESSION"), "{err}");
+    assert!(
+        err.contains("capacity") && err.contains("REGRESSION"),
+        "{err}"
+    );
     assert!(err.contains("A = 40 run(s)"), "{err}");
     // Against its own kind (100 req/s): no regression, exit 0.
     let out = again("tag:env=ci");

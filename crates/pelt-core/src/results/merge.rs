@@ -297,7 +297,10 @@ impl<R: Read> MergedReader<R> {
             return Err(MergeError::EmptyWindow { seconds });
         }
         let mut summary = builder.finish(self.footer().as_ref());
-        let latest = self.shards.as_ref().map(|s| s.parts.iter().map(|p| p.late_ns).max().unwrap_or(0));
+        let latest = self
+            .shards
+            .as_ref()
+            .map(|s| s.parts.iter().map(|p| p.late_ns).max().unwrap_or(0));
         if let Some(late_ns) = latest.filter(|&l| l > LATE_START_NS) {
             // The late shard is named below; its catching up is not a
             // reason to raise -c.

@@ -119,7 +119,11 @@ impl Spec {
         if runs.is_empty() {
             return Err(UserError(format!(
                 "no recorded {} matches --baseline {}; see pelt history{}",
-                if filter.kinds.contains(&Kind::Sweep) { "sweep" } else { "run" },
+                if filter.kinds.contains(&Kind::Sweep) {
+                    "sweep"
+                } else {
+                    "run"
+                },
                 self.describe(),
                 match self {
                     Spec::Last(_) => " (last:N counts runs of the same URL)",
@@ -289,7 +293,9 @@ pub fn after_sweep(
         );
     }
     let Some(b) = capacity else {
-        eprintln!("pelt: this sweep found no capacity: there is nothing to set against the baseline");
+        eprintln!(
+            "pelt: this sweep found no capacity: there is nothing to set against the baseline"
+        );
         return Ok(ExitCode::FAILURE);
     };
     if a.is_empty() {
@@ -304,7 +310,10 @@ pub fn after_sweep(
         result: pelt_analyze::compare::compare_unpaired(&metric, &values, &[b]),
         metric,
     }];
-    let name = id.map_or_else(|| "this sweep".to_string(), |id| format!("#{id} (this sweep)"));
+    let name = id.map_or_else(
+        || "this sweep".to_string(),
+        |id| format!("#{id} (this sweep)"),
+    );
     eprint!(
         "{}",
         render(CompareFormat::Text, &rows, &spec, &a, &[name])?

@@ -521,7 +521,9 @@ fn trend(loc: &Location, a: TrendArgs) -> Result<ExitCode, UserError> {
         // as four runs of a quarter of the load), a sweep's steps are at
         // rates it chose, and a sweep's row is its capacity step. Asked
         // for by tag, they are followed like any run.
-        filter.without.extend([Kind::Shard, Kind::Step, Kind::Sweep]);
+        filter
+            .without
+            .extend([Kind::Shard, Kind::Step, Kind::Sweep]);
     }
     let rows = open(loc)?.list(&filter).map_err(store_error)?;
     let m = a.metric;

@@ -224,7 +224,8 @@ impl Recording {
                 );
                 return Ok(row.id);
             }
-            self.tags.retain(|(k, _)| k != RUN_ID_TAG && k != SHARDS_TAG);
+            self.tags
+                .retain(|(k, _)| k != RUN_ID_TAG && k != SHARDS_TAG);
             self.tags.push((RUN_ID_TAG.into(), id));
             self.tags.push((SHARDS_TAG.into(), shards.to_string()));
         }

@@ -876,10 +876,11 @@ fn saved_runs_are_imported_once_and_redacted() {
         let out = pelt()
             .env("PELT_DATA_DIR", data.path())
             .args(["run", &url, "-n", "5", "-q", "--no-history"])
+            // The second is one shard of a run: imported as a part.
+            .args(if i == 1 { &["--shard", "0/2"][..] } else { &[] })
             .output()
             .unwrap();
         ok(&out, "saved run");
-        let _ = i;
     }
     let runs = data.path().join("runs");
     let saved = files_under(&runs);
@@ -908,7 +909,14 @@ fn saved_runs_are_imported_once_and_redacted() {
         .unwrap();
     let rows: Value = serde_json::from_str(&ok(&first, "history")).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 2);
-    assert_eq!(rows[0]["kind"], "import");
+    let mut kinds: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    kinds.sort_unstable();
+    assert_eq!(kinds, ["import", "shard"], "{rows}");
     assert!(String::from_utf8_lossy(&first.stderr).contains("imported 2 saved run(s)"));
     // Once: the next command imports nothing, and a new run adds one.
     let out = pelt()

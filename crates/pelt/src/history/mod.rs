@@ -444,10 +444,21 @@ fn import_saved(dir: &Path) -> Vec<NewRun> {
 fn import_one(path: &Path, redactor: &Redactor) -> Result<NewRun, String> {
     let (summary, bytes) =
         read_redacted(&std::fs::read(path).map_err(|e| e.to_string())?, redactor)?;
+    // A shard's saved copy is a part, as when it is recorded as it ends.
+    let (kind, tags) = match summary.config.shard {
+        Some(shard) => (
+            Kind::Shard,
+            vec![
+                (RUN_ID_TAG.to_string(), summary.config.run_id()),
+                (SHARD_TAG.to_string(), shard.to_string()),
+            ],
+        ),
+        None => (Kind::Import, Vec::new()),
+    };
     Ok(NewRun {
-        kind: Kind::Import,
+        kind,
         label: None,
-        tags: Vec::new(),
+        tags,
         report_json: pelt_report::render(&summary, pelt_report::Format::Json),
         summary,
         results: Results::Blob(bytes),

@@ -16,6 +16,10 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// A shard whose process came up later than this after `--start-at` is
+/// named in its own report and in the merged one.
+pub const LATE_START_NS: u64 = 50_000_000;
+
 /// The most shards a run may have.
 pub const MAX_SHARDS: u32 = 10_000;
 

@@ -437,6 +437,7 @@ fn insert(db: &mut dyn Backend, run: &NewRun) -> Result<i64, StoreError> {
         f.p999_ns.into(),
         f.max_ns.into(),
         f.client_busy.into(),
+        run.capacity.into(),
         s.complete.into(),
         s.interrupted.into(),
         s.env.pelt_version.clone().into(),
@@ -447,7 +448,7 @@ fn insert(db: &mut dyn Backend, run: &NewRun) -> Result<i64, StoreError> {
     ];
     let names = "recorded_ms, started_ms, kind, label, url, method, targets, mode, connections, \
          offered_rate, duration_s, requests, sent, successes, errors, error_ratio, rate, throughput, \
-         p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, complete, interrupted, \
+         p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, capacity, complete, interrupted, \
          pelt_version, config_json, env_json, report_json, results_path";
     let marks: Vec<String> = (1..=params.len()).map(|i| format!("?{i}")).collect();
     let sql = format!(
@@ -510,6 +511,17 @@ fn where_clause(f: &Filter) -> (String, Vec<Value>) {
     if let Some(t) = f.until_ms {
         conds.push(format!("started_ms < {}", push(&mut params, t.into())));
     }
+    if !f.kinds.is_empty() {
+        let marks: Vec<String> = f
+            .kinds
+            .iter()
+            .map(|k| push(&mut params, k.name().into()))
+            .collect();
+        conds.push(format!("kind IN ({})", marks.join(", ")));
+    }
+    for kind in &f.without {
+        conds.push(format!("kind <> {}", push(&mut params, kind.name().into())));
+    }
     for (k, v) in &f.tags {
         let key = push(&mut params, k.as_str().into());
         let value = match v {
@@ -560,6 +572,7 @@ fn row(r: &[Value]) -> RunRow {
             p999_ns: ns(21),
             max_ns: ns(22),
             client_busy: real(23),
+            capacity: real(29),
         },
         complete: int(24).unwrap_or_default() != 0,
         interrupted: int(25).unwrap_or_default() != 0,

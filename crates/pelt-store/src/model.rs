@@ -35,6 +35,9 @@ pub struct Figures {
     /// The share of the run pelt's busiest worker thread wanted a CPU
     /// (the client's health); `None` where it was not measured.
     pub client_busy: Option<f64>,
+    /// A sweep's capacity, requests per second (`pelt sweep`); `None`
+    /// for runs, and for a sweep that found none.
+    pub capacity: Option<f64>,
 }
 
 impl Figures {
@@ -59,6 +62,7 @@ impl Figures {
             p999_ns: at(99.9),
             max_ns: (!h.is_empty()).then(|| h.max()),
             client_busy: s.busiest_thread().map(|t| t.demand()),
+            capacity: None,
         }
     }
 
@@ -76,6 +80,7 @@ impl Figures {
             Metric::Errors => Some(self.error_ratio),
             Metric::Sent => self.sent_share,
             Metric::ClientBusy => self.client_busy,
+            Metric::Capacity => self.capacity,
         }
     }
 }
@@ -93,6 +98,8 @@ pub enum Metric {
     Errors,
     Sent,
     ClientBusy,
+    /// A sweep's capacity (rows of kind `sweep` only).
+    Capacity,
 }
 
 /// How a metric's values read.
@@ -105,7 +112,7 @@ pub enum Unit {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 10] = [
+    pub const ALL: [Metric; 11] = [
         Metric::P50,
         Metric::P90,
         Metric::P99,
@@ -116,6 +123,7 @@ impl Metric {
         Metric::Errors,
         Metric::Sent,
         Metric::ClientBusy,
+        Metric::Capacity,
     ];
 
     /// The name used on the command line, in `--assert` and in `pelt
@@ -132,12 +140,13 @@ impl Metric {
             Metric::Errors => "errors",
             Metric::Sent => "sent",
             Metric::ClientBusy => "client_busy",
+            Metric::Capacity => "capacity",
         }
     }
 
     pub fn unit(self) -> Unit {
         match self {
-            Metric::Rate | Metric::Throughput => Unit::PerSecond,
+            Metric::Rate | Metric::Throughput | Metric::Capacity => Unit::PerSecond,
             Metric::Errors | Metric::Sent | Metric::ClientBusy => Unit::Ratio,
             _ => Unit::Nanos,
         }
@@ -145,7 +154,10 @@ impl Metric {
 
     /// Whether a larger value is a worse one.
     pub fn higher_is_worse(self) -> bool {
-        !matches!(self, Metric::Rate | Metric::Throughput | Metric::Sent)
+        !matches!(
+            self,
+            Metric::Rate | Metric::Throughput | Metric::Sent | Metric::Capacity
+        )
     }
 }
 
@@ -190,6 +202,17 @@ pub enum Kind {
     Experiment,
     /// A saved run imported from the data folder.
     Import,
+    /// One shard of a sharded run (`pelt run --shard I/N`), tagged with
+    /// its run id and shard: a part, so never a baseline.
+    Shard,
+    /// A sharded run's shards merged (`pelt report --merge --record`).
+    Merged,
+    /// A `pelt sweep`: its capacity (the `capacity` column) and the
+    /// figures of the step that set it; its JSON report is the sweep's.
+    Sweep,
+    /// One step of a sweep, tagged `sweep=ID` and `step=N`: a run at a
+    /// rate the sweep chose, so never a baseline.
+    Step,
 }
 
 impl Kind {
@@ -198,6 +221,10 @@ impl Kind {
             Kind::Run => "run",
             Kind::Experiment => "experiment",
             Kind::Import => "import",
+            Kind::Shard => "shard",
+            Kind::Merged => "merged",
+            Kind::Sweep => "sweep",
+            Kind::Step => "step",
         }
     }
 
@@ -205,6 +232,10 @@ impl Kind {
         match s {
             "experiment" => Kind::Experiment,
             "import" => Kind::Import,
+            "shard" => Kind::Shard,
+            "merged" => Kind::Merged,
+            "sweep" => Kind::Sweep,
+            "step" => Kind::Step,
             _ => Kind::Run,
         }
     }
@@ -222,6 +253,8 @@ pub struct NewRun {
     /// The run's JSON report, as `--format json` printed it.
     pub report_json: String,
     pub results: Results,
+    /// A sweep's capacity, requests per second (kind `sweep`).
+    pub capacity: Option<f64>,
 }
 
 /// One recorded run as listed: everything but the large parts.
@@ -285,4 +318,9 @@ pub struct Filter {
     pub until_ms: Option<i64>,
     /// Only the newest N of the runs that match.
     pub last: Option<u64>,
+    /// Leave out rows of these kinds (shards, from baselines and trends).
+    pub without: Vec<Kind>,
+    /// Only rows of these kinds, when not empty (sweeps, for a trend of
+    /// capacity).
+    pub kinds: Vec<Kind>,
 }

@@ -16,7 +16,7 @@ use crate::backend::Dialect;
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Migration `i` takes a database from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 1] = [
+const MIGRATIONS: [&str; 2] = [
     // 1: runs with their figures as columns, tags, and results files.
     "
 CREATE TABLE pelt_runs (
@@ -68,6 +68,8 @@ CREATE TABLE pelt_results (
     bytes {blob} NOT NULL
 );
 ",
+    // 2: a sweep's capacity (`pelt sweep`, kind `sweep`).
+    "ALTER TABLE pelt_runs ADD COLUMN capacity {real};",
 ];
 
 /// The table that says which version a database is at; created before
@@ -106,4 +108,4 @@ pub const ROW_COLUMNS: &str =
     "id, started_ms, recorded_ms, kind, label, url, method, targets, mode, \
      connections, offered_rate, duration_s, requests, successes, errors, error_ratio, rate, \
      throughput, p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, complete, interrupted, \
-     pelt_version, results_path, sent";
+     pelt_version, results_path, sent, capacity";

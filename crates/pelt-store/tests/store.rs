@@ -101,6 +101,7 @@ fn new_run(
         summary: run(url, 10, ms, start_ms),
         report_json: format!("{{\"ms\":{ms}}}\n"),
         results: Results::Blob(vec![1, 2, 3, ms as u8]),
+        capacity: None,
     }
 }
 
@@ -328,6 +329,50 @@ fn sqlite_two_writers_both_succeed() {
     let mut db = pelt_store::sqlite::Sqlite::open(&path).unwrap();
     let mode = db.query("PRAGMA journal_mode", &[]).unwrap();
     assert_eq!(mode[0][0], Value::Text("wal".into()));
+}
+
+/// Schema 2 (a sweep's capacity): a version-1 history, with a run in it,
+/// is migrated in place; the old run keeps its figures, a new one its
+/// capacity.
+#[test]
+fn sqlite_version_1_gains_the_capacity_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    let location = path.to_str().unwrap();
+    let old = pelt_store::open(location)
+        .unwrap()
+        .record(&new_run("http://a/", 5, 100, &[], None))
+        .unwrap();
+    {
+        // Back to version 1, as a pelt before sweeps were recorded left it.
+        let mut db = pelt_store::sqlite::Sqlite::open(&path).unwrap();
+        db.batch("ALTER TABLE pelt_runs DROP COLUMN capacity")
+            .unwrap();
+        db.execute(
+            "UPDATE pelt_meta SET value = '1' WHERE key = 'schema_version'",
+            &[],
+        )
+        .unwrap();
+    }
+    let mut store = pelt_store::open(location).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 2);
+    let mut sweep = new_run("http://a/", 6, 100, &[], None);
+    sweep.kind = Kind::Sweep;
+    sweep.capacity = Some(1234.5);
+    let new = store.record(&sweep).unwrap();
+    let rows = store.list(&Filter::default()).unwrap();
+    let of = |id| rows.iter().find(|r| r.id == id).unwrap();
+    assert_eq!(of(old).figures.capacity, None);
+    assert_eq!(of(old).figures.requests, 10);
+    assert_eq!(of(new).figures.capacity, Some(1234.5));
+    assert_eq!(of(new).kind, "sweep");
+    let only = store
+        .list(&Filter {
+            kinds: vec![Kind::Sweep],
+            ..Filter::default()
+        })
+        .unwrap();
+    assert_eq!(only.len(), 1);
 }
 
 #[test]

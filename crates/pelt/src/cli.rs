@@ -158,6 +158,15 @@ and `pelt compare`; with report.txt, report.md, report.json and
 report.html (latency against throughput, the SLO line and the knee).
 --format picks what is printed: text, json, markdown or html.
 
+The history: every step is recorded as kind `step` (tagged sweep=FOLDER
+and step=N) and the sweep as kind `sweep` with its capacity, --tag and
+--label (--no-history: neither). Follow capacities with
+`pelt history trend --metric capacity`; --baseline SPEC (--fail-on)
+sets the capacity against recorded sweeps' (exit 1 on a regression).
+Steps and sweeps are never a run's baseline. --max-rate is 10,000 unless given: higher rates
+saturated a shared CI runner's client; the sweep stops where the client
+becomes the limit, and says so.
+
 Exit codes: 0 a capacity was found (or the closed-loop levels ran), 1 no
 capacity (the lowest rate fails, the client was the limit, or unstable),
 2 bad input, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (the bracket so far is
@@ -167,7 +176,8 @@ Examples:
   pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms, errors < 0.1%'
   pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 10ms' -d 5s --warmup 1s --max-rate 20000
   pelt sweep http://127.0.0.1:8080/ -c 1..200 -d 10s    requests/s against concurrency
-  pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms' -o sweeps/nginx --format json";
+  pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms' -o sweeps/nginx --format json
+  pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms' --tag release=1.4 && pelt history trend --metric capacity";
 
 const CALIBRATE_HELP: &str = "\
 pelt starts its own server on 127.0.0.1 (on the CPUs one worker thread
@@ -211,7 +221,11 @@ pub struct SweepArgs {
     #[arg(long = "start-rate", value_name = "RATE", default_value_t = 100.0)]
     pub start_rate: f64,
     /// The highest rate tried: reaching it ends the sweep with "at least".
-    #[arg(long = "max-rate", value_name = "RATE", default_value_t = 100_000.0)]
+    /// 10,000 by default: a shared CI runner's client ran out of CPU well
+    /// below the old 100,000, so go higher on purpose (pelt calibrate
+    /// says what this machine can send; the sweep stops and says so where
+    /// the client becomes the limit).
+    #[arg(long = "max-rate", value_name = "RATE", default_value_t = 10_000.0)]
     pub max_rate: f64,
     /// Bisect until the bracket is this narrow (relative to its low end).
     #[arg(long, value_name = "PERCENT", default_value = "5%")]
@@ -694,8 +708,28 @@ pub struct ReportArgs {
 
     /// With --merge of a sharded run (--shard): merge the shards there are
     /// even if some are missing; every format then says the run is partial.
-    #[arg(long = "allow-partial")]
+    #[arg(long = "allow-partial", requires = "merge")]
     pub allow_partial: bool,
+
+    /// With --merge: record the merged run in the history (kind `merged`,
+    /// tagged run_id=ID and shards=N), once per run id. The shards' own
+    /// rows (kind `shard`) are parts of it and never baselines.
+    #[arg(long, requires = "merge", conflicts_with_all = ["allow_partial", "window"])]
+    pub record: bool,
+
+    /// With --record: tag the merged run, like --tag env=staging. Repeatable.
+    #[arg(long = "tag", value_name = "KEY[=VALUE]", requires = "record", value_parser = crate::history::parse_tag)]
+    pub tags: Vec<(String, String)>,
+
+    /// With --record: name the merged run in the history, like --label nightly.
+    #[arg(long, value_name = "NAME", requires = "record")]
+    pub label: Option<String>,
+
+    /// With --record: the history database, a SQLite file or
+    /// postgres://USER@HOST/DB [default: $PELT_HISTORY, else history.db in
+    /// pelt's data directory].
+    #[arg(long = "history", value_name = "PATH|URL", requires = "record")]
+    pub history: Option<String>,
 
     /// Only this part of the run, in seconds from the start of measurement:
     /// 10s..50s, ..30s, 1m.. (whole seconds, by their midpoint).

@@ -2,7 +2,7 @@
 //! sharded run (pelt-launch builds it; this only reads flags and times).
 
 use crate::UserError;
-use clap::{Args, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use pelt_launch::k8s::KubeOptions;
 use pelt_launch::slurm::SlurmOptions;
 use pelt_launch::Launch;
@@ -67,7 +67,10 @@ pub struct K8sJobArgs {
     /// The run id [default: NAME-START].
     #[arg(long = "run-id")]
     pub run_id: Option<String>,
-    /// The `pelt run` arguments of the whole run, after --.
+    /// The `pelt run` arguments of the whole run, after --: checked here
+    /// as each shard's `pelt run --shard 0/N` will check them (files they
+    /// name are read). The shards keep no history: record the merged run
+    /// with `pelt report --merge --record`.
     #[arg(last = true, required = true, value_name = "RUN ARGS")]
     pub run: Vec<String>,
 }
@@ -100,13 +103,55 @@ pub struct SlurmArgs {
     /// The job's time limit (sbatch --time).
     #[arg(long, default_value = "00:30:00")]
     pub time: String,
-    /// The `pelt run` arguments of the whole run, after --.
+    /// The `pelt run` arguments of the whole run, after --: checked here
+    /// as each shard's `pelt run --shard 0/N` will check them (files they
+    /// name are read). The shards keep no history: record the merged run
+    /// with `pelt report --merge --record`.
     #[arg(last = true, required = true, value_name = "RUN ARGS")]
     pub run: Vec<String>,
 }
 
 fn user(e: pelt_launch::LaunchError) -> UserError {
     UserError(e.to_string())
+}
+
+/// Checks the run's arguments exactly as each shard's `pelt run --shard
+/// I/N` will (clap, then every cross-flag rule of the configuration),
+/// before anything is printed: a typo found here costs nothing, found in
+/// the pods it costs the queue, the image pull and every pod.
+fn check_run(launch: &Launch) -> Result<(), UserError> {
+    launch.check().map_err(user)?;
+    let mut argv: Vec<std::ffi::OsString> = vec!["pelt".into(), "run".into()];
+    argv.extend(launch.run_args.iter().map(Into::into));
+    // Shard 0 stands for all: the rules depend on the count only.
+    argv.extend(["--shard".into(), format!("0/{}", launch.shards).into()]);
+    let bad = |what: String| UserError(format!("the run's arguments after --: {what}"));
+    let cli = crate::cli::Cli::try_parse_from(&argv).map_err(|e| {
+        let line = crate::clap_line(&e, &argv);
+        bad(line.strip_prefix("error: ").unwrap_or(&line).to_string())
+    })?;
+    let crate::cli::Command::Run(args) = cli.command else {
+        return Err(bad(
+            "give the arguments of pelt run, like -- http://10.0.0.5/ --rate 4000 -d 1m".into(),
+        ));
+    };
+    pelt_core::RunConfig::try_from(&*args).map_err(|UserError(e)| bad(e))?;
+    let r = &args.record;
+    if r.location.history.is_none()
+        && (!r.tags.is_empty() || r.label.is_some() || r.baseline.is_some())
+    {
+        // The shards run with PELT_NO_HISTORY=1: these would do nothing.
+        return Err(bad(
+            "the shards keep no history (PELT_NO_HISTORY=1), so --tag, --label and --baseline would do nothing there; leave them out and record the merged run with pelt report --merge --record --tag ...".into(),
+        ));
+    }
+    if args.format == crate::cli::FormatArg::Hdrlog {
+        return Err(bad(
+            "--format hdrlog is for saved runs; leave it out (each shard writes its results file)"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// An RFC 3339 time in UTC.
@@ -120,6 +165,12 @@ fn rfc3339(unix: u64) -> String {
 
 pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
     let K8sCommand::Job(a) = args.what;
+    check_run(&Launch {
+        name: a.name.clone(),
+        shards: a.shards,
+        run_args: a.run.clone(),
+        results_dir: a.results_dir.clone(),
+    })?;
     let start_at = match &a.start_at {
         Some(t) => {
             let ns = pelt_core::civil::parse_time(t).ok_or_else(|| {
@@ -173,6 +224,7 @@ pub fn slurm(a: SlurmArgs) -> Result<ExitCode, UserError> {
         run_args: a.run,
         results_dir: a.results_dir,
     };
+    check_run(&launch)?;
     let opts = SlurmOptions {
         nodes: a.nodes,
         cpus_per_task: a.cpus_per_task,

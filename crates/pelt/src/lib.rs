@@ -174,7 +174,7 @@ fn help_hint(args: &[std::ffi::OsString]) -> String {
 /// clap's errors, cut to one line with its suggestion, exit code 2;
 /// `--help` and `--version` print as usual.
 fn clap_error(e: clap::Error, args: &[std::ffi::OsString]) -> ExitCode {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    use clap::error::ErrorKind;
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
         return ExitCode::SUCCESS;
@@ -184,6 +184,14 @@ fn clap_error(e: clap::Error, args: &[std::ffi::OsString]) -> ExitCode {
         let _ = e.print();
         return ExitCode::from(2);
     }
+    eprintln!("{}", clap_line(&e, args));
+    ExitCode::from(2)
+}
+
+/// clap's error `e` for `args` as one line: its first, with what is
+/// missing, the values it would accept and its suggestion.
+pub(crate) fn clap_line(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
     let rendered = e.render().to_string();
     let first = rendered
         .lines()
@@ -242,6 +250,5 @@ fn clap_error(e: clap::Error, args: &[std::ffi::OsString]) -> ExitCode {
         _ => {}
     }
     line.push_str(&format!("; {}", help_hint(args)));
-    eprintln!("{line}");
-    ExitCode::from(2)
+    line
 }

@@ -1,10 +1,11 @@
 //! `pelt report`: re-render saved runs, merged or overlaid.
 
 use crate::cli::{FormatArg, ReportArgs};
+use crate::history::{Location, RecordArgs};
 use crate::output::{check, render_one_with};
 use crate::save::{self, label, once_each, Merged};
 use crate::UserError;
-use pelt_core::{SummaryBuilder, Window};
+use pelt_core::{SummaryBuilder, Warning, Window};
 use pelt_report::html::Labeled;
 use std::process::ExitCode;
 
@@ -37,12 +38,31 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
             "--merge adds up runs measured from different machines",
         )?;
     }
+    if args.record && args.format == FormatArg::Hdrlog {
+        return Err(UserError(
+            "--record keeps the merged run's report: give another --format (text, json, ...) with --record, and ask for hdrlog apart".into(),
+        ));
+    }
+    // Opened before the files are read: a database pelt cannot use is an
+    // input error whatever the files hold.
+    let mut recording = if args.record {
+        Some(crate::history::Recording::for_merged(&RecordArgs {
+            location: Location {
+                history: args.history.clone(),
+            },
+            tags: args.tags.clone(),
+            label: args.label.clone(),
+            ..RecordArgs::default()
+        })?)
+    } else {
+        None
+    };
     let write_err = |e: std::io::Error| UserError(format!("cannot write the report: {e}"));
     if several && !args.merge {
         // Overlay: one summary per file, labelled by file name.
         let mut runs = Vec::new();
         for path in &files {
-            let merged = Merged::open(std::slice::from_ref(path))?;
+            let merged = Merged::one(path)?;
             runs.push((label(path), merged.summary(window)?));
         }
         let labeled: Vec<Labeled<'_>> = runs
@@ -55,8 +75,14 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         crate::emit(pelt_report::html::render(&labeled).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    // One file alone (a shard looked at on its own) is partial by intent.
-    let mut merged = Merged::open_checked(&files, args.allow_partial || !several)?;
+    // One file without --merge is that file as it was written (a shard
+    // reports its own share, as it did live); --merge asks for the whole
+    // run, so one shard of several is refused unless --allow-partial.
+    let mut merged = if args.merge {
+        Merged::open_checked(&files, args.allow_partial)?
+    } else {
+        Merged::one(&files[0])?
+    };
     if args.format == FormatArg::Hdrlog {
         let offsets = SummaryBuilder::new(merged.header().clone(), None);
         // Read as the log is written, one second in memory; a file that
@@ -77,7 +103,18 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         crate::emit(&log)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let summary = merged.summary(window)?;
+    let summary = match &mut recording {
+        Some(history) => {
+            let (summary, copy) = merged.summary_and_file()?;
+            let run = summary.warnings.iter().find_map(|w| match w {
+                Warning::Sharded { run_id, shards, .. } => Some((run_id.clone(), *shards)),
+                _ => None,
+            });
+            history.record_merged(&summary, run, copy)?;
+            summary
+        }
+        None => merged.summary(window)?,
+    };
     let options = pelt_report::Options {
         buckets: args.buckets.clone(),
     };

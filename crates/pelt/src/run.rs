@@ -470,6 +470,12 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     // cannot use is an input error, not a surprise after the run.
     crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
     let mut history = crate::history::Recording::start(&args.record)?;
+    if history.is_none() && args.record.baseline.is_some() {
+        // Without a history the baseline would be skipped without a word.
+        return Err(UserError(
+            "--baseline reads the history, and PELT_NO_HISTORY is set: give --history PATH|URL, or drop --baseline".into(),
+        ));
+    }
     // Listening before any load is sent: a port in use is bad input.
     let views =
         crate::live::Views::start(&args.live, &config, &args.record.redactor(), args.quiet)?;

@@ -213,7 +213,7 @@ pub fn load(path: &Path) -> Result<RunSummary, UserError> {
         }
         return Merged::open_checked(&parts, false)?.summary(None);
     }
-    Merged::open(&[path.to_path_buf()])?.summary(None)
+    Merged::one(path)?.summary(None)
 }
 
 /// Several results files of one run, read as one (pelt-core's k-way
@@ -224,15 +224,31 @@ pub struct Merged {
 }
 
 impl Merged {
-    /// The files as one run; shards of a sharded run may be missing (a
-    /// part looked at on its own, a side of a comparison).
-    pub fn open(files: &[PathBuf]) -> Result<Merged, UserError> {
-        Merged::open_checked(files, true)
+    /// One results file as it was written: a shard's part reports as
+    /// that shard did live (its own share of the load, nothing merged).
+    pub fn one(path: &Path) -> Result<Merged, UserError> {
+        let files = [path.to_path_buf()];
+        let reader = MergedReader::alone(Merged::read_all(&files)?.remove(0))
+            .map_err(|e| merge_error(&files, e))?;
+        Ok(Merged {
+            files: files.to_vec(),
+            reader,
+        })
     }
 
-    /// As [`Merged::open`]; unless `allow_partial`, a sharded run must
-    /// have every shard (`pelt report --merge`).
+    /// The files as one run (`pelt report --merge`); unless
+    /// `allow_partial`, a sharded run must have every shard.
     pub fn open_checked(files: &[PathBuf], allow_partial: bool) -> Result<Merged, UserError> {
+        let readers = Merged::read_all(files)?;
+        let reader = MergedReader::with_partial(readers, allow_partial)
+            .map_err(|e| merge_error(files, e))?;
+        Ok(Merged {
+            files: files.to_vec(),
+            reader,
+        })
+    }
+
+    fn read_all(files: &[PathBuf]) -> Result<Vec<ResultsReader<BufReader<File>>>, UserError> {
         let mut readers = Vec::new();
         for path in files {
             if path.is_dir() {
@@ -251,12 +267,7 @@ impl Merged {
                 .map_err(|e| UserError(format!("'{}': {e}", path.display())))?;
             readers.push(reader);
         }
-        let reader = MergedReader::with_partial(readers, allow_partial)
-            .map_err(|e| merge_error(files, e))?;
-        Ok(Merged {
-            files: files.to_vec(),
-            reader,
-        })
+        Ok(readers)
     }
 
     /// The merged header of the files.
@@ -275,6 +286,29 @@ impl Merged {
         self.reader
             .summary(window)
             .map_err(|e| merge_error(&self.files, e))
+    }
+
+    /// The summary, and the merged run as one results file (in memory),
+    /// for the history: `pelt history show ID --format html` then works
+    /// without the parts at hand.
+    pub fn summary_and_file(self) -> Result<(RunSummary, Option<Vec<u8>>), UserError> {
+        let header = self.reader.header().clone();
+        // Writing to a Vec cannot fail.
+        let mut writer = ResultsWriter::new(Vec::new(), &header).ok();
+        let summary = self
+            .reader
+            .summary_each(None, |second, rec| {
+                if let Some(w) = &mut writer {
+                    let _ = w.interval(second, rec);
+                }
+            })
+            .map_err(|e| merge_error(&self.files, e))?;
+        // A shard that was killed has no footer, so the whole has none to
+        // write: its figures are recorded without a file.
+        let bytes = writer
+            .filter(|_| summary.complete)
+            .and_then(|w| w.finish(&pelt_engine::footer_of(&summary)).ok());
+        Ok((summary, bytes))
     }
 }
 

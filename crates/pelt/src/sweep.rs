@@ -15,6 +15,7 @@ use pelt_analyze::sweep::{
 };
 use pelt_core::{human_ns, parse_duration, RunConfig, RunSummary};
 use pelt_report::sweep::SweepReports;
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -30,7 +31,17 @@ const COOL_SLACK: Duration = Duration::from_micros(500);
 const PROBE_PAUSE: Duration = Duration::from_millis(200);
 
 pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
+    let record = args.run.record.clone();
+    crate::history::baseline::check_spec(record.baseline.as_deref())?;
     let sweep = Sweep::new(args)?;
+    // Opened before any load: a history pelt cannot use is bad input.
+    let history = crate::history::Recording::for_sweep(&record)?;
+    if history.is_none() && record.baseline.is_some() {
+        return Err(UserError(
+            "--baseline reads the history, and PELT_NO_HISTORY is set: give --history PATH|URL, or drop --baseline".into(),
+        ));
+    }
+    let sweep = sweep.recorded(history);
     let format = sweep.args.run.format;
     let (report, reports) = sweep.conduct()?;
     crate::emit(
@@ -42,6 +53,24 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
         }
         .as_bytes(),
     )?;
+    if let (Some(spec), Some((id, step))) = (&record.baseline, sweep.recorded_as.take()) {
+        if report.outcome != Outcome::Interrupted {
+            let mut history = sweep.history.borrow_mut();
+            if let Some(h) = history.as_mut() {
+                let judged = crate::history::baseline::after_sweep(
+                    h.store(),
+                    spec,
+                    &step,
+                    id,
+                    report.capacity,
+                    record.fail_on,
+                )?;
+                if judged != ExitCode::SUCCESS {
+                    return Ok(judged);
+                }
+            }
+        }
+    }
     Ok(match report.outcome {
         Outcome::Interrupted => crate::signals::exit_code(),
         Outcome::Found | Outcome::AtMaxRate | Outcome::Levels => ExitCode::SUCCESS,
@@ -71,6 +100,12 @@ pub struct Sweep {
     /// A client that falls behind ends the search (false: it is what is
     /// measured, for `pelt calibrate`).
     stop_on_client: bool,
+    /// `pelt sweep`'s history: each step, then the sweep with its
+    /// capacity (calibration and experiments record nothing here).
+    history: RefCell<Option<crate::history::Recording>>,
+    /// The sweep's row in the history and the summary of the step that
+    /// set its capacity, for --baseline.
+    recorded_as: RefCell<Option<(Option<i64>, RunSummary)>>,
 }
 
 impl Sweep {
@@ -108,6 +143,21 @@ impl Sweep {
                 r.log_requests.is_some(),
                 "--log-requests",
                 "each step's results file keeps its requests' figures; use pelt run for a log",
+            ),
+            (
+                r.buckets.is_some(),
+                "--buckets",
+                "a sweep's report has no buckets; pelt report DIR/runs/step-NN-*.pelt --buckets ... has a step's",
+            ),
+            (
+                r.strict,
+                "--strict",
+                "a sweep stops by itself where the client became the limit, and says so",
+            ),
+            (
+                r.sharding.shard.is_some() || r.sharding.start_at.is_some(),
+                "--shard or --start-at",
+                "a sweep runs from one machine",
             ),
         ] {
             if given {
@@ -217,6 +267,8 @@ impl Sweep {
             folder,
             args,
             stop_on_client: true,
+            history: RefCell::new(None),
+            recorded_as: RefCell::new(None),
         };
         // Every flag of every step checked before any load is sent.
         sweep.config(Load::Rate(sweep.plan.start), step)?;
@@ -257,6 +309,60 @@ impl Sweep {
         }
     }
 
+    /// Records the sweep and its steps in `history`.
+    pub fn recorded(self, history: Option<crate::history::Recording>) -> Sweep {
+        self.history.replace(history);
+        self
+    }
+
+    /// The sweep's id in the history (`sweep=` tag): its folder.
+    fn id(&self) -> String {
+        std::fs::canonicalize(&self.folder)
+            .unwrap_or_else(|_| self.folder.clone())
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Records the sweep: the step that set the capacity (the last
+    /// passing one at it, a confirmation if any), else the last step.
+    fn record(&self, report: &SweepReport, json: &str) {
+        let mut history = self.history.borrow_mut();
+        let Some(h) = history.as_mut() else {
+            return;
+        };
+        let at = |s: &&Step| match report.mode {
+            Mode::Rate => s.offered == report.last_pass,
+            Mode::Connections => s.connections.map(f64::from) == report.last_pass,
+        };
+        let step = report
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.passed && at(s))
+            .or(report.steps.last());
+        let Some(file) = step
+            .and_then(|s| s.file.as_ref())
+            .map(|f| self.folder.join(f))
+        else {
+            return;
+        };
+        match crate::save::load(&file) {
+            Ok(summary) => {
+                let id = h.record_sweep(
+                    &summary,
+                    &file,
+                    &self.id(),
+                    report.capacity,
+                    json.to_string(),
+                );
+                self.recorded_as.replace(Some((id, summary)));
+            }
+            Err(UserError(e)) => {
+                eprintln!("pelt: warning: the sweep was not recorded in the history: {e}")
+            }
+        }
+    }
+
     /// Searches for the client's own ceiling: a step the client could not
     /// keep up with is a failure like any other, bisected and confirmed.
     pub fn measuring_the_client(mut self) -> Sweep {
@@ -265,7 +371,7 @@ impl Sweep {
     }
 
     /// Runs the sweep and writes its reports to its folder.
-    pub fn conduct(self) -> Result<(SweepReport, SweepReports), UserError> {
+    pub fn conduct(&self) -> Result<(SweepReport, SweepReports), UserError> {
         let first = self.config(Load::Rate(self.plan.start), self.step)?;
         let views = crate::live::Views::start(
             &crate::live::LiveArgs {
@@ -273,10 +379,13 @@ impl Sweep {
                 ..self.args.run.live.clone()
             },
             &first,
-            &pelt_store::Redactor::default(),
+            &self.args.run.record.redactor(),
             true,
         )?;
-        let title = format!("sweep of {}", target_of(&first));
+        let title = format!(
+            "sweep of {}",
+            target_of(&first, &self.args.run.record.redactor())
+        );
         let mut watch = Watch {
             campaign: pelt_live::Campaign::new(title, 0),
             views,
@@ -291,7 +400,7 @@ impl Sweep {
         let started = Instant::now();
         let idle = self.idle_latency()?;
         let mut report = SweepReport {
-            target: target_of(&first),
+            target: target_of(&first, &self.args.run.record.redactor()),
             mode: self.mode,
             slo: self.rules.slo.iter().map(ToString::to_string).collect(),
             outcome: Outcome::Found,
@@ -318,6 +427,7 @@ impl Sweep {
             &reports.html,
             &reports.json,
         )?;
+        self.record(&report, &reports.json);
         watch.campaign.verdicts = reports.text.clone();
         watch.views.campaign(&watch.campaign);
         watch.views.close_campaign(reports.json.clone());
@@ -490,12 +600,18 @@ impl Sweep {
         let keep = Keep {
             out: Some(&file),
             live: watch.views.feed(),
+            // --secret-header and --secret-param apply to the steps' files
+            // as to pelt run's.
+            secrets: self.args.run.record.redactor(),
             ..Keep::default()
         };
         let summary = execute(config, self.args.run.quiet, keep)?;
         let failures = judge(&summary, &self.rules);
         let mut step = Step::of(index, &summary, failures, confirm);
         step.file = Some(format!("runs/{name}"));
+        if let Some(h) = self.history.borrow_mut().as_mut() {
+            h.record_step(&summary, &file, &self.id(), index);
+        }
         if !self.args.run.quiet {
             let figures = format!(
                 "sent {}/s, p99 {}, errors {:.2}%",
@@ -586,8 +702,9 @@ fn median(s: &RunSummary) -> Duration {
     }
 }
 
-fn target_of(config: &RunConfig) -> String {
-    let secrets = pelt_store::Redactor::default();
+fn target_of(config: &RunConfig, secrets: &pelt_store::Redactor) -> String {
+    let mut secrets = secrets.clone();
+    secrets.learn(config);
     let shown = secrets.config(config);
     match shown.targets.as_slice() {
         [one] => one.url.to_string(),

@@ -586,6 +586,123 @@ fn killed_while_recording(db: &Db<'_>) {
     ok(&out, "run after kills");
 }
 
+/// Issue 22 §3: shards are recorded as parts (kind `shard`, tagged with
+/// their run and shard) and kept out of baselines and trends; `pelt report
+/// --merge --record` records the merged run once.
+fn shards_are_parts_and_the_merged_run_is_recorded(db: &Db<'_>) {
+    let data = tempfile::tempdir().unwrap();
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    // Both shards share a --start-at in the past: late, but one run.
+    let start = format!(
+        "{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            - 1
+    );
+    let files: Vec<PathBuf> = (0..2)
+        .map(|i| data.path().join(format!("part-{i}.pelt")))
+        .collect();
+    let shards: Vec<std::process::Child> = (0..2)
+        .map(|i| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+                .env("PELT_DATA_DIR", data.path())
+                .env("PELT_HISTORY", db.arg())
+                .env_remove("PELT_NO_HISTORY")
+                .args([&url, "--rate", "100", "-d", "1s", "-c", "4", "-q"])
+                .args(["--shard", &format!("{i}/2"), "--start-at", &start])
+                .args(["--run-id", "r1", "-o"])
+                .arg(&files[i])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for s in shards {
+        let out = s.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(srv.requests(), 100, "the server's count");
+    let rows = list(db, data.path(), &[]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for r in &rows {
+        assert_eq!(r["kind"], "shard", "{r}");
+        let tags = r["tags"].to_string();
+        assert!(tags.contains("r1") && tags.contains("/2"), "{tags}");
+    }
+    // Not a baseline, not a trend: each is half of a run.
+    let out = hpelt(db, data.path())
+        .args(["compare", "--baseline", "last:2"])
+        .arg(&files[0])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "shards made a baseline: {err}");
+    assert!(err.contains("no recorded run matches"), "{err}");
+    let out = hpelt(db, data.path())
+        .args(["history", "trend", "--metric", "rate"])
+        .output()
+        .unwrap();
+    assert!(ok(&out, "trend").contains("no recorded runs match"));
+    // Followed by tag, they are there.
+    let out = hpelt(db, data.path())
+        .args(["history", "trend", "--metric", "rate", "--tag", "run_id=r1"])
+        .output()
+        .unwrap();
+    assert!(ok(&out, "trend by tag").contains("of 2 run(s)"));
+
+    // The merged run, recorded on request, once.
+    let record = || {
+        hpelt(db, data.path())
+            .arg("report")
+            .args(&files)
+            .args(["--merge", "--record", "--tag", "env=ci", "--format", "json"])
+            .output()
+            .unwrap()
+    };
+    let merged: Value = serde_json::from_str(&ok(&record(), "report --merge --record")).unwrap();
+    assert_eq!(merged["requests"]["total"], 100);
+    let out = record();
+    ok(&out, "again");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not recorded again"));
+    let rows = list(db, data.path(), &["--tag", "env=ci"]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let m = &rows[0];
+    assert_eq!(m["kind"], "merged", "{m}");
+    let tags = m["tags"].to_string();
+    assert!(tags.contains("r1") && tags.contains("shards"), "{tags}");
+    assert_eq!(m["requests"], 100, "{m}");
+    // The merged run is the baseline now, and re-renders from the history.
+    let out = hpelt(db, data.path())
+        .args(["compare", "--baseline", "last:2"])
+        .arg(&files[0])
+        .output()
+        .unwrap();
+    assert!(ok(&out, "merged baseline").contains("A = 1 run(s)"));
+    let id = m["id"].to_string();
+    let out = hpelt(db, data.path())
+        .args(["history", "show", &id, "--format", "text"])
+        .output()
+        .unwrap();
+    assert!(ok(&out, "show merged").contains("100"));
+    // Asked for where the history is off: refused, not ignored.
+    let out = pelt()
+        .arg("report")
+        .args(&files)
+        .args(["--merge", "--record"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("PELT_NO_HISTORY"));
+}
+
 // ----------------------------------------------------------------- tests
 
 fn sqlite() -> (tempfile::TempDir, PathBuf) {
@@ -605,6 +722,12 @@ fn sqlite_baselines() {
     let _machine = support::pelt::exclusive();
     let (_d, p) = sqlite();
     baselines(&Db::Sqlite(p));
+}
+
+#[test]
+fn sqlite_shards_are_parts_and_the_merged_run_is_recorded() {
+    let (_d, p) = sqlite();
+    shards_are_parts_and_the_merged_run_is_recorded(&Db::Sqlite(p));
 }
 
 #[test]
@@ -753,10 +876,11 @@ fn saved_runs_are_imported_once_and_redacted() {
         let out = pelt()
             .env("PELT_DATA_DIR", data.path())
             .args(["run", &url, "-n", "5", "-q", "--no-history"])
+            // The second is one shard of a run: imported as a part.
+            .args(if i == 1 { &["--shard", "0/2"][..] } else { &[] })
             .output()
             .unwrap();
         ok(&out, "saved run");
-        let _ = i;
     }
     let runs = data.path().join("runs");
     let saved = files_under(&runs);
@@ -785,7 +909,14 @@ fn saved_runs_are_imported_once_and_redacted() {
         .unwrap();
     let rows: Value = serde_json::from_str(&ok(&first, "history")).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 2);
-    assert_eq!(rows[0]["kind"], "import");
+    let mut kinds: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    kinds.sort_unstable();
+    assert_eq!(kinds, ["import", "shard"], "{rows}");
     assert!(String::from_utf8_lossy(&first.stderr).contains("imported 2 saved run(s)"));
     // Once: the next command imports nothing, and a new run adds one.
     let out = pelt()
@@ -890,4 +1021,25 @@ fn removing_an_unknown_run_is_one_error_not_removed_0_then_an_error() {
         err.contains("no run 9999") && err.contains("nothing removed"),
         "{err}"
     );
+}
+
+/// Issue 22 §4 ("never ignore a flag silently"): --baseline where
+/// PELT_NO_HISTORY turns the history off was skipped without a word; it is
+/// refused before any load.
+#[test]
+fn a_baseline_without_a_history_is_refused_before_any_load() {
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    for cmd in [&["run"][..], &["sweep", "--max-rate", "100"][..]] {
+        let out = pelt()
+            .args(cmd)
+            .args([url.as_str(), "--baseline", "last:3"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(err.contains("PELT_NO_HISTORY"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    assert_eq!(srv.requests(), 0, "no load was sent");
 }

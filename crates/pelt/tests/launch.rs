@@ -217,3 +217,68 @@ fn launchers_refuse_what_they_set_themselves() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// Issue 22 §3: the run's arguments are parsed as each shard's `pelt run
+/// --shard 0/N` will parse them, and bad ones refused (exit 2, one line,
+/// nothing printed) before the queue, the image pull and every pod.
+#[test]
+fn launchers_refuse_bad_run_arguments_before_printing_anything() {
+    let k8s: &[&str] = &[
+        "k8s", "job", "--shards", "4", "--image", "i", "--claim", "c", "--",
+    ];
+    let slurm: &[&str] = &["slurm", "--shards", "4", "--results-dir", "/x", "--"];
+    let cases: [(&[&str], &[&str]); 5] = [
+        // A typo clap would refuse in every pod.
+        (&["http://h/", "--rat", "100"], &["--rat", "--rate"]),
+        // A duration without its unit.
+        (&["http://h/", "--rate", "100", "-d", "5"], &["-d"]),
+        // Fewer connections than shards: some shard would have none.
+        (&["http://h/", "--rate", "100", "-c", "2"], &["raise -c"]),
+        // No URL.
+        (&["--rate", "100"], &["URL"]),
+        // The shards keep no history: a tag there would do nothing.
+        (&["http://h/", "--tag", "env=ci"], &["--tag", "--record"]),
+    ];
+    for launcher in [k8s, slurm] {
+        for (run, says) in cases {
+            let out = pelt().args(launcher).args(run).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{launcher:?} {run:?}: {err}");
+            assert!(out.stdout.is_empty(), "{run:?}: printed something");
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+            assert!(err.starts_with("error: the run's arguments"), "{err}");
+            for s in says {
+                assert!(err.contains(s), "{run:?}: {s}: {err}");
+            }
+        }
+        // Good arguments still go through.
+        let out = pelt()
+            .args(launcher)
+            .args(["http://h/", "--rate", "100", "-d", "5s", "-c", "8"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Issue 22 §3: Slurm's shards keep no SQLite history (often on NFS,
+/// where its write-ahead log is unsafe), as Kubernetes' pods do not.
+#[test]
+fn the_slurm_script_turns_the_history_off_on_the_nodes() {
+    let script = stdout(&[
+        "slurm",
+        "--shards",
+        "2",
+        "--results-dir",
+        "/x",
+        "--",
+        "http://h/",
+        "-n",
+        "10",
+    ]);
+    assert!(script.contains("export PELT_NO_HISTORY=1"), "{script}");
+}

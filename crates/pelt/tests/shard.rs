@@ -312,3 +312,90 @@ fn bad_shards_exit_2_with_advice() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--start-at"));
 }
+
+/// Issue 22 §3: a shard's own file re-renders exactly as the shard
+/// reported live (its share of the load, no merge warnings); a shard that
+/// came up late says so rather than "raise -c"; and one shard of two with
+/// --merge is refused unless --allow-partial.
+#[test]
+fn a_shard_alone_reports_as_it_did_live_and_one_of_two_is_no_merge() {
+    let _machine = support::pelt::exclusive();
+    let server = support::pelt::server(None);
+    let data = tempfile::tempdir().unwrap();
+    let file = data.path().join("shard-0.pelt");
+    let url = format!("http://{}/", server.local_addr());
+    // --start-at a second ago: this shard comes up late on purpose.
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    let start = format!("{:.3}", now.as_secs_f64() - 1.0);
+    let args: Vec<String> = [
+        url.as_str(),
+        "--rate",
+        "200",
+        "-d",
+        "2s",
+        "--shard",
+        "0/2",
+        "--start-at",
+        &start,
+        "--format",
+        "json",
+        "-q",
+        "-o",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([file.display().to_string()])
+    .collect();
+    let child = spawn(data.path(), &args);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let live_text = String::from_utf8(out.stdout).unwrap();
+    let live: Value = serde_json::from_str(&live_text).unwrap();
+    // Half of 200 req/s for 2 s, and the server's own count agrees.
+    assert_eq!(live["requests"]["total"], 200);
+    assert_eq!(server.requests(), 200);
+    assert_eq!(live["offered_rate"], 100.0);
+    let kinds: Vec<&str> = live["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"late_shard"), "{kinds:?}");
+    for never in ["send_lag", "rate_shortfall", "partial_merge", "sharded"] {
+        assert!(!kinds.contains(&never), "{never}: {kinds:?}");
+    }
+
+    // Re-rendered alone: byte for byte what it printed live.
+    let (code, again, err) = report(&[&file], &["--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(again, live_text, "the shard's file re-renders differently");
+    let (code, text, err) = report(&[&file], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!text.contains("PARTIAL RUN"), "{text}");
+    assert!(!text.contains("raise -c"), "{text}");
+    assert!(
+        text.contains("started") && text.contains("after --start-at"),
+        "{text}"
+    );
+
+    // One shard of two is not the run: --merge refuses it (exit 2) ...
+    let (code, out, err) = report(&[&file], &["--merge"]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains("shard 1 of 2 missing"), "{err}");
+    assert!(err.contains("--allow-partial"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    // ... unless --allow-partial, which then says so.
+    let (code, out, err) = report(&[&file], &["--merge", "--allow-partial"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("PARTIAL RUN (--allow-partial)"), "{out}");
+    // --allow-partial means nothing without --merge: refused, not ignored.
+    let (code, _, err) = report(&[&file], &["--allow-partial"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--merge"), "{err}");
+}

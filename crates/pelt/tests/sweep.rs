@@ -282,6 +282,12 @@ fn bad_input_is_refused_with_one_line() {
         (vec!["-c", "8..2"], "8..2"),
         (vec!["--tolerance", "5"], "--tolerance"),
         (vec!["--assert", "p99 < 1s"], "--slo"),
+        // Issue 22 §4: flags a sweep would ignore are refused, not
+        // accepted and forgotten.
+        (vec!["--baseline", "last:0"], "--baseline"),
+        (vec!["--buckets", "0,1ms"], "takes no --buckets"),
+        (vec!["--strict"], "takes no --strict"),
+        (vec!["--shard", "0/2"], "--shard"),
     ] {
         let out = assert_cmd::Command::new(pelt_bin())
             .arg("sweep")
@@ -301,6 +307,18 @@ fn bad_input_is_refused_with_one_line() {
         !dir.path().join("x").exists(),
         "nothing created for bad input"
     );
+}
+
+/// Issue 22 §4: the default --max-rate stays within what a shared CI
+/// runner's client can send (100,000 saturated one).
+#[test]
+fn the_default_max_rate_is_modest_and_said() {
+    let out = assert_cmd::Command::new(pelt_bin())
+        .args(["sweep", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("[default: 10000]"), "{help}");
 }
 
 /// Ctrl-C during a step stops the sweep: the report of the steps so far
@@ -477,4 +495,144 @@ fn failing_at_the_lowest_rate_is_one_line() {
         line[0].contains("errors < 1%") && line[0].contains("100.000%"),
         "{stderr}"
     );
+}
+
+/// Issue 22 §4: a sweep is remembered. Its steps go into the history as
+/// kind `step` (tagged with the sweep and their number), the sweep as kind
+/// `sweep` with its capacity and the user's --tag and --label; `history
+/// trend --metric capacity` follows it, and neither is a run's baseline.
+#[test]
+fn a_sweep_is_recorded_with_its_capacity_and_steps() {
+    let _one = exclusive();
+    let server = support::pelt::server(None);
+    let url = format!("http://{}/", server.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("h.db");
+    let folder = dir.path().join("sweep");
+    let hpelt = || {
+        let mut c = assert_cmd::Command::new(pelt_bin());
+        c.env("PELT_DATA_DIR", dir.path())
+            .env("PELT_HISTORY", &history)
+            .env_remove("PELT_NO_HISTORY")
+            .timeout(std::time::Duration::from_secs(120));
+        c
+    };
+    let out = hpelt()
+        .args(["sweep", &url, "--start-rate", "50", "--max-rate", "100"])
+        .args(["-d", "1s", "--warmup", "200ms", "--confirm", "1s"])
+        // What is tested is the history: a busy machine's late sends must
+        // not fail these slow steps.
+        .args(["--max-send-lag", "900ms"])
+        .args([
+            "--tag", "env=ci", "--label", "nightly", "--format", "json", "-o",
+        ])
+        .arg(&folder)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["outcome"], "at_max_rate", "{err}");
+    let steps = r["steps"].as_array().unwrap().len();
+    // 50 and 100 req/s for a second each reached the server.
+    assert!(server.requests() >= 150, "{}", server.requests());
+
+    let out = hpelt()
+        .args(["history", "--format", "json"])
+        .output()
+        .unwrap();
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let of = |kind: &str| -> Vec<&Value> { rows.iter().filter(|r| r["kind"] == kind).collect() };
+    assert_eq!(of("step").len(), steps, "{rows:?}");
+    for s in of("step") {
+        let tags = s["tags"].to_string();
+        assert!(
+            tags.contains("\"step\"") && tags.contains("sweep"),
+            "{tags}"
+        );
+    }
+    let sweeps = of("sweep");
+    assert_eq!(sweeps.len(), 1, "{rows:?}");
+    let tags = sweeps[0]["tags"].to_string();
+    assert!(tags.contains("env") && tags.contains("ci"), "{tags}");
+    assert_eq!(sweeps[0]["label"], "nightly");
+    assert_eq!(rows.len(), steps + 1, "nothing else: {rows:?}");
+
+    // The trend of capacity: the sweep's 100 req/s.
+    let out = hpelt()
+        .args([
+            "history", "trend", "--metric", "capacity", "--format", "json",
+        ])
+        .output()
+        .unwrap();
+    let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = t["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{t}");
+    assert_eq!(runs[0]["value"], 100.0, "{t}");
+    // `history show` gives the sweep's own report.
+    let id = sweeps[0]["id"].to_string();
+    let out = hpelt().args(["history", "show", &id]).output().unwrap();
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["capacity"], r["capacity"], "{shown}");
+    // Neither steps nor sweeps are a run's baseline.
+    let step_file = folder.join(r["steps"][0]["file"].as_str().unwrap());
+    let out = hpelt()
+        .args(["compare", "--baseline", "last:5"])
+        .arg(&step_file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no recorded run matches"));
+
+    // --baseline and --fail-on judge capacity. 40 recorded sweeps that
+    // held 1,000 req/s (copies of this one's row) make a baseline against
+    // which one new sweep can get a verdict (Mann-Whitney, 1 against 39+).
+    {
+        use pelt_store::Backend;
+        let mut db = pelt_store::sqlite::Sqlite::open(&history).unwrap();
+        let cols =
+            "recorded_ms, started_ms, kind, label, url, method, targets, mode, connections, \
+            offered_rate, duration_s, requests, sent, successes, errors, error_ratio, rate, \
+            throughput, p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, capacity, complete, \
+            interrupted, pelt_version, config_json, env_json, report_json, results_path";
+        let copy = cols
+            .replace("capacity", "1000.0")
+            .replace("label", "'fast'");
+        for _ in 0..40 {
+            db.execute(
+                &format!("INSERT INTO pelt_runs ({cols}) SELECT {copy} FROM pelt_runs WHERE kind = 'sweep' AND capacity = 100.0"),
+                &[],
+            )
+            .unwrap();
+        }
+    }
+    let again = |baseline: &str| {
+        hpelt()
+            .args(["sweep", &url, "--start-rate", "50", "--max-rate", "100"])
+            .args(["-d", "1s", "--warmup", "200ms", "--format", "json"])
+            .args(["--max-send-lag", "900ms"])
+            .args(["--baseline", baseline, "--fail-on", "regression", "-o"])
+            .arg(dir.path().join(baseline.replace(':', "-")))
+            .output()
+            .unwrap()
+    };
+    // 100 req/s against 1,000: a regression, exit 1, the table on stderr.
+    let out = again("label:fast");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("capacity") && err.contains("REGRESSION"),
+        "{err}"
+    );
+    assert!(err.contains("A = 40 run(s)"), "{err}");
+    // Against its own kind (100 req/s): no regression, exit 0.
+    let out = again("tag:env=ci");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("baseline tag:env=ci"), "{err}");
+    // Only sweeps are a sweep's baseline.
+    let out = again("label:none-such");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no recorded sweep"));
 }

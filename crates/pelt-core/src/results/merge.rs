@@ -112,9 +112,7 @@ fn list(items: &[u32]) -> String {
     }
 }
 
-/// A shard whose process came up later than this after `--start-at` is
-/// named in the merged report.
-pub const LATE_START_NS: u64 = 50_000_000;
+pub use crate::shard::LATE_START_NS;
 
 /// Checks that sharded files are each shard of one run exactly once:
 /// `None` when no file is sharded.
@@ -217,6 +215,22 @@ impl<R: Read> MergedReader<R> {
         Ok(merged)
     }
 
+    /// One results file on its own, as it was written: nothing is merged,
+    /// so a shard keeps its own configuration (its share of the offered
+    /// load) and reports exactly as it did live.
+    pub fn alone(reader: ResultsReader<R>) -> Result<MergedReader<R>, MergeError> {
+        let header = reader.header().clone();
+        let mut merged = MergedReader {
+            heads: Vec::with_capacity(1),
+            readers: vec![reader],
+            header,
+            shards: None,
+        };
+        let head = merged.read(0)?;
+        merged.heads.push(head);
+        Ok(merged)
+    }
+
     /// The header of the run as a whole.
     pub fn header(&self) -> &RunHeader {
         &self.header
@@ -258,17 +272,40 @@ impl<R: Read> MergedReader<R> {
     /// Reads the remaining seconds into the run's summary, as
     /// [`SummaryBuilder`] builds it live; with a `window`, only the
     /// seconds inside it count.
-    pub fn summary(mut self, window: Option<Window>) -> Result<RunSummary, MergeError> {
+    pub fn summary(self, window: Option<Window>) -> Result<RunSummary, MergeError> {
+        self.summary_each(window, |_, _| {})
+    }
+
+    /// As [`MergedReader::summary`], handing `each` every merged second
+    /// (inside the window) as it goes: to write the merged run's own
+    /// results file, say, without a second pass over the files.
+    pub fn summary_each(
+        mut self,
+        window: Option<Window>,
+        mut each: impl FnMut(u64, &Recorder),
+    ) -> Result<RunSummary, MergeError> {
         let mut builder = SummaryBuilder::new(self.header.clone(), window);
         let (mut seconds, mut kept) = (0u64, 0u64);
         while let Some((second, rec)) = self.next_interval()? {
             seconds += 1;
-            kept += u64::from(builder.add(second, &rec).is_some());
+            if builder.add(second, &rec).is_some() {
+                kept += 1;
+                each(second, &rec);
+            }
         }
         if window.is_some() && seconds > 0 && kept == 0 {
             return Err(MergeError::EmptyWindow { seconds });
         }
         let mut summary = builder.finish(self.footer().as_ref());
+        let latest = self
+            .shards
+            .as_ref()
+            .map(|s| s.parts.iter().map(|p| p.late_ns).max().unwrap_or(0));
+        if let Some(late_ns) = latest.filter(|&l| l > LATE_START_NS) {
+            // The late shard is named below; its catching up is not a
+            // reason to raise -c.
+            crate::summary::explain_late_start(&mut summary.warnings, late_ns);
+        }
         summary.warnings.extend(self.shard_warnings());
         Ok(summary)
     }

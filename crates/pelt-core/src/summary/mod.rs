@@ -6,6 +6,7 @@ use crate::duration::human_ns;
 use crate::error::ErrorKind;
 use crate::header::{Environment, RunFooter, RunHeader, StopCause, ThreadLoad};
 use crate::recorder::Recorder;
+use crate::shard::LATE_START_NS;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -27,6 +28,10 @@ pub const CLIENT_BUSY: f64 = 0.9;
 /// often over 90 % though the client set no pace (`-n 1` was flagged more
 /// often than not).
 pub const CLIENT_BUSY_MIN_RUN: Duration = Duration::from_secs(1);
+
+/// A rate run whose send lag p99 is above this (10 ms) warns that
+/// requests waited in the client.
+pub const SEND_LAG_WARN_NS: u64 = 10_000_000;
 
 /// How long requests in flight may finish after sending stops (capped by
 /// `--timeout`); anything still pending is then recorded as unfinished.
@@ -452,7 +457,7 @@ impl RunSummary {
                 w.push(Warning::RateShortfall { offered, achieved });
             }
             let lag = &self.total.send_lag;
-            if !lag.is_empty() && crate::rank::quantile(lag, 0.99) > 10_000_000 {
+            if !lag.is_empty() && crate::rank::quantile(lag, 0.99) > SEND_LAG_WARN_NS {
                 w.push(Warning::SendLag {
                     p99_ns: crate::rank::quantile(lag, 0.99),
                     connections: self.config.load.connections(),
@@ -716,7 +721,7 @@ impl SummaryBuilder {
                 (ns.min(duration), ns, ns.min(duration))
             }
         };
-
+        let late_shard = self.header.shard.as_ref().map(|i| (i.shard, i.late_ns));
         let mut summary = RunSummary {
             config: self.header.config,
             env: self.header.env,
@@ -734,6 +739,23 @@ impl SummaryBuilder {
             warnings: Vec::new(),
         };
         summary.warnings = summary.diagnose();
+        if let Some((shard, late_ns)) = late_shard.filter(|&(_, l)| l > LATE_START_NS) {
+            // One shard's own report (live, or its file alone): a shard
+            // that came up after --start-at sent what it missed at once.
+            explain_late_start(&mut summary.warnings, late_ns);
+            summary.warnings.push(Warning::LateShard { shard, late_ns });
+        }
         summary
     }
+}
+
+/// Drops the send-lag warning that a shard's late start explains: the
+/// requests due before it came up went out at once, late by at most the
+/// delay, so "raise -c" would be the wrong advice. Send lag beyond the
+/// delay (plus the usual allowance) has another cause and keeps its
+/// warning.
+pub fn explain_late_start(warnings: &mut Vec<Warning>, late_ns: u64) {
+    warnings.retain(|w| {
+        !matches!(w, Warning::SendLag { p99_ns, .. } if *p99_ns <= late_ns.saturating_add(SEND_LAG_WARN_NS))
+    });
 }

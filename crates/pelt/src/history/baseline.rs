@@ -13,7 +13,7 @@ use crate::UserError;
 use clap::Args;
 use pelt_analyze::runs::{self, compare_values, values, Row};
 use pelt_core::RunSummary;
-use pelt_store::{Filter, Metric, RunRow, Store};
+use pelt_store::{Filter, Kind, Metric, RunRow, Store};
 use std::process::ExitCode;
 
 /// `pelt compare`'s flags for a baseline from the history.
@@ -69,7 +69,39 @@ impl Spec {
         url: Option<&str>,
         exclude: Option<i64>,
     ) -> Result<Vec<RunRow>, UserError> {
-        let mut filter = Filter::default();
+        // A shard sent a part of its run: as a baseline it would read as
+        // a run of a fraction of the load (merged runs stand for the
+        // whole); a sweep's steps ran at rates it chose, and its row is one
+        // of them.
+        let filter = Filter {
+            without: vec![Kind::Shard, Kind::Step, Kind::Sweep],
+            ..Filter::default()
+        };
+        self.select(store, filter, url, exclude)
+    }
+
+    /// The recorded sweeps of the baseline (kind `sweep`), without
+    /// `exclude` (the sweep just made).
+    pub fn sweeps(
+        &self,
+        store: &mut Store,
+        url: Option<&str>,
+        exclude: Option<i64>,
+    ) -> Result<Vec<RunRow>, UserError> {
+        let filter = Filter {
+            kinds: vec![Kind::Sweep],
+            ..Filter::default()
+        };
+        self.select(store, filter, url, exclude)
+    }
+
+    fn select(
+        &self,
+        store: &mut Store,
+        mut filter: Filter,
+        url: Option<&str>,
+        exclude: Option<i64>,
+    ) -> Result<Vec<RunRow>, UserError> {
         match self {
             Spec::Tag(k, v) => filter.tags.push((k.clone(), v.clone())),
             Spec::Label(l) => filter.label = Some(l.clone()),
@@ -86,7 +118,12 @@ impl Spec {
         }
         if runs.is_empty() {
             return Err(UserError(format!(
-                "no recorded run matches --baseline {}; see pelt history{}",
+                "no recorded {} matches --baseline {}; see pelt history{}",
+                if filter.kinds.contains(&Kind::Sweep) {
+                    "sweep"
+                } else {
+                    "run"
+                },
                 self.describe(),
                 match self {
                     Spec::Last(_) => " (last:N counts runs of the same URL)",
@@ -224,6 +261,65 @@ pub fn after_run(
     );
     Ok(if fails(fail_on, |m| runs::regressed(&rows, m)) {
         eprintln!("pelt: --fail-on: this run regressed against the baseline");
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `pelt sweep ... --baseline SPEC`: this sweep's capacity (`id`
+/// recorded, `step` the summary of the step that set it) against the
+/// capacities of the recorded sweeps SPEC selects, by `pelt compare`'s
+/// method with capacity's margin (5 %, a sweep's resolution); the table
+/// goes to stderr. Exit 1 when `fail_on` is met.
+pub fn after_sweep(
+    store: &mut Store,
+    spec_text: &str,
+    step: &RunSummary,
+    id: Option<i64>,
+    capacity: Option<f64>,
+    fail_on: Option<FailOn>,
+) -> Result<ExitCode, UserError> {
+    let spec = Spec::parse(spec_text)?;
+    let url = single_url(std::slice::from_ref(step));
+    let a = spec.sweeps(store, url.as_deref(), id)?;
+    let (a, without): (Vec<RunRow>, Vec<RunRow>) =
+        a.into_iter().partition(|r| r.figures.capacity.is_some());
+    if !without.is_empty() {
+        eprintln!(
+            "pelt: note: {} of the baseline's sweeps found no capacity and are left out ({})",
+            without.len(),
+            names(&without).join(", ")
+        );
+    }
+    let Some(b) = capacity else {
+        eprintln!(
+            "pelt: this sweep found no capacity: there is nothing to set against the baseline"
+        );
+        return Ok(ExitCode::FAILURE);
+    };
+    if a.is_empty() {
+        return Err(UserError(format!(
+            "no recorded sweep with a capacity matches --baseline {}; see pelt history trend --metric capacity",
+            spec.describe()
+        )));
+    }
+    let values: Vec<f64> = a.iter().filter_map(|r| r.figures.capacity).collect();
+    let metric = pelt_analyze::sweep::capacity_metric();
+    let rows = vec![Row {
+        result: pelt_analyze::compare::compare_unpaired(&metric, &values, &[b]),
+        metric,
+    }];
+    let name = id.map_or_else(
+        || "this sweep".to_string(),
+        |id| format!("#{id} (this sweep)"),
+    );
+    eprint!(
+        "{}",
+        render(CompareFormat::Text, &rows, &spec, &a, &[name])?
+    );
+    Ok(if fails(fail_on, |m| runs::regressed(&rows, m)) {
+        eprintln!("pelt: --fail-on: this sweep's capacity regressed against the baseline");
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

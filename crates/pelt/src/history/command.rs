@@ -1,11 +1,14 @@
 //! `pelt history`: list, show, remove and follow recorded runs.
 
-use super::{now_ms, open, parse_when, results_bytes, store_error, summary_of, utc, Location};
+use super::{
+    now_ms, open, parse_when, results_bytes, store_error, summary_of, utc, Location, RUN_ID_TAG,
+    SHARD_TAG, STEP_TAG, SWEEP_TAG,
+};
 use crate::cli::FormatArg;
 use crate::UserError;
 use clap::{Args, Subcommand, ValueEnum};
 use pelt_core::human_ns;
-use pelt_store::{Filter, Metric, RunRow, Unit};
+use pelt_store::{Filter, Kind, Metric, RunRow, Unit};
 use serde_json::json;
 use std::fmt::Write;
 use std::process::ExitCode;
@@ -133,6 +136,8 @@ impl Select {
             since_ms: when(&self.since, "--since")?,
             until_ms: when(&self.until, "--until")?,
             last: self.last,
+            without: Vec::new(),
+            kinds: Vec::new(),
         })
     }
 }
@@ -184,7 +189,8 @@ pub enum TrendFormat {
 
 #[derive(Debug, Clone, Args)]
 pub struct TrendArgs {
-    /// The figure to follow: p50, p90, p99, p99.9, max, rate, throughput, errors, sent, client_busy.
+    /// The figure to follow: p50, p90, p99, p99.9, max, rate, throughput,
+    /// errors, sent, client_busy; or capacity (of recorded sweeps).
     #[arg(long, value_name = "METRIC", value_parser = |s: &str| s.parse::<Metric>())]
     pub metric: Metric,
 
@@ -514,7 +520,23 @@ fn sparkline(values: &[Option<f64>]) -> Vec<char> {
 }
 
 fn trend(loc: &Location, a: TrendArgs) -> Result<ExitCode, UserError> {
-    let filter = a.select.filter()?;
+    let mut filter = a.select.filter()?;
+    let by_part = filter
+        .tags
+        .iter()
+        .any(|(k, _)| [SHARD_TAG, RUN_ID_TAG, SWEEP_TAG, STEP_TAG].contains(&k.as_str()));
+    if a.metric == Metric::Capacity {
+        // Only sweeps have a capacity.
+        filter.kinds.push(Kind::Sweep);
+    } else if !by_part {
+        // A shard's figures are its part of a run (four shards would read
+        // as four runs of a quarter of the load), a sweep's steps are at
+        // rates it chose, and a sweep's row is its capacity step. Asked
+        // for by tag, they are followed like any run.
+        filter
+            .without
+            .extend([Kind::Shard, Kind::Step, Kind::Sweep]);
+    }
     let rows = open(loc)?.list(&filter).map_err(store_error)?;
     let m = a.metric;
     let values: Vec<Option<f64>> = rows.iter().map(|r| r.figures.get(m)).collect();

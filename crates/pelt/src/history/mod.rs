@@ -79,7 +79,7 @@ impl RecordArgs {
 }
 
 /// `--tag KEY=VALUE` or `--tag NAME` (a tag with an empty value).
-fn parse_tag(text: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_tag(text: &str) -> Result<(String, String), String> {
     let (k, v) = text.split_once('=').unwrap_or((text, ""));
     let k = k.trim();
     if k.is_empty() || k.chars().any(char::is_control) || v.chars().any(char::is_control) {
@@ -147,6 +147,17 @@ pub fn store_error(e: StoreError) -> UserError {
     UserError(e.to_string())
 }
 
+/// The tag naming the run a shard or merged run belongs to (`--run-id`).
+pub const RUN_ID_TAG: &str = "run_id";
+/// The tag naming a shard, `I/N`.
+pub const SHARD_TAG: &str = "shard";
+/// The tag of a merged run: how many shards it merged.
+pub const SHARDS_TAG: &str = "shards";
+/// The tag naming the sweep (its folder) a sweep's row and steps belong to.
+pub const SWEEP_TAG: &str = "sweep";
+/// The tag of a sweep's step: its number.
+pub const STEP_TAG: &str = "step";
+
 /// A run about to be recorded: the open history and what to tag it with.
 #[derive(Debug)]
 pub struct Recording {
@@ -171,6 +182,155 @@ impl Recording {
             label: args.label.clone(),
             tags: args.tags.clone(),
         }))
+    }
+
+    /// The history for `pelt report --merge --record`: the user asked for
+    /// it, so PELT_NO_HISTORY (set where shards run) does not silently
+    /// turn it off; it is refused unless --history names a database.
+    pub fn for_merged(args: &RecordArgs) -> Result<Recording, UserError> {
+        let off = std::env::var_os("PELT_NO_HISTORY").is_some_and(|v| !v.is_empty());
+        if off && args.location.history.is_none() {
+            return Err(UserError(
+                "--record: PELT_NO_HISTORY is set, so there is no history to record in; give --history PATH|URL, or unset PELT_NO_HISTORY".into(),
+            ));
+        }
+        Ok(Recording {
+            store: open(&args.location)?,
+            kind: Kind::Merged,
+            label: args.label.clone(),
+            tags: args.tags.clone(),
+        })
+    }
+
+    /// Records a merged run once: a run id already recorded as merged is
+    /// not recorded again (the merge is re-run for each format). Returns
+    /// the new row's id, or the existing one's.
+    pub fn record_merged(
+        &mut self,
+        summary: &RunSummary,
+        run: Option<(String, u32)>,
+        copy: Option<Vec<u8>>,
+    ) -> Result<i64, UserError> {
+        if let Some((id, shards)) = run {
+            let filter = pelt_store::Filter {
+                tags: vec![(RUN_ID_TAG.into(), Some(id.clone()))],
+                ..pelt_store::Filter::default()
+            };
+            let rows = self.store.list(&filter).map_err(store_error)?;
+            if let Some(row) = rows.iter().find(|r| r.kind == Kind::Merged.name()) {
+                eprintln!(
+                    "pelt: run {id} is in the history already, as #{}; not recorded again",
+                    row.id
+                );
+                return Ok(row.id);
+            }
+            self.tags
+                .retain(|(k, _)| k != RUN_ID_TAG && k != SHARDS_TAG);
+            self.tags.push((RUN_ID_TAG.into(), id));
+            self.tags.push((SHARDS_TAG.into(), shards.to_string()));
+        }
+        let results = match copy {
+            Some(bytes) => Results::Blob(bytes),
+            None => Results::None,
+        };
+        let run = NewRun {
+            kind: self.kind,
+            label: self.label.clone(),
+            tags: self.tags.clone(),
+            summary: summary.clone(),
+            report_json: pelt_report::render(summary, pelt_report::Format::Json),
+            results,
+            capacity: None,
+        };
+        self.store.record(&run).map_err(store_error)
+    }
+
+    /// The history for `pelt sweep` (its flags: --tag, --label,
+    /// --history); `None` with --no-history.
+    pub fn for_sweep(args: &RecordArgs) -> Result<Option<Recording>, UserError> {
+        Ok(Recording::start(args)?.map(|mut r| {
+            r.kind = Kind::Sweep;
+            r
+        }))
+    }
+
+    /// Records step `index` of sweep `sweep` (kind `step`, tagged with
+    /// both), its results file referenced where the sweep saved it. A
+    /// failure is a warning: the step happened and its file is saved.
+    pub fn record_step(
+        &mut self,
+        summary: &RunSummary,
+        file: &Path,
+        sweep: &str,
+        index: usize,
+    ) -> Option<i64> {
+        let tags = vec![
+            (SWEEP_TAG.to_string(), sweep.to_string()),
+            (STEP_TAG.to_string(), index.to_string()),
+        ];
+        self.insert(Kind::Step, tags, summary, Some(file), None, None)
+    }
+
+    /// Records the sweep itself (kind `sweep`, with its capacity, the
+    /// user's tags and label, and `sweep=ID`): the figures and results file
+    /// are those of the step that set the capacity (or the last step), the
+    /// JSON report the sweep's.
+    pub fn record_sweep(
+        &mut self,
+        step: &RunSummary,
+        file: &Path,
+        sweep: &str,
+        capacity: Option<f64>,
+        report_json: String,
+    ) -> Option<i64> {
+        let mut tags = self.tags.clone();
+        tags.retain(|(k, _)| k != SWEEP_TAG);
+        tags.push((SWEEP_TAG.to_string(), sweep.to_string()));
+        self.insert(
+            Kind::Sweep,
+            tags,
+            step,
+            Some(file),
+            Some(report_json),
+            capacity,
+        )
+    }
+
+    fn insert(
+        &mut self,
+        kind: Kind,
+        tags: Vec<(String, String)>,
+        summary: &RunSummary,
+        file: Option<&Path>,
+        report_json: Option<String>,
+        capacity: Option<f64>,
+    ) -> Option<i64> {
+        let results = match file {
+            Some(path) => Results::File(
+                std::fs::canonicalize(path)
+                    .unwrap_or_else(|_| path.to_path_buf())
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+            None => Results::None,
+        };
+        let run = NewRun {
+            kind,
+            label: self.label.clone(),
+            tags,
+            summary: summary.clone(),
+            report_json: report_json
+                .unwrap_or_else(|| pelt_report::render(summary, pelt_report::Format::Json)),
+            results,
+            capacity,
+        };
+        match self.store.record(&run) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                eprintln!("pelt: warning: not recorded in the history: {e}");
+                None
+            }
+        }
     }
 
     /// The history for the runs of experiment `name` (labelled with it),
@@ -229,13 +389,23 @@ impl Recording {
             (None, Some(bytes)) => Results::Blob(bytes),
             (None, None) => Results::None,
         };
+        let (mut kind, mut tags) = (self.kind, self.tags.clone());
+        if let (Kind::Run, Some(shard)) = (kind, summary.config.shard) {
+            // A part of a run: tagged with the run it belongs to, and kept
+            // out of baselines and trends (the merged run stands for it).
+            kind = Kind::Shard;
+            tags.retain(|(k, _)| k != RUN_ID_TAG && k != SHARD_TAG);
+            tags.push((RUN_ID_TAG.into(), summary.config.run_id()));
+            tags.push((SHARD_TAG.into(), shard.to_string()));
+        }
         let run = NewRun {
-            kind: self.kind,
+            kind,
             label: self.label.clone(),
-            tags: self.tags.clone(),
+            tags,
             summary: summary.clone(),
             report_json: pelt_report::render(summary, pelt_report::Format::Json),
             results,
+            capacity: None,
         };
         match self.store.record(&run) {
             Ok(id) => Some(id),
@@ -274,13 +444,25 @@ fn import_saved(dir: &Path) -> Vec<NewRun> {
 fn import_one(path: &Path, redactor: &Redactor) -> Result<NewRun, String> {
     let (summary, bytes) =
         read_redacted(&std::fs::read(path).map_err(|e| e.to_string())?, redactor)?;
+    // A shard's saved copy is a part, as when it is recorded as it ends.
+    let (kind, tags) = match summary.config.shard {
+        Some(shard) => (
+            Kind::Shard,
+            vec![
+                (RUN_ID_TAG.to_string(), summary.config.run_id()),
+                (SHARD_TAG.to_string(), shard.to_string()),
+            ],
+        ),
+        None => (Kind::Import, Vec::new()),
+    };
     Ok(NewRun {
-        kind: Kind::Import,
+        kind,
         label: None,
-        tags: Vec::new(),
+        tags,
         report_json: pelt_report::render(&summary, pelt_report::Format::Json),
         summary,
         results: Results::Blob(bytes),
+        capacity: None,
     })
 }
 

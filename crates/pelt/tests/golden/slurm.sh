@@ -16,6 +16,10 @@ mkdir -p "$RESULTS"
 # (the nodes' clocks must be synchronised, e.g. by NTP).
 START_AT=$(( $(date +%s) + 10 ))
 export RESULTS START_AT
+# No SQLite history on the nodes: home folders are often on NFS, where
+# SQLite's write-ahead log is unsafe, and a shard is a part, not a run.
+# Record the merged run instead: pelt report ... --merge --record.
+export PELT_NO_HISTORY=1
 
 # Each task is one shard: --shard auto reads SLURM_PROCID/SLURM_NTASKS.
 srun --ntasks=4 --kill-on-bad-exit=0 bash -c '

@@ -51,24 +51,23 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     } else {
         format!(" after {} warm-up", Human(c.warmup))
     };
+    // "1 connection", not "1 connections".
+    let conns = match c.load.connections() {
+        1 => "1 connection".to_string(),
+        n => format!("{n} connections"),
+    };
     let load = match &c.load {
         Load::Closed {
             connections,
             schedule: Some(s),
         } => format!("closed loop, connections {s} (up to {connections})"),
-        Load::Closed {
-            connections,
-            schedule: None,
-        } => match c.think {
+        Load::Closed { schedule: None, .. } => match c.think {
             Some(t) if t.min == t.max => {
-                format!(
-                    "closed loop, {connections} connections, {} think time",
-                    Human(t.min)
-                )
+                format!("closed loop, {conns}, {} think time", Human(t.min))
             }
             // `0-200ms`, not `0.00ns-200ms`.
             Some(t) => format!(
-                "closed loop, {connections} connections, {}-{} think time",
+                "closed loop, {conns}, {}-{} think time",
                 if t.min.is_zero() {
                     "0".to_string()
                 } else {
@@ -76,21 +75,19 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
                 },
                 Human(t.max)
             ),
-            None => format!("closed loop, {connections} connections"),
+            None => format!("closed loop, {conns}"),
         },
         Load::Rate {
             rate: r,
-            connections,
             schedule: None,
-        } => {
-            format!("{} req/s, up to {connections} connections", rate(*r))
-        }
-        Load::Rate {
-            connections,
-            schedule: Some(s),
             ..
         } => {
-            format!("rate {s} req/s, up to {connections} connections")
+            format!("{} req/s, up to {conns}", rate(*r))
+        }
+        Load::Rate {
+            schedule: Some(s), ..
+        } => {
+            format!("rate {s} req/s, up to {conns}")
         }
     };
     writeln!(
@@ -876,6 +873,10 @@ mod tests {
         });
         let t = text(&s);
         assert!(t.contains(", 0-200ms think time"), "{t}");
+        let mut one = run(2, Duration::from_secs(2));
+        one.config.load = Load::closed(1);
+        let t = text(&one);
+        assert!(t.contains("closed loop, 1 connection, 1 thread"), "{t}");
         assert!(!t.contains("0.00ns-"), "{t}");
 
         // A run through a proxy says so.

@@ -38,7 +38,6 @@
 //! slope (the median of the pairwise slopes of `ln value` against start
 //! time) over the time between the sides' median start times.
 
-use crate::error::Side;
 use crate::runs::Row;
 use crate::{Metric, Scale, Verdict};
 use serde::Serialize;

@@ -763,6 +763,18 @@ pub struct CompareArgs {
     #[arg(long = "fail-on", value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
 
+    /// When every A run came before every B run (or after), the change is
+    /// confounded with whatever drifted in between, and material verdicts
+    /// are withheld: say that the conditions held, and let them stand.
+    #[arg(long = "sequential-ok")]
+    pub sequential_ok: bool,
+
+    /// Compare runs whose work differs (targets, load model or level,
+    /// protocol, proxy, method, body) or that are not complete; by default
+    /// they are refused, naming the difference.
+    #[arg(long = "allow-mismatch")]
+    pub allow_mismatch: bool,
+
     /// Recorded runs as A.
     #[command(flatten)]
     pub baseline: crate::history::baseline::BaselineArgs,

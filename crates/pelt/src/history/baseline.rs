@@ -11,8 +11,12 @@ use crate::cli::{CompareArgs, CompareFormat, FailOn};
 use crate::output::fails;
 use crate::UserError;
 use clap::Args;
+use pelt_analyze::alike::{self, Mismatch};
+use pelt_analyze::design::{self, Timed};
+use pelt_analyze::headline;
 use pelt_analyze::runs::{self, compare_values, values, Row};
-use pelt_core::RunSummary;
+use pelt_core::{RunConfig, RunSummary};
+use pelt_report::compare::Context;
 use pelt_store::{Filter, Metric, RunRow, Store};
 use std::process::ExitCode;
 
@@ -20,7 +24,10 @@ use std::process::ExitCode;
 #[derive(Debug, Clone, Default, Args)]
 pub struct BaselineArgs {
     /// Compare the FILEs (B) with recorded runs (A): tag:KEY[=VALUE],
-    /// label:NAME or last:N (the newest N runs of B's URL).
+    /// label:NAME or last:N (the newest N runs of B's URL). Only complete
+    /// runs doing B's work (targets, load model and level, protocol,
+    /// proxy) and never B's own runs: last:N passes over the others, a
+    /// tag or label naming them is refused (see --allow-mismatch).
     #[arg(long = "baseline", value_name = "tag:X|label:X|last:N", conflicts_with_all = ["vs", "paired"])]
     pub baseline: Option<String>,
 
@@ -60,41 +67,124 @@ impl Spec {
         })
     }
 
-    /// The runs of the baseline, without `exclude` (the run just made).
-    /// `last:N` counts runs of `url` only: the newest runs of another
-    /// target are no baseline.
-    pub fn runs(
+    /// The runs of the baseline for `candidates` (the runs compared with
+    /// it), by one rule (see `pelt_analyze::alike`): never `exclude` (the
+    /// run just recorded) nor a candidate itself (a recorded run with a
+    /// candidate's start), complete runs only, and only runs whose work
+    /// is the candidates'. `last:N` takes the newest N such runs of the
+    /// candidates' URL, passing over the others; a tag or label that
+    /// names runs doing other work is refused (naming the difference)
+    /// unless `allow`, when they are kept and listed.
+    pub fn select(
         &self,
         store: &mut Store,
-        url: Option<&str>,
+        candidates: &[RunSummary],
         exclude: Option<i64>,
-    ) -> Result<Vec<RunRow>, UserError> {
+        allow: bool,
+    ) -> Result<Selection, UserError> {
+        let url = single_url(candidates);
         let mut filter = Filter::default();
         match self {
             Spec::Tag(k, v) => filter.tags.push((k.clone(), v.clone())),
             Spec::Label(l) => filter.label = Some(l.clone()),
-            Spec::Last(n) => {
-                filter.url = url.map(str::to_string);
-                filter.last = Some(n + u64::from(exclude.is_some()));
+            Spec::Last(_) => filter.url = url.clone(),
+        }
+        let listed = store.list(&filter).map_err(store_error)?;
+        let redactor = pelt_store::Redactor::default();
+        let reference = redactor.config(&candidates[0].config);
+        let starts: Vec<i64> = candidates
+            .iter()
+            .map(|c| c.env.started_unix_ms as i64)
+            .collect();
+        let mut out = Selection::default();
+        let (mut incomplete, mut themselves, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
+        let mut mismatched = Vec::new();
+        // Newest first, so that last:N takes the newest alike runs.
+        for row in listed.into_iter().rev() {
+            if Some(row.id) == exclude {
+                continue;
+            }
+            if let Spec::Last(n) = self {
+                if out.runs.len() as u64 >= *n {
+                    break;
+                }
+            }
+            if starts.contains(&row.started_ms) {
+                themselves.push(format!("#{}", row.id));
+                continue;
+            }
+            if row.interrupted || !row.complete {
+                incomplete.push(format!("#{}", row.id));
+                continue;
+            }
+            let differences = match stored_config(store, row.id)? {
+                Some(config) => alike::differences(&config, &reference),
+                None => vec![alike::Difference {
+                    what: "configuration".into(),
+                    a: "unreadable".into(),
+                    b: "known".into(),
+                }],
+            };
+            if differences.is_empty() {
+                out.runs.push(row);
+                continue;
+            }
+            let m = Mismatch {
+                run: format!("#{}", row.id),
+                differences,
+            };
+            match self {
+                Spec::Last(_) => skipped.push(m),
+                _ if allow => {
+                    out.allowed.push(m);
+                    out.runs.push(row);
+                }
+                _ => mismatched.push(m),
             }
         }
-        let mut runs = store.list(&filter).map_err(store_error)?;
-        runs.retain(|r| Some(r.id) != exclude);
-        if let Spec::Last(n) = self {
-            let extra = runs.len().saturating_sub(*n as usize);
-            runs.drain(..extra);
+        out.runs.reverse();
+        if !mismatched.is_empty() {
+            return Err(UserError(alike::refusal(
+                &format!("the runs compared (--baseline {})", self.describe()),
+                &mismatched,
+                "--allow-mismatch",
+            )));
         }
-        if runs.is_empty() {
+        if !themselves.is_empty() {
+            out.notes.push(format!(
+                "Left out of the baseline: {} (the runs compared themselves, recorded).",
+                themselves.join(", ")
+            ));
+        }
+        if !incomplete.is_empty() {
+            out.notes.push(format!(
+                "Left out of the baseline: {} (interrupted or incomplete).",
+                incomplete.join(", ")
+            ));
+        }
+        if !skipped.is_empty() {
+            out.notes.push(format!(
+                "Passed over {} run(s) of the URL whose work differs, like {}.",
+                skipped.len(),
+                skipped[0]
+            ));
+        }
+        if out.runs.is_empty() {
+            let mut why = out.notes.join(" ");
+            if !skipped.is_empty() && why.is_empty() {
+                why = format!("{}", skipped[0]);
+            }
             return Err(UserError(format!(
-                "no recorded run matches --baseline {}; see pelt history{}",
+                "no recorded run matches --baseline {} with the same work and complete{}; see pelt history{}",
                 self.describe(),
+                if why.is_empty() { String::new() } else { format!(" ({why})") },
                 match self {
                     Spec::Last(_) => " (last:N counts runs of the same URL)",
                     _ => "",
                 }
             )));
         }
-        Ok(runs)
+        Ok(out)
     }
 
     fn describe(&self) -> String {
@@ -105,6 +195,25 @@ impl Spec {
             Spec::Last(n) => format!("last:{n}"),
         }
     }
+}
+
+/// The recorded runs a baseline is made of, with what the report says
+/// about the choice.
+#[derive(Debug, Default)]
+pub struct Selection {
+    /// The baseline's runs, oldest first.
+    pub runs: Vec<RunRow>,
+    /// Runs kept although their work differs (`--allow-mismatch`).
+    pub allowed: Vec<Mismatch>,
+    /// Runs left out or passed over, one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// A recorded run's configuration; `None` when it cannot be read (a run
+/// recorded by a pelt whose configuration this one cannot parse).
+fn stored_config(store: &mut Store, id: i64) -> Result<Option<RunConfig>, UserError> {
+    let run = store.get(id).map_err(store_error)?;
+    Ok(run.and_then(|r| serde_json::from_str(&r.config_json).ok()))
 }
 
 /// A recorded run's values, in the order of `runs::metrics`, as
@@ -138,17 +247,18 @@ fn render(
     spec: &Spec,
     a: &[RunRow],
     b_names: &[String],
+    ctx: &Context,
 ) -> Result<String, UserError> {
     Ok(match format {
         CompareFormat::Text => {
-            let mut t = pelt_report::compare::text(rows, &names(a), b_names, false);
+            let mut t = pelt_report::compare::text(rows, &names(a), b_names, false, ctx);
             t.insert_str(0, &format!("baseline {}: recorded runs as A\n", spec.describe()));
             t
         }
-        CompareFormat::Markdown => pelt_report::compare::markdown(rows),
+        CompareFormat::Markdown => pelt_report::compare::markdown_report(rows, ctx),
         CompareFormat::Json => {
             let metrics = pelt_report::compare::json_rows(rows);
-            let doc = serde_json::json!({
+            let mut doc = serde_json::json!({
                 "schema": "pelt.compare/1",
                 "paired": false,
                 "baseline": spec.describe(),
@@ -156,6 +266,7 @@ fn render(
                 "b": b_names,
                 "metrics": metrics,
             });
+            pelt_report::compare::merge(&mut doc, pelt_report::compare::json_context(rows, ctx));
             let mut s = serde_json::to_string_pretty(&doc).expect("a JSON value always serialises");
             s.push('\n');
             s
@@ -177,13 +288,54 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
         .iter()
         .map(|f| crate::save::load(f))
         .collect::<Result<_, _>>()?;
-    let url = single_url(&b);
-    let mut store = open(&args.baseline.location)?;
-    let a = spec.runs(&mut store, url.as_deref(), None)?;
-    let b_values: Vec<Vec<f64>> = b.iter().map(values).collect();
-    let rows = rows(&a, &b_values);
     let b_names: Vec<String> = args.files.iter().map(|f| crate::save::label(f)).collect();
-    crate::emit(render(args.format, &rows, &spec, &a, &b_names)?.as_bytes())?;
+    // B's own runs must be alike too: they stand for one candidate.
+    let mut b_mismatches = alike::mismatches(
+        &b[0].config,
+        b_names.iter().cloned().zip(b.iter()),
+    );
+    if !b_mismatches.is_empty() && !args.allow_mismatch {
+        return Err(UserError(alike::refusal(
+            &format!("{} (B's first run)", b_names[0]),
+            &b_mismatches,
+            "--allow-mismatch",
+        )));
+    }
+    let mut store = open(&args.baseline.location)?;
+    let selection = spec.select(&mut store, &b, None, args.allow_mismatch)?;
+    let a = &selection.runs;
+    let b_values: Vec<Vec<f64>> = b.iter().map(values).collect();
+    let mut rows = rows(a, &b_values);
+    // The baseline's runs were recorded before these, as a rule: the
+    // change is confounded with time like any before/after.
+    let a_timed: Vec<Timed> = a
+        .iter()
+        .map(|r| Timed {
+            started_ms: r.started_ms.max(0) as u64,
+            values: stored_values(r),
+        })
+        .collect();
+    let time_design = design::assess(
+        &runs::metrics(),
+        &a_timed,
+        &crate::compare::timed(&b),
+        args.sequential_ok,
+    );
+    design::withhold_material(&mut rows, &time_design);
+    b_mismatches.extend(selection.allowed.iter().cloned());
+    let ctx = Context {
+        design: Some(time_design),
+        warnings: headline::group_warnings(
+            b_names
+                .iter()
+                .cloned()
+                .zip(b.iter().map(|s| s.warnings.as_slice())),
+        ),
+        runs: b.len(),
+        allowed: b_mismatches,
+        notes: selection.notes.clone(),
+    };
+    crate::emit(render(args.format, &rows, &spec, a, &b_names, &ctx)?.as_bytes())?;
     Ok(if fails(args.fail_on, |m| runs::regressed(&rows, m)) {
         ExitCode::from(1)
     } else {
@@ -214,13 +366,18 @@ pub fn after_run(
     fail_on: Option<FailOn>,
 ) -> Result<ExitCode, UserError> {
     let spec = Spec::parse(spec_text)?;
-    let url = single_url(std::slice::from_ref(summary));
-    let a = spec.runs(store, url.as_deref(), id)?;
-    let rows = rows(&a, &[values(summary)]);
+    let selection = spec.select(store, std::slice::from_ref(summary), id, false)?;
+    let a = &selection.runs;
+    let rows = rows(a, &[values(summary)]);
     let name = id.map_or_else(|| "this run".to_string(), |id| format!("#{id} (this run)"));
+    let ctx = Context {
+        notes: selection.notes.clone(),
+        runs: 1,
+        ..Context::default()
+    };
     eprint!(
         "{}",
-        render(CompareFormat::Text, &rows, &spec, &a, &[name])?
+        render(CompareFormat::Text, &rows, &spec, a, &[name], &ctx)?
     );
     Ok(if fails(fail_on, |m| runs::regressed(&rows, m)) {
         eprintln!("pelt: --fail-on: this run regressed against the baseline");

@@ -4,8 +4,8 @@
 //! One rule for every comparison (`pelt compare`, baselines from the
 //! history, `pelt history trend`): two runs are alike when they have
 //!
-//! - the same targets (method, URL, body, weight, in order; and where the
-//!   connections go: `--connect-to`, `--unix-socket`) and target order;
+//! - the same targets (method, scheme, path and query, body, weight, in
+//!   order) and target order;
 //! - the same load model and level: a closed loop of the same connections
 //!   (and think time), or the same rate (and arrivals); the same schedule;
 //! - the same HTTP options that change the work: protocol (HTTP/1.1 or 2,
@@ -16,7 +16,10 @@
 //! URLs does other work, so a latency verdict between them is about the
 //! set-up. What else a run may differ in (duration, warm-up, threads,
 //! timeouts, headers' values, which may be secrets replaced in the
-//! history) does not make it another experiment.
+//! history) does not make it another experiment. Nor does the server's
+//! address (host and port, `--connect-to`, `--unix-socket`): two servers
+//! doing the same work, a blue and a green deployment, nginx against
+//! Caddy, are what a comparison is for; [`servers`] says when they differ.
 //!
 //! Runs that were interrupted or have no footer are not complete (see
 //! [`incomplete`]); whether they may enter is the caller's rule.
@@ -105,9 +108,9 @@ pub fn differences(a: &RunConfig, b: &RunConfig) -> Vec<Difference> {
     }
     differ("load", load_model(a), load_model(b));
     let schedule = |c: &RunConfig| match &c.load {
-        Load::Closed { schedule, .. } | Load::Rate { schedule, .. } => {
-            schedule.as_ref().map_or("none".to_string(), |s| format!("{s:?}"))
-        }
+        Load::Closed { schedule, .. } | Load::Rate { schedule, .. } => schedule
+            .as_ref()
+            .map_or("none".to_string(), |s| format!("{s:?}")),
     };
     differ("load schedule", schedule(a), schedule(b));
     if matches!(a.load, Load::Rate { .. }) && matches!(b.load, Load::Rate { .. }) {
@@ -132,16 +135,6 @@ pub fn differences(a: &RunConfig, b: &RunConfig) -> Vec<Difference> {
         format!("{} {}", hb.follow, on_off(hb.follow_any_host)),
     );
     differ(
-        "--connect-to",
-        format!("{:?}", ha.connect_to),
-        format!("{:?}", hb.connect_to),
-    );
-    differ(
-        "--unix-socket",
-        format!("{:?}", ha.unix_socket),
-        format!("{:?}", hb.unix_socket),
-    );
-    differ(
         "--cookies",
         on_off(ha.session.cookies).into(),
         on_off(hb.session.cookies).into(),
@@ -160,8 +153,48 @@ pub fn differences(a: &RunConfig, b: &RunConfig) -> Vec<Difference> {
     out
 }
 
-fn target_key(t: &pelt_core::Target) -> (&str, String, &[u8], u32) {
-    (&t.method, t.url.to_string(), &t.body, t.weight)
+fn target_key(t: &pelt_core::Target) -> (&str, String, &str, &[u8], u32) {
+    (
+        &t.method,
+        format!("{:?}", t.url.scheme),
+        &t.url.path_and_query,
+        &t.body,
+        t.weight,
+    )
+}
+
+/// Where a run's requests go: its targets' hosts and ports, and any
+/// `--connect-to` or `--unix-socket`.
+fn servers_of(c: &RunConfig) -> String {
+    let mut hosts: Vec<String> = c
+        .targets
+        .iter()
+        .map(|t| format!("{}:{}", t.url.host, t.url.port))
+        .collect();
+    hosts.dedup();
+    let mut s = hosts.join(" ");
+    for ct in &c.http.connect_to {
+        s.push_str(&format!(
+            " (connect to {}:{})",
+            ct.connect_host.as_deref().unwrap_or("*"),
+            ct.connect_port.map_or("*".into(), |p| p.to_string())
+        ));
+    }
+    if let Some(u) = &c.http.unix_socket {
+        s.push_str(&format!(" (socket {u})"));
+    }
+    s
+}
+
+/// How the runs' servers differ, when they do: not a mismatch (see the
+/// module docs), but worth a line in the report.
+pub fn servers(a: &RunConfig, b: &RunConfig) -> Option<Difference> {
+    let (x, y) = (servers_of(a), servers_of(b));
+    (x != y).then_some(Difference {
+        what: "server".into(),
+        a: x,
+        b: y,
+    })
 }
 
 fn on_off(b: bool) -> &'static str {
@@ -324,6 +357,13 @@ mod tests {
         assert_eq!(
             differences(&closed, &other)[0].to_string(),
             "URL: http://127.0.0.1:8080/ vs http://127.0.0.1:8080/other"
+        );
+        // Another server doing the same work is what a comparison is for.
+        let elsewhere = config("http://127.0.0.1:8081/", Load::closed(10));
+        assert_eq!(differences(&closed, &elsewhere), vec![]);
+        assert_eq!(
+            servers(&closed, &elsewhere).unwrap().to_string(),
+            "server: 127.0.0.1:8080 vs 127.0.0.1:8081"
         );
         // Six targets whose first matches are not one target.
         let mut six = closed.clone();

@@ -158,7 +158,8 @@ fn upper_normal(z: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
     let poly = t
         * (0.254_829_592
-            + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     let erfc = poly * (-x * x).exp();
     if x >= 0.0 {
         erfc / 2.0
@@ -244,11 +245,12 @@ pub fn assess(metrics: &[Metric], a: &[Timed], b: &[Timed], sequential_ok: bool)
             if trend.p_value > DRIFT_ALPHA {
                 continue;
             }
-            let over_gap = (m.scale == Scale::Ratio && values.iter().all(|&v| v > 0.0)).then(|| {
-                let times: Vec<f64> = by_time.iter().map(|r| r.started_ms as f64).collect();
-                let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
-                (theil_sen(&times, &logs) * gap_ms).exp_m1()
-            });
+            let over_gap =
+                (m.scale == Scale::Ratio && values.iter().all(|&v| v > 0.0)).then(|| {
+                    let times: Vec<f64> = by_time.iter().map(|r| r.started_ms as f64).collect();
+                    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+                    (theil_sen(&times, &logs) * gap_ms).exp_m1()
+                });
             drifts.push(Drift {
                 side,
                 metric: m.name.clone(),
@@ -501,7 +503,9 @@ mod tests {
         assert!(!crate::runs::regressed(&rows, true));
         let notes = notes(&design, |_, v| format!("{v}"));
         assert!(notes[0].starts_with("Sequential design"), "{notes:?}");
-        assert!(notes.iter().any(|n| n.starts_with("Drift within B: its p99 rose")));
+        assert!(notes
+            .iter()
+            .any(|n| n.starts_with("Drift within B: its p99 rose")));
         // With --sequential-ok the verdicts stand.
         let design = assess(&metrics(), &a, &b, true);
         let mut rows = compare_values(&vals(&a), &vals(&b), false);

@@ -107,14 +107,10 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
             "p99, p99.9",
             "requests still pending at the end are timed only up to then",
         ),
-        Warning::Errors { .. } => (
-            LATENCY,
-            "failed requests without a response are not timed",
-        ),
-        Warning::Interrupted | Warning::Incomplete | Warning::PartialMerge { .. } => (
-            "every metric",
-            "the run did not cover its whole plan",
-        ),
+        Warning::Errors { .. } => (LATENCY, "failed requests without a response are not timed"),
+        Warning::Interrupted | Warning::Incomplete | Warning::PartialMerge { .. } => {
+            ("every metric", "the run did not cover its whole plan")
+        }
         Warning::LateShard { .. } => ("every metric", "a shard started late"),
         Warning::RequestLog { .. } | Warning::Sharded { .. } => return None,
     })
@@ -194,7 +190,13 @@ pub fn warning_notes(groups: &[WarningGroup], total_runs: usize) -> Vec<String> 
     groups
         .iter()
         .map(|g| {
-            let mut names = g.runs.iter().take(4).cloned().collect::<Vec<_>>().join(", ");
+            let mut names = g
+                .runs
+                .iter()
+                .take(4)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
             if g.runs.len() > 4 {
                 names.push_str(", ...");
             }
@@ -220,8 +222,12 @@ mod tests {
     #[test]
     fn a_failing_variant_headlines_its_errors() {
         let run = |p50: f64, errors: f64| vec![p50, p50, p50, p50, errors, f64::NAN, 1.0];
-        let a: Vec<Vec<f64>> = (0..6).map(|i| run(1e6 + (i % 3) as f64 * 3e4, 0.0)).collect();
-        let b: Vec<Vec<f64>> = (0..6).map(|i| run(1e6 + (i % 2) as f64 * 5e4, 1.0)).collect();
+        let a: Vec<Vec<f64>> = (0..6)
+            .map(|i| run(1e6 + (i % 3) as f64 * 3e4, 0.0))
+            .collect();
+        let b: Vec<Vec<f64>> = (0..6)
+            .map(|i| run(1e6 + (i % 2) as f64 * 5e4, 1.0))
+            .collect();
         let rows = compare_values(&a, &b, true);
         let top = most_severe(&rows).unwrap();
         assert_eq!(top.metric.name, "errors");

@@ -157,7 +157,10 @@ pub fn headline(rows: &[Row]) -> String {
     let Some(row) = most_severe(rows) else {
         return "no metric could be compared".into();
     };
-    let c = row.result.as_ref().expect("most_severe picks compared rows");
+    let c = row
+        .result
+        .as_ref()
+        .expect("most_severe picks compared rows");
     let m = &row.metric;
     let interval = match c.ci {
         Some(_) => format!(" ({})", ci(m, c)),
@@ -374,18 +377,20 @@ pub fn verdict_table(rows: &[Row]) -> Table {
 /// The rows as JSON values: `{metric, comparison}` or `{metric, error}`.
 pub fn json_rows(rows: &[Row]) -> Vec<serde_json::Value> {
     rows.iter()
-        .map(|Row {
-                  metric,
-                  result,
-                  confounded,
-              }| match result {
-            Ok(c) => serde_json::json!({
-                "metric": metric,
-                "comparison": c,
-                "confounded_with_time": confounded,
-            }),
-            Err(e) => serde_json::json!({ "metric": metric, "error": e.to_string() }),
-        })
+        .map(
+            |Row {
+                 metric,
+                 result,
+                 confounded,
+             }| match result {
+                Ok(c) => serde_json::json!({
+                    "metric": metric,
+                    "comparison": c,
+                    "confounded_with_time": confounded,
+                }),
+                Err(e) => serde_json::json!({ "metric": metric, "error": e.to_string() }),
+            },
+        )
         .collect()
 }
 

@@ -7,7 +7,7 @@ use crate::html::{Block, Labeled, LoadSeries};
 use crate::table::Table;
 use pelt_analyze::experiment::{Level, LevelComparison, LevelKind, Outcome, RunRecord};
 use pelt_analyze::runs;
-use pelt_analyze::{Metric, Verdict};
+use pelt_analyze::Metric;
 use std::fmt::Write;
 
 /// An experiment to report: its design (from the plan) and what it produced.
@@ -109,24 +109,50 @@ impl Experiment<'_> {
         )
     }
 
+    /// A comparison's one line: who against whom, and its most severe
+    /// verdict, errors first (see [`crate::compare::headline`]).
     fn verdict_summary(&self, c: &LevelComparison) -> String {
-        let p50 = c.rows.iter().find(|row| row.metric.name == "p50");
-        let word = match p50.map(|row| &row.result) {
-            Some(Ok(cmp)) => match cmp.verdict {
-                Verdict::Regression { material: true } => "p50 REGRESSION (material)",
-                Verdict::Regression { material: false } => "p50 REGRESSION",
-                Verdict::Improvement { material: true } => "p50 IMPROVEMENT (material)",
-                Verdict::Improvement { material: false } => "p50 IMPROVEMENT",
-                Verdict::Equivalent => "p50 EQUIVALENT",
-                Verdict::Inconclusive { .. } => "p50 INCONCLUSIVE",
-                Verdict::NoVerdict => "no verdict",
-            },
-            _ => "no verdict",
-        };
         format!(
-            "{} vs {} ({} blocks, paired): {word}",
-            self.variants[c.variant], self.variants[0], c.blocks
+            "{} vs {} ({} blocks, paired): {}",
+            self.variants[c.variant],
+            self.variants[0],
+            c.blocks,
+            crate::compare::headline(&c.rows)
         )
+    }
+
+    /// Variants whose error share differs materially from the baseline's,
+    /// one line each: said before anything else in every format, since
+    /// their latencies describe other work (error pages, refusals).
+    fn error_flags(&self, comparisons: &[LevelComparison]) -> Vec<String> {
+        comparisons
+            .iter()
+            .filter_map(|c| {
+                let flag = crate::compare::errors_flag(&c.rows)?;
+                Some(format!(
+                    "{} vs {} at {}: {flag}",
+                    self.variants[c.variant],
+                    self.variants[0],
+                    self.levels[c.level].label()
+                ))
+            })
+            .collect()
+    }
+
+    /// The runs' own warnings, by kind, naming the runs (variant, level,
+    /// block) and the verdicts each weakens.
+    fn warning_groups(&self) -> Vec<pelt_analyze::headline::WarningGroup> {
+        pelt_analyze::headline::group_warnings(self.outcome.runs.iter().map(|r| {
+            (
+                format!(
+                    "{} at {} block {}",
+                    self.variants[r.variant],
+                    self.levels[r.level].label(),
+                    r.block + 1
+                ),
+                r.warnings.as_slice(),
+            )
+        }))
     }
 
     /// A saturated client looks like a slow server: says which runs had
@@ -203,6 +229,18 @@ impl Experiment<'_> {
         let _ = writeln!(text, "{head}\nfolder: {}", outcome.folder.display());
         let _ = writeln!(md, "# {}\n\n{head}\n", self.name);
         blocks.push(Block::Paragraph(head.clone()));
+        for flag in self.error_flags(&comparisons) {
+            let _ = writeln!(text, "{flag}");
+            let _ = writeln!(md, "**{flag}**\n");
+            blocks.push(Block::Paragraph(flag));
+        }
+        for note in
+            pelt_analyze::headline::warning_notes(&self.warning_groups(), outcome.runs.len())
+        {
+            let _ = writeln!(text, "{note}");
+            let _ = writeln!(md, "- {note}");
+            blocks.push(Block::Paragraph(note));
+        }
         for p in &outcome.problems {
             let _ = writeln!(text, "problem: {p}");
             let _ = writeln!(md, "- **problem:** {p}");
@@ -295,6 +333,7 @@ impl Experiment<'_> {
 
     fn json(&self, comparisons: &[LevelComparison]) -> String {
         let outcome = self.outcome;
+        let error_flags = self.error_flags(comparisons);
         let metrics: Vec<Metric> = runs::metrics();
         let runs: Vec<serde_json::Value> = outcome
             .runs
@@ -308,6 +347,7 @@ impl Experiment<'_> {
                     "file": r.file.strip_prefix(&outcome.folder).unwrap_or(&r.file).display().to_string(),
                     "interrupted": r.interrupted,
                     "client_busy": r.client_busy,
+                    "warnings": r.warnings,
                     "values": metrics.iter().zip(&r.values).map(|(m, v)| (m.name.clone(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
                 })
             })
@@ -320,6 +360,9 @@ impl Experiment<'_> {
                     "baseline": self.variants[0],
                     "variant": self.variants[c.variant],
                     "blocks": c.blocks,
+                    "headline": crate::compare::headline(&c.rows),
+                    "headline_metric": pelt_analyze::headline::most_severe(&c.rows).map(|r| r.metric.name.clone()),
+                    "errors_differ": pelt_analyze::headline::errors_differ(&c.rows).is_some(),
                     "metrics": crate::compare::json_rows(&c.rows),
                 })
             })
@@ -333,6 +376,8 @@ impl Experiment<'_> {
             "variants": self.variants,
             "interrupted": outcome.interrupted,
             "problems": outcome.problems,
+            "errors_differ": error_flags,
+            "warnings": self.warning_groups(),
             "runs": runs,
             "comparisons": comparisons,
         });
@@ -356,6 +401,7 @@ mod tests {
             p99_ns: 0,
             interrupted: false,
             client_busy,
+            warnings: Vec::new(),
         }
     }
 

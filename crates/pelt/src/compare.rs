@@ -77,7 +77,10 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
         ),
         runs: a.len() + b.len(),
         allowed,
-        notes: Vec::new(),
+        notes: alike::servers(&a[0].config, &b[0].config)
+            .map(|d| format!("A and B ran against different servers ({}): compared as two servers doing the same work.", d))
+            .into_iter()
+            .collect(),
     };
     let names = |files: &[PathBuf]| files.iter().map(|f| label(f)).collect::<Vec<_>>();
     let paths = |files: &[PathBuf]| {
@@ -87,21 +90,13 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
             .collect::<Vec<_>>()
     };
     let out = match args.format {
-        CompareFormat::Text => compare::text(
-            &rows,
-            &names(&a_files),
-            &names(&b_files),
-            args.paired,
-            &ctx,
-        ),
+        CompareFormat::Text => {
+            compare::text(&rows, &names(&a_files), &names(&b_files), args.paired, &ctx)
+        }
         CompareFormat::Markdown => compare::markdown_report(&rows, &ctx),
-        CompareFormat::Json => compare::json(
-            &rows,
-            &paths(&a_files),
-            &paths(&b_files),
-            args.paired,
-            &ctx,
-        ),
+        CompareFormat::Json => {
+            compare::json(&rows, &paths(&a_files), &paths(&b_files), args.paired, &ctx)
+        }
         CompareFormat::Html => compare::html(
             &rows,
             &labeled(&a_files, &a),

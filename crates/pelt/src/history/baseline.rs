@@ -290,10 +290,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
         .collect::<Result<_, _>>()?;
     let b_names: Vec<String> = args.files.iter().map(|f| crate::save::label(f)).collect();
     // B's own runs must be alike too: they stand for one candidate.
-    let mut b_mismatches = alike::mismatches(
-        &b[0].config,
-        b_names.iter().cloned().zip(b.iter()),
-    );
+    let mut b_mismatches = alike::mismatches(&b[0].config, b_names.iter().cloned().zip(b.iter()));
     if !b_mismatches.is_empty() && !args.allow_mismatch {
         return Err(UserError(alike::refusal(
             &format!("{} (B's first run)", b_names[0]),

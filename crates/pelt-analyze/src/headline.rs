@@ -14,9 +14,10 @@
 //! 3. a material improvement, then any improvement;
 //! 4. inconclusive, then equivalent, then no verdict.
 //!
-//! Within a rank, the metric order of [`crate::runs::metrics`] decides
-//! after errors and the share sent: those say whether the latencies
-//! describe the same work at all.
+//! Within a rank of change (1 to 3), errors and the share sent come
+//! first, since they say whether the latencies describe the same work at
+//! all; otherwise the metric order of [`crate::runs::metrics`] decides
+//! (p50 first).
 
 use crate::runs::Row;
 use crate::{Comparison, Verdict};
@@ -25,10 +26,18 @@ use pelt_core::Warning;
 /// The error share's metric name in [`crate::runs::metrics`].
 pub const ERRORS: &str = "errors";
 
-/// How severe a row's verdict is; lower is more severe.
+/// How severe a row's verdict is; lower is more severe. A verdict whose
+/// materiality was withheld for a confounded design (`row.confounded`)
+/// ranks with the material ones: its interval is beyond the margin, only
+/// its cause is in doubt.
 fn rank(row: &Row, c: &Comparison) -> u8 {
     let errors = row.metric.name == ERRORS;
-    match c.verdict {
+    let verdict = match c.verdict {
+        Verdict::Regression { .. } if row.confounded => Verdict::Regression { material: true },
+        Verdict::Improvement { .. } if row.confounded => Verdict::Improvement { material: true },
+        v => v,
+    };
+    match verdict {
         Verdict::Regression { material: true } | Verdict::Improvement { material: true }
             if errors =>
         {
@@ -60,24 +69,30 @@ pub fn most_severe(rows: &[Row]) -> Option<&Row> {
         .enumerate()
         .filter_map(|(i, row)| {
             let c = row.result.as_ref().ok()?;
-            Some(((rank(row, c), precedence(row), i), row))
+            let rank = rank(row, c);
+            // Errors and the share sent lead among changes; among rows
+            // that changed nothing, the metric order (p50 first) does.
+            let first = if rank <= 4 { precedence(row) } else { 2 };
+            Some(((rank, first, i), row))
         })
         .min_by_key(|(key, _)| *key)
         .map(|(_, row)| row)
 }
 
-/// The error-share comparison when it differs materially (either way):
-/// flagged at the top of every report.
+/// The error-share comparison when it differs materially (either way,
+/// and whether or not the design confounds it with time): flagged at the
+/// top of every report.
 pub fn errors_differ(rows: &[Row]) -> Option<&Comparison> {
     rows.iter()
         .filter(|r| r.metric.name == ERRORS)
-        .filter_map(|r| r.result.as_ref().ok())
-        .find(|c| {
-            matches!(
-                c.verdict,
-                Verdict::Regression { material: true } | Verdict::Improvement { material: true }
-            )
+        .filter_map(|r| Some((r, r.result.as_ref().ok()?)))
+        .find(|(r, c)| match c.verdict {
+            Verdict::Regression { material } | Verdict::Improvement { material } => {
+                material || r.confounded
+            }
+            _ => false,
         })
+        .map(|(_, c)| c)
 }
 
 /// The verdicts a run warning weakens, and why; `None` for warnings

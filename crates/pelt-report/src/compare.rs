@@ -207,11 +207,25 @@ pub fn lead(rows: &[Row], ctx: &Context) -> Vec<String> {
         }));
     }
     if !ctx.allowed.is_empty() {
+        // Runs that differ the same way are named together.
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        for m in &ctx.allowed {
+            let how = m
+                .differences
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("; ");
+            match groups.iter_mut().find(|(h, _)| *h == how) {
+                Some((_, runs)) => runs.push(&m.run),
+                None => groups.push((how, vec![&m.run])),
+            }
+        }
         out.push(format!(
             "--allow-mismatch: compared although the runs' work differs: {}.",
-            ctx.allowed
+            groups
                 .iter()
-                .map(|m| m.to_string())
+                .map(|(how, runs)| format!("{} ({how})", runs.join(", ")))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));

@@ -361,14 +361,16 @@ pub fn after_run(
     summary: &RunSummary,
     id: Option<i64>,
     fail_on: Option<FailOn>,
+    allow_mismatch: bool,
 ) -> Result<ExitCode, UserError> {
     let spec = Spec::parse(spec_text)?;
-    let selection = spec.select(store, std::slice::from_ref(summary), id, false)?;
+    let selection = spec.select(store, std::slice::from_ref(summary), id, allow_mismatch)?;
     let a = &selection.runs;
     let rows = rows(a, &[values(summary)]);
     let name = id.map_or_else(|| "this run".to_string(), |id| format!("#{id} (this run)"));
     let ctx = Context {
         notes: selection.notes.clone(),
+        allowed: selection.allowed.clone(),
         runs: 1,
         ..Context::default()
     };

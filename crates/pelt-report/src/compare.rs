@@ -167,10 +167,10 @@ pub fn headline(rows: &[Row]) -> String {
         None => String::new(),
     };
     format!(
-        "{} {}{interval} {}",
+        "{} {}, {}{interval}",
         m.name,
+        verdict(m, c, row.confounded),
         change(m, c.estimate),
-        verdict(m, c, row.confounded)
     )
 }
 

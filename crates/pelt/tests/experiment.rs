@@ -110,6 +110,51 @@ fn added_delay_of_2ms_is_a_material_p50_regression() {
     assert!(!dom.contains("<script"));
 }
 
+/// Issue 23 §2: a variant that served 404 to every request (a typo in
+/// nginx's root) headlined "p50 INCONCLUSIVE" and kept its errors in the
+/// table. The headline names errors, and every format flags them first.
+#[test]
+fn a_variant_failing_every_request_headlines_its_errors() {
+    let _machine = exclusive();
+    let srv = server(None);
+    let base = format!("http://{}/", srv.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr, report) =
+        experiment(dir.path(), &two_urls(&base, &format!("{base}?status=404")));
+    assert_eq!(code, 0, "{stderr}");
+    let report = report.expect("report.json written");
+    let c = &report["comparisons"][0];
+    assert_eq!(c["headline_metric"], "errors", "{c:#}");
+    assert_eq!(c["errors_differ"], true);
+    assert!(
+        c["headline"]
+            .as_str()
+            .unwrap()
+            .starts_with("errors REGRESSION (material), +100.00 pt"),
+        "{c:#}"
+    );
+    let flags = report["errors_differ"].as_array().unwrap();
+    assert_eq!(flags.len(), 1);
+    assert!(
+        stdout.contains("B vs A (6 blocks, paired): errors REGRESSION (material), +100.00 pt"),
+        "{stdout}"
+    );
+    // The flag comes before any table, in every format.
+    let flag_first = |text: &str| {
+        let flag = text.find("ERRORS DIFFER").expect("flagged");
+        assert!(
+            flag < text
+                .find("medians over runs")
+                .or(text.find("Medians over runs"))
+                .unwrap(),
+            "{text}"
+        );
+    };
+    flag_first(&stdout);
+    flag_first(&std::fs::read_to_string(dir.path().join("out/report.md")).unwrap());
+    flag_first(&std::fs::read_to_string(dir.path().join("out/report.html")).unwrap());
+}
+
 /// One A/A experiment: the p50 verdict's kind.
 fn aa_p50_kind() -> String {
     let srv = server(None);

@@ -530,7 +530,13 @@ mod tests {
     #[test]
     fn one_run_each_is_an_observation() {
         let rows = compare_values(&runs(1e6, 1), &runs(2e6, 1), false);
-        let t = text(&rows, &["a".into()], &["b".into()], false);
+        let t = text(
+            &rows,
+            &["a".into()],
+            &["b".into()],
+            false,
+            &Context::default(),
+        );
         assert!(
             t.starts_with(
                 "pelt compare: A = 1 run(s), B = 1 run(s), independent runs\n  A: a\n  B: b\n"
@@ -550,8 +556,14 @@ mod tests {
     fn errors_and_verdicts_reach_every_format() {
         let rows = compare_values(&runs(1e6, 2), &runs(2e6, 1), true);
         assert!(table(&rows).contains("p50         cannot compare: p50: a paired comparison"));
-        let doc: serde_json::Value =
-            serde_json::from_str(&json(&rows, &["a.pelt".into()], &[], true)).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&json(
+            &rows,
+            &["a.pelt".into()],
+            &[],
+            true,
+            &Context::default(),
+        ))
+        .unwrap();
         assert_eq!(doc["schema"], "pelt.compare/1");
         assert!(doc["metrics"][0]["error"]
             .as_str()
@@ -562,6 +574,60 @@ mod tests {
         assert_eq!(t.rows[0][5], "REGRESSION (material)");
         assert_eq!(t.rows[5][0], "throughput");
         assert_eq!(t.rows[4][1], "0.10%");
+    }
+
+    /// Issue 23 §2: `p90 120µs 127µs -10.1 %`. The change is
+    /// Hodges-Lehmann's, not the medians' difference; where the two point
+    /// different ways the page says why.
+    #[test]
+    fn a_change_against_the_medians_is_explained() {
+        // Paired: four blocks 10 % faster, two much slower. B's median is
+        // lower, the paired estimate higher.
+        let v = |x: f64| vec![x, x, x, x, 0.0, 1e9 / x, f64::NAN];
+        let a: Vec<Vec<f64>> = [100.0, 200.0, 300.0, 400.0, 500.0, 600.0]
+            .iter()
+            .map(|&x| v(x))
+            .collect();
+        let b: Vec<Vec<f64>> = [90.0, 180.0, 270.0, 360.0, 900.0, 1000.0]
+            .iter()
+            .map(|&x| v(x))
+            .collect();
+        let rows = compare_values(&a, &b, true);
+        let c = rows[0].result.as_ref().unwrap();
+        assert!(c.b < c.a && c.estimate > 0.0, "{c:?}");
+        let t = table(&rows);
+        assert!(t.contains("%*"), "{t}");
+        assert!(t.contains(ESTIMATOR_NOTE), "{t}");
+        assert!(markdown(&rows).contains(ESTIMATOR_NOTE));
+        // Where they agree, no note.
+        let rows = compare_values(&runs(1e6, 8), &runs(2e6, 8), true);
+        assert!(!table(&rows).contains(ESTIMATOR_NOTE));
+    }
+
+    /// "~18,927 runs each would resolve ±5 %" is no advice: past 30 the
+    /// verdict says to steady the runs.
+    #[test]
+    fn inconclusive_advice_is_practical() {
+        let m = Metric::latency("p99", 0.05);
+        let mut c = compare_values(&runs(1e6, 6), &runs(1e6, 6), false)[0]
+            .result
+            .clone()
+            .unwrap();
+        c.ci = Some((-0.9, 2.4));
+        c.verdict = Verdict::Inconclusive {
+            blocks_needed: Some(18_927),
+        };
+        assert_eq!(
+            verdict(&m, &c, false),
+            "INCONCLUSIVE (too noisy to resolve ±5% in 30 runs each: steady the runs first)"
+        );
+        c.verdict = Verdict::Inconclusive {
+            blocks_needed: Some(12),
+        };
+        assert_eq!(
+            verdict(&m, &c, false),
+            "INCONCLUSIVE (~12 runs each would resolve ±5%)"
+        );
     }
 
     #[test]

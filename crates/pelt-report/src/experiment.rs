@@ -405,6 +405,48 @@ mod tests {
         }
     }
 
+    /// Issue 23 §2: 5 of 6 runs had send lag and the report said nothing.
+    #[test]
+    fn runs_warnings_reach_every_format_with_what_they_weaken() {
+        let levels = [Level {
+            kind: LevelKind::Rate,
+            value: 300.0,
+        }];
+        let variants = ["base".to_string(), "cache".to_string()];
+        let mut outcome = Outcome::new(2, 1, PathBuf::from("."));
+        for block in 0..6 {
+            for variant in 0..2 {
+                let mut r = record(variant, 0, false);
+                r.block = block;
+                r.values = vec![1e6, 1e6, 1e6, 1e6, 0.0, f64::NAN, 1.0];
+                if variant == 1 && block < 5 {
+                    r.warnings.push(pelt_core::Warning::SendLag {
+                        p99_ns: 41_000_000,
+                        connections: 10,
+                    });
+                }
+                outcome.runs.push(r);
+            }
+        }
+        let reports = Experiment {
+            name: "n",
+            blocks: 6,
+            levels: &levels,
+            variants: &variants,
+            outcome: &outcome,
+        }
+        .render();
+        let line = "Warning send_lag in 5 of 12 runs (cache at 300 req/s block 1, cache at 300 req/s block 2";
+        assert!(reports.text.contains(line), "{}", reports.text);
+        assert!(reports.text.contains("weakens p50, p90, p99, p99.9"));
+        assert!(reports.markdown.contains(line));
+        assert!(reports.html.contains("Warning send_lag in 5 of 12 runs"));
+        let doc: serde_json::Value = serde_json::from_str(&reports.json).unwrap();
+        assert_eq!(doc["warnings"][0]["kind"], "send_lag");
+        assert_eq!(doc["warnings"][0]["runs"].as_array().unwrap().len(), 5);
+        assert_eq!(doc["runs"][1]["warnings"][0]["kind"], "send_lag");
+    }
+
     #[test]
     fn client_bound_runs_are_named_once_per_variant_and_level() {
         let levels = [100.0, 200.0].map(|value| Level {

@@ -313,6 +313,14 @@ Examples:
   pelt compare a*.pelt --vs b*.pelt --fail-on regression   exit 1 in CI when B is worse
   pelt compare --baseline tag:release-1.4 b*.pelt          recorded runs (pelt history) as A
 
+Interleave the sides (A B B A ..., or pelt experiment). When every A run
+came before every B run the change is confounded with time (the machine
+drifts): the report says so, tests each side for drift, and withholds
+material verdicts unless --sequential-ok. Runs must do the same work (same
+targets, load model and level, protocol, proxy, method, body) and be
+complete; others are refused with the difference named, unless
+--allow-mismatch. The headline is the most severe verdict, errors first.
+
 Why several runs? Requests within one run are not independent (a slow
 minute slows many of them), so one run per side cannot tell a change from
 run-to-run noise. pelt compares whole runs: the estimate is Hodges-Lehmann,

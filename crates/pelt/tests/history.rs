@@ -166,10 +166,31 @@ fn record_query_trend(db: &Db<'_>) {
         .unwrap();
     assert!(ok(&out, "history show text").contains("Requests     30"));
 
-    // The trend follows the slow run.
+    // The label names runs of two URLs: a trend of unlike runs is
+    // refused, naming the difference (issue 23 §4) ...
+    let out = hpelt(db, data.path())
+        .args(["history", "trend", "--metric", "p50", "--label", "nightly"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("do not measure the same work as the newest run")
+            && err.contains("?delay=3ms"),
+        "{err}"
+    );
+    // ... unless allowed: the trend follows the slow run.
     let out = hpelt(db, data.path())
         .args([
-            "history", "trend", "--metric", "p50", "--label", "nightly", "--format", "json",
+            "history",
+            "trend",
+            "--metric",
+            "p50",
+            "--label",
+            "nightly",
+            "--format",
+            "json",
+            "--allow-mismatch",
         ])
         .output()
         .unwrap();
@@ -190,6 +211,7 @@ fn record_query_trend(db: &Db<'_>) {
     assert!(text.contains("p99 of 2 run(s)"), "{text}");
     let out = hpelt(db, data.path())
         .args(["history", "trend", "--metric", "p99", "--format", "html"])
+        .arg("--allow-mismatch")
         .output()
         .unwrap();
     let html = ok(&out, "trend html");
@@ -499,7 +521,15 @@ fn secrets_never_written(db: &Db<'_>) {
     }
     for args in [
         &["history", "--format", "csv"][..],
-        &["history", "trend", "--metric", "p99", "--format", "html"],
+        &[
+            "history",
+            "trend",
+            "--metric",
+            "p99",
+            "--format",
+            "html",
+            "--allow-mismatch",
+        ],
     ] {
         let out = hpelt(db, data.path()).args(args).output().unwrap();
         std::fs::write(out_dir.path().join(args.join("-")), ok(&out, "history")).unwrap();

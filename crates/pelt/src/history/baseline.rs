@@ -211,9 +211,9 @@ pub struct Selection {
 
 /// A recorded run's configuration; `None` when it cannot be read (a run
 /// recorded by a pelt whose configuration this one cannot parse).
-fn stored_config(store: &mut Store, id: i64) -> Result<Option<RunConfig>, UserError> {
-    let run = store.get(id).map_err(store_error)?;
-    Ok(run.and_then(|r| serde_json::from_str(&r.config_json).ok()))
+pub fn stored_config(store: &mut Store, id: i64) -> Result<Option<RunConfig>, UserError> {
+    let json = store.config_json(id).map_err(store_error)?;
+    Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
 }
 
 /// A recorded run's values, in the order of `runs::metrics`, as

@@ -60,6 +60,20 @@ fn interleaved(dir: &std::path::Path, a: &str, b: &str) -> (Vec<PathBuf>, Vec<Pa
     (xs, ys)
 }
 
+/// Checks a comparison against schema/compare.schema.json.
+fn validate(doc: &Value) {
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/compare.schema.json")).unwrap();
+    let id = schema["$id"].as_str().unwrap().to_string();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler.add_resource(&id, schema).unwrap();
+    let index = compiler.compile(&id, &mut schemas).unwrap();
+    if let Err(e) = schemas.validate(doc, index) {
+        panic!("comparison does not match schema/compare.schema.json: {e:#}\n{doc:#}");
+    }
+}
+
 fn verdict<'a>(doc: &'a Value, metric: &str) -> &'a Value {
     doc["metrics"]
         .as_array()
@@ -96,6 +110,7 @@ fn a_real_slowdown_is_a_material_regression() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "a regression fails the build");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&doc);
     assert_eq!(doc["design"]["order"]["kind"], "interleaved", "{doc:#}");
     assert_eq!(doc["confounded_with_time"], false);
     assert_eq!(doc["mismatches_allowed"].as_array().unwrap().len(), 4);
@@ -289,6 +304,7 @@ fn sequential_runs_are_confounded_with_time() {
     let out = compare(&[]);
     assert_eq!(out.status.code(), Some(0), "material withheld: no failure");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&doc);
     assert_eq!(doc["confounded_with_time"], true);
     assert_eq!(doc["design"]["order"]["kind"], "sequential");
     assert_eq!(doc["design"]["order"]["a_first"], true);

@@ -26,6 +26,7 @@ pub mod design;
 pub mod error;
 pub mod experiment;
 pub mod headline;
+pub mod latency;
 pub mod rank;
 pub mod runs;
 pub mod sweep;

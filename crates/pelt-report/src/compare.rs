@@ -149,6 +149,8 @@ pub struct Context {
     pub allowed: Vec<Mismatch>,
     /// Anything else to say first (runs left out of a baseline).
     pub notes: Vec<String>,
+    /// The latency the percentile rows measure (`--metric`).
+    pub latency: pelt_analyze::latency::Latency,
 }
 
 /// The headline of a comparison: its most severe verdict, errors first
@@ -197,6 +199,9 @@ pub fn lead(rows: &[Row], ctx: &Context) -> Vec<String> {
     let mut out = Vec::new();
     out.extend(errors_flag(rows));
     out.push(format!("headline: {}", headline(rows)));
+    if ctx.latency != pelt_analyze::latency::Latency::default() {
+        out.push(ctx.latency.describe().into());
+    }
     if let Some(d) = &ctx.design {
         let metrics: Vec<&Metric> = rows.iter().map(|r| &r.metric).collect();
         out.extend(pelt_analyze::design::notes(d, |name, v| {
@@ -240,6 +245,7 @@ pub fn lead(rows: &[Row], ctx: &Context) -> Vec<String> {
 pub fn json_context(rows: &[Row], ctx: &Context) -> serde_json::Value {
     serde_json::json!({
         "headline": headline(rows),
+        "latency": ctx.latency,
         "headline_metric": most_severe(rows).map(|r| r.metric.name.clone()),
         "errors_differ": errors_differ(rows).is_some(),
         "design": ctx.design,

@@ -23,6 +23,8 @@ pub struct Experiment<'a> {
     pub variants: &'a [String],
     /// The runs made, pooled summaries and problems.
     pub outcome: &'a Outcome,
+    /// The latency the verdicts' percentiles compare (`--metric`).
+    pub latency: pelt_analyze::latency::Latency,
 }
 
 /// The report in each format, and the comparisons it shows.
@@ -241,6 +243,12 @@ impl Experiment<'_> {
             let _ = writeln!(md, "- {note}");
             blocks.push(Block::Paragraph(note));
         }
+        if self.latency != pelt_analyze::latency::Latency::default() {
+            let note = self.latency.describe();
+            let _ = writeln!(text, "{note}");
+            let _ = writeln!(md, "- {note}");
+            blocks.push(Block::Paragraph(note.into()));
+        }
         for p in &outcome.problems {
             let _ = writeln!(text, "problem: {p}");
             let _ = writeln!(md, "- **problem:** {p}");
@@ -377,6 +385,7 @@ impl Experiment<'_> {
             "interrupted": outcome.interrupted,
             "problems": outcome.problems,
             "errors_differ": error_flags,
+            "latency": self.latency,
             "warnings": self.warning_groups(),
             "runs": runs,
             "comparisons": comparisons,
@@ -434,6 +443,7 @@ mod tests {
             levels: &levels,
             variants: &variants,
             outcome: &outcome,
+            latency: Default::default(),
         }
         .render();
         let line = "Warning send_lag in 5 of 12 runs (cache at 300 req/s block 1, cache at 300 req/s block 2";
@@ -463,6 +473,7 @@ mod tests {
                 levels: &levels,
                 variants: &variants,
                 outcome,
+                latency: Default::default(),
             }
             .client_bound()
         };

@@ -283,6 +283,11 @@ pub struct ExperimentArgs {
     #[arg(long = "fail-on", value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
 
+    /// The latency the verdicts' p50 .. p99.9 compare: response_time (the
+    /// headline), service_time (without the client's send lag) or send_lag.
+    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::ResponseTime)]
+    pub metric: LatencyArg,
+
     /// No progress lines on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -771,6 +776,15 @@ pub struct CompareArgs {
     #[arg(long = "fail-on", value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
 
+    /// The latency the p50 .. p99.9 rows compare: response_time (from the
+    /// scheduled send; the headline), service_time (from the actual send:
+    /// the server's part, without the client's timer jitter) or send_lag
+    /// (the client's part). Errors, throughput and the share sent are
+    /// compared whatever it is. With --baseline, other than response_time
+    /// needs the recorded runs' results files.
+    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::ResponseTime)]
+    pub metric: LatencyArg,
+
     /// When every A run came before every B run (or after), the change is
     /// confounded with whatever drifted in between, and material verdicts
     /// are withheld: say that the conditions held, and let them stand.
@@ -786,6 +800,29 @@ pub struct CompareArgs {
     /// Recorded runs as A.
     #[command(flatten)]
     pub baseline: crate::history::baseline::BaselineArgs,
+}
+
+/// `--metric`: which latency a comparison's percentiles measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum LatencyArg {
+    /// From each request's scheduled send to its response.
+    #[default]
+    ResponseTime,
+    /// From the actual send to the response.
+    ServiceTime,
+    /// From the scheduled send to the actual send.
+    SendLag,
+}
+
+impl From<LatencyArg> for pelt_analyze::latency::Latency {
+    fn from(a: LatencyArg) -> Self {
+        match a {
+            LatencyArg::ResponseTime => Self::ResponseTime,
+            LatencyArg::ServiceTime => Self::ServiceTime,
+            LatencyArg::SendLag => Self::SendLag,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -10,6 +10,7 @@ use crate::save::{label, load, once_each};
 use crate::UserError;
 use pelt_analyze::alike::{self, Mismatch};
 use pelt_analyze::design::{self, Timed};
+use pelt_analyze::latency::Latency;
 use pelt_analyze::{headline, runs};
 use pelt_core::RunSummary;
 use pelt_report::compare;
@@ -63,8 +64,11 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
             busy.join(", ")
         );
     }
-    let mut rows = runs::compare_runs(&a, &b, args.paired);
-    let time_design = design::assess(&runs::metrics(), &timed(&a), &timed(&b), args.sequential_ok);
+    let latency: Latency = args.metric.into();
+    let (ta, tb) = (timed(&a, latency), timed(&b, latency));
+    let values = |t: &[Timed]| t.iter().map(|r| r.values.clone()).collect::<Vec<_>>();
+    let mut rows = runs::compare_values(&values(&ta), &values(&tb), args.paired);
+    let time_design = design::assess(&runs::metrics(), &ta, &tb, args.sequential_ok);
     design::withhold_material(&mut rows, &time_design);
     let ctx = compare::Context {
         design: Some(time_design),
@@ -81,6 +85,7 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
             .map(|d| format!("A and B ran against different servers ({}): compared as two servers doing the same work.", d))
             .into_iter()
             .collect(),
+        latency,
     };
     let names = |files: &[PathBuf]| files.iter().map(|f| label(f)).collect::<Vec<_>>();
     let paths = |files: &[PathBuf]| {
@@ -123,12 +128,13 @@ fn labeled<'a>(files: &[PathBuf], runs: &'a [RunSummary]) -> Vec<Labeled<'a>> {
         .collect()
 }
 
-/// Each run's start and values, for the design's checks.
-pub fn timed(runs: &[RunSummary]) -> Vec<Timed> {
+/// Each run's start and values (its percentiles of `latency`), for the
+/// comparison and the design's checks.
+pub fn timed(runs: &[RunSummary], latency: Latency) -> Vec<Timed> {
     runs.iter()
         .map(|s| Timed {
             started_ms: s.env.started_unix_ms,
-            values: runs::values(s),
+            values: pelt_analyze::latency::values(s, latency),
         })
         .collect()
 }

@@ -123,6 +123,30 @@ fn a_real_slowdown_is_a_material_regression() {
     assert_ne!(verdict(&doc, "throughput")["material"], true, "{doc:#}");
     assert_ne!(verdict(&doc, "errors")["kind"], "regression");
 
+    // --metric service_time: the percentiles from the actual send, which
+    // leave the client's send lag out (issue 23 §2), so A's p50 is lower.
+    let out = pelt()
+        .arg("compare")
+        .args(&a)
+        .arg("--vs")
+        .args(&b)
+        .args([
+            "--format",
+            "json",
+            "--allow-mismatch",
+            "--metric",
+            "service_time",
+        ])
+        .output()
+        .unwrap();
+    let service: Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&service);
+    assert_eq!(service["latency"], "service_time");
+    assert_eq!(doc["latency"], "response_time");
+    let a_p50 = |d: &Value| d["metrics"][0]["comparison"]["a"].as_f64().unwrap();
+    assert!(a_p50(&service) < a_p50(&doc), "{service:#}");
+    assert_eq!(verdict(&service, "p50")["kind"], "regression");
+
     // The other way round p50 is an improvement, and nothing material fails.
     let out = pelt()
         .arg("compare")

@@ -14,6 +14,7 @@ use clap::Args;
 use pelt_analyze::alike::{self, Mismatch};
 use pelt_analyze::design::{self, Timed};
 use pelt_analyze::headline;
+use pelt_analyze::latency::Latency;
 use pelt_analyze::runs::{self, compare_values, values, Row};
 use pelt_core::{RunConfig, RunSummary};
 use pelt_report::compare::Context;
@@ -216,6 +217,28 @@ pub fn stored_config(store: &mut Store, id: i64) -> Result<Option<RunConfig>, Us
     Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
 }
 
+/// A recorded run's values with its percentiles of `latency`, from its
+/// results file (the figure columns hold response time only).
+fn recorded_values(store: &mut Store, id: i64, latency: Latency) -> Result<Vec<f64>, UserError> {
+    let run = store.get(id).map_err(store_error)?.ok_or_else(|| {
+        UserError(format!(
+            "run #{id} left the history while it was read; run again"
+        ))
+    })?;
+    let bytes = super::results_bytes(&run).map_err(|UserError(e)| {
+        UserError(format!(
+            "--metric {}: {e}; or compare response_time, which the history keeps for every run",
+            latency.name()
+        ))
+    })?;
+    let summary = super::summary_of(&bytes).map_err(|e| {
+        UserError(format!(
+            "run #{id}'s results cannot be read ({e}); compare response_time instead"
+        ))
+    })?;
+    Ok(pelt_analyze::latency::values(&summary, latency))
+}
+
 /// A recorded run's values, in the order of `runs::metrics`, as
 /// `runs::values` gives them for a run at hand (a rate run's
 /// throughput is its schedule's, and not compared).
@@ -301,23 +324,26 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
     let mut store = open(&args.baseline.location)?;
     let selection = spec.select(&mut store, &b, None, args.allow_mismatch)?;
     let a = &selection.runs;
-    let b_values: Vec<Vec<f64>> = b.iter().map(values).collect();
-    let mut rows = rows(a, &b_values);
+    let latency: Latency = args.metric.into();
+    let b_timed = crate::compare::timed(&b, latency);
     // The baseline's runs were recorded before these, as a rule: the
     // change is confounded with time like any before/after.
     let a_timed: Vec<Timed> = a
         .iter()
-        .map(|r| Timed {
-            started_ms: r.started_ms.max(0) as u64,
-            values: stored_values(r),
+        .map(|r| {
+            Ok(Timed {
+                started_ms: r.started_ms.max(0) as u64,
+                values: match latency {
+                    // The figure columns hold response time only.
+                    Latency::ResponseTime => stored_values(r),
+                    other => recorded_values(&mut store, r.id, other)?,
+                },
+            })
         })
-        .collect();
-    let time_design = design::assess(
-        &runs::metrics(),
-        &a_timed,
-        &crate::compare::timed(&b),
-        args.sequential_ok,
-    );
+        .collect::<Result<_, UserError>>()?;
+    let values = |t: &[Timed]| t.iter().map(|r| r.values.clone()).collect::<Vec<_>>();
+    let mut rows = compare_values(&values(&a_timed), &values(&b_timed), false);
+    let time_design = design::assess(&runs::metrics(), &a_timed, &b_timed, args.sequential_ok);
     design::withhold_material(&mut rows, &time_design);
     b_mismatches.extend(selection.allowed.iter().cloned());
     let ctx = Context {
@@ -331,6 +357,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
         runs: b.len(),
         allowed: b_mismatches,
         notes: selection.notes.clone(),
+        latency,
     };
     crate::emit(render(args.format, &rows, &spec, a, &b_names, &ctx)?.as_bytes())?;
     Ok(if fails(args.fail_on, |m| runs::regressed(&rows, m)) {

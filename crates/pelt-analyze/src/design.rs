@@ -360,14 +360,12 @@ pub fn notes(design: &TimeDesign, describe: impl Fn(&str, f64) -> String) -> Vec
         out.push(s);
     }
     if matches!(design.order, Order::Sequential { .. }) && !design.untested.is_empty() {
+        let who = match design.untested.as_slice() {
+            [one] => format!("{} has", side_name(one)),
+            _ => "A and B have".to_string(),
+        };
         out.push(format!(
-            "{} too few runs (under 4) to test for drift within the side.",
-            design
-                .untested
-                .iter()
-                .map(|s| format!("{} has", side_name(s)))
-                .collect::<Vec<_>>()
-                .join(" and ")
+            "{who} too few runs (under 4) to test for drift within the side."
         ));
     }
     out

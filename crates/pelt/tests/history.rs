@@ -353,6 +353,50 @@ fn baselines(db: &Db<'_>) {
         .unwrap();
     let text = ok(&out, "last:3");
     assert!(text.contains("A = 3 run(s)"), "{text}");
+    // An interrupted run never enters a baseline (issue 23 §4).
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+        .env("PELT_DATA_DIR", data.path())
+        .env("PELT_HISTORY", db.arg())
+        .env_remove("PELT_NO_HISTORY")
+        .args([
+            "run",
+            &fast,
+            "-c",
+            "1",
+            "-d",
+            "30s",
+            "-q",
+            "--tag",
+            "release-1.4",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until its load is flowing (the server's own count), then Ctrl-C.
+    let before = srv.requests();
+    let started = std::time::Instant::now();
+    while srv.requests() < before + 50 {
+        assert!(started.elapsed().as_secs() < 20, "no load arrived");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let interrupted = list(db, data.path(), &["--last", "1"]);
+    let id = interrupted[0]["id"].as_i64().unwrap();
+    let out = against_baseline(&fast, "material", &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "Left out of the baseline: #{id} (interrupted or incomplete)"
+        )),
+        "{err}"
+    );
     // A rate run among closed loops: last:N passes over it, a tag that
     // names it is refused (issue 23 §4: mixed baselines).
     let out = hpelt(db, data.path())

@@ -225,9 +225,11 @@ pub fn assess(metrics: &[Metric], a: &[Timed], b: &[Timed], sequential_ok: bool)
     let starts = |runs: &[Timed]| runs.iter().map(|r| r.started_ms).collect::<Vec<_>>();
     let (ta, tb) = (starts(a), starts(b));
     let order = order(&ta, &tb);
-    let gap_ms = (order != Order::Unknown)
-        .then(|| median_u64(&tb) - median_u64(&ta))
-        .unwrap_or(0.0);
+    let gap_ms = if order == Order::Unknown {
+        0.0
+    } else {
+        median_u64(&tb) - median_u64(&ta)
+    };
     let mut drifts = Vec::new();
     let mut untested = Vec::new();
     for (side, runs) in [("a", a), ("b", b)] {

@@ -75,7 +75,7 @@ fn verdict(m: &Metric, c: &Comparison, confounded: bool) -> String {
         Verdict::Inconclusive {
             blocks_needed: Some(_),
         } => format!(
-            "INCONCLUSIVE (too noisy to resolve {margin} in {PRACTICAL_RUNS} {each}: steady the runs first)"
+            "INCONCLUSIVE (too noisy to resolve {margin} in {PRACTICAL_RUNS} {each}: steady the runs first, with longer runs or a quieter machine)"
         ),
         Verdict::Regression { .. } | Verdict::Improvement { .. } if confounded => {
             format!("{} (confounded with time)", verdict_word(&c.verdict))
@@ -625,7 +625,7 @@ mod tests {
         };
         assert_eq!(
             verdict(&m, &c, false),
-            "INCONCLUSIVE (too noisy to resolve ±5% in 30 runs each: steady the runs first)"
+            "INCONCLUSIVE (too noisy to resolve ±5% in 30 runs each: steady the runs first, with longer runs or a quieter machine)"
         );
         c.verdict = Verdict::Inconclusive {
             blocks_needed: Some(12),

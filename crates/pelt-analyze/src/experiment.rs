@@ -66,6 +66,9 @@ pub struct RunRecord {
     /// pelt's busiest worker thread wanted a CPU nearly all the run: the
     /// client may have set the pace (see [`runs::client_busy`]).
     pub client_busy: bool,
+    /// The run's own warnings (send lag, read lag, ...), carried into
+    /// the experiment's report with the verdicts they weaken.
+    pub warnings: Vec<pelt_core::Warning>,
 }
 
 impl RunRecord {
@@ -90,6 +93,7 @@ impl RunRecord {
             p99_ns,
             interrupted: run.interrupted,
             client_busy: runs::client_busy(run),
+            warnings: run.warnings.clone(),
         }
     }
 }
@@ -234,6 +238,7 @@ mod tests {
             p99_ns: 2 * x as u64,
             interrupted: false,
             client_busy: false,
+            warnings: Vec::new(),
         }
     }
 

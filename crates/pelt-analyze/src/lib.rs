@@ -20,9 +20,13 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod alike;
 pub mod compare;
+pub mod design;
 pub mod error;
 pub mod experiment;
+pub mod headline;
+pub mod latency;
 pub mod rank;
 pub mod runs;
 pub mod sweep;

@@ -128,6 +128,9 @@ pub struct Row {
     pub metric: Metric,
     /// The comparison, or why the values could not be compared.
     pub result: Result<Comparison, AnalyzeError>,
+    /// The design confounds the change with time and its material
+    /// verdict was withheld (see [`crate::design::withhold_material`]).
+    pub confounded: bool,
 }
 
 /// Every metric of B's runs against A's: paired by position (blocks), or
@@ -149,6 +152,7 @@ pub fn compare_values(a: &[Vec<f64>], b: &[Vec<f64>], paired: bool) -> Vec<Row> 
                 return Row {
                     metric,
                     result: Err(e),
+                    confounded: false,
                 };
             }
             let result = if paired {
@@ -156,7 +160,11 @@ pub fn compare_values(a: &[Vec<f64>], b: &[Vec<f64>], paired: bool) -> Vec<Row> 
             } else {
                 compare_unpaired(&metric, &va, &vb)
             };
-            Row { metric, result }
+            Row {
+                metric,
+                result,
+                confounded: false,
+            }
         })
         .collect()
 }

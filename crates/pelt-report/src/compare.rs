@@ -4,8 +4,11 @@
 
 use crate::html::{Block, Labeled};
 use crate::table::Table;
+use pelt_analyze::alike::Mismatch;
+use pelt_analyze::design::TimeDesign;
+use pelt_analyze::headline::{errors_differ, most_severe, warning_notes, WarningGroup};
 use pelt_analyze::runs::{any_without_verdict, pool, Row};
-use pelt_analyze::{Comparison, Direction, Metric, Scale, Verdict};
+use pelt_analyze::{Comparison, Design, Direction, Metric, Scale, Verdict};
 use pelt_core::{human_ns, RunSummary};
 use std::fmt::Write;
 
@@ -49,10 +52,18 @@ fn change(metric: &Metric, v: f64) -> String {
     }
 }
 
-fn verdict(m: &Metric, c: &Comparison) -> String {
+/// Above this many runs (or blocks) per side, "run more" is no advice a
+/// person can take: the noise has to come down, or the margin go up.
+const PRACTICAL_RUNS: u32 = 30;
+
+fn verdict(m: &Metric, c: &Comparison, confounded: bool) -> String {
     let margin = match m.scale {
         Scale::Ratio => format!("±{:.0}%", m.margin * 100.0),
         Scale::Points => format!("±{:.1} pt", m.margin * 100.0),
+    };
+    let each = match c.design {
+        Design::Paired { .. } => "blocks",
+        Design::Unpaired { .. } => "runs each",
     };
     match c.verdict {
         Verdict::Inconclusive { .. } if c.ci.is_none() => {
@@ -60,7 +71,15 @@ fn verdict(m: &Metric, c: &Comparison) -> String {
         }
         Verdict::Inconclusive {
             blocks_needed: Some(n),
-        } => format!("INCONCLUSIVE (~{n} runs each would resolve {margin})"),
+        } if n <= PRACTICAL_RUNS => format!("INCONCLUSIVE (~{n} {each} would resolve {margin})"),
+        Verdict::Inconclusive {
+            blocks_needed: Some(_),
+        } => format!(
+            "INCONCLUSIVE (too noisy to resolve {margin} in {PRACTICAL_RUNS} {each}: steady the runs first, with longer runs or a quieter machine)"
+        ),
+        Verdict::Regression { .. } | Verdict::Improvement { .. } if confounded => {
+            format!("{} (confounded with time)", verdict_word(&c.verdict))
+        }
         v => verdict_word(&v),
     }
 }
@@ -90,18 +109,156 @@ fn ci(metric: &Metric, c: &Comparison) -> String {
 }
 
 /// A row's cells: A, B, change, interval, verdict.
-fn cells(m: &Metric, c: &Comparison) -> [String; 5] {
+fn cells(row: &Row, c: &Comparison) -> [String; 5] {
+    let m = &row.metric;
     [
         value(m, c.a),
         value(m, c.b),
         change(m, c.estimate),
         ci(m, c),
-        verdict(m, c),
+        verdict(m, c, row.confounded),
     ]
 }
 
-/// The text report: which runs are on each side (by name), then [`table`].
-pub fn text(rows: &[Row], a: &[String], b: &[String], paired: bool) -> String {
+/// Whether the change column's sign disagrees with the medians beside it:
+/// the change is Hodges-Lehmann's estimate (the median of the paired
+/// differences, or of all cross differences), not `B - A` of the medians,
+/// and the two can point different ways.
+fn sign_differs(c: &Comparison) -> bool {
+    let medians = c.b - c.a;
+    c.estimate != 0.0 && medians != 0.0 && (c.estimate > 0.0) != (medians > 0.0)
+}
+
+/// Said under a table whose change column has the opposite sign to its
+/// medians somewhere.
+pub const ESTIMATOR_NOTE: &str = "change: the Hodges-Lehmann estimate, the median of the per-block (or \
+     all A-to-B) differences of the runs; the medians beside it are each side's alone, so the two can \
+     differ, even in sign (marked *). The interval and verdict go with the change.";
+
+/// What a comparison's report says besides its table: how the runs were
+/// ordered in time, their warnings, the differences allowed between them.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The runs' order in time and their drift, when known.
+    pub design: Option<TimeDesign>,
+    /// The runs' warnings, by kind.
+    pub warnings: Vec<WarningGroup>,
+    /// Runs compared in all, for "in 5 of 8 runs".
+    pub runs: usize,
+    /// Runs that differ in their work, compared anyway (`--allow-mismatch`).
+    pub allowed: Vec<Mismatch>,
+    /// Anything else to say first (runs left out of a baseline).
+    pub notes: Vec<String>,
+    /// The latency the percentile rows measure (`--metric`).
+    pub latency: pelt_analyze::latency::Latency,
+}
+
+/// The headline of a comparison: its most severe verdict, errors first
+/// (see [`pelt_analyze::headline`]), with the change and interval.
+pub fn headline(rows: &[Row]) -> String {
+    let Some(row) = most_severe(rows) else {
+        return "no metric could be compared".into();
+    };
+    let c = row
+        .result
+        .as_ref()
+        .expect("most_severe picks compared rows");
+    let m = &row.metric;
+    let interval = match c.ci {
+        Some(_) => format!(" ({})", ci(m, c)),
+        None => String::new(),
+    };
+    format!(
+        "{} {}, {}{interval}",
+        m.name,
+        verdict(m, c, row.confounded),
+        change(m, c.estimate),
+    )
+}
+
+/// The flag raised above everything when the error share differs
+/// materially: the latencies of a variant that fails describe other work.
+pub fn errors_flag(rows: &[Row]) -> Option<String> {
+    let c = errors_differ(rows)?;
+    let m = rows
+        .iter()
+        .find(|r| r.metric.name == pelt_analyze::headline::ERRORS)
+        .map(|r| &r.metric)?;
+    Some(format!(
+        "ERRORS DIFFER: the error share went from {} to {} ({}): the other verdicts compare different work \
+         (error pages, refusals); fix the failures first (pelt report FILE names their kinds)",
+        value(m, c.a),
+        value(m, c.b),
+        change(m, c.estimate),
+    ))
+}
+
+/// Everything said above the table, in order: the errors flag, the
+/// headline, the design, differences allowed, the runs' warnings, notes.
+pub fn lead(rows: &[Row], ctx: &Context) -> Vec<String> {
+    let mut out = Vec::new();
+    out.extend(errors_flag(rows));
+    out.push(format!("headline: {}", headline(rows)));
+    if ctx.latency != pelt_analyze::latency::Latency::default() {
+        out.push(ctx.latency.describe().into());
+    }
+    if let Some(d) = &ctx.design {
+        let metrics: Vec<&Metric> = rows.iter().map(|r| &r.metric).collect();
+        out.extend(pelt_analyze::design::notes(d, |name, v| {
+            metrics
+                .iter()
+                .find(|m| m.name == name)
+                .map_or(format!("{v}"), |m| value(m, v))
+        }));
+    }
+    if !ctx.allowed.is_empty() {
+        // Runs that differ the same way are named together.
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        for m in &ctx.allowed {
+            let how = m
+                .differences
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("; ");
+            match groups.iter_mut().find(|(h, _)| *h == how) {
+                Some((_, runs)) => runs.push(&m.run),
+                None => groups.push((how, vec![&m.run])),
+            }
+        }
+        out.push(format!(
+            "--allow-mismatch: compared although the runs' work differs: {}.",
+            groups
+                .iter()
+                .map(|(how, runs)| format!("{} ({how})", runs.join(", ")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    out.extend(warning_notes(&ctx.warnings, ctx.runs));
+    out.extend(ctx.notes.iter().cloned());
+    out
+}
+
+/// The JSON of a [`Context`] and the headline, merged into a comparison's
+/// document.
+pub fn json_context(rows: &[Row], ctx: &Context) -> serde_json::Value {
+    serde_json::json!({
+        "headline": headline(rows),
+        "latency": ctx.latency,
+        "headline_metric": most_severe(rows).map(|r| r.metric.name.clone()),
+        "errors_differ": errors_differ(rows).is_some(),
+        "design": ctx.design,
+        "confounded_with_time": ctx.design.as_ref().is_some_and(|d| d.confounded()),
+        "warnings": ctx.warnings,
+        "mismatches_allowed": ctx.allowed,
+        "notes": ctx.notes,
+    })
+}
+
+/// The text report: which runs are on each side (by name), what matters
+/// most ([`lead`]), then [`table`].
+pub fn text(rows: &[Row], a: &[String], b: &[String], paired: bool, ctx: &Context) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -111,6 +268,10 @@ pub fn text(rows: &[Row], a: &[String], b: &[String], paired: bool) -> String {
         design(paired)
     );
     let _ = writeln!(o, "  A: {}\n  B: {}\n", a.join(", "), b.join(", "));
+    for line in lead(rows, ctx) {
+        let _ = writeln!(o, "{line}");
+    }
+    o.push('\n');
     o.push_str(&table(rows));
     o
 }
@@ -124,10 +285,16 @@ pub fn table(rows: &[Row]) -> String {
         "{:<11} {:>12} {:>12} {:>10}  {:<22} verdict",
         "metric", "A (median)", "B (median)", "change", "95% interval"
     );
-    for Row { metric: m, result } in rows {
-        match result {
+    let mut flipped = false;
+    for row in rows {
+        let m = &row.metric;
+        match &row.result {
             Ok(c) => {
-                let [a, b, change, ci, verdict] = cells(m, c);
+                let [a, b, mut change, ci, verdict] = cells(row, c);
+                if sign_differs(c) {
+                    change.push('*');
+                    flipped = true;
+                }
                 let _ = writeln!(
                     o,
                     "{:<11} {a:>12} {b:>12} {change:>10}  {ci:<22} {verdict}",
@@ -138,6 +305,9 @@ pub fn table(rows: &[Row]) -> String {
                 let _ = writeln!(o, "{:<11} cannot compare: {e}", m.name);
             }
         }
+    }
+    if flipped {
+        let _ = writeln!(o, "\n{ESTIMATOR_NOTE}");
     }
     if any_without_verdict(rows) {
         let _ = writeln!(
@@ -155,10 +325,17 @@ pub fn markdown(rows: &[Row]) -> String {
     let mut o = String::from(
         "| metric | A | B | change | 95% interval | verdict |\n|---|---:|---:|---:|---|---|\n",
     );
-    for Row { metric: m, result } in rows {
-        match result {
+    let mut flipped = false;
+    for row in rows {
+        let m = &row.metric;
+        match &row.result {
             Ok(c) => {
-                let _ = writeln!(o, "| {} | {} |", m.name, cells(m, c).join(" | "));
+                let mut cells = cells(row, c);
+                if sign_differs(c) {
+                    cells[2].push('*');
+                    flipped = true;
+                }
+                let _ = writeln!(o, "| {} | {} |", m.name, cells.join(" | "));
             }
             Err(e) => {
                 let _ = writeln!(
@@ -170,6 +347,25 @@ pub fn markdown(rows: &[Row]) -> String {
             }
         }
     }
+    if flipped {
+        let _ = writeln!(o, "\n{ESTIMATOR_NOTE}");
+    }
+    o
+}
+
+/// A comparison's markdown report: [`lead`] as a list, then the table.
+pub fn markdown_report(rows: &[Row], ctx: &Context) -> String {
+    let mut o = String::new();
+    for (i, line) in lead(rows, ctx).into_iter().enumerate() {
+        // The first line is the errors flag or the headline: in bold.
+        if i == 0 {
+            let _ = writeln!(o, "**{line}**\n");
+        } else {
+            let _ = writeln!(o, "- {line}");
+        }
+    }
+    o.push('\n');
+    o.push_str(&markdown(rows));
     o
 }
 
@@ -188,9 +384,11 @@ pub fn verdict_table(rows: &[Row]) -> Table {
         .to_vec(),
         rows: rows
             .iter()
-            .map(|Row { metric: m, result }| match result {
-                Ok(c) => std::iter::once(m.name.clone()).chain(cells(m, c)).collect(),
-                Err(e) => vec![m.name.clone(), format!("cannot compare: {e}")],
+            .map(|row| match &row.result {
+                Ok(c) => std::iter::once(row.metric.name.clone())
+                    .chain(cells(row, c))
+                    .collect(),
+                Err(e) => vec![row.metric.name.clone(), format!("cannot compare: {e}")],
             })
             .collect(),
     }
@@ -199,29 +397,59 @@ pub fn verdict_table(rows: &[Row]) -> Table {
 /// The rows as JSON values: `{metric, comparison}` or `{metric, error}`.
 pub fn json_rows(rows: &[Row]) -> Vec<serde_json::Value> {
     rows.iter()
-        .map(|Row { metric, result }| match result {
-            Ok(c) => serde_json::json!({ "metric": metric, "comparison": c }),
-            Err(e) => serde_json::json!({ "metric": metric, "error": e.to_string() }),
-        })
+        .map(
+            |Row {
+                 metric,
+                 result,
+                 confounded,
+             }| match result {
+                Ok(c) => serde_json::json!({
+                    "metric": metric,
+                    "comparison": c,
+                    "confounded_with_time": confounded,
+                }),
+                Err(e) => serde_json::json!({ "metric": metric, "error": e.to_string() }),
+            },
+        )
         .collect()
 }
 
 /// The JSON document (`pelt.compare/1`), naming each side's files.
-pub fn json(rows: &[Row], a_files: &[String], b_files: &[String], paired: bool) -> String {
-    let doc = serde_json::json!({
+pub fn json(
+    rows: &[Row],
+    a_files: &[String],
+    b_files: &[String],
+    paired: bool,
+    ctx: &Context,
+) -> String {
+    let mut doc = serde_json::json!({
         "schema": "pelt.compare/1",
         "paired": paired,
         "a": a_files,
         "b": b_files,
         "metrics": json_rows(rows),
     });
+    merge(&mut doc, json_context(rows, ctx));
     crate::json::pretty(&doc)
+}
+
+/// Adds `extra`'s keys to the object `doc`.
+pub fn merge(doc: &mut serde_json::Value, extra: serde_json::Value) {
+    if let (Some(d), serde_json::Value::Object(e)) = (doc.as_object_mut(), extra) {
+        d.extend(e);
+    }
 }
 
 /// The verdict table, both sides' pooled percentile spectra, and the
 /// first runs' timelines, on one self-contained page. Each side has at
 /// least one run.
-pub fn html(rows: &[Row], a: &[Labeled<'_>], b: &[Labeled<'_>], paired: bool) -> String {
+pub fn html(
+    rows: &[Row],
+    a: &[Labeled<'_>],
+    b: &[Labeled<'_>],
+    paired: bool,
+    ctx: &Context,
+) -> String {
     let pooled = |runs: &[Labeled<'_>]| {
         let mut p: Option<RunSummary> = None;
         for r in runs {
@@ -245,17 +473,22 @@ pub fn html(rows: &[Row], a: &[Labeled<'_>], b: &[Labeled<'_>], paired: bool) ->
             });
         }
     }
-    let mut blocks = vec![
-        Block::Paragraph(format!(
-            "A = {} run(s): {}. B = {} run(s): {}. {}.",
-            a.len(),
-            names(a),
-            b.len(),
-            names(b),
-            design(paired)
-        )),
-        Block::Table(verdict_table(rows)),
-    ];
+    let mut blocks = vec![Block::Paragraph(format!(
+        "A = {} run(s): {}. B = {} run(s): {}. {}.",
+        a.len(),
+        names(a),
+        b.len(),
+        names(b),
+        design(paired)
+    ))];
+    blocks.extend(lead(rows, ctx).into_iter().map(Block::Paragraph));
+    blocks.push(Block::Table(verdict_table(rows)));
+    if rows
+        .iter()
+        .any(|r| r.result.as_ref().is_ok_and(sign_differs))
+    {
+        blocks.push(Block::Paragraph(ESTIMATOR_NOTE.into()));
+    }
     if any_without_verdict(rows) {
         blocks.push(Block::Paragraph(format!(
             "{ONE_RUN_NOTE} above are observations, not findings. Repeat each side (6 or more runs, interleaved A, B, B, A, ...)."
@@ -303,7 +536,13 @@ mod tests {
     #[test]
     fn one_run_each_is_an_observation() {
         let rows = compare_values(&runs(1e6, 1), &runs(2e6, 1), false);
-        let t = text(&rows, &["a".into()], &["b".into()], false);
+        let t = text(
+            &rows,
+            &["a".into()],
+            &["b".into()],
+            false,
+            &Context::default(),
+        );
         assert!(
             t.starts_with(
                 "pelt compare: A = 1 run(s), B = 1 run(s), independent runs\n  A: a\n  B: b\n"
@@ -323,8 +562,14 @@ mod tests {
     fn errors_and_verdicts_reach_every_format() {
         let rows = compare_values(&runs(1e6, 2), &runs(2e6, 1), true);
         assert!(table(&rows).contains("p50         cannot compare: p50: a paired comparison"));
-        let doc: serde_json::Value =
-            serde_json::from_str(&json(&rows, &["a.pelt".into()], &[], true)).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&json(
+            &rows,
+            &["a.pelt".into()],
+            &[],
+            true,
+            &Context::default(),
+        ))
+        .unwrap();
         assert_eq!(doc["schema"], "pelt.compare/1");
         assert!(doc["metrics"][0]["error"]
             .as_str()
@@ -335,6 +580,60 @@ mod tests {
         assert_eq!(t.rows[0][5], "REGRESSION (material)");
         assert_eq!(t.rows[5][0], "throughput");
         assert_eq!(t.rows[4][1], "0.10%");
+    }
+
+    /// Issue 23 §2: `p90 120µs 127µs -10.1 %`. The change is
+    /// Hodges-Lehmann's, not the medians' difference; where the two point
+    /// different ways the page says why.
+    #[test]
+    fn a_change_against_the_medians_is_explained() {
+        // Paired: four blocks 10 % faster, two much slower. B's median is
+        // lower, the paired estimate higher.
+        let v = |x: f64| vec![x, x, x, x, 0.0, 1e9 / x, f64::NAN];
+        let a: Vec<Vec<f64>> = [100.0, 200.0, 300.0, 400.0, 500.0, 600.0]
+            .iter()
+            .map(|&x| v(x))
+            .collect();
+        let b: Vec<Vec<f64>> = [90.0, 180.0, 270.0, 360.0, 900.0, 1000.0]
+            .iter()
+            .map(|&x| v(x))
+            .collect();
+        let rows = compare_values(&a, &b, true);
+        let c = rows[0].result.as_ref().unwrap();
+        assert!(c.b < c.a && c.estimate > 0.0, "{c:?}");
+        let t = table(&rows);
+        assert!(t.contains("%*"), "{t}");
+        assert!(t.contains(ESTIMATOR_NOTE), "{t}");
+        assert!(markdown(&rows).contains(ESTIMATOR_NOTE));
+        // Where they agree, no note.
+        let rows = compare_values(&runs(1e6, 8), &runs(2e6, 8), true);
+        assert!(!table(&rows).contains(ESTIMATOR_NOTE));
+    }
+
+    /// "~18,927 runs each would resolve ±5 %" is no advice: past 30 the
+    /// verdict says to steady the runs.
+    #[test]
+    fn inconclusive_advice_is_practical() {
+        let m = Metric::latency("p99", 0.05);
+        let mut c = compare_values(&runs(1e6, 6), &runs(1e6, 6), false)[0]
+            .result
+            .clone()
+            .unwrap();
+        c.ci = Some((-0.9, 2.4));
+        c.verdict = Verdict::Inconclusive {
+            blocks_needed: Some(18_927),
+        };
+        assert_eq!(
+            verdict(&m, &c, false),
+            "INCONCLUSIVE (too noisy to resolve ±5% in 30 runs each: steady the runs first, with longer runs or a quieter machine)"
+        );
+        c.verdict = Verdict::Inconclusive {
+            blocks_needed: Some(12),
+        };
+        assert_eq!(
+            verdict(&m, &c, false),
+            "INCONCLUSIVE (~12 runs each would resolve ±5%)"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::html::{Block, Labeled, LoadSeries};
 use crate::table::Table;
 use pelt_analyze::experiment::{Level, LevelComparison, LevelKind, Outcome, RunRecord};
 use pelt_analyze::runs;
-use pelt_analyze::{Metric, Verdict};
+use pelt_analyze::Metric;
 use std::fmt::Write;
 
 /// An experiment to report: its design (from the plan) and what it produced.
@@ -23,6 +23,8 @@ pub struct Experiment<'a> {
     pub variants: &'a [String],
     /// The runs made, pooled summaries and problems.
     pub outcome: &'a Outcome,
+    /// The latency the verdicts' percentiles compare (`--metric`).
+    pub latency: pelt_analyze::latency::Latency,
 }
 
 /// The report in each format, and the comparisons it shows.
@@ -109,24 +111,50 @@ impl Experiment<'_> {
         )
     }
 
+    /// A comparison's one line: who against whom, and its most severe
+    /// verdict, errors first (see [`crate::compare::headline`]).
     fn verdict_summary(&self, c: &LevelComparison) -> String {
-        let p50 = c.rows.iter().find(|row| row.metric.name == "p50");
-        let word = match p50.map(|row| &row.result) {
-            Some(Ok(cmp)) => match cmp.verdict {
-                Verdict::Regression { material: true } => "p50 REGRESSION (material)",
-                Verdict::Regression { material: false } => "p50 REGRESSION",
-                Verdict::Improvement { material: true } => "p50 IMPROVEMENT (material)",
-                Verdict::Improvement { material: false } => "p50 IMPROVEMENT",
-                Verdict::Equivalent => "p50 EQUIVALENT",
-                Verdict::Inconclusive { .. } => "p50 INCONCLUSIVE",
-                Verdict::NoVerdict => "no verdict",
-            },
-            _ => "no verdict",
-        };
         format!(
-            "{} vs {} ({} blocks, paired): {word}",
-            self.variants[c.variant], self.variants[0], c.blocks
+            "{} vs {} ({} blocks, paired): {}",
+            self.variants[c.variant],
+            self.variants[0],
+            c.blocks,
+            crate::compare::headline(&c.rows)
         )
+    }
+
+    /// Variants whose error share differs materially from the baseline's,
+    /// one line each: said before anything else in every format, since
+    /// their latencies describe other work (error pages, refusals).
+    fn error_flags(&self, comparisons: &[LevelComparison]) -> Vec<String> {
+        comparisons
+            .iter()
+            .filter_map(|c| {
+                let flag = crate::compare::errors_flag(&c.rows)?;
+                Some(format!(
+                    "{} vs {} at {}: {flag}",
+                    self.variants[c.variant],
+                    self.variants[0],
+                    self.levels[c.level].label()
+                ))
+            })
+            .collect()
+    }
+
+    /// The runs' own warnings, by kind, naming the runs (variant, level,
+    /// block) and the verdicts each weakens.
+    fn warning_groups(&self) -> Vec<pelt_analyze::headline::WarningGroup> {
+        pelt_analyze::headline::group_warnings(self.outcome.runs.iter().map(|r| {
+            (
+                format!(
+                    "{} at {} block {}",
+                    self.variants[r.variant],
+                    self.levels[r.level].label(),
+                    r.block + 1
+                ),
+                r.warnings.as_slice(),
+            )
+        }))
     }
 
     /// A saturated client looks like a slow server: says which runs had
@@ -203,6 +231,24 @@ impl Experiment<'_> {
         let _ = writeln!(text, "{head}\nfolder: {}", outcome.folder.display());
         let _ = writeln!(md, "# {}\n\n{head}\n", self.name);
         blocks.push(Block::Paragraph(head.clone()));
+        for flag in self.error_flags(&comparisons) {
+            let _ = writeln!(text, "{flag}");
+            let _ = writeln!(md, "**{flag}**\n");
+            blocks.push(Block::Paragraph(flag));
+        }
+        for note in
+            pelt_analyze::headline::warning_notes(&self.warning_groups(), outcome.runs.len())
+        {
+            let _ = writeln!(text, "{note}");
+            let _ = writeln!(md, "- {note}");
+            blocks.push(Block::Paragraph(note));
+        }
+        if self.latency != pelt_analyze::latency::Latency::default() {
+            let note = self.latency.describe();
+            let _ = writeln!(text, "{note}");
+            let _ = writeln!(md, "- {note}");
+            blocks.push(Block::Paragraph(note.into()));
+        }
         for p in &outcome.problems {
             let _ = writeln!(text, "problem: {p}");
             let _ = writeln!(md, "- **problem:** {p}");
@@ -295,6 +341,7 @@ impl Experiment<'_> {
 
     fn json(&self, comparisons: &[LevelComparison]) -> String {
         let outcome = self.outcome;
+        let error_flags = self.error_flags(comparisons);
         let metrics: Vec<Metric> = runs::metrics();
         let runs: Vec<serde_json::Value> = outcome
             .runs
@@ -308,6 +355,7 @@ impl Experiment<'_> {
                     "file": r.file.strip_prefix(&outcome.folder).unwrap_or(&r.file).display().to_string(),
                     "interrupted": r.interrupted,
                     "client_busy": r.client_busy,
+                    "warnings": r.warnings,
                     "values": metrics.iter().zip(&r.values).map(|(m, v)| (m.name.clone(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
                 })
             })
@@ -320,6 +368,9 @@ impl Experiment<'_> {
                     "baseline": self.variants[0],
                     "variant": self.variants[c.variant],
                     "blocks": c.blocks,
+                    "headline": crate::compare::headline(&c.rows),
+                    "headline_metric": pelt_analyze::headline::most_severe(&c.rows).map(|r| r.metric.name.clone()),
+                    "errors_differ": pelt_analyze::headline::errors_differ(&c.rows).is_some(),
                     "metrics": crate::compare::json_rows(&c.rows),
                 })
             })
@@ -333,6 +384,9 @@ impl Experiment<'_> {
             "variants": self.variants,
             "interrupted": outcome.interrupted,
             "problems": outcome.problems,
+            "errors_differ": error_flags,
+            "latency": self.latency,
+            "warnings": self.warning_groups(),
             "runs": runs,
             "comparisons": comparisons,
         });
@@ -356,7 +410,51 @@ mod tests {
             p99_ns: 0,
             interrupted: false,
             client_busy,
+            warnings: Vec::new(),
         }
+    }
+
+    /// Issue 23 §2: 5 of 6 runs had send lag and the report said nothing.
+    #[test]
+    fn runs_warnings_reach_every_format_with_what_they_weaken() {
+        let levels = [Level {
+            kind: LevelKind::Rate,
+            value: 300.0,
+        }];
+        let variants = ["base".to_string(), "cache".to_string()];
+        let mut outcome = Outcome::new(2, 1, PathBuf::from("."));
+        for block in 0..6 {
+            for variant in 0..2 {
+                let mut r = record(variant, 0, false);
+                r.block = block;
+                r.values = vec![1e6, 1e6, 1e6, 1e6, 0.0, f64::NAN, 1.0];
+                if variant == 1 && block < 5 {
+                    r.warnings.push(pelt_core::Warning::SendLag {
+                        p99_ns: 41_000_000,
+                        connections: 10,
+                    });
+                }
+                outcome.runs.push(r);
+            }
+        }
+        let reports = Experiment {
+            name: "n",
+            blocks: 6,
+            levels: &levels,
+            variants: &variants,
+            outcome: &outcome,
+            latency: Default::default(),
+        }
+        .render();
+        let line = "Warning send_lag in 5 of 12 runs (cache at 300 req/s block 1, cache at 300 req/s block 2";
+        assert!(reports.text.contains(line), "{}", reports.text);
+        assert!(reports.text.contains("weakens p50, p90, p99, p99.9"));
+        assert!(reports.markdown.contains(line));
+        assert!(reports.html.contains("Warning send_lag in 5 of 12 runs"));
+        let doc: serde_json::Value = serde_json::from_str(&reports.json).unwrap();
+        assert_eq!(doc["warnings"][0]["kind"], "send_lag");
+        assert_eq!(doc["warnings"][0]["runs"].as_array().unwrap().len(), 5);
+        assert_eq!(doc["runs"][1]["warnings"][0]["kind"], "send_lag");
     }
 
     #[test]
@@ -375,6 +473,7 @@ mod tests {
                 levels: &levels,
                 variants: &variants,
                 outcome,
+                latency: Default::default(),
             }
             .client_bound()
         };

@@ -279,6 +279,20 @@ impl Store {
         Ok(())
     }
 
+    /// One run's configuration as recorded (JSON, secrets replaced), without
+    /// the rest of [`Store::get`] (its results file can be megabytes):
+    /// what like-with-like checks read for each run they consider.
+    pub fn config_json(&mut self, id: i64) -> Result<Option<String>, StoreError> {
+        let rows = self.db.query(
+            "SELECT config_json FROM pelt_runs WHERE id = ?1",
+            &[Value::Int(id)],
+        )?;
+        Ok(rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.first().and_then(|v| v.text()).map(str::to_string)))
+    }
+
     /// One run in full, with its results file when kept in the history.
     pub fn get(&mut self, id: i64) -> Result<Option<StoredRun>, StoreError> {
         let mut rows = self.list(&Filter {

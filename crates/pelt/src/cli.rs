@@ -316,6 +316,11 @@ pub struct ExperimentArgs {
     #[arg(long = "fail-on", value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
 
+    /// The latency the verdicts' p50 .. p99.9 compare: response_time (the
+    /// headline), service_time (without the client's send lag) or send_lag.
+    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::ResponseTime)]
+    pub metric: LatencyArg,
+
     /// No progress lines on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -345,6 +350,14 @@ Examples:
   pelt compare a*.pelt --vs b*.pelt --paired               runs made in blocks (AB, BA, ...)
   pelt compare a*.pelt --vs b*.pelt --fail-on regression   exit 1 in CI when B is worse
   pelt compare --baseline tag:release-1.4 b*.pelt          recorded runs (pelt history) as A
+
+Interleave the sides (A B B A ..., or pelt experiment). When every A run
+came before every B run the change is confounded with time (the machine
+drifts): the report says so, tests each side for drift, and withholds
+material verdicts unless --sequential-ok. Runs must do the same work (same
+targets, load model and level, protocol, proxy, method, body) and be
+complete; others are refused with the difference named, unless
+--allow-mismatch. The headline is the most severe verdict, errors first.
 
 Why several runs? Requests within one run are not independent (a slow
 minute slows many of them), so one run per side cannot tell a change from
@@ -844,9 +857,53 @@ pub struct CompareArgs {
     #[arg(long = "fail-on", value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
 
+    /// The latency the p50 .. p99.9 rows compare: response_time (from the
+    /// scheduled send; the headline), service_time (from the actual send:
+    /// the server's part, without the client's timer jitter) or send_lag
+    /// (the client's part). Errors, throughput and the share sent are
+    /// compared whatever it is. With --baseline, other than response_time
+    /// needs the recorded runs' results files.
+    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::ResponseTime)]
+    pub metric: LatencyArg,
+
+    /// When every A run came before every B run (or after), the change is
+    /// confounded with whatever drifted in between, and material verdicts
+    /// are withheld: say that the conditions held, and let them stand.
+    #[arg(long = "sequential-ok")]
+    pub sequential_ok: bool,
+
+    /// Compare runs whose work differs (targets, load model or level,
+    /// protocol, proxy, method, body) or that are not complete; by default
+    /// they are refused, naming the difference.
+    #[arg(long = "allow-mismatch")]
+    pub allow_mismatch: bool,
+
     /// Recorded runs as A.
     #[command(flatten)]
     pub baseline: crate::history::baseline::BaselineArgs,
+}
+
+/// `--metric`: which latency a comparison's percentiles measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum LatencyArg {
+    /// From each request's scheduled send to its response.
+    #[default]
+    ResponseTime,
+    /// From the actual send to the response.
+    ServiceTime,
+    /// From the scheduled send to the actual send.
+    SendLag,
+}
+
+impl From<LatencyArg> for pelt_analyze::latency::Latency {
+    fn from(a: LatencyArg) -> Self {
+        match a {
+            LatencyArg::ResponseTime => Self::ResponseTime,
+            LatencyArg::ServiceTime => Self::ServiceTime,
+            LatencyArg::SendLag => Self::SendLag,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

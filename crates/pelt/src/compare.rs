@@ -8,7 +8,10 @@ use crate::cli::{CompareArgs, CompareFormat};
 use crate::output::fail_on;
 use crate::save::{label, load, once_each};
 use crate::UserError;
-use pelt_analyze::runs;
+use pelt_analyze::alike::{self, Mismatch};
+use pelt_analyze::design::{self, Timed};
+use pelt_analyze::latency::Latency;
+use pelt_analyze::{headline, runs};
 use pelt_core::RunSummary;
 use pelt_report::compare;
 use pelt_report::html::Labeled;
@@ -36,10 +39,14 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
     // The same run twice on one side would count as two runs' evidence.
     once_each(&a_files, "each of A's runs is one replicate")?;
     once_each(&b_files, "each of B's runs is one replicate")?;
+    // ... and on both sides it would be compared with itself.
+    let both: Vec<PathBuf> = a_files.iter().chain(&b_files).cloned().collect();
+    once_each(&both, "a run on both sides would be compared with itself")?;
     let load_all = |files: &[PathBuf]| -> Result<Vec<RunSummary>, UserError> {
         files.iter().map(|f| load(f)).collect()
     };
     let (a, b) = (load_all(&a_files)?, load_all(&b_files)?);
+    let allowed = like_with_like(&a_files, &a, &b_files, &b, args.allow_mismatch)?;
     // A saturated client looks like a slow server: say so, on stderr so
     // that every format on stdout stays as it is.
     let busy: Vec<String> = a_files
@@ -57,7 +64,29 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
             busy.join(", ")
         );
     }
-    let rows = runs::compare_runs(&a, &b, args.paired);
+    let latency: Latency = args.metric.into();
+    let (ta, tb) = (timed(&a, latency), timed(&b, latency));
+    let values = |t: &[Timed]| t.iter().map(|r| r.values.clone()).collect::<Vec<_>>();
+    let mut rows = runs::compare_values(&values(&ta), &values(&tb), args.paired);
+    let time_design = design::assess(&runs::metrics(), &ta, &tb, args.sequential_ok);
+    design::withhold_material(&mut rows, &time_design);
+    let ctx = compare::Context {
+        design: Some(time_design),
+        warnings: headline::group_warnings(
+            a_files
+                .iter()
+                .zip(&a)
+                .chain(b_files.iter().zip(&b))
+                .map(|(f, s)| (label(f), s.warnings.as_slice())),
+        ),
+        runs: a.len() + b.len(),
+        allowed,
+        notes: alike::servers(&a[0].config, &b[0].config)
+            .map(|d| format!("A and B ran against different servers ({}): compared as two servers doing the same work.", d))
+            .into_iter()
+            .collect(),
+        latency,
+    };
     let names = |files: &[PathBuf]| files.iter().map(|f| label(f)).collect::<Vec<_>>();
     let paths = |files: &[PathBuf]| {
         files
@@ -67,17 +96,18 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
     };
     let out = match args.format {
         CompareFormat::Text => {
-            compare::text(&rows, &names(&a_files), &names(&b_files), args.paired)
+            compare::text(&rows, &names(&a_files), &names(&b_files), args.paired, &ctx)
         }
-        CompareFormat::Markdown => compare::markdown(&rows),
+        CompareFormat::Markdown => compare::markdown_report(&rows, &ctx),
         CompareFormat::Json => {
-            compare::json(&rows, &paths(&a_files), &paths(&b_files), args.paired)
+            compare::json(&rows, &paths(&a_files), &paths(&b_files), args.paired, &ctx)
         }
         CompareFormat::Html => compare::html(
             &rows,
             &labeled(&a_files, &a),
             &labeled(&b_files, &b),
             args.paired,
+            &ctx,
         ),
     };
     crate::emit(out.as_bytes())?;
@@ -96,4 +126,60 @@ fn labeled<'a>(files: &[PathBuf], runs: &'a [RunSummary]) -> Vec<Labeled<'a>> {
             summary,
         })
         .collect()
+}
+
+/// Each run's start and values (its percentiles of `latency`), for the
+/// comparison and the design's checks.
+pub fn timed(runs: &[RunSummary], latency: Latency) -> Vec<Timed> {
+    runs.iter()
+        .map(|s| Timed {
+            started_ms: s.env.started_unix_ms,
+            values: pelt_analyze::latency::values(s, latency),
+        })
+        .collect()
+}
+
+/// Like with like (see `pelt_analyze::alike`): every run, A's and B's,
+/// against A's first, and each complete. Differences refuse the
+/// comparison (exit 2, naming them) unless `allow`, when they are
+/// returned to be listed in the report. Two files holding the same run
+/// (the same start and work) are refused whatever `allow` says: a run
+/// compared with itself is no evidence.
+fn like_with_like(
+    a_files: &[PathBuf],
+    a: &[RunSummary],
+    b_files: &[PathBuf],
+    b: &[RunSummary],
+    allow: bool,
+) -> Result<Vec<Mismatch>, UserError> {
+    for (fa, ra) in a_files.iter().zip(a) {
+        for (fb, rb) in b_files.iter().zip(b) {
+            if ra.env.started_unix_ms == rb.env.started_unix_ms
+                && ra.env.started_unix_ms != 0
+                && ra.config == rb.config
+            {
+                return Err(UserError(format!(
+                    "'{}' and '{}' are the same run (same start and configuration), on both sides; \
+                     give each run on one side only",
+                    fa.display(),
+                    fb.display()
+                )));
+            }
+        }
+    }
+    let reference = &a[0].config;
+    let all = a_files
+        .iter()
+        .zip(a)
+        .chain(b_files.iter().zip(b))
+        .map(|(f, s)| (label(f), s));
+    let mismatches = alike::mismatches(reference, all);
+    if mismatches.is_empty() || allow {
+        return Ok(mismatches);
+    }
+    Err(UserError(alike::refusal(
+        &format!("{} (A's first run)", label(&a_files[0])),
+        &mismatches,
+        "--allow-mismatch",
+    )))
 }

@@ -529,7 +529,14 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     }
     match (&mut history, &args.record.baseline) {
         (Some(h), Some(spec)) if checked == std::process::ExitCode::SUCCESS => {
-            crate::history::baseline::after_run(h.store(), spec, &summary, id, args.record.fail_on)
+            crate::history::baseline::after_run(
+                h.store(),
+                spec,
+                &summary,
+                id,
+                args.record.fail_on,
+                args.record.allow_mismatch,
+            )
         }
         _ => Ok(checked),
     }

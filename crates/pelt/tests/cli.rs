@@ -1111,10 +1111,12 @@ fn report_refuses_a_file_twice_a_folder_and_a_window_past_the_end() {
         &["report", &a, "--window", "100s.."],
         &["--window holds none of the run's", "like --window .."],
     );
-    // Different files still merge, and A against itself still compares.
+    // Different files still merge; A against itself is no comparison
+    // (issue 23 §4: runs were compared with themselves).
     let out = pelt().args(["report", &a, &b, "--merge"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let out = pelt().args(["compare", &a, &a]).output().unwrap();
+    refused(&["compare", &a, &a], &["compared with itself"]);
+    let out = pelt().args(["compare", &a, &b]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
 

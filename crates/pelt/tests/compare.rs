@@ -7,24 +7,71 @@ use serde_json::Value;
 use std::path::PathBuf;
 use support::pelt::{pelt, server};
 
-/// Four 1 s runs at 200 req/s against `path`, saved; returns the files.
+/// A 1 s run at 200 req/s against `url`, saved as `dir/NAME.pelt`.
+fn run(dir: &std::path::Path, name: &str, url: &str, extra: &[&str]) -> PathBuf {
+    let file = dir.join(format!("{name}.pelt"));
+    let out = pelt()
+        .arg(url)
+        .args(if extra.is_empty() {
+            &["--rate", "200"][..]
+        } else {
+            extra
+        })
+        .args(["-d", "1s", "-q", "--no-save", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    file
+}
+
+/// Four 1 s runs at 200 req/s against `url`, one after another, saved;
+/// returns the files.
 fn runs(dir: &std::path::Path, name: &str, url: &str) -> Vec<PathBuf> {
     (0..4)
-        .map(|i| {
-            let file = dir.join(format!("{name}{i}.pelt"));
-            let out = pelt()
-                .args([url, "--rate", "200", "-d", "1s", "-q", "--no-save", "-o"])
-                .arg(&file)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            file
-        })
+        .map(|i| run(dir, &format!("{name}{i}"), url, &[]))
         .collect()
+}
+
+/// Four runs of each URL, interleaved (a b b a a b b a), so that the
+/// machine's drift falls on both alike.
+fn interleaved(dir: &std::path::Path, a: &str, b: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for i in 0..4 {
+        let first_a = i % 2 == 0;
+        for (side, url) in if first_a {
+            [(0, a), (1, b)]
+        } else {
+            [(1, b), (0, a)]
+        } {
+            let name = format!("{}{i}", if side == 0 { "a" } else { "b" });
+            let f = run(dir, &name, url, &[]);
+            if side == 0 {
+                xs.push(f)
+            } else {
+                ys.push(f)
+            }
+        }
+    }
+    (xs, ys)
+}
+
+/// Checks a comparison against schema/compare.schema.json.
+fn validate(doc: &Value) {
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/compare.schema.json")).unwrap();
+    let id = schema["$id"].as_str().unwrap().to_string();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler.add_resource(&id, schema).unwrap();
+    let index = compiler.compile(&id, &mut schemas).unwrap();
+    if let Err(e) = schemas.validate(doc, index) {
+        panic!("comparison does not match schema/compare.schema.json: {e:#}\n{doc:#}");
+    }
 }
 
 fn verdict<'a>(doc: &'a Value, metric: &str) -> &'a Value {
@@ -43,19 +90,30 @@ fn a_real_slowdown_is_a_material_regression() {
     let dir = tempfile::tempdir().unwrap();
     let fast = format!("http://{}/?delay=1ms&delay_max=2ms", s.local_addr());
     let slow = format!("http://{}/?delay=4ms&delay_max=5ms", s.local_addr());
-    let a = runs(dir.path(), "a", &fast);
-    let b = runs(dir.path(), "b", &slow);
+    // The "change" is made by the query string, which makes the URLs
+    // differ: --allow-mismatch says that is meant.
+    let (a, b) = interleaved(dir.path(), &fast, &slow);
 
     let out = pelt()
         .arg("compare")
         .args(&a)
         .arg("--vs")
         .args(&b)
-        .args(["--format", "json", "--fail-on", "regression"])
+        .args([
+            "--format",
+            "json",
+            "--fail-on",
+            "regression",
+            "--allow-mismatch",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "a regression fails the build");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&doc);
+    assert_eq!(doc["design"]["order"]["kind"], "interleaved", "{doc:#}");
+    assert_eq!(doc["confounded_with_time"], false);
+    assert_eq!(doc["mismatches_allowed"].as_array().unwrap().len(), 4);
     let p50 = verdict(&doc, "p50");
     assert_eq!(p50["kind"], "regression", "{doc:#}");
     assert_eq!(p50["material"], true);
@@ -65,13 +123,43 @@ fn a_real_slowdown_is_a_material_regression() {
     assert_ne!(verdict(&doc, "throughput")["material"], true, "{doc:#}");
     assert_ne!(verdict(&doc, "errors")["kind"], "regression");
 
+    // --metric service_time: the percentiles from the actual send, which
+    // leave the client's send lag out (issue 23 §2), so A's p50 is lower.
+    let out = pelt()
+        .arg("compare")
+        .args(&a)
+        .arg("--vs")
+        .args(&b)
+        .args([
+            "--format",
+            "json",
+            "--allow-mismatch",
+            "--metric",
+            "service_time",
+        ])
+        .output()
+        .unwrap();
+    let service: Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&service);
+    assert_eq!(service["latency"], "service_time");
+    assert_eq!(doc["latency"], "response_time");
+    let a_p50 = |d: &Value| d["metrics"][0]["comparison"]["a"].as_f64().unwrap();
+    assert!(a_p50(&service) < a_p50(&doc), "{service:#}");
+    assert_eq!(verdict(&service, "p50")["kind"], "regression");
+
     // The other way round p50 is an improvement, and nothing material fails.
     let out = pelt()
         .arg("compare")
         .args(&b)
         .arg("--vs")
         .args(&a)
-        .args(["--format", "json", "--fail-on", "material"])
+        .args([
+            "--format",
+            "json",
+            "--fail-on",
+            "material",
+            "--allow-mismatch",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -84,7 +172,7 @@ fn a_real_slowdown_is_a_material_regression() {
         .args(&a)
         .arg("--vs")
         .args(&b)
-        .args(["--format", "html"])
+        .args(["--format", "html", "--allow-mismatch"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -103,6 +191,7 @@ fn a_real_slowdown_is_a_material_regression() {
         .arg("compare")
         .arg(&a[0])
         .arg(&b[0])
+        .arg("--allow-mismatch")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -117,6 +206,7 @@ fn a_real_slowdown_is_a_material_regression() {
         .arg("--vs")
         .arg(&b[0])
         .arg("--paired")
+        .arg("--allow-mismatch")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -132,11 +222,14 @@ fn client_bound_runs_are_flagged_in_reports_and_comparisons() {
     let s = server(None);
     let dir = tempfile::tempdir().unwrap();
     let url = format!("http://{}/", s.local_addr());
-    let real = runs(dir.path(), "a", &url).remove(0);
+    let reals = runs(dir.path(), "a", &url);
+    let real = &reals[0];
     let busy = dir.path().join("busy.pelt");
-    let mut reader = ResultsReader::open(std::fs::File::open(&real).unwrap()).unwrap();
-    let mut writer =
-        ResultsWriter::new(std::fs::File::create(&busy).unwrap(), reader.header()).unwrap();
+    let mut reader = ResultsReader::open(std::fs::File::open(real).unwrap()).unwrap();
+    // Another run's copy: a run compared with itself is refused.
+    let mut header = reader.header().clone();
+    header.env.started_unix_ms += 1;
+    let mut writer = ResultsWriter::new(std::fs::File::create(&busy).unwrap(), &header).unwrap();
     while let Some((second, rec)) = reader.next_interval().unwrap() {
         writer.interval(second, &rec).unwrap();
     }
@@ -166,12 +259,7 @@ fn client_bound_runs_are_flagged_in_reports_and_comparisons() {
         "{text}"
     );
 
-    let out = pelt()
-        .arg("compare")
-        .arg(&real)
-        .arg(&busy)
-        .output()
-        .unwrap();
+    let out = pelt().arg("compare").arg(real).arg(&busy).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -182,9 +270,140 @@ fn client_bound_runs_are_flagged_in_reports_and_comparisons() {
     // The real run (a light 200 req/s) is not flagged.
     let out = pelt()
         .arg("compare")
-        .arg(&real)
-        .arg(&real)
+        .arg(real)
+        .arg(&reals[1])
         .output()
         .unwrap();
     assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+}
+
+/// Issue 23 §1: "4 runs, change, 4 runs" confounds the change with time.
+/// An A/A test made that way was called a material p99 regression (the
+/// machine got busier). The sequential design is named, and a material
+/// verdict withheld unless --sequential-ok.
+#[test]
+fn sequential_runs_are_confounded_with_time() {
+    let s = server(None);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/?delay=1ms&delay_max=2ms", s.local_addr());
+    let before = runs(dir.path(), "before", &url);
+    let after = runs(dir.path(), "after", &url);
+    // A/A, one side after the other: said, whatever the verdicts.
+    let out = pelt()
+        .arg("compare")
+        .args(&before)
+        .arg("--vs")
+        .args(&after)
+        .args(["--fail-on", "material"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("Sequential design: every A run started before every B run, so the change is confounded with time"),
+        "{text}"
+    );
+    assert!(text.contains("\nheadline: "), "{text}");
+
+    // A real slowdown, sequential: a regression, but not a material one.
+    let slow = format!("http://{}/?delay=4ms&delay_max=5ms", s.local_addr());
+    let after = runs(dir.path(), "slow", &slow);
+    let compare = |extra: &[&str]| {
+        pelt()
+            .arg("compare")
+            .args(&before)
+            .arg("--vs")
+            .args(&after)
+            .args([
+                "--allow-mismatch",
+                "--fail-on",
+                "material",
+                "--format",
+                "json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = compare(&[]);
+    assert_eq!(out.status.code(), Some(0), "material withheld: no failure");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&doc);
+    assert_eq!(doc["confounded_with_time"], true);
+    assert_eq!(doc["design"]["order"]["kind"], "sequential");
+    assert_eq!(doc["design"]["order"]["a_first"], true);
+    let p50 = verdict(&doc, "p50");
+    assert_eq!(
+        (&p50["kind"], &p50["material"]),
+        (&"regression".into(), &false.into())
+    );
+    let row = doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"]["name"] == "p50")
+        .unwrap();
+    assert_eq!(row["confounded_with_time"], true);
+    assert!(
+        doc["headline"]
+            .as_str()
+            .unwrap()
+            .contains("REGRESSION (confounded with time)"),
+        "{doc:#}"
+    );
+    // The user vouches for the conditions: the verdict stands.
+    let out = compare(&["--sequential-ok"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdict(&doc, "p50")["material"], true);
+    assert_eq!(doc["confounded_with_time"], false);
+}
+
+/// Issue 23 §4: a rate run and a closed loop answer different questions,
+/// a run compared with itself is no evidence: both refused (exit 2,
+/// naming the difference), unless --allow-mismatch.
+#[test]
+fn unlike_runs_are_refused() {
+    let s = server(None);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/", s.local_addr());
+    let rate = run(dir.path(), "rate", &url, &[]);
+    let closed = run(dir.path(), "closed", &url, &["-c", "2"]);
+    let out = pelt()
+        .arg("compare")
+        .arg(&rate)
+        .arg(&closed)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: the runs do not measure the same work as rate (A's first run): closed (load: rate 200/s vs closed loop, 2 connections)"),
+        "{err}"
+    );
+    assert!(err.contains("--allow-mismatch"), "{err}");
+    let out = pelt()
+        .arg("compare")
+        .arg(&rate)
+        .arg(&closed)
+        .arg("--allow-mismatch")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("--allow-mismatch: compared although the runs' work differs: closed (load: rate 200/s vs closed loop, 2 connections)"),
+        "{text}"
+    );
+    // The same run on both sides.
+    let out = pelt()
+        .arg("compare")
+        .arg(&rate)
+        .arg(&rate)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("compared with itself"), "{err}");
 }

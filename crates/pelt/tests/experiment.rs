@@ -33,6 +33,27 @@ fn experiment_with(dir: &Path, plan: &str, extra: &[&str]) -> (i32, String, Stri
     )
 }
 
+/// Checks a report against schema/experiment.schema.json (which refers
+/// to schema/compare.schema.json for its rows).
+fn validate(report: &Value) {
+    let load = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
+    let experiment = load(include_str!("../../../schema/experiment.schema.json"));
+    let compare = load(include_str!("../../../schema/compare.schema.json"));
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    for s in [&compare, &experiment] {
+        compiler
+            .add_resource(s["$id"].as_str().unwrap(), s.clone())
+            .unwrap();
+    }
+    let index = compiler
+        .compile(experiment["$id"].as_str().unwrap(), &mut schemas)
+        .unwrap();
+    if let Err(e) = schemas.validate(report, index) {
+        panic!("report does not match schema/experiment.schema.json: {e:#}\n{report:#}");
+    }
+}
+
 /// The p50 comparison of the first variant against the baseline.
 fn p50_verdict(report: &Value) -> &Value {
     report["comparisons"][0]["metrics"]
@@ -81,6 +102,7 @@ fn added_delay_of_2ms_is_a_material_p50_regression() {
     // --fail-on material: a material regression fails the build.
     assert_eq!(code, 1, "{stderr}");
     let report = report.expect("report.json written");
+    validate(&report);
     assert_eq!(report["runs"].as_array().unwrap().len(), 12);
     let p50 = p50_verdict(&report);
     assert_eq!(p50["verdict"]["kind"], "regression", "{stdout}");
@@ -108,6 +130,52 @@ fn added_delay_of_2ms_is_a_material_p50_regression() {
         "spectrum and latency against load"
     );
     assert!(!dom.contains("<script"));
+}
+
+/// Issue 23 §2: a variant that served 404 to every request (a typo in
+/// nginx's root) headlined "p50 INCONCLUSIVE" and kept its errors in the
+/// table. The headline names errors, and every format flags them first.
+#[test]
+fn a_variant_failing_every_request_headlines_its_errors() {
+    let _machine = exclusive();
+    let srv = server(None);
+    let base = format!("http://{}/", srv.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr, report) =
+        experiment(dir.path(), &two_urls(&base, &format!("{base}?status=404")));
+    assert_eq!(code, 0, "{stderr}");
+    let report = report.expect("report.json written");
+    validate(&report);
+    let c = &report["comparisons"][0];
+    assert_eq!(c["headline_metric"], "errors", "{c:#}");
+    assert_eq!(c["errors_differ"], true);
+    assert!(
+        c["headline"]
+            .as_str()
+            .unwrap()
+            .starts_with("errors REGRESSION (material), +100.00 pt"),
+        "{c:#}"
+    );
+    let flags = report["errors_differ"].as_array().unwrap();
+    assert_eq!(flags.len(), 1);
+    assert!(
+        stdout.contains("B vs A (6 blocks, paired): errors REGRESSION (material), +100.00 pt"),
+        "{stdout}"
+    );
+    // The flag comes before any table, in every format.
+    let flag_first = |text: &str| {
+        let flag = text.find("ERRORS DIFFER").expect("flagged");
+        assert!(
+            flag < text
+                .find("medians over runs")
+                .or(text.find("Medians over runs"))
+                .unwrap(),
+            "{text}"
+        );
+    };
+    flag_first(&stdout);
+    flag_first(&std::fs::read_to_string(dir.path().join("out/report.md")).unwrap());
+    flag_first(&std::fs::read_to_string(dir.path().join("out/report.html")).unwrap());
 }
 
 /// One A/A experiment: the p50 verdict's kind.

@@ -95,7 +95,11 @@ pub fn command(
             let result = pelt_analyze::compare_paired(&metric, &a, &b);
             (
                 format!("{} vs {}", names[v], names[0]),
-                Row { metric, result },
+                Row {
+                    metric,
+                    result,
+                    confounded: false,
+                },
             )
         })
         .collect();

@@ -23,7 +23,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
-    let plan = Plan::read(&args.plan)?;
+    let mut plan = Plan::read(&args.plan)?;
+    plan.latency = args.metric.into();
     if args.dry_run {
         // A dry run checks everything a real one would before it starts.
         if let Some(dir) = &args.out {
@@ -132,6 +133,7 @@ fn render(plan: &Plan, outcome: &Outcome) -> Reports {
         levels: &plan.levels,
         variants: &variants,
         outcome,
+        latency: plan.latency,
     }
     .render()
 }
@@ -267,7 +269,8 @@ fn measure_variant(
                 tags.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             );
         }
-        let record = RunRecord::new(block, v, l, file, &summary);
+        let mut record = RunRecord::new(block, v, l, file, &summary);
+        record.values = pelt_analyze::latency::values(&summary, plan.latency);
         let interrupted = record.interrupted;
         let shown = watch.views.watched().then(|| summary.clone());
         outcome.add(record, summary);

@@ -129,6 +129,8 @@ pub struct Plan {
     /// once after everything (a backend all variants share, say).
     pub setup: Option<String>,
     pub teardown: Option<String>,
+    /// `--metric`: the latency the verdicts' percentiles compare.
+    pub latency: pelt_analyze::latency::Latency,
 }
 
 impl Plan {
@@ -309,6 +311,7 @@ impl Plan {
             sweep: load.sweep.clone(),
             setup: file.setup,
             teardown: file.teardown,
+            latency: Default::default(),
         })
     }
 

@@ -11,8 +11,13 @@ use crate::cli::{CompareArgs, CompareFormat, FailOn};
 use crate::output::fails;
 use crate::UserError;
 use clap::Args;
+use pelt_analyze::alike::{self, Mismatch};
+use pelt_analyze::design::{self, Timed};
+use pelt_analyze::headline;
+use pelt_analyze::latency::Latency;
 use pelt_analyze::runs::{self, compare_values, values, Row};
-use pelt_core::RunSummary;
+use pelt_core::{RunConfig, RunSummary};
+use pelt_report::compare::Context;
 use pelt_store::{Filter, Kind, Metric, RunRow, Store};
 use std::process::ExitCode;
 
@@ -20,7 +25,10 @@ use std::process::ExitCode;
 #[derive(Debug, Clone, Default, Args)]
 pub struct BaselineArgs {
     /// Compare the FILEs (B) with recorded runs (A): tag:KEY[=VALUE],
-    /// label:NAME or last:N (the newest N runs of B's URL).
+    /// label:NAME or last:N (the newest N runs of B's URL). Only complete
+    /// runs doing B's work (targets, load model and level, protocol,
+    /// proxy) and never B's own runs: last:N passes over the others, a
+    /// tag or label naming them is refused (see --allow-mismatch).
     #[arg(long = "baseline", value_name = "tag:X|label:X|last:N", conflicts_with_all = ["vs", "paired"])]
     pub baseline: Option<String>,
 
@@ -60,48 +68,147 @@ impl Spec {
         })
     }
 
-    /// The runs of the baseline, without `exclude` (the run just made).
-    /// `last:N` counts runs of `url` only: the newest runs of another
-    /// target are no baseline.
-    pub fn runs(
+    /// The runs of the baseline for `candidates` (the runs compared with
+    /// it), by one rule (see `pelt_analyze::alike`): never `exclude` (the
+    /// run just recorded) nor a candidate itself (a recorded run with a
+    /// candidate's start), complete runs only, and only runs whose work
+    /// is the candidates'. `last:N` takes the newest N such runs of the
+    /// candidates' URL, passing over the others; a tag or label that
+    /// names runs doing other work is refused (naming the difference)
+    /// unless `allow`, when they are kept and listed.
+    pub fn select(
         &self,
         store: &mut Store,
-        url: Option<&str>,
+        candidates: &[RunSummary],
         exclude: Option<i64>,
-    ) -> Result<Vec<RunRow>, UserError> {
+        allow: bool,
+    ) -> Result<Selection, UserError> {
+        let url = single_url(candidates);
         // A shard sent a part of its run: as a baseline it would read as
         // a run of a fraction of the load (merged runs stand for the
         // whole); a sweep's steps ran at rates it chose, and its row is one
         // of them.
-        let filter = Filter {
+        let mut filter = Filter {
             without: vec![Kind::Shard, Kind::Step, Kind::Sweep],
             ..Filter::default()
         };
-        self.select(store, filter, url, exclude)
+        match self {
+            Spec::Tag(k, v) => filter.tags.push((k.clone(), v.clone())),
+            Spec::Label(l) => filter.label = Some(l.clone()),
+            Spec::Last(_) => filter.url = url.clone(),
+        }
+        let listed = store.list(&filter).map_err(store_error)?;
+        let redactor = pelt_store::Redactor::default();
+        let reference = redactor.config(&candidates[0].config);
+        let starts: Vec<i64> = candidates
+            .iter()
+            .map(|c| c.env.started_unix_ms as i64)
+            .collect();
+        let mut out = Selection::default();
+        let (mut incomplete, mut themselves, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
+        let mut mismatched = Vec::new();
+        // Newest first, so that last:N takes the newest alike runs.
+        for row in listed.into_iter().rev() {
+            if Some(row.id) == exclude {
+                continue;
+            }
+            if let Spec::Last(n) = self {
+                if out.runs.len() as u64 >= *n {
+                    break;
+                }
+            }
+            if starts.contains(&row.started_ms) {
+                themselves.push(format!("#{}", row.id));
+                continue;
+            }
+            if row.interrupted || !row.complete {
+                incomplete.push(format!("#{}", row.id));
+                continue;
+            }
+            let differences = match stored_config(store, row.id)? {
+                Some(config) => alike::differences(&config, &reference),
+                None => vec![alike::Difference {
+                    what: "configuration".into(),
+                    a: "unreadable".into(),
+                    b: "known".into(),
+                }],
+            };
+            if differences.is_empty() {
+                out.runs.push(row);
+                continue;
+            }
+            let m = Mismatch {
+                run: format!("#{}", row.id),
+                differences,
+            };
+            match self {
+                Spec::Last(_) => skipped.push(m),
+                _ if allow => {
+                    out.allowed.push(m);
+                    out.runs.push(row);
+                }
+                _ => mismatched.push(m),
+            }
+        }
+        out.runs.reverse();
+        if !mismatched.is_empty() {
+            return Err(UserError(alike::refusal(
+                &format!("the runs compared (--baseline {})", self.describe()),
+                &mismatched,
+                "--allow-mismatch",
+            )));
+        }
+        if !themselves.is_empty() {
+            out.notes.push(format!(
+                "Left out of the baseline: {} (the runs compared themselves, recorded).",
+                themselves.join(", ")
+            ));
+        }
+        if !incomplete.is_empty() {
+            out.notes.push(format!(
+                "Left out of the baseline: {} (interrupted or incomplete).",
+                incomplete.join(", ")
+            ));
+        }
+        if !skipped.is_empty() {
+            out.notes.push(format!(
+                "Passed over {} run(s) of the URL whose work differs, like {}.",
+                skipped.len(),
+                skipped[0]
+            ));
+        }
+        if out.runs.is_empty() {
+            let mut why = out.notes.join(" ");
+            if !skipped.is_empty() && why.is_empty() {
+                why = format!("{}", skipped[0]);
+            }
+            return Err(UserError(format!(
+                "no recorded run matches --baseline {} with the same work and complete{}; see pelt history{}",
+                self.describe(),
+                if why.is_empty() { String::new() } else { format!(" ({why})") },
+                match self {
+                    Spec::Last(_) => " (last:N counts runs of the same URL)",
+                    _ => "",
+                }
+            )));
+        }
+        Ok(out)
     }
 
     /// The recorded sweeps of the baseline (kind `sweep`), without
-    /// `exclude` (the sweep just made).
+    /// `exclude` (the sweep just made). A sweep's capacity is judged
+    /// against sweeps only; their likeness is the URL's (last:N) or the
+    /// tag or label the user chose.
     pub fn sweeps(
         &self,
         store: &mut Store,
         url: Option<&str>,
         exclude: Option<i64>,
     ) -> Result<Vec<RunRow>, UserError> {
-        let filter = Filter {
+        let mut filter = Filter {
             kinds: vec![Kind::Sweep],
             ..Filter::default()
         };
-        self.select(store, filter, url, exclude)
-    }
-
-    fn select(
-        &self,
-        store: &mut Store,
-        mut filter: Filter,
-        url: Option<&str>,
-        exclude: Option<i64>,
-    ) -> Result<Vec<RunRow>, UserError> {
         match self {
             Spec::Tag(k, v) => filter.tags.push((k.clone(), v.clone())),
             Spec::Label(l) => filter.label = Some(l.clone()),
@@ -118,15 +225,10 @@ impl Spec {
         }
         if runs.is_empty() {
             return Err(UserError(format!(
-                "no recorded {} matches --baseline {}; see pelt history{}",
-                if filter.kinds.contains(&Kind::Sweep) {
-                    "sweep"
-                } else {
-                    "run"
-                },
+                "no recorded sweep matches --baseline {}; see pelt history{}",
                 self.describe(),
                 match self {
-                    Spec::Last(_) => " (last:N counts runs of the same URL)",
+                    Spec::Last(_) => " (last:N counts sweeps of the same URL)",
                     _ => "",
                 }
             )));
@@ -142,6 +244,47 @@ impl Spec {
             Spec::Last(n) => format!("last:{n}"),
         }
     }
+}
+
+/// The recorded runs a baseline is made of, with what the report says
+/// about the choice.
+#[derive(Debug, Default)]
+pub struct Selection {
+    /// The baseline's runs, oldest first.
+    pub runs: Vec<RunRow>,
+    /// Runs kept although their work differs (`--allow-mismatch`).
+    pub allowed: Vec<Mismatch>,
+    /// Runs left out or passed over, one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// A recorded run's configuration; `None` when it cannot be read (a run
+/// recorded by a pelt whose configuration this one cannot parse).
+pub fn stored_config(store: &mut Store, id: i64) -> Result<Option<RunConfig>, UserError> {
+    let json = store.config_json(id).map_err(store_error)?;
+    Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+}
+
+/// A recorded run's values with its percentiles of `latency`, from its
+/// results file (the figure columns hold response time only).
+fn recorded_values(store: &mut Store, id: i64, latency: Latency) -> Result<Vec<f64>, UserError> {
+    let run = store.get(id).map_err(store_error)?.ok_or_else(|| {
+        UserError(format!(
+            "run #{id} left the history while it was read; run again"
+        ))
+    })?;
+    let bytes = super::results_bytes(&run).map_err(|UserError(e)| {
+        UserError(format!(
+            "--metric {}: {e}; or compare response_time, which the history keeps for every run",
+            latency.name()
+        ))
+    })?;
+    let summary = super::summary_of(&bytes).map_err(|e| {
+        UserError(format!(
+            "run #{id}'s results cannot be read ({e}); compare response_time instead"
+        ))
+    })?;
+    Ok(pelt_analyze::latency::values(&summary, latency))
 }
 
 /// A recorded run's values, in the order of `runs::metrics`, as
@@ -175,17 +318,18 @@ fn render(
     spec: &Spec,
     a: &[RunRow],
     b_names: &[String],
+    ctx: &Context,
 ) -> Result<String, UserError> {
     Ok(match format {
         CompareFormat::Text => {
-            let mut t = pelt_report::compare::text(rows, &names(a), b_names, false);
+            let mut t = pelt_report::compare::text(rows, &names(a), b_names, false, ctx);
             t.insert_str(0, &format!("baseline {}: recorded runs as A\n", spec.describe()));
             t
         }
-        CompareFormat::Markdown => pelt_report::compare::markdown(rows),
+        CompareFormat::Markdown => pelt_report::compare::markdown_report(rows, ctx),
         CompareFormat::Json => {
             let metrics = pelt_report::compare::json_rows(rows);
-            let doc = serde_json::json!({
+            let mut doc = serde_json::json!({
                 "schema": "pelt.compare/1",
                 "paired": false,
                 "baseline": spec.describe(),
@@ -193,6 +337,7 @@ fn render(
                 "b": b_names,
                 "metrics": metrics,
             });
+            pelt_report::compare::merge(&mut doc, pelt_report::compare::json_context(rows, ctx));
             let mut s = serde_json::to_string_pretty(&doc).expect("a JSON value always serialises");
             s.push('\n');
             s
@@ -214,13 +359,55 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
         .iter()
         .map(|f| crate::save::load(f))
         .collect::<Result<_, _>>()?;
-    let url = single_url(&b);
-    let mut store = open(&args.baseline.location)?;
-    let a = spec.runs(&mut store, url.as_deref(), None)?;
-    let b_values: Vec<Vec<f64>> = b.iter().map(values).collect();
-    let rows = rows(&a, &b_values);
     let b_names: Vec<String> = args.files.iter().map(|f| crate::save::label(f)).collect();
-    crate::emit(render(args.format, &rows, &spec, &a, &b_names)?.as_bytes())?;
+    // B's own runs must be alike too: they stand for one candidate.
+    let mut b_mismatches = alike::mismatches(&b[0].config, b_names.iter().cloned().zip(b.iter()));
+    if !b_mismatches.is_empty() && !args.allow_mismatch {
+        return Err(UserError(alike::refusal(
+            &format!("{} (B's first run)", b_names[0]),
+            &b_mismatches,
+            "--allow-mismatch",
+        )));
+    }
+    let mut store = open(&args.baseline.location)?;
+    let selection = spec.select(&mut store, &b, None, args.allow_mismatch)?;
+    let a = &selection.runs;
+    let latency: Latency = args.metric.into();
+    let b_timed = crate::compare::timed(&b, latency);
+    // The baseline's runs were recorded before these, as a rule: the
+    // change is confounded with time like any before/after.
+    let a_timed: Vec<Timed> = a
+        .iter()
+        .map(|r| {
+            Ok(Timed {
+                started_ms: r.started_ms.max(0) as u64,
+                values: match latency {
+                    // The figure columns hold response time only.
+                    Latency::ResponseTime => stored_values(r),
+                    other => recorded_values(&mut store, r.id, other)?,
+                },
+            })
+        })
+        .collect::<Result<_, UserError>>()?;
+    let values = |t: &[Timed]| t.iter().map(|r| r.values.clone()).collect::<Vec<_>>();
+    let mut rows = compare_values(&values(&a_timed), &values(&b_timed), false);
+    let time_design = design::assess(&runs::metrics(), &a_timed, &b_timed, args.sequential_ok);
+    design::withhold_material(&mut rows, &time_design);
+    b_mismatches.extend(selection.allowed.iter().cloned());
+    let ctx = Context {
+        design: Some(time_design),
+        warnings: headline::group_warnings(
+            b_names
+                .iter()
+                .cloned()
+                .zip(b.iter().map(|s| s.warnings.as_slice())),
+        ),
+        runs: b.len(),
+        allowed: b_mismatches,
+        notes: selection.notes.clone(),
+        latency,
+    };
+    crate::emit(render(args.format, &rows, &spec, a, &b_names, &ctx)?.as_bytes())?;
     Ok(if fails(args.fail_on, |m| runs::regressed(&rows, m)) {
         ExitCode::from(1)
     } else {
@@ -249,15 +436,22 @@ pub fn after_run(
     summary: &RunSummary,
     id: Option<i64>,
     fail_on: Option<FailOn>,
+    allow_mismatch: bool,
 ) -> Result<ExitCode, UserError> {
     let spec = Spec::parse(spec_text)?;
-    let url = single_url(std::slice::from_ref(summary));
-    let a = spec.runs(store, url.as_deref(), id)?;
-    let rows = rows(&a, &[values(summary)]);
+    let selection = spec.select(store, std::slice::from_ref(summary), id, allow_mismatch)?;
+    let a = &selection.runs;
+    let rows = rows(a, &[values(summary)]);
     let name = id.map_or_else(|| "this run".to_string(), |id| format!("#{id} (this run)"));
+    let ctx = Context {
+        notes: selection.notes.clone(),
+        allowed: selection.allowed.clone(),
+        runs: 1,
+        ..Context::default()
+    };
     eprint!(
         "{}",
-        render(CompareFormat::Text, &rows, &spec, &a, &[name])?
+        render(CompareFormat::Text, &rows, &spec, a, &[name], &ctx)?
     );
     Ok(if fails(fail_on, |m| runs::regressed(&rows, m)) {
         eprintln!("pelt: --fail-on: this run regressed against the baseline");
@@ -309,6 +503,7 @@ pub fn after_sweep(
     let rows = vec![Row {
         result: pelt_analyze::compare::compare_unpaired(&metric, &values, &[b]),
         metric,
+        confounded: false,
     }];
     let name = id.map_or_else(
         || "this sweep".to_string(),
@@ -316,7 +511,17 @@ pub fn after_sweep(
     );
     eprint!(
         "{}",
-        render(CompareFormat::Text, &rows, &spec, &a, &[name])?
+        render(
+            CompareFormat::Text,
+            &rows,
+            &spec,
+            &a,
+            &[name],
+            &Context {
+                runs: a.len() + 1,
+                ..Context::default()
+            }
+        )?
     );
     Ok(if fails(fail_on, |m| runs::regressed(&rows, m)) {
         eprintln!("pelt: --fail-on: this sweep's capacity regressed against the baseline");

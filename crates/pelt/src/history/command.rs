@@ -200,6 +200,12 @@ pub struct TrendArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TrendFormat::Text)]
     pub format: TrendFormat,
+
+    /// Follow runs whose work differs from the newest's (targets, load
+    /// model or level, protocol, proxy), and interrupted runs: by default
+    /// a trend of unlike runs is refused, naming the difference.
+    #[arg(long = "allow-mismatch")]
+    pub allow_mismatch: bool,
 }
 
 pub fn command(args: HistoryArgs) -> Result<ExitCode, UserError> {
@@ -537,7 +543,12 @@ fn trend(loc: &Location, a: TrendArgs) -> Result<ExitCode, UserError> {
             .without
             .extend([Kind::Shard, Kind::Step, Kind::Sweep]);
     }
-    let rows = open(loc)?.list(&filter).map_err(store_error)?;
+    let mut store = open(loc)?;
+    let rows = store.list(&filter).map_err(store_error)?;
+    // Sweeps are alike by their URL and tags; runs by their work.
+    if !a.allow_mismatch && a.metric != Metric::Capacity && !by_part {
+        like_with_like(&mut store, &rows)?;
+    }
     let m = a.metric;
     let values: Vec<Option<f64>> = rows.iter().map(|r| r.figures.get(m)).collect();
     let mut urls: Vec<&str> = rows.iter().map(|r| r.url.as_str()).collect();
@@ -643,6 +654,52 @@ fn trend(loc: &Location, a: TrendArgs) -> Result<ExitCode, UserError> {
     };
     crate::emit(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A trend follows one experiment over time: every run must do the newest
+/// run's work and be complete (see `pelt_analyze::alike`), or the trend is
+/// refused, naming the difference.
+fn like_with_like(store: &mut pelt_store::Store, rows: &[RunRow]) -> Result<(), UserError> {
+    use pelt_analyze::alike::{self, Difference, Mismatch};
+    let Some(newest) = rows.last() else {
+        return Ok(());
+    };
+    let Some(reference) = super::baseline::stored_config(store, newest.id)? else {
+        return Ok(());
+    };
+    let mut mismatches = Vec::new();
+    for r in rows.iter().rev() {
+        let mut differences = match super::baseline::stored_config(store, r.id)? {
+            Some(c) => alike::differences(&reference, &c),
+            None => Vec::new(),
+        };
+        if r.interrupted || !r.complete {
+            differences.push(Difference {
+                what: "completeness".into(),
+                a: "complete".into(),
+                b: if r.interrupted {
+                    "interrupted"
+                } else {
+                    "incomplete"
+                }
+                .into(),
+            });
+        }
+        if !differences.is_empty() {
+            mismatches.push(Mismatch {
+                run: format!("#{}", r.id),
+                differences,
+            });
+        }
+    }
+    if mismatches.is_empty() {
+        return Ok(());
+    }
+    Err(UserError(alike::refusal(
+        &format!("the newest run, #{}", newest.id),
+        &mismatches,
+        "--allow-mismatch (or narrow the runs with --url, --tag, --label)",
+    )))
 }
 
 fn trend_html(m: Metric, rows: &[RunRow], values: &[Option<f64>], urls: &[&str]) -> String {

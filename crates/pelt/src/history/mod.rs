@@ -69,6 +69,12 @@ pub struct RecordArgs {
         requires = "baseline"
     )]
     pub fail_on: Option<FailOn>,
+
+    /// With --baseline tag:X or label:X: compare with recorded runs whose
+    /// work differs (targets, load model or level, protocol, proxy),
+    /// which are refused by default.
+    #[arg(long = "allow-mismatch", requires = "baseline")]
+    pub allow_mismatch: bool,
 }
 
 impl RecordArgs {

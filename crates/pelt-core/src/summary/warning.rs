@@ -319,7 +319,7 @@ impl std::fmt::Display for Warning {
                 } else {
                     write!(f, "; each was timed, so the latency figures include them")?;
                 }
-                write!(f, ". See the failures below")?;
+                write!(f, ". The Failed lines break them down by kind")?;
                 if *length > 0.0 {
                     write!(
                         f,

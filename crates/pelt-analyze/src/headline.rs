@@ -123,6 +123,10 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
             "requests still pending at the end are timed only up to then",
         ),
         Warning::Errors { .. } => (LATENCY, "failed requests without a response are not timed"),
+        Warning::KeepAliveRace { .. } => (
+            "errors",
+            "requests were lost to a keep-alive race, not refused by the server",
+        ),
         Warning::Redirects { .. } => (
             "every metric",
             "the redirects were timed, not the pages they point to",
@@ -148,6 +152,7 @@ pub fn kind(w: &Warning) -> &'static str {
         Warning::LinkSaturated { .. } => "link_saturated",
         Warning::Unfinished { .. } => "unfinished",
         Warning::Errors { .. } => "errors",
+        Warning::KeepAliveRace { .. } => "keep_alive_race",
         Warning::Redirects { .. } => "redirects",
         Warning::Interrupted => "interrupted",
         Warning::Terminated { .. } => "terminated",

@@ -177,6 +177,9 @@ pub struct Recorder {
     /// reused connection they went out on closed without a response
     /// byte (HTTP/1.1 keep-alive races; idempotent methods only).
     pub retried: u64,
+    /// Requests with a method that is not idempotent (POST) lost the same
+    /// way, and not sent again: the report warns about them.
+    pub lost_on_reuse: u64,
     /// `--proxy` with https: `CONNECT` tunnels set up (after the TCP
     /// connection to the proxy, which `connect` times). Sums, not a
     /// histogram: a mean and a maximum say enough of a once-per-connection
@@ -248,6 +251,7 @@ impl Recorder {
             with_cookie: 0,
             logins: 0,
             retried: 0,
+            lost_on_reuse: 0,
             tunnels: 0,
             tunnel_ns_sum: 0,
             tunnel_ns_max: 0,
@@ -494,6 +498,7 @@ impl Recorder {
         self.with_cookie = 0;
         self.logins = 0;
         self.retried = 0;
+        self.lost_on_reuse = 0;
         self.tunnels = 0;
         self.tunnel_ns_sum = 0;
         self.tunnel_ns_max = 0;
@@ -549,6 +554,7 @@ impl Recorder {
         self.with_cookie += other.with_cookie;
         self.logins += other.logins;
         self.retried += other.retried;
+        self.lost_on_reuse += other.lost_on_reuse;
         self.tunnels += other.tunnels;
         self.tunnel_ns_sum += other.tunnel_ns_sum;
         self.tunnel_ns_max = self.tunnel_ns_max.max(other.tunnel_ns_max);

@@ -142,16 +142,20 @@ impl Intervals {
         &self.current
     }
 
-    /// Counts a request (intended at `intended`, done at `done`) sent
-    /// again on a fresh connection after a reused one closed unanswered.
-    pub fn count_retried(&mut self, intended: Nanos, done: Nanos) {
+    /// Counts a request (intended at `intended`, done at `done`) whose
+    /// reused connection closed unanswered: sent again on a fresh one if
+    /// `retried`, else lost (a method that is not idempotent).
+    pub fn count_keepalive_race(&mut self, intended: Nanos, done: Nanos, retried: bool) {
         if intended < self.measure_from {
             return;
         }
         if done >= self.end {
             self.rotate(done);
         }
-        self.current.retried += 1;
+        match retried {
+            true => self.current.retried += 1,
+            false => self.current.lost_on_reuse += 1,
+        }
     }
 
     /// Notes that a request (intended at `intended`, done at `done`) was

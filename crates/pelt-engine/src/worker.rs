@@ -362,10 +362,12 @@ impl Worker {
                 .borrow_mut()
                 .count_cookie(intended, sample.done);
         }
-        if attempt.retried {
-            self.intervals
-                .borrow_mut()
-                .count_retried(intended, sample.done);
+        if attempt.retried || attempt.lost_on_reuse {
+            self.intervals.borrow_mut().count_keepalive_race(
+                intended,
+                sample.done,
+                attempt.retried,
+            );
         }
         match result {
             Ok(Ok(resp)) => {
@@ -413,10 +415,12 @@ impl Worker {
         sample
     }
 
-    /// Requests counted as retried in the current second (tests).
+    /// Requests counted as retried, and as lost on a reused connection,
+    /// in the current second (tests).
     #[cfg(test)]
-    pub(crate) fn retried_so_far(&self) -> u64 {
-        self.intervals.borrow().current().retried
+    pub(crate) fn races_so_far(&self) -> [u64; 2] {
+        let i = self.intervals.borrow();
+        [i.current().retried, i.current().lost_on_reuse]
     }
 
     /// ab's Length check: a 2xx body whose length differs from the first

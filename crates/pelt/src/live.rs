@@ -10,7 +10,8 @@ use pelt_live::{Live, TargetLabels};
 #[derive(Debug, Clone, Default, Args)]
 pub struct LiveArgs {
     /// Serve Prometheus metrics on http://ADDR/metrics during the run
-    /// (counters, gauges and latency histograms labelled by run id; see
+    /// (counters, gauges and latency histograms labelled by a run id
+    /// unique per run, printed at start, or a sharded run's --run-id; see
     /// docs/LIVE.md). Loopback only unless --metrics-allow-remote. After
     /// the run, pelt waits up to 5 s for a scraper that has been scraping
     /// to collect the final figures. `:PORT` and `localhost:PORT` mean

@@ -5,7 +5,7 @@
 mod support;
 
 use support::nginx::{self_signed_cert, Nginx};
-use support::pelt::{pelt, run_json, run_json_no_response};
+use support::pelt::{pelt, run_json, run_json_maybe_no_response, run_json_no_response};
 use support::proxy::Tinyproxy;
 
 const AUTH: Option<(&str, &str)> = Some(("alice", "pr0xy-s3cret"));
@@ -87,6 +87,50 @@ fn keepalive_through_a_proxy_that_closes_quietly_fails_no_request() {
             line.is_some_and(|l| l.trim_start().starts_with(&format!("{n} request"))),
             "{n}: {text}"
         ),
+    }
+}
+
+// A POST is not idempotent: lost to the same race, it is not sent again
+// (the proxy may have passed it on), and the report says what to do.
+#[test]
+fn a_post_lost_to_a_proxy_closing_quietly_is_warned_about_not_resent() {
+    let nginx = Nginx::start("");
+    let proxy = Tinyproxy::start(None);
+    let url = nginx.url("/ok");
+    let r = run_json_maybe_no_response(&[
+        &url,
+        "--proxy",
+        &proxy.url(None),
+        "-n",
+        "300",
+        "-c",
+        "10",
+        "-m",
+        "POST",
+        "--body",
+        "x=1",
+    ]);
+    let successes = r["requests"]["successes"].as_u64().unwrap();
+    let failed = r["requests"]["failed"].as_u64().unwrap();
+    assert_eq!(successes + failed, 300);
+    assert_eq!(r["connections"]["retried_after_close"], 0);
+    // The witness: nginx answered each success, and nothing more.
+    assert_eq!(
+        nginx.access_log_lines(Some(successes as usize)).len() as u64,
+        successes
+    );
+    let warning = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "keep_alive_race");
+    match failed {
+        0 => assert!(warning.is_none(), "{}", r["warnings"]),
+        n => {
+            let w = warning.unwrap_or_else(|| panic!("{}", r["warnings"]));
+            assert_eq!(w["lost"].as_u64(), Some(n), "{w}");
+            assert!(w["message"].as_str().unwrap().contains("--no-keepalive"));
+        }
     }
 }
 

@@ -30,6 +30,9 @@ pub(super) struct IntervalRecord {
     /// Requests sent again after a reused connection closed unanswered.
     #[serde(default, skip_serializing_if = "is_zero")]
     retried: u64,
+    /// Non-idempotent requests lost that way, not sent again.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    lost_on_reuse: u64,
     /// `--proxy` tunnels: `[count, total ns, longest ns]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tunnels: Option<(u64, u64, u64)>,
@@ -199,6 +202,7 @@ impl IntervalRecord {
             with_cookie: r.with_cookie,
             logins: r.logins,
             retried: r.retried,
+            lost_on_reuse: r.lost_on_reuse,
             tunnels: (r.tunnels > 0).then_some((r.tunnels, r.tunnel_ns_sum, r.tunnel_ns_max)),
             kernel_timed: (r.kernel_timed > 0).then_some((
                 r.kernel_timed,
@@ -277,6 +281,7 @@ impl IntervalRecord {
         r.with_cookie = self.with_cookie;
         r.logins = self.logins;
         r.retried = self.retried;
+        r.lost_on_reuse = self.lost_on_reuse;
         if let Some((n, sum, max)) = self.tunnels {
             (r.tunnels, r.tunnel_ns_sum, r.tunnel_ns_max) = (n, sum, max);
         }

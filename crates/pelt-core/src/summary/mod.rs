@@ -518,6 +518,11 @@ impl RunSummary {
                 });
             }
         }
+        if self.total.lost_on_reuse > 0 {
+            w.push(Warning::KeepAliveRace {
+                lost: self.total.lost_on_reuse,
+            });
+        }
         let unfinished = self.total.errors[ErrorKind::Unfinished.index()];
         if unfinished > 0 {
             w.push(Warning::Unfinished { count: unfinished });

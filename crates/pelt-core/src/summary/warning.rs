@@ -56,6 +56,13 @@ pub enum Warning {
         /// Bytes in and out in the busiest second.
         peak_bytes_per_s: u64,
     },
+    /// Requests with a method that is not idempotent failed because the
+    /// server closed the reused connection they went out on without a
+    /// response byte (a keep-alive race pelt does not retry for them).
+    KeepAliveRace {
+        /// How many.
+        lost: u64,
+    },
     /// Requests were still pending when the run ended.
     Unfinished {
         /// How many.
@@ -285,6 +292,12 @@ impl std::fmt::Display for Warning {
                  the network may have set the pace, not the server; load from closer to the server or over a faster link",
                 *peak_bytes_per_s as f64 / 1e6,
                 *peak_bytes_per_s as f64 * 8.0 * 100.0 / (*speed_mbps as f64 * 1e6)
+            ),
+            Warning::KeepAliveRace { lost } => write!(
+                f,
+                "{lost} requests failed because the server closed a reused connection as they went out \
+                 (it answers without 'Connection: close' and then closes, as tinyproxy does); their method \
+                 is not idempotent, so pelt did not send them again: run with --no-keepalive"
             ),
             Warning::Unfinished { count } => write!(
                 f,

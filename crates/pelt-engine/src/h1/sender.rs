@@ -219,6 +219,7 @@ impl Transport for H1Sender {
                     // (`retried`), and the response time still runs from
                     // the first try.
                     if !w.plan().requests[target as usize].idempotent {
+                        attempt.lost_on_reuse = true;
                         return Err(f);
                     }
                     self.conn = None;

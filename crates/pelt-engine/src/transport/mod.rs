@@ -215,4 +215,7 @@ pub(crate) struct Attempt {
     /// Whether it was sent again on a fresh connection after a reused
     /// one closed without answering (HTTP/1.1, idempotent methods).
     pub retried: bool,
+    /// Whether it was lost that way but not sent again (its method is
+    /// not idempotent).
+    pub lost_on_reuse: bool,
 }

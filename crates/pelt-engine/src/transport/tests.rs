@@ -111,12 +111,13 @@ fn play(
 }
 
 /// As [`play`], with the whole configuration to adjust; also returns how
-/// many requests the worker counted as retried.
+/// many requests the worker counted as retried, and as lost on a reused
+/// connection without a retry.
 fn play_config(
     script: Vec<Step>,
     requests: usize,
     configure: impl FnOnce(&mut RunConfig),
-) -> (Vec<Sample>, Vec<Seen>, u64) {
+) -> (Vec<Sample>, Vec<Seen>, [u64; 2]) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -129,9 +130,9 @@ fn play_config(
         tokio::task::spawn_local(serve(listener, script, seen.clone()));
         let mut config = config_for(&url);
         configure(&mut config);
-        let (samples, retried) = exchange_counting(&config, requests).await;
+        let (samples, counts) = exchange_counting(&config, requests).await;
         let seen = seen.borrow().clone();
-        (samples, seen, retried)
+        (samples, seen, counts)
     })
 }
 
@@ -154,8 +155,9 @@ async fn exchange_all(config: &RunConfig, requests: usize) -> Vec<Sample> {
     exchange_counting(config, requests).await.0
 }
 
-/// As [`exchange_all`], also returning the requests counted as retried.
-async fn exchange_counting(config: &RunConfig, requests: usize) -> (Vec<Sample>, u64) {
+/// As [`exchange_all`], also returning the requests counted as retried
+/// and as lost.
+async fn exchange_counting(config: &RunConfig, requests: usize) -> (Vec<Sample>, [u64; 2]) {
     config.validate().expect("a valid configuration");
     let plan = Arc::new(RunPlan::new(config).expect("a plan"));
     let share = plan.shares(config)[0];
@@ -171,13 +173,14 @@ async fn exchange_counting(config: &RunConfig, requests: usize) -> (Vec<Sample>,
         samples.push(worker.exchange(&mut transport, 0, intended, 0).await);
     }
     // The current second's count, and those of any seconds handed on.
-    let mut retried = worker.retried_so_far();
+    let mut counts = worker.races_so_far();
     while let Ok(msg) = rx.try_recv() {
         if let crate::intervals::WorkerMsg::Interval { rec, .. } = msg {
-            retried += rec.retried;
+            counts[0] += rec.retried;
+            counts[1] += rec.lost_on_reuse;
         }
     }
-    (samples, retried)
+    (samples, counts)
 }
 
 #[test]
@@ -278,7 +281,7 @@ fn connections(seen: &[Seen]) -> Vec<usize> {
 #[test]
 fn a_reused_connection_closed_unanswered_is_retried_once_on_a_fresh_one() {
     let script = vec![Step::Respond(OK), Step::Close, Step::Respond(OK)];
-    let (samples, seen, retried) = play_config(script, 2, |_| {});
+    let (samples, seen, [retried, _]) = play_config(script, 2, |_| {});
     for s in &samples {
         assert_eq!((s.status, s.error), (200, None), "{s:?}");
     }
@@ -293,7 +296,7 @@ fn a_reused_connection_closed_unanswered_is_retried_once_on_a_fresh_one() {
 #[test]
 fn a_reused_connection_reset_unanswered_is_retried_too() {
     let script = vec![Step::Respond(OK), Step::Reset, Step::Respond(OK)];
-    let (samples, seen, retried) = play_config(script, 2, |_| {});
+    let (samples, seen, [retried, _]) = play_config(script, 2, |_| {});
     assert_eq!((samples[1].status, samples[1].error), (200, None));
     assert_eq!(connections(&seen), [1, 1, 2]);
     assert_eq!(retried, 1);
@@ -302,7 +305,7 @@ fn a_reused_connection_reset_unanswered_is_retried_too() {
 #[test]
 fn a_retry_is_made_once_and_its_failure_counted() {
     let script = vec![Step::Respond(OK), Step::Close, Step::Close];
-    let (samples, seen, retried) = play_config(script, 2, |_| {});
+    let (samples, seen, [retried, _]) = play_config(script, 2, |_| {});
     assert_eq!(
         samples[1].error,
         Some(ErrorKind::Closed),
@@ -317,7 +320,7 @@ fn a_retry_is_made_once_and_its_failure_counted() {
 #[test]
 fn a_post_lost_on_a_reused_connection_is_not_sent_again() {
     let script = vec![Step::Respond(OK), Step::Close, Step::Respond(OK)];
-    let (samples, seen, retried) = play_config(script, 2, |c| {
+    let (samples, seen, [retried, lost]) = play_config(script, 2, |c| {
         c.targets[0].method = "POST".into();
     });
     assert_eq!(
@@ -327,12 +330,15 @@ fn a_post_lost_on_a_reused_connection_is_not_sent_again() {
         samples[1]
     );
     assert_eq!(connections(&seen), [1, 1]);
+    // Counted as lost, for the report's warning, not as retried.
     assert_eq!(retried, 0);
+    assert_eq!(lost, 1);
 }
 
 #[test]
 fn a_fresh_connection_closed_unanswered_is_not_retried() {
-    let (samples, seen, retried) = play_config(vec![Step::Close, Step::Respond(OK)], 1, |_| {});
+    let (samples, seen, [retried, _]) =
+        play_config(vec![Step::Close, Step::Respond(OK)], 1, |_| {});
     assert_eq!(samples[0].error, Some(ErrorKind::Closed));
     assert_eq!(connections(&seen), [1]);
     assert_eq!(retried, 0);

@@ -23,6 +23,7 @@
 pub mod compare;
 pub mod error;
 pub mod experiment;
+pub mod predict;
 pub mod rank;
 pub mod runs;
 pub mod sweep;

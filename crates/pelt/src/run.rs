@@ -387,6 +387,12 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     // cannot use is an input error, not a surprise after the run.
     crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
     let mut history = crate::history::Recording::start(&args.record)?;
+    crate::history::baseline::before_run(
+        history.as_mut().map(|h| h.store()),
+        args.record.baseline.as_deref(),
+        &config,
+        args.record.fail_on,
+    )?;
     // Listening before any load is sent: a port in use is bad input.
     let views =
         crate::live::Views::start(&args.live, &config, &args.record.redactor(), args.quiet)?;

@@ -10,6 +10,8 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+pub mod quantile_ci;
+pub mod stationarity;
 mod warning;
 mod window;
 

@@ -122,11 +122,19 @@ fn stored_values(row: &RunRow) -> Vec<f64> {
         .collect()
 }
 
-/// The comparison of `b` with the baseline's runs.
+/// The comparison of `b` with the baseline's runs. One new run is judged
+/// against the baseline's prediction interval (`pelt_analyze::predict`):
+/// the rank test needs 39 baseline runs before it can say anything.
 pub fn rows(baseline: &[RunRow], b: &[Vec<f64>]) -> Vec<Row> {
     let a: Vec<Vec<f64>> = baseline.iter().map(stored_values).collect();
-    compare_values(&a, b, false)
+    match b {
+        [one] => pelt_analyze::predict::compare_values(&a, one),
+        _ => compare_values(&a, b, false),
+    }
 }
+
+/// Said above a one-run comparison's table: how its interval is made.
+const PREDICTION_NOTE: &str = "one run against the baseline's spread: 95% interval from a Student t prediction interval of the\nbaseline runs (log scale for latency), A = their geometric mean\n";
 
 fn names(rows: &[RunRow]) -> Vec<String> {
     rows.iter().map(|r| format!("#{}", r.id)).collect()
@@ -142,6 +150,9 @@ fn render(
     Ok(match format {
         CompareFormat::Text => {
             let mut t = pelt_report::compare::text(rows, &names(a), b_names, false);
+            if b_names.len() == 1 {
+                t.insert_str(0, PREDICTION_NOTE);
+            }
             t.insert_str(0, &format!("baseline {}: recorded runs as A\n", spec.describe()));
             t
         }
@@ -222,6 +233,15 @@ pub fn after_run(
         "{}",
         render(CompareFormat::Text, &rows, &spec, &a, &[name])?
     );
+    if fail_on.is_some() && !pelt_analyze::predict::gate_has_verdict(&rows) {
+        // A gate that could not judge must not pass.
+        return Err(UserError(format!(
+            "--fail-on: no verdict was possible against --baseline {} ({} run(s) with latencies); record at least {} runs of this configuration first",
+            spec.describe(),
+            a.len(),
+            pelt_analyze::predict::MIN_BASELINE_RUNS
+        )));
+    }
     Ok(if fails(fail_on, |m| runs::regressed(&rows, m)) {
         eprintln!("pelt: --fail-on: this run regressed against the baseline");
         ExitCode::from(1)
@@ -233,6 +253,45 @@ pub fn after_run(
 /// Checks `--baseline` before the run: a typo must not cost a run.
 pub fn check_spec(text: Option<&str>) -> Result<(), UserError> {
     text.map(Spec::parse).transpose().map(drop)
+}
+
+/// Before any load: a `--fail-on` gate must be able to give a verdict,
+/// so the baseline needs [`MIN_BASELINE_RUNS`] recorded runs (exit 2,
+/// naming how many more, when it has fewer). A gate that passes because
+/// it could not judge would pass every regression.
+///
+/// [`MIN_BASELINE_RUNS`]: pelt_analyze::predict::MIN_BASELINE_RUNS
+pub fn before_run(
+    store: Option<&mut Store>,
+    spec_text: Option<&str>,
+    config: &pelt_core::RunConfig,
+    fail_on: Option<FailOn>,
+) -> Result<(), UserError> {
+    let (Some(text), Some(_)) = (spec_text, fail_on) else {
+        return Ok(());
+    };
+    let spec = Spec::parse(text)?;
+    let Some(store) = store else {
+        return Err(UserError(format!(
+            "--fail-on with --baseline {} needs the history, which PELT_NO_HISTORY turns off; unset it or give --history PATH",
+            spec.describe()
+        )));
+    };
+    let min = pelt_analyze::predict::MIN_BASELINE_RUNS;
+    let mut url = config.targets[0].url.clone();
+    pelt_store::Redactor::default().url(&mut url);
+    let found = match spec.runs(store, Some(&url.to_string()), None) {
+        Ok(runs) => runs.len(),
+        Err(_) => 0,
+    };
+    if found < min {
+        return Err(UserError(format!(
+            "--fail-on needs a baseline of at least {min} recorded runs for a verdict, and --baseline {} has {found}; record {} more (the same pelt run without --fail-on), then gate",
+            spec.describe(),
+            min - found
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -725,6 +725,16 @@ pub struct ServeArgs {
     /// How long the pause lasts: responses due in it are held until it ends.
     #[arg(long = "pause-for", value_name = "DURATION", requires = "pause_after")]
     pub pause_for: Option<String>,
+
+    /// Add this delay to every response (a slower server at the same URL).
+    #[arg(long = "delay", value_name = "DURATION")]
+    pub delay: Option<String>,
+
+    /// Add this much delay to every response for each second since the
+    /// first request (--delay-growth 1ms: 10 ms slower after 10 s), as a
+    /// server with a leak slows down.
+    #[arg(long = "delay-growth", value_name = "DURATION")]
+    pub delay_growth: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]

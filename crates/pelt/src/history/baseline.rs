@@ -134,7 +134,7 @@ pub fn rows(baseline: &[RunRow], b: &[Vec<f64>]) -> Vec<Row> {
 }
 
 /// Said above a one-run comparison's table: how its interval is made.
-const PREDICTION_NOTE: &str = "one run against the baseline's spread: 95% interval from a Student t prediction interval of the\nbaseline runs (log scale for latency), A = their geometric mean\n";
+const PREDICTION_NOTE: &str = "one run against the baseline's run-to-run spread: each interval is a Student t prediction\ninterval of the baseline runs (log scale for latency; A = their geometric mean), widened so that\nthe gate over all metrics calls a regression that is not there at most 5% of the time\n";
 
 fn names(rows: &[RunRow]) -> Vec<String> {
     rows.iter().map(|r| format!("#{}", r.id)).collect()

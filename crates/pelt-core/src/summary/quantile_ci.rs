@@ -213,6 +213,15 @@ pub fn interval(h: &Histogram<u64>, p: f64) -> Option<PercentileCi> {
     })
 }
 
+/// [`interval`] for each of [`super::PERCENTILES`]; empty for an empty
+/// histogram.
+pub fn intervals(h: &Histogram<u64>) -> Vec<PercentileCi> {
+    super::PERCENTILES
+        .iter()
+        .filter_map(|&p| interval(h, p))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -133,8 +133,21 @@ pub fn rows(baseline: &[RunRow], b: &[Vec<f64>]) -> Vec<Row> {
     }
 }
 
-/// Said above a one-run comparison's table: how its interval is made.
-const PREDICTION_NOTE: &str = "one run against the baseline's run-to-run spread: each interval is a Student t prediction\ninterval of the baseline runs (log scale for latency; A = their geometric mean), widened so that\nthe gate over all metrics calls a regression that is not there at most 5% of the time\n";
+/// Said above a one-run comparison's table: how its intervals are made,
+/// and at what confidence (the column says 95 %; these are wider).
+fn prediction_note(rows: &[Row]) -> String {
+    let confidence = rows
+        .iter()
+        .find_map(|r| r.result.as_ref().ok().and_then(|c| c.confidence))
+        .unwrap_or(pelt_analyze::CONFIDENCE);
+    format!(
+        "one run against the baseline's run-to-run spread: each interval is a {:.1}% Student t prediction\n\
+         interval of the baseline runs (log scale for latency; A = their geometric mean), {:.1}% so that\n\
+         the gate over all metrics calls a regression that is not there at most 5% of the time\n",
+        confidence * 100.0,
+        confidence * 100.0
+    )
+}
 
 fn names(rows: &[RunRow]) -> Vec<String> {
     rows.iter().map(|r| format!("#{}", r.id)).collect()
@@ -151,7 +164,7 @@ fn render(
         CompareFormat::Text => {
             let mut t = pelt_report::compare::text(rows, &names(a), b_names, false);
             if b_names.len() == 1 {
-                t.insert_str(0, PREDICTION_NOTE);
+                t.insert_str(0, &prediction_note(rows));
             }
             t.insert_str(0, &format!("baseline {}: recorded runs as A\n", spec.describe()));
             t

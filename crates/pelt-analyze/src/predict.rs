@@ -235,12 +235,13 @@ fn no_spread(metric: &Metric, run: f64) -> Comparison {
 }
 
 /// Whether a gate on these rows has a verdict to act on: every latency
-/// and the error share either compared with an interval or do not apply.
-/// False means `--fail-on` would pass for want of evidence.
+/// and the error share compared with an interval. False means
+/// `--fail-on` would pass for want of evidence (one run per side, or too
+/// few runs for a rank interval).
 pub fn gate_has_verdict(rows: &[Row]) -> bool {
     rows.iter()
         .filter(|r| r.metric.name.starts_with('p') || r.metric.name == "errors")
-        .all(|r| matches!(&r.result, Ok(c) if c.verdict != Verdict::NoVerdict))
+        .all(|r| matches!(&r.result, Ok(c) if c.verdict != Verdict::NoVerdict && c.ci.is_some()))
 }
 
 /// How often the gate calls a regression, by simulation: `trials` times,
@@ -477,5 +478,9 @@ mod tests {
         assert!((c.confidence.unwrap() - (1.0 - 0.10 / 6.0)).abs() < 1e-12);
         let rows = compare_values(&a, &run(2.04e6));
         assert!(!crate::runs::regressed(&rows, false));
+        assert!(gate_has_verdict(&rows));
+        // Two runs a side: no rank interval, nothing a gate may pass on.
+        let rows = crate::runs::compare_values(&a[..2], &a[2..4], false);
+        assert!(!gate_has_verdict(&rows));
     }
 }

@@ -208,6 +208,15 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
     let rows = rows(&a, &b_values);
     let b_names: Vec<String> = args.files.iter().map(|f| crate::save::label(f)).collect();
     crate::emit(render(args.format, &rows, &spec, &a, &b_names)?.as_bytes())?;
+    if args.fail_on.is_some() && !pelt_analyze::predict::gate_has_verdict(&rows) {
+        // A gate that could not judge must not pass.
+        return Err(UserError(format!(
+            "--fail-on: no verdict was possible with {} baseline run(s) against {} run(s); record at least {} baseline runs (one file), or give 4 or more files and have 4 or more baseline runs",
+            a.len(),
+            b.len(),
+            pelt_analyze::predict::MIN_BASELINE_RUNS
+        )));
+    }
     Ok(if fails(args.fail_on, |m| runs::regressed(&rows, m)) {
         ExitCode::from(1)
     } else {

@@ -34,12 +34,21 @@ pub enum Progress {
 #[derive(Debug, Clone)]
 pub struct Canceller {
     tx: Arc<watch::Sender<bool>>,
+    enough: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Canceller {
     /// Stops sending; requests in flight get a short grace to finish.
     pub fn cancel(&self) {
         self.tx.send_replace(true);
+    }
+
+    /// Stops sending as [`Canceller::cancel`] does, because the caller's
+    /// own stop condition was met (`--until`): the run is complete, its
+    /// duration is up to the stop, and it is not marked interrupted.
+    pub fn enough(&self) {
+        self.enough.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.cancel();
     }
 }
 
@@ -85,6 +94,7 @@ impl Run {
                 plan.unix_ns_at_epoch,
             )?);
         }
+        let enough = plan.enough.clone();
         let plan = Arc::new(plan);
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (tx, rx) = mpsc::channel();
@@ -108,6 +118,7 @@ impl Run {
             events,
             canceller: Canceller {
                 tx: Arc::new(cancel_tx),
+                enough,
             },
             collector,
             epoch: plan.epoch,

@@ -399,6 +399,21 @@ pub struct RunArgs {
     #[arg(short = 'd', long = "duration", value_name = "DURATION")]
     pub duration: Option<String>,
 
+    /// Run until this percentile's 95 % interval is this narrow, checked
+    /// each second, like --until 'p99 ±2%' (also 'p99 2%'); needs
+    /// --max-duration. The report says whether it was reached.
+    #[arg(
+        long = "until",
+        value_name = "'pNN ±X%'",
+        requires = "max_duration",
+        conflicts_with_all = ["duration", "requests"]
+    )]
+    pub until: Option<String>,
+
+    /// With --until: the longest the run may last, like 1m.
+    #[arg(long = "max-duration", value_name = "DURATION", requires = "until")]
+    pub max_duration: Option<String>,
+
     /// Open loop: send R requests per second in total on a fixed schedule,
     /// whatever the responses do, and time each from its scheduled start.
     /// The rate may change over time: 100..2000/30s ramps linearly from 100

@@ -66,7 +66,12 @@ impl TryFrom<&RunArgs> for RunConfig {
             .map(|h| parse_header(h))
             .collect::<Result<Vec<_>, _>>()?;
 
-        let duration = opt_duration(&a.duration, "-d/--duration")?;
+        // --until runs for at most --max-duration (stopping earlier when
+        // its interval is narrow enough: `execute`).
+        let duration = match &a.max_duration {
+            Some(_) => opt_duration(&a.max_duration, "--max-duration")?,
+            None => opt_duration(&a.duration, "-d/--duration")?,
+        };
         let warmup = opt_duration(&a.warmup, "--warmup")?.unwrap_or(Duration::ZERO);
         let load = load(a)?;
         // Not a re-check of validate(): it sees `streams: 1`, the default,
@@ -397,7 +402,13 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let views =
         crate::live::Views::start(&args.live, &config, &args.record.redactor(), args.quiet)?;
     let mut copy = None;
+    let until = args
+        .until
+        .as_deref()
+        .map(crate::execute::Until::parse)
+        .transpose()?;
     let keep = Keep {
+        until,
         out: args.out.as_deref(),
         save: !args.no_save,
         secrets: args.record.redactor(),

@@ -483,6 +483,7 @@ impl Sweep {
         watch.campaign.total = watch.campaign.total.max(index);
         watch.start(label, &format!("sweep-step-{index:02}"), &config);
         let keep = Keep {
+            until: None,
             out: Some(&file),
             live: watch.views.feed(),
             ..Keep::default()

@@ -1366,3 +1366,49 @@ fn a_server_slowing_over_the_run_is_flagged_and_a_steady_one_is_not() {
     );
     assert_eq!(drift(&steady), None);
 }
+
+/// Issue 23 §5: `--until 'p50 ±2%'` stops a run once the percentile's
+/// interval is that narrow: early on a steady server, not within
+/// `--max-duration` on a noisy one (delays spread over 1-50 ms), and the
+/// report says which. Neither is an interrupted run.
+#[test]
+fn until_stops_earlier_on_a_steady_server_than_on_a_noisy_one() {
+    let _machine = support::pelt::exclusive();
+    let s = server();
+    let until = |path: &str| {
+        let r = run_json(&[
+            &url(&s, path),
+            "--rate",
+            "200",
+            "--until",
+            "p50 ±2%",
+            "--max-duration",
+            "6s",
+        ]);
+        assert_eq!(r["interrupted"], false);
+        let w = r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["kind"] == "until")
+            .cloned()
+            .expect("the report says whether --until was reached");
+        (r["duration_s"].as_f64().unwrap(), w)
+    };
+    let (steady_s, steady) = until("/?delay=1ms");
+    let (noisy_s, noisy) = until("/?delay=1ms&delay_max=50ms");
+    assert_eq!(steady["reached"], true, "{steady}");
+    assert_eq!(noisy["reached"], false, "{noisy}");
+    assert!(
+        steady_s < 5.0 && noisy_s > 5.9,
+        "{steady_s} s vs {noisy_s} s"
+    );
+    assert!(noisy["message"].as_str().unwrap().contains("not reached"));
+    // A width is required.
+    let out = pelt()
+        .args([&url(&s, "/"), "--until", "p99", "--max-duration", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: invalid --until 'p99'"));
+}

@@ -143,6 +143,20 @@ pub enum Warning {
         /// Median p50 of the rest, nanoseconds.
         rest_ns: u64,
     },
+    /// `--until`: whether the percentile's interval got as narrow as
+    /// asked before `--max-duration`.
+    Until {
+        /// The percentile, e.g. 99.0.
+        percentile: f64,
+        /// The width asked for, relative (0.02 = ±2 %).
+        target: f64,
+        /// The narrowest width reached, relative; None when never bounded.
+        achieved: Option<f64>,
+        /// Whether `target` was reached.
+        reached: bool,
+        /// When the run stopped, seconds of measurement.
+        after_s: f64,
+    },
     /// pelt's busiest worker thread wanted a CPU nearly all the run: the
     /// client may have set the pace.
     ClientBusy {
@@ -381,6 +395,29 @@ impl std::fmt::Display for Warning {
                 human_ns(*start_ns),
                 human_ns(*rest_ns)
             ),
+            Warning::Until {
+                percentile,
+                target,
+                achieved,
+                reached,
+                after_s,
+            } => {
+                let got = achieved.map_or_else(|| "unbounded".to_string(), |a| format!("±{:.1}%", a * 100.0));
+                if *reached {
+                    write!(
+                        f,
+                        "--until p{percentile} ±{:.1}%: reached after {after_s:.1} s (p{percentile} {got}); the run stopped there",
+                        target * 100.0
+                    )
+                } else {
+                    write!(
+                        f,
+                        "--until p{percentile} ±{:.1}%: not reached in {after_s:.1} s (narrowest p{percentile} {got}); \
+                         a longer --max-duration, or a less extreme percentile, would get there",
+                        target * 100.0
+                    )
+                }
+            }
             Warning::ShardClientBusy { shard, demand } => write!(
                 f,
                 "shard {shard} was client-bound: its busiest worker thread wanted a CPU {:.0}% of its run; give that machine more cores or add shards",

@@ -241,6 +241,13 @@ impl Sweep {
                 a.threads = Some(1);
             }
         }
+        if a.until.is_some() {
+            // Each step's length is -d: a stop by precision would make
+            // steps of different lengths, judged alike.
+            return Err(UserError(
+                "--until is for pelt run: a sweep's steps last -d each; drop --until".into(),
+            ));
+        }
         RunConfig::try_from(&a)
     }
 

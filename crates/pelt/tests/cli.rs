@@ -1412,3 +1412,26 @@ fn until_stops_earlier_on_a_steady_server_than_on_a_noisy_one() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: invalid --until 'p99'"));
 }
+
+/// `--until` cannot reach a sweep (whose steps must each last -d) and a
+/// bad `pelt serve --delay-growth` is exit 2 with one line.
+#[test]
+fn until_outside_pelt_run_and_bad_serve_delays_are_refused() {
+    let out = pelt()
+        .args(["sweep", "http://127.0.0.1:1/", "--slo", "p99 < 10ms"])
+        .args(["--until", "p99 ±2%", "--max-duration", "2s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --until is for pelt run"));
+    let out = pelt()
+        .args(["serve", "--port", "0", "--delay-growth", "bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: --delay-growth: invalid duration") && err.lines().count() == 1,
+        "{err}"
+    );
+}

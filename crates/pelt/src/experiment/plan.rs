@@ -467,6 +467,13 @@ fn run_config(argv: &[String]) -> Result<RunConfig, UserError> {
             "-o, --format and --assert have no place in an experiment's args: every run is saved in the experiment's folder and the report covers them all".into(),
         ));
     }
+    if args.until.is_some() {
+        // Runs of one block must be alike: a stop that depends on the
+        // run's own noise would give each variant its own length.
+        return Err(UserError(
+            "--until has no place in an experiment's args: every run needs the same length; give -d".into(),
+        ));
+    }
     RunConfig::try_from(&*args)
 }
 

@@ -199,6 +199,12 @@ pub enum Design {
         /// B's runs.
         runs_b: usize,
     },
+    /// One new run against a prediction interval of baseline runs
+    /// ([`crate::predict`]).
+    Prediction {
+        /// The baseline's runs.
+        baseline_runs: usize,
+    },
 }
 
 /// The comparison of one metric between A (baseline) and B (candidate).
@@ -323,7 +329,7 @@ pub fn compare_unpaired(metric: &Metric, a: &[f64], b: &[f64]) -> Result<Compari
     Ok(out)
 }
 
-fn check_metric(metric: &Metric) -> Result<(), AnalyzeError> {
+pub(crate) fn check_metric(metric: &Metric) -> Result<(), AnalyzeError> {
     let m = metric.margin;
     let ok = m.is_finite() && m > 0.0 && (metric.scale == Scale::Points || m < 1.0);
     if ok {
@@ -337,7 +343,11 @@ fn check_metric(metric: &Metric) -> Result<(), AnalyzeError> {
 }
 
 /// Checks the values and maps them to the scale differences are taken on.
-fn transform(metric: &Metric, side: Side, values: &[f64]) -> Result<Vec<f64>, AnalyzeError> {
+pub(crate) fn transform(
+    metric: &Metric,
+    side: Side,
+    values: &[f64],
+) -> Result<Vec<f64>, AnalyzeError> {
     if values.is_empty() {
         return Err(AnalyzeError::Empty {
             metric: metric.name.clone(),
@@ -371,7 +381,7 @@ fn transform(metric: &Metric, side: Side, values: &[f64]) -> Result<Vec<f64>, An
 }
 
 /// From the scale of the differences to the reported scale.
-fn report(metric: &Metric, x: f64) -> f64 {
+pub(crate) fn report(metric: &Metric, x: f64) -> f64 {
     match metric.scale {
         Scale::Ratio => x.exp_m1(),
         Scale::Points => x,
@@ -389,7 +399,7 @@ fn band(metric: &Metric) -> (f64, f64) {
 }
 
 /// The verdict for an interval `[lo, hi]` on the scale of the differences.
-fn decide(metric: &Metric, lo: f64, hi: f64) -> Verdict {
+pub(crate) fn decide(metric: &Metric, lo: f64, hi: f64) -> Verdict {
     let (band_lo, band_hi) = band(metric);
     let up = |material| match metric.direction {
         Direction::HigherIsWorse => Verdict::Regression { material },

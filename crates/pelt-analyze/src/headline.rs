@@ -123,6 +123,12 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
             "requests still pending at the end are timed only up to then",
         ),
         Warning::Errors { .. } => (LATENCY, "failed requests without a response are not timed"),
+        Warning::Drift { .. } => (
+            "every metric",
+            "latency drifted over the run: its percentiles mix conditions",
+        ),
+        Warning::Warmup { .. } => (LATENCY, "the run's start was slower than its rest"),
+        Warning::Until { .. } => return None,
         Warning::KeepAliveRace { .. } => (
             "errors",
             "requests were lost to a keep-alive race, not refused by the server",
@@ -153,6 +159,9 @@ pub fn kind(w: &Warning) -> &'static str {
         Warning::Unfinished { .. } => "unfinished",
         Warning::Errors { .. } => "errors",
         Warning::KeepAliveRace { .. } => "keep_alive_race",
+        Warning::Drift { .. } => "drift",
+        Warning::Warmup { .. } => "warmup",
+        Warning::Until { .. } => "until",
         Warning::Redirects { .. } => "redirects",
         Warning::Interrupted => "interrupted",
         Warning::Terminated { .. } => "terminated",

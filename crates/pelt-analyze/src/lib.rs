@@ -27,6 +27,7 @@ pub mod error;
 pub mod experiment;
 pub mod headline;
 pub mod latency;
+pub mod predict;
 pub mod rank;
 pub mod runs;
 pub mod sweep;

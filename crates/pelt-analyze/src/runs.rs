@@ -86,7 +86,7 @@ fn extractors() -> Vec<(Metric, Extract)> {
 
 /// Why a metric has no comparison when its values are NaN: it does not
 /// apply to the runs' load model (see [`metrics`]).
-fn not_applicable(metric: &Metric, a: &[f64], b: &[f64]) -> Option<AnalyzeError> {
+pub(crate) fn not_applicable(metric: &Metric, a: &[f64], b: &[f64]) -> Option<AnalyzeError> {
     let nan = |v: &[f64]| !v.is_empty() && v.iter().all(|x| x.is_nan());
     let mixed = |v: &[f64]| v.iter().any(|x| x.is_nan()) && !v.iter().all(|x| x.is_nan());
     let why = match metric.name.as_str() {

@@ -194,15 +194,18 @@ impl Collector {
         let plan = &self.plan;
         let start = plan.measure_from;
         let last_done = self.builder.total().last_done.max(start);
-        let interrupted = self
+        let stopped_early = self
             .cut
             .is_some_and(|c| plan.deadline.is_none_or(|d| c < d));
+        // A stop the caller's condition asked for (`--until`) ends a
+        // complete run; any other early stop is an interruption.
+        let interrupted = stopped_early && !plan.enough.load(std::sync::atomic::Ordering::SeqCst);
         // When sending ended, by the plan rather than by when the last
         // response happened to arrive: a rate run's duration is its
         // schedule, or "1,000 req/s for 5 s" would read as 1,250 req/s when
         // the last response came back at 4 s.
         let send_end = match (self.cut, &plan.pacer, plan.total_slots) {
-            (Some(cut), _, _) if interrupted => cut,
+            (Some(cut), _, _) if stopped_early => cut,
             (_, Some(pacer), Some(slots)) => {
                 let end = pacer.at(slots);
                 plan.deadline.map_or(end, |d| end.min(d))

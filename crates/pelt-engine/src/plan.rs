@@ -102,6 +102,10 @@ pub(crate) struct RunPlan {
     /// go unstamped (a reader that batches its wake-ups would then add its
     /// lateness to the server's time).
     pub send_window: pelt_core::SendWindow,
+    /// Set by [`crate::Canceller::enough`]: a stop the caller's own
+    /// condition asked for (`--until`), so the run ends complete, not
+    /// interrupted.
+    pub enough: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl RunPlan {
@@ -173,6 +177,7 @@ impl RunPlan {
             start_time(now, start_wall, config.start_at_unix_ns, config.warmup);
         Ok(RunPlan {
             epoch,
+            enough: Default::default(),
             unix_ns_at_epoch,
             late_ns,
             shard: config.shard_or_whole(),

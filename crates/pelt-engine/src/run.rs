@@ -36,14 +36,16 @@ pub enum Progress {
 pub struct Canceller {
     tx: Arc<watch::Sender<bool>>,
     cause: Arc<OnceLock<StopCause>>,
+    enough: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Canceller {
-    fn new() -> (Canceller, watch::Receiver<bool>) {
+    fn new(enough: Arc<std::sync::atomic::AtomicBool>) -> (Canceller, watch::Receiver<bool>) {
         let (tx, rx) = watch::channel(false);
         let canceller = Canceller {
             tx: Arc::new(tx),
             cause: Arc::new(OnceLock::new()),
+            enough,
         };
         (canceller, rx)
     }
@@ -64,6 +66,14 @@ impl Canceller {
     /// Why the run was stopped, if a reason was given.
     pub(crate) fn cause(&self) -> Option<StopCause> {
         self.cause.get().cloned()
+    }
+
+    /// Stops sending as [`Canceller::cancel`] does, because the caller's
+    /// own stop condition was met (`--until`): the run is complete, its
+    /// duration is up to the stop, and it is not marked interrupted.
+    pub fn enough(&self) {
+        self.enough.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.cancel();
     }
 }
 
@@ -109,8 +119,9 @@ impl Run {
                 plan.unix_ns_at_epoch,
             )?);
         }
+        let enough = plan.enough.clone();
         let plan = Arc::new(plan);
-        let (canceller, cancel_rx) = Canceller::new();
+        let (canceller, cancel_rx) = Canceller::new(enough);
         let (tx, rx) = mpsc::channel();
         let workers = spawn_workers(&plan, shares, tx, cancel_rx)?;
         let header = RunHeader {

@@ -64,6 +64,7 @@ fn verdict(m: &Metric, c: &Comparison, confounded: bool) -> String {
     let each = match c.design {
         Design::Paired { .. } => "blocks",
         Design::Unpaired { .. } => "runs each",
+        Design::Prediction { .. } => "baseline runs",
     };
     match c.verdict {
         Verdict::Inconclusive { .. } if c.ci.is_none() => {

@@ -18,14 +18,34 @@ fn latency(h: &Histogram<u64>) -> Value {
     for p in PERCENTILES {
         percentiles.insert(format!("p{p}"), json!(secs(l.at(p) as f64)));
     }
-    json!({
+    // Each percentile's 95 % interval from the order statistics (issue 23
+    // §5); absent for an empty histogram.
+    let mut intervals = Map::new();
+    for ci in pelt_core::summary::quantile_ci::intervals(h) {
+        let half = ci.half_width();
+        intervals.insert(
+            format!("p{}", ci.percentile),
+            json!({
+                "lo_s": secs(ci.lo as f64),
+                "hi_s": ci.hi.map(|v| secs(v as f64)),
+                "half_width": half.is_finite().then_some(half),
+                "too_wide": ci.too_wide(),
+                "longer_by": ci.samples_factor(),
+            }),
+        );
+    }
+    let mut v = json!({
         "count": l.count,
         "min_s": secs(l.min as f64),
         "mean_s": secs(l.mean),
         "stdev_s": secs(l.stdev),
         "max_s": secs(l.max as f64),
         "percentiles_s": percentiles,
-    })
+    });
+    if !intervals.is_empty() {
+        v["percentile_ci_s"] = Value::Object(intervals);
+    }
+    v
 }
 
 fn failure_map(kinds: Vec<(FailureKind, u64)>) -> Map<String, Value> {

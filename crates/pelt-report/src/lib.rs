@@ -15,6 +15,7 @@ pub mod hdrlog;
 pub mod html;
 mod json;
 mod markdown;
+pub mod precision;
 pub mod sweep;
 mod table;
 mod text;

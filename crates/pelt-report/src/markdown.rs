@@ -127,6 +127,7 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     }
     row("max", &|l| l.max)?;
     writeln!(o)?;
+    o.push_str(&crate::precision::markdown(s));
 
     let statuses: Vec<String> = t
         .status_counts()

@@ -238,6 +238,8 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     writeln!(o)?;
 
     write_latency(o, s)?;
+    o.push_str(&crate::precision::text(s));
+    writeln!(o)?;
     write_histogram(o, &t.response)?;
 
     if c.targets.len() > 1 {

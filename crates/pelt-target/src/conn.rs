@@ -223,7 +223,7 @@ impl Conn {
         if !params.work.is_zero() {
             burn(params.work);
         }
-        let delay = params.pick_delay();
+        let delay = params.pick_delay() + self.shared.extra_delay(std::time::Instant::now());
         if !delay.is_zero() {
             self.wait_until(Instant::now() + delay).await?;
         }

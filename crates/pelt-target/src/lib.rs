@@ -116,6 +116,13 @@ pub struct ServeConfig {
     pub pause: Option<Pause>,
     /// Largest body `?size=` may ask for, in bytes; more gets a 400.
     pub max_body: usize,
+    /// Added to every response's delay (`?delay=` and all): a slower
+    /// server at the same URL, for tests of baselines.
+    pub delay: Duration,
+    /// Added to every response's delay per second since the first
+    /// request: a server that slows down steadily (a leak), for tests of
+    /// the stationarity check.
+    pub delay_growth: Duration,
 }
 
 impl Default for ServeConfig {
@@ -124,6 +131,8 @@ impl Default for ServeConfig {
             threads: 0,
             pause: None,
             max_body: 16 << 20,
+            delay: Duration::ZERO,
+            delay_growth: Duration::ZERO,
         }
     }
 }
@@ -278,6 +287,9 @@ pub(crate) struct Shared {
     requests: AtomicU64,
     pub(crate) max_body: usize,
     pause: Option<PauseClock>,
+    delay: Duration,
+    delay_growth: Duration,
+    first_request: OnceLock<Instant>,
 }
 
 #[derive(Debug)]
@@ -295,12 +307,31 @@ impl Shared {
                 pause,
                 first_request: OnceLock::new(),
             }),
+            delay: config.delay,
+            delay_growth: config.delay_growth,
+            first_request: OnceLock::new(),
         }
+    }
+
+    /// The server-wide delay for a response at `now` (`--delay`, and
+    /// `--delay-growth` for each second since the first request).
+    pub(crate) fn extra_delay(&self, now: Instant) -> Duration {
+        if self.delay_growth.is_zero() {
+            return self.delay;
+        }
+        let since = self
+            .first_request
+            .get()
+            .map_or(Duration::ZERO, |t| now.saturating_duration_since(*t));
+        self.delay + self.delay_growth.mul_f64(since.as_secs_f64())
     }
 
     /// Counts a fully received request and starts the pause clock.
     pub(crate) fn note_request(&self) {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        if !self.delay_growth.is_zero() {
+            self.first_request.get_or_init(Instant::now);
+        }
         if let Some(clock) = &self.pause {
             clock.first_request.get_or_init(Instant::now);
         }

@@ -446,6 +446,21 @@ pub struct RunArgs {
     #[arg(short = 'd', long = "duration", value_name = "DURATION")]
     pub duration: Option<String>,
 
+    /// Run until this percentile's 95 % interval is this narrow, checked
+    /// each second, like --until 'p99 ±2%' (also 'p99 2%'); needs
+    /// --max-duration. The report says whether it was reached.
+    #[arg(
+        long = "until",
+        value_name = "'pNN ±X%'",
+        requires = "max_duration",
+        conflicts_with_all = ["duration", "requests"]
+    )]
+    pub until: Option<String>,
+
+    /// With --until: the longest the run may last, like 1m.
+    #[arg(long = "max-duration", value_name = "DURATION", requires = "until")]
+    pub max_duration: Option<String>,
+
     /// Open loop: send R requests per second in total on a fixed schedule
     /// (-r is not siege's repetitions: for a count, use -n),
     /// whatever the responses do, and time each from its scheduled start.
@@ -819,6 +834,16 @@ pub struct ServeArgs {
     /// How long the pause lasts: responses due in it are held until it ends.
     #[arg(long = "pause-for", value_name = "DURATION", requires = "pause_after")]
     pub pause_for: Option<String>,
+
+    /// Add this delay to every response (a slower server at the same URL).
+    #[arg(long = "delay", value_name = "DURATION")]
+    pub delay: Option<String>,
+
+    /// Add this much delay to every response for each second since the
+    /// first request (--delay-growth 1ms: 10 ms slower after 10 s), as a
+    /// server with a leak slows down.
+    #[arg(long = "delay-growth", value_name = "DURATION")]
+    pub delay_growth: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -28,6 +28,52 @@ pub struct Keep<'a> {
     pub live: Vec<pelt_live::Live>,
     /// `--tui`: the figures the terminal dashboard draws (one of `live`).
     pub tui: Option<pelt_live::Live>,
+    /// `--until`: stop once a percentile's interval is this narrow.
+    pub until: Option<Until>,
+}
+
+/// `--until 'p99 ±2%'`: run until the percentile's 95 % interval
+/// (order statistics of the samples so far) spans at most ±2 %.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Until {
+    /// The percentile, e.g. 99.0.
+    pub percentile: f64,
+    /// The widest interval accepted, relative (0.02 = ±2 %).
+    pub half_width: f64,
+}
+
+impl Until {
+    /// `p99 ±2%`, `p99.9 5%`, `p50 +-1%`.
+    pub fn parse(text: &str) -> Result<Until, UserError> {
+        let bad = || {
+            UserError(format!(
+                "invalid --until '{}': give a percentile and a width, like --until 'p99 ±2%'",
+                text.escape_debug()
+            ))
+        };
+        let mut words = text.split_whitespace();
+        let (Some(p), Some(w), None) = (words.next(), words.next(), words.next()) else {
+            return Err(bad());
+        };
+        let percentile: f64 = p
+            .strip_prefix('p')
+            .and_then(|v| v.parse().ok())
+            .filter(|v: &f64| *v > 0.0 && *v < 100.0)
+            .ok_or_else(bad)?;
+        let w = w
+            .strip_prefix('±')
+            .or_else(|| w.strip_prefix("+-"))
+            .unwrap_or(w);
+        let half_width: f64 = w
+            .strip_suffix('%')
+            .and_then(|v| v.parse().ok())
+            .filter(|v: &f64| *v > 0.0 && *v < 100.0)
+            .ok_or_else(bad)?;
+        Ok(Until {
+            percentile,
+            half_width: half_width / 100.0,
+        })
+    }
 }
 
 /// Runs `config` with a live progress line (on a terminal), Ctrl-C
@@ -86,7 +132,7 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
     // workers take the priority of the thread that starts them.
     let follower = std::thread::Builder::new()
         .name("pelt-results".into())
-        .spawn(move || follow(run, sinks, line, live))
+        .spawn(move || follow(run, sinks, line, live, keep.until))
         .map_err(|e| {
             UserError(format!(
                 "cannot start a thread: {e}; free some memory or raise the thread limit"
@@ -113,11 +159,37 @@ fn follow(
     mut sinks: Sinks,
     mut line: ProgressLine,
     live: Vec<pelt_live::Live>,
+    until: Option<Until>,
 ) -> (RunSummary, Option<Vec<u8>>) {
     let mut priority = pelt_engine::Background::lower(run.header().config.load.rate().is_some());
+    // --until: the response times so far, and how narrow the interval got.
+    let mut so_far = None;
+    let mut narrowest: Option<f64> = None;
+    let mut reached_at: Option<f64> = None;
     loop {
         match run.progress(Duration::from_millis(200)) {
             Progress::Interval(s) => {
+                if let (Some(u), None) = (until, reached_at) {
+                    let first = so_far.is_none();
+                    let h = so_far.get_or_insert_with(|| s.recorder.response.clone());
+                    if !first {
+                        // Same bounds in every second's recorder: cannot fail.
+                        let _ = h.add(&s.recorder.response);
+                    }
+                    let ci = pelt_core::summary::quantile_ci::interval(h, u.percentile);
+                    if let Some(ci) = ci {
+                        let w = ci.half_width();
+                        narrowest = Some(narrowest.map_or(w, |n: f64| n.min(w)));
+                        if w <= u.half_width {
+                            reached_at = Some(
+                                run.elapsed()
+                                    .saturating_sub(run.measure_from())
+                                    .as_secs_f64(),
+                            );
+                            run.canceller().enough();
+                        }
+                    }
+                }
                 priority.keep_up(s.row.unix_second);
                 sinks.interval(s.row.unix_second, &s.recorder);
                 for view in &live {
@@ -137,7 +209,16 @@ fn follow(
         }
     }
     line.clear();
-    let summary = run.wait();
+    let mut summary = run.wait();
     let copy = sinks.finish(&footer_of(&summary));
+    if let Some(u) = until {
+        summary.warnings.push(pelt_core::Warning::Until {
+            percentile: u.percentile,
+            target: u.half_width,
+            achieved: narrowest.filter(|w| w.is_finite()),
+            reached: reached_at.is_some(),
+            after_s: reached_at.unwrap_or(summary.duration.as_secs_f64()),
+        });
+    }
     (summary, copy)
 }

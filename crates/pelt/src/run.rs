@@ -66,10 +66,13 @@ impl TryFrom<&RunArgs> for RunConfig {
             .map(|h| parse_header(h))
             .collect::<Result<Vec<_>, _>>()?;
 
-        let duration = match &a.duration {
+        // --until runs for at most --max-duration (stopping earlier when
+        // its interval is narrow enough: `execute`).
+        let duration = match (&a.max_duration, &a.duration) {
+            (Some(_), _) => opt_duration(&a.max_duration, "--max-duration")?,
             // siege's `-d 1` is a delay between a user's requests; here -d
             // is how long the run lasts.
-            Some(d) if d.trim().parse::<f64>().is_ok_and(|v| v != 0.0) => {
+            (None, Some(d)) if d.trim().parse::<f64>().is_ok_and(|v| v != 0.0) => {
                 let d = d.trim();
                 return Err(UserError(format!(
                     "-d/--duration: invalid duration '{d}': a unit is missing; -d is how long the run lasts here: \
@@ -77,7 +80,7 @@ impl TryFrom<&RunArgs> for RunConfig {
                      user's requests, is --delay {d}s; a number of requests is -n)"
                 )));
             }
-            _ => opt_duration(&a.duration, "-d/--duration")?,
+            (None, _) => opt_duration(&a.duration, "-d/--duration")?,
         };
         let warmup = opt_duration(&a.warmup, "--warmup")?.unwrap_or(Duration::ZERO);
         let load = load(a)?;
@@ -476,11 +479,23 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             "--baseline reads the history, and PELT_NO_HISTORY is set: give --history PATH|URL, or drop --baseline".into(),
         ));
     }
+    crate::history::baseline::before_run(
+        history.as_mut().map(|h| h.store()),
+        args.record.baseline.as_deref(),
+        &config,
+        args.record.fail_on,
+    )?;
     // Listening before any load is sent: a port in use is bad input.
     let views =
         crate::live::Views::start(&args.live, &config, &args.record.redactor(), args.quiet)?;
     let mut copy = None;
+    let until = args
+        .until
+        .as_deref()
+        .map(crate::execute::Until::parse)
+        .transpose()?;
     let keep = Keep {
+        until,
         out: args.out.as_deref(),
         save: !args.no_save,
         secrets: args.record.redactor(),

@@ -20,9 +20,18 @@ pub fn command(args: ServeArgs) -> Result<std::process::ExitCode, UserError> {
         }),
         _ => None,
     };
+    let delay = |flag: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(parse_duration)
+            .transpose()
+            .map_err(|e| UserError(format!("{flag}: {e}")))
+            .map(Option::unwrap_or_default)
+    };
     let config = ServeConfig {
         threads: args.threads.unwrap_or(0),
         pause,
+        delay: delay("--delay", &args.delay)?,
+        delay_growth: delay("--delay-growth", &args.delay_growth)?,
         ..ServeConfig::default()
     };
     let server = Server::bind(SocketAddr::new(ip, args.port), config).map_err(|e| {

@@ -298,6 +298,13 @@ impl Sweep {
                 a.threads = Some(1);
             }
         }
+        if a.until.is_some() {
+            // Each step's length is -d: a stop by precision would make
+            // steps of different lengths, judged alike.
+            return Err(UserError(
+                "--until is for pelt run: a sweep's steps last -d each; drop --until".into(),
+            ));
+        }
         RunConfig::try_from(&a)
     }
 
@@ -598,6 +605,7 @@ impl Sweep {
         watch.campaign.total = watch.campaign.total.max(index);
         watch.start(label, &format!("sweep-step-{index:02}"), &config);
         let keep = Keep {
+            until: None,
             out: Some(&file),
             live: watch.views.feed(),
             // --secret-header and --secret-param apply to the steps' files

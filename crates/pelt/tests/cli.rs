@@ -1601,3 +1601,152 @@ fn a_rate_run_says_how_few_of_its_logged_in_senders_it_used() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("of the 100 logged-in senders"), "{line}");
 }
+
+/// Issue 23 §5: every reported percentile of one run carries its 95 %
+/// interval (order statistics of the run's samples) in JSON (matching
+/// the schema), text and markdown, and a too-wide one says how long a
+/// run would narrow it.
+#[test]
+fn percentiles_carry_their_95_percent_intervals_in_every_format() {
+    let s = server();
+    let u = url(&s, "/?delay=1ms&delay_max=3ms");
+    let r = run_json(&[&u, "-n", "1000", "-c", "4"]);
+    let l = &r["latency"]["response_time"];
+    for p in ["p50", "p90", "p99"] {
+        let v = l["percentiles_s"][p].as_f64().unwrap();
+        let ci = &l["percentile_ci_s"][p];
+        let (lo, hi) = (ci["lo_s"].as_f64().unwrap(), ci["hi_s"].as_f64().unwrap());
+        assert!(lo <= v && v <= hi && lo < hi, "{p}: {ci}");
+    }
+    // 1,000 samples cannot bound p99.99 from above.
+    let top = &l["percentile_ci_s"]["p99.99"];
+    assert!(top["hi_s"].is_null() && top["too_wide"] == true, "{top}");
+    let text = pelt()
+        .args([&u, "-n", "1000", "-c", "4", "-q"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("Precision   95% interval"), "{text}");
+    let p9999 = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("p99.99 ") && l.contains('['));
+    assert!(
+        p9999.is_some_and(|l| l.contains("too few samples above it")),
+        "{text}"
+    );
+    let md = pelt()
+        .args([&u, "-n", "1000", "-c", "4", "-q", "--format", "markdown"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&md.stdout).contains("| percentile | value | 95% interval |"));
+}
+
+/// Issue 23 §5: a server that slows down steadily over the run (pelt
+/// serve's --delay-growth) is flagged non-stationary, with the climb in
+/// words; a steady one is not.
+#[test]
+fn a_server_slowing_over_the_run_is_flagged_and_a_steady_one_is_not() {
+    let _machine = support::pelt::exclusive();
+    let serve = |config: pelt_target::ServeConfig| {
+        pelt_target::Server::bind("127.0.0.1:0".parse().unwrap(), config)
+            .and_then(pelt_target::Server::spawn)
+            .expect("start the built-in server")
+    };
+    let growing = serve(pelt_target::ServeConfig {
+        threads: 1,
+        delay: std::time::Duration::from_millis(1),
+        delay_growth: std::time::Duration::from_millis(1),
+        ..pelt_target::ServeConfig::default()
+    });
+    let steady = serve(pelt_target::ServeConfig {
+        threads: 1,
+        delay: std::time::Duration::from_millis(2),
+        ..pelt_target::ServeConfig::default()
+    });
+    let drift = |s: &ServerHandle| {
+        let r = run_json(&[&url(s, "/"), "--rate", "100", "-d", "10s"]);
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["kind"] == "drift")
+            .cloned()
+    };
+    let w = drift(&growing).expect("a linear slow-down is a trend");
+    let msg = w["message"].as_str().unwrap();
+    assert!(msg.starts_with("latency climbed from "), "{msg}");
+    assert!(
+        w["to_ns"].as_u64().unwrap() > 3 * w["from_ns"].as_u64().unwrap(),
+        "{w}"
+    );
+    assert_eq!(drift(&steady), None);
+}
+
+/// Issue 23 §5: `--until 'p50 ±2%'` stops a run once the percentile's
+/// interval is that narrow: early on a steady server, not within
+/// `--max-duration` on a noisy one (delays spread over 1-50 ms), and the
+/// report says which. Neither is an interrupted run.
+#[test]
+fn until_stops_earlier_on_a_steady_server_than_on_a_noisy_one() {
+    let _machine = support::pelt::exclusive();
+    let s = server();
+    let until = |path: &str| {
+        let r = run_json(&[
+            &url(&s, path),
+            "--rate",
+            "200",
+            "--until",
+            "p50 ±2%",
+            "--max-duration",
+            "6s",
+        ]);
+        assert_eq!(r["interrupted"], false);
+        let w = r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["kind"] == "until")
+            .cloned()
+            .expect("the report says whether --until was reached");
+        (r["duration_s"].as_f64().unwrap(), w)
+    };
+    let (steady_s, steady) = until("/?delay=1ms");
+    let (noisy_s, noisy) = until("/?delay=1ms&delay_max=50ms");
+    assert_eq!(steady["reached"], true, "{steady}");
+    assert_eq!(noisy["reached"], false, "{noisy}");
+    assert!(
+        steady_s < 5.0 && noisy_s > 5.9,
+        "{steady_s} s vs {noisy_s} s"
+    );
+    assert!(noisy["message"].as_str().unwrap().contains("not reached"));
+    // A width is required.
+    let out = pelt()
+        .args([&url(&s, "/"), "--until", "p99", "--max-duration", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: invalid --until 'p99'"));
+}
+
+/// `--until` cannot reach a sweep (whose steps must each last -d) and a
+/// bad `pelt serve --delay-growth` is exit 2 with one line.
+#[test]
+fn until_outside_pelt_run_and_bad_serve_delays_are_refused() {
+    let out = pelt()
+        .args(["sweep", "http://127.0.0.1:1/", "--slo", "p99 < 10ms"])
+        .args(["--until", "p99 ±2%", "--max-duration", "2s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --until is for pelt run"));
+    let out = pelt()
+        .args(["serve", "--port", "0", "--delay-growth", "bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: --delay-growth: invalid duration") && err.lines().count() == 1,
+        "{err}"
+    );
+}

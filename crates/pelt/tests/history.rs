@@ -1177,3 +1177,66 @@ fn a_baseline_without_a_history_is_refused_before_any_load() {
     }
     assert_eq!(srv.requests(), 0, "no load was sent");
 }
+
+/// Issue 23 §3: the README's CI gate, `pelt run URL --rate R -d D
+/// --baseline last:N --fail-on regression`, against a server slowed from
+/// 2 ms to 20 ms at the same URL. It printed INCONCLUSIVE and exited 0
+/// (one new run needed 39 baseline runs for a rank-test verdict); now the
+/// run is judged against the baseline's prediction interval and fails.
+/// Before enough runs are recorded the gate refuses to start (exit 2,
+/// naming how many are needed) instead of passing for want of evidence.
+fn one_run_gate_fires_when_the_server_slows(db: &Db<'_>) {
+    let data = tempfile::tempdir().unwrap();
+    let serve = |delay_ms: u64, port: u16| {
+        pelt_target::Server::bind(
+            std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+            pelt_target::ServeConfig {
+                threads: 1,
+                delay: std::time::Duration::from_millis(delay_ms),
+                ..pelt_target::ServeConfig::default()
+            },
+        )
+        .and_then(pelt_target::Server::spawn)
+        .expect("start the built-in server")
+    };
+    let fast = serve(2, 0);
+    let port = fast.local_addr().port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let run = |gate: bool| {
+        let mut c = hpelt(db, data.path());
+        c.args(["run", &url, "--rate", "300", "-d", "1s", "-q"]);
+        if gate {
+            c.args(["--baseline", "last:20", "--fail-on", "regression"]);
+        }
+        c.output().unwrap()
+    };
+    // No baseline yet: exit 2 before any load, saying how many runs.
+    let out = run(true);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: --fail-on needs a baseline of at least 3 recorded runs")
+            && err.contains("has 0; record 3 more"),
+        "{err}"
+    );
+    assert_eq!(db.count(), 0, "nothing was run, so nothing recorded");
+    for _ in 0..5 {
+        ok(&run(false), "baseline run");
+    }
+    // The server at the same URL, ten times slower.
+    drop(fast);
+    let _slow = serve(20, port);
+    let out = run(true);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("prediction"), "{err}");
+    let p50 = err.lines().find(|l| l.starts_with("p50 ")).unwrap();
+    assert!(p50.contains("REGRESSION (material)"), "{err}");
+}
+
+#[test]
+fn sqlite_one_run_gate_fires_when_the_server_slows() {
+    let _machine = support::pelt::exclusive();
+    let (_d, p) = sqlite();
+    one_run_gate_fires_when_the_server_slows(&Db::Sqlite(p));
+}

@@ -11,6 +11,8 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+pub mod quantile_ci;
+pub mod stationarity;
 mod warning;
 mod window;
 
@@ -522,6 +524,27 @@ impl RunSummary {
             w.push(Warning::KeepAliveRace {
                 lost: self.total.lost_on_reuse,
             });
+        }
+        // Stationarity (issue 23 §5): only for a whole run, as a window
+        // is a part the user chose.
+        if self.window.is_none() {
+            let elapsed = self.elapsed.as_secs_f64();
+            if let Some(d) = stationarity::drift(&self.timeline, elapsed) {
+                w.push(Warning::Drift {
+                    from_ns: d.from_ns,
+                    to_ns: d.to_ns,
+                    z: d.z,
+                    seconds: d.seconds,
+                });
+            } else if let Some((seconds, start_ns, rest_ns)) =
+                stationarity::warmup(&self.timeline, elapsed)
+            {
+                w.push(Warning::Warmup {
+                    seconds,
+                    start_ns,
+                    rest_ns,
+                });
+            }
         }
         let unfinished = self.total.errors[ErrorKind::Unfinished.index()];
         if unfinished > 0 {

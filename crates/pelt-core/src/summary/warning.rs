@@ -153,6 +153,43 @@ pub enum Warning {
         /// The share of the run it wanted a CPU, 0 to 1.
         demand: f64,
     },
+    /// Latency moved while the run ran: a clear and large monotone trend
+    /// in the per-second p50 (Mann-Kendall; see
+    /// [`super::stationarity`]). The run's percentiles mix conditions.
+    Drift {
+        /// Median p50 of the first fifth of the seconds, nanoseconds.
+        from_ns: u64,
+        /// Median p50 of the last fifth, nanoseconds.
+        to_ns: u64,
+        /// Mann-Kendall's Z.
+        z: f64,
+        /// Seconds tested.
+        seconds: usize,
+    },
+    /// The run's first seconds were slower (or faster) than the rest:
+    /// MSER-5 suggests a warm-up for the next run. Nothing was dropped.
+    Warmup {
+        /// The suggested `--warmup`, seconds.
+        seconds: u64,
+        /// Median p50 of those seconds, nanoseconds.
+        start_ns: u64,
+        /// Median p50 of the rest, nanoseconds.
+        rest_ns: u64,
+    },
+    /// `--until`: whether the percentile's interval got as narrow as
+    /// asked before `--max-duration`.
+    Until {
+        /// The percentile, e.g. 99.0.
+        percentile: f64,
+        /// The width asked for, relative (0.02 = ±2 %).
+        target: f64,
+        /// The narrowest width reached, relative; None when never bounded.
+        achieved: Option<f64>,
+        /// Whether `target` was reached.
+        reached: bool,
+        /// When the run stopped, seconds of measurement.
+        after_s: f64,
+    },
     /// pelt's busiest worker thread wanted a CPU nearly all the run: the
     /// client may have set the pace.
     ClientBusy {
@@ -401,6 +438,54 @@ impl std::fmt::Display for Warning {
                 "shard {shard} started {} after --start-at: the requests it missed went out late, counted in send lag and response time",
                 human_ns(*late_ns)
             ),
+            Warning::Drift {
+                from_ns,
+                to_ns,
+                z,
+                seconds,
+            } => write!(
+                f,
+                "latency {} from {} to {} over the run (p50 per second, first fifth to last; Mann-Kendall \
+                 z = {z:.1} over {seconds} s): the run was not one steady condition, so its percentiles mix \
+                 several; find the cause (warm-up, a leak, a busy neighbour) before comparing it",
+                if to_ns > from_ns { "climbed" } else { "fell" },
+                human_ns(*from_ns),
+                human_ns(*to_ns)
+            ),
+            Warning::Warmup {
+                seconds,
+                start_ns,
+                rest_ns,
+            } => write!(
+                f,
+                "the first {seconds} s had p50 {} against {} for the rest (MSER-5 truncation): these \
+                 figures include them; for the next run, --warmup {seconds}s leaves them out",
+                human_ns(*start_ns),
+                human_ns(*rest_ns)
+            ),
+            Warning::Until {
+                percentile,
+                target,
+                achieved,
+                reached,
+                after_s,
+            } => {
+                let got = achieved.map_or_else(|| "unbounded".to_string(), |a| format!("±{:.1}%", a * 100.0));
+                if *reached {
+                    write!(
+                        f,
+                        "--until p{percentile} ±{:.1}%: reached after {after_s:.1} s (p{percentile} {got}); the run stopped there",
+                        target * 100.0
+                    )
+                } else {
+                    write!(
+                        f,
+                        "--until p{percentile} ±{:.1}%: not reached in {after_s:.1} s (narrowest p{percentile} {got}); \
+                         a longer --max-duration, or a less extreme percentile, would get there",
+                        target * 100.0
+                    )
+                }
+            }
             Warning::ShardClientBusy { shard, demand } => write!(
                 f,
                 "shard {shard} was client-bound: its busiest worker thread wanted a CPU {:.0}% of its run; give that machine more cores or add shards",

@@ -192,6 +192,30 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
         let key = |i: usize| format!("latency.{}.{stat}", headline_key(runs[i].summary));
         num_row(o, label, jsons, &key, Fmt::Seconds);
     }
+    // Each percentile's 95 % interval (of response time, as the text
+    // report gives it), with what to do when it is too wide.
+    for p in [50.0, 90.0, 99.0, 99.9] {
+        html_row(
+            o,
+            &format!("p{p}: 95% interval"),
+            runs.iter().map(|r| {
+                match pelt_core::summary::quantile_ci::interval(&r.summary.total.response, p) {
+                    Some(ci) => {
+                        let mut cell = format!(
+                            "{} {}",
+                            crate::precision::range(&ci),
+                            crate::precision::half_width(&ci)
+                        );
+                        if let Some(a) = crate::precision::advice(&ci, r.summary) {
+                            cell.push_str(&format!(" ({a})"));
+                        }
+                        esc(&cell)
+                    }
+                    None => "<span class=\"none\">nothing timed</span>".to_string(),
+                }
+            }),
+        );
+    }
     group_row(o, "Run", n);
     num_row(
         o,

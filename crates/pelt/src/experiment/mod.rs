@@ -249,6 +249,7 @@ fn measure_variant(
         );
         watch.start(label, &run_id, &variant.configs[l]);
         let keep = Keep {
+            until: None,
             out: Some(&file),
             save: false,
             live: watch.views.feed(),

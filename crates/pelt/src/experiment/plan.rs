@@ -477,6 +477,13 @@ fn run_config(argv: &[String]) -> Result<RunConfig, UserError> {
             "--abort-on has no place in an experiment's args: every run must last its duration to be compared; bring each variant up healthy (its ready check) instead".into(),
         ));
     }
+    if args.until.is_some() {
+        // Runs of one block must be alike: a stop that depends on the
+        // run's own noise would give each variant its own length.
+        return Err(UserError(
+            "--until has no place in an experiment's args: every run needs the same length; give -d".into(),
+        ));
+    }
     RunConfig::try_from(&*args)
 }
 

@@ -83,7 +83,31 @@ impl Spec {
         exclude: Option<i64>,
         allow: bool,
     ) -> Result<Selection, UserError> {
-        let url = single_url(candidates);
+        let starts: Vec<i64> = candidates
+            .iter()
+            .map(|c| c.env.started_unix_ms as i64)
+            .collect();
+        self.select_like(
+            store,
+            &candidates[0].config,
+            &starts,
+            single_url(candidates),
+            exclude,
+            allow,
+        )
+    }
+
+    /// [`Spec::select`] for runs doing `config`'s work, before they exist
+    /// (`starts` are the candidates' start times, none before a run).
+    pub fn select_like(
+        &self,
+        store: &mut Store,
+        config: &RunConfig,
+        starts: &[i64],
+        url: Option<String>,
+        exclude: Option<i64>,
+        allow: bool,
+    ) -> Result<Selection, UserError> {
         // A shard sent a part of its run: as a baseline it would read as
         // a run of a fraction of the load (merged runs stand for the
         // whole); a sweep's steps ran at rates it chose, and its row is one
@@ -99,11 +123,7 @@ impl Spec {
         }
         let listed = store.list(&filter).map_err(store_error)?;
         let redactor = pelt_store::Redactor::default();
-        let reference = redactor.config(&candidates[0].config);
-        let starts: Vec<i64> = candidates
-            .iter()
-            .map(|c| c.env.started_unix_ms as i64)
-            .collect();
+        let reference = redactor.config(config);
         let mut out = Selection::default();
         let (mut incomplete, mut themselves, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
         let mut mismatched = Vec::new();
@@ -302,10 +322,31 @@ fn stored_values(row: &RunRow) -> Vec<f64> {
         .collect()
 }
 
-/// The comparison of `b` with the baseline's runs.
+/// The comparison of `b` with the baseline's runs. One new run is judged
+/// against the baseline's prediction interval (`pelt_analyze::predict`):
+/// the rank test needs 39 baseline runs before it can say anything.
 pub fn rows(baseline: &[RunRow], b: &[Vec<f64>]) -> Vec<Row> {
     let a: Vec<Vec<f64>> = baseline.iter().map(stored_values).collect();
-    compare_values(&a, b, false)
+    match b {
+        [one] => pelt_analyze::predict::compare_values(&a, one),
+        _ => compare_values(&a, b, false),
+    }
+}
+
+/// Said above a one-run comparison's table: how its intervals are made,
+/// and at what confidence (the column says 95 %; these are wider).
+fn prediction_note(rows: &[Row]) -> String {
+    let confidence = rows
+        .iter()
+        .find_map(|r| r.result.as_ref().ok().and_then(|c| c.confidence))
+        .unwrap_or(pelt_analyze::CONFIDENCE);
+    format!(
+        "one run against the baseline's run-to-run spread: each interval is a {:.1}% Student t prediction\n\
+         interval of the baseline runs (log scale for latency; A = their geometric mean), {:.1}% so that\n\
+         the gate over all metrics calls a regression that is not there at most 5% of the time\n",
+        confidence * 100.0,
+        confidence * 100.0
+    )
 }
 
 fn names(rows: &[RunRow]) -> Vec<String> {
@@ -323,6 +364,9 @@ fn render(
     Ok(match format {
         CompareFormat::Text => {
             let mut t = pelt_report::compare::text(rows, &names(a), b_names, false, ctx);
+            if b_names.len() == 1 {
+                t.insert_str(0, &prediction_note(rows));
+            }
             t.insert_str(0, &format!("baseline {}: recorded runs as A\n", spec.describe()));
             t
         }
@@ -390,7 +434,12 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
         })
         .collect::<Result<_, UserError>>()?;
     let values = |t: &[Timed]| t.iter().map(|r| r.values.clone()).collect::<Vec<_>>();
-    let mut rows = compare_values(&values(&a_timed), &values(&b_timed), false);
+    // One new run is judged against the baseline's prediction interval
+    // (pelt_analyze::predict): the rank test needs 39 baseline runs.
+    let mut rows = match values(&b_timed).as_slice() {
+        [one] => pelt_analyze::predict::compare_values(&values(&a_timed), one),
+        more => compare_values(&values(&a_timed), more, false),
+    };
     let time_design = design::assess(&runs::metrics(), &a_timed, &b_timed, args.sequential_ok);
     design::withhold_material(&mut rows, &time_design);
     b_mismatches.extend(selection.allowed.iter().cloned());
@@ -408,6 +457,15 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
         latency,
     };
     crate::emit(render(args.format, &rows, &spec, a, &b_names, &ctx)?.as_bytes())?;
+    if args.fail_on.is_some() && !pelt_analyze::predict::gate_has_verdict(&rows) {
+        // A gate that could not judge must not pass.
+        return Err(UserError(format!(
+            "--fail-on: no verdict was possible with {} baseline run(s) against {} run(s); record at least {} baseline runs (one file), or give 4 or more files and have 4 or more baseline runs",
+            a.len(),
+            b.len(),
+            pelt_analyze::predict::MIN_BASELINE_RUNS
+        )));
+    }
     Ok(if fails(args.fail_on, |m| runs::regressed(&rows, m)) {
         ExitCode::from(1)
     } else {
@@ -453,6 +511,15 @@ pub fn after_run(
         "{}",
         render(CompareFormat::Text, &rows, &spec, a, &[name], &ctx)?
     );
+    if fail_on.is_some() && !pelt_analyze::predict::gate_has_verdict(&rows) {
+        // A gate that could not judge must not pass.
+        return Err(UserError(format!(
+            "--fail-on: no verdict was possible against --baseline {} ({} run(s) with latencies); record at least {} runs of this configuration first",
+            spec.describe(),
+            a.len(),
+            pelt_analyze::predict::MIN_BASELINE_RUNS
+        )));
+    }
     Ok(if fails(fail_on, |m| runs::regressed(&rows, m)) {
         eprintln!("pelt: --fail-on: this run regressed against the baseline");
         ExitCode::from(1)
@@ -534,6 +601,46 @@ pub fn after_sweep(
 /// Checks `--baseline` before the run: a typo must not cost a run.
 pub fn check_spec(text: Option<&str>) -> Result<(), UserError> {
     text.map(Spec::parse).transpose().map(drop)
+}
+
+/// Before any load: a `--fail-on` gate must be able to give a verdict,
+/// so the baseline needs [`MIN_BASELINE_RUNS`] recorded runs (exit 2,
+/// naming how many more, when it has fewer). A gate that passes because
+/// it could not judge would pass every regression.
+///
+/// [`MIN_BASELINE_RUNS`]: pelt_analyze::predict::MIN_BASELINE_RUNS
+pub fn before_run(
+    store: Option<&mut Store>,
+    spec_text: Option<&str>,
+    config: &pelt_core::RunConfig,
+    fail_on: Option<FailOn>,
+) -> Result<(), UserError> {
+    let (Some(text), Some(_)) = (spec_text, fail_on) else {
+        return Ok(());
+    };
+    let spec = Spec::parse(text)?;
+    let Some(store) = store else {
+        return Err(UserError(format!(
+            "--fail-on with --baseline {} needs the history, which PELT_NO_HISTORY turns off; unset it or give --history PATH",
+            spec.describe()
+        )));
+    };
+    let min = pelt_analyze::predict::MIN_BASELINE_RUNS;
+    let mut url = config.targets[0].url.clone();
+    pelt_store::Redactor::default().url(&mut url);
+    // Counted by the one rule of likeness the gate will use.
+    let found = match spec.select_like(store, config, &[], Some(url.to_string()), None, false) {
+        Ok(selection) => selection.runs.len(),
+        Err(_) => 0,
+    };
+    if found < min {
+        return Err(UserError(format!(
+            "--fail-on needs a baseline of at least {min} recorded runs for a verdict, and --baseline {} has {found}; record {} more (the same pelt run without --fail-on), then gate",
+            spec.describe(),
+            min - found
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

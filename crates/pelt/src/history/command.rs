@@ -271,6 +271,7 @@ fn rerun(loc: &Location, a: RerunArgs) -> Result<ExitCode, UserError> {
     let mut history = super::Recording::start(&record)?;
     let mut copy = None;
     let keep = crate::execute::Keep {
+        until: None,
         secrets: record.redactor(),
         copy: history.as_ref().map(|_| &mut copy),
         ..crate::execute::Keep::default()

@@ -61,7 +61,8 @@ pub struct RecordArgs {
     pub baseline: Option<String>,
 
     /// With --baseline: exit 1 when a metric regressed (`regression`), or
-    /// only beyond its margin (`material`).
+    /// only beyond its margin (`material`). Needs a baseline of 3 or more
+    /// recorded runs, checked before any load (exit 2 otherwise).
     #[arg(
         long = "fail-on",
         value_enum,

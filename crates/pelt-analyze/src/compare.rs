@@ -753,23 +753,14 @@ mod tests {
         }
     }
 
-    /// splitmix64: a small, seedable generator for the simulations.
-    struct SplitMix(u64);
+    use crate::sim::SplitMix;
 
-    impl SplitMix {
-        fn next_u64(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
+    /// The simulations' normal draws.
+    trait Normal {
+        fn normal(&mut self) -> f64;
+    }
 
-        /// Uniform on the open interval (0, 1).
-        fn uniform(&mut self) -> f64 {
-            ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        }
-
+    impl Normal for SplitMix {
         /// Standard normal by Box–Muller (one of the pair).
         fn normal(&mut self) -> f64 {
             let (u1, u2) = (self.uniform(), self.uniform());

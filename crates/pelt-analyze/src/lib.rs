@@ -30,6 +30,8 @@ pub mod latency;
 pub mod predict;
 pub mod rank;
 pub mod runs;
+#[cfg(test)]
+mod sim;
 pub mod sweep;
 
 pub use compare::{

@@ -282,20 +282,17 @@ mod tests {
     use super::*;
     use crate::MARGIN_P50;
 
-    /// SplitMix64: a seeded, dependency-free source for the simulations.
-    struct Rng(u64);
-    impl Rng {
-        fn next_u64(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        /// Uniform in (0, 1).
-        fn uniform(&mut self) -> f64 {
-            ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        }
+    use crate::sim::SplitMix as Rng;
+
+    /// The simulations' noise shapes.
+    trait Noise {
+        fn normal(&mut self) -> f64;
+        fn laplace(&mut self) -> f64;
+        fn skewed(&mut self) -> f64;
+        fn very_skewed(&mut self) -> f64;
+    }
+
+    impl Noise for Rng {
         fn normal(&mut self) -> f64 {
             crate::rank::normal_quantile(self.uniform())
         }

@@ -484,6 +484,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         args.record.baseline.as_deref(),
         &config,
         args.record.fail_on,
+        args.record.allow_mismatch,
     )?;
     // Listening before any load is sent: a port in use is bad input.
     let views =

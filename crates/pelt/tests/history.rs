@@ -813,13 +813,20 @@ fn shards_are_parts_and_the_merged_run_is_recorded(db: &Db<'_>) {
     let tags = m["tags"].to_string();
     assert!(tags.contains("r1") && tags.contains("shards"), "{tags}");
     assert_eq!(m["requests"], 100, "{m}");
-    // The merged run is the baseline now, and re-renders from the history.
+    // A shard is a part of the merged run, never its baseline: the run
+    // compared with itself is left out, and no other run is there.
     let out = hpelt(db, data.path())
         .args(["compare", "--baseline", "last:2"])
         .arg(&files[0])
         .output()
         .unwrap();
-    assert!(ok(&out, "merged baseline").contains("A = 1 run(s)"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the runs compared themselves"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The merged run re-renders from the history.
     let id = m["id"].to_string();
     let out = hpelt(db, data.path())
         .args(["history", "show", &id, "--format", "text"])

@@ -614,6 +614,7 @@ pub fn before_run(
     spec_text: Option<&str>,
     config: &pelt_core::RunConfig,
     fail_on: Option<FailOn>,
+    allow_mismatch: bool,
 ) -> Result<(), UserError> {
     let (Some(text), Some(_)) = (spec_text, fail_on) else {
         return Ok(());
@@ -629,7 +630,7 @@ pub fn before_run(
     let mut url = config.targets[0].url.clone();
     pelt_store::Redactor::default().url(&mut url);
     // Counted by the one rule of likeness the gate will use.
-    let found = match spec.select_like(store, config, &[], Some(url.to_string()), None, false) {
+    let found = match spec.select_like(store, config, &[], Some(url.to_string()), None, allow_mismatch) {
         Ok(selection) => selection.runs.len(),
         Err(_) => 0,
     };

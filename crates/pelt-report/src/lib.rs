@@ -26,7 +26,15 @@ pub use markdown::markdown;
 pub use table::Table;
 pub use text::text;
 
-use pelt_core::RunSummary;
+use pelt_core::{Redactor, RunSummary};
+
+/// `s` with its secrets replaced by the default rules: what every report
+/// shows unless told otherwise ([`Options::keep_secrets`]).
+pub fn without_secrets(s: &RunSummary) -> RunSummary {
+    let mut copy = s.clone();
+    Redactor::for_config(&s.config).summary(&mut copy);
+    copy
+}
 
 /// Output formats for a single run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +60,11 @@ pub struct Options {
     /// `--buckets`: count the headline latency into these ranges (text
     /// and JSON).
     pub buckets: Option<pelt_core::buckets::Buckets>,
+    /// Show the run's secrets (Authorization and Cookie values, token-like
+    /// query parameters, a login's body) as they were sent. Off by
+    /// default: a report replaces them with `REDACTED`
+    /// ([`pelt_core::Redactor`]), as a results file does.
+    pub keep_secrets: bool,
 }
 
 /// Renders `summary` in `format`.
@@ -61,6 +74,13 @@ pub fn render(summary: &RunSummary, format: Format) -> String {
 
 /// Renders `summary` in `format`, with `options`.
 pub fn render_with(summary: &RunSummary, format: Format, options: &Options) -> String {
+    let redacted;
+    let summary = if options.keep_secrets {
+        summary
+    } else {
+        redacted = without_secrets(summary);
+        &redacted
+    };
     match format {
         Format::Text => {
             let mut out = text(summary);
@@ -70,7 +90,7 @@ pub fn render_with(summary: &RunSummary, format: Format, options: &Options) -> S
             out
         }
         Format::Json => {
-            let mut v = json_value(summary);
+            let mut v = json::json_value_as_is(summary);
             if let Some(b) = &options.buckets {
                 v["buckets"] = json::buckets(summary, b);
             }

@@ -15,7 +15,9 @@ pub mod backend;
 mod model;
 pub mod pg;
 mod schema;
-pub mod secrets;
+/// Moved to pelt-core (a library user redacts without a database);
+/// kept here so that `pelt_store::secrets::...` still names it.
+pub use pelt_core::secrets;
 pub mod sqlite;
 
 pub use backend::{Backend, Dialect, Value};

@@ -410,6 +410,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         .and_then(|h| h.record(&summary, args.out.as_deref(), copy));
     let options = pelt_report::Options {
         buckets: args.buckets.clone(),
+        ..Default::default()
     };
     crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
     views.close(&summary);

@@ -25,6 +25,7 @@ pub use merge::{MergeError, MergedReader};
 pub use record::HistogramError;
 
 use crate::recorder::Recorder;
+use crate::secrets::Redactor;
 use record::IntervalRecord;
 use std::io::{self, Read, Write};
 
@@ -95,24 +96,71 @@ pub enum Corruption {
 
 /// Appends a run to a results file, flushing every frame so that what was
 /// written survives the process being killed.
+///
+/// Secrets stay out by default: [`ResultsWriter::new`] writes the header's
+/// configuration through a [`Redactor`] (secret headers, query parameters
+/// and a login's body replaced by `REDACTED`) and scrubs the values it
+/// replaced from every second's error messages. A file with the real
+/// values is asked for by name: [`ResultsWriter::unredacted`].
 #[derive(Debug)]
 pub struct ResultsWriter<W: Write> {
     out: W,
+    /// `None` only when asked for ([`ResultsWriter::unredacted`]).
+    secrets: Option<Redactor>,
 }
 
 impl<W: Write> ResultsWriter<W> {
-    /// Writes the magic, version and header.
-    pub fn new(mut out: W, header: &RunHeader) -> io::Result<ResultsWriter<W>> {
+    /// Writes the magic, version and header, the header's secrets
+    /// replaced by the default rules ([`Redactor::for_config`]).
+    pub fn new(out: W, header: &RunHeader) -> io::Result<ResultsWriter<W>> {
+        let secrets = Redactor::for_config(&header.config);
+        Self::with_redactor(out, header, secrets)
+    }
+
+    /// Like [`ResultsWriter::new`], with rules of the caller's (more
+    /// secret headers or parameters, see [`Redactor::new`]). The values
+    /// `header`'s configuration uses are learnt here.
+    pub fn with_redactor(
+        out: W,
+        header: &RunHeader,
+        mut secrets: Redactor,
+    ) -> io::Result<ResultsWriter<W>> {
+        secrets.learn(&header.config);
+        let header = secrets.header(header);
+        Self::start(out, &header, Some(secrets))
+    }
+
+    /// Writes `header` as it is, secrets included: for a caller that has
+    /// redacted it already, or that means to keep them.
+    pub fn unredacted(out: W, header: &RunHeader) -> io::Result<ResultsWriter<W>> {
+        Self::start(out, header, None)
+    }
+
+    fn start(
+        mut out: W,
+        header: &RunHeader,
+        secrets: Option<Redactor>,
+    ) -> io::Result<ResultsWriter<W>> {
         out.write_all(MAGIC)?;
         out.write_all(&FORMAT_VERSION.to_le_bytes())?;
-        let mut w = ResultsWriter { out };
+        let mut w = ResultsWriter { out, secrets };
         w.frame(KIND_HEADER, &serde_json::to_vec(header)?)?;
         Ok(w)
     }
 
-    /// Appends one second of the run.
+    /// Appends one second of the run (its error messages scrubbed of the
+    /// run's secret values, unless [`ResultsWriter::unredacted`]).
     pub fn interval(&mut self, unix_second: u64, rec: &Recorder) -> io::Result<()> {
-        let record = IntervalRecord::from_recorder(unix_second, rec)?;
+        let record = match &self.secrets {
+            // Most seconds hold no secret: the recorder is copied only
+            // when one does.
+            Some(secrets) if secrets.recorder_needs(rec) => {
+                let mut copy = rec.clone();
+                secrets.recorder(&mut copy);
+                IntervalRecord::from_recorder(unix_second, &copy)?
+            }
+            _ => IntervalRecord::from_recorder(unix_second, rec)?,
+        };
         self.frame(KIND_INTERVAL, &serde_json::to_vec(&record)?)
     }
 

@@ -126,3 +126,52 @@ fn reader_header(summary: &pelt_core::RunSummary) -> pelt_core::RunHeader {
         shard: None,
     }
 }
+
+/// A run with a login, started and waited for from inside a tokio runtime
+/// of `flavor`, as a library user's `#[tokio::main]` (multi-thread) or
+/// `#[tokio::test]` (current-thread) would.
+fn run_with_login_inside(rt: tokio::runtime::Runtime) {
+    // The server's own runtime is made and dropped outside the caller's.
+    let server = serve();
+    let addr = server.local_addr();
+    let mut config = RunConfig::new(
+        vec![Target::get(Url::parse(&format!("http://{addr}/")).unwrap())],
+        Load::closed(2),
+        stop(20),
+    );
+    let mut login = Target::get(Url::parse(&format!("http://{addr}/login")).unwrap());
+    login.method = "POST".into();
+    login.body = b"user=alice&pass=secret".to_vec();
+    config.http.session.login = Some(login);
+    let summary = rt.block_on(async move {
+        let run = Run::start(config).expect("a run with a login starts inside a runtime");
+        run.wait()
+    });
+    assert!(
+        summary.total.logins >= 2,
+        "each sender logged in: {}",
+        summary.total.logins
+    );
+    assert!(summary.total.successes > 0, "the server answered");
+}
+
+#[test]
+fn run_with_login_starts_inside_a_multi_thread_runtime() {
+    run_with_login_inside(
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap(),
+    );
+}
+
+#[test]
+fn run_with_login_starts_inside_a_current_thread_runtime() {
+    run_with_login_inside(
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap(),
+    );
+}

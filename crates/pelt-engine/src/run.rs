@@ -281,6 +281,9 @@ fn environment(plan: &RunPlan) -> Environment {
             crate::conn::Addr::Tcp(a) => crate::link::link_to(a.ip()),
             crate::conn::Addr::Unix(_) => None,
         }),
+        // This crate's own profile: the engine's hot path is what a debug
+        // build slows down, whatever the program around it.
+        debug_build: cfg!(debug_assertions),
     }
 }
 

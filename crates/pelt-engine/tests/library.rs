@@ -90,6 +90,26 @@ fn results_file_and_json_report_hold_no_secret() {
         }
         assert!(text.contains("REDACTED"), "{what} marks what it replaced");
     }
+    // This test binary is a debug build, and so is the engine in it: the
+    // run records that, and its report warns.
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(summary.env.debug_build, cfg!(debug_assertions));
+    assert_eq!(
+        report["environment"]["debug_build"] == true,
+        cfg!(debug_assertions)
+    );
+    let debug_warning = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "debug_build");
+    assert_eq!(
+        debug_warning,
+        cfg!(debug_assertions),
+        "{}",
+        report["warnings"]
+    );
+
     // The file still reads back, with the run's shape: only values went.
     let reader = ResultsReader::open(&file[..]).unwrap();
     let header = reader.header();

@@ -408,6 +408,41 @@ mod tests {
         }
     }
 
+    /// A run made by a debug build says so in its environment, and its
+    /// summary warns, from the file as live; an optimised build's file
+    /// does not carry the field at all (older files read the same).
+    #[test]
+    fn a_debug_build_is_recorded_and_warned_about() {
+        let warned = |debug_build: bool| {
+            let mut header = testing::header();
+            header.env.debug_build = debug_build;
+            let footer = RunFooter {
+                duration_ns: 1_000_000_000,
+                elapsed_ns: 1_000_000_000,
+                warmup_requests: 0,
+                interrupted: false,
+                stopped_by: None,
+                worker_load: vec![],
+            };
+            let bytes = ResultsWriter::new(Vec::new(), &header)
+                .unwrap()
+                .finish(&footer)
+                .unwrap();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            assert_eq!(text.contains("\"debug_build\""), debug_build, "{text}");
+            let mut reader = ResultsReader::open(&bytes[..]).unwrap();
+            while reader.next_interval().unwrap().is_some() {}
+            assert_eq!(reader.header().env.debug_build, debug_build);
+            let summary =
+                SummaryBuilder::new(reader.header().clone(), None).finish(reader.footer());
+            summary.warnings.contains(&Warning::DebugBuild)
+        };
+        assert!(warned(true));
+        assert!(!warned(false));
+        // The advice says what to do.
+        assert!(Warning::DebugBuild.to_string().contains("--release"));
+    }
+
     /// The busiest worker thread decides: one that wanted a CPU 90 % of the
     /// run or more gets a warning, however idle the others were, and the
     /// warning comes back from the file as it was given live.

@@ -156,6 +156,10 @@ pub enum Warning {
         /// Worker threads in the run.
         threads: usize,
     },
+    /// The engine that ran was built without optimisations (a debug
+    /// build, [`crate::Environment::debug_build`]): its own overhead is
+    /// in every figure, often doubling the latency of a fast server.
+    DebugBuild,
 }
 
 /// A resource of pelt's machine that connections can run out of.
@@ -392,6 +396,12 @@ impl std::fmt::Display for Warning {
                 f,
                 "shard {shard} was client-bound: its busiest worker thread wanted a CPU {:.0}% of its run; give that machine more cores or add shards",
                 demand * 100.0
+            ),
+            Warning::DebugBuild => write!(
+                f,
+                "pelt's engine was built without optimisations (a debug build): its own overhead is in \
+                 every figure and can double the latency of a fast server. Build with --release \
+                 (cargo build --release, cargo run --release) before measuring"
             ),
             Warning::ClientBusy {
                 on_cpu,

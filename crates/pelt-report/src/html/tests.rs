@@ -81,6 +81,7 @@ fn summary(rate_mode: bool, seconds: u64, per_second: u64, slow: u64) -> RunSumm
         target_addrs: vec!["127.0.0.1:8080".into()],
         started_unix_ms: 1_700_000_000_000,
         link: None,
+        debug_build: false,
     };
     let mut s = RunSummary {
         config,

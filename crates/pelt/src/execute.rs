@@ -61,8 +61,13 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         if let Some(path) = keep.out {
             let _ = std::fs::remove_file(path);
         }
+        // The library names RunConfig's fields; the CLI, its flags.
+        let message = match &e {
+            pelt_engine::EngineError::Config(c) => crate::flag_errors::config_error(c),
+            e => e.to_string(),
+        };
         // A failed --login names its URL: not its secrets.
-        UserError(secrets.text(&e.to_string()))
+        UserError(secrets.text(&message))
     })?;
     let header = secrets.header(run.header());
     let sinks = Sinks::open(keep.out, keep.save, &header)?.with(

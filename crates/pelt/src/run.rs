@@ -72,9 +72,9 @@ impl TryFrom<&RunArgs> for RunConfig {
         // Not a re-check of validate(): it sees `streams: 1`, the default,
         // and cannot tell that `--streams` was given without `--http2`.
         if a.streams.is_some() && !a.http2 {
-            return Err(UserError(
-                pelt_core::ConfigError::StreamsWithoutHttp2.to_string(),
-            ));
+            return Err(UserError(crate::flag_errors::config_error(
+                &pelt_core::ConfigError::StreamsWithoutHttp2,
+            )));
         }
         let mut http = HttpOptions {
             keepalive: !a.no_keepalive,
@@ -199,7 +199,9 @@ impl TryFrom<&RunArgs> for RunConfig {
                 abort_on: a.abort_on.clone(),
             };
         a.sharding.apply(&mut config)?;
-        config.validate().map_err(|e| UserError(e.to_string()))?;
+        config
+            .validate()
+            .map_err(|e| UserError(crate::flag_errors::config_error(&e)))?;
         Ok(config)
     }
 }

@@ -442,11 +442,13 @@ mod tests {
     }
 
     #[test]
-    fn validation_names_the_flag() {
+    fn validation_names_the_field() {
         let mut c = config();
         assert_eq!(c.validate(), Ok(()));
         c.load = Load::rate_of(0.0, 1);
-        assert!(c.validate().unwrap_err().to_string().contains("--rate"));
+        // A library user set a field, not a flag (the CLI says --rate).
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("`load`'s rate") && !e.contains("--"), "{e}");
         let mut c = config();
         c.stop.requests = Some(0);
         assert_eq!(c.validate(), Err(ConfigError::NoRequests));

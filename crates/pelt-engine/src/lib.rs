@@ -71,4 +71,4 @@ pub use pacer::{ConstantRate, Pacer, Piecewise, PoissonRate};
 pub use plan::GRACE;
 pub use priority::Background;
 pub use request_log::{RequestLogFormat, RequestLogSpec, CSV_HEADER as REQUEST_LOG_CSV_HEADER};
-pub use run::{footer_of, Canceller, Progress, Run};
+pub use run::{footer_of, Canceller, Progress, Run, Snapshots};

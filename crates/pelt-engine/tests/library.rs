@@ -195,3 +195,24 @@ fn run_with_login_starts_inside_a_current_thread_runtime() {
             .unwrap(),
     );
 }
+
+/// Snapshots come to an observer without polling: every second once, in
+/// order, the last one's running total the summary's.
+#[test]
+fn an_observer_sees_every_second() {
+    let server = serve();
+    let addr = server.local_addr();
+    let config = RunConfig::new(
+        vec![Target::get(Url::parse(&format!("http://{addr}/")).unwrap())],
+        Load::closed(2),
+        stop(300),
+    );
+    let mut seconds = Vec::new();
+    let summary = Run::start(config)
+        .unwrap()
+        .observe(|s| seconds.push((s.row.unix_second, s.total_requests)));
+    assert!(!seconds.is_empty());
+    assert!(seconds.windows(2).all(|w| w[0].0 < w[1].0), "{seconds:?}");
+    assert_eq!(seconds.last().unwrap().1, summary.total.requests);
+    assert_eq!(summary.total.requests, 300);
+}

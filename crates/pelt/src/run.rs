@@ -166,9 +166,7 @@ impl TryFrom<&RunArgs> for RunConfig {
                     duration,
                 },
                 warmup,
-                threads: a
-                    .threads
-                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+                threads: a.threads.unwrap_or_else(pelt_core::config::default_threads),
                 http,
                 shard: None,
                 run_id: None,

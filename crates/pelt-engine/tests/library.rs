@@ -90,6 +90,19 @@ fn results_file_and_json_report_hold_no_secret() {
         }
         assert!(text.contains("REDACTED"), "{what} marks what it replaced");
     }
+    // Every other report too.
+    for format in [
+        pelt_report::Format::Text,
+        pelt_report::Format::Markdown,
+        pelt_report::Format::Html,
+        pelt_report::Format::Csv,
+    ] {
+        let report = pelt_report::render(&summary, format);
+        for s in secrets {
+            assert!(!report.contains(s), "{format:?} holds the secret {s}");
+        }
+    }
+
     // This test binary is a debug build, and so is the engine in it: the
     // run records that, and its report warns.
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -20,11 +20,8 @@ mod table;
 mod text;
 mod units;
 
-pub use csv::csv;
 pub use json::{json_value, SCHEMA_ID};
-pub use markdown::markdown;
 pub use table::Table;
-pub use text::text;
 
 use pelt_core::{Redactor, RunSummary};
 
@@ -34,6 +31,22 @@ pub fn without_secrets(s: &RunSummary) -> RunSummary {
     let mut copy = s.clone();
     Redactor::for_config(&s.config).summary(&mut copy);
     copy
+}
+
+/// The text report of `s`, its secrets replaced ([`without_secrets`]).
+pub fn text(s: &RunSummary) -> String {
+    text::text(&without_secrets(s))
+}
+
+/// The markdown summary of `s`, its secrets replaced.
+pub fn markdown(s: &RunSummary) -> String {
+    markdown::markdown(&without_secrets(s))
+}
+
+/// The per-second CSV of `s` (it names no URL; redacted all the same,
+/// like every report).
+pub fn csv(s: &RunSummary) -> String {
+    csv::csv(&without_secrets(s))
 }
 
 /// Output formats for a single run.
@@ -83,7 +96,7 @@ pub fn render_with(summary: &RunSummary, format: Format, options: &Options) -> S
     };
     match format {
         Format::Text => {
-            let mut out = text(summary);
+            let mut out = text::text(summary);
             if let Some(b) = &options.buckets {
                 text::append_buckets(&mut out, summary, b);
             }
@@ -97,8 +110,8 @@ pub fn render_with(summary: &RunSummary, format: Format, options: &Options) -> S
             json::pretty(&v)
         }
         Format::PercentilesCsv => csv::percentiles(summary),
-        Format::Csv => csv(summary),
-        Format::Markdown => markdown(summary),
+        Format::Csv => csv::csv(summary),
+        Format::Markdown => markdown::markdown(summary),
         Format::Html => html::render(&[html::Labeled {
             label: summary.config.targets[0].url.to_string(),
             summary,

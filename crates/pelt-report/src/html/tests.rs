@@ -133,7 +133,7 @@ fn data_cells(page: &str) -> Vec<(usize, String, String)> {
 
 /// Checks every data-key cell against the JSON report of its run.
 fn assert_cells_match_json(page: &str, summaries: &[&RunSummary]) -> Vec<String> {
-    let jsons: Vec<Value> = summaries.iter().map(|s| json_value(s)).collect();
+    let jsons: Vec<Value> = summaries.iter().map(|s| crate::json_value(s)).collect();
     let cells = data_cells(page);
     assert!(!cells.is_empty());
     for (run, key, value) in &cells {

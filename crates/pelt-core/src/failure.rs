@@ -102,7 +102,7 @@ pub(crate) fn breakdown(
         }
     }
     // Stable: equal counts keep the fixed order (transport kinds first).
-    all.sort_by(|a, b| b.1.cmp(&a.1));
+    all.sort_by_key(|b| std::cmp::Reverse(b.1));
     all
 }
 

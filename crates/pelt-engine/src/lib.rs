@@ -41,7 +41,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! `examples/bench_url.rs` is the same as a program.
+//! `examples/bench_url.rs` is the same as a program. docs/LIBRARY.md
+//! has more, each an example that runs: a results file out and back
+//! (secrets redacted by default), a run with a login from async code,
+//! [`Run::snapshots`] and cancelling. Build with `--release` to measure:
+//! a debug build of the engine is recorded in the run's environment and
+//! every report warns about it.
 
 #![warn(missing_docs)]
 

@@ -62,10 +62,7 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
             let _ = std::fs::remove_file(path);
         }
         // The library names RunConfig's fields; the CLI, its flags.
-        let message = match &e {
-            pelt_engine::EngineError::Config(c) => crate::flag_errors::config_error(c),
-            e => e.to_string(),
-        };
+        let message = crate::flag_errors::engine_error(&e);
         // A failed --login names its URL: not its secrets.
         UserError(secrets.text(&message))
     })?;

@@ -3,6 +3,20 @@
 //! problems are said in the flags a command-line user gives.
 
 use pelt_core::ConfigError;
+use pelt_engine::EngineError;
+
+/// `e` as the command line says it.
+pub fn engine_error(e: &EngineError) -> String {
+    match e {
+        EngineError::Config(c) => config_error(c),
+        EngineError::Request(what) => format!("{what}; fix the request, or drop --http2"),
+        EngineError::Login(why) => format!("--login failed, no load sent: {why}"),
+        EngineError::Runtime(io) => format!(
+            "cannot start a worker's event loop: {io}; raise the open-file limit (ulimit -n) or use fewer -t threads"
+        ),
+        other => other.to_string(),
+    }
+}
 
 /// `e` as the command line says it: in flags (`-c`, `--rate`), with an
 /// example to copy.
@@ -67,6 +81,9 @@ mod tests {
             assert!(!library.contains("--"), "{library}");
             assert!(config_error(&e).contains(flag), "{}", config_error(&e));
         }
+        let login = EngineError::Login("POST http://h/login: status 401".into());
+        assert!(!login.to_string().contains("--"), "{login}");
+        assert!(engine_error(&login).starts_with("--login failed, no load sent: POST"));
         // Parsed words too: clap names the flag they came with.
         let assertion = "p99 50ms".parse::<pelt_core::Assertion>().unwrap_err();
         assert!(assertion

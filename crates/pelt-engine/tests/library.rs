@@ -90,6 +90,34 @@ fn results_file_and_json_report_hold_no_secret() {
         }
         assert!(text.contains("REDACTED"), "{what} marks what it replaced");
     }
+    // The history, recorded as a library user would: the summary as the
+    // run returned it, its JSON report and its results file.
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = pelt_store::Store::sqlite(&dir.path().join("history.db")).unwrap();
+    let id = store
+        .record(&pelt_store::NewRun {
+            kind: pelt_store::Kind::Run,
+            label: None,
+            tags: vec![],
+            summary: summary.clone(),
+            report_json: json.clone(),
+            results: pelt_store::Results::Blob(file.clone()),
+        })
+        .unwrap();
+    let stored = store.get(id).unwrap().unwrap();
+    let rows = serde_json::to_string(&store.list(&Default::default()).unwrap()).unwrap();
+    for (what, text) in [
+        ("stored configuration", &stored.config_json),
+        ("stored report", &stored.report_json),
+        ("history listing", &rows),
+        ("stored URL", &stored.row.url),
+    ] {
+        for s in secrets {
+            assert!(!text.contains(s), "{what} holds the secret {s}");
+        }
+    }
+    assert!(stored.config_json.contains("REDACTED"));
+
     // Every other report too.
     for format in [
         pelt_report::Format::Text,

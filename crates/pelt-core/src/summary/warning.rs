@@ -342,7 +342,12 @@ impl std::fmt::Display for Warning {
                  (--login, -A)",
                 share * 100.0
             ),
-            Warning::Interrupted => write!(f, "interrupted: the figures cover the run up to Ctrl-C"),
+            // Ctrl-C for the CLI; a library's Canceller::cancel lands here
+            // too, so the text does not claim a key was pressed.
+            Warning::Interrupted => write!(
+                f,
+                "interrupted (Ctrl-C, or cancelled): the figures cover the run up to then"
+            ),
             Warning::Terminated { signal } => write!(
                 f,
                 "stopped by {signal} (a cancelled job, a stopped pod or a time limit?): the figures cover \

@@ -59,7 +59,7 @@ const HELP: &str = "use 'MEASURE OP VALUE for DURATION', like 'failed > 50% for 
 
 /// Why an `--abort-on` rule did not parse.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("invalid --abort-on '{text}': {problem}; {HELP}")]
+#[error("invalid abort rule '{text}': {problem}; {HELP}")]
 pub struct AbortRuleError {
     /// The rule as given, escaped to stay on one line.
     pub text: String,
@@ -337,7 +337,7 @@ mod tests {
         ] {
             let e = bad.parse::<AbortRule>().unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
-            assert!(e.starts_with("invalid --abort-on"), "{e}");
+            assert!(e.starts_with("invalid abort rule"), "{e}");
             assert!(e.contains("'failed > 50% for 5s'"), "{e}");
             assert!(!e.contains('\n'));
         }

@@ -13,13 +13,13 @@ pub const MAX_BUCKETS: usize = 100;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BucketsError {
     /// A bound is not a duration.
-    #[error("invalid --buckets bound: {0}")]
+    #[error("invalid bucket bound: {0}")]
     Bound(#[from] DurationError),
     /// The bounds do not rise.
-    #[error("invalid --buckets: the bounds must rise, like 0,1ms,5ms,10ms ({0} does not)")]
+    #[error("invalid buckets: the bounds must rise, like 0,1ms,5ms,10ms ({0} does not)")]
     NotRising(String),
     /// No bounds, or too many.
-    #[error("invalid --buckets: give 1 to 100 bounds separated by commas, like 0,1ms,5ms,10ms")]
+    #[error("invalid buckets: give 1 to 100 bounds separated by commas, like 0,1ms,5ms,10ms")]
     Count,
 }
 

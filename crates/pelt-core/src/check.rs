@@ -124,7 +124,7 @@ optionally after target[N]. or target[/path].; OP is <, <=, >, >= or ==";
 /// Why an assertion did not parse: the text, what is wrong, and the
 /// forms that are accepted.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("invalid --assert '{text}': {problem}; {HELP}")]
+#[error("invalid assertion '{text}': {problem}; {HELP}")]
 pub struct AssertionError {
     /// The assertion as given, escaped to stay on one line.
     pub text: String,

@@ -188,6 +188,14 @@ pub struct Environment {
     /// when the system reports its speed (loopback reports none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<Link>,
+    /// Whether the engine that ran was built without optimisations
+    /// (`debug_assertions` on: `cargo build` without `--release`, or a
+    /// program embedding pelt built so). Its figures then include the
+    /// client's own, much larger, overhead; reports warn
+    /// ([`crate::Warning::DebugBuild`]). Written only when true: files
+    /// without it were made by an optimised build.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub debug_build: bool,
 }
 
 /// A network interface and its speed.

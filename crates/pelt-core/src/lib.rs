@@ -25,6 +25,7 @@ pub mod recorder;
 pub mod results;
 pub mod sample;
 pub mod schedule;
+pub mod secrets;
 pub mod shard;
 pub mod summary;
 pub mod targets;
@@ -47,6 +48,7 @@ pub use recorder::{Recorder, TargetStats, MAX_TIMED_TARGETS};
 pub use results::{ResultsError, ResultsReader, ResultsWriter};
 pub use sample::{Nanos, Sample};
 pub use schedule::{Schedule, ScheduleError, Segment, Spec};
+pub use secrets::Redactor;
 pub use shard::{Shard, ShardError, ShardInfo};
 pub use summary::{
     IntervalRow, LatencyStats, LocalResource, RunSummary, SummaryBuilder, Warning, Window,

@@ -4,7 +4,9 @@
 use pelt_core::ConfigError;
 
 /// Why [`Run::start`](crate::Run::start) refused a configuration. Each
-/// message says what is wrong and how to fix it.
+/// message says what is wrong and how to fix it, naming
+/// [`RunConfig`](pelt_core::RunConfig)'s fields (the CLI says the same in
+/// its flags).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// The configuration is inconsistent (see [`RunConfig::validate`](pelt_core::RunConfig::validate)).
@@ -19,17 +21,17 @@ pub enum EngineError {
         detail: String,
     },
     /// A target cannot be sent as configured (over HTTP/2).
-    #[error("{0}; fix the request, or drop --http2")]
+    #[error("{0}; fix the request, or unset `http.http2`")]
     Request(String),
     /// `--login` failed for a sender: the run stops before any load.
-    #[error("--login failed, no load sent: {0}")]
+    #[error("the login (`http.session.login`) failed, no load sent: {0}")]
     Login(String),
     /// The operating system refused a thread.
     #[error("cannot start worker threads: {0}")]
     Spawn(std::io::Error),
     /// A worker's event loop could not be built (usually out of file
     /// descriptors).
-    #[error("cannot start a worker's event loop: {0}; raise the open-file limit (ulimit -n) or use fewer -t threads")]
+    #[error("cannot start a worker's event loop: {0}; raise the open-file limit (ulimit -n) or use fewer `threads`")]
     Runtime(std::io::Error),
     /// The request log (`--log-requests`) cannot be written.
     #[error("cannot write the request log '{path}': {source}; check the directory exists and is writable")]

@@ -41,7 +41,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! `examples/bench_url.rs` is the same as a program.
+//! `examples/bench_url.rs` is the same as a program. docs/LIBRARY.md
+//! has more, each an example that runs: a results file out and back
+//! (secrets redacted by default), a run with a login from async code,
+//! [`Run::snapshots`] and cancelling. Build with `--release` to measure:
+//! a debug build of the engine is recorded in the run's environment and
+//! every report warns about it.
 
 #![warn(missing_docs)]
 
@@ -71,4 +76,4 @@ pub use pacer::{ConstantRate, Pacer, Piecewise, PoissonRate};
 pub use plan::GRACE;
 pub use priority::Background;
 pub use request_log::{RequestLogFormat, RequestLogSpec, CSV_HEADER as REQUEST_LOG_CSV_HEADER};
-pub use run::{footer_of, Canceller, Progress, Run};
+pub use run::{footer_of, Canceller, Progress, Run, Snapshots};

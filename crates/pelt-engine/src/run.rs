@@ -186,6 +186,25 @@ impl Run {
         }
     }
 
+    /// Every completed second, in order, as it completes: an iterator
+    /// that blocks for the next one and ends with the run (then call
+    /// [`Run::wait`]). The same snapshots [`Run::progress`] polls for, and
+    /// the CLI's progress line and live views read; take them one way
+    /// or the other, as each is handed out once.
+    pub fn snapshots(&self) -> Snapshots<'_> {
+        Snapshots { run: self }
+    }
+
+    /// Runs to the end, handing `observer` each completed second as it
+    /// completes, and returns the summary: [`Run::snapshots`] and
+    /// [`Run::wait`] in one call.
+    pub fn observe(self, mut observer: impl FnMut(&Snapshot)) -> RunSummary {
+        for s in self.snapshots() {
+            observer(&s);
+        }
+        self.wait()
+    }
+
     /// Waits for the run to end and returns its summary.
     pub fn wait(self) -> RunSummary {
         let mut summary = match self.collector.join() {
@@ -200,6 +219,21 @@ impl Run {
             });
         }
         summary
+    }
+}
+
+/// A run's seconds as they complete ([`Run::snapshots`]).
+#[derive(Debug)]
+pub struct Snapshots<'a> {
+    run: &'a Run,
+}
+
+impl Iterator for Snapshots<'_> {
+    type Item = Snapshot;
+
+    /// The next completed second; `None` once the run is over.
+    fn next(&mut self) -> Option<Snapshot> {
+        self.run.events.recv().ok()
     }
 }
 
@@ -292,6 +326,9 @@ fn environment(plan: &RunPlan) -> Environment {
             crate::conn::Addr::Tcp(a) => crate::link::link_to(a.ip()),
             crate::conn::Addr::Unix(_) => None,
         }),
+        // This crate's own profile: the engine's hot path is what a debug
+        // build slows down, whatever the program around it.
+        debug_build: cfg!(debug_assertions),
     }
 }
 

@@ -27,7 +27,6 @@ mod tests;
 pub use crate::table::Table;
 pub use document::{document, Block, LoadSeries, Marks, Trend, TrendUnit};
 
-use crate::json_value;
 use pelt_core::RunSummary;
 use serde_json::Value;
 
@@ -42,8 +41,27 @@ pub struct Labeled<'a> {
 
 /// The whole report as one HTML document: no network access needed to
 /// view it, no JavaScript required.
+///
+/// Each run's secrets are replaced ([`crate::without_secrets`]), as in
+/// every report; the labels are shown as given.
 pub fn render(runs: &[Labeled<'_>]) -> String {
-    let jsons: Vec<Value> = runs.iter().map(|r| json_value(r.summary)).collect();
+    let redacted: Vec<RunSummary> = runs
+        .iter()
+        .map(|r| crate::without_secrets(r.summary))
+        .collect();
+    let runs: Vec<Labeled<'_>> = runs
+        .iter()
+        .zip(&redacted)
+        .map(|(r, summary)| Labeled {
+            label: r.label.clone(),
+            summary,
+        })
+        .collect();
+    let runs = &runs[..];
+    let jsons: Vec<Value> = runs
+        .iter()
+        .map(|r| crate::json::json_value_as_is(r.summary))
+        .collect();
     let mut o = String::with_capacity(256 * 1024);
     // Writing to a String cannot fail; `let _` keeps the happy path plain.
     let _ = page::write_page(&mut o, runs, &jsons);

@@ -55,8 +55,14 @@ fn failure_map(kinds: Vec<(FailureKind, u64)>) -> Map<String, Value> {
         .collect()
 }
 
-/// The JSON document for `s`.
+/// The JSON document for `s`, its secrets replaced
+/// ([`crate::without_secrets`]; [`crate::render_with`] can keep them).
 pub fn json_value(s: &RunSummary) -> Value {
+    json_value_as_is(&crate::without_secrets(s))
+}
+
+/// The JSON document for `s` exactly as given.
+pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
     let t = &s.total;
     let mut statuses = Map::new();
     for (code, n) in t.status_counts() {

@@ -21,13 +21,34 @@ mod table;
 mod text;
 mod units;
 
-pub use csv::csv;
 pub use json::{json_value, SCHEMA_ID};
-pub use markdown::markdown;
 pub use table::Table;
-pub use text::text;
 
-use pelt_core::RunSummary;
+use pelt_core::{Redactor, RunSummary};
+
+/// `s` with its secrets replaced by the default rules: what every report
+/// shows unless told otherwise ([`Options::keep_secrets`]).
+pub fn without_secrets(s: &RunSummary) -> RunSummary {
+    let mut copy = s.clone();
+    Redactor::for_config(&s.config).summary(&mut copy);
+    copy
+}
+
+/// The text report of `s`, its secrets replaced ([`without_secrets`]).
+pub fn text(s: &RunSummary) -> String {
+    text::text(&without_secrets(s))
+}
+
+/// The markdown summary of `s`, its secrets replaced.
+pub fn markdown(s: &RunSummary) -> String {
+    markdown::markdown(&without_secrets(s))
+}
+
+/// The per-second CSV of `s` (it names no URL; redacted all the same,
+/// like every report).
+pub fn csv(s: &RunSummary) -> String {
+    csv::csv(&without_secrets(s))
+}
 
 /// Output formats for a single run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +74,11 @@ pub struct Options {
     /// `--buckets`: count the headline latency into these ranges (text
     /// and JSON).
     pub buckets: Option<pelt_core::buckets::Buckets>,
+    /// Show the run's secrets (Authorization and Cookie values, token-like
+    /// query parameters, a login's body) as they were sent. Off by
+    /// default: a report replaces them with `REDACTED`
+    /// ([`pelt_core::Redactor`]), as a results file does.
+    pub keep_secrets: bool,
 }
 
 /// Renders `summary` in `format`.
@@ -62,24 +88,31 @@ pub fn render(summary: &RunSummary, format: Format) -> String {
 
 /// Renders `summary` in `format`, with `options`.
 pub fn render_with(summary: &RunSummary, format: Format, options: &Options) -> String {
+    let redacted;
+    let summary = if options.keep_secrets {
+        summary
+    } else {
+        redacted = without_secrets(summary);
+        &redacted
+    };
     match format {
         Format::Text => {
-            let mut out = text(summary);
+            let mut out = text::text(summary);
             if let Some(b) = &options.buckets {
                 text::append_buckets(&mut out, summary, b);
             }
             out
         }
         Format::Json => {
-            let mut v = json_value(summary);
+            let mut v = json::json_value_as_is(summary);
             if let Some(b) = &options.buckets {
                 v["buckets"] = json::buckets(summary, b);
             }
             json::pretty(&v)
         }
         Format::PercentilesCsv => csv::percentiles(summary),
-        Format::Csv => csv(summary),
-        Format::Markdown => markdown(summary),
+        Format::Csv => csv::csv(summary),
+        Format::Markdown => markdown::markdown(summary),
         Format::Html => html::render(&[html::Labeled {
             label: summary.config.targets[0].url.to_string(),
             summary,

@@ -15,7 +15,9 @@ pub mod backend;
 mod model;
 pub mod pg;
 mod schema;
-pub mod secrets;
+/// Moved to pelt-core (a library user redacts without a database);
+/// kept here so that `pelt_store::secrets::...` still names it.
+pub use pelt_core::secrets;
 pub mod sqlite;
 
 pub use backend::{Backend, Dialect, Value};
@@ -160,8 +162,17 @@ impl Store {
     }
 
     /// Records a run, whole or not at all (one transaction); returns its id.
+    ///
+    /// The summary's configuration and error messages are redacted here
+    /// by the default rules whoever calls, so that a library user's
+    /// history keeps no secret either (a caller with more rules, like
+    /// the CLI's `--secret-header`, redacts first: twice changes nothing).
+    /// The report and results file are kept as given: pelt-report and
+    /// `ResultsWriter::new` redact them by default.
     pub fn record(&mut self, run: &NewRun) -> Result<i64, StoreError> {
-        self.in_transaction(false, |db| insert(db, run))
+        let mut run = run.clone();
+        Redactor::for_config(&run.summary.config).summary(&mut run.summary);
+        self.in_transaction(false, |db| insert(db, &run))
     }
 
     /// Runs `f` in a transaction: committed if it succeeds, rolled back

@@ -50,6 +50,7 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
             target_addrs: vec![],
             started_unix_ms: start_ms,
             link: None,
+            debug_build: false,
         },
         measure_start_unix_ns: start_ms * 1_000_000,
         measure_from_ns: 0,

@@ -107,8 +107,10 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         if let Some(path) = keep.out {
             let _ = std::fs::remove_file(path);
         }
+        // The library names RunConfig's fields; the CLI, its flags.
+        let message = crate::flag_errors::engine_error(&e);
         // A failed --login names its URL: not its secrets.
-        UserError(secrets.text(&e.to_string()))
+        UserError(secrets.text(&message))
     })?;
     let header = secrets.header(run.header());
     let sinks = Sinks::open(keep.out, keep.save, &header)?.with(

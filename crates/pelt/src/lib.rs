@@ -15,6 +15,7 @@ mod compare;
 mod demo;
 mod execute;
 mod experiment;
+mod flag_errors;
 #[doc(hidden)]
 pub mod fuzz;
 mod history;

@@ -117,6 +117,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     };
     let options = pelt_report::Options {
         buckets: args.buckets.clone(),
+        ..Default::default()
     };
     crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
     Ok(check(&summary, &args.asserts))

@@ -87,9 +87,9 @@ impl TryFrom<&RunArgs> for RunConfig {
         // Not a re-check of validate(): it sees `streams: 1`, the default,
         // and cannot tell that `--streams` was given without `--http2`.
         if a.streams.is_some() && !a.http2 {
-            return Err(UserError(
-                pelt_core::ConfigError::StreamsWithoutHttp2.to_string(),
-            ));
+            return Err(UserError(crate::flag_errors::config_error(
+                &pelt_core::ConfigError::StreamsWithoutHttp2,
+            )));
         }
         let mut http = HttpOptions {
             keepalive: !a.no_keepalive,
@@ -181,9 +181,7 @@ impl TryFrom<&RunArgs> for RunConfig {
                     duration,
                 },
                 warmup,
-                threads: a
-                    .threads
-                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+                threads: a.threads.unwrap_or_else(pelt_core::config::default_threads),
                 http,
                 shard: None,
                 run_id: None,
@@ -214,7 +212,9 @@ impl TryFrom<&RunArgs> for RunConfig {
                 abort_on: a.abort_on.clone(),
             };
         a.sharding.apply(&mut config)?;
-        config.validate().map_err(|e| UserError(e.to_string()))?;
+        config
+            .validate()
+            .map_err(|e| UserError(crate::flag_errors::config_error(&e)))?;
         Ok(config)
     }
 }
@@ -514,6 +514,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         .and_then(|h| h.record(&summary, args.out.as_deref(), copy));
     let options = pelt_report::Options {
         buckets: args.buckets.clone(),
+        ..Default::default()
     };
     crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
     views.close(&summary);

@@ -1034,7 +1034,9 @@ fn saved_runs_are_imported_once_and_redacted() {
             .headers
             .push(("Authorization".into(), "Bearer S3CRET".into()));
         let mut out = Vec::new();
-        let mut w = pelt_core::ResultsWriter::new(&mut out, &header).unwrap();
+        // Unredacted: a file from before pelt redacted what it wrote,
+        // which the import must redact itself.
+        let mut w = pelt_core::ResultsWriter::unredacted(&mut out, &header).unwrap();
         while let Some((s, rec)) = r.next_interval().unwrap() {
             w.interval(s, &rec).unwrap();
         }

@@ -164,8 +164,19 @@ impl SendWindow {
     }
 }
 
+/// Worker threads when none are asked for: one per core the process may
+/// use (1 if that cannot be told), as the CLI's `--threads` default. A
+/// run never uses more threads than it has connections to drive
+/// ([`RunConfig::effective_threads`]).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 impl RunConfig {
-    /// A closed-loop run of `url` with defaults everywhere else.
+    /// A run of `targets` under `load` until `stop`, with the CLI's
+    /// defaults everywhere else: round-robin targets, no warm-up, one
+    /// worker thread per core ([`default_threads`]), keep-alive
+    /// HTTP/1.1 with [`HttpOptions::default`]'s timeouts.
     pub fn new(targets: Vec<Target>, load: Load, stop: Stop) -> RunConfig {
         RunConfig {
             targets,
@@ -174,7 +185,7 @@ impl RunConfig {
             load,
             stop,
             warmup: Duration::ZERO,
-            threads: 1,
+            threads: default_threads(),
             http: HttpOptions::default(),
             shard: None,
             run_id: None,
@@ -465,6 +476,7 @@ mod tests {
 
         // At the peak rate, per worker thread and shard.
         let mut c = config();
+        c.threads = 1;
         assert_eq!(c.peak_send_window(), None, "closed loop");
         c.load = Load::rate_of(20_000.0, 50);
         assert_eq!(c.peak_send_window(), Some(us(400)));
@@ -474,12 +486,22 @@ mod tests {
         assert_eq!(c.peak_send_window(), Some(Duration::ZERO));
     }
 
+    /// A library run gets the CLI's threads, one per core, unless told.
     #[test]
-    fn validation_names_the_flag() {
+    fn new_takes_one_thread_per_core() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(config().threads, cores);
+        assert_eq!(default_threads(), cores);
+    }
+
+    #[test]
+    fn validation_names_the_field() {
         let mut c = config();
         assert_eq!(c.validate(), Ok(()));
         c.load = Load::rate_of(0.0, 1);
-        assert!(c.validate().unwrap_err().to_string().contains("--rate"));
+        // A library user set a field, not a flag (the CLI says --rate).
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("`load`'s rate") && !e.contains("--"), "{e}");
         let mut c = config();
         c.stop.requests = Some(0);
         assert_eq!(c.validate(), Err(ConfigError::NoRequests));

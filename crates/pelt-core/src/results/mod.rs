@@ -25,6 +25,7 @@ pub use merge::{MergeError, MergedReader};
 pub use record::HistogramError;
 
 use crate::recorder::Recorder;
+use crate::secrets::Redactor;
 use record::IntervalRecord;
 use std::io::{self, Read, Write};
 
@@ -95,24 +96,71 @@ pub enum Corruption {
 
 /// Appends a run to a results file, flushing every frame so that what was
 /// written survives the process being killed.
+///
+/// Secrets stay out by default: [`ResultsWriter::new`] writes the header's
+/// configuration through a [`Redactor`] (secret headers, query parameters
+/// and a login's body replaced by `REDACTED`) and scrubs the values it
+/// replaced from every second's error messages. A file with the real
+/// values is asked for by name: [`ResultsWriter::unredacted`].
 #[derive(Debug)]
 pub struct ResultsWriter<W: Write> {
     out: W,
+    /// `None` only when asked for ([`ResultsWriter::unredacted`]).
+    secrets: Option<Redactor>,
 }
 
 impl<W: Write> ResultsWriter<W> {
-    /// Writes the magic, version and header.
-    pub fn new(mut out: W, header: &RunHeader) -> io::Result<ResultsWriter<W>> {
+    /// Writes the magic, version and header, the header's secrets
+    /// replaced by the default rules ([`Redactor::for_config`]).
+    pub fn new(out: W, header: &RunHeader) -> io::Result<ResultsWriter<W>> {
+        let secrets = Redactor::for_config(&header.config);
+        Self::with_redactor(out, header, secrets)
+    }
+
+    /// Like [`ResultsWriter::new`], with rules of the caller's (more
+    /// secret headers or parameters, see [`Redactor::new`]). The values
+    /// `header`'s configuration uses are learnt here.
+    pub fn with_redactor(
+        out: W,
+        header: &RunHeader,
+        mut secrets: Redactor,
+    ) -> io::Result<ResultsWriter<W>> {
+        secrets.learn(&header.config);
+        let header = secrets.header(header);
+        Self::start(out, &header, Some(secrets))
+    }
+
+    /// Writes `header` as it is, secrets included: for a caller that has
+    /// redacted it already, or that means to keep them.
+    pub fn unredacted(out: W, header: &RunHeader) -> io::Result<ResultsWriter<W>> {
+        Self::start(out, header, None)
+    }
+
+    fn start(
+        mut out: W,
+        header: &RunHeader,
+        secrets: Option<Redactor>,
+    ) -> io::Result<ResultsWriter<W>> {
         out.write_all(MAGIC)?;
         out.write_all(&FORMAT_VERSION.to_le_bytes())?;
-        let mut w = ResultsWriter { out };
+        let mut w = ResultsWriter { out, secrets };
         w.frame(KIND_HEADER, &serde_json::to_vec(header)?)?;
         Ok(w)
     }
 
-    /// Appends one second of the run.
+    /// Appends one second of the run (its error messages scrubbed of the
+    /// run's secret values, unless [`ResultsWriter::unredacted`]).
     pub fn interval(&mut self, unix_second: u64, rec: &Recorder) -> io::Result<()> {
-        let record = IntervalRecord::from_recorder(unix_second, rec)?;
+        let record = match &self.secrets {
+            // Most seconds hold no secret: the recorder is copied only
+            // when one does.
+            Some(secrets) if secrets.recorder_needs(rec) => {
+                let mut copy = rec.clone();
+                secrets.recorder(&mut copy);
+                IntervalRecord::from_recorder(unix_second, &copy)?
+            }
+            _ => IntervalRecord::from_recorder(unix_second, rec)?,
+        };
         self.frame(KIND_INTERVAL, &serde_json::to_vec(&record)?)
     }
 
@@ -358,6 +406,41 @@ mod tests {
                 prop_assert_eq!(&r1.examples, &r2.examples);
             }
         }
+    }
+
+    /// A run made by a debug build says so in its environment, and its
+    /// summary warns, from the file as live; an optimised build's file
+    /// does not carry the field at all (older files read the same).
+    #[test]
+    fn a_debug_build_is_recorded_and_warned_about() {
+        let warned = |debug_build: bool| {
+            let mut header = testing::header();
+            header.env.debug_build = debug_build;
+            let footer = RunFooter {
+                duration_ns: 1_000_000_000,
+                elapsed_ns: 1_000_000_000,
+                warmup_requests: 0,
+                interrupted: false,
+                stopped_by: None,
+                worker_load: vec![],
+            };
+            let bytes = ResultsWriter::new(Vec::new(), &header)
+                .unwrap()
+                .finish(&footer)
+                .unwrap();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            assert_eq!(text.contains("\"debug_build\""), debug_build, "{text}");
+            let mut reader = ResultsReader::open(&bytes[..]).unwrap();
+            while reader.next_interval().unwrap().is_some() {}
+            assert_eq!(reader.header().env.debug_build, debug_build);
+            let summary =
+                SummaryBuilder::new(reader.header().clone(), None).finish(reader.footer());
+            summary.warnings.contains(&Warning::DebugBuild)
+        };
+        assert!(warned(true));
+        assert!(!warned(false));
+        // The advice says what to do.
+        assert!(Warning::DebugBuild.to_string().contains("--release"));
     }
 
     /// The busiest worker thread decides: one that wanted a CPU 90 % of the

@@ -24,6 +24,7 @@ pub(super) fn header() -> RunHeader {
             target_addrs: vec!["127.0.0.1:1".into()],
             started_unix_ms: 1_795_000_000_000,
             link: None,
+            debug_build: false,
         },
         measure_start_unix_ns: 1_795_000_000_000_000_000,
         measure_from_ns: 0,

@@ -605,6 +605,9 @@ impl RunSummary {
                 threads: self.worker_load.len(),
             });
         }
+        if self.env.debug_build {
+            w.push(Warning::DebugBuild);
+        }
         w
     }
 }

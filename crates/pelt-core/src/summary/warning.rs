@@ -200,6 +200,10 @@ pub enum Warning {
         /// Worker threads in the run.
         threads: usize,
     },
+    /// The engine that ran was built without optimisations (a debug
+    /// build, [`crate::Environment::debug_build`]): its own overhead is
+    /// in every figure, often doubling the latency of a fast server.
+    DebugBuild,
 }
 
 /// A resource of pelt's machine that connections can run out of.
@@ -388,7 +392,12 @@ impl std::fmt::Display for Warning {
                  (--login, -A)",
                 share * 100.0
             ),
-            Warning::Interrupted => write!(f, "interrupted: the figures cover the run up to Ctrl-C"),
+            // Ctrl-C for the CLI; a library's Canceller::cancel lands here
+            // too, so the text does not claim a key was pressed.
+            Warning::Interrupted => write!(
+                f,
+                "interrupted (Ctrl-C, or cancelled): the figures cover the run up to then"
+            ),
             Warning::Terminated { signal } => write!(
                 f,
                 "stopped by {signal} (a cancelled job, a stopped pod or a time limit?): the figures cover \
@@ -490,6 +499,12 @@ impl std::fmt::Display for Warning {
                 f,
                 "shard {shard} was client-bound: its busiest worker thread wanted a CPU {:.0}% of its run; give that machine more cores or add shards",
                 demand * 100.0
+            ),
+            Warning::DebugBuild => write!(
+                f,
+                "pelt's engine was built without optimisations (a debug build): its own overhead is in \
+                 every figure and can double the latency of a fast server. Build with --release \
+                 (cargo build --release, cargo run --release) before measuring"
             ),
             Warning::ClientBusy {
                 on_cpu,

@@ -66,6 +66,23 @@ pub(crate) fn login_all(
         name: format!("{} {}", login.method, login.url),
         timeout: http.timeout,
     });
+    // The logins run on a thread of their own, with a runtime of their
+    // own: `Run::start` is called from plain threads and from inside a
+    // library user's tokio runtime alike, where blocking on a second
+    // runtime on the caller's thread would panic ("Cannot start a runtime
+    // from within a runtime"). The caller's thread only waits.
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("pelt-login".into())
+            .spawn_scoped(scope, || log_in_on_this_thread(&login, senders))
+            .map_err(EngineError::Spawn)?
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// Every sender's login, on a runtime built for them on this thread.
+fn log_in_on_this_thread(login: &Arc<Login>, senders: usize) -> Result<Vec<Jar>, EngineError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

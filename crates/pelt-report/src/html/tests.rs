@@ -81,6 +81,7 @@ fn summary(rate_mode: bool, seconds: u64, per_second: u64, slow: u64) -> RunSumm
         target_addrs: vec!["127.0.0.1:8080".into()],
         started_unix_ms: 1_700_000_000_000,
         link: None,
+        debug_build: false,
     };
     let mut s = RunSummary {
         config,
@@ -132,7 +133,7 @@ fn data_cells(page: &str) -> Vec<(usize, String, String)> {
 
 /// Checks every data-key cell against the JSON report of its run.
 fn assert_cells_match_json(page: &str, summaries: &[&RunSummary]) -> Vec<String> {
-    let jsons: Vec<Value> = summaries.iter().map(|s| json_value(s)).collect();
+    let jsons: Vec<Value> = summaries.iter().map(|s| crate::json_value(s)).collect();
     let cells = data_cells(page);
     assert!(!cells.is_empty());
     for (run, key, value) in &cells {

@@ -3,11 +3,12 @@
 //! A run's configuration goes into its results file, its reports and the
 //! history. Before it does, a [`Redactor`] replaces with [`MARKER`]:
 //! - the values of `Authorization`, `Cookie`, `Proxy-Authorization` and
-//!   any header named with `--secret-header`;
+//!   any header named in [`Redactor::new`] (the CLI's `--secret-header`);
 //! - the values of query parameters whose name contains `token`, `key`,
 //!   `sig`, `password` or `secret` (or a word added with
 //!   `--secret-param`), case-insensitively: `access_token`, `apiKey` and
 //!   `X-Amz-Signature` are caught; so is `monkey`, a price worth paying;
+//!   more words are given to [`Redactor::new`] (the CLI's `--secret-param`);
 //! - and, in free text (error messages), any of those values the run
 //!   used, so a server echoing a token back cannot carry it into a file.
 //!
@@ -16,9 +17,14 @@
 //! which is then redacted like any other.
 //!
 //! The run itself still sends the real values: only copies are redacted.
+//!
+//! Library users get this by default: [`crate::ResultsWriter::new`]
+//! redacts the header it writes and scrubs every second's error messages,
+//! and pelt-report's renderers redact the summary they are given. Opting
+//! out is explicit ([`crate::ResultsWriter::unredacted`]).
 
+use crate::{Recorder, RunConfig, RunHeader, RunSummary, Url};
 use base64::Engine;
-use pelt_core::{Recorder, RunConfig, RunHeader, RunSummary, Url};
 
 /// What a secret is replaced with, everywhere.
 pub const MARKER: &str = "REDACTED";
@@ -65,11 +71,14 @@ impl Redactor {
         }
     }
 
+    /// Whether the header `name` (any case) carries a secret.
     pub fn is_secret_header(&self, name: &str) -> bool {
         let name = name.trim().to_ascii_lowercase();
         self.headers.contains(&name)
     }
 
+    /// Whether the query parameter `name` (percent-decoded, any case)
+    /// carries a secret.
     pub fn is_secret_param(&self, name: &str) -> bool {
         let name = percent_decode(name).to_ascii_lowercase();
         self.params.iter().any(|p| name.contains(p.as_str()))
@@ -205,6 +214,15 @@ impl Redactor {
         for e in &mut rec.examples {
             e.message = self.text(&e.message);
         }
+    }
+
+    /// The default rules, taught the secret values `config` uses: what
+    /// a results file or report written from `config` is passed through
+    /// unless its writer is told otherwise.
+    pub fn for_config(config: &RunConfig) -> Redactor {
+        let mut r = Redactor::default();
+        r.learn(config);
+        r
     }
 
     /// A finished run's summary with its secrets replaced: what reports

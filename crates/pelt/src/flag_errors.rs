@@ -1,0 +1,95 @@
+//! The CLI's words for library errors: pelt-core's messages name
+//! `RunConfig`'s fields (a library user sets those); here the same
+//! problems are said in the flags a command-line user gives.
+
+use pelt_core::ConfigError;
+use pelt_engine::EngineError;
+
+/// `e` as the command line says it.
+pub fn engine_error(e: &EngineError) -> String {
+    match e {
+        EngineError::Config(c) => config_error(c),
+        EngineError::Request(what) => format!("{what}; fix the request, or drop --http2"),
+        EngineError::Login(why) => format!("--login failed, no load sent: {why}"),
+        EngineError::Runtime(io) => format!(
+            "cannot start a worker's event loop: {io}; raise the open-file limit (ulimit -n) or use fewer -t threads"
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// `e` as the command line says it: in flags (`-c`, `--rate`), with an
+/// example to copy.
+pub fn config_error(e: &ConfigError) -> String {
+    use ConfigError::*;
+    match e {
+        NoTargets => "no target to load; give a URL, like pelt run http://127.0.0.1:8080/".into(),
+        PoissonNeedsConstantRate => "--arrivals poisson needs a constant --rate (ramps, stages and closed loops are not supported); use --rate R, or drop --arrivals".into(),
+        NoConnections => "-c/--connections must be at least 1".into(),
+        TooManyConnections => "-c/--connections must be at most 100,000, like -c 50".into(),
+        BadRate => "--rate must be a number of requests per second, at least 0.001 and at most 10,000,000, like --rate 1000".into(),
+        BadRateSchedule => "a --rate schedule's levels must be between 0 and 10,000,000 req/s and not all 0, like --rate 100..2000/30s".into(),
+        BadConnectionSchedule => "a -c schedule's levels must be whole numbers of connections, at most 100,000, and not all 0, like -c 1..50/30s".into(),
+        NoRequests => "-n/--requests must be at least 1".into(),
+        ZeroDuration => "-d/--duration must be longer than zero, like -d 10s".into(),
+        ThinkWithRate => "--delay (think time) is for closed loops; with --rate the schedule already spaces requests".into(),
+        NoThreads => "--threads must be at least 1".into(),
+        BadShard => "--shard I/N needs 0 <= I < N".into(),
+        ShardWithoutConnections => "--shard: every shard needs a connection of its own (connection j goes to shard j mod N); raise -c to at least the number of shards".into(),
+        ShardWithoutRequests => "--shard: -n is split over the shards and some would send nothing; raise -n to at least the number of shards".into(),
+        ZeroTimeout => "--timeout must be longer than zero".into(),
+        ZeroConnectTimeout => "--connect-timeout must be longer than zero".into(),
+        BadStreams => "--streams must be between 1 and 1000".into(),
+        TooManyStreams => "-c × --streams must be at most 1,000,000 streams in flight; use fewer connections or streams, like -c 100 --streams 100".into(),
+        ProxyWith => "--proxy works with plain HTTP/1.1 requests only for now; drop --http2, --follow or --unix-socket".into(),
+        StreamsWithoutHttp2 => "--streams is for HTTP/2; add --http2, or use -c for more HTTP/1.1 connections".into(),
+        NoKeepaliveWithHttp2 => "--no-keepalive is HTTP/1.1's Connection: close; HTTP/2 always reuses its connections, so drop one of them".into(),
+        BadConnectRate => "--connect-rate must be a number of connections per second, at least 0.001 and at most 10,000,000, like --connect-rate 100".into(),
+        BadFollow => "--follow must be at most 100 redirects, like --follow 5".into(),
+        AnyHostWithoutFollow => "--follow-any-host needs --follow N to say how many redirects to follow".into(),
+        AnyHostWithHttp2 => "--follow-any-host is for HTTP/1.1; with --http2, --follow follows redirects within the same origin only".into(),
+        UnixSocketTls => "--unix-socket carries plain HTTP only; use an http:// URL (the URL still gives the Host header and path)".into(),
+        EmptyUnixSocket => "--unix-socket needs a path, like --unix-socket /run/app.sock".into(),
+        AnyHostWithUnixSocket => "--follow-any-host cannot leave a --unix-socket (other origins have no socket); drop one of them".into(),
+        ConnectionScheduleWithHttp2 => "a -c schedule counts HTTP/1.1 connections; with --http2 use a --rate schedule, or a fixed -c with --streams".into(),
+        DuplicateHost { target, count } => {
+            format!("{target} has {count} Host headers; give one (-H 'Host: NAME' or --host NAME)")
+        }
+        // The rest name no field: the library's words serve.
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ConfigError::*;
+
+    /// The library speaks of fields, the CLI of flags, for the same
+    /// problem: neither leaks into the other.
+    #[test]
+    fn library_errors_name_fields_and_the_cli_names_flags() {
+        for (e, field, flag) in [
+            (NoConnections, "`load`'s connections", "-c/--connections"),
+            (BadRate, "`load`'s rate", "--rate"),
+            (ZeroTimeout, "`http.timeout`", "--timeout"),
+            (BadStreams, "`http.streams`", "--streams"),
+            (NoRequests, "`stop.requests`", "-n/--requests"),
+        ] {
+            let library = e.to_string();
+            assert!(library.contains(field), "{library}");
+            assert!(!library.contains("--"), "{library}");
+            assert!(config_error(&e).contains(flag), "{}", config_error(&e));
+        }
+        let login = EngineError::Login("POST http://h/login: status 401".into());
+        assert!(!login.to_string().contains("--"), "{login}");
+        assert!(engine_error(&login).starts_with("--login failed, no load sent: POST"));
+        // Parsed words too: clap names the flag they came with.
+        let assertion = "p99 50ms".parse::<pelt_core::Assertion>().unwrap_err();
+        assert!(assertion
+            .to_string()
+            .starts_with("invalid assertion 'p99 50ms'"));
+        let rule = "p99 > 1s".parse::<pelt_core::AbortRule>().unwrap_err();
+        assert!(!rule.to_string().contains("--abort-on"), "{rule}");
+    }
+}

@@ -129,6 +129,7 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
         ),
         Warning::Warmup { .. } => (LATENCY, "the run's start was slower than its rest"),
         Warning::Until { .. } => return None,
+        Warning::DebugBuild => ("every metric", "pelt was built without optimisations"),
         Warning::KeepAliveRace { .. } => (
             "errors",
             "requests were lost to a keep-alive race, not refused by the server",
@@ -162,6 +163,7 @@ pub fn kind(w: &Warning) -> &'static str {
         Warning::Drift { .. } => "drift",
         Warning::Warmup { .. } => "warmup",
         Warning::Until { .. } => "until",
+        Warning::DebugBuild => "debug_build",
         Warning::Redirects { .. } => "redirects",
         Warning::Interrupted => "interrupted",
         Warning::Terminated { .. } => "terminated",

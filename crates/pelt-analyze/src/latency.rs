@@ -80,7 +80,7 @@ pub fn values(run: &RunSummary, latency: Latency) -> Vec<f64> {
         v[i] = if h.is_empty() {
             f64::NAN
         } else {
-            h.value_at_percentile(p) as f64
+            pelt_core::rank::percentile(h, p) as f64
         };
     }
     v

@@ -452,7 +452,7 @@ impl Assertion {
             {
                 (f64::NAN, "no timed responses".to_string())
             }
-            (Measure::Percentile(p), Some(h)) => latency(h.value_at_percentile(p)),
+            (Measure::Percentile(p), Some(h)) => latency(crate::rank::percentile(h, p)),
             (Measure::Mean, Some(h)) => latency(h.mean() as u64),
             (Measure::Max, Some(h)) => latency(h.max()),
             (Measure::Errors, _) => {
@@ -534,6 +534,7 @@ mod tests {
                 target_addrs: vec![],
                 started_unix_ms: 1_795_000_000_000,
                 link: None,
+                debug_build: false,
             },
             measure_start_unix_ns: 1_795_000_000_000_000_000,
             measure_from_ns: 0,

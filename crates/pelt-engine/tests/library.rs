@@ -102,6 +102,7 @@ fn results_file_and_json_report_hold_no_secret() {
             summary: summary.clone(),
             report_json: json.clone(),
             results: pelt_store::Results::Blob(file.clone()),
+            capacity: None,
         })
         .unwrap();
     let stored = store.get(id).unwrap().unwrap();

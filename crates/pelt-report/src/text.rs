@@ -821,6 +821,7 @@ mod tests {
                 target_addrs: vec!["127.0.0.1:8080".into()],
                 started_unix_ms: 1_700_000_000_000,
                 link: None,
+                debug_build: false,
             },
             total,
             timeline,

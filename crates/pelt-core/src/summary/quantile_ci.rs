@@ -206,7 +206,7 @@ pub fn interval(h: &Histogram<u64>, p: f64) -> Option<PercentileCi> {
     let (l, u) = ranks(n, p / 100.0, CI_CONFIDENCE)?;
     Some(PercentileCi {
         percentile: p,
-        value: h.value_at_percentile(p),
+        value: crate::rank::percentile(h, p),
         lo: at_rank(h, l),
         hi: u.map(|u| at_rank(h, u)),
         n,

@@ -832,6 +832,7 @@ mod tests {
             complete: true,
             window: None,
             worker_load: Vec::new(),
+            server_software: None,
             stopped_by: None,
             warnings: Vec::new(),
         }

@@ -150,7 +150,7 @@ pub async fn read_response<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
 ) -> Result<Response, Failure> {
-    read_response_inner(stream, buf, head_request, on_first_byte, None, None).await
+    read_response_inner(stream, buf, head_request, on_first_byte, None, None, None).await
 }
 
 /// [`read_response`] that also copies a redirect's `Location` value into
@@ -168,6 +168,7 @@ pub async fn read_response_location<S: AsyncRead + Unpin>(
         head_request,
         on_first_byte,
         Some(location),
+        None,
         None,
     )
     .await
@@ -191,8 +192,49 @@ pub(crate) async fn read_response_head<S: AsyncRead + Unpin>(
         on_first_byte,
         location,
         Some(head),
+        None,
     )
     .await
+}
+
+/// [`read_response`] with every copy optional: a redirect's `Location`,
+/// the head (`--cookies`) and the `Server` header's value (`server` is set
+/// to `None` when the response has none). The sender takes this one only
+/// for a worker's first response (see `Runner::wants_server`).
+pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    head_request: bool,
+    on_first_byte: impl FnMut(),
+    location: Option<&mut Vec<u8>>,
+    head: Option<&mut Vec<u8>>,
+    server: &mut Option<String>,
+) -> Result<Response, Failure> {
+    read_response_inner(
+        stream,
+        buf,
+        head_request,
+        on_first_byte,
+        location,
+        head,
+        Some(server),
+    )
+    .await
+}
+
+/// The `Server` header's value in a complete response head, trimmed, any
+/// bytes outside UTF-8 replaced; `None` without one (or an empty one).
+fn server_of(head: &[u8]) -> Option<String> {
+    // Once per worker: room for every header the parser accepts.
+    let mut headers = vec![httparse::EMPTY_HEADER; MAX_HEADERS_LARGE];
+    let mut resp = httparse::Response::new(&mut headers);
+    resp.parse(head).ok()?;
+    let h = resp
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("server"))?;
+    let value = h.value.trim_ascii();
+    (!value.is_empty()).then(|| String::from_utf8_lossy(value).into_owned())
 }
 
 /// Copies the `Location` header's value from a complete response head.
@@ -218,6 +260,7 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
     mut on_first_byte: impl FnMut(),
     location: Option<&mut Vec<u8>>,
     head_copy: Option<&mut Vec<u8>>,
+    server: Option<&mut Option<String>>,
 ) -> Result<Response, Failure> {
     let mut filled = 0usize;
     let mut bytes_in = 0u64;
@@ -306,6 +349,9 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
     if let Some(out) = head_copy {
         out.clear();
         out.extend_from_slice(&buf[..head_len]);
+    }
+    if let Some(out) = server {
+        *out = server_of(&buf[..head_len]);
     }
     if let Some(out) = location {
         out.clear();

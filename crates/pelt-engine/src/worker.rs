@@ -755,15 +755,12 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
         0 => plan.logins,
         _ => 0,
     };
-    worker
-        .intervals
-        .borrow_mut()
-        .finish(
-            (cut != Nanos::MAX).then_some(cut),
-            load,
-            logins,
-            worker.server.take(),
-        );
+    worker.intervals.borrow_mut().finish(
+        (cut != Nanos::MAX).then_some(cut),
+        load,
+        logins,
+        worker.server.take(),
+    );
 }
 
 /// Starts a task per sender, each with the transport the plan asks for:

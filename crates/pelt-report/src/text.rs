@@ -106,6 +106,11 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             (false, false) => ", no keep-alive".to_string(),
         }
     )?;
+    // ab's "Server Software". A server that sends no `Server` header gets
+    // no line: there is nothing to say about it.
+    if let Some(server) = &s.server_software {
+        writeln!(o, "Server       {server}")?;
+    }
     writeln!(o)?;
 
     match (s.offered_rate(), c.load.schedule()) {

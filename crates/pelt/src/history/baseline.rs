@@ -630,7 +630,14 @@ pub fn before_run(
     let mut url = config.targets[0].url.clone();
     pelt_store::Redactor::default().url(&mut url);
     // Counted by the one rule of likeness the gate will use.
-    let found = match spec.select_like(store, config, &[], Some(url.to_string()), None, allow_mismatch) {
+    let found = match spec.select_like(
+        store,
+        config,
+        &[],
+        Some(url.to_string()),
+        None,
+        allow_mismatch,
+    ) {
         Ok(selection) => selection.runs.len(),
         Err(_) => 0,
     };

@@ -825,6 +825,48 @@ mod tests {
         }
     }
 
+    /// The `Server` header is taken from the final response's head,
+    /// however its name is cased, past a 100 Continue and a body that
+    /// spans reads; a response without one gives `None`.
+    #[test]
+    fn copies_the_server_header_when_asked() {
+        let server = |data: &'static [u8], split: usize| {
+            rt().block_on(async move {
+                let (mut client, mut peer) = tokio::io::duplex(64 * 1024);
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    for chunk in data.chunks(split) {
+                        peer.write_all(chunk).await.unwrap();
+                        tokio::task::yield_now().await;
+                    }
+                });
+                let mut buf = vec![0u8; READ_BUF];
+                // Set beforehand: a response without one must clear it.
+                let mut server = Some("stale".to_string());
+                let r = read_response_copies(
+                    &mut client,
+                    &mut buf,
+                    false,
+                    || {},
+                    None,
+                    None,
+                    &mut server,
+                )
+                .await
+                .unwrap();
+                (r.body_bytes, server)
+            })
+        };
+        let nginx = b"HTTP/1.1 100 Continue\r\nServer: interim\r\n\r\nHTTP/1.1 200 OK\r\nsErVeR:  nginx/1.22.1 \r\nContent-Length: 5\r\n\r\nhello";
+        for split in [1, 7, nginx.len()] {
+            assert_eq!(server(nginx, split), (5, Some("nginx/1.22.1".into())));
+        }
+        let none = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        assert_eq!(server(none, 3), (2, None));
+        let empty = b"HTTP/1.1 200 OK\r\nServer:\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(server(empty, 64), (0, None));
+    }
+
     #[test]
     fn excerpts_escape_what_the_server_sent() {
         assert_eq!(

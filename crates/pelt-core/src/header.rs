@@ -66,6 +66,11 @@ pub struct RunFooter {
     /// say (and in files written before pelt recorded it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worker_load: Vec<ThreadLoad>,
+    /// The server's `Server` response header (ab's "Server Software"), as
+    /// sent in the first complete response that carried one; `None` when
+    /// no response did (and in files written before pelt recorded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_software: Option<String>,
 }
 
 /// Why files cannot be merged as one run measured from several machines.
@@ -163,6 +168,12 @@ impl RunFooter {
                 true => Vec::new(),
                 false => [&self.worker_load[..], &other.worker_load[..]].concat(),
             },
+            // The same server seen from several machines: the first
+            // file's, else whichever part saw one.
+            server_software: self
+                .server_software
+                .clone()
+                .or_else(|| other.server_software.clone()),
         }
     }
 }

@@ -63,6 +63,8 @@ pub(crate) struct Collector {
     recycle: Vec<mpsc::Sender<Box<Recorder>>>,
     /// Per worker: how busy its thread was, once it is done.
     worker_load: Vec<Option<ThreadLoad>>,
+    /// The first `Server` header a worker reported.
+    server: Option<String>,
     /// `--abort-on`: judged on each second as it is merged, here, where
     /// the whole second first exists; it stops the run through the same
     /// cancel as Ctrl-C.
@@ -96,6 +98,7 @@ impl Collector {
             cut: None,
             recycle,
             worker_load: vec![None; workers],
+            server: None,
             abort,
             canceller,
         }
@@ -141,8 +144,12 @@ impl Collector {
                     warmup_requests,
                     cut,
                     load,
+                    server,
                 } => {
                     self.through[worker] = Some(u64::MAX);
+                    if self.server.is_none() {
+                        self.server = server;
+                    }
                     self.worker_load[worker] = load;
                     self.warmup_requests += warmup_requests;
                     if let Some(c) = cut {
@@ -236,6 +243,7 @@ impl Collector {
                 .copied()
                 .collect::<Option<Vec<_>>>()
                 .unwrap_or_default(),
+            server_software: self.server,
         }))
     }
 }

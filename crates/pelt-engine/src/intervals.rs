@@ -32,6 +32,8 @@ pub(crate) enum WorkerMsg {
         cut: Option<Nanos>,
         /// How busy the worker's thread was while it ran, where known.
         load: Option<ThreadLoad>,
+        /// The `Server` header of the worker's first complete response.
+        server: Option<String>,
     },
 }
 
@@ -243,7 +245,13 @@ impl Intervals {
 
     /// Hands on the last second and tells the collector this worker is
     /// done; `cut` is when it stopped sending, if it was stopped.
-    pub fn finish(&mut self, cut: Option<Nanos>, load: Option<ThreadLoad>, logins: u64) {
+    pub fn finish(
+        &mut self,
+        cut: Option<Nanos>,
+        load: Option<ThreadLoad>,
+        logins: u64,
+        server: Option<String>,
+    ) {
         // Logins are outside every figure but their own count: the last
         // second (always measured) carries it.
         self.current.logins += logins;
@@ -263,6 +271,7 @@ impl Intervals {
             warmup_requests: self.warmup,
             cut,
             load,
+            server,
         });
     }
 

@@ -348,5 +348,6 @@ pub fn footer_of(summary: &RunSummary) -> RunFooter {
         interrupted: summary.interrupted,
         stopped_by: summary.stopped_by.clone(),
         worker_load: summary.worker_load.clone(),
+        server_software: summary.server_software.clone(),
     }
 }

@@ -107,6 +107,10 @@ pub(crate) struct Worker {
     open: Rc<crate::transport::ConnLedger>,
     /// Whether the run's start has come (senders may exist before it).
     started: Cell<bool>,
+    /// Whether the first complete response's `Server` header is still to
+    /// be looked at (see [`Runner::wants_server`]), and what it said.
+    server_wanted: Cell<bool>,
+    server: RefCell<Option<String>>,
 }
 
 impl Runner for Worker {
@@ -141,6 +145,18 @@ impl Runner for Worker {
     fn open_connections(&self) -> &Rc<crate::transport::ConnLedger> {
         &self.open
     }
+
+    fn wants_server(&self) -> bool {
+        self.server_wanted.get()
+    }
+
+    fn note_server(&self, server: Option<String>) {
+        // Senders that started reading before the first response came in
+        // also report: the first to finish decides.
+        if self.server_wanted.replace(false) {
+            *self.server.borrow_mut() = server;
+        }
+    }
 }
 
 impl Worker {
@@ -167,6 +183,8 @@ impl Worker {
         Worker {
             open,
             started: Cell::new(false),
+            server_wanted: Cell::new(true),
+            server: RefCell::new(None),
             intervals: RefCell::new(intervals),
             connect_gate: ConnectGate::new(plan.connect_interval),
             plan,
@@ -737,10 +755,12 @@ async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
         0 => plan.logins,
         _ => 0,
     };
-    worker
-        .intervals
-        .borrow_mut()
-        .finish((cut != Nanos::MAX).then_some(cut), load, logins);
+    worker.intervals.borrow_mut().finish(
+        (cut != Nanos::MAX).then_some(cut),
+        load,
+        logins,
+        worker.server.take(),
+    );
 }
 
 /// Starts a task per sender, each with the transport the plan asks for:

@@ -229,6 +229,9 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
         // pelt's own worker threads: shares of the run each spent on a
         // CPU and waiting for one. Empty when not known.
         "client_threads": s.worker_load,
+        // ab's "Server Software": the `Server` header of the first
+        // complete response, null when it had none.
+        "server_software": s.server_software,
         "latency": {
             "response_time": latency(&t.response),
             "service_time": latency(&t.service),

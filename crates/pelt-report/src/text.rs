@@ -106,6 +106,11 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             (false, false) => ", no keep-alive".to_string(),
         }
     )?;
+    // ab's "Server Software". A server that sends no `Server` header gets
+    // no line: there is nothing to say about it.
+    if let Some(server) = &s.server_software {
+        writeln!(o, "Server       {server}")?;
+    }
     writeln!(o)?;
 
     match (s.offered_rate(), c.load.schedule()) {
@@ -833,6 +838,7 @@ mod tests {
             complete: true,
             window: None,
             worker_load: Vec::new(),
+            server_software: None,
             stopped_by: None,
             warnings: Vec::new(),
         }

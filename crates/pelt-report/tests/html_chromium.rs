@@ -109,6 +109,7 @@ fn summary(slowdown: u64) -> RunSummary {
         complete: true,
         window: None,
         worker_load: Vec::new(),
+        server_software: None,
         warnings: Vec::new(),
     };
     s.warnings = s.diagnose();

@@ -82,6 +82,7 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
         interrupted: false,
         stopped_by: None,
         worker_load: vec![],
+        server_software: None,
     }))
 }
 

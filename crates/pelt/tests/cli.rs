@@ -795,6 +795,56 @@ fn connection_options_are_in_the_report_and_match_the_schema() {
     assert_eq!(http["connect_to"][0]["host"], "example.test");
 }
 
+/// ab's "Server Software": `pelt serve` says `Server: pelt-target`, and
+/// the text report, the JSON and the saved run's report show it. A run
+/// that got no response has no server to name: no line, and null.
+#[test]
+fn server_software_is_shown_and_survives_the_results_file() {
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("run.pelt");
+    let saved = saved.to_str().unwrap();
+    let r = run_json(&[&url(&s, "/"), "-n", "50", "-c", "4", "-o", saved]);
+    assert_eq!(r["server_software"], "pelt-target");
+    let line = |args: &[&str]| {
+        let out = pelt().args(args).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        // Near the top, with the run's description.
+        let at = text.lines().position(|l| l.starts_with("Server       "));
+        assert!(at.is_none_or(|i| i < 4), "{text}");
+        at.map(|i| text.lines().nth(i).unwrap().to_string())
+    };
+    assert_eq!(
+        line(&[&url(&s, "/"), "-n", "10"]).as_deref(),
+        Some("Server       pelt-target")
+    );
+    assert_eq!(
+        line(&["report", saved]).as_deref(),
+        Some("Server       pelt-target")
+    );
+    let out = pelt()
+        .args(["report", saved, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&again);
+    assert_eq!(again["server_software"], "pelt-target");
+
+    // Nothing listens on port 1 of loopback.
+    let none = run_json_no_response(&["http://127.0.0.1:1/", "-n", "3"]);
+    validate(&none);
+    assert!(none["server_software"].is_null(), "{none:#}");
+    let out = pelt()
+        .args(["http://127.0.0.1:1/", "-n", "3"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("pelt "), "{text}");
+    assert!(!text.contains("\nServer "), "{text}");
+}
+
 /// pelt measures its own worker threads (on a CPU, waiting for one) so
 /// that a client-bound run says so; a light run shows them mostly idle,
 /// and a saved run reports the same figures.

@@ -244,3 +244,53 @@ fn weighted_targets_reach_nginx_in_proportion() {
         "/1k.bin got {heavy} of 2000"
     );
 }
+
+/// ab's "Server Software": nginx's `Server` header (Debian's nginx sends
+/// `nginx/VERSION`) in the text report, the JSON and the saved run's
+/// report, over HTTP/1.1 and HTTP/2.
+#[test]
+fn server_software_is_nginx_in_text_json_and_the_saved_run() {
+    let nginx = Nginx::start("");
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("run.pelt");
+    let saved = saved.to_str().unwrap();
+    let out = support::pelt::pelt()
+        .args([&nginx.url("/ok"), "-n", "20", "-c", "2", "-o", saved])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("Server       "))
+            .map(str::to_string)
+    };
+    assert!(
+        line(&text).is_some_and(|l| l.starts_with("Server       nginx/")),
+        "{text}"
+    );
+    let out = support::pelt::pelt()
+        .args(["report", saved])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let again = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(line(&again), line(&text), "{again}");
+    let out = support::pelt::pelt()
+        .args(["report", saved, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let server = r["server_software"].as_str().unwrap().to_string();
+    assert!(server.starts_with("nginx/"), "{server}");
+    assert_eq!(Some(format!("Server       {server}")), line(&text));
+
+    let r = run_json(&[&nginx.url("/ok"), "-n", "20", "-c", "2"]);
+    assert_eq!(r["server_software"], server.as_str());
+
+    let h2 = Nginx::start_h2("", None);
+    let r = run_json(&["run", "--http2", "-n", "20", "-c", "1", &h2.url("/ok")]);
+    assert_eq!(r["requests"]["successes"], 20);
+    assert_eq!(r["server_software"], server.as_str());
+}

@@ -394,7 +394,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, s)| (1_795_000_000 + i as u64, recorder(s)))
                 .collect();
-            let footer = RunFooter { duration_ns: 5, elapsed_ns: 6, warmup_requests: 7, interrupted: true, stopped_by: Some(StopCause::Abort { rule: "failed > 50% for 2s".into(), at_s: 2.5 }), worker_load: vec![ThreadLoad { on_cpu: 0.5, waiting: 0.125 }] };
+            let footer = RunFooter { duration_ns: 5, elapsed_ns: 6, warmup_requests: 7, interrupted: true, stopped_by: Some(StopCause::Abort { rule: "failed > 50% for 2s".into(), at_s: 2.5 }), worker_load: vec![ThreadLoad { on_cpu: 0.5, waiting: 0.125 }], server_software: Some("nginx/1.22.1".into()) };
             let bytes = write(&intervals, Some(&footer));
             let (back, f, truncated) = read_all(&bytes).unwrap();
             prop_assert_eq!(f, Some(footer));
@@ -456,6 +456,7 @@ mod tests {
                 interrupted: false,
                 stopped_by: None,
                 worker_load: loads,
+                server_software: None,
             };
             let bytes = write(&[], Some(&footer));
             let mut reader = ResultsReader::open(&bytes[..]).unwrap();
@@ -506,6 +507,7 @@ mod tests {
                     on_cpu: 0.6,
                     waiting: 0.39,
                 }],
+                server_software: None,
             };
             let mut header = header();
             header.config.warmup = warmup;
@@ -535,8 +537,29 @@ mod tests {
         let old = r#"{"duration_ns":5,"elapsed_ns":6,"warmup_requests":7,"interrupted":false}"#;
         let f: RunFooter = serde_json::from_str(old).unwrap();
         assert!(f.worker_load.is_empty());
+        assert_eq!(f.server_software, None);
         // And a footer without it is written as before.
         assert_eq!(serde_json::to_string(&f).unwrap(), old);
+    }
+
+    /// The server's name (ab's "Server Software") is kept in the footer
+    /// and comes back from the file into the summary.
+    #[test]
+    fn server_software_survives_the_file() {
+        let footer = RunFooter {
+            duration_ns: 1,
+            elapsed_ns: 1,
+            warmup_requests: 0,
+            interrupted: false,
+            stopped_by: None,
+            worker_load: Vec::new(),
+            server_software: Some("nginx/1.22.1".into()),
+        };
+        let bytes = write(&[], Some(&footer));
+        let mut reader = ResultsReader::open(&bytes[..]).unwrap();
+        while reader.next_interval().unwrap().is_some() {}
+        let summary = SummaryBuilder::new(reader.header().clone(), None).finish(reader.footer());
+        assert_eq!(summary.server_software.as_deref(), Some("nginx/1.22.1"));
     }
 
     #[test]
@@ -583,6 +606,7 @@ mod tests {
             interrupted: false,
             stopped_by: None,
             worker_load: vec![load(0.5)],
+            server_software: None,
         };
         let g = RunFooter {
             duration_ns: 7,
@@ -593,6 +617,7 @@ mod tests {
                 signal: "SIGTERM".into(),
             }),
             worker_load: vec![load(0.25), load(0.75)],
+            server_software: Some("nginx/1.22.1".into()),
         };
         // Each machine's threads stay threads of the merged run.
         assert_eq!(
@@ -606,6 +631,8 @@ mod tests {
                     signal: "SIGTERM".into(),
                 }),
                 worker_load: vec![load(0.5), load(0.25), load(0.75)],
+                // Only the second machine saw a Server header.
+                server_software: Some("nginx/1.22.1".into()),
             }
         );
         // A file that does not say makes the merged run not say: "busiest

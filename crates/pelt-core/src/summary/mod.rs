@@ -231,6 +231,9 @@ pub struct RunSummary {
     /// How busy each worker thread was (see [`ThreadLoad`]); empty when
     /// not known.
     pub worker_load: Vec<ThreadLoad>,
+    /// The server's `Server` header (ab's "Server Software"), when a
+    /// response carried one.
+    pub server_software: Option<String>,
     /// What the user should know about the run, worked out by [`RunSummary::diagnose`].
     pub warnings: Vec<Warning>,
 }
@@ -767,6 +770,7 @@ impl SummaryBuilder {
             complete: footer.is_some(),
             window: self.window,
             worker_load: footer.map_or_else(Vec::new, |f| f.worker_load.clone()),
+            server_software: footer.and_then(|f| f.server_software.clone()),
             warnings: Vec::new(),
         };
         summary.warnings = summary.diagnose();

@@ -150,7 +150,7 @@ pub async fn read_response<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
 ) -> Result<Response, Failure> {
-    read_response_inner(stream, buf, head_request, on_first_byte, None, None).await
+    read_response_inner(stream, buf, head_request, on_first_byte, None, None, None).await
 }
 
 /// [`read_response`] that also copies a redirect's `Location` value into
@@ -168,6 +168,7 @@ pub async fn read_response_location<S: AsyncRead + Unpin>(
         head_request,
         on_first_byte,
         Some(location),
+        None,
         None,
     )
     .await
@@ -191,8 +192,49 @@ pub(crate) async fn read_response_head<S: AsyncRead + Unpin>(
         on_first_byte,
         location,
         Some(head),
+        None,
     )
     .await
+}
+
+/// [`read_response`] with every copy optional: a redirect's `Location`,
+/// the head (`--cookies`) and the `Server` header's value (`server` is set
+/// to `None` when the response has none). The sender takes this one only
+/// for a worker's first response (see `Runner::wants_server`).
+pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    head_request: bool,
+    on_first_byte: impl FnMut(),
+    location: Option<&mut Vec<u8>>,
+    head: Option<&mut Vec<u8>>,
+    server: &mut Option<String>,
+) -> Result<Response, Failure> {
+    read_response_inner(
+        stream,
+        buf,
+        head_request,
+        on_first_byte,
+        location,
+        head,
+        Some(server),
+    )
+    .await
+}
+
+/// The `Server` header's value in a complete response head, trimmed, any
+/// bytes outside UTF-8 replaced; `None` without one (or an empty one).
+fn server_of(head: &[u8]) -> Option<String> {
+    // Once per worker: room for every header the parser accepts.
+    let mut headers = vec![httparse::EMPTY_HEADER; MAX_HEADERS_LARGE];
+    let mut resp = httparse::Response::new(&mut headers);
+    resp.parse(head).ok()?;
+    let h = resp
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("server"))?;
+    let value = h.value.trim_ascii();
+    (!value.is_empty()).then(|| String::from_utf8_lossy(value).into_owned())
 }
 
 /// Copies the `Location` header's value from a complete response head.
@@ -218,6 +260,7 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
     mut on_first_byte: impl FnMut(),
     location: Option<&mut Vec<u8>>,
     head_copy: Option<&mut Vec<u8>>,
+    server: Option<&mut Option<String>>,
 ) -> Result<Response, Failure> {
     let mut filled = 0usize;
     let mut bytes_in = 0u64;
@@ -306,6 +349,9 @@ async fn read_response_inner<S: AsyncRead + Unpin>(
     if let Some(out) = head_copy {
         out.clear();
         out.extend_from_slice(&buf[..head_len]);
+    }
+    if let Some(out) = server {
+        *out = server_of(&buf[..head_len]);
     }
     if let Some(out) = location {
         out.clear();
@@ -777,6 +823,48 @@ mod tests {
             let r = rt.block_on(read_all_split(&many, split, false)).unwrap();
             assert_eq!((r.status, r.body_bytes), (200, 2), "split {split}");
         }
+    }
+
+    /// The `Server` header is taken from the final response's head,
+    /// however its name is cased, past a 100 Continue and a body that
+    /// spans reads; a response without one gives `None`.
+    #[test]
+    fn copies_the_server_header_when_asked() {
+        let server = |data: &'static [u8], split: usize| {
+            rt().block_on(async move {
+                let (mut client, mut peer) = tokio::io::duplex(64 * 1024);
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    for chunk in data.chunks(split) {
+                        peer.write_all(chunk).await.unwrap();
+                        tokio::task::yield_now().await;
+                    }
+                });
+                let mut buf = vec![0u8; READ_BUF];
+                // Set beforehand: a response without one must clear it.
+                let mut server = Some("stale".to_string());
+                let r = read_response_copies(
+                    &mut client,
+                    &mut buf,
+                    false,
+                    || {},
+                    None,
+                    None,
+                    &mut server,
+                )
+                .await
+                .unwrap();
+                (r.body_bytes, server)
+            })
+        };
+        let nginx = b"HTTP/1.1 100 Continue\r\nServer: interim\r\n\r\nHTTP/1.1 200 OK\r\nsErVeR:  nginx/1.22.1 \r\nContent-Length: 5\r\n\r\nhello";
+        for split in [1, 7, nginx.len()] {
+            assert_eq!(server(nginx, split), (5, Some("nginx/1.22.1".into())));
+        }
+        let none = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        assert_eq!(server(none, 3), (2, None));
+        let empty = b"HTTP/1.1 200 OK\r\nServer:\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(server(empty, 64), (0, None));
     }
 
     #[test]

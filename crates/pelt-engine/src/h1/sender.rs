@@ -2,7 +2,8 @@
 //! request at a time on it, reopening it when the server closes it.
 
 use super::{
-    read_response, read_response_head, read_response_location, write_request, RequestLine, READ_BUF,
+    read_response, read_response_copies, read_response_head, read_response_location, write_request,
+    RequestLine, READ_BUF,
 };
 use crate::conn::{lookup_origin, KernelClock, Stream};
 use crate::session::{
@@ -301,7 +302,29 @@ impl H1Sender {
         let first_byte = &mut attempt.first_byte;
         let on_first = || *first_byte = Some(w.now());
         let follow = plan.http.follow > 0;
-        let resp = if let Some(s) = &mut self.session {
+        let resp = if w.wants_server() {
+            // The worker's first response: its `Server` header is kept too
+            // (ab's "Server Software"). Only once per worker, so the
+            // branches below, every other response's, do no more work.
+            let mut server = None;
+            let r = read_response_copies(
+                &mut c.stream,
+                &mut self.buf,
+                request.head,
+                on_first,
+                follow.then_some(&mut self.location),
+                self.session.as_mut().map(|s| &mut s.head),
+                &mut server,
+            )
+            .await;
+            if r.is_ok() {
+                w.note_server(server);
+                if let Some(s) = &mut self.session {
+                    s.jar.absorb(&s.head, &plan.cookie_urls[target as usize]);
+                }
+            }
+            r
+        } else if let Some(s) = &mut self.session {
             let location = follow.then_some(&mut self.location);
             let r = read_response_head(
                 &mut c.stream,

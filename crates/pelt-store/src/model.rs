@@ -14,6 +14,7 @@ pub struct Figures {
     /// Rate runs: the share of planned requests sent (`pelt compare`'s
     /// "sent"); `None` for closed loops.
     pub sent_share: Option<f64>,
+    /// Requests answered with a status in 2xx/3xx.
     pub successes: u64,
     /// Failed requests: no response, or a status outside 2xx/3xx (the
     /// one meaning of failed, `pelt_core::failure`).
@@ -25,12 +26,17 @@ pub struct Figures {
     pub rate: f64,
     /// Successful responses per second, to the last response.
     pub throughput: f64,
-    /// Response-time percentiles and maximum, nanoseconds; `None` when no
-    /// request was timed.
+    /// The median (50th percentile) response time, nanoseconds; this and
+    /// the other percentiles and maximum are `None` when no request was
+    /// timed.
     pub p50_ns: Option<u64>,
+    /// The 90th percentile response time, nanoseconds.
     pub p90_ns: Option<u64>,
+    /// The 99th percentile response time, nanoseconds.
     pub p99_ns: Option<u64>,
+    /// The 99.9th percentile response time, nanoseconds.
     pub p999_ns: Option<u64>,
+    /// The slowest response time, nanoseconds.
     pub max_ns: Option<u64>,
     /// The share of the run pelt's busiest worker thread wanted a CPU
     /// (the client's health); `None` where it was not measured.
@@ -88,15 +94,26 @@ impl Figures {
 /// A figure that can be followed over runs (`pelt history trend`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Metric {
+    /// The median response time (`p50`).
     P50,
+    /// The 90th percentile response time (`p90`).
     P90,
+    /// The 99th percentile response time (`p99`).
     P99,
+    /// The 99.9th percentile response time (`p99.9`).
     P999,
+    /// The slowest response time (`max`).
     Max,
+    /// Requests sent per second (`rate`).
     Rate,
+    /// Successful responses per second (`throughput`).
     Throughput,
+    /// The share of requests that failed (`errors`).
     Errors,
+    /// Rate runs: the share of planned requests sent (`sent`).
     Sent,
+    /// The busiest worker thread's share of the run wanting a CPU
+    /// (`client_busy`).
     ClientBusy,
     /// A sweep's capacity (rows of kind `sweep` only).
     Capacity,
@@ -105,13 +122,16 @@ pub enum Metric {
 /// How a metric's values read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
+    /// A duration, nanoseconds.
     Nanos,
+    /// A rate, per second.
     PerSecond,
     /// A share, 0 to 1.
     Ratio,
 }
 
 impl Metric {
+    /// Every metric, in the order they are listed to the user.
     pub const ALL: [Metric; 11] = [
         Metric::P50,
         Metric::P90,
@@ -144,6 +164,7 @@ impl Metric {
         }
     }
 
+    /// How the metric's values read (for formatting them).
     pub fn unit(self) -> Unit {
         match self {
             Metric::Rate | Metric::Throughput | Metric::Capacity => Unit::PerSecond,
@@ -216,6 +237,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The name stored in the `kind` column and shown in lists.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Run => "run",
@@ -245,13 +267,17 @@ impl Kind {
 /// keeps what it is given (see [`crate::Redactor`]).
 #[derive(Debug, Clone)]
 pub struct NewRun {
+    /// What kind of thing the row records.
     pub kind: Kind,
+    /// The run's label (`--label`), if any.
     pub label: Option<String>,
+    /// The run's tags (`--tag KEY=VALUE`), as key and value.
     pub tags: Vec<(String, String)>,
     /// The redacted summary: configuration, environment and figures.
     pub summary: RunSummary,
     /// The run's JSON report, as `--format json` printed it.
     pub report_json: String,
+    /// Where the run's results file is: kept, referenced or not kept.
     pub results: Results,
     /// A sweep's capacity, requests per second (kind `sweep`).
     pub capacity: Option<f64>,
@@ -260,27 +286,40 @@ pub struct NewRun {
 /// One recorded run as listed: everything but the large parts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunRow {
+    /// The run's id in this history (what `pelt history show ID` takes).
     pub id: i64,
     /// When the run started, ms since the Unix epoch.
     pub started_ms: i64,
     /// When it was recorded, ms since the Unix epoch.
     pub recorded_ms: i64,
+    /// The row's kind, by name ([`Kind::name`]).
     pub kind: &'static str,
+    /// The run's label, if any.
     pub label: Option<String>,
+    /// The run's tags, as key and value.
     pub tags: Vec<(String, String)>,
     /// The first target's URL (secrets replaced).
     pub url: String,
+    /// The first target's HTTP method.
     pub method: String,
+    /// How many targets the run had.
     pub targets: u64,
     /// `closed` or `rate`.
     pub mode: String,
+    /// Connections the run opened.
     pub connections: u64,
+    /// Rate runs: the rate asked for, requests per second.
     pub offered_rate: Option<f64>,
     /// Measured seconds.
     pub duration_s: f64,
+    /// The run's summary figures.
     pub figures: Figures,
+    /// False when the run was rebuilt from a results file without a footer.
     pub complete: bool,
+    /// Whether Ctrl-C, a signal or an `--abort-on` rule stopped the run
+    /// before its stop condition.
     pub interrupted: bool,
+    /// The version of pelt that made the run.
     pub pelt_version: String,
     /// The results file, when referenced rather than kept.
     pub results_path: Option<String>,
@@ -295,22 +334,29 @@ impl RunRow {
 /// One recorded run in full.
 #[derive(Debug, Clone)]
 pub struct StoredRun {
+    /// The run as listed.
     pub row: RunRow,
+    /// The run's configuration, as JSON (secrets replaced).
     pub config_json: String,
+    /// The environment the run was made in, as JSON.
     pub env_json: String,
+    /// The run's JSON report, as `--format json` printed it.
     pub report_json: String,
+    /// The run's results file, kept or referenced.
     pub results: Results,
 }
 
 /// Which runs a query is about. Every condition given must hold.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
+    /// Only runs with these ids, when not empty.
     pub ids: Vec<i64>,
     /// The first target's URL, exactly (as stored: secrets replaced).
     pub url: Option<String>,
     /// `(key, Some(value))` for a tag with that value, `(key, None)` for
     /// any value.
     pub tags: Vec<(String, Option<String>)>,
+    /// The run's label, exactly.
     pub label: Option<String>,
     /// Runs started at or after this time, ms since the Unix epoch.
     pub since_ms: Option<i64>,

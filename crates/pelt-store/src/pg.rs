@@ -16,6 +16,8 @@ use postgres::{Client, NoTls};
 /// import one at a time across every pelt sharing the database.
 const MIGRATION_LOCK: i64 = 0x7065_6c74; // "pelt"
 
+/// A history in a PostgreSQL database, shared by a team: one connection
+/// (no TLS), with migrations serialised by an advisory lock.
 pub struct Postgres {
     client: Client,
     /// The URL with any password replaced, for messages.
@@ -31,6 +33,8 @@ impl std::fmt::Debug for Postgres {
 }
 
 impl Postgres {
+    /// Connects to the database at `url` (`postgres://...`); messages name
+    /// it with any password replaced.
     pub fn connect(url: &str) -> Result<Postgres, StoreError> {
         let place = crate::secrets::url_without_password(url);
         let client = Client::connect(url, NoTls).map_err(|e| StoreError::Open {

@@ -16,6 +16,9 @@ use std::time::Duration;
 /// takes milliseconds; the one-off import of saved runs can take seconds.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// A history in one SQLite file (bundled: nothing to install), the
+/// default: one connection that waits up to [`BUSY_TIMEOUT`] for another
+/// pelt's write.
 #[derive(Debug)]
 pub struct Sqlite {
     conn: Connection,

@@ -101,7 +101,7 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 pub enum Dialect {
     /// SQLite ([`crate::sqlite::Sqlite`]).
     Sqlite,
-    /// PostgreSQL ([`crate::pg::Postgres`]).
+    /// PostgreSQL (`pg::Postgres`, the `postgres` feature).
     Postgres,
 }
 

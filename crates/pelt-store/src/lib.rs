@@ -6,7 +6,11 @@
 //! URL, tag, label and date, one run in full, a metric's trend. The SQL is
 //! written once, over the small [`Backend`] trait that SQLite
 //! ([`sqlite::Sqlite`], bundled: nothing to install) and PostgreSQL
-//! ([`pg::Postgres`], a team's shared history) implement.
+//! (`pg::Postgres`, a team's shared history) implement.
+//!
+//! PostgreSQL is the optional `postgres` feature (off by default; the
+//! pelt binary turns it on): without it, [`open`] refuses a
+//! `postgres://` location with [`StoreError::Open`] saying so.
 //!
 //! The store keeps what it is given: callers pass runs through a
 //! [`Redactor`] first, so that no secret reaches a database.
@@ -15,6 +19,7 @@
 
 pub mod backend;
 mod model;
+#[cfg(feature = "postgres")]
 pub mod pg;
 mod schema;
 /// Moved to pelt-core (a library user redacts without a database);
@@ -152,12 +157,28 @@ impl Store {
     }
 
     /// Connects to a PostgreSQL history, creating its tables if missing.
+    /// Without the `postgres` feature, an [`StoreError::Open`] that says
+    /// this pelt-store was built without PostgreSQL.
+    #[cfg(feature = "postgres")]
     pub fn postgres(url: &str) -> Result<Store, StoreError> {
         let mut db = pg::Postgres::connect(url)?;
         let place = secrets::url_without_password(url);
         let found = version(&mut db)?;
         refuse_newer(&place, found)?;
         Store::ready(Box::new(db), place, found)
+    }
+
+    /// Connects to a PostgreSQL history, creating its tables if missing.
+    /// Without the `postgres` feature, an [`StoreError::Open`] that says
+    /// this pelt-store was built without PostgreSQL.
+    #[cfg(not(feature = "postgres"))]
+    pub fn postgres(url: &str) -> Result<Store, StoreError> {
+        Err(StoreError::Open {
+            place: secrets::url_without_password(url),
+            detail: "this pelt was built without PostgreSQL support \
+                     (pelt-store's `postgres` feature)"
+                .into(),
+        })
     }
 
     /// Migrates to [`SCHEMA_VERSION`] if needed: one process at a time,

@@ -2,6 +2,7 @@
 //! private PostgreSQL cluster (the same checks, one function each, run
 //! against both).
 
+#[cfg(feature = "postgres")]
 mod support;
 
 use pelt_core::{
@@ -10,6 +11,7 @@ use pelt_core::{
 };
 use pelt_store::{Backend, Filter, Kind, Metric, NewRun, Results, Store, StoreError, Value};
 use std::time::Duration;
+#[cfg(feature = "postgres")]
 use support::postgres::Cluster;
 
 /// A finished run of `n` requests taking `ms` each, started at `start_ms`.
@@ -426,6 +428,7 @@ fn sqlite_corrupt_file_is_reported_not_overwritten() {
     assert!(err.to_string().contains("accounts"), "{err}");
 }
 
+#[cfg(feature = "postgres")]
 #[test]
 fn postgres_same_checks() {
     let cluster = Cluster::start();
@@ -464,4 +467,16 @@ fn postgres_same_checks() {
         !text.contains("S3CRET") && text.contains("REDACTED"),
         "{text}"
     );
+}
+
+/// Without the `postgres` feature, a PostgreSQL history is refused with
+/// a message that says why, and no password.
+#[cfg(not(feature = "postgres"))]
+#[test]
+fn postgres_without_the_feature_is_refused_clearly() {
+    let err = pelt_store::open("postgres://pelt:S3CRET@127.0.0.1:5432/db").unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("without PostgreSQL"), "{text}");
+    assert!(!text.contains("S3CRET"), "{text}");
 }

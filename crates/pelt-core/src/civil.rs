@@ -43,9 +43,9 @@ impl UtcTime {
     }
 }
 
-/// Days from 1970-01-01 to `year-month-day` (Howard Hinnant's
+/// Days from 1970-01-01 to `year-month-day`, proleptic Gregorian (Howard Hinnant's
 /// days_from_civil).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
     let yoe = y.rem_euclid(400);

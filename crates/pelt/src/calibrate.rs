@@ -6,8 +6,8 @@
 //! `pelt run` can say when a run asks for more than the machine has shown
 //! it can send.
 
-use crate::cli::{CalibrateArgs, Cli, Command};
 use crate::execute::{execute, Keep};
+use crate::flags::{CalibrateArgs, Cli, Command};
 use crate::UserError;
 use clap::Parser;
 use pelt_analyze::sweep::{thousands, Failure, Outcome};

@@ -4,7 +4,7 @@
 //! histogram), and the runs, not the requests, are compared: see
 //! pelt-analyze for why and how; pelt-report renders the result.
 
-use crate::cli::{CompareArgs, CompareFormat};
+use crate::flags::{CompareArgs, CompareFormat};
 use crate::output::fail_on;
 use crate::save::{label, load, once_each};
 use crate::UserError;

@@ -2,8 +2,8 @@
 //! port and benchmarks it twice, so a new user sees both load models and
 //! why the difference matters.
 
-use crate::cli::DemoArgs;
 use crate::execute::{execute, Keep};
+use crate::flags::DemoArgs;
 use crate::output::render_one;
 use crate::UserError;
 use pelt_core::{parse_duration, HttpOptions, Load, RunConfig, Stop, Target, Url};
@@ -23,7 +23,7 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             "-d/--duration must be at least 2s for the demo: its server pauses 1s in".into(),
         ));
     }
-    if args.format == crate::cli::FormatArg::Hdrlog {
+    if args.format == crate::flags::FormatArg::Hdrlog {
         // Refuse before two runs of load, not after the first.
         return Err(UserError(
             "--format hdrlog is for saved runs: the demo does not save its runs; use --format text, json, csv, markdown or html".into(),

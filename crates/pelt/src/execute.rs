@@ -108,7 +108,7 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
             let _ = std::fs::remove_file(path);
         }
         // The library names RunConfig's fields; the CLI, its flags.
-        let message = crate::flag_errors::engine_error(&e);
+        let message = crate::flags::engine_error(&e);
         // A failed --login names its URL: not its secrets.
         UserError(secrets.text(&message))
     })?;

@@ -1,115 +1,14 @@
 //! `pelt k8s job` and `pelt slurm`: print what an engine needs to run a
 //! sharded run (pelt-launch builds it; this only reads flags and times).
 
+use crate::flags::{K8sArgs, K8sCommand, SlurmArgs};
 use crate::UserError;
-use clap::{Args, Parser, Subcommand};
+use clap::Parser;
 use pelt_launch::k8s::KubeOptions;
 use pelt_launch::slurm::SlurmOptions;
 use pelt_launch::Launch;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
-
-/// `pelt k8s ...`.
-#[derive(Debug, Clone, Args)]
-pub struct K8sArgs {
-    #[command(subcommand)]
-    pub what: K8sCommand,
-}
-
-/// What to generate for Kubernetes.
-#[derive(Debug, Clone, Subcommand)]
-pub enum K8sCommand {
-    /// Print an Indexed Job running the run as N shards, one per pod.
-    Job(K8sJobArgs),
-}
-
-/// `pelt k8s job`.
-#[derive(Debug, Clone, Args)]
-pub struct K8sJobArgs {
-    /// The Job's name; also names the results files.
-    #[arg(long, default_value = "pelt")]
-    pub name: String,
-    /// Shards (pods), each one pelt process.
-    #[arg(long, value_name = "N")]
-    pub shards: u32,
-    /// Container image with pelt on its PATH.
-    #[arg(long)]
-    pub image: String,
-    /// PersistentVolumeClaim the pods write their parts to (ReadWriteMany
-    /// if the pods may land on several nodes).
-    #[arg(long, value_name = "NAME")]
-    pub claim: String,
-    /// Where the claim is mounted in each pod.
-    #[arg(long = "results-dir", default_value = "/results")]
-    pub results_dir: String,
-    /// CPU per shard, requested and limited alike (no throttling).
-    #[arg(long, default_value = "2")]
-    pub cpu: String,
-    /// Memory per shard, requested and limited alike.
-    #[arg(long, default_value = "1Gi")]
-    pub memory: String,
-    /// Put every shard on a node of its own (required anti-affinity).
-    #[arg(long = "spread")]
-    pub spread: bool,
-    /// Measurement starts this many seconds after the manifest is
-    /// generated: time to apply it and for every pod to be scheduled and
-    /// pulled. Apply it at once, or regenerate.
-    #[arg(
-        long = "start-in",
-        value_name = "SECONDS",
-        default_value_t = 120,
-        conflicts_with = "start_at"
-    )]
-    pub start_in: u64,
-    /// Or an exact start for every shard (RFC 3339 or Unix seconds).
-    #[arg(long = "start-at", value_name = "TIME")]
-    pub start_at: Option<String>,
-    /// The run id [default: NAME-START].
-    #[arg(long = "run-id")]
-    pub run_id: Option<String>,
-    /// The `pelt run` arguments of the whole run, after --: checked here
-    /// as each shard's `pelt run --shard 0/N` will check them (files they
-    /// name are read). The shards keep no history: record the merged run
-    /// with `pelt report --merge --record`.
-    #[arg(last = true, required = true, value_name = "RUN ARGS")]
-    pub run: Vec<String>,
-}
-
-/// `pelt slurm`.
-#[derive(Debug, Clone, Args)]
-pub struct SlurmArgs {
-    /// The job's name; also names the results folder.
-    #[arg(long, default_value = "pelt")]
-    pub name: String,
-    /// Shards (srun tasks), each one pelt process.
-    #[arg(long, value_name = "N")]
-    pub shards: u32,
-    /// Nodes to spread them over.
-    #[arg(long, default_value_t = 1)]
-    pub nodes: u32,
-    /// CPUs per shard.
-    #[arg(long = "cpus-per-task", default_value_t = 2)]
-    pub cpus_per_task: u32,
-    /// A folder every node sees; the parts and the merged report go in a
-    /// folder per job inside it.
-    #[arg(long = "results-dir", value_name = "DIR")]
-    pub results_dir: String,
-    /// Seconds from the job starting to measurement starting.
-    #[arg(long = "start-in", value_name = "SECONDS", default_value_t = 10)]
-    pub start_in: u32,
-    /// The pelt binary on the nodes.
-    #[arg(long, default_value = "pelt")]
-    pub pelt: String,
-    /// The job's time limit (sbatch --time).
-    #[arg(long, default_value = "00:30:00")]
-    pub time: String,
-    /// The `pelt run` arguments of the whole run, after --: checked here
-    /// as each shard's `pelt run --shard 0/N` will check them (files they
-    /// name are read). The shards keep no history: record the merged run
-    /// with `pelt report --merge --record`.
-    #[arg(last = true, required = true, value_name = "RUN ARGS")]
-    pub run: Vec<String>,
-}
 
 fn user(e: pelt_launch::LaunchError) -> UserError {
     UserError(e.to_string())
@@ -126,11 +25,11 @@ fn check_run(launch: &Launch) -> Result<(), UserError> {
     // Shard 0 stands for all: the rules depend on the count only.
     argv.extend(["--shard".into(), format!("0/{}", launch.shards).into()]);
     let bad = |what: String| UserError(format!("the run's arguments after --: {what}"));
-    let cli = crate::cli::Cli::try_parse_from(&argv).map_err(|e| {
+    let cli = crate::flags::Cli::try_parse_from(&argv).map_err(|e| {
         let line = crate::clap_line(&e, &argv);
         bad(line.strip_prefix("error: ").unwrap_or(&line).to_string())
     })?;
-    let crate::cli::Command::Run(args) = cli.command else {
+    let crate::flags::Command::Run(args) = cli.command else {
         return Err(bad(
             "give the arguments of pelt run, like -- http://10.0.0.5/ --rate 4000 -d 1m".into(),
         ));
@@ -145,7 +44,7 @@ fn check_run(launch: &Launch) -> Result<(), UserError> {
             "the shards keep no history (PELT_NO_HISTORY=1), so --tag, --label and --baseline would do nothing there; leave them out and record the merged run with pelt report --merge --record --tag ...".into(),
         ));
     }
-    if args.format == crate::cli::FormatArg::Hdrlog {
+    if args.format == crate::flags::FormatArg::Hdrlog {
         return Err(bad(
             "--format hdrlog is for saved runs; leave it out (each shard writes its results file)"
                 .into(),

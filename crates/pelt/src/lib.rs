@@ -10,12 +10,11 @@
 //! The binary (`main.rs`) only calls [`main`]; the code is a library so
 //! that the fuzz targets in `fuzz/` reach the experiment-plan parser.
 mod calibrate;
-mod cli;
 mod compare;
 mod demo;
 mod execute;
 mod experiment;
-mod flag_errors;
+mod flags;
 #[doc(hidden)]
 pub mod fuzz;
 mod history;
@@ -28,13 +27,11 @@ mod report;
 mod run;
 mod save;
 mod serve;
-mod session;
-mod shard;
 mod signals;
 mod sweep;
 
 use clap::Parser;
-use cli::{Cli, Command};
+use flags::{Cli, Command, SUBCOMMANDS};
 use std::process::ExitCode;
 
 /// Exit code of a run in which requests were made and not one got a
@@ -49,21 +46,6 @@ pub const ABORTED: u8 = 4;
 /// An error the user can fix: printed as one line, exit code 2.
 #[derive(Debug)]
 pub struct UserError(pub String);
-
-const SUBCOMMANDS: [&str; 12] = [
-    "run",
-    "sweep",
-    "calibrate",
-    "serve",
-    "demo",
-    "report",
-    "compare",
-    "experiment",
-    "history",
-    "completions",
-    "man",
-    "help",
-];
 
 /// The whole program: `pelt`'s `main`.
 pub fn main() -> ExitCode {

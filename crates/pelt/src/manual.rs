@@ -2,7 +2,7 @@
 //! pages, generated from the clap definitions so they cannot drift from
 //! `--help`.
 
-use crate::cli::{Cli, CompletionsArgs, ManArgs, MAN_PAGES};
+use crate::flags::{Cli, CompletionsArgs, ManArgs, SUBCOMMANDS};
 use crate::UserError;
 use clap::CommandFactory;
 use std::process::ExitCode;
@@ -23,16 +23,15 @@ pub fn man(args: ManArgs) -> Result<ExitCode, UserError> {
         None => pelt,
         Some(name) => {
             let missing = || UserError(format!("no page for '{name}'; see 'pelt man --help'"));
-            let title = MAN_PAGES
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, title)| *title)
-                .ok_or_else(missing)?;
+            if !SUBCOMMANDS.contains(&name.as_str()) {
+                return Err(missing());
+            }
             // Titled pelt-run(1), as git's and cargo's subcommand pages are.
             pelt.find_subcommand(name)
                 .cloned()
                 .ok_or_else(missing)?
-                .name(title)
+                // clap wants a &'static str; the program ends after one page.
+                .name(&*Box::leak(format!("pelt-{name}").into_boxed_str()))
         }
     };
     // NAME is one line: the about's first; the whole goes to DESCRIPTION.

@@ -1,7 +1,7 @@
 //! What the subcommands share at their end: one run's report in the
 //! format asked for, and the exit codes of `--assert` and `--fail-on`.
 
-use crate::cli::{FailOn, FormatArg};
+use crate::flags::{FailOn, FormatArg};
 use crate::UserError;
 use pelt_core::RunSummary;
 use pelt_report::Format;

@@ -1,7 +1,7 @@
 //! `pelt report`: re-render saved runs, merged or overlaid.
 
-use crate::cli::{FormatArg, ReportArgs};
-use crate::history::{Location, RecordArgs};
+use crate::flags::{FormatArg, ReportArgs};
+use crate::flags::{Location, RecordArgs};
 use crate::output::{check, render_one_with};
 use crate::save::{self, label, once_each, Merged};
 use crate::UserError;

@@ -1,6 +1,6 @@
 //! `pelt serve`: the built-in target server in the foreground.
 
-use crate::cli::ServeArgs;
+use crate::flags::ServeArgs;
 use crate::UserError;
 use pelt_core::parse_duration;
 use pelt_target::{Pause, ServeConfig, Server};

@@ -5,8 +5,8 @@
 //! ([`pelt_analyze::sweep`]); this runs the steps, cools the server down
 //! between them and writes the report.
 
-use crate::cli::{FormatArg, RunArgs, SweepArgs};
 use crate::execute::{execute, Keep};
+use crate::flags::{FormatArg, RunArgs, SweepArgs};
 use crate::live::Watch;
 use crate::UserError;
 use pelt_analyze::sweep::{
@@ -381,7 +381,7 @@ impl Sweep {
     pub fn conduct(&self) -> Result<(SweepReport, SweepReports), UserError> {
         let first = self.config(Load::Rate(self.plan.start), self.step)?;
         let views = crate::live::Views::start(
-            &crate::live::LiveArgs {
+            &crate::flags::LiveArgs {
                 no_tui: true,
                 ..self.args.run.live.clone()
             },

@@ -5,7 +5,7 @@
 
 use super::plan::{slug, Plan};
 use super::{bring_up, shell_for, Watch};
-use crate::cli::{Cli, Command, ExperimentArgs};
+use crate::flags::{Cli, Command, ExperimentArgs};
 use crate::UserError;
 use clap::Parser;
 use pelt_analyze::runs::Row;

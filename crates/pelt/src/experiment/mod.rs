@@ -8,8 +8,8 @@ mod capacity;
 pub(crate) mod plan;
 mod shell;
 
-use crate::cli::ExperimentArgs;
 use crate::execute::{execute, Keep};
+use crate::flags::ExperimentArgs;
 use crate::live::Watch;
 use crate::output::fail_on;
 use crate::UserError;
@@ -41,7 +41,7 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     // Before any run: the live views' ports and a history pelt cannot use
     // are input errors.
     let views = crate::live::Views::start(
-        &crate::live::LiveArgs {
+        &crate::flags::LiveArgs {
             no_tui: true,
             ..args.live.clone()
         },

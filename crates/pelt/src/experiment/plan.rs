@@ -1,7 +1,7 @@
 //! The experiment plan: a TOML file read into plain data, checked whole
 //! before any command runs or any load is sent.
 
-use crate::cli::{Cli, Command, FormatArg};
+use crate::flags::{Cli, Command, FormatArg};
 use crate::UserError;
 use clap::Parser;
 pub use pelt_analyze::experiment::{Level, LevelKind};

@@ -6,11 +6,10 @@
 //! and Mann-Whitney), with A's values read from the history's figure
 //! columns: the baseline's results files need not be at hand.
 
-use super::{open, store_error, Location};
-use crate::cli::{CompareArgs, CompareFormat, FailOn};
+use super::{open, store_error};
+use crate::flags::{CompareArgs, CompareFormat, FailOn};
 use crate::output::fails;
 use crate::UserError;
-use clap::Args;
 use pelt_analyze::alike::{self, Mismatch};
 use pelt_analyze::design::{self, Timed};
 use pelt_analyze::headline;
@@ -20,21 +19,6 @@ use pelt_core::{RunConfig, RunSummary};
 use pelt_report::compare::Context;
 use pelt_store::{Filter, Kind, Metric, RunRow, Store};
 use std::process::ExitCode;
-
-/// `pelt compare`'s flags for a baseline from the history.
-#[derive(Debug, Clone, Default, Args)]
-pub struct BaselineArgs {
-    /// Compare the FILEs (B) with recorded runs (A): tag:KEY[=VALUE],
-    /// label:NAME or last:N (the newest N runs of B's URL). Only complete
-    /// runs doing B's work (targets, load model and level, protocol,
-    /// proxy) and never B's own runs: last:N passes over the others, a
-    /// tag or label naming them is refused (see --allow-mismatch).
-    #[arg(long = "baseline", value_name = "tag:X|label:X|last:N", conflicts_with_all = ["vs", "paired"])]
-    pub baseline: Option<String>,
-
-    #[command(flatten)]
-    pub location: Location,
-}
 
 /// Which recorded runs make the baseline.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,212 +1,19 @@
 //! `pelt history`: list, show, remove and follow recorded runs.
 
 use super::{
-    now_ms, open, parse_when, results_bytes, store_error, summary_of, utc, Location, RUN_ID_TAG,
-    SHARD_TAG, STEP_TAG, SWEEP_TAG,
+    open, results_bytes, store_error, summary_of, utc, RUN_ID_TAG, SHARD_TAG, STEP_TAG, SWEEP_TAG,
 };
-use crate::cli::FormatArg;
+use crate::flags::FormatArg;
+use crate::flags::{
+    HistoryArgs, HistoryCommand, ListArgs, Location, RerunArgs, RmArgs, ShowArgs, TableFormat,
+    TrendArgs, TrendFormat,
+};
 use crate::UserError;
-use clap::{Args, Subcommand, ValueEnum};
 use pelt_core::human_ns;
-use pelt_store::{Filter, Kind, Metric, RunRow, Unit};
+use pelt_store::{Kind, Metric, RunRow, Unit};
 use serde_json::json;
 use std::fmt::Write;
 use std::process::ExitCode;
-
-pub const HISTORY_HELP: &str = "\
-Every `pelt run` is recorded in the history (a SQLite file in pelt's data
-directory, or the database --history or $PELT_HISTORY names, which may be
-postgres://USER@HOST/DB), with its figures, tags, label and results file.
-Secrets (Authorization, Cookie and Proxy-Authorization headers, URL
-passwords, token-like query parameters) are never stored.
-
-Examples:
-  pelt history                                all runs, oldest first
-  pelt history --url http://127.0.0.1:8080/ --last 10
-  pelt history --tag env=staging --since 7d --format csv
-  pelt history show 42                        run 42's JSON report
-  pelt history show 42 --format html > r.html
-  pelt history trend --metric p99 --url http://127.0.0.1:8080/
-  pelt history trend --metric rate --label nightly --format html > t.html
-  pelt history rm 40 41
-  pelt history check                          the database's integrity";
-
-#[derive(Debug, Clone, Args)]
-#[command(args_conflicts_with_subcommands = true)]
-pub struct HistoryArgs {
-    #[command(subcommand)]
-    pub command: Option<HistoryCommand>,
-
-    #[command(flatten)]
-    pub list: ListArgs,
-
-    #[command(flatten)]
-    pub location: Location,
-}
-
-#[derive(Debug, Clone, Subcommand)]
-pub enum HistoryCommand {
-    /// A table of recorded runs (the default).
-    List(ListArgs),
-    /// One run: its JSON report as it printed, or re-rendered from its results file.
-    Show(ShowArgs),
-    /// Remove runs from the history.
-    Rm(RmArgs),
-    /// A metric over the selected runs, oldest first: text, or a chart with --format html.
-    Trend(TrendArgs),
-    /// Check the database's integrity (SQLite's integrity_check and pelt's own).
-    Check,
-    /// Run a recorded run's configuration again (recorded as a new run,
-    /// tagged rerun_of=ID). Secrets were never stored: give them again.
-    Rerun(RerunArgs),
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct RerunArgs {
-    /// The run's id (the first column of `pelt history`).
-    pub id: i64,
-
-    /// A header to send again in place of a secret one the history
-    /// replaced by REDACTED, like -H 'Authorization: Bearer ...'.
-    /// Repeatable.
-    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
-    pub headers: Vec<String>,
-
-    /// Report format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
-}
-
-/// Which runs: every condition given must hold.
-#[derive(Debug, Clone, Default, Args)]
-pub struct Select {
-    /// Runs of this URL (as recorded: secrets replaced by REDACTED).
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
-
-    /// Runs with this tag: KEY=VALUE, or KEY for any value. Repeatable.
-    #[arg(long = "tag", value_name = "KEY[=VALUE]")]
-    pub tags: Vec<String>,
-
-    /// Runs with this label.
-    #[arg(long, value_name = "NAME")]
-    pub label: Option<String>,
-
-    /// Runs started since: a date (2026-05-01, UTC), a time (2026-05-01T14:30) or a time ago (36h, 7d).
-    #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
-
-    /// Runs started before WHEN (as --since).
-    #[arg(long, value_name = "WHEN")]
-    pub until: Option<String>,
-
-    /// Only the newest N runs of those selected.
-    #[arg(long, value_name = "N")]
-    pub last: Option<u64>,
-}
-
-impl Select {
-    pub fn filter(&self) -> Result<Filter, UserError> {
-        let now = now_ms();
-        let when = |w: &Option<String>, flag: &str| {
-            w.as_deref()
-                .map(|w| parse_when(w, now).map_err(|e| UserError(format!("{flag}: {e}"))))
-                .transpose()
-        };
-        // Compared as recorded: parsed and printed, secrets replaced.
-        let url = self.url.as_ref().map(|u| match pelt_core::Url::parse(u) {
-            Ok(mut url) => {
-                pelt_store::Redactor::default().url(&mut url);
-                url.to_string()
-            }
-            Err(_) => u.clone(),
-        });
-        Ok(Filter {
-            ids: Vec::new(),
-            url,
-            tags: self
-                .tags
-                .iter()
-                .map(|t| match t.split_once('=') {
-                    Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
-                    None => (t.trim().to_string(), None),
-                })
-                .collect(),
-            label: self.label.clone(),
-            since_ms: when(&self.since, "--since")?,
-            until_ms: when(&self.until, "--until")?,
-            last: self.last,
-            without: Vec::new(),
-            kinds: Vec::new(),
-        })
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum TableFormat {
-    #[default]
-    Text,
-    Json,
-    Csv,
-}
-
-#[derive(Debug, Clone, Default, Args)]
-pub struct ListArgs {
-    #[command(flatten)]
-    pub select: Select,
-
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
-    pub format: TableFormat,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct ShowArgs {
-    /// The run's id (the first column of `pelt history`).
-    pub id: i64,
-
-    /// json: the report as the run printed it (kept in the history); other
-    /// formats are rendered again from the run's results file.
-    #[arg(long, value_enum, default_value_t = FormatArg::Json)]
-    pub format: FormatArg,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct RmArgs {
-    /// The ids of the runs to remove.
-    #[arg(required = true)]
-    pub ids: Vec<i64>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TrendFormat {
-    Text,
-    Json,
-    Csv,
-    /// A page with the chart and the table.
-    Html,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct TrendArgs {
-    /// The figure to follow: p50, p90, p99, p99.9, max, rate, throughput,
-    /// errors, sent, client_busy; or capacity (of recorded sweeps).
-    #[arg(long, value_name = "METRIC", value_parser = |s: &str| s.parse::<Metric>())]
-    pub metric: Metric,
-
-    #[command(flatten)]
-    pub select: Select,
-
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = TrendFormat::Text)]
-    pub format: TrendFormat,
-
-    /// Follow runs whose work differs from the newest's (targets, load
-    /// model or level, protocol, proxy), and interrupted runs: by default
-    /// a trend of unlike runs is refused, naming the difference.
-    #[arg(long = "allow-mismatch")]
-    pub allow_mismatch: bool,
-}
 
 pub fn command(args: HistoryArgs) -> Result<ExitCode, UserError> {
     let location = args.location;
@@ -236,7 +43,7 @@ fn rerun(loc: &Location, a: RerunArgs) -> Result<ExitCode, UserError> {
     let given = a
         .headers
         .iter()
-        .map(|h| crate::run::parse_header(h))
+        .map(|h| crate::flags::parse_header(h))
         .collect::<Result<Vec<_>, _>>()?;
     for t in &mut config.targets {
         if t.url.to_string().contains(MARKER) {
@@ -262,11 +69,11 @@ fn rerun(loc: &Location, a: RerunArgs) -> Result<ExitCode, UserError> {
         }
     }
     drop(store);
-    let record = super::RecordArgs {
+    let record = crate::flags::RecordArgs {
         location: loc.clone(),
         tags: vec![("rerun_of".to_string(), a.id.to_string())],
         label: run.row.label.clone(),
-        ..super::RecordArgs::default()
+        ..crate::flags::RecordArgs::default()
     };
     let mut history = super::Recording::start(&record)?;
     let mut copy = None;

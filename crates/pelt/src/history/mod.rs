@@ -7,96 +7,12 @@
 pub mod baseline;
 pub mod command;
 
-use crate::cli::FailOn;
+use crate::flags::{Location, RecordArgs};
 use crate::save;
 use crate::UserError;
-use clap::Args;
 use pelt_core::{ResultsReader, ResultsWriter, RunSummary, SummaryBuilder};
 use pelt_store::{Kind, NewRun, Redactor, Results, Store, StoreError};
 use std::path::Path;
-
-/// `--history` for every command that reads or writes the history.
-#[derive(Debug, Clone, Default, Args)]
-pub struct Location {
-    /// The history database: a SQLite file, or postgres://USER@HOST/DB for
-    /// a shared one [default: $PELT_HISTORY, else history.db in pelt's
-    /// data directory].
-    #[arg(long = "history", value_name = "PATH|URL", global = true)]
-    pub history: Option<String>,
-}
-
-/// Flags of `pelt run` about the history and secrets.
-#[derive(Debug, Clone, Default, Args)]
-pub struct RecordArgs {
-    #[command(flatten)]
-    pub location: Location,
-
-    /// Do not record this run in the history (also: PELT_NO_HISTORY=1).
-    #[arg(long = "no-history", conflicts_with_all = ["history", "tags", "label", "baseline"])]
-    pub no_history: bool,
-
-    /// Tag the run in the history, like --tag env=staging or --tag release-1.4.
-    /// Repeatable.
-    #[arg(long = "tag", value_name = "KEY[=VALUE]", value_parser = parse_tag)]
-    pub tags: Vec<(String, String)>,
-
-    /// Name the run in the history, like --label nightly.
-    #[arg(long = "label", value_name = "NAME")]
-    pub label: Option<String>,
-
-    /// A header whose value is secret: replaced by REDACTED in the results
-    /// file, the history and every report (Authorization, Cookie and
-    /// Proxy-Authorization always are). Repeatable.
-    #[arg(long = "secret-header", value_name = "NAME")]
-    pub secret_headers: Vec<String>,
-
-    /// Query parameters whose name contains WORD are secret too (token,
-    /// key, sig, password and secret always are). Repeatable.
-    #[arg(long = "secret-param", value_name = "WORD")]
-    pub secret_params: Vec<String>,
-
-    /// After the run, compare it with these recorded runs: tag:KEY[=VALUE],
-    /// label:NAME or last:N (the newest N runs of the same URL).
-    #[arg(long = "baseline", value_name = "tag:X|label:X|last:N")]
-    pub baseline: Option<String>,
-
-    /// With --baseline: exit 1 when a metric regressed (`regression`), or
-    /// only beyond its margin (`material`). Needs a baseline of 3 or more
-    /// recorded runs, checked before any load (exit 2 otherwise).
-    #[arg(
-        long = "fail-on",
-        value_enum,
-        value_name = "WHAT",
-        requires = "baseline"
-    )]
-    pub fail_on: Option<FailOn>,
-
-    /// With --baseline tag:X or label:X: compare with recorded runs whose
-    /// work differs (targets, load model or level, protocol, proxy),
-    /// which are refused by default.
-    #[arg(long = "allow-mismatch", requires = "baseline")]
-    pub allow_mismatch: bool,
-}
-
-impl RecordArgs {
-    /// The redaction rules these flags ask for.
-    pub fn redactor(&self) -> Redactor {
-        Redactor::new(&self.secret_headers, &self.secret_params)
-    }
-}
-
-/// `--tag KEY=VALUE` or `--tag NAME` (a tag with an empty value).
-pub(crate) fn parse_tag(text: &str) -> Result<(String, String), String> {
-    let (k, v) = text.split_once('=').unwrap_or((text, ""));
-    let k = k.trim();
-    if k.is_empty() || k.chars().any(char::is_control) || v.chars().any(char::is_control) {
-        return Err(format!(
-            "invalid tag '{}': use KEY=VALUE or a name, like --tag env=staging",
-            text.escape_debug()
-        ));
-    }
-    Ok((k.to_string(), v.trim().to_string()))
-}
 
 /// Where the history is: `--history`, else `$PELT_HISTORY`, else the data
 /// directory's history.db. The flag says whether it is the default one
@@ -501,81 +417,6 @@ pub fn summary_of(bytes: &[u8]) -> Result<RunSummary, String> {
     read_redacted(bytes, &Redactor::default()).map(|(s, _)| s)
 }
 
-/// `url` without user:password@, and `headers` with the Basic
-/// Authorization header that carries them instead (unless the user gave
-/// an Authorization header, which wins).
-pub fn userinfo(url: &str, mut headers: Vec<(String, String)>) -> (String, Vec<(String, String)>) {
-    match pelt_store::secrets::split_userinfo(url) {
-        Some((plain, basic)) => {
-            if !headers
-                .iter()
-                .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
-            {
-                headers.push(("Authorization".into(), basic));
-            }
-            (plain, headers)
-        }
-        None => (url.to_string(), headers),
-    }
-}
-
-/// Milliseconds since the Unix epoch of `when`: a date (2026-05-01, UTC),
-/// a date and time (2026-05-01T14:30[:00]), or a time ago (90m, 36h, 7d,
-/// 2w).
-pub fn parse_when(when: &str, now_ms: i64) -> Result<i64, String> {
-    let w = when.trim();
-    let bad = || {
-        format!(
-            "invalid time '{}': give a date like 2026-05-01, a UTC time like 2026-05-01T14:30, or a time ago like 36h or 7d",
-            w.escape_debug()
-        )
-    };
-    if let Some(unit) = w.chars().last().filter(|c| "smhdw".contains(*c)) {
-        if let Ok(n) = w[..w.len() - 1].parse::<u64>() {
-            let secs = match unit {
-                's' => 1,
-                'm' => 60,
-                'h' => 3600,
-                'd' => 86_400,
-                _ => 7 * 86_400,
-            };
-            return Ok(now_ms - (n.saturating_mul(secs).min(i64::MAX as u64 / 1000) as i64) * 1000);
-        }
-    }
-    let (date, time) = w.split_once(['T', ' ']).unwrap_or((w, "00:00:00"));
-    let d: Vec<&str> = date.split('-').collect();
-    let t: Vec<&str> = time.split(':').collect();
-    if d.len() != 3 || !(2..=3).contains(&t.len()) {
-        return Err(bad());
-    }
-    let num = |s: &str| s.parse::<i64>().map_err(|_| bad());
-    let (y, m, day) = (num(d[0])?, num(d[1])?, num(d[2])?);
-    let (h, min, s) = (num(t[0])?, num(t[1])?, t.get(2).map_or(Ok(0), |s| num(s))?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || h > 23 || min > 59 || s > 60 {
-        return Err(bad());
-    }
-    Ok((days_from_civil(y, m, day) * 86_400 + h * 3600 + min * 60 + s) * 1000)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// days_from_civil, the inverse of pelt-core's `UtcTime::from_unix`).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// Now, in ms since the Unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
 /// `2026-05-01 14:30:00` (UTC) for ms since the Unix epoch.
 pub fn utc(ms: i64) -> String {
     let t = pelt_core::UtcTime::from_unix((ms.max(0) / 1000) as u64);
@@ -606,36 +447,7 @@ pub fn results_bytes(run: &pelt_store::StoredRun) -> Result<Vec<u8>, UserError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_and_times_ago() {
-        assert_eq!(parse_when("1970-01-02", 0).unwrap(), 86_400_000);
-        assert_eq!(parse_when("2000-03-01T00:00", 0).unwrap(), 951_868_800_000);
-        assert_eq!(
-            parse_when("2026-11-21 16:03:01", 0).unwrap(),
-            1_795_276_981_000
-        );
-        assert_eq!(
-            parse_when("2d", 200_000_000).unwrap(),
-            200_000_000 - 172_800_000
-        );
-        for bad in ["yesterday", "2026-13-01", "12", "2026-01-01T25:00"] {
-            assert!(parse_when(bad, 0).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn tags_are_key_value_or_a_name() {
-        assert_eq!(
-            parse_tag("env=staging").unwrap(),
-            ("env".into(), "staging".into())
-        );
-        assert_eq!(
-            parse_tag("release-1.4").unwrap(),
-            ("release-1.4".into(), "".into())
-        );
-        assert!(parse_tag("=x").is_err());
-    }
+    use crate::flags::parse_when;
 
     #[test]
     fn utc_round_trips_parse_when() {

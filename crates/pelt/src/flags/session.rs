@@ -208,7 +208,7 @@ impl ProxyArgs {
 
 /// `http://[user:pass@]host[:port]` (a trailing `/` allowed) as a proxy;
 /// `from` names the flag or variable in errors.
-fn parse_proxy(text: &str, from: &str) -> Result<Proxy, UserError> {
+pub fn parse_proxy(text: &str, from: &str) -> Result<Proxy, UserError> {
     let bad = |why: String| {
         UserError(format!(
             "{from}: {why}; give an HTTP proxy like http://127.0.0.1:3128 or http://user:pass@proxy:3128"

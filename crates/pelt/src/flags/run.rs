@@ -1,0 +1,878 @@
+//! `pelt run`'s flags, and their lowering into a `RunConfig`.
+
+use super::{LiveArgs, ProxyArgs, RecordArgs, SessionArgs, ShardArgs};
+use crate::UserError;
+use clap::{Args, ValueEnum};
+use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS, MAX_BODY};
+use pelt_core::targets::{read_limited, ReadError, TargetsFormat};
+use pelt_core::{
+    check_header, check_method, parse_duration, ConnectTo, HttpOptions, Load, Order, RunConfig,
+    Spec, Stop, Target, TargetError, ThinkTime, Url,
+};
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub const RUN_EXAMPLES: &str = "\
+Examples:
+  pelt run http://127.0.0.1:8080/ -c 50 -d 10s        closed loop, like wrk -c 50 -d 10s
+  pelt run http://127.0.0.1:8080/ -n 5000 -c 500 -k   a count, like ab -k -c 500 -n 5000
+  pelt run http://127.0.0.1:8080/ --rate 1000 -d 10s  open loop, like vegeta attack -rate=1000
+  pelt http://127.0.0.1:8080/ --rate 2000 --warmup 5s -d 30s --format json > run.json
+  pelt run http://127.0.0.1:8080/ --rate 100..2000/30s  a linear ramp of the rate over 30 s
+  pelt run http://127.0.0.1:8080/ --stages 30s:100,1m:1000,30s:0   rate steps (k6-style stages)
+  pelt run http://127.0.0.1:8080/ -c 1..50/30s        a closed loop ramping 1 to 50 connections
+  pelt run http://127.0.0.1:8080/api -m POST -H 'Content-Type: application/json' --body '{\"a\":1}'
+  pelt run http://127.0.0.1:8080/ --rate 500 -d 10m --abort-on 'failed > 50% for 5s'
+
+Which mode? A closed loop (-c) tells you the most a server can do with N
+busy clients, but it cannot see queueing: when the server stalls, the
+clients stall with it and the stall barely shows. For latency questions
+(\"how slow is it for users at 1,000 req/s?\") use --rate: requests are sent
+on a fixed schedule, and each is timed from when it should have been sent.
+
+Words: a request *failed* when it got no usable response: no response at
+all (connect, tls, reset, closed, timeout, unfinished, ...), a response that
+broke off or failed ab's length check, or a complete response whose status is
+outside 2xx/3xx (status_4xx, status_5xx). Every report, live view, metric,
+--assert ('failed < 1%', also written 'errors'), history, compare and
+experiment counts that one number, broken down by kind.
+
+Exit codes: 0 ok; 1 an --assert failed (or --strict found the client or
+network limiting); 2 bad usage or input; 3 not one request got a
+response; 4 an --abort-on rule stopped the run; 128 + the signal when one
+stopped it: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. Every ending but 2 prints
+the report first: SIGTERM and SIGHUP are handled as Ctrl-C (results file
+finished, history row marked interrupted, asserts printed).";
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// --shard, --start-at, --run-id (crates/pelt/src/shard.rs).
+    #[command(flatten)]
+    pub sharding: ShardArgs,
+
+    /// The URL to load: http:// or https://, with host and optional port and path.
+    #[arg(required_unless_present = "targets_file")]
+    pub url: Option<String>,
+
+    /// Load the targets in FILE instead of one URL: a list of URLs, siege's
+    /// urls file, or vegeta's http or JSON-lines format (detected). Weights:
+    /// `3 URL` in a list, `"weight": 3` in JSON lines (default 1).
+    #[arg(
+        short = 'f',
+        long = "targets",
+        value_name = "FILE",
+        conflicts_with = "url"
+    )]
+    pub targets_file: Option<PathBuf>,
+
+    /// Force the targets file format: plain, siege, http (vegeta) or json (vegeta).
+    #[arg(
+        long = "targets-format",
+        value_name = "FORMAT",
+        requires = "targets_file"
+    )]
+    pub targets_format: Option<String>,
+
+    /// Send each request to a random target (siege -i) instead of in turn;
+    /// reproducible with --seed.
+    #[arg(long)]
+    pub random: bool,
+
+    /// Seed for --random and --arrivals poisson [default: 1].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// With --rate: how requests are spaced. uniform (the default): evenly,
+    /// request i at i/R. poisson: exponential gaps of the same mean, as
+    /// independent users arrive, whose bursts queue at a server in a way
+    /// evenly spaced requests never show; reproducible with --seed, and
+    /// every --shard draws the same times. Constant rates only.
+    #[arg(long = "arrivals", value_name = "uniform|poisson", value_parser = ["uniform", "poisson"])]
+    pub arrivals: Option<String>,
+
+    /// Connections to use [default: 10 for a closed loop; 100 for --rate, as a pool].
+    /// In a closed loop the number may change over time, like --rate:
+    /// 1..50/30s ramps from 1 to 50 connections, 10s:1,10s:10,10s:50 steps.
+    /// With --rate, -c is the pool's size and must be a number. At most
+    /// 100,000 (with --http2, -c × --streams at most 1,000,000).
+    #[arg(short = 'c', long = "connections", value_name = "N|A..B/DUR|DUR:N,...")]
+    pub connections: Option<String>,
+
+    /// Stop after N measured requests (exactly N are sent and recorded).
+    #[arg(short = 'n', long = "requests", value_name = "N")]
+    pub requests: Option<u64>,
+
+    /// Stop after this long of measurement, like 10s or 1m [default: 10s unless -n is
+    /// given; with a --rate or -c schedule, its length]. Not siege's -d (a
+    /// delay between requests: --delay).
+    #[arg(short = 'd', long = "duration", value_name = "DURATION")]
+    pub duration: Option<String>,
+
+    /// Run until this percentile's 95 % interval is this narrow, checked
+    /// each second, like --until 'p99 ±2%' (also 'p99 2%'); needs
+    /// --max-duration. The report says whether it was reached.
+    #[arg(
+        long = "until",
+        value_name = "'pNN ±X%'",
+        requires = "max_duration",
+        conflicts_with_all = ["duration", "requests"]
+    )]
+    pub until: Option<String>,
+
+    /// With --until: the longest the run may last, like 1m.
+    #[arg(long = "max-duration", value_name = "DURATION", requires = "until")]
+    pub max_duration: Option<String>,
+
+    /// Open loop: send R requests per second in total on a fixed schedule
+    /// (-r is not siege's repetitions: for a count, use -n),
+    /// whatever the responses do, and time each from its scheduled start.
+    /// The rate may change over time: 100..2000/30s ramps linearly from 100
+    /// to 2000 req/s over 30 s; 30s:100,1m:1000,30s:0 holds each rate for
+    /// its stage (steps), and 1m:100..1000 ramps within a stage. Without
+    /// -d the run lasts the schedule; a longer -d holds the last rate.
+    #[arg(short = 'r', long = "rate", value_name = "R|A..B/DUR|DUR:R,...")]
+    pub rate: Option<String>,
+
+    /// With --rate: send each request within ±half this of its scheduled
+    /// time, so that one wake-up sends every request due in the window and
+    /// reads every response that has arrived [default: auto, about eight
+    /// requests' spacing, at most 1ms]. Responses are timed by the kernel
+    /// as they arrive, so reading them late moves no service time; a late
+    /// send shows as send lag and in the response time, an early one is
+    /// timed from when it went. 0 wakes up for every request (more CPU per
+    /// request); a duration sets the width outright: 10ms spreads sends
+    /// about as widely as bombardier does, for about 20 % less CPU than it.
+    /// A window's requests reach the server together and queue there, so a
+    /// wide one raises the latency measured (nginx at 20,000 req/s: service
+    /// time p50 44µs with auto, 76µs with 1ms): widen it for slow servers.
+    #[arg(long = "send-window", value_name = "DURATION|auto")]
+    pub send_window: Option<String>,
+
+    /// The same as --rate DUR:R,DUR:R,... (k6's stages), like
+    /// --stages 30s:0..100,1m:100..1000,30s:1000..0.
+    #[arg(long = "stages", value_name = "DUR:R,...", conflicts_with = "rate")]
+    pub stages: Option<String>,
+
+    /// Closed loop: pause between a connection's requests, like a browsing
+    /// user (siege -d): 500ms, or 0..2s for a random pause in that range.
+    /// Not counted in any latency.
+    #[arg(long = "delay", value_name = "DURATION[..DURATION]")]
+    pub delay: Option<String>,
+
+    /// Load for this long before measuring, like 5s; excluded from every figure.
+    #[arg(long, value_name = "DURATION")]
+    pub warmup: Option<String>,
+
+    /// Worker threads, each with its own connections [default: the cores
+    /// available]. As in wrk; not ab's or siege's -t (a time limit: use -d).
+    #[arg(short = 't', long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<usize>,
+
+    /// Reuse connections (the default; accepted for ab compatibility).
+    #[arg(short = 'k', long = "keepalive", conflicts_with = "no_keepalive")]
+    pub keepalive: bool,
+
+    /// Open a new connection for every request (sends `Connection: close`).
+    #[arg(long = "no-keepalive")]
+    pub no_keepalive: bool,
+
+    /// HTTP method [default: GET, or POST when a body is given].
+    #[arg(short = 'm', long, value_name = "METHOD")]
+    pub method: Option<String>,
+
+    /// Add a header, like -H 'Authorization: Bearer x'. Repeatable.
+    #[arg(short = 'H', long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+
+    /// Request body as text.
+    #[arg(long, value_name = "TEXT", conflicts_with = "body_file")]
+    pub body: Option<String>,
+
+    /// Request body read from a file (sent as is, binary safe), like ab's
+    /// -p. pelt adds no Content-Type (ab sends text/plain): give one with
+    /// -H 'Content-Type: ...' (ab's -T); pelt notes a body without one.
+    #[arg(long = "body-file", value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+
+    /// Give up on a request after this long (counted as a timeout) [default: 30s].
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+
+    /// Give up connecting after this long: the TCP connect (counted as a connect error)
+    /// and, for https, the TLS handshake with it (counted as a tls error) [default: 5s].
+    #[arg(long = "connect-timeout", value_name = "DURATION")]
+    pub connect_timeout: Option<String>,
+
+    /// Skip TLS certificate verification (self-signed test servers).
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// Speak HTTP/2: over https:// negotiated by ALPN (the run fails with
+    /// `tls` errors if the server does not choose h2); over http:// as h2c
+    /// with prior knowledge (no Upgrade).
+    #[arg(long)]
+    pub http2: bool,
+
+    /// With --http2: concurrent streams per connection [default: 1]. Each
+    /// stream works like one HTTP/1.1 connection, so a closed loop keeps
+    /// c × N requests in flight, and --rate has a pool of c × N senders over
+    /// c connections.
+    #[arg(long, value_name = "N")]
+    pub streams: Option<u32>,
+
+    /// Send this Host header to every target, like -H 'Host: NAME' (which it
+    /// replaces): NAME or NAME:PORT. Connections still go where the URL
+    /// says, and TLS still sends the URL's host as SNI and verifies its
+    /// certificate for it; to keep the URL and change where pelt connects,
+    /// use --connect-to.
+    #[arg(long = "host", value_name = "NAME[:PORT]")]
+    pub host: Option<String>,
+
+    /// Connect to CONNECT_HOST:CONNECT_PORT whenever a URL names HOST:PORT
+    /// (curl's option): the Host header, SNI and certificate check still use
+    /// the URL. An empty HOST or PORT matches any, an empty CONNECT_HOST or
+    /// CONNECT_PORT keeps the URL's; IPv6 in brackets. Repeatable; the
+    /// first match wins.
+    #[arg(
+        long = "connect-to",
+        value_name = "HOST:PORT:CONNECT_HOST:CONNECT_PORT"
+    )]
+    pub connect_to: Vec<String>,
+
+    /// Send every request over this Unix domain socket (HTTP/1.1, or h2c
+    /// with --http2); the URL, which must be http://, still gives the Host
+    /// header and path.
+    #[arg(long = "unix-socket", value_name = "PATH")]
+    pub unix_socket: Option<PathBuf>,
+
+    /// Open at most N new connections per second, in total (each worker
+    /// paces its share). Reconnects count too (after Connection: close,
+    /// --no-keepalive or errors). A request waiting for a connection waits
+    /// with its clock running: with --rate it shows as send lag.
+    #[arg(long = "connect-rate", value_name = "N")]
+    pub connect_rate: Option<f64>,
+
+    /// Follow up to N redirects (301, 302, 303, 307, 308) per request, on the
+    /// same origin (scheme, host and port) only [default: 0, a 3xx is the
+    /// response]. The chain is one request: its latency runs to the last
+    /// response, whose status is counted. 303, and 301/302 after a POST,
+    /// continue as a GET without body. A redirect elsewhere, more than N, or
+    /// a Location that cannot be parsed is an invalid_response error. With
+    /// --http2, each hop is a new stream on the same connection.
+    #[arg(long = "follow", value_name = "N")]
+    pub follow: Option<u32>,
+
+    /// With --follow: also follow redirects to other origins, each over a
+    /// new connection used for that one request (HTTP/1.1 only).
+    #[arg(long = "follow-any-host", requires = "follow")]
+    pub follow_any_host: bool,
+
+    /// Accept 2xx responses whose body length differs from the first for
+    /// the same target (ab's -l). Without it, such a response counts as a
+    /// 'length' failure, ab's check for a server that answers some
+    /// requests with an error page; turn it off for dynamic pages.
+    #[arg(short = 'l', long = "accept-variable-length")]
+    pub accept_variable_length: bool,
+    /// Time each request's departure by the kernel's transmit stamp
+    /// (SO_TIMESTAMPING), not pelt's clock read just before write():
+    /// service time and send lag then agree with the wire to a few
+    /// microseconds (bench/wire.sh), where the clock reads 15-30 us early
+    /// and more when pelt is preempted. Costs ~10 % more CPU per request.
+    /// HTTP/1.1 over TCP and TLS; requests up to 1,400 bytes.
+    #[arg(long = "tx-stamps")]
+    pub tx_stamps: bool,
+
+    /// Report format (hdrlog is for `pelt report`).
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+
+    /// Also count the headline latency into these ranges, in the text and
+    /// JSON reports, like vegeta's hist[0,1ms,5ms,10ms]: bucket i holds
+    /// [bound i, bound i+1), the last everything above its bound.
+    #[arg(long, value_name = "0,1ms,5ms,...", value_parser = parse_buckets)]
+    pub buckets: Option<pelt_core::buckets::Buckets>,
+
+    /// Also save the results file here (it is always saved for `pelt report --last`).
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Do not save the run in pelt's data directory.
+    #[arg(long = "no-save")]
+    pub no_save: bool,
+
+    /// Also log every measured request to FILE, one line each, streamed as
+    /// they finish (vegeta's results, hey's -o csv, ab's -g): planned,
+    /// sent, first-byte and done times (Unix nanoseconds), status, bytes,
+    /// error kind, target. JSON lines for .json/.jsonl/.ndjson, else CSV.
+    /// Secrets in URLs are replaced as in every file pelt writes.
+    #[arg(long = "log-requests", value_name = "FILE")]
+    pub log_requests: Option<std::path::PathBuf>,
+
+    /// Fail (exit 1) unless the run meets this, like 'p99 < 50ms',
+    /// 'failed < 0.1%', 'failed == 0' or 'rate >= 990'. failed (or errors)
+    /// is the share of requests with no response or a status outside
+    /// 2xx/3xx. Latencies need a unit and shares a % sign (a bare 5 is refused: 5% or 500%?);
+    /// rate is the rate actually sent. A latency is the headline unless
+    /// prefixed service_time., response_time. or send_lag. (like
+    /// 'service_time.p99 < 5ms'); target[N]. or target[/path]. judges one
+    /// target (like 'target[2].p99 < 20ms'). Repeatable, or several terms
+    /// separated by commas as in --slo; results go to stderr.
+    #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion, value_delimiter = ',')]
+    pub asserts: Vec<pelt_core::Assertion>,
+
+    /// Stop the run early, with its report and exit code 4, once this has
+    /// held for the time given, judged second by second: 'failed > 50% for
+    /// 5s' (a second's failed share: requests that got no response, a
+    /// transport error or a status outside 2xx/3xx; `errors` is the same
+    /// word) or 'p99 > 1s for 10s' (p50, p90, p99, max). A second in which
+    /// no request ended counts neither way, and --warmup is not judged.
+    /// Repeatable: the first rule to hold stops the run.
+    #[arg(long = "abort-on", value_name = "'MEASURE OP VALUE for DURATION'", value_parser = parse_abort_rule)]
+    pub abort_on: Vec<pelt_core::AbortRule>,
+
+    /// Fail (exit 1) when the client or the network may have limited the
+    /// run: a worker thread that wanted a CPU nearly all the time
+    /// (client_busy), responses read late for want of CPU (read_lag),
+    /// connections that failed for want of file descriptors or local ports
+    /// (client_resources), TCP retransmissions on pelt's connections
+    /// (retransmissions), or a network interface near its speed
+    /// (link_saturated). For CI, where a busy runner must not pass for a
+    /// slow server.
+    #[arg(long = "strict")]
+    pub strict: bool,
+
+    /// No live progress line (it is only ever shown on a terminal).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+
+    /// The history: where the run is recorded, its tags, secrets, baseline.
+    #[command(flatten)]
+    pub record: RecordArgs,
+
+    /// Sessions: cookies, a login, credentials.
+    #[command(flatten)]
+    pub session: SessionArgs,
+
+    /// A forward proxy.
+    #[command(flatten)]
+    pub proxy: ProxyArgs,
+
+    /// Watching the run live: --tui, --metrics, --dashboard.
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Human-readable report.
+    Text,
+    /// One JSON document (schema/run.schema.json).
+    Json,
+    /// The per-second timeline.
+    Csv,
+    /// A summary to paste into an issue or pull request.
+    Markdown,
+    /// A self-contained page with charts.
+    Html,
+    /// ab's -e file: the headline latency at each whole percentile, in ms.
+    PercentilesCsv,
+    /// HdrHistogram interval log of response times (pelt report only).
+    Hdrlog,
+}
+
+/// `-t N`: a thread count. A duration there is ab's or siege's `-t` (a
+/// time limit): point to `-d`.
+pub fn parse_threads(text: &str) -> Result<usize, String> {
+    text.trim().parse().map_err(|_| {
+        if pelt_core::parse_duration(text).is_ok() {
+            format!("-t is the number of worker threads here (as in wrk); for a time limit (ab's and siege's -t) use -d {text}")
+        } else {
+            "expected a number of threads, like 2".to_string()
+        }
+    })
+}
+
+pub fn parse_buckets(text: &str) -> Result<pelt_core::buckets::Buckets, String> {
+    text.parse()
+        .map_err(|e: pelt_core::buckets::BucketsError| e.to_string())
+}
+
+pub fn parse_assertion(text: &str) -> Result<pelt_core::Assertion, pelt_core::AssertionError> {
+    text.parse()
+}
+
+pub fn parse_abort_rule(text: &str) -> Result<pelt_core::AbortRule, pelt_core::AbortRuleError> {
+    text.parse()
+}
+
+impl TryFrom<&RunArgs> for RunConfig {
+    type Error = UserError;
+
+    fn try_from(a: &RunArgs) -> Result<RunConfig, UserError> {
+        if a.targets_format.is_some() && a.targets_file.is_none() {
+            // clap's `requires` does not see it next to a URL.
+            return Err(UserError(
+                "--targets-format applies to a targets file; add -f FILE, or drop it for a single URL".into(),
+            ));
+        }
+        if a.targets_file.is_some()
+            && (a.method.is_some() || a.body.is_some() || a.body_file.is_some())
+        {
+            return Err(UserError(
+                "-m, --body and --body-file apply to a single URL; with -f, give methods and bodies in the targets file".into(),
+            ));
+        }
+        let body = match (&a.body, &a.body_file) {
+            (Some(text), _) => text.clone().into_bytes(),
+            // Capped: `--body-file /dev/zero` must not read forever.
+            (None, Some(path)) => {
+                read_limited(path, MAX_BODY).map_err(|e| {
+                    let fix = match e {
+                        // It says what to do already.
+                        ReadError::TooLarge { .. } => "",
+                        ReadError::Io(_) | ReadError::Directory => "; check the path",
+                    };
+                    UserError(format!(
+                        "cannot read --body-file '{}': {e}{fix}",
+                        path.display()
+                    ))
+                })?
+            }
+            (None, None) => Vec::new(),
+        };
+        let method = match &a.method {
+            Some(m) => {
+                check_method(m).map_err(|_| {
+                    UserError(format!(
+                        "invalid method '{}'; use a plain word like GET, POST or PUT",
+                        m.escape_debug()
+                    ))
+                })?;
+                m.to_ascii_uppercase()
+            }
+            None if body.is_empty() => "GET".to_string(),
+            None => "POST".to_string(),
+        };
+        let headers = a
+            .headers
+            .iter()
+            .map(|h| parse_header(h))
+            .collect::<Result<Vec<_>, _>>()?;
+
+        // --until runs for at most --max-duration (stopping earlier when
+        // its interval is narrow enough: `execute`).
+        let duration = match (&a.max_duration, &a.duration) {
+            (Some(_), _) => opt_duration(&a.max_duration, "--max-duration")?,
+            // siege's `-d 1` is a delay between a user's requests; here -d
+            // is how long the run lasts.
+            (None, Some(d)) if d.trim().parse::<f64>().is_ok_and(|v| v != 0.0) => {
+                let d = d.trim();
+                return Err(UserError(format!(
+                    "-d/--duration: invalid duration '{d}': a unit is missing; -d is how long the run lasts here: \
+                     write -d {d}s for {d} seconds of load (siege's -d {d}, a pause between a \
+                     user's requests, is --delay {d}s; a number of requests is -n)"
+                )));
+            }
+            (None, _) => opt_duration(&a.duration, "-d/--duration")?,
+        };
+        let warmup = opt_duration(&a.warmup, "--warmup")?.unwrap_or(Duration::ZERO);
+        let load = load(a)?;
+        // Not a re-check of validate(): it sees `streams: 1`, the default,
+        // and cannot tell that `--streams` was given without `--http2`.
+        if a.streams.is_some() && !a.http2 {
+            return Err(UserError(super::errors::config_error(
+                &pelt_core::ConfigError::StreamsWithoutHttp2,
+            )));
+        }
+        let mut http = HttpOptions {
+            keepalive: !a.no_keepalive,
+            insecure: a.insecure,
+            http2: a.http2,
+            streams: a.streams.unwrap_or(1),
+            connect_to: a
+                .connect_to
+                .iter()
+                .map(|c| ConnectTo::parse(c))
+                .collect::<Result<_, _>>()
+                .map_err(|e| UserError(e.to_string()))?,
+            unix_socket: a
+                .unix_socket
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned()),
+            connect_rate: a.connect_rate,
+            follow: a.follow.unwrap_or(0),
+            follow_any_host: a.follow_any_host,
+            accept_variable_length: a.accept_variable_length,
+            tx_stamps: a.tx_stamps,
+            session: a.session.options()?,
+            proxy: a.proxy.options()?,
+            ..HttpOptions::default()
+        };
+        let host = a.host.as_deref().map(host_header).transpose()?;
+        if let Some(t) = opt_duration(&a.timeout, "--timeout")? {
+            http.timeout = t;
+        }
+        if let Some(t) = opt_duration(&a.connect_timeout, "--connect-timeout")? {
+            http.connect_timeout = t;
+        }
+        let targets = match (&a.url, &a.targets_file) {
+            (_, Some(path)) => {
+                let format = a
+                    .targets_format
+                    .as_deref()
+                    .map(str::parse::<TargetsFormat>)
+                    .transpose()
+                    .map_err(|e| UserError(e.to_string()))?;
+                let (mut targets, format) = pelt_core::targets::read_detected(path, format)
+                    .map_err(|e| UserError(e.to_string()))?;
+                // -H adds to every target (an Authorization header, say).
+                pelt_core::targets::add_headers(&mut targets, &headers, format);
+                targets
+            }
+            (Some(url), None) => {
+                // user:password@ becomes a Basic Authorization header
+                // (as curl sends it), so the URL holds no secret.
+                let (url, headers) = userinfo(url, headers);
+                vec![Target {
+                    method,
+                    url: Url::parse(&url).map_err(|e| UserError(e.to_string()))?,
+                    headers,
+                    body,
+                    weight: 1,
+                }]
+            }
+            (None, None) => return Err(UserError("give a URL, or a targets file with -f".into())),
+        };
+        let mut targets = targets;
+        a.session.apply(&mut targets)?;
+        if let Some(host) = host {
+            // --host replaces any Host header, from -H or a targets file.
+            for t in &mut targets {
+                t.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("host"));
+                t.headers.push(("Host".into(), host.clone()));
+            }
+        }
+        let mut config =
+            RunConfig {
+                targets,
+                order: if a.random {
+                    Order::Random {
+                        seed: a.seed.unwrap_or(1),
+                    }
+                } else {
+                    Order::RoundRobin
+                },
+                think: a
+                    .delay
+                    .as_deref()
+                    .map(ThinkTime::parse)
+                    .transpose()
+                    .map_err(|e| UserError(format!("--delay: {e}")))?,
+                load,
+                stop: Stop {
+                    requests: a.requests,
+                    duration,
+                },
+                warmup,
+                threads: a.threads.unwrap_or_else(pelt_core::config::default_threads),
+                http,
+                shard: None,
+                run_id: None,
+                start_at_unix_ns: None,
+                arrivals: match a.arrivals.as_deref() {
+                    Some("poisson") => pelt_core::Arrivals::Poisson {
+                        seed: a.seed.unwrap_or(1),
+                    },
+                    _ if a.seed.is_some() && !a.random => {
+                        return Err(UserError(
+                            "--seed seeds --random and --arrivals poisson: add one, or drop --seed"
+                                .into(),
+                        ))
+                    }
+                    _ => pelt_core::Arrivals::Uniform,
+                },
+                send_window: match a.send_window.as_deref() {
+                    Some(_) if a.rate.is_none() && a.stages.is_none() => return Err(UserError(
+                        "--send-window times rate-mode sends: add --rate R, or drop --send-window"
+                            .into(),
+                    )),
+                    None | Some("auto") => pelt_core::SendWindow::Auto,
+                    Some(v) => pelt_core::SendWindow::Max(
+                        parse_duration(v)
+                            .map_err(|e| UserError(format!("--send-window: {e}; or `auto`")))?,
+                    ),
+                },
+                abort_on: a.abort_on.clone(),
+            };
+        a.sharding.apply(&mut config)?;
+        config
+            .validate()
+            .map_err(|e| UserError(super::errors::config_error(&e)))?;
+        Ok(config)
+    }
+}
+
+/// `--rate`/`--stages` and `-c`, each a number or a schedule.
+fn load(a: &RunArgs) -> Result<Load, UserError> {
+    let parse =
+        |flag: &str, text: &str| Spec::parse(text).map_err(|e| UserError(format!("{flag}: {e}")));
+    let rate = match (&a.rate, &a.stages) {
+        (Some(r), _) => Some(parse("--rate", r)?),
+        (None, Some(s)) => match parse("--stages", s)? {
+            Spec::Constant(_) => {
+                return Err(UserError(format!(
+                    "--stages: invalid value '{}': stages are DURATION:RATE,...; use --stages 30s:100,1m:1000 or --rate for one rate",
+                    s.escape_debug()
+                )))
+            }
+            varying => Some(varying),
+        },
+        (None, None) => None,
+    };
+    let connections = a
+        .connections
+        .as_deref()
+        .map(|c| parse("-c/--connections", c))
+        .transpose()?;
+    // Only what a u32 cannot say; the range is validate()'s (a count
+    // beyond u32 saturates, and validate() refuses it as too many).
+    let whole = |v: f64| -> Result<u32, UserError> {
+        if v.fract() != 0.0 {
+            return Err(UserError(format!(
+                "-c/--connections must be a whole number, like -c 50 (got {v})"
+            )));
+        }
+        Ok(v as u32)
+    };
+    // Range checks, with the other cross-flag rules, in validate().
+    Ok(match (rate, connections) {
+        (Some(_), Some(Spec::Varying(_))) => {
+            return Err(UserError(
+                "a -c schedule is for closed loops; with --rate, -c is the connection pool's size, a number like -c 200 (the rate's schedule sets the load)".into(),
+            ))
+        }
+        (Some(rate), c) => {
+            let connections = match c {
+                Some(Spec::Constant(v)) => whole(v)?,
+                _ => DEFAULT_RATE_CONNECTIONS,
+            };
+            match rate {
+                Spec::Constant(rate) => Load::rate_of(rate, connections),
+                Spec::Varying(s) => Load::Rate {
+                    rate: s.peak(),
+                    connections,
+                    schedule: Some(s),
+                },
+            }
+        }
+        (None, Some(Spec::Varying(s))) => Load::Closed {
+            connections: s.peak().ceil().min(f64::from(u32::MAX)) as u32,
+            schedule: Some(s),
+        },
+        (None, Some(Spec::Constant(v))) => Load::closed(whole(v)?),
+        (None, None) => Load::closed(DEFAULT_CLOSED_CONNECTIONS),
+    })
+}
+
+fn opt_duration(value: &Option<String>, flag: &str) -> Result<Option<Duration>, UserError> {
+    value
+        .as_deref()
+        .map(|v| parse_duration(v).map_err(|e| UserError(format!("{flag}: {e}"))))
+        .transpose()
+}
+
+/// `--host`: a host name, IPv4 address or [IPv6] address, optionally
+/// with :PORT.
+fn host_header(value: &str) -> Result<String, UserError> {
+    let bad = |why: &str| {
+        UserError(format!(
+            "invalid --host '{}': {why}; give a host name, like --host api.example.com or --host example.com:8080",
+            value.escape_debug()
+        ))
+    };
+    let (name, port) = match value.strip_prefix('[') {
+        Some(v6) => {
+            let (addr, rest) = v6
+                .split_once(']')
+                .ok_or_else(|| bad("the IPv6 address has no closing ']'"))?;
+            if addr.is_empty()
+                || !addr
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+            {
+                return Err(bad("not an IPv6 address"));
+            }
+            match rest {
+                "" => (addr, None),
+                _ => (
+                    addr,
+                    Some(
+                        rest.strip_prefix(':')
+                            .ok_or_else(|| bad("unexpected text after ']'"))?,
+                    ),
+                ),
+            }
+        }
+        None => match value.rsplit_once(':') {
+            Some((n, p)) => {
+                if n.is_empty()
+                    || !n
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_')
+                {
+                    return Err(bad(
+                        "a host name has letters, digits, '-', '.' and '_' only",
+                    ));
+                }
+                (n, Some(p))
+            }
+            None => {
+                if value.is_empty()
+                    || !value
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_')
+                {
+                    return Err(bad(if value.is_empty() {
+                        "it is empty"
+                    } else {
+                        "a host name has letters, digits, '-', '.' and '_' only"
+                    }));
+                }
+                (value, None)
+            }
+        },
+    };
+    if name.is_empty() {
+        return Err(bad("it is empty"));
+    }
+    if let Some(p) = port {
+        if p.parse::<u16>().ok().filter(|&p| p != 0).is_none() {
+            return Err(bad("the port must be a number from 1 to 65535"));
+        }
+    }
+    Ok(value.to_string())
+}
+
+/// `-H 'Name: value'`, checked by the same rule as a targets file's
+/// headers ([`check_header`]) and worded for the flag.
+pub(crate) fn parse_header(h: &str) -> Result<(String, String), UserError> {
+    let bad = |why: &str| {
+        UserError(format!(
+            "invalid header '{}': {why}; use -H 'Name: value'",
+            h.escape_debug()
+        ))
+    };
+    let (name, value) = h.split_once(':').ok_or_else(|| bad("there is no ':'"))?;
+    let name = name.trim();
+    // The untrimmed value: a trailing line break is still one.
+    check_header(name, value).map_err(|e| match e {
+        TargetError::HeaderValue(_) => bad("the value contains a line break or NUL"),
+        TargetError::HeaderName(_) | TargetError::Method(_) => {
+            bad("the name must be a single word such as X-Request-Id")
+        }
+    })?;
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+/// `url` without user:password@, and `headers` with the Basic
+/// Authorization header that carries them instead (unless the user gave
+/// an Authorization header, which wins).
+pub fn userinfo(url: &str, mut headers: Vec<(String, String)>) -> (String, Vec<(String, String)>) {
+    match pelt_store::secrets::split_userinfo(url) {
+        Some((plain, basic)) => {
+            if !headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+            {
+                headers.push(("Authorization".into(), basic));
+            }
+            (plain, headers)
+        }
+        None => (url.to_string(), headers),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> Result<RunConfig, UserError> {
+        let mut argv = vec!["pelt", "run"];
+        argv.extend_from_slice(args);
+        let cli = crate::flags::Cli::try_parse_from(argv).expect("clap accepts");
+        match cli.command {
+            crate::flags::Command::Run(a) => RunConfig::try_from(&*a),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_load_model() {
+        let c = config(&["http://127.0.0.1:1/"]).unwrap();
+        assert_eq!(c.load, Load::closed(10));
+        assert_eq!(c.targets[0].method, "GET");
+        let c = config(&["http://127.0.0.1:1/", "--rate", "500", "--body", "x"]).unwrap();
+        assert_eq!(c.load, Load::rate_of(500.0, 100));
+        assert_eq!(c.targets[0].method, "POST");
+    }
+
+    #[test]
+    fn bad_input_says_how_to_fix_it() {
+        for (args, hint) in [
+            (&["localhost:80"][..], "no scheme"),
+            (&["http://h/", "-d", "10"], "write -d 10s"),
+            (&["http://h/", "-d", "1"], "is --delay 1s"),
+            (&["http://h/", "-d", "10x"], "the unit is not one of"),
+            (&["http://h/", "--rate", "0"], "--rate must be"),
+            (&["http://h/", "-H", "NoColon"], "-H 'Name: value'"),
+            (&["http://h/", "-m", "GE T"], "invalid method"),
+            (&["http://h/", "-c", "0"], "at least 1"),
+            (&["http://h/", "-H", "X: a\nb"], "line break"),
+            (&["http://h/", "-H", "X: a\0b"], "line break or NUL"),
+            (&["http://h/", "--host", ""], "invalid --host"),
+            (&["http://h/", "--host", "a b"], "invalid --host"),
+            (&["http://h/", "--host", "h:0"], "port must be"),
+            (&["http://h/", "--host", "[::1"], "closing"),
+            (&["http://h/", "--connect-to", "a:1:b"], "four fields"),
+            (
+                &["http://h/", "--connect-rate", "0"],
+                "--connect-rate must be",
+            ),
+            (&["http://h/", "--follow", "1000"], "at most 100"),
+            (
+                &["https://h/", "--unix-socket", "/x.sock"],
+                "plain HTTP only",
+            ),
+            (
+                &["http://h/", "--follow", "2", "--follow-any-host", "--http2"],
+                "same origin only",
+            ),
+            (
+                &[
+                    "http://h/",
+                    "--unix-socket",
+                    "/x.sock",
+                    "--follow",
+                    "2",
+                    "--follow-any-host",
+                ],
+                "cannot leave a --unix-socket",
+            ),
+            (
+                &["http://h/", "--http2", "-c", "1..4/2s"],
+                "a -c schedule counts HTTP/1.1 connections",
+            ),
+            (&["http://h/a\nb", "-n", "1"], "invalid URL"),
+            (&["http://h/", "--rate", "1e300"], "at most 10,000,000"),
+            (
+                &["http://h/", "--body-file", "/no/such/file"],
+                "cannot read --body-file",
+            ),
+        ] {
+            let e = config(args).unwrap_err().0;
+            assert!(e.contains(hint), "{args:?}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+    }
+}

@@ -28,7 +28,7 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     if args.dry_run {
         // A dry run checks everything a real one would before it starts.
         if let Some(dir) = &args.out {
-            refuse_non_empty(dir)?;
+            pelt_campaign::results::refuse_non_empty(dir)?;
         }
         crate::emit(schedule(&plan).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
@@ -422,26 +422,6 @@ fn default_folder(plan: &Plan) -> Result<PathBuf, UserError> {
     )))
 }
 
-/// Refuses a folder that holds anything, or a path that is not a folder.
-pub(crate) fn refuse_non_empty(folder: &Path) -> Result<(), UserError> {
-    if folder.exists() && !folder.is_dir() {
-        return Err(UserError(format!(
-            "'{}' is not a folder; choose a new folder with -o",
-            folder.display()
-        )));
-    }
-    if folder
-        .read_dir()
-        .is_ok_and(|mut entries| entries.next().is_some())
-    {
-        return Err(UserError(format!(
-            "'{}' is not empty; choose a new folder with -o, so that no earlier results are mixed in or overwritten",
-            folder.display()
-        )));
-    }
-    Ok(())
-}
-
 /// Creates the folder (refusing one that holds anything) and keeps a copy
 /// of the plan in it.
 fn prepare_folder(folder: &Path, plan: &Path) -> Result<(), UserError> {
@@ -451,7 +431,7 @@ fn prepare_folder(folder: &Path, plan: &Path) -> Result<(), UserError> {
             folder.display()
         ))
     };
-    refuse_non_empty(folder)?;
+    pelt_campaign::results::refuse_non_empty(folder)?;
     std::fs::create_dir_all(folder.join("runs")).map_err(cannot)?;
     std::fs::create_dir_all(folder.join("logs")).map_err(cannot)?;
     std::fs::copy(plan, folder.join("plan.toml")).map_err(cannot)?;

@@ -1,11 +1,12 @@
-//! Running a `RunConfig` as the CLI does: a live progress line, Ctrl-C
-//! handling, and the results file written second by second. Used by
-//! `pelt run`, `pelt demo` and `pelt experiment`.
+//! Running a `RunConfig` as the CLI does: the results file written
+//! second by second (to `-o`, the data directory's saved copy, and memory
+//! for the history), secrets kept out of every copy, `--until`'s
+//! precision stop, a cancel token, and an observer fed each second.
 
-use crate::progress::ProgressLine;
-use crate::save::Sinks;
-use crate::UserError;
-use pelt_core::{RunConfig, RunSummary};
+use crate::observe::RunObserver;
+use crate::results::Sinks;
+use crate::{Cancel, Error, Result};
+use pelt_core::{Redactor, RunConfig, RunSummary};
 use pelt_engine::{footer_of, Progress, RequestLogFormat, RequestLogSpec, Run};
 use std::path::Path;
 use std::time::Duration;
@@ -19,15 +20,11 @@ pub struct Keep<'a> {
     pub save: bool,
     /// Secrets to keep out of every copy and of the summary returned
     /// (the run itself sends them).
-    pub secrets: pelt_store::Redactor,
+    pub secrets: Redactor,
     /// Keep the results file in memory too, here (for the history).
     pub copy: Option<&'a mut Option<Vec<u8>>>,
     /// `--log-requests FILE`: every request, one line each.
     pub log: Option<&'a Path>,
-    /// The live views (`--metrics`, `--dashboard`, `--tui`), fed each second.
-    pub live: Vec<pelt_live::Live>,
-    /// `--tui`: the figures the terminal dashboard draws (one of `live`).
-    pub tui: Option<pelt_live::Live>,
     /// `--until`: stop once a percentile's interval is this narrow.
     pub until: Option<Until>,
 }
@@ -44,9 +41,9 @@ pub struct Until {
 
 impl Until {
     /// `p99 ±2%`, `p99.9 5%`, `p50 +-1%`.
-    pub fn parse(text: &str) -> Result<Until, UserError> {
+    pub fn parse(text: &str) -> Result<Until> {
         let bad = || {
-            UserError(format!(
+            Error::other(format!(
                 "invalid --until '{}': give a percentile and a width, like --until 'p99 ±2%'",
                 text.escape_debug()
             ))
@@ -76,14 +73,19 @@ impl Until {
     }
 }
 
-/// Runs `config` with a live progress line (on a terminal), Ctrl-C
-/// handling, and its results file written second by second; returns the
-/// summary of what was measured.
-pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSummary, UserError> {
+/// Runs `config` with its results file written second by second,
+/// `observer` fed each second and `cancel` able to stop it; returns the
+/// summary of what was measured, with the secrets of `keep` replaced.
+pub fn execute(
+    config: RunConfig,
+    keep: Keep<'_>,
+    cancel: &Cancel,
+    observer: &mut dyn RunObserver,
+) -> Result<RunSummary> {
     if let Some(path) = keep.out {
         // Find an unwritable -o before any load is sent.
         std::fs::File::create(path).map_err(|e| {
-            UserError(format!(
+            Error::other(format!(
                 "cannot write -o '{}': {e}; check the directory exists and is writable",
                 path.display()
             ))
@@ -95,22 +97,22 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
     let log = keep.log.map(|path| {
         // The log names each request's URL: with its secrets replaced, as
         // in every file pelt writes.
-        let shown = &secrets;
         RequestLogSpec {
             path: path.to_path_buf(),
             format: RequestLogFormat::for_path(path),
-            targets_shown: Some(shown.config(&config).targets),
+            targets_shown: Some(secrets.config(&config).targets),
         }
     });
-    let run = Run::start_with_log(config, log).map_err(|e| {
+    let run = Run::start_with_log(config, log).map_err(|error| {
         // Leave no empty -o behind for a run that never started.
         if let Some(path) = keep.out {
             let _ = std::fs::remove_file(path);
         }
-        // The library names RunConfig's fields; the CLI, its flags.
-        let message = crate::flags::engine_error(&e);
-        // A failed --login names its URL: not its secrets.
-        UserError(secrets.text(&message))
+        // A failed login names its URL: not its secrets.
+        Error::Engine {
+            error,
+            secrets: Box::new(secrets.clone()),
+        }
     })?;
     let header = secrets.header(run.header());
     let sinks = Sinks::open(keep.out, keep.save, &header)?.with(
@@ -118,35 +120,28 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
         keep.copy.is_some(),
         &header,
     );
-    crate::signals::cancel_on_signal(run.canceller());
-    let tui = keep.tui.and_then(|live| {
-        let canceller = run.canceller();
-        pelt_live::tui::Tui::start(live, planned.duration, move || canceller.cancel())
-            .map_err(|e| eprintln!("pelt: no terminal dashboard ({e}); showing the progress line"))
-            .ok()
-    });
-    let line = ProgressLine::new(quiet || tui.is_some(), planned, run.measure_from());
-    let live = keep.live;
+    cancel.watch(run.canceller());
+    observer.started(&planned, run.measure_from());
     // Results are written and shown from a thread of the lowest priority:
     // on a core shared with a worker (`taskset -c 0 pelt run ...`) it then
     // runs in the worker's idle gaps instead of delaying its sends. A
     // thread of its own, because `execute` may run again from this one and
     // workers take the priority of the thread that starts them.
-    let follower = std::thread::Builder::new()
-        .name("pelt-results".into())
-        .spawn(move || follow(run, sinks, line, live, keep.until))
-        .map_err(|e| {
-            UserError(format!(
-                "cannot start a thread: {e}; free some memory or raise the thread limit"
-            ))
-        })?;
-    let joined = follower.join();
-    // The terminal back as it was before the report is printed.
-    drop(tui);
-    let (mut summary, copy) = match joined {
-        Ok(done) => done,
-        Err(panic) => std::panic::resume_unwind(panic),
-    };
+    let until = keep.until;
+    let (mut summary, copy) = std::thread::scope(|scope| {
+        let follower = std::thread::Builder::new()
+            .name("pelt-results".into())
+            .spawn_scoped(scope, move || follow(run, sinks, observer, until))
+            .map_err(|e| {
+                Error::other(format!(
+                    "cannot start a thread: {e}; free some memory or raise the thread limit"
+                ))
+            })?;
+        match follower.join() {
+            Ok(done) => Ok::<_, Error>(done),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })?;
     secrets.summary(&mut summary);
     if let Some(slot) = keep.copy {
         *slot = copy;
@@ -159,8 +154,7 @@ pub fn execute(config: RunConfig, quiet: bool, keep: Keep<'_>) -> Result<RunSumm
 fn follow(
     run: Run,
     mut sinks: Sinks,
-    mut line: ProgressLine,
-    live: Vec<pelt_live::Live>,
+    observer: &mut dyn RunObserver,
     until: Option<Until>,
 ) -> (RunSummary, Option<Vec<u8>>) {
     let mut priority = pelt_engine::Background::lower(run.header().config.load.rate().is_some());
@@ -194,23 +188,13 @@ fn follow(
                 }
                 priority.keep_up(s.row.unix_second);
                 sinks.interval(s.row.unix_second, &s.recorder);
-                for view in &live {
-                    view.feed(
-                        &s.row,
-                        &s.recorder,
-                        pelt_live::Gauges {
-                            in_flight: s.in_flight,
-                            connections_open: s.connections_open,
-                        },
-                    );
-                }
-                line.update(run.elapsed(), Some(&s));
+                observer.interval(run.elapsed(), &s);
             }
-            Progress::Waiting => line.update(run.elapsed(), None),
+            Progress::Waiting => observer.waiting(run.elapsed()),
             Progress::Finished => break,
         }
     }
-    line.clear();
+    observer.finished();
     let mut summary = run.wait();
     let copy = sinks.finish(&footer_of(&summary));
     if let Some(u) = until {

@@ -1,10 +1,10 @@
 //! Where runs are kept, writing them as they happen, and reading them
 //! back (one file, or several merged) under the names reports give them.
 
-use crate::UserError;
+use crate::{Error, Result};
 use pelt_core::results::{MergeError, MergedReader};
 use pelt_core::{Recorder, ResultsReader, ResultsWriter, RunFooter, RunHeader, RunSummary, Window};
-use pelt_store::Redactor;
+use pelt_core::Redactor;
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
@@ -29,12 +29,12 @@ pub fn runs_dir() -> Option<PathBuf> {
 }
 
 /// The newest saved run.
-pub fn last_run() -> Result<PathBuf, UserError> {
+pub fn last_run() -> Result<PathBuf> {
     let dir = runs_dir().ok_or_else(|| {
-        UserError("cannot tell where runs are saved: set PELT_DATA_DIR or HOME".into())
+        Error::other("cannot tell where runs are saved: set PELT_DATA_DIR or HOME")
     })?;
     saved_runs(&dir).pop().ok_or_else(|| {
-        UserError(format!(
+        Error::other(format!(
             "no saved runs in {}; run pelt run first, or give a results file",
             dir.display()
         ))
@@ -72,13 +72,13 @@ impl Sinks {
     /// Opens the destinations. An unwritable `-o` is an input error (exit 2)
     /// found before any load is sent; an unwritable data directory only
     /// warns.
-    pub fn open(out: Option<&Path>, save: bool, header: &RunHeader) -> Result<Sinks, UserError> {
+    pub fn open(out: Option<&Path>, save: bool, header: &RunHeader) -> Result<Sinks> {
         let mut sinks = Sinks::default();
         if let Some(path) = out {
             let writer = File::create(path)
                 .and_then(|f| ResultsWriter::new(BufWriter::new(f), header))
                 .map_err(|e| {
-                    UserError(format!(
+                    Error::other(format!(
                         "cannot write -o '{}': {e}; check the directory exists and is writable",
                         path.display()
                     ))
@@ -167,12 +167,12 @@ pub fn utc_stamp(unix_secs: u64) -> String {
 
 /// Refuses a file named twice in `files`: merged or compared, its
 /// requests would count twice (`what` says where).
-pub fn once_each(files: &[PathBuf], what: &str) -> Result<(), UserError> {
+pub fn once_each(files: &[PathBuf], what: &str) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
     for path in files {
         let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         if !seen.insert(key) {
-            return Err(UserError(format!(
+            return Err(Error::other(format!(
                 "'{}' is given twice; {what}, so give each file once",
                 path.display()
             )));
@@ -193,10 +193,10 @@ pub fn label(path: &Path) -> String {
 /// A folder is one sharded run: its `.pelt` files (the parts, as `pelt
 /// slurm` or a Kubernetes volume collects them) merged, every shard
 /// required, so `pelt compare` takes merged runs.
-pub fn load(path: &Path) -> Result<RunSummary, UserError> {
+pub fn load(path: &Path) -> Result<RunSummary> {
     if path.is_dir() {
         let read = |e: std::io::Error| {
-            UserError(format!("cannot read the folder '{}': {e}", path.display()))
+            Error::other(format!("cannot read the folder '{}': {e}", path.display()))
         };
         let mut parts: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(read)?
@@ -206,7 +206,7 @@ pub fn load(path: &Path) -> Result<RunSummary, UserError> {
         parts.retain(|p| p.extension().is_some_and(|e| e == "pelt"));
         parts.sort();
         if parts.is_empty() {
-            return Err(UserError(format!(
+            return Err(Error::other(format!(
                 "the folder '{}' holds no .pelt results files; give a results file, or the folder of a sharded run's parts",
                 path.display()
             )));
@@ -223,10 +223,16 @@ pub struct Merged {
     reader: MergedReader<BufReader<File>>,
 }
 
+impl std::fmt::Debug for Merged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Merged").field("files", &self.files).finish()
+    }
+}
+
 impl Merged {
     /// One results file as it was written: a shard's part reports as
     /// that shard did live (its own share of the load, nothing merged).
-    pub fn one(path: &Path) -> Result<Merged, UserError> {
+    pub fn one(path: &Path) -> Result<Merged> {
         let files = [path.to_path_buf()];
         let reader = MergedReader::alone(Merged::read_all(&files)?.remove(0))
             .map_err(|e| merge_error(&files, e))?;
@@ -238,7 +244,7 @@ impl Merged {
 
     /// The files as one run (`pelt report --merge`); unless
     /// `allow_partial`, a sharded run must have every shard.
-    pub fn open_checked(files: &[PathBuf], allow_partial: bool) -> Result<Merged, UserError> {
+    pub fn open_checked(files: &[PathBuf], allow_partial: bool) -> Result<Merged> {
         let readers = Merged::read_all(files)?;
         let reader = MergedReader::with_partial(readers, allow_partial)
             .map_err(|e| merge_error(files, e))?;
@@ -248,23 +254,23 @@ impl Merged {
         })
     }
 
-    fn read_all(files: &[PathBuf]) -> Result<Vec<ResultsReader<BufReader<File>>>, UserError> {
+    fn read_all(files: &[PathBuf]) -> Result<Vec<ResultsReader<BufReader<File>>>> {
         let mut readers = Vec::new();
         for path in files {
             if path.is_dir() {
-                return Err(UserError(format!(
+                return Err(Error::other(format!(
                     "'{}' is a folder; give a results file written by pelt run -o (or pelt report --last)",
                     path.display()
                 )));
             }
             let file = File::open(path).map_err(|e| {
-                UserError(format!(
+                Error::other(format!(
                     "cannot read '{}': {e}; check the path",
                     path.display()
                 ))
             })?;
             let reader = ResultsReader::open(BufReader::new(file))
-                .map_err(|e| UserError(format!("'{}': {e}", path.display())))?;
+                .map_err(|e| Error::other(format!("'{}': {e}", path.display())))?;
             readers.push(reader);
         }
         Ok(readers)
@@ -276,13 +282,13 @@ impl Merged {
     }
 
     /// The next second across all files, merged.
-    pub fn next(&mut self) -> Result<Option<(u64, Recorder)>, UserError> {
+    pub fn next(&mut self) -> Result<Option<(u64, Recorder)>> {
         self.reader
             .next_interval()
             .map_err(|e| merge_error(&self.files, e))
     }
 
-    pub fn summary(self, window: Option<Window>) -> Result<RunSummary, UserError> {
+    pub fn summary(self, window: Option<Window>) -> Result<RunSummary> {
         self.reader
             .summary(window)
             .map_err(|e| merge_error(&self.files, e))
@@ -291,7 +297,7 @@ impl Merged {
     /// The summary, and the merged run as one results file (in memory),
     /// for the history: `pelt history show ID --format html` then works
     /// without the parts at hand.
-    pub fn summary_and_file(self) -> Result<(RunSummary, Option<Vec<u8>>), UserError> {
+    pub fn summary_and_file(self) -> Result<(RunSummary, Option<Vec<u8>>)> {
         let header = self.reader.header().clone();
         // Writing to a Vec cannot fail.
         let mut writer = ResultsWriter::new(Vec::new(), &header).ok();
@@ -313,15 +319,15 @@ impl Merged {
 }
 
 /// A merge error as the user sees it: a file at fault is named by its path.
-fn merge_error(files: &[PathBuf], e: MergeError) -> UserError {
+fn merge_error(files: &[PathBuf], e: MergeError) -> Error {
     match e {
         MergeError::File { index, error } => {
-            UserError(format!("'{}': {error}", files[index].display()))
+            Error::other(format!("'{}': {error}", files[index].display()))
         }
         MergeError::ForeignShard { index, .. } | MergeError::DuplicateShard { index, .. } => {
-            UserError(format!("'{}': {e}", files[index].display()))
+            Error::other(format!("'{}': {e}", files[index].display()))
         }
-        other => UserError(other.to_string()),
+        other => Error::other(other.to_string()),
     }
 }
 
@@ -333,7 +339,7 @@ pub fn write_reports(
     markdown: &str,
     html: &str,
     json: &str,
-) -> Result<(), UserError> {
+) -> Result<()> {
     for (name, body) in [
         ("report.txt", text),
         ("report.md", markdown),
@@ -342,11 +348,31 @@ pub fn write_reports(
     ] {
         let path = folder.join(name);
         std::fs::write(&path, body).map_err(|e| {
-            UserError(format!(
+            Error::other(format!(
                 "cannot write {}: {e}; check the disk",
                 path.display()
             ))
         })?;
+    }
+    Ok(())
+}
+
+/// Refuses a folder that holds anything, or a path that is not a folder.
+pub fn refuse_non_empty(folder: &Path) -> Result<()> {
+    if folder.exists() && !folder.is_dir() {
+        return Err(Error::other(format!(
+            "'{}' is not a folder; choose a new folder with -o",
+            folder.display()
+        )));
+    }
+    if folder
+        .read_dir()
+        .is_ok_and(|mut entries| entries.next().is_some())
+    {
+        return Err(Error::other(format!(
+            "'{}' is not empty; choose a new folder with -o, so that no earlier results are mixed in or overwritten",
+            folder.display()
+        )));
     }
     Ok(())
 }

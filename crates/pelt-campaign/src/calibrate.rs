@@ -79,9 +79,17 @@ pub fn measure(
     let url = pelt_core::Url::parse(&format!("http://{}/", server.local_addr()))
         .map_err(|e| Error::other(format!("pelt's own server's address: {e}")))?;
     let (step, warmup, closed) = if quick {
-        (Duration::from_secs(1), Duration::from_millis(200), Duration::from_secs(1))
+        (
+            Duration::from_secs(1),
+            Duration::from_millis(200),
+            Duration::from_secs(1),
+        )
     } else {
-        (Duration::from_secs(3), Duration::from_secs(1), Duration::from_secs(5))
+        (
+            Duration::from_secs(3),
+            Duration::from_secs(1),
+            Duration::from_secs(5),
+        )
     };
     // One worker thread, pelt's defaults otherwise.
     let config = |load: Load, stop: Stop, warmup: Duration| {
@@ -122,7 +130,8 @@ pub fn measure(
         )
     };
 
-    observer.say("rate mode: the highest rate one worker thread holds with send lag p99 under 1 ms");
+    observer
+        .say("rate mode: the highest rate one worker thread holds with send lag p99 under 1 ms");
     let mut spec = SweepSpec::new(folder);
     spec.max_send_lag_ns = Some(1_000_000);
     spec.step = step;
@@ -207,7 +216,10 @@ impl Calibration {
         let path = dir.join(FILE);
         std::fs::create_dir_all(dir)
             .and_then(|()| {
-                std::fs::write(&path, serde_json::to_string_pretty(self).unwrap_or_default())
+                std::fs::write(
+                    &path,
+                    serde_json::to_string_pretty(self).unwrap_or_default(),
+                )
             })
             .map_err(|e| {
                 Error::other(format!(
@@ -271,11 +283,10 @@ pub fn saved() -> Option<(PathBuf, Calibration)> {
 }
 
 /// A note when a rate run asks for more per worker thread than this
-/// machine held on schedule when calibrated.
-pub fn note_for(config: &RunConfig) -> Option<String> {
+/// machine held on schedule when calibrated (`c`, say [`saved`]'s).
+pub fn note_for(config: &RunConfig, c: &Calibration) -> Option<String> {
     // A shard sends its share.
     let rate = config.load.rate()? / f64::from(config.shard_or_whole().count);
-    let (_, c) = saved()?;
     if c.rate_limited_by != Outcome::Client || c.rate_per_thread <= 0.0 {
         return None;
     }

@@ -3,8 +3,8 @@
 
 use crate::{Error, Result};
 use pelt_core::results::{MergeError, MergedReader};
-use pelt_core::{Recorder, ResultsReader, ResultsWriter, RunFooter, RunHeader, RunSummary, Window};
 use pelt_core::Redactor;
+use pelt_core::{Recorder, ResultsReader, ResultsWriter, RunFooter, RunHeader, RunSummary, Window};
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
@@ -225,7 +225,9 @@ pub struct Merged {
 
 impl std::fmt::Debug for Merged {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Merged").field("files", &self.files).finish()
+        f.debug_struct("Merged")
+            .field("files", &self.files)
+            .finish()
     }
 }
 
@@ -282,7 +284,7 @@ impl Merged {
     }
 
     /// The next second across all files, merged.
-    pub fn next(&mut self) -> Result<Option<(u64, Recorder)>> {
+    pub fn next_second(&mut self) -> Result<Option<(u64, Recorder)>> {
         self.reader
             .next_interval()
             .map_err(|e| merge_error(&self.files, e))

@@ -6,12 +6,12 @@
 
 use crate::flags::{CompareArgs, CompareFormat};
 use crate::output::fail_on;
-use crate::save::{label, load, once_each};
 use crate::UserError;
 use pelt_analyze::alike::{self, Mismatch};
 use pelt_analyze::design::{self, Timed};
 use pelt_analyze::latency::Latency;
 use pelt_analyze::{headline, runs};
+use pelt_campaign::results::{label, load, once_each};
 use pelt_core::RunSummary;
 use pelt_report::compare;
 use pelt_report::html::Labeled;
@@ -43,7 +43,7 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
     let both: Vec<PathBuf> = a_files.iter().chain(&b_files).cloned().collect();
     once_each(&both, "a run on both sides would be compared with itself")?;
     let load_all = |files: &[PathBuf]| -> Result<Vec<RunSummary>, UserError> {
-        files.iter().map(|f| load(f)).collect()
+        files.iter().map(|f| Ok(load(f)?)).collect()
     };
     let (a, b) = (load_all(&a_files)?, load_all(&b_files)?);
     let allowed = like_with_like(&a_files, &a, &b_files, &b, args.allow_mismatch)?;

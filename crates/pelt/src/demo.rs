@@ -2,10 +2,11 @@
 //! port and benchmarks it twice, so a new user sees both load models and
 //! why the difference matters.
 
-use crate::execute::{execute, Keep};
 use crate::flags::DemoArgs;
+use crate::live::execute;
 use crate::output::render_one;
 use crate::UserError;
+use pelt_campaign::Keep;
 use pelt_core::{parse_duration, HttpOptions, Load, RunConfig, Stop, Target, Url};
 use pelt_target::{Pause, ServeConfig, Server};
 use std::time::Duration;
@@ -88,7 +89,7 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             abort_on: Vec::new(),
         };
         // Demo runs are not saved: `pelt report --last` stays yours.
-        let summary = execute(config, false, Keep::default())?;
+        let summary = execute(config, false, Keep::default(), Vec::new())?;
         crate::emit(render_one(&summary, args.format)?.as_bytes())?;
         server.shutdown();
         if let Some(code) = crate::signals::ending(&summary) {

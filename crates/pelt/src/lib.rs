@@ -12,7 +12,6 @@
 mod calibrate;
 mod compare;
 mod demo;
-mod execute;
 mod experiment;
 mod flags;
 #[doc(hidden)]
@@ -25,7 +24,6 @@ mod output;
 mod progress;
 mod report;
 mod run;
-mod save;
 mod serve;
 mod signals;
 mod sweep;
@@ -46,6 +44,19 @@ pub const ABORTED: u8 = 4;
 /// An error the user can fix: printed as one line, exit code 2.
 #[derive(Debug)]
 pub struct UserError(pub String);
+
+impl From<pelt_campaign::Error> for UserError {
+    /// The library's errors in the command line's words: a refused
+    /// configuration or an engine's error named by its flags.
+    fn from(e: pelt_campaign::Error) -> UserError {
+        use pelt_campaign::Error;
+        UserError(match e {
+            Error::Config(c) => flags::config_error(&c),
+            Error::Engine { error, secrets } => secrets.text(&flags::engine_error(&error)),
+            Error::Other(message) => message,
+        })
+    }
+}
 
 /// The whole program: `pelt`'s `main`.
 pub fn main() -> ExitCode {

@@ -266,3 +266,155 @@ impl Watch {
         self.views.campaign(&self.campaign);
     }
 }
+
+/// What the command line shows of a run as it goes: the progress line
+/// (on a terminal, unless quiet) and each second fed to the live views.
+#[derive(Debug)]
+pub struct Shown {
+    quiet: bool,
+    line: Option<crate::progress::ProgressLine>,
+    live: Vec<Live>,
+}
+
+impl Shown {
+    /// The progress line unless `quiet`, and `live`'s views.
+    pub fn new(quiet: bool, live: Vec<Live>) -> Shown {
+        Shown {
+            quiet,
+            line: None,
+            live,
+        }
+    }
+}
+
+impl pelt_campaign::RunObserver for Shown {
+    fn started(&mut self, planned: &pelt_core::Stop, warmup: std::time::Duration) {
+        self.line = Some(crate::progress::ProgressLine::new(
+            self.quiet, *planned, warmup,
+        ));
+    }
+
+    fn interval(&mut self, elapsed: std::time::Duration, s: &pelt_engine::Snapshot) {
+        for view in &self.live {
+            view.feed(
+                &s.row,
+                &s.recorder,
+                pelt_live::Gauges {
+                    in_flight: s.in_flight,
+                    connections_open: s.connections_open,
+                },
+            );
+        }
+        if let Some(line) = &mut self.line {
+            line.update(elapsed, Some(s));
+        }
+    }
+
+    fn waiting(&mut self, elapsed: std::time::Duration) {
+        if let Some(line) = &mut self.line {
+            line.update(elapsed, None);
+        }
+    }
+
+    fn finished(&mut self) {
+        if let Some(line) = &mut self.line {
+            line.clear();
+        }
+    }
+}
+
+/// A campaign (`pelt sweep`, `pelt calibrate`) as the command line shows
+/// it: progress lines on stderr (unless quiet) and the live views, and
+/// each step recorded in the history, if there is one.
+pub struct Campaign<'a> {
+    pub watch: Option<&'a mut Watch>,
+    /// Printed before each progress line: "pelt: ", "pelt calibrate: ".
+    pub prefix: &'static str,
+    pub quiet: bool,
+    /// The history the steps go into, and the sweep's id there.
+    pub history: Option<(&'a mut crate::history::Recording, String)>,
+}
+
+impl pelt_campaign::Observer for Campaign<'_> {
+    fn say(&mut self, line: &str) {
+        if !self.quiet {
+            eprintln!("{}{line}", self.prefix);
+        }
+    }
+
+    fn run_started(&mut self, label: &str, run_id: &str, config: &RunConfig) {
+        if let Some(w) = &mut self.watch {
+            w.campaign.total = w.campaign.total.max(w.campaign.runs.len() + 1);
+            w.start(label.to_string(), run_id, config);
+        }
+    }
+
+    fn run_observer(&mut self) -> Box<dyn pelt_campaign::RunObserver> {
+        let live = self.watch.as_ref().map_or(Vec::new(), |w| w.views.feed());
+        Box::new(Shown::new(true, live))
+    }
+
+    fn run_finished(&mut self, summary: &RunSummary, so_far: String) {
+        if let Some(w) = &mut self.watch {
+            if w.views.watched() {
+                w.finished(summary, so_far);
+            }
+        }
+    }
+
+    fn done(&mut self, text: &str, json: &str) {
+        if let Some(w) = &mut self.watch {
+            w.campaign.verdicts = text.to_string();
+            w.views.campaign(&w.campaign);
+            w.views.close_campaign(json.to_string());
+        }
+    }
+}
+
+impl pelt_campaign::sweep::SweepObserver for Campaign<'_> {
+    fn step_saved(&mut self, summary: &RunSummary, file: &std::path::Path, index: usize) {
+        if let Some((h, id)) = &mut self.history {
+            h.record_step(summary, file, id, index);
+        }
+    }
+}
+
+/// Runs `config` as the command line shows a run: the progress line
+/// unless `quiet`, `live`'s views fed each second, and a signal stops it.
+pub fn execute(
+    config: RunConfig,
+    quiet: bool,
+    keep: pelt_campaign::Keep<'_>,
+    live: Vec<Live>,
+) -> Result<RunSummary, UserError> {
+    let mut shown = Shown::new(quiet, live);
+    Ok(pelt_campaign::execute(
+        config,
+        keep,
+        &crate::signals::token(),
+        &mut shown,
+    )?)
+}
+
+/// [`execute`] with `views`, the terminal dashboard drawn instead of the
+/// progress line if it is on (`q` there stops the run as Ctrl-C does).
+pub fn execute_watched(
+    config: RunConfig,
+    quiet: bool,
+    keep: pelt_campaign::Keep<'_>,
+    views: &Views,
+) -> Result<RunSummary, UserError> {
+    let planned = config.effective_stop();
+    let token = crate::signals::token();
+    let tui = views.tui().and_then(|live| {
+        let token = token.clone();
+        pelt_live::tui::Tui::start(live, planned.duration, move || token.cancel())
+            .map_err(|e| eprintln!("pelt: no terminal dashboard ({e}); showing the progress line"))
+            .ok()
+    });
+    let mut shown = Shown::new(quiet || tui.is_some(), views.feed());
+    let summary = pelt_campaign::execute(config, keep, &token, &mut shown);
+    // The terminal back as it was before the report is printed.
+    drop(tui);
+    Ok(summary?)
+}

@@ -3,15 +3,15 @@
 use crate::flags::{FormatArg, ReportArgs};
 use crate::flags::{Location, RecordArgs};
 use crate::output::{check, render_one_with};
-use crate::save::{self, label, once_each, Merged};
 use crate::UserError;
+use pelt_campaign::results::{label, once_each, Merged};
 use pelt_core::{SummaryBuilder, Warning, Window};
 use pelt_report::html::Labeled;
 use std::process::ExitCode;
 
 pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     let files = if args.last {
-        vec![save::last_run()?]
+        vec![pelt_campaign::results::last_run()?]
     } else {
         args.files.clone()
     };
@@ -89,7 +89,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         // fails part way stops the seconds, and its error wins.
         let mut failure = None;
         let seconds = std::iter::from_fn(|| {
-            merged.next().unwrap_or_else(|e| {
+            merged.next_second().unwrap_or_else(|e| {
                 failure = Some(e);
                 None
             })
@@ -98,7 +98,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         let mut log = Vec::new();
         pelt_report::hdrlog::write_hdrlog(&mut log, seconds).map_err(write_err)?;
         if let Some(e) = failure {
-            return Err(e);
+            return Err(e.into());
         }
         crate::emit(&log)?;
         return Ok(ExitCode::SUCCESS);

@@ -1,9 +1,9 @@
 //! `pelt run`: flags -> RunConfig -> Run -> report.
 
-use crate::execute::{execute, Keep};
 use crate::flags::{FormatArg, RunArgs};
 use crate::output::{check, render_one_with};
 use crate::UserError;
+use pelt_campaign::Keep;
 use pelt_core::RunConfig;
 
 /// Notes for habits from ab and siege whose flags mean something else
@@ -118,7 +118,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let until = args
         .until
         .as_deref()
-        .map(crate::execute::Until::parse)
+        .map(pelt_campaign::Until::parse)
         .transpose()?;
     let keep = Keep {
         until,
@@ -130,10 +130,8 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             .filter(|_| crate::history::Recording::wants_copy(args.out.as_deref()))
             .map(|_| &mut copy),
         log: args.log_requests.as_deref(),
-        live: views.feed(),
-        tui: views.tui(),
     };
-    let summary = execute(config, args.quiet, keep)?;
+    let summary = crate::live::execute_watched(config, args.quiet, keep, &views)?;
     let id = history
         .as_mut()
         .and_then(|h| h.record(&summary, args.out.as_deref(), copy));

@@ -9,16 +9,17 @@
 //! signal's number as a shell reports a command killed by it (130, 143,
 //! 129), after the report.
 //!
-//! One handler serves the whole process, so a command that makes many runs
-//! (`pelt experiment`, `pelt sweep`) points it at each run in turn and asks
-//! afterwards whether to stop.
+//! One handler serves the whole process: it fires the process's one
+//! [`Cancel`] token ([`token`]), which the library's runs watch, so a
+//! command that makes many runs (`pelt experiment`, `pelt sweep`) stops
+//! the one in progress and makes no more.
 
+use pelt_campaign::Cancel;
 use pelt_core::{RunSummary, StopCause};
-use pelt_engine::Canceller;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Mutex, Once};
+use std::sync::{Once, OnceLock};
 
 /// The signals that stop a run, with their numbers (Linux and the BSDs
 /// agree on these three).
@@ -31,8 +32,8 @@ const SIGINT_EXIT: u8 = 130;
 
 /// The number of the first signal caught; 0 before.
 static FIRED: AtomicI32 = AtomicI32::new(0);
-/// The run a signal stops.
-static CURRENT: Mutex<Option<Canceller>> = Mutex::new(None);
+/// What a signal fires.
+static TOKEN: OnceLock<Cancel> = OnceLock::new();
 static STARTED: Once = Once::new();
 
 /// Starts the handler (once): from here on the first signal only sets
@@ -43,33 +44,16 @@ pub fn install() {
     STARTED.call_once(spawn_handler);
 }
 
-/// Makes a signal stop the run `canceller` cancels (replacing any earlier
-/// run's), starting the handler on first use. If a signal came already,
-/// stops it at once.
-pub fn cancel_on_signal(canceller: Canceller) {
+/// The token a signal fires, with the handler started: pass it to every
+/// run and campaign the command makes.
+pub fn token() -> Cancel {
     install();
-    // Publish first, then look: either the handler sees this canceller or
-    // this sees the handler's flag, so a signal is never lost in between.
-    *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(canceller.clone());
-    if let Some(cause) = fired() {
-        canceller.stop(cause);
-    }
+    TOKEN.get_or_init(Cancel::new).clone()
 }
 
 /// Whether Ctrl-C, SIGTERM or SIGHUP came.
 pub fn interrupted() -> bool {
     FIRED.load(Ordering::SeqCst) != 0
-}
-
-/// The first signal caught, as a run's stop cause.
-fn fired() -> Option<StopCause> {
-    let number = FIRED.load(Ordering::SeqCst);
-    SIGNALS
-        .iter()
-        .find(|&&(_, n)| n == number)
-        .map(|&(name, _)| StopCause::Signal {
-            signal: name.to_string(),
-        })
 }
 
 /// Exit code of a command that a signal stopped: 128 + the first signal's
@@ -152,11 +136,9 @@ fn spawn_handler() {
                     "\npelt: stopping{what}; finishing requests in flight ({again})"
                 );
                 FIRED.store(number, Ordering::SeqCst);
-                if let Some(c) = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-                    c.stop(StopCause::Signal {
-                        signal: name.to_string(),
-                    });
-                }
+                TOKEN.get_or_init(Cancel::new).stop(StopCause::Signal {
+                    signal: name.to_string(),
+                });
                 if let Some((_, number)) = next(&mut streams).await {
                     std::process::exit(i32::from(code_of(number)));
                 }

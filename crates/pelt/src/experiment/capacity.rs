@@ -5,9 +5,8 @@
 
 use super::plan::{slug, Plan};
 use super::{bring_up, shell_for, Watch};
-use crate::flags::{Cli, Command, ExperimentArgs};
+use crate::flags::ExperimentArgs;
 use crate::UserError;
-use clap::Parser;
 use pelt_analyze::runs::Row;
 use pelt_analyze::sweep::capacity_metric;
 use pelt_report::sweep::CapacityExperiment;
@@ -58,7 +57,10 @@ pub fn command(
                     variant.name
                 ));
                 watch.views.campaign(&watch.campaign);
-                sweep(&variant.sweep_argv, &sweep_dir).map_err(|UserError(e)| e)
+                match &variant.sweep {
+                    Some(s) => sweep(s, &sweep_dir).map_err(|UserError(e)| e),
+                    None => Err("the plan has no sweep".to_string()),
+                }
             })();
             if let Some(cmd) = &variant.teardown {
                 if let Err(e) = shell.run("teardown", cmd, plan.command_timeout) {
@@ -111,7 +113,7 @@ pub fn command(
         rows: &rows,
     }
     .render();
-    crate::save::write_reports(
+    pelt_campaign::results::write_reports(
         folder,
         &reports.text,
         &reports.markdown,
@@ -141,15 +143,13 @@ pub fn command(
 }
 
 /// One sweep, saved in `dir`: the capacity it found, if any.
-fn sweep(argv: &[String], dir: &Path) -> Result<Option<f64>, UserError> {
-    let mut argv = argv.to_vec();
-    argv.extend(["-o".into(), dir.display().to_string()]);
-    let Command::Sweep(args) = Cli::try_parse_from(&argv)
-        .map_err(|e| UserError(format!("the sweep's flags: {e}")))?
-        .command
-    else {
-        unreachable!("a plan's sweep argv starts with `pelt sweep`")
-    };
-    let (report, _) = crate::sweep::Sweep::new(*args)?.conduct()?;
+fn sweep(
+    (spec, base): &(pelt_campaign::SweepSpec, pelt_core::RunConfig),
+    dir: &Path,
+) -> Result<Option<f64>, UserError> {
+    let mut spec = spec.clone();
+    spec.folder = dir.to_path_buf();
+    let (report, _) = pelt_campaign::Sweep::new(spec, base.clone())?
+        .conduct(&crate::signals::token(), &mut pelt_campaign::Unobserved)?;
     Ok(report.capacity)
 }

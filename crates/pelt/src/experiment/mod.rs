@@ -8,12 +8,13 @@ mod capacity;
 pub(crate) mod plan;
 mod shell;
 
-use crate::execute::{execute, Keep};
 use crate::flags::ExperimentArgs;
+use crate::live::execute;
 use crate::live::Watch;
 use crate::output::fail_on;
 use crate::UserError;
 use pelt_analyze::experiment::{regressed, Outcome, RunRecord};
+use pelt_campaign::Keep;
 use pelt_core::Human;
 use pelt_report::experiment::{Experiment, Reports};
 use plan::{slug, Plan};
@@ -141,7 +142,7 @@ fn render(plan: &Plan, outcome: &Outcome) -> Reports {
 /// Renders the report and writes it, in every format, to the folder.
 fn write_reports(plan: &Plan, outcome: &Outcome) -> Result<Reports, UserError> {
     let reports = render(plan, outcome);
-    crate::save::write_reports(
+    pelt_campaign::results::write_reports(
         &outcome.folder,
         &reports.text,
         &reports.markdown,
@@ -252,11 +253,15 @@ fn measure_variant(
             until: None,
             out: Some(&file),
             save: false,
-            live: watch.views.feed(),
             ..Keep::default()
         };
-        let summary =
-            execute(variant.configs[l].clone(), args.quiet, keep).map_err(|UserError(e)| e)?;
+        let summary = execute(
+            variant.configs[l].clone(),
+            args.quiet,
+            keep,
+            watch.views.feed(),
+        )
+        .map_err(|UserError(e)| e)?;
         if let Some(h) = history {
             let tags = [
                 ("experiment", plan.name.clone()),
@@ -406,7 +411,7 @@ fn pelt_exe() -> String {
 }
 
 fn default_folder(plan: &Plan) -> Result<PathBuf, UserError> {
-    let data = crate::save::data_dir().ok_or_else(|| {
+    let data = pelt_campaign::results::data_dir().ok_or_else(|| {
         UserError(
             "cannot tell where to save the experiment: give -o DIR, or set PELT_DATA_DIR or HOME"
                 .into(),
@@ -417,7 +422,7 @@ fn default_folder(plan: &Plan) -> Result<PathBuf, UserError> {
         .map_or(0, |d| d.as_secs());
     Ok(data.join("experiments").join(format!(
         "{}-{}",
-        crate::save::utc_stamp(now),
+        pelt_campaign::results::utc_stamp(now),
         slug(&plan.name)
     )))
 }

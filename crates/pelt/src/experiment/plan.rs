@@ -1,11 +1,12 @@
 //! The experiment plan: a TOML file read into plain data, checked whole
 //! before any command runs or any load is sent.
 
-use crate::flags::{Cli, Command, FormatArg};
+use crate::flags::{Cli, Command, FormatArg, RunArgs};
 use crate::UserError;
 use clap::Parser;
 pub use pelt_analyze::experiment::{Level, LevelKind};
-use pelt_core::{parse_duration, RunConfig};
+use pelt_campaign::{Sweep, SweepSpec};
+use pelt_core::{parse_duration, Load, RunConfig};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -104,9 +105,9 @@ pub struct Variant {
     pub teardown: Option<String>,
     /// One `RunConfig` per load level, in the order of [`Plan::levels`].
     pub configs: Vec<RunConfig>,
-    /// With `[load] sweep`: the `pelt sweep` command line of this
-    /// variant's sweeps (without `-o`).
-    pub sweep_argv: Vec<String>,
+    /// With `[load] sweep`: this variant's sweep (its folder is set per
+    /// block) and the run its steps start from.
+    pub sweep: Option<(SweepSpec, RunConfig)>,
 }
 
 /// A checked plan.
@@ -250,16 +251,28 @@ impl Plan {
                     v.name
                 ));
             }
-            let sweep_argv = match &load.sweep {
-                Some(slo) => sweep_argv(load, v, url, targets, dir, warmup, slo),
-                None => Vec::new(),
+            let words = Words {
+                load,
+                variant: v,
+                url,
+                targets,
+                dir,
+                warmup,
             };
-            let configs = if sweep_argv.is_empty() {
-                levels
+            let sweep =
+                match &load.sweep {
+                    Some(slo) => Some(words.sweep(slo).map_err(|e| {
+                        UserError(format!("variant '{}', its sweep: {}", v.name, e.0))
+                    })?),
+                    None => None,
+                };
+            let configs = match &sweep {
+                // The sweep's first step stands for its load.
+                Some((spec, base)) => vec![Sweep::new(spec.clone(), base.clone())?.first_config()?],
+                None => levels
                     .iter()
                     .map(|level| {
-                        let argv = run_argv(load, v, url, targets, dir, level, warmup);
-                        run_config(&argv).map_err(|e| {
+                        words.run(level).map_err(|e| {
                             UserError(format!(
                                 "variant '{}' at {}: {}",
                                 v.name,
@@ -268,11 +281,7 @@ impl Plan {
                             ))
                         })
                     })
-                    .collect::<Result<Vec<_>, _>>()?
-            } else {
-                // The sweep's first step stands for its load.
-                vec![check_sweep(&sweep_argv)
-                    .map_err(|e| UserError(format!("variant '{}', its sweep: {}", v.name, e.0)))?]
+                    .collect::<Result<Vec<_>, _>>()?,
             };
             let ready_url = match (&v.ready_url, &configs[0].targets[..]) {
                 (Some(u), _) => u.clone(),
@@ -289,7 +298,7 @@ impl Plan {
                 ready_url,
                 teardown: v.teardown.clone(),
                 configs,
-                sweep_argv,
+                sweep,
             });
         }
         // With -n only, the length is unknown until run: guess the default.
@@ -350,121 +359,172 @@ pub fn slug(name: &str) -> String {
     s.trim_matches('.').to_string()
 }
 
-/// The `pelt run` command line of one run.
-fn run_argv(
-    load: &LoadFile,
-    v: &VariantFile,
-    url: Option<&String>,
-    targets: Option<&PathBuf>,
-    dir: &Path,
-    level: &Level,
+/// What a plan says about one variant's runs: its target, [load]'s
+/// length, warm-up, threads and pool, and every `args`.
+struct Words<'a> {
+    load: &'a LoadFile,
+    variant: &'a VariantFile,
+    url: Option<&'a String>,
+    targets: Option<&'a PathBuf>,
+    dir: &'a Path,
     warmup: Duration,
-) -> Vec<String> {
-    let mut argv: Vec<String> = vec!["pelt".into(), "run".into()];
-    match (targets, url) {
-        // A variant's own target wins over [load]'s.
-        (Some(t), _) if v.targets.is_some() || v.url.is_none() => {
-            argv.push("-f".into());
-            argv.push(dir.join(t).display().to_string());
-        }
-        (_, Some(u)) => argv.push(u.clone()),
-        (Some(t), None) => {
-            argv.push("-f".into());
-            argv.push(dir.join(t).display().to_string());
-        }
-        (None, None) => {}
+}
+
+impl Words<'_> {
+    /// The plan's and the variant's `args`, parsed as `command`'s flags
+    /// would be (they are the user's own words), with the target set.
+    fn flags(&self, command: &str) -> Result<Command, UserError> {
+        let args: Vec<&String> = self.load.args.iter().chain(&self.variant.args).collect();
+        let argv = ["pelt", command]
+            .into_iter()
+            .map(String::from)
+            .chain(args.iter().map(|a| a.to_string()));
+        let cli = Cli::try_parse_from(argv).map_err(|e| {
+            let rendered = e.render().to_string();
+            UserError(format!(
+                "{} (in the flags {})",
+                rendered
+                    .lines()
+                    .next()
+                    .unwrap_or("invalid flags")
+                    .trim_start_matches("error: "),
+                args.iter()
+                    .map(|a| a.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ))
+        })?;
+        Ok(cli.command)
     }
-    match level.kind {
-        LevelKind::Rate => {
-            argv.extend(["--rate".into(), level.value.to_string()]);
-            if let Some(OneOrMany::One(c)) = &load.connections {
-                argv.extend(["-c".into(), c.to_string()]);
+
+    /// The target: a variant's own wins over [load]'s.
+    fn aim(&self, run: &mut RunArgs) -> Result<(), UserError> {
+        if run.url.is_some() || run.targets_file.is_some() {
+            return Err(UserError(
+                "a URL or -f has no place in args: give url = \"...\" or targets = \"file\" in [load] or the variant".into(),
+            ));
+        }
+        match (self.targets, self.url) {
+            (Some(t), _) if self.variant.targets.is_some() || self.variant.url.is_none() => {
+                run.targets_file = Some(self.dir.join(t));
             }
+            (_, Some(u)) => run.url = Some(u.clone()),
+            (Some(t), None) => run.targets_file = Some(self.dir.join(t)),
+            (None, None) => {}
         }
-        LevelKind::Connections => argv.extend(["-c".into(), level.value.to_string()]),
+        Ok(())
     }
-    if let Some(d) = &load.duration {
-        argv.extend(["-d".into(), d.clone()]);
+
+    /// What [load] sets must not be in args too: which would win?
+    fn given_once(&self, args: &RunArgs) -> Result<(), UserError> {
+        if args.warmup.is_some() {
+            return Err(UserError(
+                "--warmup has no place in args: give warmup = \"...\" in [load]".into(),
+            ));
+        }
+        if args.threads.is_some() && self.load.threads.is_some() {
+            return Err(UserError(
+                "the threads are given twice: drop -t from args, or threads from [load]".into(),
+            ));
+        }
+        Ok(())
     }
-    argv.extend(["--warmup".into(), format!("{}ms", warmup.as_millis())]);
-    if let Some(t) = load.threads {
-        argv.extend(["-t".into(), t.to_string()]);
+
+    /// [load]'s length, if it gives one.
+    fn duration(&self) -> Result<Option<Duration>, UserError> {
+        file_duration(&self.load.duration, "[load] duration")
     }
-    argv.extend(load.args.iter().cloned());
-    argv.extend(v.args.iter().cloned());
-    argv
+
+    /// One run at `level`, as `pelt run` would make it from the same
+    /// words, refusing flags that mean nothing inside an experiment.
+    fn run(&self, level: &Level) -> Result<RunConfig, UserError> {
+        let Command::Run(mut args) = self.flags("run")? else {
+            unreachable!("parsed as `pelt run`")
+        };
+        refuse_in_runs(&args)?;
+        if args.rate.is_some() || args.stages.is_some() || args.connections.is_some() {
+            return Err(UserError(
+                "--rate, --stages and -c have no place in args: give the load in [load] (rate, connections)".into(),
+            ));
+        }
+        self.aim(&mut args)?;
+        let pool = match &self.load.connections {
+            Some(OneOrMany::One(c)) => *c,
+            _ => pelt_core::config::DEFAULT_RATE_CONNECTIONS,
+        };
+        let load = match level.kind {
+            LevelKind::Rate => Load::rate_of(level.value, pool),
+            LevelKind::Connections => Load::closed(level.value as u32),
+        };
+        self.given_once(&args)?;
+        let mut config = args.config_with(Some(load))?;
+        self.override_run(&mut config, args.duration.is_some())?;
+        Ok(config)
+    }
+
+    /// [load]'s length, warm-up and threads over what the args said.
+    fn override_run(&self, config: &mut RunConfig, args_duration: bool) -> Result<(), UserError> {
+        if let Some(d) = self.duration()? {
+            if args_duration {
+                return Err(UserError(
+                    "the length is given twice: drop -d from args, or duration from [load]".into(),
+                ));
+            }
+            config.stop.duration = Some(d);
+        }
+        config.warmup = self.warmup;
+        if let Some(t) = self.load.threads {
+            config.threads = t as usize;
+        }
+        config
+            .validate()
+            .map_err(|e| UserError(crate::flags::config_error(&e)))
+    }
+
+    /// The variant's sweep: `pelt sweep`'s flags from the args, [load]'s
+    /// length, warm-up, threads and pool, under `slo`.
+    fn sweep(&self, slo: &str) -> Result<(SweepSpec, RunConfig), UserError> {
+        let Command::Sweep(mut args) = self.flags("sweep")? else {
+            unreachable!("parsed as `pelt sweep`")
+        };
+        if args.run.out.is_some() || args.run.format != FormatArg::Text {
+            return Err(UserError(
+                "-o and --format have no place in an experiment's args: every sweep is saved in the experiment's folder".into(),
+            ));
+        }
+        if args.run.connections.is_some() {
+            return Err(UserError(
+                "-c has no place in args: give the pool as connections = N in [load]".into(),
+            ));
+        }
+        self.aim(&mut args.run)?;
+        self.given_once(&args.run)?;
+        if args.run.duration.is_some() && self.load.duration.is_some() {
+            return Err(UserError(
+                "the length is given twice: drop -d from args, or duration from [load]".into(),
+            ));
+        }
+        args.slo = Some(slo.to_string());
+        // Each block's sweep gets a folder of its own (Variant::sweep).
+        args.run.out = Some(std::env::temp_dir().join("pelt-plan-check-never-created"));
+        let (mut spec, mut base) = args.spec()?;
+        if let Some(d) = self.duration()? {
+            spec.step = d;
+            spec.confirm = d * 3;
+        }
+        spec.warmup = self.warmup;
+        if let Some(OneOrMany::One(c)) = &self.load.connections {
+            spec.pool = *c;
+        }
+        if let Some(t) = self.load.threads {
+            base.threads = t as usize;
+        }
+        Ok((spec, base))
+    }
 }
 
-/// The `pelt sweep` command line of a variant's sweeps: its target,
-/// [load]'s step length, warm-up, threads and pool, and every args.
-fn sweep_argv(
-    load: &LoadFile,
-    v: &VariantFile,
-    url: Option<&String>,
-    targets: Option<&PathBuf>,
-    dir: &Path,
-    warmup: Duration,
-    slo: &str,
-) -> Vec<String> {
-    let level = Level {
-        kind: LevelKind::Rate,
-        value: 0.0,
-    };
-    let mut argv = run_argv(load, v, url, targets, dir, &level, warmup);
-    argv[1] = "sweep".into();
-    // run_argv's `--rate 0`: the sweep sets the rates.
-    if let Some(i) = argv.iter().position(|a| a == "--rate") {
-        argv.drain(i..i + 2);
-    }
-    argv.extend(["--slo".into(), slo.to_string(), "-q".into()]);
-    argv
-}
-
-/// Checks a sweep's flags as `pelt sweep` would, before any command runs;
-/// returns its first step's configuration.
-fn check_sweep(argv: &[String]) -> Result<RunConfig, UserError> {
-    let cli = Cli::try_parse_from(argv).map_err(|e| {
-        let rendered = e.render().to_string();
-        UserError(
-            rendered
-                .lines()
-                .next()
-                .unwrap_or("invalid flags")
-                .trim_start_matches("error: ")
-                .to_string(),
-        )
-    })?;
-    let Command::Sweep(mut args) = cli.command else {
-        unreachable!("argv starts with `pelt sweep`")
-    };
-    if args.run.out.is_some() || args.run.format != FormatArg::Text {
-        return Err(UserError(
-            "-o and --format have no place in an experiment's args: every sweep is saved in the experiment's folder".into(),
-        ));
-    }
-    // Checked against a folder that is never made.
-    args.run.out = Some(std::env::temp_dir().join("pelt-plan-check-never-created"));
-    crate::sweep::Sweep::new(*args)?.first_config()
-}
-
-/// Builds a run's configuration exactly as `pelt run` would from the
-/// same flags, refusing flags that mean nothing inside an experiment.
-fn run_config(argv: &[String]) -> Result<RunConfig, UserError> {
-    let cli = Cli::try_parse_from(argv).map_err(|e| {
-        let rendered = e.render().to_string();
-        UserError(format!(
-            "{} (in the flags {})",
-            rendered
-                .lines()
-                .next()
-                .unwrap_or("invalid flags")
-                .trim_start_matches("error: "),
-            argv[2..].join(" ")
-        ))
-    })?;
-    let Command::Run(args) = cli.command else {
-        unreachable!("argv starts with `pelt run`")
-    };
+/// Flags that mean nothing inside an experiment's runs.
+fn refuse_in_runs(args: &RunArgs) -> Result<(), UserError> {
     if args.out.is_some() || args.format != FormatArg::Text || !args.asserts.is_empty() {
         return Err(UserError(
             "-o, --format and --assert have no place in an experiment's args: every run is saved in the experiment's folder and the report covers them all".into(),
@@ -484,7 +544,7 @@ fn run_config(argv: &[String]) -> Result<RunConfig, UserError> {
             "--until has no place in an experiment's args: every run needs the same length; give -d".into(),
         ));
     }
-    RunConfig::try_from(&*args)
+    Ok(())
 }
 
 fn file_duration(v: &Option<String>, what: &str) -> Result<Option<Duration>, UserError> {

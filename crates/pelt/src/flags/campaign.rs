@@ -1,8 +1,12 @@
 //! The flags of the commands that make many runs: `pelt sweep`,
 //! `pelt calibrate`, `pelt experiment`.
 
-use super::{FailOn, LatencyArg, LiveArgs, Location, RunArgs};
+use super::{FailOn, FormatArg, LatencyArg, LiveArgs, Location, RunArgs};
+use crate::UserError;
 use clap::Args;
+use pelt_analyze::sweep::{connection_levels, parse_slo, Mode, SearchPlan};
+use pelt_campaign::SweepSpec;
+use pelt_core::{parse_duration, Load, RunConfig};
 use std::path::PathBuf;
 
 pub const SWEEP_HELP: &str = "\
@@ -216,4 +220,180 @@ pub struct ExperimentArgs {
     /// watches single runs only.
     #[command(flatten)]
     pub live: LiveArgs,
+}
+
+impl SweepArgs {
+    /// The sweep these flags describe, checked whole before any load: its
+    /// spec, and the run every step starts from (the steps override its
+    /// load, length and warm-up by type).
+    pub fn spec(&self) -> Result<(SweepSpec, RunConfig), UserError> {
+        let r = &self.run;
+        for (given, flag, why) in [
+            (
+                r.rate.is_some(),
+                "--rate",
+                "the sweep sets each step's rate: use --start-rate and --max-rate",
+            ),
+            (
+                r.stages.is_some(),
+                "--stages",
+                "the sweep sets each step's rate",
+            ),
+            (r.requests.is_some(), "-n", "steps last -d each"),
+            (
+                !r.asserts.is_empty(),
+                "--assert",
+                "give the terms every step must meet with --slo",
+            ),
+            (
+                !r.abort_on.is_empty(),
+                "--abort-on",
+                "a step that fails its --slo ends the search already",
+            ),
+            (
+                r.live.tui,
+                "--tui",
+                "watch a sweep with --dashboard IP:PORT",
+            ),
+            (
+                r.log_requests.is_some(),
+                "--log-requests",
+                "each step's results file keeps its requests' figures; use pelt run for a log",
+            ),
+            (
+                r.buckets.is_some(),
+                "--buckets",
+                "a sweep's report has no buckets; pelt report DIR/runs/step-NN-*.pelt --buckets ... has a step's",
+            ),
+            (
+                r.strict,
+                "--strict",
+                "a sweep stops by itself where the client became the limit, and says so",
+            ),
+            (
+                r.sharding.shard.is_some() || r.sharding.start_at.is_some(),
+                "--shard or --start-at",
+                "a sweep runs from one machine",
+            ),
+        ] {
+            if given {
+                return Err(UserError(format!("pelt sweep takes no {flag}: {why}")));
+            }
+        }
+        if matches!(
+            r.format,
+            FormatArg::Csv | FormatArg::PercentilesCsv | FormatArg::Hdrlog
+        ) {
+            return Err(UserError(
+                "a sweep's report is text, json, markdown or html; for a step's timeline, pelt report runs/step-NN-*.pelt --format csv".into(),
+            ));
+        }
+        if r.until.is_some() {
+            // Each step's length is -d: a stop by precision would make
+            // steps of different lengths, judged alike.
+            return Err(UserError(
+                "--until is for pelt run: a sweep's steps last -d each; drop --until".into(),
+            ));
+        }
+        let slo = match &self.slo {
+            Some(text) => parse_slo(text).map_err(|e| {
+                UserError(format!(
+                    "invalid --slo term '{}': {}; write terms like --slo 'p99 < 50ms, errors < 0.1%'",
+                    e.text, e.problem
+                ))
+            })?,
+            None => Vec::new(),
+        };
+        let duration = |value: &str, flag: &str| {
+            parse_duration(value).map_err(|e| {
+                UserError(format!(
+                    "invalid {flag} '{}': {}; use a duration like 10s or 2m",
+                    value.escape_debug(),
+                    e.reason
+                ))
+            })
+        };
+        let folder = match &r.out {
+            Some(dir) => dir.clone(),
+            None => pelt_campaign::sweep::default_folder()?,
+        };
+        let mut spec = SweepSpec::new(folder);
+        spec.slo = slo;
+        if let Some(d) = &r.duration {
+            spec.step = duration(d, "-d")?;
+        }
+        if let Some(d) = &r.warmup {
+            spec.warmup = duration(d, "--warmup")?;
+        }
+        spec.confirm = match &self.confirm {
+            Some(d) => duration(d, "--confirm")?,
+            None => spec.step * 3,
+        };
+        spec.max_send_lag_ns = match &self.max_send_lag {
+            Some(d) => Some(duration(d, "--max-send-lag")?.as_nanos() as u64),
+            None => None,
+        };
+        let tolerance = self
+            .tolerance
+            .trim()
+            .strip_suffix('%')
+            .and_then(|p| p.trim().parse::<f64>().ok())
+            .filter(|p| *p > 0.0 && *p <= 100.0)
+            .ok_or_else(|| {
+                UserError(format!(
+                    "invalid --tolerance '{}': use a percentage like 5%",
+                    self.tolerance.escape_debug()
+                ))
+            })?;
+        spec.plan = SearchPlan {
+            start: self.start_rate,
+            max: self.max_rate,
+            tolerance: tolerance / 100.0,
+        };
+        spec.max_time = duration(&self.max_time, "--max-time")?;
+        spec.cooldown = duration(&self.cooldown, "--cooldown")?;
+        spec.secrets = r.record.redactor();
+        match r.connections.as_deref() {
+            Some(c) if c.contains("..") => {
+                let (lo, hi) = c
+                    .split_once("..")
+                    .and_then(|(a, b)| Some((a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?)))
+                    .filter(|&(lo, hi)| lo >= 1 && lo <= hi)
+                    .ok_or_else(|| {
+                        UserError(format!(
+                            "invalid -c '{}' for a sweep: use A..B connections, like 1..200 (closed-loop levels 1, 2, 4, ... 200), or N for the rate steps' pool",
+                            c.escape_debug()
+                        ))
+                    })?;
+                spec.mode = Mode::Connections;
+                spec.levels = connection_levels(lo, hi);
+            }
+            Some(c) => {
+                spec.pool = c.trim().parse().map_err(|_| {
+                    UserError(format!(
+                        "invalid -c '{}' for a sweep: give the rate steps' connection pool, like -c 200, or A..B connections for closed-loop levels",
+                        c.escape_debug()
+                    ))
+                })?;
+            }
+            None => {}
+        }
+        if !(spec.plan.start >= 1.0 && spec.plan.start <= spec.plan.max) {
+            return Err(UserError(format!(
+                "--start-rate {} must be at least 1 and at most --max-rate {}",
+                spec.plan.start, spec.plan.max
+            )));
+        }
+        let load = match spec.levels.first() {
+            Some(&c) => Load::closed(c),
+            None => Load::rate_of(spec.plan.start, spec.pool),
+        };
+        if spec.mode == Mode::Connections && r.send_window.is_some() {
+            return Err(UserError(
+                "--send-window times rate-mode sends; a -c A..B sweep is closed-loop: drop --send-window".into(),
+            ));
+        }
+        let base = r.config_with(Some(load))?;
+        Ok((spec, base))
+    }
 }

@@ -409,6 +409,16 @@ impl TryFrom<&RunArgs> for RunConfig {
     type Error = UserError;
 
     fn try_from(a: &RunArgs) -> Result<RunConfig, UserError> {
+        a.config_with(None)
+    }
+}
+
+impl RunArgs {
+    /// The run these flags describe; with `load`, under that load instead
+    /// of -c/--rate/--stages' (a sweep's or an experiment's step, which
+    /// then overrides its length and warm-up by type, not by flags).
+    pub fn config_with(&self, given: Option<Load>) -> Result<RunConfig, UserError> {
+        let a = self;
         if a.targets_format.is_some() && a.targets_file.is_none() {
             // clap's `requires` does not see it next to a URL.
             return Err(UserError(
@@ -476,7 +486,10 @@ impl TryFrom<&RunArgs> for RunConfig {
             (None, _) => opt_duration(&a.duration, "-d/--duration")?,
         };
         let warmup = opt_duration(&a.warmup, "--warmup")?.unwrap_or(Duration::ZERO);
-        let load = load(a)?;
+        let load = match given {
+            Some(load) => load,
+            None => load(a)?,
+        };
         // Not a re-check of validate(): it sees `streams: 1`, the default,
         // and cannot tell that `--streams` was given without `--http2`.
         if a.streams.is_some() && !a.http2 {
@@ -568,7 +581,7 @@ impl TryFrom<&RunArgs> for RunConfig {
                     .map(ThinkTime::parse)
                     .transpose()
                     .map_err(|e| UserError(format!("--delay: {e}")))?,
-                load,
+                load: load.clone(),
                 stop: Stop {
                     requests: a.requests,
                     duration,
@@ -592,7 +605,7 @@ impl TryFrom<&RunArgs> for RunConfig {
                     _ => pelt_core::Arrivals::Uniform,
                 },
                 send_window: match a.send_window.as_deref() {
-                    Some(_) if a.rate.is_none() && a.stages.is_none() => return Err(UserError(
+                    Some(_) if load.rate().is_none() => return Err(UserError(
                         "--send-window times rate-mode sends: add --rate R, or drop --send-window"
                             .into(),
                     )),

@@ -381,13 +381,17 @@ fn render(
 /// `pelt compare --baseline SPEC FILE...`.
 pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
     let spec = Spec::parse(args.baseline.baseline.as_deref().unwrap_or_default())?;
-    crate::save::once_each(&args.files, "each of B's runs is one replicate")?;
+    pelt_campaign::results::once_each(&args.files, "each of B's runs is one replicate")?;
     let b: Vec<RunSummary> = args
         .files
         .iter()
-        .map(|f| crate::save::load(f))
+        .map(|f| pelt_campaign::results::load(f))
         .collect::<Result<_, _>>()?;
-    let b_names: Vec<String> = args.files.iter().map(|f| crate::save::label(f)).collect();
+    let b_names: Vec<String> = args
+        .files
+        .iter()
+        .map(|f| pelt_campaign::results::label(f))
+        .collect();
     // B's own runs must be alike too: they stand for one candidate.
     let mut b_mismatches = alike::mismatches(&b[0].config, b_names.iter().cloned().zip(b.iter()));
     if !b_mismatches.is_empty() && !args.allow_mismatch {

@@ -77,13 +77,13 @@ fn rerun(loc: &Location, a: RerunArgs) -> Result<ExitCode, UserError> {
     };
     let mut history = super::Recording::start(&record)?;
     let mut copy = None;
-    let keep = crate::execute::Keep {
+    let keep = pelt_campaign::Keep {
         until: None,
         secrets: record.redactor(),
         copy: history.as_ref().map(|_| &mut copy),
-        ..crate::execute::Keep::default()
+        ..pelt_campaign::Keep::default()
     };
-    let summary = crate::execute::execute(config, false, keep)?;
+    let summary = crate::live::execute(config, false, keep, Vec::new())?;
     if let Some(h) = history.as_mut() {
         h.record(&summary, None, copy);
     }

@@ -8,8 +8,8 @@ pub mod baseline;
 pub mod command;
 
 use crate::flags::{Location, RecordArgs};
-use crate::save;
 use crate::UserError;
+use pelt_campaign::results as save;
 use pelt_core::{ResultsReader, ResultsWriter, RunSummary, SummaryBuilder};
 use pelt_store::{Kind, NewRun, Redactor, Results, Store, StoreError};
 use std::path::Path;

@@ -1,9 +1,8 @@
 //! The experiment plan: a TOML file read into plain data, checked whole
 //! before any command runs or any load is sent.
 
-use crate::flags::{Cli, Command, FormatArg, RunArgs};
+use crate::flags::{FormatArg, RunArgs, SweepArgs};
 use crate::UserError;
-use clap::Parser;
 pub use pelt_analyze::experiment::{Level, LevelKind};
 use pelt_campaign::{Sweep, SweepSpec};
 use pelt_core::{parse_duration, Load, RunConfig};
@@ -371,15 +370,15 @@ struct Words<'a> {
 }
 
 impl Words<'_> {
-    /// The plan's and the variant's `args`, parsed as `command`'s flags
-    /// would be (they are the user's own words), with the target set.
-    fn flags(&self, command: &str) -> Result<Command, UserError> {
+    /// The plan's and the variant's `args`, parsed as `pelt run`'s or
+    /// `pelt sweep`'s flags (`T`) would be: they are the user's own words.
+    /// The target comes from the plan, so no URL is required here.
+    fn flags<T: clap::Args + clap::FromArgMatches>(
+        &self,
+        command: &'static str,
+    ) -> Result<T, UserError> {
         let args: Vec<&String> = self.load.args.iter().chain(&self.variant.args).collect();
-        let argv = ["pelt", command]
-            .into_iter()
-            .map(String::from)
-            .chain(args.iter().map(|a| a.to_string()));
-        let cli = Cli::try_parse_from(argv).map_err(|e| {
+        let said = |e: clap::Error| {
             let rendered = e.render().to_string();
             UserError(format!(
                 "{} (in the flags {})",
@@ -393,8 +392,15 @@ impl Words<'_> {
                     .collect::<Vec<_>>()
                     .join(" ")
             ))
-        })?;
-        Ok(cli.command)
+        };
+        let matches = T::augment_args(clap::Command::new(command))
+            .mut_arg("url", |a| {
+                a.required_unless_present(clap::builder::Resettable::<clap::Id>::Reset)
+            })
+            .no_binary_name(true)
+            .try_get_matches_from(&args)
+            .map_err(said)?;
+        T::from_arg_matches(&matches).map_err(said)
     }
 
     /// The target: a variant's own wins over [load]'s.
@@ -438,9 +444,7 @@ impl Words<'_> {
     /// One run at `level`, as `pelt run` would make it from the same
     /// words, refusing flags that mean nothing inside an experiment.
     fn run(&self, level: &Level) -> Result<RunConfig, UserError> {
-        let Command::Run(mut args) = self.flags("run")? else {
-            unreachable!("parsed as `pelt run`")
-        };
+        let mut args: RunArgs = self.flags("run")?;
         refuse_in_runs(&args)?;
         if args.rate.is_some() || args.stages.is_some() || args.connections.is_some() {
             return Err(UserError(
@@ -484,9 +488,7 @@ impl Words<'_> {
     /// The variant's sweep: `pelt sweep`'s flags from the args, [load]'s
     /// length, warm-up, threads and pool, under `slo`.
     fn sweep(&self, slo: &str) -> Result<(SweepSpec, RunConfig), UserError> {
-        let Command::Sweep(mut args) = self.flags("sweep")? else {
-            unreachable!("parsed as `pelt sweep`")
-        };
+        let mut args: SweepArgs = self.flags("sweep")?;
         if args.run.out.is_some() || args.run.format != FormatArg::Text {
             return Err(UserError(
                 "-o and --format have no place in an experiment's args: every sweep is saved in the experiment's folder".into(),

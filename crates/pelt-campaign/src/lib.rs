@@ -14,20 +14,9 @@
 //! builds typed values (a `RunConfig`, a `SweepSpec`), gets reports back
 //! as data, and watches through [`Observer`]s.
 //!
-//! ```no_run
-//! use pelt_campaign::{sweep::{Sweep, SweepSpec}, Cancel, Unobserved};
-//! use pelt_core::{Load, RunConfig, Target};
-//!
-//! let target = Target::get("http://127.0.0.1:8080/".parse().unwrap());
-//! let base = RunConfig::new(vec![target], Load::rate_of(100.0, 50));
-//! let mut spec = SweepSpec::new(std::env::temp_dir().join("my-sweep"));
-//! spec.slo = pelt_analyze::sweep::parse_slo("p99 < 50ms, errors < 0.1%").unwrap();
-//! spec.plan.max = 5_000.0;
-//! let sweep = Sweep::new(spec, base).unwrap();
-//! let (report, reports) = sweep.conduct(&Cancel::new(), &mut Unobserved).unwrap();
-//! println!("{}", reports.text);
-//! println!("capacity: {:?} req/s", report.capacity);
-//! ```
+//! A sweep from a library is a [`SweepSpec`], a base `RunConfig` and a
+//! call: `examples/sweep.rs` finds the capacity of pelt's built-in server
+//! in about 20 lines.
 
 pub mod calibrate;
 mod cancel;

@@ -8,6 +8,8 @@
 //!   file or several merged, reports written to a folder.
 //! - [`sweep`] finds the highest rate a target holds under an SLO, or
 //!   throughput against concurrency, from a typed [`SweepSpec`].
+//! - [`experiment`] runs variants x load levels in counterbalanced
+//!   blocks, from a plan, and compares them.
 //! - [`calibrate`] measures this machine's ceiling as a load generator.
 //!
 //! Nothing here parses a command line or prints a report: a caller
@@ -22,6 +24,7 @@ pub mod calibrate;
 mod cancel;
 mod error;
 pub mod execute;
+pub mod experiment;
 mod observe;
 pub mod results;
 pub mod sweep;

@@ -1,7 +1,8 @@
 //! Entry point for the experiment-plan fuzz target in `fuzz/` (see
 //! docs/FUZZING.md), also run on arbitrary text by the unit tests below.
 
-use crate::experiment::plan::{Plan, MAX_BLOCKS};
+use crate::flags::PlanFlags;
+use pelt_campaign::experiment::plan::{Plan, MAX_BLOCKS};
 use std::path::Path;
 
 /// Parses plan text (invalid UTF-8 replaced, as a lossy reader would see
@@ -12,7 +13,7 @@ use std::path::Path;
 /// block's order a permutation of the variants.
 pub fn plan(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let Ok(plan) = Plan::parse(&text, Path::new("/nonexistent/pelt-fuzz")) else {
+    let Ok(plan) = Plan::parse(&text, Path::new("/nonexistent/pelt-fuzz"), &PlanFlags) else {
         return;
     };
     assert!(!plan.variants.is_empty() && !plan.levels.is_empty());
@@ -86,7 +87,7 @@ mod tests {
     #[test]
     fn plan_accepts_a_plan() {
         let text = "[load]\nurl = \"http://127.0.0.1:1/\"\nrate = [100, 200]\nduration = \"1s\"\n\n[[variant]]\nname = \"a\"\n\n[[variant]]\nname = \"b\"\n";
-        assert!(Plan::parse(text, Path::new(".")).is_ok());
+        assert!(Plan::parse(text, Path::new("."), &PlanFlags).is_ok());
         plan(text.as_bytes());
     }
 }

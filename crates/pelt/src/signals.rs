@@ -51,11 +51,6 @@ pub fn token() -> Cancel {
     TOKEN.get_or_init(Cancel::new).clone()
 }
 
-/// Whether Ctrl-C, SIGTERM or SIGHUP came.
-pub fn interrupted() -> bool {
-    FIRED.load(Ordering::SeqCst) != 0
-}
-
 /// Exit code of a command that a signal stopped: 128 + the first signal's
 /// number (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), 130 when
 /// none came (a run stopped from the terminal dashboard).

@@ -7,6 +7,7 @@
 
 mod campaign;
 mod errors;
+mod experiment;
 mod history;
 mod launch;
 mod live;
@@ -17,6 +18,7 @@ mod shard;
 
 pub use campaign::*;
 pub use errors::*;
+pub use experiment::*;
 pub use history::*;
 pub use launch::*;
 pub use live::*;

@@ -22,6 +22,8 @@ pub struct Shell<'a> {
     pub log: &'a Path,
     /// `PELT_VARIANT`, `PELT_BLOCK`, `PELT_EXPERIMENT_DIR`, ...
     pub env: Vec<(&'static str, String)>,
+    /// Stops a wait for readiness (the caller then tears down).
+    pub cancel: &'a crate::Cancel,
 }
 
 impl Shell<'_> {
@@ -94,7 +96,7 @@ impl Shell<'_> {
                 Ok(()) => return Ok(()),
                 Err(e) => e,
             };
-            if crate::signals::interrupted() {
+            if self.cancel.is_stopped() {
                 // The caller sees the interruption and tears down.
                 return Ok(());
             }

@@ -1,86 +1,80 @@
-//! `pelt experiment plan.toml`: the before/after experiment people run by
-//! hand (stop the server, start it with another config, load it, repeat),
-//! done properly: variants interleaved in counterbalanced blocks, every
-//! run saved, and a verdict per metric and load level from the runs as
-//! the unit of replication (see pelt-analyze).
+//! An experiment: the before/after comparison people make by hand (stop
+//! the server, start it with another config, load it, repeat), done
+//! properly: variants interleaved in counterbalanced blocks, every run
+//! saved, and a verdict per metric and load level from the runs as the
+//! unit of replication (see pelt-analyze). [`plan::Plan`] is what to do;
+//! [`conduct`] does it.
 
 mod capacity;
-pub(crate) mod plan;
+pub mod plan;
 mod shell;
 
-use crate::flags::ExperimentArgs;
-use crate::live::execute;
-use crate::live::Watch;
-use crate::output::fail_on;
-use crate::UserError;
+use crate::execute::{execute, Keep};
+use crate::{Cancel, Error, Observer, Result, RunObserver};
 use pelt_analyze::experiment::{regressed, Outcome, RunRecord};
-use pelt_campaign::Keep;
-use pelt_core::Human;
+use pelt_core::{Human, RunSummary};
 use pelt_report::experiment::{Experiment, Reports};
 use plan::{slug, Plan};
 use shell::Shell;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
-    let mut plan = Plan::read(&args.plan)?;
-    plan.latency = args.metric.into();
-    if args.dry_run {
-        // A dry run checks everything a real one would before it starts.
-        if let Some(dir) = &args.out {
-            pelt_campaign::results::refuse_non_empty(dir)?;
-        }
-        crate::emit(schedule(&plan).as_bytes())?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if args.live.tui {
-        return Err(UserError(
-            "--tui watches a single run; watch an experiment with --dashboard IP:PORT".into(),
-        ));
-    }
-    // Before any run: the live views' ports and a history pelt cannot use
-    // are input errors.
-    let views = crate::live::Views::start(
-        &crate::flags::LiveArgs {
-            no_tui: true,
-            ..args.live.clone()
-        },
-        &plan.variants[0].configs[0],
-        &pelt_store::Redactor::default(),
-        true,
-    )?;
-    let mut watch = Watch {
-        campaign: pelt_live::Campaign::new(
-            format!("experiment '{}'", plan.name),
-            plan.total_runs(),
-        ),
-        views,
-    };
-    let mut history =
-        crate::history::Recording::for_experiment(&args.location, args.no_history, &plan.name)?;
-    let folder = match &args.out {
-        Some(dir) => dir.clone(),
-        None => default_folder(&plan)?,
-    };
-    prepare_folder(&folder, &args.plan)?;
-    // From here a Ctrl-C, even during a setup or a ready wait, stops the
-    // experiment through its teardown instead of killing pelt.
-    crate::signals::install();
-    // The plan's own setup and teardown bracket everything, whatever
-    // happens in between.
+/// What an experiment tells its caller as it goes, besides [`Observer`]'s.
+pub trait ExperimentObserver: Observer {
+    /// A run was saved in `file`; `tags` name it (experiment, variant,
+    /// level, block), as a history would record it.
+    fn run_saved(&mut self, _summary: &RunSummary, _file: &Path, _tags: Vec<(String, String)>) {}
+}
+
+impl ExperimentObserver for crate::Unobserved {}
+
+/// What an experiment found. Its reports are in its folder already.
+#[derive(Debug)]
+pub struct Conducted {
+    /// The report as text.
+    pub text: String,
+    /// The report as JSON.
+    pub json: String,
+    /// A verdict regressed (any, and beyond its margin).
+    pub regressed: Regressed,
+    /// Why it stopped before the end (a setup or readiness failure).
+    pub stopped: Option<String>,
+    /// A cancel stopped it; the complete blocks are reported.
+    pub interrupted: bool,
+}
+
+/// Whether any verdict regressed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Regressed {
+    /// Any statistically clear regression.
+    pub any: bool,
+    /// A regression whose whole interval is beyond the margin.
+    pub material: bool,
+}
+
+/// Runs `plan`, saving every run and the reports in `folder` (new or
+/// empty), and returns what it found. The plan's own setup and teardown
+/// bracket everything, whatever happens in between; `cancel` stops it
+/// after tearing the current variant down.
+pub fn conduct(
+    plan: &Plan,
+    folder: &Path,
+    cancel: &Cancel,
+    observer: &mut dyn ExperimentObserver,
+) -> Result<Conducted> {
+    prepare_folder(folder, plan)?;
     let log = folder.join("logs").join(PLAN_LOG);
-    let shell = plan_shell(&plan, &folder, &log);
+    let shell = plan_shell(plan, folder, &log, cancel);
     let result = match &plan.setup {
         Some(cmd) => shell
             .run("plan's setup", cmd, plan.command_timeout)
-            .map_err(|e| UserError(format!("experiment not started: {e}")))
-            .and_then(|()| conduct_plan(&plan, &args, &folder, &mut watch, &mut history)),
-        None => conduct_plan(&plan, &args, &folder, &mut watch, &mut history),
+            .map_err(|e| Error::other(format!("experiment not started: {e}")))
+            .and_then(|()| conduct_plan(plan, folder, cancel, observer)),
+        None => conduct_plan(plan, folder, cancel, observer),
     };
     if let Some(cmd) = &plan.teardown {
         if let Err(e) = shell.run("plan's teardown", cmd, plan.command_timeout) {
-            eprintln!("pelt: warning: {e}");
+            observer.say(&format!("warning: {e}"));
         }
     }
     result
@@ -93,36 +87,30 @@ const PLAN_LOG: &str = "@plan.log";
 /// reports.
 fn conduct_plan(
     plan: &Plan,
-    args: &ExperimentArgs,
     folder: &Path,
-    watch: &mut Watch,
-    history: &mut Option<crate::history::Recording>,
-) -> Result<ExitCode, UserError> {
+    cancel: &Cancel,
+    observer: &mut dyn ExperimentObserver,
+) -> Result<Conducted> {
     if let Some(slo) = &plan.sweep {
-        return capacity::command(plan, args, folder, slo, watch);
+        return capacity::conduct(plan, folder, slo, cancel, observer);
     }
     let mut outcome = Outcome::new(plan.variants.len(), plan.levels.len(), folder.to_path_buf());
-    let failure = conduct(plan, args, &mut outcome, history, watch).err();
+    let failure = run_blocks(plan, &mut outcome, cancel, observer).err();
     if let Some(e) = &failure {
         outcome.problems.push(e.clone());
     }
     let reports = write_reports(plan, &outcome)?;
-    crate::emit(reports.text.as_bytes())?;
-    watch.campaign.verdicts = reports.text.clone();
-    watch.views.campaign(&watch.campaign);
-    watch.views.close_campaign(reports.json.clone());
-    if let Some(e) = failure {
-        return Err(UserError(format!(
-            "experiment stopped: {e}; the runs so far and the report are in {}",
-            folder.display()
-        )));
-    }
-    if outcome.interrupted {
-        return Ok(crate::signals::exit_code());
-    }
-    Ok(fail_on(args.fail_on, |material_only| {
-        regressed(&reports.comparisons, material_only)
-    }))
+    observer.done(&reports.text, &reports.json);
+    Ok(Conducted {
+        regressed: Regressed {
+            any: regressed(&reports.comparisons, false),
+            material: regressed(&reports.comparisons, true),
+        },
+        text: reports.text,
+        json: reports.json,
+        stopped: failure,
+        interrupted: outcome.interrupted,
+    })
 }
 
 /// The experiment's report of `outcome` so far.
@@ -140,9 +128,9 @@ fn render(plan: &Plan, outcome: &Outcome) -> Reports {
 }
 
 /// Renders the report and writes it, in every format, to the folder.
-fn write_reports(plan: &Plan, outcome: &Outcome) -> Result<Reports, UserError> {
+fn write_reports(plan: &Plan, outcome: &Outcome) -> Result<Reports> {
     let reports = render(plan, outcome);
-    pelt_campaign::results::write_reports(
+    crate::results::write_reports(
         &outcome.folder,
         &reports.text,
         &reports.markdown,
@@ -153,29 +141,26 @@ fn write_reports(plan: &Plan, outcome: &Outcome) -> Result<Reports, UserError> {
 }
 
 /// Runs every block; stops at the first setup or readiness failure, or at
-/// Ctrl-C, always tearing the current variant down.
-fn conduct(
+/// a cancel, always tearing the current variant down.
+fn run_blocks(
     plan: &Plan,
-    args: &ExperimentArgs,
     outcome: &mut Outcome,
-    history: &mut Option<crate::history::Recording>,
-    watch: &mut Watch,
-) -> Result<(), String> {
-    let total = plan.total_runs();
+    cancel: &Cancel,
+    observer: &mut dyn ExperimentObserver,
+) -> std::result::Result<(), String> {
     let started = Instant::now();
     let logs = outcome.folder.join("logs");
     for block in 0..plan.blocks {
         for v in plan.order(block) {
             let variant = &plan.variants[v];
             let log = logs.join(format!("{}.log", slug(&variant.name)));
-            let shell = shell_for(plan, &outcome.folder, &log, &variant.name, block);
-            let result = measure_variant(
-                plan, args, &shell, block, v, outcome, total, started, history, watch,
-            );
+            let shell = shell_for(plan, &outcome.folder, &log, &variant.name, block, cancel);
+            let at = At { block, v, started };
+            let result = measure_variant(plan, &shell, at, outcome, cancel, observer);
             if let Some(cmd) = &variant.teardown {
                 if let Err(e) = shell.run("teardown", cmd, plan.command_timeout) {
                     let problem = format!("variant '{}', block {}: {e}", variant.name, block + 1);
-                    eprintln!("pelt: warning: {problem}");
+                    observer.say(&format!("warning: {problem}"));
                     outcome.problems.push(problem);
                 }
             }
@@ -188,46 +173,49 @@ fn conduct(
     Ok(())
 }
 
-/// Setup, readiness, then one run per load level.
-#[allow(clippy::too_many_arguments)]
-fn measure_variant(
-    plan: &Plan,
-    args: &ExperimentArgs,
-    shell: &Shell<'_>,
+/// Where in the experiment a variant's turn is.
+#[derive(Debug, Clone, Copy)]
+struct At {
     block: u32,
     v: usize,
-    outcome: &mut Outcome,
-    total: usize,
+    /// When the experiment started: the pace so far says the time left.
     started: Instant,
-    history: &mut Option<crate::history::Recording>,
-    watch: &mut Watch,
-) -> Result<(), String> {
+}
+
+/// Setup, readiness, then one run per load level.
+fn measure_variant(
+    plan: &Plan,
+    shell: &Shell<'_>,
+    At { block, v, started }: At,
+    outcome: &mut Outcome,
+    cancel: &Cancel,
+    observer: &mut dyn ExperimentObserver,
+) -> std::result::Result<(), String> {
+    let total = plan.total_runs();
     let variant = &plan.variants[v];
     bring_up(plan, shell, variant)?;
     for (l, level) in plan.levels.iter().enumerate() {
-        if crate::signals::interrupted() {
+        if cancel.is_stopped() {
             outcome.interrupted = true;
             return Ok(());
         }
         let done = outcome.runs.len();
-        if !args.quiet {
-            // Time left from the pace so far (set-ups included), or from
-            // the plan before the first run.
-            let per_run = if done == 0 {
-                plan.run_length
-            } else {
-                started.elapsed() / done as u32
-            };
-            eprintln!(
-                "pelt: run {}/{total}: block {}/{}, {}, {} (about {} left)",
-                done + 1,
-                block + 1,
-                plan.blocks,
-                variant.name,
-                level.label(),
-                Human(round_s(per_run * (total - done) as u32)),
-            );
-        }
+        // Time left from the pace so far (set-ups included), or from the
+        // plan before the first run.
+        let per_run = if done == 0 {
+            plan.run_length
+        } else {
+            started.elapsed() / done as u32
+        };
+        observer.say(&format!(
+            "run {}/{total}: block {}/{}, {}, {} (about {} left)",
+            done + 1,
+            block + 1,
+            plan.blocks,
+            variant.name,
+            level.label(),
+            Human(round_s(per_run * (total - done) as u32)),
+        ));
         let file = outcome.folder.join("runs").join(format!(
             "{}-b{:02}-{}.pelt",
             level.slug(),
@@ -248,41 +236,33 @@ fn measure_variant(
             variant.name,
             level.label()
         );
-        watch.start(label, &run_id, &variant.configs[l]);
+        observer.run_started(&label, &run_id, &variant.configs[l]);
         let keep = Keep {
             until: None,
             out: Some(&file),
             save: false,
             ..Keep::default()
         };
-        let summary = execute(
-            variant.configs[l].clone(),
-            args.quiet,
-            keep,
-            watch.views.feed(),
-        )
-        .map_err(|UserError(e)| e)?;
-        if let Some(h) = history {
-            let tags = [
-                ("experiment", plan.name.clone()),
-                ("variant", variant.name.clone()),
-                ("level", level.label()),
-                ("block", (block + 1).to_string()),
-            ];
-            h.record_tagged(
-                &summary,
-                Some(&file),
-                tags.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-            );
-        }
+        let mut seconds: Box<dyn RunObserver> = observer.run_observer();
+        let summary = execute(variant.configs[l].clone(), keep, cancel, &mut *seconds)
+            .map_err(|e| e.to_string())?;
+        let tags = [
+            ("experiment", plan.name.clone()),
+            ("variant", variant.name.clone()),
+            ("level", level.label()),
+            ("block", (block + 1).to_string()),
+        ];
+        observer.run_saved(
+            &summary,
+            &file,
+            tags.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        );
         let mut record = RunRecord::new(block, v, l, file, &summary);
         record.values = pelt_analyze::latency::values(&summary, plan.latency);
         let interrupted = record.interrupted;
-        let shown = watch.views.watched().then(|| summary.clone());
+        let shown = summary.clone();
         outcome.add(record, summary);
-        if let Some(summary) = shown {
-            watch.finished(&summary, render(plan, outcome).text);
-        }
+        observer.run_finished(&shown, render(plan, outcome).text);
         if interrupted {
             // Saved and listed, but left out of the verdicts and charts.
             outcome.interrupted = true;
@@ -296,8 +276,8 @@ fn round_s(d: Duration) -> Duration {
     Duration::from_secs(d.as_secs().max(1))
 }
 
-/// The order of runs, for `--dry-run`.
-fn schedule(plan: &Plan) -> String {
+/// The order of runs and the time they take, for a dry run.
+pub fn schedule(plan: &Plan) -> String {
     use std::fmt::Write;
     let mut o = String::new();
     if plan.sweep.is_some() {
@@ -355,7 +335,11 @@ fn schedule(plan: &Plan) -> String {
 }
 
 /// Runs a variant's setup and waits until it serves.
-fn bring_up(plan: &Plan, shell: &Shell<'_>, variant: &plan::Variant) -> Result<(), String> {
+fn bring_up(
+    plan: &Plan,
+    shell: &Shell<'_>,
+    variant: &plan::Variant,
+) -> std::result::Result<(), String> {
     if let Some(cmd) = &variant.setup {
         shell.run("setup", cmd, plan.command_timeout)?;
     }
@@ -368,7 +352,7 @@ fn bring_up(plan: &Plan, shell: &Shell<'_>, variant: &plan::Variant) -> Result<(
 
 /// Where the plan's own commands run, what they see, and where their
 /// output goes.
-fn plan_shell<'a>(plan: &'a Plan, folder: &Path, log: &'a Path) -> Shell<'a> {
+fn plan_shell<'a>(plan: &'a Plan, folder: &Path, log: &'a Path, cancel: &'a Cancel) -> Shell<'a> {
     Shell {
         dir: &plan.dir,
         log,
@@ -377,6 +361,7 @@ fn plan_shell<'a>(plan: &'a Plan, folder: &Path, log: &'a Path) -> Shell<'a> {
             // This pelt, for commands that start `pelt serve`.
             ("PELT", pelt_exe()),
         ],
+        cancel,
     }
 }
 
@@ -388,8 +373,9 @@ fn shell_for<'a>(
     log: &'a Path,
     variant: &str,
     block: u32,
+    cancel: &'a Cancel,
 ) -> Shell<'a> {
-    let mut shell = plan_shell(plan, folder, log);
+    let mut shell = plan_shell(plan, folder, log, cancel);
     shell.env.extend([
         ("PELT_VARIANT", variant.to_string()),
         ("PELT_BLOCK", (block + 1).to_string()),
@@ -410,11 +396,12 @@ fn pelt_exe() -> String {
         .unwrap_or_else(|_| "pelt".into())
 }
 
-fn default_folder(plan: &Plan) -> Result<PathBuf, UserError> {
-    let data = pelt_campaign::results::data_dir().ok_or_else(|| {
-        UserError(
-            "cannot tell where to save the experiment: give -o DIR, or set PELT_DATA_DIR or HOME"
-                .into(),
+/// A new folder for `plan` in the data directory's experiments/, named
+/// by the time and the plan.
+pub fn default_folder(plan: &Plan) -> Result<PathBuf> {
+    let data = crate::results::data_dir().ok_or_else(|| {
+        Error::other(
+            "cannot tell where to save the experiment: give -o DIR, or set PELT_DATA_DIR or HOME",
         )
     })?;
     let now = std::time::SystemTime::now()
@@ -422,23 +409,23 @@ fn default_folder(plan: &Plan) -> Result<PathBuf, UserError> {
         .map_or(0, |d| d.as_secs());
     Ok(data.join("experiments").join(format!(
         "{}-{}",
-        pelt_campaign::results::utc_stamp(now),
+        crate::results::utc_stamp(now),
         slug(&plan.name)
     )))
 }
 
 /// Creates the folder (refusing one that holds anything) and keeps a copy
 /// of the plan in it.
-fn prepare_folder(folder: &Path, plan: &Path) -> Result<(), UserError> {
+fn prepare_folder(folder: &Path, plan: &Plan) -> Result<()> {
     let cannot = |e: std::io::Error| {
-        UserError(format!(
+        Error::other(format!(
             "cannot create '{}': {e}; choose another folder with -o",
             folder.display()
         ))
     };
-    pelt_campaign::results::refuse_non_empty(folder)?;
+    crate::results::refuse_non_empty(folder)?;
     std::fs::create_dir_all(folder.join("runs")).map_err(cannot)?;
     std::fs::create_dir_all(folder.join("logs")).map_err(cannot)?;
-    std::fs::copy(plan, folder.join("plan.toml")).map_err(cannot)?;
+    std::fs::write(folder.join("plan.toml"), &plan.text).map_err(cannot)?;
     Ok(())
 }

@@ -4,22 +4,20 @@
 //! block, with the same statistics as every other verdict.
 
 use super::plan::{slug, Plan};
-use super::{bring_up, shell_for, Watch};
-use crate::flags::ExperimentArgs;
-use crate::UserError;
+use super::{bring_up, shell_for, Conducted, ExperimentObserver, Regressed};
+use crate::{Cancel, Result};
 use pelt_analyze::runs::Row;
 use pelt_analyze::sweep::capacity_metric;
 use pelt_report::sweep::CapacityExperiment;
 use std::path::Path;
-use std::process::ExitCode;
 
-pub fn command(
+pub fn conduct(
     plan: &Plan,
-    args: &ExperimentArgs,
     folder: &Path,
     slo: &str,
-    watch: &mut Watch,
-) -> Result<ExitCode, UserError> {
+    cancel: &Cancel,
+    observer: &mut dyn ExperimentObserver,
+) -> Result<Conducted> {
     let blocks = plan.blocks as usize;
     let mut capacities = vec![vec![None; blocks]; plan.variants.len()];
     let mut problem = None;
@@ -27,48 +25,49 @@ pub fn command(
     let mut done = 0;
     'blocks: for block in 0..plan.blocks {
         for v in plan.order(block) {
-            if crate::signals::interrupted() {
+            if cancel.is_stopped() {
                 break 'blocks;
             }
             let variant = &plan.variants[v];
             done += 1;
-            if !args.quiet {
-                eprintln!(
-                    "pelt: sweep {done}/{total}: block {}/{}, {}",
-                    block + 1,
-                    plan.blocks,
-                    variant.name
-                );
-            }
+            observer.say(&format!(
+                "sweep {done}/{total}: block {}/{}, {}",
+                block + 1,
+                plan.blocks,
+                variant.name
+            ));
             let log = folder
                 .join("logs")
                 .join(format!("{}.log", slug(&variant.name)));
-            let shell = shell_for(plan, folder, &log, &variant.name, block);
+            let shell = shell_for(plan, folder, &log, &variant.name, block, cancel);
             let sweep_dir =
                 folder
                     .join("sweeps")
                     .join(format!("b{:02}-{}", block + 1, slug(&variant.name)));
             let result = (|| -> Result<Option<f64>, String> {
                 bring_up(plan, &shell, variant)?;
-                watch.campaign.current = Some(format!(
-                    "block {}/{}, {}: sweeping",
-                    block + 1,
-                    plan.blocks,
-                    variant.name
-                ));
-                watch.views.campaign(&watch.campaign);
+                observer.run_started(
+                    &format!(
+                        "block {}/{}, {}: sweeping",
+                        block + 1,
+                        plan.blocks,
+                        variant.name
+                    ),
+                    &format!("sweep-b{:02}-{}", block + 1, slug(&variant.name)),
+                    &variant.configs[0],
+                );
                 match &variant.sweep {
-                    Some(s) => sweep(s, &sweep_dir).map_err(|UserError(e)| e),
+                    Some(s) => sweep(s, &sweep_dir, cancel).map_err(|e| e.to_string()),
                     None => Err("the plan has no sweep".to_string()),
                 }
             })();
             if let Some(cmd) = &variant.teardown {
                 if let Err(e) = shell.run("teardown", cmd, plan.command_timeout) {
-                    eprintln!(
-                        "pelt: warning: variant '{}', block {}: {e}",
+                    observer.say(&format!(
+                        "warning: variant '{}', block {}: {e}",
                         variant.name,
                         block + 1
-                    );
+                    ));
                 }
             }
             match result {
@@ -113,43 +112,41 @@ pub fn command(
         rows: &rows,
     }
     .render();
-    pelt_campaign::results::write_reports(
+    crate::results::write_reports(
         folder,
         &reports.text,
         &reports.markdown,
         &reports.html,
         &reports.json,
     )?;
-    crate::emit(reports.text.as_bytes())?;
-    watch.campaign.verdicts = reports.text.clone();
-    watch.views.campaign(&watch.campaign);
-    // As for fixed load levels: the live views end with the report.
-    watch.views.close_campaign(reports.json.clone());
-    if let Some(e) = problem {
-        return Err(UserError(format!(
-            "experiment stopped: {e}; the sweeps so far and the report are in {}",
-            folder.display()
-        )));
-    }
-    if crate::signals::interrupted() {
-        return Ok(crate::signals::exit_code());
-    }
-    Ok(crate::output::fail_on(args.fail_on, |material_only| {
+    observer.done(&reports.text, &reports.json);
+    let regressed = |material_only: bool| {
         rows.iter().any(|(_, row)| {
             matches!(&row.result, Ok(c) if matches!(c.verdict,
                 pelt_analyze::Verdict::Regression { material } if material || !material_only))
         })
-    }))
+    };
+    Ok(Conducted {
+        regressed: Regressed {
+            any: regressed(false),
+            material: regressed(true),
+        },
+        text: reports.text,
+        json: reports.json,
+        stopped: problem,
+        interrupted: cancel.is_stopped(),
+    })
 }
 
 /// One sweep, saved in `dir`: the capacity it found, if any.
 fn sweep(
-    (spec, base): &(pelt_campaign::SweepSpec, pelt_core::RunConfig),
+    (spec, base): &(crate::SweepSpec, pelt_core::RunConfig),
     dir: &Path,
-) -> Result<Option<f64>, UserError> {
+    cancel: &Cancel,
+) -> Result<Option<f64>> {
     let mut spec = spec.clone();
     spec.folder = dir.to_path_buf();
-    let (report, _) = pelt_campaign::Sweep::new(spec, base.clone())?
-        .conduct(&crate::signals::token(), &mut pelt_campaign::Unobserved)?;
+    let (report, _) =
+        crate::Sweep::new(spec, base.clone())?.conduct(cancel, &mut crate::Unobserved)?;
     Ok(report.capacity)
 }

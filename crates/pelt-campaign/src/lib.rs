@@ -10,6 +10,7 @@
 //!   throughput against concurrency, from a typed [`SweepSpec`].
 //! - [`experiment`] runs variants x load levels in counterbalanced
 //!   blocks, from a plan, and compares them.
+//! - [`history`] records runs, sweeps and experiments as they end.
 //! - [`calibrate`] measures this machine's ceiling as a load generator.
 //!
 //! Nothing here parses a command line or prints a report: a caller
@@ -25,6 +26,7 @@ mod cancel;
 mod error;
 pub mod execute;
 pub mod experiment;
+pub mod history;
 mod observe;
 pub mod results;
 pub mod sweep;

@@ -44,8 +44,11 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
         ),
         views,
     };
-    let mut history =
-        crate::history::Recording::for_experiment(&args.location, args.no_history, &plan.name)?;
+    let mut history = pelt_campaign::history::Recording::for_experiment(
+        args.location.history.as_deref(),
+        args.no_history,
+        &plan.name,
+    )?;
     let folder = match &args.out {
         Some(dir) => dir.clone(),
         None => default_folder(&plan)?,
@@ -96,7 +99,7 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
 /// the history, tagged.
 struct Recorded<'a> {
     campaign: Campaign<'a>,
-    history: Option<&'a mut crate::history::Recording>,
+    history: Option<&'a mut pelt_campaign::history::Recording>,
 }
 
 impl pelt_campaign::Observer for Recorded<'_> {

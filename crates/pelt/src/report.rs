@@ -1,7 +1,6 @@
 //! `pelt report`: re-render saved runs, merged or overlaid.
 
 use crate::flags::{FormatArg, ReportArgs};
-use crate::flags::{Location, RecordArgs};
 use crate::output::{check, render_one_with};
 use crate::UserError;
 use pelt_campaign::results::{label, once_each, Merged};
@@ -46,14 +45,14 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     // Opened before the files are read: a database pelt cannot use is an
     // input error whatever the files hold.
     let mut recording = if args.record {
-        Some(crate::history::Recording::for_merged(&RecordArgs {
-            location: Location {
+        Some(pelt_campaign::history::Recording::for_merged(
+            &pelt_campaign::history::RecordSpec {
                 history: args.history.clone(),
+                tags: args.tags.clone(),
+                label: args.label.clone(),
+                ..Default::default()
             },
-            tags: args.tags.clone(),
-            label: args.label.clone(),
-            ..RecordArgs::default()
-        })?)
+        )?)
     } else {
         None
     };

@@ -97,7 +97,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     // The history is opened before any load is sent: a database pelt
     // cannot use is an input error, not a surprise after the run.
     crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
-    let mut history = crate::history::Recording::start(&args.record)?;
+    let mut history = pelt_campaign::history::Recording::start(&args.record.spec())?;
     if history.is_none() && args.record.baseline.is_some() {
         // Without a history the baseline would be skipped without a word.
         return Err(UserError(
@@ -127,7 +127,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         secrets: args.record.redactor(),
         copy: history
             .as_ref()
-            .filter(|_| crate::history::Recording::wants_copy(args.out.as_deref()))
+            .filter(|_| pelt_campaign::history::Recording::wants_copy(args.out.as_deref()))
             .map(|_| &mut copy),
         log: args.log_requests.as_deref(),
     };

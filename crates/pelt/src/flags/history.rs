@@ -70,6 +70,16 @@ pub struct RecordArgs {
 }
 
 impl RecordArgs {
+    /// What and where these flags record.
+    pub fn spec(&self) -> pelt_campaign::history::RecordSpec {
+        pelt_campaign::history::RecordSpec {
+            history: self.location.history.clone(),
+            no_history: self.no_history,
+            label: self.label.clone(),
+            tags: self.tags.clone(),
+        }
+    }
+
     /// The redaction rules these flags ask for.
     pub fn redactor(&self) -> Redactor {
         Redactor::new(&self.secret_headers, &self.secret_params)

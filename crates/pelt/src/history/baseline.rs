@@ -6,7 +6,7 @@
 //! and Mann-Whitney), with A's values read from the history's figure
 //! columns: the baseline's results files need not be at hand.
 
-use super::{open, store_error};
+use super::open;
 use crate::flags::{CompareArgs, CompareFormat, FailOn};
 use crate::output::fails;
 use crate::UserError;
@@ -15,6 +15,7 @@ use pelt_analyze::design::{self, Timed};
 use pelt_analyze::headline;
 use pelt_analyze::latency::Latency;
 use pelt_analyze::runs::{self, compare_values, values, Row};
+use pelt_campaign::history::store_error;
 use pelt_core::{RunConfig, RunSummary};
 use pelt_report::compare::Context;
 use pelt_store::{Filter, Kind, Metric, RunRow, Store};
@@ -277,13 +278,13 @@ fn recorded_values(store: &mut Store, id: i64, latency: Latency) -> Result<Vec<f
             "run #{id} left the history while it was read; run again"
         ))
     })?;
-    let bytes = super::results_bytes(&run).map_err(|UserError(e)| {
+    let bytes = pelt_campaign::history::results_bytes(&run).map_err(|e| {
         UserError(format!(
             "--metric {}: {e}; or compare response_time, which the history keeps for every run",
             latency.name()
         ))
     })?;
-    let summary = super::summary_of(&bytes).map_err(|e| {
+    let summary = pelt_campaign::history::summary_of(&bytes).map_err(|e| {
         UserError(format!(
             "run #{id}'s results cannot be read ({e}); compare response_time instead"
         ))

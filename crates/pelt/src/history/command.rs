@@ -1,14 +1,15 @@
 //! `pelt history`: list, show, remove and follow recorded runs.
 
-use super::{
-    open, results_bytes, store_error, summary_of, utc, RUN_ID_TAG, SHARD_TAG, STEP_TAG, SWEEP_TAG,
-};
+use super::open;
 use crate::flags::FormatArg;
 use crate::flags::{
     HistoryArgs, HistoryCommand, ListArgs, Location, RerunArgs, RmArgs, ShowArgs, TableFormat,
     TrendArgs, TrendFormat,
 };
 use crate::UserError;
+use pelt_campaign::history::{
+    results_bytes, store_error, summary_of, utc, RUN_ID_TAG, SHARD_TAG, STEP_TAG, SWEEP_TAG,
+};
 use pelt_core::human_ns;
 use pelt_store::{Kind, Metric, RunRow, Unit};
 use serde_json::json;
@@ -75,7 +76,7 @@ fn rerun(loc: &Location, a: RerunArgs) -> Result<ExitCode, UserError> {
         label: run.row.label.clone(),
         ..crate::flags::RecordArgs::default()
     };
-    let mut history = super::Recording::start(&record)?;
+    let mut history = pelt_campaign::history::Recording::start(&record.spec())?;
     let mut copy = None;
     let keep = pelt_campaign::Keep {
         until: None,

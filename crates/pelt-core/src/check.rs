@@ -4,6 +4,7 @@
 //! breaks one exits 1.
 
 use crate::duration::{human_ns, parse_duration, DurationError};
+pub use crate::op::Op;
 use crate::summary::RunSummary;
 use hdrhistogram::Histogram;
 use std::fmt;
@@ -30,21 +31,6 @@ pub enum Measure {
     Throughput,
     /// Requests recorded.
     Requests,
-}
-
-/// How an assertion compares the measured value with its threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
-    /// `==`
-    Eq,
 }
 
 /// Which latency a latency measure reads.
@@ -364,19 +350,6 @@ impl fmt::Display for Assertion {
     /// The assertion as written (trimmed).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
-    }
-}
-
-impl Op {
-    /// The operator as written.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Op::Lt => "<",
-            Op::Le => "<=",
-            Op::Gt => ">",
-            Op::Ge => ">=",
-            Op::Eq => "==",
-        }
     }
 }
 

@@ -19,6 +19,7 @@ pub mod failure;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod header;
+pub mod op;
 mod quote;
 pub mod rank;
 pub mod recorder;
@@ -30,8 +31,9 @@ pub mod shard;
 pub mod summary;
 pub mod targets;
 pub mod url;
+pub mod watch;
 
-pub use abort::{AbortRule, AbortRuleError, AbortWatch};
+pub use abort::{AbortRule, AbortRuleError};
 pub use check::{Assertion, AssertionError, Checked};
 pub use civil::UtcTime;
 pub use config::{
@@ -56,3 +58,4 @@ pub use summary::{
 };
 pub use targets::{ReadError, TargetsError, TargetsFormat, UnknownTargetsFormat};
 pub use url::{Scheme, Url, UrlError};
+pub use watch::AbortWatch;

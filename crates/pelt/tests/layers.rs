@@ -25,13 +25,16 @@ fn named(text: &str) -> BTreeSet<String> {
             // `use crate::{a, b::{c, d}, e}`: the names at depth one.
             let mut depth = 0;
             let mut word = String::new();
+            // Whether the next name at depth one starts a path.
             let mut fresh = true;
             for &b in &bytes[start..] {
+                let name_char = b.is_ascii_alphanumeric() || b == b'_';
+                if depth == 1 && !name_char && !word.is_empty() {
+                    out.insert(std::mem::take(&mut word));
+                    fresh = false;
+                }
                 match b {
-                    b'{' => {
-                        depth += 1;
-                        fresh = depth == 1;
-                    }
+                    b'{' => depth += 1,
                     b'}' => {
                         depth -= 1;
                         if depth == 0 {
@@ -39,13 +42,7 @@ fn named(text: &str) -> BTreeSet<String> {
                         }
                     }
                     b',' if depth == 1 => fresh = true,
-                    c if depth == 1 && fresh && (c.is_ascii_alphanumeric() || c == b'_') => {
-                        word.push(c as char)
-                    }
-                    _ if depth == 1 && fresh && !word.is_empty() => {
-                        out.insert(std::mem::take(&mut word));
-                        fresh = false;
-                    }
+                    _ if depth == 1 && fresh && name_char => word.push(b as char),
                     _ => {}
                 }
             }
@@ -61,6 +58,16 @@ fn named(text: &str) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// The code that builds the crate: test modules (at the end of a file,
+/// as they are written here) and comments (doc links) left out.
+fn code(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    text.lines()
+        .map(|line| line.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -88,11 +95,11 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
             .expect("a name")
             .trim_end_matches(".rs")
             .to_string();
-        if top == "lib" || top == "main" {
+        if top == "lib" || top == "main" || relative.ends_with("tests.rs") {
             continue;
         }
         let text = std::fs::read_to_string(file).expect("readable source");
-        modules.entry(top).or_default().extend(named(&text));
+        modules.entry(top).or_default().extend(named(&code(&text)));
     }
     let known: BTreeSet<String> = modules.keys().cloned().collect();
     for (name, edges) in modules.iter_mut() {

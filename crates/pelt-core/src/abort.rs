@@ -196,6 +196,7 @@ impl fmt::Display for AbortRule {
 mod tests {
     use super::*;
     use crate::summary::IntervalRow;
+    use crate::header::StopCause;
     use crate::watch::AbortWatch;
 
     fn row(offset_s: f64, requests: u64, successes: u64, p99_ms: u64) -> IntervalRow {

@@ -78,3 +78,76 @@ impl Cancel {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{execute, Keep, Unobserved};
+    use pelt_core::{Load, RunConfig, Stop, Target, Url};
+    use std::time::{Duration, Instant};
+
+    fn long_run() -> (pelt_target::ServerHandle, RunConfig) {
+        let server = pelt_target::Server::bind(
+            ([127, 0, 0, 1], 0).into(),
+            pelt_target::ServeConfig::default(),
+        )
+        .and_then(pelt_target::Server::spawn)
+        .expect("pelt's server on loopback");
+        let url = Url::parse(&format!("http://{}/", server.local_addr())).unwrap();
+        let stop = Stop {
+            requests: None,
+            duration: Some(Duration::from_secs(60)),
+        };
+        let mut config = RunConfig::new(vec![Target::get(url)], Load::closed(2), stop);
+        config.threads = 1;
+        (server, config)
+    }
+
+    #[test]
+    fn a_token_fired_before_the_run_stops_it_at_once_with_its_cause() {
+        let (_server, config) = long_run();
+        let cancel = Cancel::new();
+        let cause = StopCause::Signal {
+            signal: "SIGTERM".into(),
+        };
+        cancel.stop(cause.clone());
+        let started = Instant::now();
+        let s = execute(config, Keep::default(), &cancel, &mut Unobserved).unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(s.interrupted);
+        assert_eq!(s.stopped_by, Some(cause));
+        assert!(cancel.is_stopped());
+    }
+
+    #[test]
+    fn a_token_fired_from_another_thread_stops_the_run_in_progress() {
+        let (_server, config) = long_run();
+        let cancel = Cancel::new();
+        let firing = cancel.clone();
+        // Fired once the run has measured a second (the observer sees
+        // it): a stop during the run, not before it.
+        struct FireAfterFirst(Option<Cancel>);
+        impl crate::RunObserver for FireAfterFirst {
+            fn interval(&mut self, _: Duration, _: &pelt_engine::Snapshot) {
+                if let Some(c) = self.0.take() {
+                    c.cancel();
+                }
+            }
+        }
+        let s = execute(
+            config,
+            Keep::default(),
+            &cancel,
+            &mut FireAfterFirst(Some(firing)),
+        )
+        .unwrap();
+        assert!(s.interrupted);
+        assert_eq!(s.stopped_by, None);
+        assert!(s.total.requests > 0);
+        assert!(s.duration < Duration::from_secs(30), "{:?}", s.duration);
+    }
+}

@@ -545,3 +545,114 @@ pub fn default_folder() -> Result<PathBuf> {
         .map_or(0, |d| d.as_secs());
     Ok(data.join("sweeps").join(crate::results::utc_stamp(now)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pelt_core::{Target, Url};
+
+    fn base(load: pelt_core::Load) -> RunConfig {
+        let url = Url::parse("http://127.0.0.1:9/").unwrap();
+        RunConfig::new(vec![Target::get(url)], load, Stop::default())
+    }
+
+    fn new_spec() -> (tempfile::TempDir, SweepSpec) {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = SweepSpec::new(dir.path().join("sweep"));
+        (dir, spec)
+    }
+
+    #[test]
+    fn a_step_is_the_base_with_its_load_length_and_warmup() {
+        let (_dir, mut spec) = new_spec();
+        spec.pool = 40;
+        spec.warmup = Duration::from_millis(300);
+        let mut b = base(pelt_core::Load::closed(3));
+        b.http.timeout = Duration::from_secs(7);
+        let sweep = Sweep::new(spec, b).unwrap();
+        let c = sweep
+            .config(Load::Rate(250.0), Duration::from_secs(4))
+            .unwrap();
+        assert_eq!(c.load, pelt_core::Load::rate_of(250.0, 40));
+        assert_eq!(c.stop.duration, Some(Duration::from_secs(4)));
+        assert_eq!(c.warmup, Duration::from_millis(300));
+        // Everything else is the base's.
+        assert_eq!(c.http.timeout, Duration::from_secs(7));
+        let probe = sweep.config(Load::Probe, Duration::from_secs(4)).unwrap();
+        assert_eq!(probe.load, pelt_core::Load::closed(1));
+        assert_eq!(probe.stop.requests, Some(PROBE_REQUESTS));
+        assert_eq!((probe.threads, probe.warmup), (1, Duration::ZERO));
+    }
+
+    #[test]
+    fn a_bad_spec_is_refused_before_any_load() {
+        let (_dir, mut spec) = new_spec();
+        spec.plan.start = 5_000.0;
+        spec.plan.max = 1_000.0;
+        let e = Sweep::new(spec, base(pelt_core::Load::closed(1))).unwrap_err();
+        assert!(e.to_string().contains("--start-rate"), "{e}");
+
+        let (_dir, mut spec) = new_spec();
+        spec.pool = 0;
+        let e = Sweep::new(spec, base(pelt_core::Load::closed(1))).unwrap_err();
+        assert!(
+            matches!(e, Error::Config(pelt_core::ConfigError::NoConnections)),
+            "{e:?}"
+        );
+
+        // A folder with results in it: nothing is mixed in or overwritten.
+        let (_dir, spec) = new_spec();
+        std::fs::create_dir_all(&spec.folder).unwrap();
+        std::fs::write(spec.folder.join("report.txt"), "earlier").unwrap();
+        let e = Sweep::new(spec, base(pelt_core::Load::closed(1))).unwrap_err();
+        assert!(e.to_string().contains("is not empty"), "{e}");
+    }
+
+    #[test]
+    fn the_capacity_step_is_the_last_pass_at_the_capacity() {
+        let (_dir, spec) = new_spec();
+        let folder = spec.folder.clone();
+        let sweep = Sweep::new(spec, base(pelt_core::Load::closed(1))).unwrap();
+        let step = |offered: f64, passed: bool, file: &str| Step {
+            index: 1,
+            offered: Some(offered),
+            connections: None,
+            confirm: false,
+            duration_s: 1.0,
+            sent_rate: offered,
+            throughput: offered,
+            p50_ns: 1,
+            p90_ns: 1,
+            p99_ns: 1,
+            max_ns: 1,
+            errors: 0.0,
+            send_lag_p99_ns: 1,
+            passed,
+            failures: Vec::new(),
+            file: Some(file.into()),
+        };
+        let report = SweepReport {
+            target: String::new(),
+            mode: Mode::Rate,
+            slo: Vec::new(),
+            outcome: Outcome::Found,
+            capacity: Some(200.0),
+            last_pass: Some(200.0),
+            first_fail: Some(400.0),
+            first_fail_reasons: Vec::new(),
+            knee: None,
+            idle_ns: None,
+            elapsed_s: 0.0,
+            steps: vec![
+                step(100.0, true, "runs/a.pelt"),
+                step(200.0, true, "runs/b.pelt"),
+                step(400.0, false, "runs/c.pelt"),
+                step(200.0, true, "runs/d-confirm.pelt"),
+            ],
+        };
+        assert_eq!(
+            sweep.capacity_step(&report),
+            Some(folder.join("runs/d-confirm.pelt"))
+        );
+    }
+}

@@ -195,8 +195,8 @@ impl fmt::Display for AbortRule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::IntervalRow;
     use crate::header::StopCause;
+    use crate::summary::IntervalRow;
     use crate::watch::AbortWatch;
 
     fn row(offset_s: f64, requests: u64, successes: u64, p99_ms: u64) -> IntervalRow {

@@ -429,3 +429,105 @@ fn prepare_folder(folder: &Path, plan: &Plan) -> Result<()> {
     std::fs::write(folder.join("plan.toml"), &plan.text).map_err(cannot)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::plan::{Lower, RunWords};
+    use super::*;
+    use pelt_core::{Load, RunConfig, Stop, Target, Url};
+
+    /// A program's own lowering: no flags, the plan's target and length.
+    struct NoFlags;
+
+    impl Lower for NoFlags {
+        fn run(&self, w: &RunWords, load: Load) -> std::result::Result<RunConfig, String> {
+            if !w.args.is_empty() {
+                return Err("this program takes no args".into());
+            }
+            let url = Url::parse(w.url.as_deref().ok_or("a URL")?).map_err(|e| e.to_string())?;
+            let stop = Stop {
+                requests: None,
+                duration: w.duration,
+            };
+            let mut c = RunConfig::new(vec![Target::get(url)], load, stop);
+            c.warmup = w.warmup;
+            c.threads = 1;
+            Ok(c)
+        }
+
+        fn sweep(
+            &self,
+            _: &RunWords,
+            _: &str,
+        ) -> std::result::Result<(crate::SweepSpec, RunConfig), String> {
+            Err("no sweeps here".into())
+        }
+    }
+
+    #[derive(Default)]
+    struct Seen {
+        runs: Vec<Vec<(String, String)>>,
+        done: bool,
+    }
+
+    impl Observer for Seen {
+        fn done(&mut self, _: &str, json: &str) {
+            assert!(json.starts_with('{'), "{json}");
+            self.done = true;
+        }
+    }
+
+    impl ExperimentObserver for Seen {
+        fn run_saved(&mut self, s: &RunSummary, file: &Path, tags: Vec<(String, String)>) {
+            assert!(s.total.requests > 0 && file.exists(), "{}", file.display());
+            self.runs.push(tags);
+        }
+    }
+
+    #[test]
+    fn a_program_runs_an_experiment_with_its_own_lowering() {
+        let server = pelt_target::Server::bind(
+            ([127, 0, 0, 1], 0).into(),
+            pelt_target::ServeConfig::default(),
+        )
+        .and_then(pelt_target::Server::spawn)
+        .expect("pelt's server on loopback");
+        let plan = format!(
+            r#"
+            name = "a/a"
+            blocks = 6
+            [load]
+            url = "http://{}/"
+            connections = 2
+            duration = "200ms"
+            warmup = "0s"
+            [[variant]]
+            name = "a"
+            [[variant]]
+            name = "b"
+            "#,
+            server.local_addr()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let plan = Plan::parse(&plan, dir.path(), &NoFlags).unwrap();
+        assert!(schedule(&plan).contains("2 variant(s) x 1 load level(s) x 6 block(s) = 12 runs"));
+        let folder = dir.path().join("out");
+        let mut seen = Seen::default();
+        let done = conduct(&plan, &folder, &Cancel::new(), &mut seen).unwrap();
+        assert_eq!(seen.runs.len(), 12);
+        assert!(seen.done);
+        assert!(seen.runs[0].contains(&("experiment".into(), "a/a".into())));
+        assert_eq!((done.stopped, done.interrupted), (None, false));
+        // The same server twice: no material regression.
+        assert!(!done.regressed.material, "{}", done.text);
+        for name in ["report.txt", "report.json", "report.html", "plan.toml"] {
+            assert!(folder.join(name).exists(), "{name}");
+        }
+        // Args this lowering refuses are the plan's error, before any run.
+        let bad = "[load]\nurl = \"http://127.0.0.1:9/\"\nrate = 1\nargs = [\"-k\"]\n[[variant]]\nname = \"a\"";
+        let e = Plan::parse(bad, dir.path(), &NoFlags)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("takes no args"), "{e}");
+    }
+}

@@ -10,6 +10,7 @@
 //!   throughput against concurrency, from a typed [`SweepSpec`].
 //! - [`experiment`] runs variants x load levels in counterbalanced
 //!   blocks, from a plan, and compares them.
+//! - [`baseline`] chooses recorded runs to compare new ones with.
 //! - [`history`] records runs, sweeps and experiments as they end.
 //! - [`calibrate`] measures this machine's ceiling as a load generator.
 //!
@@ -21,6 +22,7 @@
 //! call: `examples/sweep.rs` finds the capacity of pelt's built-in server
 //! in about 20 lines.
 
+pub mod baseline;
 pub mod calibrate;
 mod cancel;
 mod error;

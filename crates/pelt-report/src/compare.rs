@@ -152,6 +152,8 @@ pub struct Context {
     pub notes: Vec<String>,
     /// The latency the percentile rows measure (`--metric`).
     pub latency: pelt_analyze::latency::Latency,
+    /// Side A is recorded runs chosen by this (`tag:X`, `last:N`, ...).
+    pub baseline: Option<String>,
 }
 
 /// The headline of a comparison: its most severe verdict, errors first
@@ -415,7 +417,8 @@ pub fn json_rows(rows: &[Row]) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// The JSON document (`pelt.compare/1`), naming each side's files.
+/// The JSON document (`pelt.compare/1`), naming each side's files (a
+/// baseline's as `history:ID`), for `pelt compare` with or without one.
 pub fn json(
     rows: &[Row],
     a_files: &[String],
@@ -430,6 +433,9 @@ pub fn json(
         "b": b_files,
         "metrics": json_rows(rows),
     });
+    if let Some(spec) = &ctx.baseline {
+        merge(&mut doc, serde_json::json!({ "baseline": spec }));
+    }
     merge(&mut doc, json_context(rows, ctx));
     crate::json::pretty(&doc)
 }

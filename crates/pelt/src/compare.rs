@@ -86,6 +86,7 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
             .into_iter()
             .collect(),
         latency,
+        baseline: None,
     };
     let names = |files: &[PathBuf]| files.iter().map(|f| label(f)).collect::<Vec<_>>();
     let paths = |files: &[PathBuf]| {

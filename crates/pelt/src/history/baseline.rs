@@ -10,313 +10,16 @@ use super::open;
 use crate::flags::{CompareArgs, CompareFormat, FailOn};
 use crate::output::fails;
 use crate::UserError;
-use pelt_analyze::alike::{self, Mismatch};
+use pelt_analyze::alike;
 use pelt_analyze::design::{self, Timed};
 use pelt_analyze::headline;
 use pelt_analyze::latency::Latency;
 use pelt_analyze::runs::{self, compare_values, values, Row};
-use pelt_campaign::history::store_error;
-use pelt_core::{RunConfig, RunSummary};
+use pelt_campaign::baseline::{recorded_values, rows, stored_values, Spec};
+use pelt_core::RunSummary;
 use pelt_report::compare::Context;
-use pelt_store::{Filter, Kind, Metric, RunRow, Store};
+use pelt_store::{RunRow, Store};
 use std::process::ExitCode;
-
-/// Which recorded runs make the baseline.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Spec {
-    Tag(String, Option<String>),
-    Label(String),
-    Last(u64),
-}
-
-impl Spec {
-    pub fn parse(text: &str) -> Result<Spec, UserError> {
-        let bad = || {
-            UserError(format!(
-                "invalid --baseline '{}': use tag:KEY[=VALUE], label:NAME or last:N, like --baseline tag:release-1.4",
-                text.escape_debug()
-            ))
-        };
-        let (kind, rest) = text.split_once(':').ok_or_else(bad)?;
-        let rest = rest.trim();
-        if rest.is_empty() {
-            return Err(bad());
-        }
-        Ok(match kind.trim() {
-            "tag" => match rest.split_once('=') {
-                Some((k, v)) => Spec::Tag(k.trim().into(), Some(v.trim().into())),
-                None => Spec::Tag(rest.into(), None),
-            },
-            "label" => Spec::Label(rest.into()),
-            "last" => Spec::Last(rest.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?),
-            _ => return Err(bad()),
-        })
-    }
-
-    /// The runs of the baseline for `candidates` (the runs compared with
-    /// it), by one rule (see `pelt_analyze::alike`): never `exclude` (the
-    /// run just recorded) nor a candidate itself (a recorded run with a
-    /// candidate's start), complete runs only, and only runs whose work
-    /// is the candidates'. `last:N` takes the newest N such runs of the
-    /// candidates' URL, passing over the others; a tag or label that
-    /// names runs doing other work is refused (naming the difference)
-    /// unless `allow`, when they are kept and listed.
-    pub fn select(
-        &self,
-        store: &mut Store,
-        candidates: &[RunSummary],
-        exclude: Option<i64>,
-        allow: bool,
-    ) -> Result<Selection, UserError> {
-        let starts: Vec<i64> = candidates
-            .iter()
-            .map(|c| c.env.started_unix_ms as i64)
-            .collect();
-        self.select_like(
-            store,
-            &candidates[0].config,
-            &starts,
-            single_url(candidates),
-            exclude,
-            allow,
-        )
-    }
-
-    /// [`Spec::select`] for runs doing `config`'s work, before they exist
-    /// (`starts` are the candidates' start times, none before a run).
-    pub fn select_like(
-        &self,
-        store: &mut Store,
-        config: &RunConfig,
-        starts: &[i64],
-        url: Option<String>,
-        exclude: Option<i64>,
-        allow: bool,
-    ) -> Result<Selection, UserError> {
-        // A shard sent a part of its run: as a baseline it would read as
-        // a run of a fraction of the load (merged runs stand for the
-        // whole); a sweep's steps ran at rates it chose, and its row is one
-        // of them.
-        let mut filter = Filter {
-            without: vec![Kind::Shard, Kind::Step, Kind::Sweep],
-            ..Filter::default()
-        };
-        match self {
-            Spec::Tag(k, v) => filter.tags.push((k.clone(), v.clone())),
-            Spec::Label(l) => filter.label = Some(l.clone()),
-            Spec::Last(_) => filter.url = url.clone(),
-        }
-        let listed = store.list(&filter).map_err(store_error)?;
-        let redactor = pelt_store::Redactor::default();
-        let reference = redactor.config(config);
-        let mut out = Selection::default();
-        let (mut incomplete, mut themselves, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
-        let mut mismatched = Vec::new();
-        // Newest first, so that last:N takes the newest alike runs.
-        for row in listed.into_iter().rev() {
-            if Some(row.id) == exclude {
-                continue;
-            }
-            if let Spec::Last(n) = self {
-                if out.runs.len() as u64 >= *n {
-                    break;
-                }
-            }
-            if starts.contains(&row.started_ms) {
-                themselves.push(format!("#{}", row.id));
-                continue;
-            }
-            if row.interrupted || !row.complete {
-                incomplete.push(format!("#{}", row.id));
-                continue;
-            }
-            let differences = match stored_config(store, row.id)? {
-                Some(config) => alike::differences(&config, &reference),
-                None => vec![alike::Difference {
-                    what: "configuration".into(),
-                    a: "unreadable".into(),
-                    b: "known".into(),
-                }],
-            };
-            if differences.is_empty() {
-                out.runs.push(row);
-                continue;
-            }
-            let m = Mismatch {
-                run: format!("#{}", row.id),
-                differences,
-            };
-            match self {
-                Spec::Last(_) => skipped.push(m),
-                _ if allow => {
-                    out.allowed.push(m);
-                    out.runs.push(row);
-                }
-                _ => mismatched.push(m),
-            }
-        }
-        out.runs.reverse();
-        if !mismatched.is_empty() {
-            return Err(UserError(alike::refusal(
-                &format!("the runs compared (--baseline {})", self.describe()),
-                &mismatched,
-                "--allow-mismatch",
-            )));
-        }
-        if !themselves.is_empty() {
-            out.notes.push(format!(
-                "Left out of the baseline: {} (the runs compared themselves, recorded).",
-                themselves.join(", ")
-            ));
-        }
-        if !incomplete.is_empty() {
-            out.notes.push(format!(
-                "Left out of the baseline: {} (interrupted or incomplete).",
-                incomplete.join(", ")
-            ));
-        }
-        if !skipped.is_empty() {
-            out.notes.push(format!(
-                "Passed over {} run(s) of the URL whose work differs, like {}.",
-                skipped.len(),
-                skipped[0]
-            ));
-        }
-        if out.runs.is_empty() {
-            let mut why = out.notes.join(" ");
-            if !skipped.is_empty() && why.is_empty() {
-                why = format!("{}", skipped[0]);
-            }
-            return Err(UserError(format!(
-                "no recorded run matches --baseline {} with the same work and complete{}; see pelt history{}",
-                self.describe(),
-                if why.is_empty() { String::new() } else { format!(" ({why})") },
-                match self {
-                    Spec::Last(_) => " (last:N counts runs of the same URL)",
-                    _ => "",
-                }
-            )));
-        }
-        Ok(out)
-    }
-
-    /// The recorded sweeps of the baseline (kind `sweep`), without
-    /// `exclude` (the sweep just made). A sweep's capacity is judged
-    /// against sweeps only; their likeness is the URL's (last:N) or the
-    /// tag or label the user chose.
-    pub fn sweeps(
-        &self,
-        store: &mut Store,
-        url: Option<&str>,
-        exclude: Option<i64>,
-    ) -> Result<Vec<RunRow>, UserError> {
-        let mut filter = Filter {
-            kinds: vec![Kind::Sweep],
-            ..Filter::default()
-        };
-        match self {
-            Spec::Tag(k, v) => filter.tags.push((k.clone(), v.clone())),
-            Spec::Label(l) => filter.label = Some(l.clone()),
-            Spec::Last(n) => {
-                filter.url = url.map(str::to_string);
-                filter.last = Some(n + u64::from(exclude.is_some()));
-            }
-        }
-        let mut runs = store.list(&filter).map_err(store_error)?;
-        runs.retain(|r| Some(r.id) != exclude);
-        if let Spec::Last(n) = self {
-            let extra = runs.len().saturating_sub(*n as usize);
-            runs.drain(..extra);
-        }
-        if runs.is_empty() {
-            return Err(UserError(format!(
-                "no recorded sweep matches --baseline {}; see pelt history{}",
-                self.describe(),
-                match self {
-                    Spec::Last(_) => " (last:N counts sweeps of the same URL)",
-                    _ => "",
-                }
-            )));
-        }
-        Ok(runs)
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Spec::Tag(k, Some(v)) => format!("tag:{k}={v}"),
-            Spec::Tag(k, None) => format!("tag:{k}"),
-            Spec::Label(l) => format!("label:{l}"),
-            Spec::Last(n) => format!("last:{n}"),
-        }
-    }
-}
-
-/// The recorded runs a baseline is made of, with what the report says
-/// about the choice.
-#[derive(Debug, Default)]
-pub struct Selection {
-    /// The baseline's runs, oldest first.
-    pub runs: Vec<RunRow>,
-    /// Runs kept although their work differs (`--allow-mismatch`).
-    pub allowed: Vec<Mismatch>,
-    /// Runs left out or passed over, one sentence each.
-    pub notes: Vec<String>,
-}
-
-/// A recorded run's configuration; `None` when it cannot be read (a run
-/// recorded by a pelt whose configuration this one cannot parse).
-pub fn stored_config(store: &mut Store, id: i64) -> Result<Option<RunConfig>, UserError> {
-    let json = store.config_json(id).map_err(store_error)?;
-    Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
-}
-
-/// A recorded run's values with its percentiles of `latency`, from its
-/// results file (the figure columns hold response time only).
-fn recorded_values(store: &mut Store, id: i64, latency: Latency) -> Result<Vec<f64>, UserError> {
-    let run = store.get(id).map_err(store_error)?.ok_or_else(|| {
-        UserError(format!(
-            "run #{id} left the history while it was read; run again"
-        ))
-    })?;
-    let bytes = pelt_campaign::history::results_bytes(&run).map_err(|e| {
-        UserError(format!(
-            "--metric {}: {e}; or compare response_time, which the history keeps for every run",
-            latency.name()
-        ))
-    })?;
-    let summary = pelt_campaign::history::summary_of(&bytes).map_err(|e| {
-        UserError(format!(
-            "run #{id}'s results cannot be read ({e}); compare response_time instead"
-        ))
-    })?;
-    Ok(pelt_analyze::latency::values(&summary, latency))
-}
-
-/// A recorded run's values, in the order of `runs::metrics`, as
-/// `runs::values` gives them for a run at hand (a rate run's
-/// throughput is its schedule's, and not compared).
-fn stored_values(row: &RunRow) -> Vec<f64> {
-    runs::metrics()
-        .iter()
-        .map(|m| match m.name.parse::<Metric>() {
-            Ok(Metric::Throughput) if row.mode == "rate" => None,
-            Ok(metric) => row.figures.get(metric),
-            Err(_) => None,
-        })
-        .map(|v| v.unwrap_or(f64::NAN))
-        .collect()
-}
-
-/// The comparison of `b` with the baseline's runs. One new run is judged
-/// against the baseline's prediction interval (`pelt_analyze::predict`):
-/// the rank test needs 39 baseline runs before it can say anything.
-pub fn rows(baseline: &[RunRow], b: &[Vec<f64>]) -> Vec<Row> {
-    let a: Vec<Vec<f64>> = baseline.iter().map(stored_values).collect();
-    match b {
-        [one] => pelt_analyze::predict::compare_values(&a, one),
-        _ => compare_values(&a, b, false),
-    }
-}
 
 /// Said above a one-run comparison's table: how its intervals are made,
 /// and at what confidence (the column says 95 %; these are wider).
@@ -357,19 +60,12 @@ fn render(
         }
         CompareFormat::Markdown => pelt_report::compare::markdown_report(rows, ctx),
         CompareFormat::Json => {
-            let metrics = pelt_report::compare::json_rows(rows);
-            let mut doc = serde_json::json!({
-                "schema": "pelt.compare/1",
-                "paired": false,
-                "baseline": spec.describe(),
-                "a": a.iter().map(|r| format!("history:{}", r.id)).collect::<Vec<_>>(),
-                "b": b_names,
-                "metrics": metrics,
-            });
-            pelt_report::compare::merge(&mut doc, pelt_report::compare::json_context(rows, ctx));
-            let mut s = serde_json::to_string_pretty(&doc).expect("a JSON value always serialises");
-            s.push('\n');
-            s
+            let a: Vec<String> = a.iter().map(|r| format!("history:{}", r.id)).collect();
+            let ctx = Context {
+                baseline: Some(spec.describe()),
+                ..ctx.clone()
+            };
+            pelt_report::compare::json(rows, &a, b_names, false, &ctx)
         }
         CompareFormat::Html => {
             return Err(UserError(
@@ -444,6 +140,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
         allowed: b_mismatches,
         notes: selection.notes.clone(),
         latency,
+        baseline: None,
     };
     crate::emit(render(args.format, &rows, &spec, a, &b_names, &ctx)?.as_bytes())?;
     if args.fail_on.is_some() && !pelt_analyze::predict::gate_has_verdict(&rows) {
@@ -460,18 +157,6 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The one URL every run loaded (as recorded, secrets replaced), if so.
-fn single_url(runs: &[RunSummary]) -> Option<String> {
-    let redactor = pelt_store::Redactor::default();
-    let mut urls = runs.iter().map(|s| {
-        let mut u = s.config.targets[0].url.clone();
-        redactor.url(&mut u);
-        u.to_string()
-    });
-    let first = urls.next()?;
-    urls.all(|u| u == first).then_some(first)
 }
 
 /// `pelt run ... --baseline SPEC`: the run just recorded (`id`) against
@@ -531,7 +216,7 @@ pub fn after_sweep(
     fail_on: Option<FailOn>,
 ) -> Result<ExitCode, UserError> {
     let spec = Spec::parse(spec_text)?;
-    let url = single_url(std::slice::from_ref(step));
+    let url = pelt_campaign::baseline::single_url(std::slice::from_ref(step));
     let a = spec.sweeps(store, url.as_deref(), id)?;
     let (a, without): (Vec<RunRow>, Vec<RunRow>) =
         a.into_iter().partition(|r| r.figures.capacity.is_some());
@@ -589,7 +274,7 @@ pub fn after_sweep(
 
 /// Checks `--baseline` before the run: a typo must not cost a run.
 pub fn check_spec(text: Option<&str>) -> Result<(), UserError> {
-    text.map(Spec::parse).transpose().map(drop)
+    Ok(text.map(Spec::parse).transpose().map(drop)?)
 }
 
 /// Before any load: a `--fail-on` gate must be able to give a verdict,
@@ -630,8 +315,8 @@ pub fn before_run(
         Ok(selection) => (selection.runs.len(), String::new()),
         // None at all says itself in the count; runs doing other work are
         // named, so the user sees why they do not count.
-        Err(e) if e.0.starts_with("no recorded run") => (0, String::new()),
-        Err(e) => (0, format!(" ({})", e.0)),
+        Err(e) if e.to_string().starts_with("no recorded run") => (0, String::new()),
+        Err(e) => (0, format!(" ({e})")),
     };
     if found < min {
         return Err(UserError(format!(
@@ -641,38 +326,4 @@ pub fn before_run(
         )));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Spec;
-
-    #[test]
-    fn specs() {
-        assert_eq!(
-            Spec::parse("tag:env=prod").unwrap(),
-            Spec::Tag("env".into(), Some("prod".into()))
-        );
-        assert_eq!(
-            Spec::parse("tag:release-1.4").unwrap(),
-            Spec::Tag("release-1.4".into(), None)
-        );
-        assert_eq!(
-            Spec::parse("label:nightly").unwrap(),
-            Spec::Label("nightly".into())
-        );
-        assert_eq!(Spec::parse("last:5").unwrap(), Spec::Last(5));
-        for bad in ["last:0", "last:x", "tag:", "release", "id:3"] {
-            let e = Spec::parse(bad).unwrap_err().0;
-            assert!(e.contains("tag:KEY"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn stored_values_follow_compare_s_metrics() {
-        // Every metric `pelt compare` uses has a column.
-        for m in pelt_analyze::runs::metrics() {
-            assert!(m.name.parse::<pelt_store::Metric>().is_ok(), "{}", m.name);
-        }
-    }
 }

@@ -473,12 +473,12 @@ fn like_with_like(store: &mut pelt_store::Store, rows: &[RunRow]) -> Result<(), 
     let Some(newest) = rows.last() else {
         return Ok(());
     };
-    let Some(reference) = super::baseline::stored_config(store, newest.id)? else {
+    let Some(reference) = pelt_campaign::baseline::stored_config(store, newest.id)? else {
         return Ok(());
     };
     let mut mismatches = Vec::new();
     for r in rows.iter().rev() {
-        let mut differences = match super::baseline::stored_config(store, r.id)? {
+        let mut differences = match pelt_campaign::baseline::stored_config(store, r.id)? {
             Some(c) => alike::differences(&reference, &c),
             None => Vec::new(),
         };

@@ -11,6 +11,7 @@ mod load;
 mod pick;
 mod proxy;
 mod target;
+mod words;
 
 pub use error::{ConfigError, TargetError};
 pub use http::{
@@ -26,6 +27,9 @@ pub use pick::{splitmix64, Order, TargetPicker};
 pub use proxy::{Proxy, ProxyOptions};
 pub use target::{
     check_header, check_method, unregistered_method, Target, MAX_BODY, REGISTERED_METHODS,
+};
+pub use words::{
+    apply_host, check_host, default_method, parse_header, userinfo, RequestWords, WordError,
 };
 
 use crate::duration::secs;

@@ -6,8 +6,8 @@ use clap::{Args, ValueEnum};
 use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS, MAX_BODY};
 use pelt_core::targets::{read_limited, ReadError, TargetsFormat};
 use pelt_core::{
-    check_header, check_method, parse_duration, ConnectTo, HttpOptions, Load, Order, RunConfig,
-    Spec, Stop, Target, TargetError, ThinkTime, Url,
+    check_method, parse_duration, ConnectTo, HttpOptions, Load, Order, RunConfig, Spec, Stop,
+    Target, ThinkTime, Url,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -460,8 +460,7 @@ impl RunArgs {
                 })?;
                 m.to_ascii_uppercase()
             }
-            None if body.is_empty() => "GET".to_string(),
-            None => "POST".to_string(),
+            None => pelt_core::config::default_method(&body).to_string(),
         };
         let headers = a
             .headers
@@ -545,7 +544,7 @@ impl RunArgs {
             (Some(url), None) => {
                 // user:password@ becomes a Basic Authorization header
                 // (as curl sends it), so the URL holds no secret.
-                let (url, headers) = userinfo(url, headers);
+                let (url, headers) = pelt_core::config::userinfo(url, headers);
                 vec![Target {
                     method,
                     url: Url::parse(&url).map_err(|e| UserError(e.to_string()))?,
@@ -560,10 +559,7 @@ impl RunArgs {
         a.session.apply(&mut targets)?;
         if let Some(host) = host {
             // --host replaces any Host header, from -H or a targets file.
-            for t in &mut targets {
-                t.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("host"));
-                t.headers.push(("Host".into(), host.clone()));
-            }
+            pelt_core::config::apply_host(&mut targets, &host);
         }
         let mut config =
             RunConfig {
@@ -695,114 +691,34 @@ fn opt_duration(value: &Option<String>, flag: &str) -> Result<Option<Duration>, 
 }
 
 /// `--host`: a host name, IPv4 address or [IPv6] address, optionally
-/// with :PORT.
+/// with :PORT (pelt-core's rule, worded for the flag).
 fn host_header(value: &str) -> Result<String, UserError> {
-    let bad = |why: &str| {
+    pelt_core::config::check_host(value).map_err(|e| {
+        let why = match &e {
+            pelt_core::config::WordError::Host { why, .. } => *why,
+            _ => "not a host name",
+        };
         UserError(format!(
             "invalid --host '{}': {why}; give a host name, like --host api.example.com or --host example.com:8080",
             value.escape_debug()
         ))
-    };
-    let (name, port) = match value.strip_prefix('[') {
-        Some(v6) => {
-            let (addr, rest) = v6
-                .split_once(']')
-                .ok_or_else(|| bad("the IPv6 address has no closing ']'"))?;
-            if addr.is_empty()
-                || !addr
-                    .bytes()
-                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
-            {
-                return Err(bad("not an IPv6 address"));
-            }
-            match rest {
-                "" => (addr, None),
-                _ => (
-                    addr,
-                    Some(
-                        rest.strip_prefix(':')
-                            .ok_or_else(|| bad("unexpected text after ']'"))?,
-                    ),
-                ),
-            }
-        }
-        None => match value.rsplit_once(':') {
-            Some((n, p)) => {
-                if n.is_empty()
-                    || !n
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_')
-                {
-                    return Err(bad(
-                        "a host name has letters, digits, '-', '.' and '_' only",
-                    ));
-                }
-                (n, Some(p))
-            }
-            None => {
-                if value.is_empty()
-                    || !value
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_')
-                {
-                    return Err(bad(if value.is_empty() {
-                        "it is empty"
-                    } else {
-                        "a host name has letters, digits, '-', '.' and '_' only"
-                    }));
-                }
-                (value, None)
-            }
-        },
-    };
-    if name.is_empty() {
-        return Err(bad("it is empty"));
-    }
-    if let Some(p) = port {
-        if p.parse::<u16>().ok().filter(|&p| p != 0).is_none() {
-            return Err(bad("the port must be a number from 1 to 65535"));
-        }
-    }
+    })?;
     Ok(value.to_string())
 }
 
-/// `-H 'Name: value'`, checked by the same rule as a targets file's
-/// headers ([`check_header`]) and worded for the flag.
-pub(crate) fn parse_header(h: &str) -> Result<(String, String), UserError> {
-    let bad = |why: &str| {
+/// `-H 'Name: value'`, by pelt-core's rule ([`pelt_core::config::parse_header`],
+/// also a targets file's), worded for the flag.
+pub fn parse_header(h: &str) -> Result<(String, String), UserError> {
+    pelt_core::config::parse_header(h).map_err(|e| {
+        let why = match &e {
+            pelt_core::config::WordError::Header { why, .. } => *why,
+            _ => "not a header",
+        };
         UserError(format!(
             "invalid header '{}': {why}; use -H 'Name: value'",
             h.escape_debug()
         ))
-    };
-    let (name, value) = h.split_once(':').ok_or_else(|| bad("there is no ':'"))?;
-    let name = name.trim();
-    // The untrimmed value: a trailing line break is still one.
-    check_header(name, value).map_err(|e| match e {
-        TargetError::HeaderValue(_) => bad("the value contains a line break or NUL"),
-        TargetError::HeaderName(_) | TargetError::Method(_) => {
-            bad("the name must be a single word such as X-Request-Id")
-        }
-    })?;
-    Ok((name.to_string(), value.trim().to_string()))
-}
-
-/// `url` without user:password@, and `headers` with the Basic
-/// Authorization header that carries them instead (unless the user gave
-/// an Authorization header, which wins).
-pub fn userinfo(url: &str, mut headers: Vec<(String, String)>) -> (String, Vec<(String, String)>) {
-    match pelt_store::secrets::split_userinfo(url) {
-        Some((plain, basic)) => {
-            if !headers
-                .iter()
-                .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
-            {
-                headers.push(("Authorization".into(), basic));
-            }
-            (plain, headers)
-        }
-        None => (url.to_string(), headers),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -818,6 +734,54 @@ mod tests {
             crate::flags::Command::Run(a) => RunConfig::try_from(&*a),
             _ => unreachable!(),
         }
+    }
+
+    /// Issue 28 §3: a program's words and the command line's make the same
+    /// run, defaults included (threads per core, GET or POST, Basic auth
+    /// from the URL, --host).
+    #[test]
+    fn a_programs_words_make_the_clis_run() {
+        let cli = config(&[
+            "http://alice:pw@127.0.0.1:1/x",
+            "-H",
+            "X-A: 1",
+            "--body",
+            "{}",
+            "--host",
+            "api.example",
+            "--rate",
+            "50",
+            "-d",
+            "2s",
+        ])
+        .unwrap();
+        let words = pelt_core::config::RequestWords {
+            url: "http://alice:pw@127.0.0.1:1/x".into(),
+            headers: vec!["X-A: 1".into()],
+            body: b"{}".to_vec(),
+            host: Some("api.example".into()),
+            ..Default::default()
+        };
+        let stop = Stop {
+            requests: None,
+            duration: Some(Duration::from_secs(2)),
+        };
+        let library = RunConfig::new(
+            vec![words.target().unwrap()],
+            Load::rate_of(50.0, pelt_core::config::DEFAULT_RATE_CONNECTIONS),
+            stop,
+        );
+        assert_eq!(cli, library);
+        // And the closed loop's defaults.
+        let cli = config(&["http://127.0.0.1:1/"]).unwrap();
+        let library = RunConfig::new(
+            vec![pelt_core::config::RequestWords::get("http://127.0.0.1:1/")
+                .target()
+                .unwrap()],
+            Load::closed(pelt_core::config::DEFAULT_CLOSED_CONNECTIONS),
+            Stop::default(),
+        );
+        assert_eq!(cli, library);
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! The store itself (SQLite or PostgreSQL, the schema) is pelt-store's;
 //! this is how runs of runs go into it.
 
+pub mod render;
+
 use crate::results as save;
 use crate::{Error, Result};
 use pelt_core::{ResultsReader, ResultsWriter, RunSummary, SummaryBuilder};

@@ -26,7 +26,7 @@ fn check_run(launch: &Launch) -> Result<(), UserError> {
     argv.extend(["--shard".into(), format!("0/{}", launch.shards).into()]);
     let bad = |what: String| UserError(format!("the run's arguments after --: {what}"));
     let cli = crate::flags::Cli::try_parse_from(&argv).map_err(|e| {
-        let line = crate::clap_line(&e, &argv);
+        let line = crate::flags::clap_line(&e, &argv);
         bad(line.strip_prefix("error: ").unwrap_or(&line).to_string())
     })?;
     let crate::flags::Command::Run(args) = cli.command else {

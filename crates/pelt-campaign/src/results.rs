@@ -379,6 +379,25 @@ pub fn refuse_non_empty(folder: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A new folder in the data directory's `kind` folder (`sweeps`,
+/// `experiments`, `calibrations`), named by the time now (UTC) and, if
+/// given, `name`: folders that sort by time.
+pub fn dated_folder(kind: &str, name: Option<&str>) -> Result<PathBuf> {
+    let data = data_dir().ok_or_else(|| {
+        Error::other(format!(
+            "cannot tell where to keep {kind}: give -o DIR, or set PELT_DATA_DIR or HOME"
+        ))
+    })?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let stamp = utc_stamp(now);
+    Ok(data.join(kind).join(match name {
+        Some(name) => format!("{stamp}-{name}"),
+        None => stamp,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::utc_stamp;

@@ -521,7 +521,9 @@ fn median(s: &RunSummary) -> Duration {
     }
 }
 
-fn target_of(config: &RunConfig, secrets: &Redactor) -> String {
+/// The target a report names: its URL (or the first and a count), its
+/// secrets replaced.
+pub fn target_of(config: &RunConfig, secrets: &Redactor) -> String {
     let mut secrets = secrets.clone();
     secrets.learn(config);
     let shown = secrets.config(config);
@@ -535,15 +537,7 @@ fn target_of(config: &RunConfig, secrets: &Redactor) -> String {
 /// A new folder for a sweep in the data directory's sweeps/, named by
 /// the time.
 pub fn default_folder() -> Result<PathBuf> {
-    let data = crate::results::data_dir().ok_or_else(|| {
-        Error::other(
-            "cannot tell where to save the sweep: give -o DIR, or set PELT_DATA_DIR or HOME",
-        )
-    })?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Ok(data.join("sweeps").join(crate::results::utc_stamp(now)))
+    crate::results::dated_folder("sweeps", None)
 }
 
 #[cfg(test)]

@@ -12,15 +12,10 @@ use std::process::ExitCode;
 
 pub fn command(args: CalibrateArgs) -> Result<ExitCode, UserError> {
     let data = pelt_campaign::results::data_dir();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
     // The rate search's steps are kept for a look afterwards.
-    let folder = match &data {
-        Some(d) => d
-            .join("calibrations")
-            .join(pelt_campaign::results::utc_stamp(now)),
-        None => std::env::temp_dir().join(format!("pelt-calibrate-{}", std::process::id())),
+    let folder = match pelt_campaign::results::dated_folder("calibrations", None) {
+        Ok(folder) => folder,
+        Err(_) => std::env::temp_dir().join(format!("pelt-calibrate-{}", std::process::id())),
     };
     let measured = measure(
         args.quick,

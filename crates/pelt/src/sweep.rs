@@ -32,7 +32,13 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
         true,
     )?;
     let mut watch = Watch {
-        campaign: pelt_live::Campaign::new(format!("sweep of {}", first_target(&sweep)), 0),
+        campaign: pelt_live::Campaign::new(
+            format!(
+                "sweep of {}",
+                pelt_campaign::sweep::target_of(&first, &sweep.spec().secrets)
+            ),
+            0,
+        ),
         views,
     };
     let id = sweep.id();
@@ -98,19 +104,4 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
             ExitCode::FAILURE
         }
     })
-}
-
-/// The target named in the dashboard's title, its secrets replaced.
-fn first_target(sweep: &Sweep) -> String {
-    let Ok(config) = sweep.first_config() else {
-        return "?".into();
-    };
-    let mut secrets = sweep.spec().secrets.clone();
-    secrets.learn(&config);
-    let shown = secrets.config(&config);
-    match shown.targets.as_slice() {
-        [one] => one.url.to_string(),
-        [first, ..] => format!("{} and {} more targets", first.url, shown.targets.len() - 1),
-        [] => "?".into(),
-    }
 }

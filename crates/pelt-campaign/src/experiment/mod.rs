@@ -399,19 +399,7 @@ fn pelt_exe() -> String {
 /// A new folder for `plan` in the data directory's experiments/, named
 /// by the time and the plan.
 pub fn default_folder(plan: &Plan) -> Result<PathBuf> {
-    let data = crate::results::data_dir().ok_or_else(|| {
-        Error::other(
-            "cannot tell where to save the experiment: give -o DIR, or set PELT_DATA_DIR or HOME",
-        )
-    })?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Ok(data.join("experiments").join(format!(
-        "{}-{}",
-        crate::results::utc_stamp(now),
-        slug(&plan.name)
-    )))
+    crate::results::dated_folder("experiments", Some(&slug(&plan.name)))
 }
 
 /// Creates the folder (refusing one that holds anything) and keeps a copy

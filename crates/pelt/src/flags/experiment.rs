@@ -127,12 +127,16 @@ fn sweep(words: &RunWords, slo: &str) -> Result<(SweepSpec, RunConfig), UserErro
     aim(words, &mut args.run)?;
     given_once(words, &args.run)?;
     args.slo = Some(slo.to_string());
+    let confirm_given = args.confirm.is_some();
     // Each block's sweep gets a folder of its own (the experiment sets it).
     args.run.out = Some(std::env::temp_dir().join("pelt-plan-check-never-created"));
     let (mut spec, mut base) = args.spec()?;
     if let Some(d) = words.duration {
         spec.step = d;
-        spec.confirm = d * 3;
+        if !confirm_given {
+            // `pelt sweep`'s default: three steps' length.
+            spec.confirm = d * 3;
+        }
     }
     spec.warmup = words.warmup;
     if let Some(c) = words.pool {
@@ -271,5 +275,27 @@ mod tests {
             assert!(e.contains(hint), "{plan}: {e}");
             assert!(!e.contains('\n'), "one line: {e}");
         }
+    }
+
+    #[test]
+    fn a_sweeps_words_keep_its_confirmation_and_the_plans_length() {
+        let plan = |args: &str| {
+            format!(
+                "[load]\nurl = \"http://127.0.0.1:9/\"\nsweep = \"p99 < 50ms\"\nduration = \"2s\"\nconnections = 30\nargs = [{args}]\n[[variant]]\nname = \"a\""
+            )
+        };
+        let p = Plan::parse(
+            &plan("\"--confirm\", \"500ms\""),
+            Path::new("."),
+            &PlanFlags,
+        )
+        .unwrap();
+        let (spec, _) = p.variants[0].sweep.as_ref().unwrap();
+        assert_eq!(spec.step, Duration::from_secs(2));
+        assert_eq!(spec.confirm, Duration::from_millis(500));
+        assert_eq!(spec.pool, 30);
+        let p = Plan::parse(&plan(""), Path::new("."), &PlanFlags).unwrap();
+        let (spec, _) = p.variants[0].sweep.as_ref().unwrap();
+        assert_eq!(spec.confirm, Duration::from_secs(6));
     }
 }

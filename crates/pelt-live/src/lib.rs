@@ -19,10 +19,12 @@ pub mod push;
 mod server;
 mod state;
 pub mod tui;
+mod views;
 
 pub use campaign::{Campaign, CampaignRun};
 pub use server::{bind, listen_addr, reachable_urls, Bound, LiveError, MAX_CONNECTIONS};
 pub use state::{Gauges, Live, TargetLabels};
+pub use views::{Views, ViewsError, ViewsSpec};
 
 use std::time::Duration;
 

@@ -28,7 +28,7 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
     }
     // Before any run: the live views' ports and a history pelt cannot use
     // are input errors.
-    let views = crate::live::Views::start(
+    let views = crate::live::start(
         &crate::flags::LiveArgs {
             no_tui: true,
             ..args.live.clone()

@@ -4,222 +4,46 @@
 use crate::flags::LiveArgs;
 use crate::UserError;
 use pelt_core::{RunConfig, RunSummary};
-use pelt_live::{Live, TargetLabels};
+use pelt_live::Live;
 
 /// Runs at least this long get the terminal dashboard by default.
 const TUI_FROM: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The live views of one run, listening already.
-#[derive(Debug, Default)]
-pub struct Views {
-    live: Vec<Live>,
-    tui: Option<Live>,
-}
+pub use pelt_live::Views;
 
-impl Views {
-    /// Binds what `args` ask for, before any load: a port in use or a
-    /// remote address not allowed is bad input. `secrets` redacts the
-    /// target URLs shown in labels.
-    pub fn start(
-        args: &LiveArgs,
-        config: &RunConfig,
-        secrets: &pelt_store::Redactor,
-        quiet: bool,
-    ) -> Result<Views, UserError> {
-        let mut views = Views::default();
-        let long = config
-            .effective_stop()
-            .duration
-            .is_some_and(|d| d > TUI_FROM);
-        let tui = args.tui
-            || (!args.no_tui
-                && !quiet
-                && long
-                && std::io::IsTerminal::is_terminal(&std::io::stderr()));
-        if tui {
-            let live = Live::new(String::new(), TargetLabels::default());
-            views.live.push(live.clone());
-            views.tui = Some(live);
-        }
-        if args.metrics.is_none() && args.dashboard.is_none() && args.metrics_push.is_none() {
-            return Ok(views);
-        }
-        // Checked before anything listens: nothing to undo if refused.
-        let push = args
-            .metrics_push
-            .as_deref()
-            .map(|url| {
-                let target = pelt_live::push::PushTarget::parse(url)?;
-                target.check()?;
-                Ok(target)
-            })
-            .transpose()
-            .map_err(|e: pelt_live::push::PushError| UserError(e.to_string()))?;
-        // Both bound before either serves: a second refusal must not
-        // leave the first listening for nothing.
-        let metrics = args
-            .metrics
-            .as_deref()
-            .map(|addr| {
-                pelt_live::bind(
-                    "--metrics",
-                    addr,
-                    args.metrics_allow_remote,
-                    "--metrics-allow-remote",
-                )
-            })
-            .transpose()
-            .map_err(|e| UserError(e.to_string()))?;
-        let dashboard = args
-            .dashboard
-            .as_deref()
-            .map(|addr| {
-                pelt_live::bind(
-                    "--dashboard",
-                    addr,
-                    args.dashboard_allow_remote,
-                    "--dashboard-allow-remote",
-                )
-            })
-            .transpose()
-            .map_err(|e| UserError(e.to_string()))?;
-        let labels = labels(config, secrets);
-        // Unique per run unless --run-id (or the shards' --start-at) names
-        // it: two runs with the same flags are two series in Prometheus.
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let id = config.live_run_id(now_ms);
-        let thread_error =
-            |e: std::io::Error| UserError(format!("cannot start a thread: {e}; free some memory"));
-        if let Some(bound) = metrics {
-            let live = Live::new(id.clone(), labels.clone());
-            let local = bound.local_addr();
-            pelt_live::serve_metrics(bound, live.clone()).map_err(thread_error)?;
-            let urls: Vec<String> = pelt_live::reachable_urls(local)
-                .into_iter()
-                .map(|u| format!("{u}/metrics"))
-                .collect();
-            eprintln!("pelt: metrics on {} (run=\"{id}\")", urls.join(" "));
-            views.live.push(live);
-        }
-        if let Some(target) = push {
-            let live = Live::new(id.clone(), labels.clone());
-            let url = target.url.clone();
-            pelt_live::push::spawn(target, live.clone(), |why| {
-                eprintln!("pelt: warning: {why}; the run goes on without it");
-            })
-            .map_err(thread_error)?;
-            eprintln!("pelt: pushing metrics to {url} (run=\"{id}\")");
-            views.live.push(live);
-        }
-        if let Some(bound) = dashboard {
-            let live = Live::new(id.clone(), labels);
-            let local = bound.local_addr();
-            // Beyond loopback, anyone who can reach the port could watch:
-            // only those given the token can.
-            let token = args.dashboard_allow_remote.then(token).transpose()?;
-            pelt_live::serve_dashboard(bound, live.clone(), token.clone()).map_err(thread_error)?;
-            // On 0.0.0.0, the addresses others can open, not 0.0.0.0.
-            let urls: Vec<String> = pelt_live::reachable_urls(local)
-                .into_iter()
-                .map(|u| match &token {
-                    Some(t) => format!("{u}/?token={t}"),
-                    None => format!("{u}/"),
-                })
-                .collect();
-            eprintln!("pelt: dashboard on {}", urls.join(" "));
-            views.live.push(live);
-        }
-        Ok(views)
+/// Binds what `args` ask for, before any load: a port in use or a remote
+/// address not allowed is bad input. `secrets` redacts the target URLs
+/// shown in labels. The terminal dashboard is on with --tui, or by
+/// default for a run of more than 5 s on a terminal (unless --no-tui or
+/// quiet).
+pub fn start(
+    args: &LiveArgs,
+    config: &RunConfig,
+    secrets: &pelt_core::Redactor,
+    quiet: bool,
+) -> Result<Views, UserError> {
+    let long = config
+        .effective_stop()
+        .duration
+        .is_some_and(|d| d > TUI_FROM);
+    let tui = args.tui
+        || (!args.no_tui && !quiet && long && std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    let spec = pelt_live::ViewsSpec {
+        tui,
+        metrics: args.metrics.clone(),
+        metrics_allow_remote: args.metrics_allow_remote,
+        dashboard: args.dashboard.clone(),
+        dashboard_allow_remote: args.dashboard_allow_remote,
+        metrics_push: args.metrics_push.clone(),
+    };
+    let (views, said) = Views::start(&spec, config, secrets, |why| {
+        eprintln!("pelt: warning: {why}; the run goes on without it");
+    })
+    .map_err(|e| UserError(e.to_string()))?;
+    for line in said {
+        eprintln!("pelt: {line}");
     }
-
-    /// `pelt experiment`: the campaign's next run starts, with `config`,
-    /// named `run_id`; the views' figures start afresh.
-    pub fn next_run(&self, run_id: &str, config: &RunConfig, secrets: &pelt_store::Redactor) {
-        let labels = labels(config, secrets);
-        for live in &self.live {
-            live.next_run(run_id.to_string(), labels.clone());
-        }
-    }
-
-    /// `pelt experiment`: publishes the campaign's progress.
-    pub fn campaign(&self, campaign: &pelt_live::Campaign) {
-        for live in &self.live {
-            live.campaign(campaign.clone());
-        }
-    }
-
-    /// After a campaign: shows its final report (JSON), and lets watchers
-    /// collect the final figures.
-    pub fn close_campaign(&self, report: String) {
-        for live in &self.live {
-            live.finish_with(Some(report.clone()));
-        }
-        for live in &self.live {
-            live.wait_final_scrape(pelt_live::FINAL_SCRAPE_WAIT);
-        }
-    }
-
-    /// Whether anything watches (a campaign's progress is worth working
-    /// out only then).
-    pub fn watched(&self) -> bool {
-        !self.live.is_empty()
-    }
-
-    /// What the results thread feeds.
-    pub fn feed(&self) -> Vec<Live> {
-        self.live.clone()
-    }
-
-    /// What the terminal dashboard draws, if it is on.
-    pub fn tui(&self) -> Option<Live> {
-        self.tui.clone()
-    }
-
-    /// After the report: shows it on the dashboard, and lets a scraper or
-    /// page that has been watching collect the final figures.
-    pub fn close(self, summary: &RunSummary) {
-        if self.live.is_empty() {
-            return;
-        }
-        let report = pelt_report::json_value(summary).to_string();
-        let elapsed = summary.elapsed.as_secs_f64();
-        for live in &self.live {
-            live.finish_run(Some(report.clone()), elapsed);
-        }
-        for live in &self.live {
-            live.wait_final_scrape(pelt_live::FINAL_SCRAPE_WAIT);
-        }
-    }
-}
-
-/// A dashboard token: 128 random bits from the system, as hex.
-fn token() -> Result<String, UserError> {
-    let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
-        .map_err(|e| {
-            UserError(format!(
-                "--dashboard-allow-remote: cannot read /dev/urandom for a token: {e}"
-            ))
-        })?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// The run's id in metric labels: when it started, in Unix milliseconds
-/// (unique per machine, sortable, and readable as a time).
-/// The targets as labels, with their secrets replaced.
-fn labels(config: &RunConfig, secrets: &pelt_store::Redactor) -> TargetLabels {
-    let mut shown = secrets.clone();
-    shown.learn(config);
-    TargetLabels::new(
-        shown
-            .config(config)
-            .targets
-            .iter()
-            .map(|t| format!("{} {}", t.method, t.url)),
-    )
+    Ok(views)
 }
 
 /// The live views (`--dashboard`, `--metrics`) and the progress of a

@@ -22,7 +22,7 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
         ));
     }
     let first = sweep.first_config()?;
-    let views = crate::live::Views::start(
+    let views = crate::live::start(
         &crate::flags::LiveArgs {
             no_tui: true,
             ..args.run.live.clone()

@@ -5,6 +5,7 @@
 //! pace), spawn (a thread per worker, and the collector), and capture the
 //! environment the run's results will name.
 
+use crate::cancel::Canceller;
 use crate::collector::{Collector, Snapshot};
 use crate::error::EngineError;
 use crate::intervals::WorkerMsg;
@@ -12,9 +13,9 @@ use crate::plan::{RunPlan, Share};
 use crate::priority::Background;
 use crate::request_log::{RequestLogSpec, SharedLog};
 use crate::worker::run_worker;
-use pelt_core::{Environment, Recorder, RunConfig, RunFooter, RunHeader, RunSummary, StopCause};
+use pelt_core::{Environment, Recorder, RunConfig, RunFooter, RunHeader, RunSummary};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -28,53 +29,6 @@ pub enum Progress {
     Waiting,
     /// The run is over; call [`Run::wait`] for the summary.
     Finished,
-}
-
-/// Stops a run early (Ctrl-C, a signal, an `--abort-on` rule).
-/// Cloneable and usable from any thread.
-#[derive(Debug, Clone)]
-pub struct Canceller {
-    tx: Arc<watch::Sender<bool>>,
-    cause: Arc<OnceLock<StopCause>>,
-    enough: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Canceller {
-    fn new(enough: Arc<std::sync::atomic::AtomicBool>) -> (Canceller, watch::Receiver<bool>) {
-        let (tx, rx) = watch::channel(false);
-        let canceller = Canceller {
-            tx: Arc::new(tx),
-            cause: Arc::new(OnceLock::new()),
-            enough,
-        };
-        (canceller, rx)
-    }
-
-    /// Stops sending; requests in flight get a short grace to finish.
-    pub fn cancel(&self) {
-        self.tx.send_replace(true);
-    }
-
-    /// [`Canceller::cancel`], saying why: the run's footer and summary
-    /// keep the reason (`stopped_by`) if the run had not ended by then.
-    /// The first reason given stands.
-    pub fn stop(&self, cause: StopCause) {
-        let _ = self.cause.set(cause);
-        self.cancel();
-    }
-
-    /// Why the run was stopped, if a reason was given.
-    pub(crate) fn cause(&self) -> Option<StopCause> {
-        self.cause.get().cloned()
-    }
-
-    /// Stops sending as [`Canceller::cancel`] does, because the caller's
-    /// own stop condition was met (`--until`): the run is complete, its
-    /// duration is up to the stop, and it is not marked interrupted.
-    pub fn enough(&self) {
-        self.enough.store(true, std::sync::atomic::Ordering::SeqCst);
-        self.cancel();
-    }
 }
 
 /// A run in progress: started by [`Run::start`], watched with

@@ -1,6 +1,6 @@
 //! HTTP/1.1 on the wire: requests serialised once, responses read into a
 //! reusable buffer and framed without allocating. The transport that
-//! sends them, one connection per sender, is `sender`.
+//! sends them, one connection per sender, is `transport::h1`.
 //!
 //! - [`request`]: a request's bytes, written once (and rewritten for a
 //!   redirect hop);
@@ -13,9 +13,8 @@ mod chunked;
 mod head;
 mod request;
 mod response;
-pub(crate) mod sender;
 
-pub use crate::transport::outcome::{Failure, Response};
+pub use crate::outcome::{Failure, Response};
 pub use head::excerpt;
 pub(crate) use request::with_header;
 pub use request::{write_request, PreparedRequest, RequestLine};

@@ -5,7 +5,7 @@
 
 use super::chunked::ChunkedDecoder;
 use super::head::{copy_location, has_blank_line, parse_head, server_of, Framing, ParsedHead};
-use crate::transport::outcome::{is_redirect, read_error_kind, Failure, Response};
+use crate::outcome::{is_redirect, read_error_kind, Failure, Response};
 use pelt_core::ErrorKind;
 use std::io;
 use tokio::io::{AsyncRead, AsyncReadExt};

@@ -3,8 +3,8 @@
 //! the next request, exchange it, record it, think).
 
 use super::{InFlight, Worker};
-use crate::h1::sender::H1Sender;
-use crate::h2::sender::{H2Sender, SharedConn};
+use crate::transport::h1::H1Sender;
+use crate::transport::h2::{H2Sender, SharedConn};
 use crate::transport::{Runner, Transport};
 use pelt_core::ErrorKind;
 use std::rc::Rc;

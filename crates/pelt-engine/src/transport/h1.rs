@@ -1,17 +1,16 @@
 //! The HTTP/1.1 transport: each sender owns one connection and sends one
 //! request at a time on it, reopening it when the server closes it.
 
-use super::{
+use super::dial::open;
+use super::redirect::Redirects;
+use super::{Attempt, OpenConn, Runner, Transport};
+use crate::conn::{lookup_origin, KernelClock, Stream};
+use crate::h1::{
     read_response, read_response_copies, read_response_location, with_header, write_request,
     Copies, RequestLine, READ_BUF,
 };
-use crate::conn::{lookup_origin, KernelClock, Stream};
+use crate::outcome::{is_redirect, write_error_kind, Failure, Response};
 use crate::session::{jar::cookie_url, Jar};
-use crate::transport::dial::open;
-use crate::transport::redirect::Redirects;
-use crate::transport::{
-    is_redirect, write_error_kind, Attempt, Failure, OpenConn, Response, Runner, Transport,
-};
 use std::io;
 use tokio::io::AsyncWriteExt;
 

@@ -2,12 +2,12 @@
 //! reusable buffer and framed without allocating. The transport that
 //! sends them, one connection per sender, is `transport::h1`.
 //!
-//! - [`request`]: a request's bytes, written once (and rewritten for a
+//! - `request`: a request's bytes, written once (and rewritten for a
 //!   redirect hop);
-//! - [`response`]: reading a response: its head, the copies a caller
+//! - `response`: reading a response: its head, the copies a caller
 //!   asks of it, its body;
-//! - [`head`]: a response head parsed and framed;
-//! - [`chunked`]: the chunked body decoder.
+//! - `head`: a response head parsed and framed;
+//! - `chunked`: the chunked body decoder.
 
 mod chunked;
 mod head;

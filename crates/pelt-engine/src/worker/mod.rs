@@ -27,6 +27,7 @@ use crate::conn::Established;
 use crate::intervals::{Intervals, WorkerMsg};
 use crate::load::ThreadClock;
 use crate::plan::{RunPlan, Share};
+use crate::session::Jar;
 use crate::timer::PreciseTimer;
 use crate::transport::dial::ConnectGate;
 use crate::transport::Runner;
@@ -42,13 +43,14 @@ pub(crate) fn run_worker(
     rt: tokio::runtime::Runtime,
     plan: Arc<RunPlan>,
     share: Share,
+    jars: Vec<Jar>,
     tx: Sender<WorkerMsg>,
     recycled: Receiver<Box<Recorder>>,
     cancel: watch::Receiver<bool>,
 ) {
     let local_set = tokio::task::LocalSet::new();
     let worker = Rc::new(Worker::new(plan, share, tx, recycled));
-    local_set.block_on(&rt, drive(worker.clone(), cancel));
+    local_set.block_on(&rt, drive(worker.clone(), jars, cancel));
     // Dropping the set cancels sender tasks still waiting; the driver
     // has already recorded what they held as unfinished.
     drop(local_set);
@@ -179,7 +181,7 @@ impl Worker {
         tx: Sender<WorkerMsg>,
         recycled: Receiver<Box<Recorder>>,
     ) -> Worker {
-        let senders = share.connections as usize * plan.streams.max(1) as usize;
+        let senders = plan.senders(&share);
         let mut intervals = Intervals::new(
             share.index,
             plan.unix_ns_at_epoch,
@@ -239,12 +241,12 @@ async fn ticker(worker: Rc<Worker>) {
 
 /// The worker's life: its senders spawned, the start awaited, then the
 /// two phases of a run and the last second handed over.
-async fn drive(worker: Rc<Worker>, mut cancel: watch::Receiver<bool>) {
+async fn drive(worker: Rc<Worker>, jars: Vec<Jar>, mut cancel: watch::Receiver<bool>) {
     let plan = worker.plan.clone();
     // Senders first: in rate mode some open their connections before the
     // start (see `warm_senders`); each then waits for the start.
     worker.alive.set(worker.senders.len());
-    senders::spawn_senders(&worker);
+    senders::spawn_senders(&worker, jars);
     match PreciseTimer::new() {
         Ok(t) => t.sleep_until(plan.instant(0).into_std()).await,
         Err(_) => tokio::time::sleep_until(plan.instant(0)).await,

@@ -3,6 +3,7 @@
 //! the next request, exchange it, record it, think).
 
 use super::{InFlight, Worker};
+use crate::session::Jar;
 use crate::transport::h1::H1Sender;
 use crate::transport::h2::{H2Sender, SharedConn};
 use crate::transport::{Runner, Transport};
@@ -68,11 +69,12 @@ async fn run_sender(worker: Rc<Worker>, sender: usize, mut transport: impl Trans
 }
 
 /// Starts a task per sender, each with the transport the plan asks for:
-/// the one place that knows which transports exist.
-pub(super) fn spawn_senders(worker: &Rc<Worker>) {
+/// the one place that knows which transports exist. `jars`: the senders'
+/// jars from the logins, in sender order (none without `--login`).
+pub(super) fn spawn_senders(worker: &Rc<Worker>, jars: Vec<Jar>) {
     let plan = &worker.plan;
     // --cookies or --login: a jar per sender, the login's if any.
-    let mut jars = plan.take_jars(worker.share.index).into_iter();
+    let mut jars = jars.into_iter();
     let session = !plan.http.session.is_off();
     let mut jar = move || session.then(|| jars.next().unwrap_or_default());
     if plan.streams > 0 {

@@ -53,6 +53,7 @@
 mod cancel;
 mod collector;
 mod conn;
+mod cpu_load;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;
@@ -60,7 +61,6 @@ pub mod h1;
 mod h2;
 mod intervals;
 mod link;
-mod load;
 mod outcome;
 pub mod pacer;
 mod plan;

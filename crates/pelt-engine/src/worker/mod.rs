@@ -24,8 +24,8 @@ mod senders;
 mod unfinished;
 
 use crate::conn::Established;
+use crate::cpu_load::ThreadClock;
 use crate::intervals::{Intervals, WorkerMsg};
-use crate::load::ThreadClock;
 use crate::plan::{RunPlan, Share};
 use crate::session::Jar;
 use crate::timer::PreciseTimer;

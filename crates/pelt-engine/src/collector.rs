@@ -2,10 +2,10 @@
 //! into the run's timeline and total, hands each completed second on as a
 //! [`Snapshot`], and builds the [`RunSummary`] at the end.
 
+use crate::cancel::Canceller;
 use crate::intervals::WorkerMsg;
 use crate::plan::RunPlan;
 use crate::priority::Background;
-use crate::run::Canceller;
 use pelt_core::{
     AbortWatch, IntervalRow, Nanos, Recorder, RunFooter, RunHeader, RunSummary, SummaryBuilder,
     ThreadLoad,

@@ -50,8 +50,10 @@
 
 #![warn(missing_docs)]
 
+mod cancel;
 mod collector;
 mod conn;
+mod cpu_load;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;
@@ -59,7 +61,7 @@ pub mod h1;
 mod h2;
 mod intervals;
 mod link;
-mod load;
+mod outcome;
 pub mod pacer;
 mod plan;
 mod priority;
@@ -70,10 +72,11 @@ mod timer;
 mod transport;
 mod worker;
 
+pub use cancel::Canceller;
 pub use collector::Snapshot;
 pub use error::EngineError;
 pub use pacer::{ConstantRate, Pacer, Piecewise, PoissonRate};
 pub use plan::GRACE;
 pub use priority::Background;
 pub use request_log::{RequestLogFormat, RequestLogSpec, CSV_HEADER as REQUEST_LOG_CSV_HEADER};
-pub use run::{footer_of, Canceller, Progress, Run, Snapshots};
+pub use run::{footer_of, Progress, Run, Snapshots};

@@ -7,7 +7,7 @@ use crate::error::EngineError;
 use crate::h1::PreparedRequest;
 use crate::h2::PreparedH2;
 use crate::pacer::{ConstantRate, Pacer, Piecewise, PoissonRate};
-use crate::session::{jar::cookie_url, Jar};
+use crate::session::jar::cookie_url;
 use pelt_core::shard::owned;
 use pelt_core::{Load, Nanos, RunConfig};
 use std::sync::atomic::AtomicU64;
@@ -84,10 +84,8 @@ pub(crate) struct RunPlan {
     /// `--cookies` (or `--login`): each target's URL, as the jars match
     /// cookies against it.
     pub cookie_urls: Vec<url::Url>,
-    /// `--login`: each worker's senders' jars, filled by the logins, taken
-    /// by the worker when it starts.
-    pub jars: std::sync::Mutex<Vec<Vec<Jar>>>,
-    /// `--login`: logins made (all before the epoch).
+    /// `--login`: logins made (all before the epoch; the jars they filled
+    /// are handed to each worker by `Run::start`).
     pub logins: u64,
     /// Whether HTTP/1.1 connections ask the kernel to stamp what they
     /// receive, so responses are timed at their arrival rather than when
@@ -223,7 +221,6 @@ impl RunPlan {
                 true => Vec::new(),
                 false => config.targets.iter().map(|t| cookie_url(&t.url)).collect(),
             },
-            jars: std::sync::Mutex::new(Vec::new()),
             logins: 0,
             stamp_reads,
             stamp_sends: stamp_reads && config.http.tx_stamps,
@@ -234,38 +231,21 @@ impl RunPlan {
         })
     }
 
-    /// `--login`: logs every sender in (see [`crate::session::login`]),
-    /// then sets the clock's zero afresh, so that the run starts after
-    /// the logins and no figure includes them.
-    pub fn log_in(&mut self, shares: &[Share]) -> Result<(), EngineError> {
-        let Some(login) = &self.http.session.login else {
-            return Ok(());
-        };
-        let per_worker: Vec<usize> = shares
-            .iter()
-            .map(|s| s.connections as usize * self.streams.max(1) as usize)
-            .collect();
-        let total = per_worker.iter().sum();
-        let mut jars = crate::session::login::login_all(login, &self.http, total)?.into_iter();
-        let by_worker = per_worker
-            .iter()
-            .map(|&n| jars.by_ref().take(n).collect())
-            .collect();
-        *self.jars.get_mut().unwrap_or_else(|e| e.into_inner()) = by_worker;
-        self.logins = total as u64;
+    /// Senders of worker `share`: its connections × streams.
+    pub fn senders(&self, share: &Share) -> usize {
+        share.connections as usize * self.streams.max(1) as usize
+    }
+
+    /// `--login`: notes the `logins` made, and sets the clock's zero
+    /// afresh, so that the run starts after them and no figure includes
+    /// one.
+    pub fn restart_after_logins(&mut self, logins: u64) {
+        self.logins = logins;
         let wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
         self.epoch = Instant::now() + START_DELAY;
         self.unix_ns_at_epoch = (wall + START_DELAY).as_nanos() as u64;
-        Ok(())
-    }
-
-    /// Worker `index`'s senders' jars from the logins (empty without
-    /// `--login`).
-    pub fn take_jars(&self, index: usize) -> Vec<Jar> {
-        let mut jars = self.jars.lock().unwrap_or_else(|e| e.into_inner());
-        jars.get_mut(index).map(std::mem::take).unwrap_or_default()
     }
 
     /// Run time `t` as an instant tokio can sleep until.

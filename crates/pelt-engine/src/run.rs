@@ -5,16 +5,19 @@
 //! pace), spawn (a thread per worker, and the collector), and capture the
 //! environment the run's results will name.
 
+use crate::cancel::Canceller;
 use crate::collector::{Collector, Snapshot};
 use crate::error::EngineError;
 use crate::intervals::WorkerMsg;
 use crate::plan::{RunPlan, Share};
 use crate::priority::Background;
 use crate::request_log::{RequestLogSpec, SharedLog};
+use crate::session::login::login_all;
+use crate::session::Jar;
 use crate::worker::run_worker;
-use pelt_core::{Environment, Recorder, RunConfig, RunFooter, RunHeader, RunSummary, StopCause};
+use pelt_core::{Environment, Recorder, RunConfig, RunFooter, RunHeader, RunSummary};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -28,53 +31,6 @@ pub enum Progress {
     Waiting,
     /// The run is over; call [`Run::wait`] for the summary.
     Finished,
-}
-
-/// Stops a run early (Ctrl-C, a signal, an `--abort-on` rule).
-/// Cloneable and usable from any thread.
-#[derive(Debug, Clone)]
-pub struct Canceller {
-    tx: Arc<watch::Sender<bool>>,
-    cause: Arc<OnceLock<StopCause>>,
-    enough: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Canceller {
-    fn new(enough: Arc<std::sync::atomic::AtomicBool>) -> (Canceller, watch::Receiver<bool>) {
-        let (tx, rx) = watch::channel(false);
-        let canceller = Canceller {
-            tx: Arc::new(tx),
-            cause: Arc::new(OnceLock::new()),
-            enough,
-        };
-        (canceller, rx)
-    }
-
-    /// Stops sending; requests in flight get a short grace to finish.
-    pub fn cancel(&self) {
-        self.tx.send_replace(true);
-    }
-
-    /// [`Canceller::cancel`], saying why: the run's footer and summary
-    /// keep the reason (`stopped_by`) if the run had not ended by then.
-    /// The first reason given stands.
-    pub fn stop(&self, cause: StopCause) {
-        let _ = self.cause.set(cause);
-        self.cancel();
-    }
-
-    /// Why the run was stopped, if a reason was given.
-    pub(crate) fn cause(&self) -> Option<StopCause> {
-        self.cause.get().cloned()
-    }
-
-    /// Stops sending as [`Canceller::cancel`] does, because the caller's
-    /// own stop condition was met (`--until`): the run is complete, its
-    /// duration is up to the stop, and it is not marked interrupted.
-    pub fn enough(&self) {
-        self.enough.store(true, std::sync::atomic::Ordering::SeqCst);
-        self.cancel();
-    }
 }
 
 /// A run in progress: started by [`Run::start`], watched with
@@ -111,7 +67,7 @@ impl Run {
         let shares = plan.shares(&config);
         // Logins first: they set the clock's zero afresh, which the
         // request log's times count from.
-        plan.log_in(&shares)?;
+        let jars = log_in(&mut plan, &shares)?;
         if let Some(spec) = log {
             plan.request_log = Some(SharedLog::create(
                 spec,
@@ -123,7 +79,7 @@ impl Run {
         let plan = Arc::new(plan);
         let (canceller, cancel_rx) = Canceller::new(enough);
         let (tx, rx) = mpsc::channel();
-        let workers = spawn_workers(&plan, shares, tx, cancel_rx)?;
+        let workers = spawn_workers(&plan, shares, jars, tx, cancel_rx)?;
         let header = RunHeader {
             env: environment(&plan),
             measure_start_unix_ns: plan.unix_ns_at_epoch + plan.measure_from,
@@ -244,11 +200,32 @@ struct Workers {
     recycle: Vec<mpsc::Sender<Box<Recorder>>>,
 }
 
-/// Starts one thread per share, each running its worker on its own
-/// single-threaded runtime.
+/// `--login`: logs every sender of every worker in (see
+/// `session::login`), then starts the plan's clock afresh after the
+/// logins. Returns each share's senders' jars, in share order (none
+/// without a login). The plan stays read-only once the run starts: each
+/// worker is handed its own jars.
+fn log_in(plan: &mut RunPlan, shares: &[Share]) -> Result<Vec<Vec<Jar>>, EngineError> {
+    let Some(login) = &plan.http.session.login else {
+        return Ok(shares.iter().map(|_| Vec::new()).collect());
+    };
+    let per_worker: Vec<usize> = shares.iter().map(|s| plan.senders(s)).collect();
+    let total = per_worker.iter().sum();
+    let mut jars = login_all(login, &plan.http, total)?.into_iter();
+    let by_worker = per_worker
+        .iter()
+        .map(|&n| jars.by_ref().take(n).collect())
+        .collect();
+    plan.restart_after_logins(total as u64);
+    Ok(by_worker)
+}
+
+/// Starts one thread per share, each running its worker (with its
+/// senders' jars) on its own single-threaded runtime.
 fn spawn_workers(
     plan: &Arc<RunPlan>,
     shares: Vec<Share>,
+    jars: Vec<Vec<Jar>>,
     tx: mpsc::Sender<WorkerMsg>,
     cancel: watch::Receiver<bool>,
 ) -> Result<Workers, EngineError> {
@@ -269,13 +246,13 @@ fn spawn_workers(
         handles: Vec::with_capacity(shares.len()),
         recycle: Vec::with_capacity(shares.len()),
     };
-    for (share, rt) in shares.into_iter().zip(runtimes) {
+    for ((share, rt), jars) in shares.into_iter().zip(runtimes).zip(jars) {
         let (plan, tx, cancel) = (plan.clone(), tx.clone(), cancel.clone());
         let (recycle_tx, recycled) = mpsc::channel();
         workers.recycle.push(recycle_tx);
         let handle = std::thread::Builder::new()
             .name(format!("pelt-worker-{}", share.index))
-            .spawn(move || run_worker(rt, plan, share, tx, recycled, cancel))
+            .spawn(move || run_worker(rt, plan, share, jars, tx, recycled, cancel))
             .map_err(EngineError::Spawn)?;
         workers.handles.push(handle);
     }

@@ -12,11 +12,11 @@ pub use origin::{Addr, Origin};
 pub(crate) use proxy::for_origin;
 pub(crate) use stamped::KernelClock;
 pub use stamped::StampedTcp;
-pub(crate) use tcp_info::tcp_counts;
+pub(crate) use tcp_info::{tcp_counts, TcpCounts};
 pub use tls::tls_connector;
 use tls::{no_application_protocol, plain_text_reply};
 
-use crate::transport::outcome::Failure;
+use crate::outcome::Failure;
 use pelt_core::ErrorKind;
 use std::io;
 use std::pin::Pin;

@@ -3,7 +3,7 @@
 //! `--unix-socket`), and a redirect's new origin resolved when it is met.
 
 use crate::error::EngineError;
-use crate::transport::outcome::Failure;
+use crate::outcome::Failure;
 use pelt_core::{connect_address, ErrorKind, HttpOptions, RunConfig, Scheme, Url};
 use rustls::pki_types::ServerName;
 use std::fmt;

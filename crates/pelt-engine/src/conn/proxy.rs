@@ -96,7 +96,7 @@ pub(crate) fn absolute_form(request: &[u8], origin: &str, route: &ProxyRoute) ->
         Some(auth) => {
             let line = format!("Proxy-Authorization: {auth}\r\n");
             let mut with = Vec::with_capacity(out.len() + line.len());
-            crate::session::jar::with_header(&out, line.as_bytes(), &mut with);
+            crate::h1::with_header(&out, line.as_bytes(), &mut with);
             with
         }
         None => out,

@@ -4,8 +4,23 @@
 //! not), so this module holds pelt's one `getsockopt` call.
 #![allow(unsafe_code)]
 
-use crate::transport::TcpCounts;
 use std::os::fd::RawFd;
+
+/// Segments sent and retransmitted, by the kernel's count (`TCP_INFO`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TcpCounts {
+    pub segs_out: u64,
+    pub retrans: u64,
+}
+
+impl TcpCounts {
+    pub(crate) fn add(&mut self, other: Option<TcpCounts>) {
+        if let Some(o) = other {
+            self.segs_out += o.segs_out;
+            self.retrans += o.retrans;
+        }
+    }
+}
 
 /// Reads `fd`'s `TCP_INFO`. `None` when it is not a TCP socket (or not
 /// open): the counts are then simply missing.

@@ -1,8 +1,6 @@
 //! HTTP/2 requests, built once before the run as `http` parts that each
 //! send clones (reference counts, and one header map). The transport that
-//! sends them, as streams of shared connections, is [`sender`].
-
-pub(crate) mod sender;
+//! sends them, as streams of shared connections, is `transport::h2`.
 
 use bytes::Bytes;
 use pelt_core::{Scheme, Target};

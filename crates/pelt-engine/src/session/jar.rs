@@ -105,20 +105,6 @@ impl Jar {
     }
 }
 
-/// Writes `request` (a serialised HTTP/1.1 request) into `out` with
-/// `line` (a whole header line) added at the end of its head.
-pub(crate) fn with_header(request: &[u8], line: &[u8], out: &mut Vec<u8>) {
-    // The head ends at the first empty line; the body follows it.
-    let end = request
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map_or(request.len(), |p| p + 2);
-    out.clear();
-    out.extend_from_slice(&request[..end]);
-    out.extend_from_slice(line);
-    out.extend_from_slice(&request[end..]);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,19 +203,5 @@ mod tests {
             &url("http://localhost/"),
         );
         assert_eq!(cookie(&mut jar, "http://localhost/"), None);
-    }
-
-    #[test]
-    fn the_header_goes_at_the_end_of_the_head_before_the_body() {
-        let mut out = Vec::new();
-        with_header(
-            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi",
-            b"Cookie: a=1\r\n",
-            &mut out,
-        );
-        assert_eq!(
-            out,
-            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nCookie: a=1\r\n\r\nhi"
-        );
     }
 }

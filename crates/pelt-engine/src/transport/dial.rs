@@ -2,8 +2,9 @@
 //! redirect hop: wait for `--connect-rate` to allow it, connect (TCP,
 //! TLS), and classify a failure.
 
-use super::{Failure, Runner};
+use super::Runner;
 use crate::conn::{connect, Established, Origin, Stream};
+use crate::outcome::Failure;
 use pelt_core::{ErrorKind, Nanos};
 use std::cell::Cell;
 

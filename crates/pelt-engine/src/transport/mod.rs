@@ -8,28 +8,29 @@
 //! worker only as a [`Runner`], so this module and the transports below
 //! it depend on the run plan and the connection code, never on the worker.
 //!
-//! Adding a transport (HTTP/3, io_uring) is a module implementing
-//! [`Transport`], plus the line in `worker::spawn_senders` that picks it.
+//! Adding a transport (HTTP/3, io_uring) is a module here implementing
+//! [`Transport`], plus the line in `worker::senders` that picks it.
 //!
-//! - [`outcome`]: what an attempt ends with ([`Response`] or [`Failure`]).
+//! - [`h1`]: HTTP/1.1, one connection per sender.
+//! - [`h2`]: HTTP/2, `--streams` senders sharing a connection.
 //! - [`dial`]: connecting, paced by `--connect-rate`.
 //! - [`redirect`]: `--follow`'s redirect chain, the same for every
 //!   protocol.
 
 pub(crate) mod dial;
-pub(crate) mod outcome;
+pub(crate) mod h1;
+pub(crate) mod h2;
 pub(crate) mod redirect;
 #[cfg(test)]
 mod tests;
 
-use crate::conn::Established;
+use crate::conn::{Established, TcpCounts};
+use crate::outcome::{Failure, Response};
 use crate::plan::RunPlan;
 use dial::ConnectGate;
 use pelt_core::Nanos;
 use std::cell::Cell;
 use std::rc::Rc;
-
-pub use outcome::{is_redirect, read_error_kind, write_error_kind, Failure, Response};
 
 /// How a sender gets one request answered: the part that differs between
 /// HTTP/1.1 (a connection of its own) and HTTP/2 (a stream on a connection
@@ -121,22 +122,6 @@ impl ConnLedger {
             self.sockets.borrow_mut().clear();
         }
         c
-    }
-}
-
-/// Segments sent and retransmitted, by the kernel's count (`TCP_INFO`).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TcpCounts {
-    pub segs_out: u64,
-    pub retrans: u64,
-}
-
-impl TcpCounts {
-    fn add(&mut self, other: Option<TcpCounts>) {
-        if let Some(o) = other {
-            self.segs_out += o.segs_out;
-            self.retrans += o.retrans;
-        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! (each differs only in how it sends a hop). The whole chain is one
 //! request: its time, the bytes of every hop, the final status.
 
-use super::Failure;
+use crate::outcome::Failure;
 use pelt_core::{ErrorKind, HttpOptions, Target, Url};
 
 /// A request's redirect chain under `--follow`: where it has got to, how

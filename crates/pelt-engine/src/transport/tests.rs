@@ -3,9 +3,9 @@
 //! script (a response, a reset, silence, a close), and the samples a real
 //! worker makes of the attempts, timeout included.
 
+use super::h1::H1Sender;
 use super::redirect::Redirects;
 use super::Runner;
-use crate::h1::sender::H1Sender;
 use crate::plan::RunPlan;
 use crate::worker::Worker;
 use pelt_core::{ErrorKind, HttpOptions, Load, RunConfig, Sample, Stop, Target, Url};

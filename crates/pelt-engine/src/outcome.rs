@@ -1,7 +1,9 @@
 //! What an attempt ends with: a complete response, or a failure already
 //! classified as an [`ErrorKind`]. Every transport, and the wire code
 //! below it, speaks these two types, so the worker records a sample the
-//! same way whatever carried the request.
+//! same way whatever carried the request. It imports nothing of the
+//! crate, so the connection code, the wire code and the transports can
+//! all use it without importing one another.
 
 use pelt_core::ErrorKind;
 use std::io;

@@ -8,14 +8,13 @@
 //! wait for that, and a connection that ends is reopened by the next sender
 //! that needs it.
 
-use super::{field_size, header_block_size};
+use super::dial::dial;
+use super::redirect::Redirects;
+use super::{Attempt, Runner, Transport};
 use crate::conn::Stream;
+use crate::h2::{field_size, header_block_size};
+use crate::outcome::{is_redirect, read_error_kind, Failure, Response};
 use crate::session::{jar::cookie_url, Jar};
-use crate::transport::dial::dial;
-use crate::transport::redirect::Redirects;
-use crate::transport::{
-    is_redirect, read_error_kind, Attempt, Failure, Response, Runner, Transport,
-};
 use bytes::Bytes;
 use h2::client::SendRequest;
 use pelt_core::ErrorKind;
@@ -169,7 +168,7 @@ impl H2Sender {
             // Counted open from here, and its socket watched for the
             // kernel's TCP counts (retransmissions) while this code still
             // holds the stream: h2 owns it from the handshake on.
-            let mut open = crate::transport::OpenConn::new(w).watch(&stream);
+            let mut open = super::OpenConn::new(w).watch(&stream);
             let (send, connection) = h2::client::Builder::new()
                 .initial_window_size(STREAM_WINDOW)
                 .initial_connection_window_size(CONNECTION_WINDOW)

@@ -1,20 +1,16 @@
 //! The HTTP/1.1 transport: each sender owns one connection and sends one
 //! request at a time on it, reopening it when the server closes it.
 
-use super::{
-    read_response, read_response_copies, read_response_head, read_response_location, write_request,
-    RequestLine, READ_BUF,
-};
+use super::dial::open;
+use super::redirect::Redirects;
+use super::{Attempt, OpenConn, Runner, Transport};
 use crate::conn::{lookup_origin, KernelClock, Stream};
-use crate::session::{
-    jar::{cookie_url, with_header},
-    Jar,
+use crate::h1::{
+    read_response, read_response_copies, read_response_location, with_header, write_request,
+    Copies, RequestLine, READ_BUF,
 };
-use crate::transport::dial::open;
-use crate::transport::redirect::Redirects;
-use crate::transport::{
-    is_redirect, write_error_kind, Attempt, Failure, OpenConn, Response, Runner, Transport,
-};
+use crate::outcome::{is_redirect, write_error_kind, Failure, Response};
+use crate::session::{jar::cookie_url, Jar};
 use std::io;
 use tokio::io::AsyncWriteExt;
 
@@ -307,16 +303,14 @@ impl H1Sender {
             // (ab's "Server Software"). Only once per worker, so the
             // branches below, every other response's, do no more work.
             let mut server = None;
-            let r = read_response_copies(
-                &mut c.stream,
-                &mut self.buf,
-                request.head,
-                on_first,
-                follow.then_some(&mut self.location),
-                self.session.as_mut().map(|s| &mut s.head),
-                &mut server,
-            )
-            .await;
+            let copies = Copies {
+                location: follow.then_some(&mut self.location),
+                head: self.session.as_mut().map(|s| &mut s.head),
+                server: Some(&mut server),
+            };
+            let r =
+                read_response_copies(&mut c.stream, &mut self.buf, request.head, on_first, copies)
+                    .await;
             if r.is_ok() {
                 w.note_server(server);
                 if let Some(s) = &mut self.session {
@@ -325,16 +319,14 @@ impl H1Sender {
             }
             r
         } else if let Some(s) = &mut self.session {
-            let location = follow.then_some(&mut self.location);
-            let r = read_response_head(
-                &mut c.stream,
-                &mut self.buf,
-                request.head,
-                on_first,
-                location,
-                &mut s.head,
-            )
-            .await;
+            let copies = Copies {
+                location: follow.then_some(&mut self.location),
+                head: Some(&mut s.head),
+                server: None,
+            };
+            let r =
+                read_response_copies(&mut c.stream, &mut self.buf, request.head, on_first, copies)
+                    .await;
             if r.is_ok() {
                 s.jar.absorb(&s.head, &plan.cookie_urls[target as usize]);
             }
@@ -455,8 +447,12 @@ async fn send_on(
     stream.flush().await.map_err(io_failure)?;
     let r = match hop.session {
         Some((jar, response_head, url)) => {
-            let r =
-                read_response_head(stream, buf, head, || {}, Some(location), response_head).await;
+            let copies = Copies {
+                location: Some(location),
+                head: Some(response_head),
+                server: None,
+            };
+            let r = read_response_copies(stream, buf, head, || {}, copies).await;
             if r.is_ok() {
                 jar.absorb(response_head, &url);
             }

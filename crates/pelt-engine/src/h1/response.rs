@@ -1,0 +1,497 @@
+//! HTTP/1.1 responses read into a reusable buffer and framed without
+//! allocating: the head (1xx interim responses skipped), then the body by
+//! its framing, counted and discarded. Three steps: [`read_head`], the
+//! copies a caller asked for ([`Copies`]), [`read_body`].
+
+use super::chunked::ChunkedDecoder;
+use super::head::{copy_location, has_blank_line, parse_head, server_of, Framing, ParsedHead};
+use crate::outcome::{is_redirect, read_error_kind, Failure, Response};
+use pelt_core::ErrorKind;
+use std::io;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// A failure while reading, `bytes_in` bytes into the response (and
+/// after its `status`, if the head was read).
+fn read_failure(kind: ErrorKind, detail: impl Into<String>, bytes_in: u64, status: u16) -> Failure {
+    Failure {
+        bytes_in,
+        status,
+        ..Failure::new(kind, detail)
+    }
+}
+
+/// Reads one response from `stream` into `buf`, calling `on_first_byte`
+/// when the first bytes arrive. Bodies are counted and discarded.
+pub async fn read_response<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    head_request: bool,
+    on_first_byte: impl FnMut(),
+) -> Result<Response, Failure> {
+    read_response_copies(stream, buf, head_request, on_first_byte, Copies::default()).await
+}
+
+/// [`read_response`] that also copies a redirect's `Location` value into
+/// `location` (cleared first; left empty for other statuses).
+pub async fn read_response_location<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    head_request: bool,
+    on_first_byte: impl FnMut(),
+    location: &mut Vec<u8>,
+) -> Result<Response, Failure> {
+    let copies = Copies {
+        location: Some(location),
+        ..Copies::default()
+    };
+    read_response_copies(stream, buf, head_request, on_first_byte, copies).await
+}
+
+/// What a caller wants copied out of the final response's head besides
+/// the response itself; each left `None` costs nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Copies<'a> {
+    /// A redirect's `Location` value (cleared first; left empty for other
+    /// statuses).
+    pub location: Option<&'a mut Vec<u8>>,
+    /// The head, status line and headers (cleared first), for `--cookies`.
+    pub head: Option<&'a mut Vec<u8>>,
+    /// The `Server` header's value, set to `None` when the response has
+    /// none. The sender asks only for a worker's first response (see
+    /// `Runner::wants_server`).
+    pub server: Option<&'a mut Option<String>>,
+}
+
+impl Copies<'_> {
+    /// Takes what was asked from the complete head `head` of a response
+    /// with `status`.
+    fn take_from(self, head: &[u8], status: u16) {
+        if let Some(out) = self.head {
+            out.clear();
+            out.extend_from_slice(head);
+        }
+        if let Some(out) = self.server {
+            *out = server_of(head);
+        }
+        if let Some(out) = self.location {
+            out.clear();
+            if is_redirect(status) {
+                copy_location(head, out);
+            }
+        }
+    }
+}
+
+/// [`read_response`] with the copies of its head that `copies` asks for.
+pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    head_request: bool,
+    on_first_byte: impl FnMut(),
+    copies: Copies<'_>,
+) -> Result<Response, Failure> {
+    let read = read_head(stream, buf, head_request, on_first_byte).await?;
+    copies.take_from(&buf[..read.head.len], read.head.status);
+    read_body(stream, buf, read).await
+}
+
+/// A final response's head read into the buffer, and what came with it.
+#[derive(Debug)]
+struct HeadRead {
+    head: ParsedHead,
+    /// Bytes in the buffer: the head, then the body's first bytes.
+    filled: usize,
+    /// Bytes received so far (interim responses included).
+    bytes_in: u64,
+}
+
+/// Reads until httparse sees a complete final head; 1xx interim responses
+/// (100 Continue, 103 Early Hints) are skipped.
+async fn read_head<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    head_request: bool,
+    mut on_first_byte: impl FnMut(),
+) -> Result<HeadRead, Failure> {
+    let mut filled = 0usize;
+    let mut bytes_in = 0u64;
+    let mut first = true;
+    // The head is parsed only once a blank line may have arrived: a server
+    // that trickles its head a byte at a time would otherwise make every
+    // read re-parse all of it.
+    let mut scanned = 0usize;
+    loop {
+        // The first read usually holds the whole head: parse it at once.
+        // Later reads look for a blank line in the new bytes only.
+        let may_be_complete = filled > 0
+            && (scanned == 0
+                || has_blank_line(&buf[scanned.saturating_sub(2)..filled])
+                // httparse rejects garbage before any blank line.
+                || !buf[..filled.min(5)].eq_ignore_ascii_case(&b"HTTP/"[..filled.min(5)]));
+        scanned = filled;
+        if may_be_complete {
+            match parse_head(&buf[..filled], head_request) {
+                Ok(Some(head)) if head.status == 101 => {
+                    // pelt never asks to upgrade: a switch is a protocol
+                    // violation, and what follows is not HTTP/1.1.
+                    return Err(read_failure(
+                        ErrorKind::InvalidResponse,
+                        "101 Switching Protocols to a request that asked for no upgrade",
+                        bytes_in,
+                        101,
+                    ));
+                }
+                Ok(Some(head)) if (100..200).contains(&head.status) => {
+                    buf.copy_within(head.len..filled, 0);
+                    filled -= head.len;
+                    scanned = 0;
+                    continue;
+                }
+                Ok(Some(head)) => {
+                    return Ok(HeadRead {
+                        head,
+                        filled,
+                        bytes_in,
+                    })
+                }
+                Ok(None) => {}
+                Err(detail) => {
+                    return Err(read_failure(
+                        ErrorKind::InvalidResponse,
+                        detail,
+                        bytes_in,
+                        0,
+                    ))
+                }
+            }
+        }
+        if filled == buf.len() {
+            return Err(read_failure(
+                ErrorKind::InvalidResponse,
+                format!("response head larger than {} KiB", buf.len() / 1024),
+                bytes_in,
+                0,
+            ));
+        }
+        let n = match stream.read(&mut buf[filled..]).await {
+            Ok(0) => {
+                let detail = if bytes_in == 0 {
+                    "connection closed before any response byte"
+                } else {
+                    "connection closed in the middle of the response head"
+                };
+                return Err(read_failure(ErrorKind::Closed, detail, bytes_in, 0));
+            }
+            Ok(n) => n,
+            Err(e) => {
+                return Err(read_failure(
+                    read_error_kind(&e),
+                    e.to_string(),
+                    bytes_in,
+                    0,
+                ))
+            }
+        };
+        if first {
+            on_first_byte();
+            first = false;
+        }
+        filled += n;
+        bytes_in += n as u64;
+    }
+}
+
+/// Reads the body that follows `read`'s head (its first bytes already in
+/// `buf`) as its framing says, counting and discarding it.
+async fn read_body<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    read: HeadRead,
+) -> Result<Response, Failure> {
+    let HeadRead {
+        head,
+        filled,
+        mut bytes_in,
+    } = read;
+    let status = head.status;
+    let mut reusable = head.reusable;
+    let fail = |kind, detail: &str, bytes_in| Err(read_failure(kind, detail, bytes_in, status));
+    let mut body_bytes = 0u64;
+    let mut leftover = &buf[head.len..filled];
+    match head.framing {
+        Framing::Length(len) => {
+            let mut remaining = len;
+            loop {
+                let take = (leftover.len() as u64).min(remaining);
+                remaining -= take;
+                body_bytes += take;
+                if leftover.len() as u64 > take {
+                    // Bytes beyond the response: we never pipeline, so the
+                    // server said something unasked. Don't reuse.
+                    reusable = false;
+                }
+                if remaining == 0 {
+                    break;
+                }
+                let n = match stream.read(buf).await {
+                    Ok(0) => {
+                        return fail(
+                            ErrorKind::Closed,
+                            "connection closed before the body was complete",
+                            bytes_in,
+                        )
+                    }
+                    Ok(n) => n,
+                    Err(e) => return fail(read_error_kind(&e), &e.to_string(), bytes_in),
+                };
+                bytes_in += n as u64;
+                leftover = &buf[..n];
+            }
+        }
+        Framing::Chunked => {
+            let mut decoder = ChunkedDecoder::default();
+            loop {
+                match decoder.feed(leftover) {
+                    Ok(Some(used)) => {
+                        if used < leftover.len() {
+                            reusable = false;
+                        }
+                        break;
+                    }
+                    Ok(None) => {}
+                    Err(detail) => return fail(ErrorKind::InvalidResponse, detail, bytes_in),
+                }
+                let n = match stream.read(buf).await {
+                    Ok(0) => {
+                        return fail(
+                            ErrorKind::Closed,
+                            "connection closed before the last chunk",
+                            bytes_in,
+                        )
+                    }
+                    Ok(n) => n,
+                    Err(e) => return fail(read_error_kind(&e), &e.to_string(), bytes_in),
+                };
+                bytes_in += n as u64;
+                leftover = &buf[..n];
+            }
+            body_bytes = decoder.body_bytes;
+        }
+        Framing::UntilClose => {
+            reusable = false;
+            body_bytes += leftover.len() as u64;
+            loop {
+                match stream.read(buf).await {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        bytes_in += n as u64;
+                        body_bytes += n as u64;
+                    }
+                    // rustls reports a close without close_notify as an
+                    // unexpected EOF; for a body that ends at the close,
+                    // the close is the end.
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
+                    Err(e) => return fail(read_error_kind(&e), &e.to_string(), bytes_in),
+                }
+            }
+        }
+        Framing::None => {
+            if !leftover.is_empty() {
+                reusable = false;
+            }
+        }
+    }
+    Ok(Response {
+        status,
+        bytes_in,
+        body_bytes,
+        reusable,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::h1::READ_BUF;
+
+    async fn read_all_split(data: &[u8], split: usize, head: bool) -> Result<Response, Failure> {
+        // A reader that hands out at most `split` bytes per read, to
+        // exercise every state boundary.
+        let (mut client, mut server) = tokio::io::duplex(64 * 1024);
+        let data = data.to_vec();
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            for chunk in data.chunks(split) {
+                server.write_all(chunk).await.unwrap();
+                tokio::task::yield_now().await;
+            }
+        });
+        let mut buf = vec![0u8; READ_BUF];
+        let mut got_first = false;
+        let r = read_response(&mut client, &mut buf, head, || got_first = true).await;
+        assert!(got_first || r.is_err());
+        r
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn frames_content_length_chunked_and_close() {
+        let rt = rt();
+        let cl = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\n";
+        let close = b"HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\nbody until close";
+        for split in [1, 3, 7, 1000] {
+            let r = rt.block_on(read_all_split(cl, split, false)).unwrap();
+            assert_eq!((r.status, r.body_bytes, r.reusable), (200, 5, true));
+            assert_eq!(r.bytes_in, cl.len() as u64);
+            let r = rt.block_on(read_all_split(chunked, split, false)).unwrap();
+            assert_eq!(
+                (r.status, r.body_bytes, r.reusable),
+                (200, 11, true),
+                "split {split}"
+            );
+            let r = rt.block_on(read_all_split(close, split, false)).unwrap();
+            assert_eq!((r.status, r.body_bytes, r.reusable), (404, 16, false));
+        }
+    }
+
+    #[test]
+    fn skips_interim_and_honours_head_and_http10() {
+        let rt = rt();
+        let r = rt
+            .block_on(read_all_split(
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok",
+                4,
+                false,
+            ))
+            .unwrap();
+        assert_eq!((r.status, r.body_bytes), (201, 2));
+        let r = rt
+            .block_on(read_all_split(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n",
+                100,
+                true,
+            ))
+            .unwrap();
+        assert_eq!((r.body_bytes, r.reusable), (0, true));
+        let r = rt
+            .block_on(read_all_split(
+                b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n",
+                100,
+                false,
+            ))
+            .unwrap();
+        assert!(!r.reusable);
+    }
+
+    #[test]
+    fn classifies_broken_responses() {
+        let rt = rt();
+        let cases: [(&[u8], ErrorKind); 10] = [
+            (
+                b"HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n",
+                ErrorKind::InvalidResponse,
+            ),
+            (
+                b"HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n",
+                ErrorKind::InvalidResponse,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello",
+                ErrorKind::InvalidResponse,
+            ),
+            (
+                b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n",
+                ErrorKind::InvalidResponse,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000000\r\n",
+                ErrorKind::InvalidResponse,
+            ),
+            (b"", ErrorKind::Closed),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+                ErrorKind::Closed,
+            ),
+            (b"garbage\r\n\r\n", ErrorKind::InvalidResponse),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
+                ErrorKind::InvalidResponse,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                ErrorKind::InvalidResponse,
+            ),
+        ];
+        for (data, kind) in cases {
+            let e = rt.block_on(read_all_split(data, 5, false)).unwrap_err();
+            assert_eq!(e.kind, kind, "{}", String::from_utf8_lossy(data));
+        }
+    }
+
+    #[test]
+    fn odd_but_valid_framing() {
+        let rt = rt();
+        // Leading zeros do not make a chunk size too long.
+        let zeros = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n00000000000000000005\r\nhello\r\n0\r\n\r\n";
+        // A coding other than chunked runs to the close, Content-Length or not.
+        let gzip = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\nabcdef";
+        // More headers than a small fixed array would hold.
+        let mut many = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n".to_vec();
+        for i in 0..100 {
+            many.extend_from_slice(format!("X-H{i}: {i}\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\nok");
+        for split in [1, 4, 1000] {
+            let r = rt.block_on(read_all_split(zeros, split, false)).unwrap();
+            assert_eq!((r.body_bytes, r.reusable), (5, true), "split {split}");
+            let r = rt.block_on(read_all_split(gzip, split, false)).unwrap();
+            assert_eq!((r.body_bytes, r.reusable), (6, false), "split {split}");
+            let r = rt.block_on(read_all_split(&many, split, false)).unwrap();
+            assert_eq!((r.status, r.body_bytes), (200, 2), "split {split}");
+        }
+    }
+
+    /// The `Server` header is taken from the final response's head,
+    /// however its name is cased, past a 100 Continue and a body that
+    /// spans reads; a response without one gives `None`.
+    #[test]
+    fn copies_the_server_header_when_asked() {
+        let server = |data: &'static [u8], split: usize| {
+            rt().block_on(async move {
+                let (mut client, mut peer) = tokio::io::duplex(64 * 1024);
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    for chunk in data.chunks(split) {
+                        peer.write_all(chunk).await.unwrap();
+                        tokio::task::yield_now().await;
+                    }
+                });
+                let mut buf = vec![0u8; READ_BUF];
+                // Set beforehand: a response without one must clear it.
+                let mut server = Some("stale".to_string());
+                let copies = Copies {
+                    server: Some(&mut server),
+                    ..Copies::default()
+                };
+                let r = read_response_copies(&mut client, &mut buf, false, || {}, copies)
+                    .await
+                    .unwrap();
+                (r.body_bytes, server)
+            })
+        };
+        let nginx = b"HTTP/1.1 100 Continue\r\nServer: interim\r\n\r\nHTTP/1.1 200 OK\r\nsErVeR:  nginx/1.22.1 \r\nContent-Length: 5\r\n\r\nhello";
+        for split in [1, 7, nginx.len()] {
+            assert_eq!(server(nginx, split), (5, Some("nginx/1.22.1".into())));
+        }
+        let none = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        assert_eq!(server(none, 3), (2, None));
+        let empty = b"HTTP/1.1 200 OK\r\nServer:\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(server(empty, 64), (0, None));
+    }
+}

@@ -1,0 +1,150 @@
+//! One request's exchange, bounded by `--timeout`, turned into its
+//! sample: the attempt's milestones, failures classified, and ab's length
+//! check.
+
+use super::Worker;
+use crate::plan::LENGTH_UNSET;
+use crate::transport::{Attempt, Runner, Transport};
+use pelt_core::{ErrorKind, Nanos, Sample};
+use std::sync::atomic::Ordering;
+
+impl Worker {
+    /// Sends one request and reads its response, never longer than
+    /// `--timeout`. Always returns a sample: failures are data.
+    pub(crate) async fn exchange(
+        &self,
+        transport: &mut impl Transport,
+        target: u32,
+        intended: Nanos,
+        sender: usize,
+    ) -> Sample {
+        let plan = &*self.plan;
+        // In a closed loop the request starts when it was decided on, an
+        // instant ago; in rate mode it may start long after its slot.
+        let started = if plan.pacer.is_none() {
+            intended
+        } else {
+            self.now()
+        };
+        let deadline = plan.instant(started) + plan.timeout;
+        let mut attempt = Attempt::default();
+        let result = tokio::time::timeout_at(
+            deadline,
+            transport.attempt(self, target, sender, &mut attempt),
+        )
+        .await;
+        let now = self.now();
+        let mut sample = Sample {
+            target,
+            intended,
+            sent: attempt.sent,
+            first_byte: attempt.first_byte,
+            done: now,
+            status: 0,
+            bytes_in: 0,
+            body_bytes: 0,
+            bytes_out: attempt.bytes_out,
+            reused: attempt.reused,
+            error: None,
+        };
+        if attempt.cookie {
+            self.intervals
+                .borrow_mut()
+                .count_cookie(intended, sample.done);
+        }
+        if attempt.retried || attempt.lost_on_reuse {
+            self.intervals.borrow_mut().count_keepalive_race(
+                intended,
+                sample.done,
+                attempt.retried,
+            );
+        }
+        match result {
+            Ok(Ok(resp)) => {
+                if let Some(done) = attempt.done {
+                    sample.done = done;
+                    self.intervals.borrow_mut().record_read_lag(
+                        intended,
+                        done,
+                        now - done,
+                        attempt.tx_stamped,
+                    );
+                }
+                sample.status = resp.status;
+                sample.bytes_in = resp.bytes_in;
+                sample.body_bytes = resp.body_bytes;
+                if (200..300).contains(&resp.status) && !self.plan.http.accept_variable_length {
+                    self.check_length(&mut sample);
+                }
+            }
+            Ok(Err(failure)) if failure.kind == ErrorKind::Unfinished => {
+                // Never sent; the sender drops it (see `ConnectGate::permit`).
+                sample.error = Some(ErrorKind::Unfinished);
+            }
+            Ok(Err(failure)) => {
+                transport.reset();
+                sample.status = failure.status;
+                sample.bytes_in = failure.bytes_in;
+                self.fail(&mut sample, failure.kind, || failure.detail);
+            }
+            Err(_elapsed) => {
+                transport.reset();
+                let sent = sample.sent.is_some();
+                self.fail(&mut sample, ErrorKind::Timeout, || match sent {
+                    true => format!("no complete response within --timeout {:?}", plan.timeout),
+                    // Else the wait looks like a slow server.
+                    false => format!(
+                        "no complete response within --timeout {:?}: the request was never \
+                         sent (no connection was ready, or with --http2 the server's limit \
+                         on concurrent streams allowed no new one)",
+                        plan.timeout
+                    ),
+                });
+            }
+        }
+        sample
+    }
+
+    /// Requests counted as retried, and as lost on a reused connection,
+    /// in the current second (tests).
+    #[cfg(test)]
+    pub(crate) fn races_so_far(&self) -> [u64; 2] {
+        let i = self.intervals.borrow();
+        [i.current().retried, i.current().lost_on_reuse]
+    }
+
+    /// ab's Length check: a 2xx body whose length differs from the first
+    /// 2xx body of the same target is a failure.
+    fn check_length(&self, sample: &mut Sample) {
+        let expected = &self.plan.expected_len[sample.target as usize];
+        // Load first: a shared read is cheap, a compare-exchange takes the
+        // cache line away from the other workers on every request.
+        let mut first = expected.load(Ordering::Relaxed);
+        if first == LENGTH_UNSET {
+            first = match expected.compare_exchange(
+                LENGTH_UNSET,
+                sample.body_bytes,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => sample.body_bytes,
+                Err(existing) => existing,
+            };
+        }
+        if first != sample.body_bytes {
+            let got = sample.body_bytes;
+            self.fail(sample, ErrorKind::Length, || {
+                format!("body was {got} bytes; the first response for this target had {first}")
+            });
+        }
+    }
+
+    /// Marks `sample` failed with `kind`, keeping the message as an example
+    /// only if the recorder wants one (so the message is rarely built).
+    fn fail(&self, sample: &mut Sample, kind: ErrorKind, detail: impl FnOnce() -> String) {
+        sample.error = Some(kind);
+        self.intervals
+            .borrow_mut()
+            .add_example(sample.intended, kind, detail);
+    }
+}

@@ -183,12 +183,17 @@ pub fn compare_one_run_at(
 /// metric. (An improvement that is not there is called at most 5 % of
 /// the time too.)
 pub fn compare_values(a: &[Vec<f64>], b: &[f64]) -> Vec<Row> {
+    // Only a metric that can give a verdict spends part of the 5 %: one
+    // with no value (a sole metric judged, NaN elsewhere; nothing timed)
+    // cannot call a regression.
     let applicable: Vec<bool> = metrics()
         .iter()
         .enumerate()
         .map(|(i, metric)| {
             let va: Vec<f64> = a.iter().map(|v| v[i]).collect();
             not_applicable(metric, &va, &[b[i]]).is_none()
+                && !b[i].is_nan()
+                && va.iter().any(|x| !x.is_nan())
         })
         .collect();
     let m = applicable.iter().filter(|&&x| x).count().max(1);
@@ -245,8 +250,12 @@ fn no_spread(metric: &Metric, run: f64) -> Comparison {
 /// `--fail-on` would pass for want of evidence (one run per side, or too
 /// few runs for a rank interval).
 pub fn gate_has_verdict(rows: &[Row]) -> bool {
+    let gated = |r: &&Row| r.metric.name.starts_with('p') || r.metric.name == "errors";
+    // A comparison that judges one other metric alone (`--metric
+    // throughput`) gates on that one.
+    let any_gated = rows.iter().any(|r| gated(&r));
     rows.iter()
-        .filter(|r| r.metric.name.starts_with('p') || r.metric.name == "errors")
+        .filter(|r| !any_gated || gated(r))
         .all(|r| matches!(&r.result, Ok(c) if c.verdict != Verdict::NoVerdict && c.ci.is_some()))
 }
 

@@ -154,6 +154,18 @@ pub struct Context {
     pub latency: pelt_analyze::latency::Latency,
 }
 
+impl Context {
+    /// The runs' warnings that bear on what is judged (see
+    /// [`pelt_analyze::latency::Latency::weakened_by`]).
+    pub fn bearing_warnings(&self) -> Vec<WarningGroup> {
+        self.warnings
+            .iter()
+            .filter(|g| self.latency.weakened_by(g))
+            .cloned()
+            .collect()
+    }
+}
+
 /// The headline of a comparison: its most severe verdict, errors first
 /// (see [`pelt_analyze::headline`]), with the change and interval.
 pub fn headline(rows: &[Row]) -> String {
@@ -236,7 +248,7 @@ pub fn lead(rows: &[Row], ctx: &Context) -> Vec<String> {
                 .join(", ")
         ));
     }
-    out.extend(warning_notes(&ctx.warnings, ctx.runs));
+    out.extend(warning_notes(&ctx.bearing_warnings(), ctx.runs));
     out.extend(ctx.notes.iter().cloned());
     out
 }
@@ -251,7 +263,7 @@ pub fn json_context(rows: &[Row], ctx: &Context) -> serde_json::Value {
         "errors_differ": errors_differ(rows).is_some(),
         "design": ctx.design,
         "confounded_with_time": ctx.design.as_ref().is_some_and(|d| d.confounded()),
-        "warnings": ctx.warnings,
+        "warnings": ctx.bearing_warnings(),
         "mismatches_allowed": ctx.allowed,
         "notes": ctx.notes,
     })

@@ -440,6 +440,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
         [one] => pelt_analyze::predict::compare_values(&values(&a_timed), one),
         more => compare_values(&values(&a_timed), more, false),
     };
+    rows = latency.judge(rows);
     let time_design = design::assess(&runs::metrics(), &a_timed, &b_timed, args.sequential_ok);
     design::withhold_material(&mut rows, &time_design);
     b_mismatches.extend(selection.allowed.iter().cloned());

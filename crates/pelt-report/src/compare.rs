@@ -217,12 +217,18 @@ pub fn lead(rows: &[Row], ctx: &Context) -> Vec<String> {
     }
     if let Some(d) = &ctx.design {
         let metrics: Vec<&Metric> = rows.iter().map(|r| &r.metric).collect();
-        out.extend(pelt_analyze::design::notes(d, |name, v| {
+        let describe = |name: &str, v: f64| {
             metrics
                 .iter()
                 .find(|m| m.name == name)
                 .map_or(format!("{v}"), |m| value(m, v))
-        }));
+        };
+        // One new run against a baseline's prediction interval keeps its
+        // material verdicts and says why (pelt_analyze::predict).
+        out.extend(match prediction(rows) {
+            true => pelt_analyze::predict::design_notes(d, describe),
+            false => pelt_analyze::design::notes(d, describe),
+        });
     }
     if !ctx.allowed.is_empty() {
         // Runs that differ the same way are named together.
@@ -253,6 +259,14 @@ pub fn lead(rows: &[Row], ctx: &Context) -> Vec<String> {
     out
 }
 
+/// Whether the rows judge one new run against a baseline's prediction
+/// interval (`pelt_analyze::predict`).
+fn prediction(rows: &[Row]) -> bool {
+    rows.iter().any(|r| {
+        matches!(&r.result, Ok(c) if matches!(c.design, pelt_analyze::Design::Prediction { .. }))
+    })
+}
+
 /// The JSON of a [`Context`] and the headline, merged into a comparison's
 /// document.
 pub fn json_context(rows: &[Row], ctx: &Context) -> serde_json::Value {
@@ -262,7 +276,7 @@ pub fn json_context(rows: &[Row], ctx: &Context) -> serde_json::Value {
         "headline_metric": most_severe(rows).map(|r| r.metric.name.clone()),
         "errors_differ": errors_differ(rows).is_some(),
         "design": ctx.design,
-        "confounded_with_time": ctx.design.as_ref().is_some_and(|d| d.confounded()),
+        "confounded_with_time": ctx.design.as_ref().is_some_and(|d| d.confounded()) && !prediction(rows),
         "warnings": ctx.bearing_warnings(),
         "mismatches_allowed": ctx.allowed,
         "notes": ctx.notes,

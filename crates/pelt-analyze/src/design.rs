@@ -299,13 +299,19 @@ pub fn theil_sen(x: &[f64], y: &[f64]) -> f64 {
 /// Withholds the material verdicts of a confounded design: a material
 /// regression or improvement becomes a plain one, its row marked
 /// `confounded`, so `--fail-on material` cannot fire on drift. Rows whose
-/// verdict is any other stay as they are.
+/// verdict is any other stay as they are, and so do one new run's
+/// against a baseline's prediction interval, whose spread already holds
+/// the drift between the baseline's runs (see
+/// [`crate::predict::design_notes`]).
 pub fn withhold_material(rows: &mut [Row], design: &TimeDesign) {
     if !design.confounded() {
         return;
     }
     for row in rows {
         if let Ok(c) = &mut row.result {
+            if matches!(c.design, crate::Design::Prediction { .. }) {
+                continue;
+            }
             match &mut c.verdict {
                 Verdict::Regression { material } | Verdict::Improvement { material } => {
                     *material = false;

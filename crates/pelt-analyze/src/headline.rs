@@ -129,6 +129,14 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
         ),
         Warning::Warmup { .. } => (LATENCY, "the run's start was slower than its rest"),
         Warning::Until { .. } => return None,
+        Warning::OffSchedule { .. } => (
+            LATENCY,
+            "the client's sends strayed from the schedule: the server saw another arrival pattern",
+        ),
+        // Correlated requests within a run make that run's own intervals
+        // too narrow, but comparisons take the run as their unit: the
+        // run-to-run spread they rest on already carries it.
+        Warning::Autocorrelation { .. } => return None,
         Warning::DebugBuild => ("every metric", "pelt was built without optimisations"),
         Warning::KeepAliveRace { .. } => (
             "errors",
@@ -163,6 +171,8 @@ pub fn kind(w: &Warning) -> &'static str {
         Warning::Drift { .. } => "drift",
         Warning::Warmup { .. } => "warmup",
         Warning::Until { .. } => "until",
+        Warning::Autocorrelation { .. } => "autocorrelation",
+        Warning::OffSchedule { .. } => "off_schedule",
         Warning::DebugBuild => "debug_build",
         Warning::Redirects { .. } => "redirects",
         Warning::Interrupted => "interrupted",
@@ -293,6 +303,14 @@ mod tests {
             Warning::RateShortfall {
                 offered: 1.0,
                 achieved: 0.5,
+            },
+            Warning::Autocorrelation { r: 0.8, pairs: 100 },
+            Warning::OffSchedule {
+                d: 0.03,
+                critical: 0.02,
+                behind: 300,
+                at_s: 4.3,
+                sent: 10_000,
             },
         ] {
             assert_eq!(serde_json::to_value(&w).unwrap()["kind"], kind(&w));

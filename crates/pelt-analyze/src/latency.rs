@@ -8,13 +8,24 @@
 //! diluted by noise the server never saw. Service time (from the actual
 //! send) leaves the client's lag out; send lag is the client's health on
 //! its own. Each is compared run by run like response time.
+//!
+//! Or a comparison can judge one run-level figure alone: `throughput`
+//! (successful responses per second, higher is better; in rate runs too,
+//! where it is otherwise left out as set by the schedule) or `errors`
+//! (the failed share, more is worse). Each run is then reduced to that
+//! one value, and the same run-level machinery judges it: paired or
+//! unpaired rank intervals, or one new run against the baseline's
+//! prediction interval (which then spends its whole 5 % on the one
+//! metric), the design's drift checks on it alone.
 
-use crate::runs;
+use crate::runs::{self, Row};
 use hdrhistogram::Histogram;
 use pelt_core::RunSummary;
 use serde::{Deserialize, Serialize};
 
-/// The latency the p50 .. p99.9 rows compare.
+/// What a comparison judges: the latency its p50 .. p99.9 rows measure
+/// (with errors, throughput and the share sent beside them), or one
+/// run-level figure alone ([`Latency::Throughput`], [`Latency::Errors`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Latency {
@@ -25,15 +36,51 @@ pub enum Latency {
     ServiceTime,
     /// From the scheduled send to the actual one: the client's part.
     SendLag,
+    /// Throughput alone: successful responses per second.
+    Throughput,
+    /// The failed share alone.
+    Errors,
 }
 
 impl Latency {
-    /// `response_time`, `service_time`, `send_lag`.
+    /// `response_time`, `service_time`, `send_lag`, `throughput`,
+    /// `errors`.
     pub fn name(self) -> &'static str {
         match self {
             Latency::ResponseTime => "response_time",
             Latency::ServiceTime => "service_time",
             Latency::SendLag => "send_lag",
+            Latency::Throughput => "throughput",
+            Latency::Errors => "errors",
+        }
+    }
+
+    /// The one metric judged ([`runs::metrics`]' name), when a comparison
+    /// judges one run-level figure alone; `None` for a latency.
+    pub fn sole(self) -> Option<&'static str> {
+        match self {
+            Latency::Throughput => Some("throughput"),
+            Latency::Errors => Some(crate::headline::ERRORS),
+            _ => None,
+        }
+    }
+
+    /// Whether a group of the runs' warnings bears on what is judged: all
+    /// do for a latency; for a sole metric, those that weaken it or every
+    /// metric (an `errors` warning weakens latencies, not the error share).
+    pub fn weakened_by(self, group: &crate::headline::WarningGroup) -> bool {
+        match self.sole() {
+            Some(name) => group.weakens == "every metric" || group.weakens.contains(name),
+            None => true,
+        }
+    }
+
+    /// The rows a comparison judges: all of them for a latency, the sole
+    /// metric's row alone otherwise.
+    pub fn judge(self, rows: Vec<Row>) -> Vec<Row> {
+        match self.sole() {
+            Some(name) => rows.into_iter().filter(|r| r.metric.name == name).collect(),
+            None => rows,
         }
     }
 
@@ -49,22 +96,39 @@ impl Latency {
             Latency::SendLag => {
                 "Latency: send lag, from each request's scheduled send to its actual send (the client's health, not the server's)."
             }
+            Latency::Throughput => {
+                "Judged: throughput alone, successful responses per second of each run (higher is better; in rate runs it cannot exceed the offered rate)."
+            }
+            Latency::Errors => {
+                "Judged: the error share alone, the failed share of each run's requests (higher is worse)."
+            }
         }
     }
 
     fn histogram(self, run: &RunSummary) -> &Histogram<u64> {
         match self {
-            Latency::ResponseTime => &run.total.response,
             Latency::ServiceTime => &run.total.service,
             Latency::SendLag => &run.total.send_lag,
+            _ => &run.total.response,
         }
     }
 }
 
 /// [`runs::values`] with the percentile rows read from `latency`'s
-/// histogram (NaN when it is empty).
+/// histogram (NaN when it is empty); for a sole metric, its value alone
+/// and NaN for every other (throughput in rate runs too).
 pub fn values(run: &RunSummary, latency: Latency) -> Vec<f64> {
     let mut v = runs::values(run);
+    if let Some(name) = latency.sole() {
+        for (x, m) in v.iter_mut().zip(runs::metrics()) {
+            *x = match m.name.as_str() {
+                n if n != name => f64::NAN,
+                "throughput" => run.throughput(),
+                _ => *x,
+            };
+        }
+        return v;
+    }
     if latency == Latency::ResponseTime {
         return v;
     }
@@ -96,10 +160,91 @@ mod tests {
             Latency::ResponseTime,
             Latency::ServiceTime,
             Latency::SendLag,
+            Latency::Throughput,
+            Latency::Errors,
         ] {
             let json = serde_json::to_value(l).unwrap();
             assert_eq!(json, l.name());
             assert_eq!(serde_json::from_value::<Latency>(json).unwrap(), l);
         }
+    }
+
+    /// Runs reduced to one metric as [`values`] reduces them for a sole
+    /// metric: NaN everywhere else.
+    fn sole_runs(name: &str, base: f64, n: usize) -> Vec<Vec<f64>> {
+        let i = runs::metrics().iter().position(|m| m.name == name).unwrap();
+        (0..n)
+            .map(|k| {
+                let mut v = vec![f64::NAN; runs::metrics().len()];
+                v[i] = base * (1.0 + 0.001 * k as f64);
+                v
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_sole_metric_is_judged_alone_in_its_direction() {
+        use crate::Verdict;
+        let judged = |l: Latency, a: &[Vec<f64>], b: &[Vec<f64>]| {
+            let rows = l.judge(runs::compare_values(a, b, true));
+            assert_eq!(rows.len(), 1);
+            assert_eq!(rows[0].metric.name, l.sole().unwrap());
+            rows[0].result.clone().unwrap().verdict
+        };
+        let material = |regression: bool| match regression {
+            true => Verdict::Regression { material: true },
+            false => Verdict::Improvement { material: true },
+        };
+        // Throughput: higher is better.
+        let (slow, fast) = (
+            sole_runs("throughput", 500.0, 8),
+            sole_runs("throughput", 1000.0, 8),
+        );
+        assert_eq!(judged(Latency::Throughput, &slow, &fast), material(false));
+        assert_eq!(judged(Latency::Throughput, &fast, &slow), material(true));
+        // Errors: more is worse.
+        let (few, many) = (sole_runs("errors", 0.0, 8), sole_runs("errors", 0.2, 8));
+        assert_eq!(judged(Latency::Errors, &few, &many), material(true));
+        assert_eq!(judged(Latency::Errors, &many, &few), material(false));
+        // A latency keeps every row.
+        let rows = runs::compare_values(&few, &many, true);
+        assert_eq!(
+            Latency::ServiceTime.judge(rows).len(),
+            runs::metrics().len()
+        );
+    }
+
+    /// One new run against a baseline: a sole metric spends the gate's
+    /// whole 5 % (no Bonferroni share for metrics that were not measured),
+    /// and the gate has its verdict.
+    #[test]
+    fn one_run_against_a_baseline_on_a_sole_metric() {
+        let baseline = sole_runs("throughput", 1000.0, 10);
+        let one = sole_runs("throughput", 700.0, 1).remove(0);
+        let rows = Latency::Throughput.judge(crate::predict::compare_values(&baseline, &one));
+        assert_eq!(rows.len(), 1);
+        let c = rows[0].result.as_ref().unwrap();
+        // Two-sided 90 %: the 5 % on the side a regression is called on.
+        let alone = 1.0 - 2.0 * (1.0 - crate::CONFIDENCE);
+        assert!((c.confidence.unwrap() - alone).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.verdict, crate::Verdict::Regression { material: true });
+        assert!(crate::predict::gate_has_verdict(&rows));
+    }
+
+    #[test]
+    fn only_warnings_that_bear_on_a_sole_metric_are_kept() {
+        let group = |weakens: &str| crate::headline::WarningGroup {
+            kind: "k".into(),
+            runs: vec!["r".into()],
+            weakens: weakens.into(),
+            why: String::new(),
+            example: String::new(),
+        };
+        let latency = group("p50, p90, p99, p99.9");
+        assert!(Latency::ResponseTime.weakened_by(&latency));
+        assert!(!Latency::Errors.weakened_by(&latency));
+        assert!(!Latency::Throughput.weakened_by(&latency));
+        assert!(Latency::Errors.weakened_by(&group("errors, sent")));
+        assert!(Latency::Throughput.weakened_by(&group("every metric")));
     }
 }

@@ -183,12 +183,17 @@ pub fn compare_one_run_at(
 /// metric. (An improvement that is not there is called at most 5 % of
 /// the time too.)
 pub fn compare_values(a: &[Vec<f64>], b: &[f64]) -> Vec<Row> {
+    // Only a metric that can give a verdict spends part of the 5 %: one
+    // with no value (a sole metric judged, NaN elsewhere; nothing timed)
+    // cannot call a regression.
     let applicable: Vec<bool> = metrics()
         .iter()
         .enumerate()
         .map(|(i, metric)| {
             let va: Vec<f64> = a.iter().map(|v| v[i]).collect();
             not_applicable(metric, &va, &[b[i]]).is_none()
+                && !b[i].is_nan()
+                && va.iter().any(|x| !x.is_nan())
         })
         .collect();
     let m = applicable.iter().filter(|&&x| x).count().max(1);
@@ -245,9 +250,72 @@ fn no_spread(metric: &Metric, run: f64) -> Comparison {
 /// `--fail-on` would pass for want of evidence (one run per side, or too
 /// few runs for a rank interval).
 pub fn gate_has_verdict(rows: &[Row]) -> bool {
+    let gated = |r: &&Row| r.metric.name.starts_with('p') || r.metric.name == "errors";
+    // A comparison that judges one other metric alone (`--metric
+    // throughput`) gates on that one.
+    let any_gated = rows.iter().any(|r| gated(&r));
     rows.iter()
-        .filter(|r| r.metric.name.starts_with('p') || r.metric.name == "errors")
+        .filter(|r| !any_gated || gated(r))
         .all(|r| matches!(&r.result, Ok(c) if c.verdict != Verdict::NoVerdict && c.ci.is_some()))
+}
+
+/// What a one-run gate says about its design in time, one sentence
+/// each.
+///
+/// A baseline is recorded before the run it judges: the design is
+/// sequential by nature. `pelt compare` withholds material verdicts of a
+/// sequential design, because its rank interval rests on the spread
+/// *within* each side, and drift *between* the sides falls outside it
+/// (an A/A test of 4 runs then 4 called p99 +87 % material). The gate's
+/// interval is different: it is the baseline runs' own run-to-run spread,
+/// and those runs were made at different times, so the drift between
+/// them is inside it; its A/A false alarms were measured at 5 % or less
+/// (docs/STATISTICS.md). So its material verdicts stand, and the note
+/// says what they cannot see: a change in conditions since the last
+/// baseline run, and a trend within the baseline (named with the pace's
+/// reach to the new run, as `pelt compare` does), which breaks the
+/// interval's premise that the new run is one more draw like them.
+pub fn design_notes(
+    design: &crate::design::TimeDesign,
+    describe: impl Fn(&str, f64) -> String,
+) -> Vec<String> {
+    use crate::design::Order;
+    let mut out = Vec::new();
+    match design.order {
+        Order::Sequential { a_first: true } => out.push(
+            "Sequential, as a baseline is: every baseline run started before this one. Material verdicts \
+             stand: the interval is the baseline runs' own run-to-run spread, so drift between them is \
+             inside it; a change in conditions since the last of them (the machine, its neighbours) is \
+             not, and would read as this run's change."
+                .into(),
+        ),
+        Order::Unknown => out.push(
+            "The runs' start times are unknown, so whether the baseline precedes this run cannot be checked."
+                .into(),
+        ),
+        _ => {}
+    }
+    for d in design.drifts.iter().filter(|d| d.side == "a") {
+        let dir = if d.trend.tau > 0.0 { "rose" } else { "fell" };
+        let mut s = format!(
+            "The baseline drifted: its {} {dir} over time, {} to {} (Mann-Kendall tau {:+.2}, p = {:.3}), \
+             so this run may not be one more draw like them",
+            d.metric,
+            describe(&d.metric, d.first),
+            describe(&d.metric, d.last),
+            d.trend.tau,
+            d.trend.p_value
+        );
+        if let Some(g) = d.over_gap {
+            s.push_str(&format!(
+                "; at that pace time alone would move it {:+.1} % from the baseline's centre",
+                g * 100.0
+            ));
+        }
+        s.push('.');
+        out.push(s);
+    }
+    out
 }
 
 /// How often the gate calls a regression, by simulation: `trials` times,
@@ -280,6 +348,57 @@ pub fn detection_rate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-run gate says its design is sequential, keeps material
+    /// verdicts, and names a trend within the baseline.
+    #[test]
+    fn a_one_run_gate_says_its_baseline_precedes_it() {
+        use crate::design::{assess, Timed};
+        let run = |started_ms: u64, p50: f64| Timed {
+            started_ms,
+            values: vec![p50, p50, p50, p50, 0.0, f64::NAN, 1.0],
+        };
+        let steady: Vec<Timed> = [1.0, 1.02, 0.99, 1.01, 1.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| run(1_000 * (i as u64 + 1), x * 1e6))
+            .collect();
+        let new = [run(10_000, 2e6)];
+        let describe = |_: &str, v: f64| format!("{v}");
+        let d = assess(&metrics(), &steady, &new, false);
+        let notes = design_notes(&d, describe);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("Sequential, as a baseline is"),
+            "{notes:?}"
+        );
+        assert!(notes[0].contains("Material verdicts stand"));
+        // ... and they do: the new run at twice the baseline's p50.
+        assert!(d.confounded());
+        let a: Vec<Vec<f64>> = steady.iter().map(|r| r.values.clone()).collect();
+        let mut rows = compare_values(&a, &new[0].values);
+        crate::design::withhold_material(&mut rows, &d);
+        let p50 = rows[0].result.as_ref().unwrap();
+        assert_eq!(p50.verdict, Verdict::Regression { material: true });
+        assert!(!rows[0].confounded);
+        // A baseline that rose every run: the trend and its reach.
+        let rising: Vec<Timed> = (0..6)
+            .map(|i| run(1_000 * (i + 1), 1e6 * (1.0 + 0.1 * i as f64)))
+            .collect();
+        let d = assess(&metrics(), &rising, &new, false);
+        let notes = design_notes(&d, describe);
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("The baseline drifted: its p50 rose")
+                    && n.contains("from the baseline's centre")),
+            "{notes:?}"
+        );
+        // Start times unknown.
+        let d = assess(&metrics(), &[run(0, 1e6)], &new, false);
+        assert!(design_notes(&d, describe)[0].contains("unknown"));
+    }
+
     use crate::MARGIN_P50;
 
     use crate::sim::SplitMix as Rng;

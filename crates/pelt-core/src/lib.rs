@@ -19,6 +19,7 @@ pub mod failure;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod header;
+pub mod independence;
 pub mod op;
 mod quote;
 pub mod rank;
@@ -53,8 +54,8 @@ pub use schedule::{Schedule, ScheduleError, Segment, Spec};
 pub use secrets::Redactor;
 pub use shard::{Shard, ShardError, ShardInfo};
 pub use summary::{
-    IntervalRow, LatencyStats, LocalResource, RunSummary, SummaryBuilder, Warning, Window,
-    WindowError, CLIENT_BUSY, PERCENTILES,
+    Independence, IntervalRow, LatencyStats, LocalResource, RunSummary, SummaryBuilder, Warning,
+    Window, WindowError, CLIENT_BUSY, PERCENTILES,
 };
 pub use targets::{ReadError, TargetsError, TargetsFormat, UnknownTargetsFormat};
 pub use url::{Scheme, Url, UrlError};

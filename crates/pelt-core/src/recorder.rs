@@ -7,6 +7,7 @@
 
 use crate::error::ErrorKind;
 use crate::failure::{self, FailureKind};
+use crate::independence::{Lag1, SendGrid};
 use crate::sample::{Nanos, Sample};
 use hdrhistogram::Histogram;
 
@@ -219,6 +220,12 @@ pub struct Recorder {
     pub last_sent: Nanos,
     /// Latest completion (0 when empty).
     pub last_done: Nanos,
+    /// Consecutive response times, as sums for their lag-1 correlation
+    /// (see [`crate::independence`]).
+    pub lag1: Lag1,
+    /// Planned against actual send instants, for the schedule check (see
+    /// [`crate::independence`]).
+    pub sends: SendGrid,
 }
 
 impl Default for Recorder {
@@ -265,10 +272,14 @@ impl Recorder {
             first_intended: Nanos::MAX,
             last_sent: 0,
             last_done: 0,
+            lag1: Lag1::default(),
+            sends: SendGrid::default(),
         }
     }
 
-    /// Folds one sample in. No allocation, no branches on strings.
+    /// Folds one sample in. No branches on strings, and no allocation
+    /// but the send grid's growth (a few slots a second, kept by
+    /// [`Recorder::reset`]).
     pub fn record(&mut self, s: &Sample) {
         self.requests += 1;
         let t = s.target as usize;
@@ -305,6 +316,7 @@ impl Recorder {
             self.last_sent = self.last_sent.max(sent);
             self.send_lag
                 .saturating_record(sent.saturating_sub(s.intended));
+            self.sends.record(s.intended, sent);
         }
         let timed = match s.error {
             None => {
@@ -322,6 +334,7 @@ impl Recorder {
             let start = s.sent.map_or(s.intended, |sent| sent.min(s.intended));
             let response = s.done.saturating_sub(start);
             self.response.saturating_record(response);
+            self.lag1.record(response);
             self.targets[t].record_response(t, response, 1);
             if let Some(sent) = s.sent {
                 self.service.saturating_record(s.done.saturating_sub(sent));
@@ -512,6 +525,8 @@ impl Recorder {
         self.first_intended = Nanos::MAX;
         self.last_sent = 0;
         self.last_done = 0;
+        self.lag1.reset();
+        self.sends.reset();
     }
 
     /// Adds `other` into `self`. Associative and commutative for every
@@ -568,6 +583,8 @@ impl Recorder {
         self.first_intended = self.first_intended.min(other.first_intended);
         self.last_sent = self.last_sent.max(other.last_sent);
         self.last_done = self.last_done.max(other.last_done);
+        self.lag1.merge(&other.lag1);
+        self.sends.merge(&other.sends);
     }
 }
 
@@ -638,6 +655,7 @@ pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
         (a.tcp_segs_out, a.tcp_retrans, a.tx_stamped, a.cut_short),
         (b.tcp_segs_out, b.tcp_retrans, b.tx_stamped, b.cut_short)
     );
+    assert_eq!(a.sends, b.sends);
 }
 
 #[cfg(test)]
@@ -709,6 +727,9 @@ mod tests {
             let mut right = ra.clone();
             right.merge(&bc);
             assert_same(&left, &right);
+            // Pairs never span two recorders, so only the sums of the
+            // same parts agree exactly.
+            prop_assert_eq!(left.lag1, right.lag1);
             // ... and both equal one recorder fed every sample.
             let all: Vec<Sample> = a.iter().chain(&b).chain(&c).copied().collect();
             let whole = recorder_of(&all);
@@ -743,6 +764,7 @@ mod tests {
             }
             let fresh = recorder_of(&after);
             assert_same(&reused, &fresh);
+            prop_assert_eq!(reused.lag1, fresh.lag1);
             prop_assert_eq!(&reused.examples, &fresh.examples);
             let mut total = recorder_of(&before);
             total.merge(&reused);

@@ -156,6 +156,18 @@ pub struct Context {
     pub baseline: Option<String>,
 }
 
+impl Context {
+    /// The runs' warnings that bear on what is judged (see
+    /// [`pelt_analyze::latency::Latency::weakened_by`]).
+    pub fn bearing_warnings(&self) -> Vec<WarningGroup> {
+        self.warnings
+            .iter()
+            .filter(|g| self.latency.weakened_by(g))
+            .cloned()
+            .collect()
+    }
+}
+
 /// The headline of a comparison: its most severe verdict, errors first
 /// (see [`pelt_analyze::headline`]), with the change and interval.
 pub fn headline(rows: &[Row]) -> String {
@@ -207,12 +219,18 @@ pub fn lead(rows: &[Row], ctx: &Context) -> Vec<String> {
     }
     if let Some(d) = &ctx.design {
         let metrics: Vec<&Metric> = rows.iter().map(|r| &r.metric).collect();
-        out.extend(pelt_analyze::design::notes(d, |name, v| {
+        let describe = |name: &str, v: f64| {
             metrics
                 .iter()
                 .find(|m| m.name == name)
                 .map_or(format!("{v}"), |m| value(m, v))
-        }));
+        };
+        // One new run against a baseline's prediction interval keeps its
+        // material verdicts and says why (pelt_analyze::predict).
+        out.extend(match prediction(rows) {
+            true => pelt_analyze::predict::design_notes(d, describe),
+            false => pelt_analyze::design::notes(d, describe),
+        });
     }
     if !ctx.allowed.is_empty() {
         // Runs that differ the same way are named together.
@@ -238,9 +256,17 @@ pub fn lead(rows: &[Row], ctx: &Context) -> Vec<String> {
                 .join(", ")
         ));
     }
-    out.extend(warning_notes(&ctx.warnings, ctx.runs));
+    out.extend(warning_notes(&ctx.bearing_warnings(), ctx.runs));
     out.extend(ctx.notes.iter().cloned());
     out
+}
+
+/// Whether the rows judge one new run against a baseline's prediction
+/// interval (`pelt_analyze::predict`).
+fn prediction(rows: &[Row]) -> bool {
+    rows.iter().any(|r| {
+        matches!(&r.result, Ok(c) if matches!(c.design, pelt_analyze::Design::Prediction { .. }))
+    })
 }
 
 /// The JSON of a [`Context`] and the headline, merged into a comparison's
@@ -252,8 +278,8 @@ pub fn json_context(rows: &[Row], ctx: &Context) -> serde_json::Value {
         "headline_metric": most_severe(rows).map(|r| r.metric.name.clone()),
         "errors_differ": errors_differ(rows).is_some(),
         "design": ctx.design,
-        "confounded_with_time": ctx.design.as_ref().is_some_and(|d| d.confounded()),
-        "warnings": ctx.warnings,
+        "confounded_with_time": ctx.design.as_ref().is_some_and(|d| d.confounded()) && !prediction(rows),
+        "warnings": ctx.bearing_warnings(),
         "mismatches_allowed": ctx.allowed,
         "notes": ctx.notes,
     })

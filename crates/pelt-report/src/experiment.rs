@@ -48,9 +48,12 @@ impl Experiment<'_> {
     }
 
     fn median_table(&self, level: usize) -> Table {
-        let metrics = runs::metrics();
+        // A sole metric judged (`--metric throughput`): the others were
+        // not measured (NaN), so their columns are left out.
+        let shown = |m: &Metric| self.latency.sole().is_none_or(|name| m.name == name);
+        let metrics: Vec<Metric> = runs::metrics();
         let mut head = vec!["variant".to_string(), "runs".to_string()];
-        head.extend(metrics.iter().map(|m| m.name.clone()));
+        head.extend(metrics.iter().filter(|m| shown(m)).map(|m| m.name.clone()));
         let rows = self
             .variants
             .iter()
@@ -65,9 +68,12 @@ impl Experiment<'_> {
                         metrics
                             .iter()
                             .zip(m)
+                            .filter(|(metric, _)| shown(metric))
                             .map(|(metric, value)| crate::compare::value(metric, value)),
                     ),
-                    None => row.extend(metrics.iter().map(|_| "-".to_string())),
+                    None => {
+                        row.extend(metrics.iter().filter(|m| shown(m)).map(|_| "-".to_string()))
+                    }
                 }
                 row
             })
@@ -155,6 +161,9 @@ impl Experiment<'_> {
                 r.warnings.as_slice(),
             )
         }))
+        .into_iter()
+        .filter(|g| self.latency.weakened_by(g))
+        .collect()
     }
 
     /// A saturated client looks like a slow server: says which runs had
@@ -217,7 +226,11 @@ impl Experiment<'_> {
     /// The report in every format.
     pub fn render(&self) -> Reports {
         let outcome = self.outcome;
-        let comparisons = outcome.comparisons(self.variants.len(), self.levels.len());
+        let mut comparisons = outcome.comparisons(self.variants.len(), self.levels.len());
+        // `--metric throughput|errors`: that metric's verdicts alone.
+        for c in &mut comparisons {
+            c.rows = self.latency.judge(std::mem::take(&mut c.rows));
+        }
         let x_desc = match self.levels[0].kind {
             LevelKind::Rate => "offered load (requests per second)",
             LevelKind::Connections => "connections",
@@ -455,6 +468,68 @@ mod tests {
         assert_eq!(doc["warnings"][0]["kind"], "send_lag");
         assert_eq!(doc["warnings"][0]["runs"].as_array().unwrap().len(), 5);
         assert_eq!(doc["runs"][1]["warnings"][0]["kind"], "send_lag");
+    }
+
+    /// `--metric errors`: the error share judged alone, its column alone
+    /// in the medians, its verdict the only one (and it fails the gate).
+    #[test]
+    fn a_sole_metric_is_the_only_verdict_and_column() {
+        let levels = [Level {
+            kind: LevelKind::Rate,
+            value: 300.0,
+        }];
+        let variants = ["base".to_string(), "broken".to_string()];
+        let mut outcome = Outcome::new(2, 1, PathBuf::from("."));
+        for block in 0..6 {
+            for variant in 0..2 {
+                let mut r = record(variant, 0, false);
+                r.block = block;
+                let nan = f64::NAN;
+                r.values = vec![nan, nan, nan, nan, 0.3 * variant as f64, nan, nan];
+                r.warnings.push(pelt_core::Warning::SendLag {
+                    p99_ns: 41_000_000,
+                    connections: 10,
+                });
+                outcome.runs.push(r);
+            }
+        }
+        let reports = Experiment {
+            name: "n",
+            blocks: 6,
+            levels: &levels,
+            variants: &variants,
+            outcome: &outcome,
+            latency: pelt_analyze::latency::Latency::Errors,
+        }
+        .render();
+        let rows = &reports.comparisons[0].rows;
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].metric.name, "errors");
+        assert!(pelt_analyze::experiment::regressed(
+            &reports.comparisons,
+            true
+        ));
+        assert!(
+            reports.text.contains("Judged: the error share alone"),
+            "{}",
+            reports.text
+        );
+        assert!(
+            reports.text.contains("variant  runs  errors\n"),
+            "{}",
+            reports.text
+        );
+        assert!(
+            !reports.text.lines().any(|l| l.starts_with("p50")),
+            "{}",
+            reports.text
+        );
+        // Send lag weakens latencies, which are not judged here.
+        assert!(
+            !reports.text.contains("Warning send_lag"),
+            "{}",
+            reports.text
+        );
     }
 
     #[test]

@@ -48,6 +48,24 @@ fn latency(h: &Histogram<u64>) -> Value {
     v
 }
 
+/// [`RunSummary::independence`]'s figures.
+fn independence(s: &RunSummary, i: pelt_core::Independence) -> Value {
+    json!({
+        "lag1_autocorrelation": i.lag1,
+        "pairs": i.pairs,
+        "intervals_narrowed_by": i.lag1.map(pelt_core::independence::narrowing).filter(|f| f.is_finite()),
+        "send_schedule": i.schedule.map(|f| json!({
+            "ks_d": f.d,
+            "ks_critical": f.critical,
+            "failed": f.failed(),
+            "max_behind": f.behind,
+            "at_s": s.since_first_planned(f.at_ns),
+            "sent": f.sent,
+            "slot_s": f.slot_ns as f64 / 1e9,
+        })),
+    })
+}
+
 fn failure_map(kinds: Vec<(FailureKind, u64)>) -> Map<String, Value> {
     kinds
         .into_iter()
@@ -232,6 +250,9 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
         // ab's "Server Software": the `Server` header of the first
         // complete response, null when it had none.
         "server_software": s.server_software,
+        // Rate runs: are the requests independent, on-schedule trials
+        // (issue 23 §5)? Null for a closed loop.
+        "independence": s.independence().map(|i| independence(s, i)),
         "latency": {
             "response_time": latency(&t.response),
             "service_time": latency(&t.service),

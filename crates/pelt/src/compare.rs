@@ -68,6 +68,7 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
     let (ta, tb) = (timed(&a, latency), timed(&b, latency));
     let values = |t: &[Timed]| t.iter().map(|r| r.values.clone()).collect::<Vec<_>>();
     let mut rows = runs::compare_values(&values(&ta), &values(&tb), args.paired);
+    rows = latency.judge(rows);
     let time_design = design::assess(&runs::metrics(), &ta, &tb, args.sequential_ok);
     design::withhold_material(&mut rows, &time_design);
     let ctx = compare::Context {

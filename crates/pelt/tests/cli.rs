@@ -1732,6 +1732,91 @@ fn a_server_slowing_over_the_run_is_flagged_and_a_steady_one_is_not() {
     assert_eq!(drift(&steady), None);
 }
 
+/// Issue 23 §5, independence in rate mode: a steady run (service times
+/// drawn independently, 1-10 ms) has its figures in JSON and no
+/// `autocorrelation` or `off_schedule` warning; a server that stops the
+/// world for 400 ms with 8 connections open gives both (the responses held
+/// come in a run, and the client, out of connections, falls hundreds of
+/// requests behind its plan), each with its figure.
+#[test]
+fn a_steady_rate_run_passes_the_independence_checks_and_a_stall_does_not() {
+    let _machine = support::pelt::exclusive();
+    let kinds = |r: &Value| -> Vec<String> {
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let s = server();
+    let r = run_json(&[
+        &url(&s, "/?delay=1ms&delay_max=10ms"),
+        "--rate",
+        "500",
+        "-d",
+        "3s",
+    ]);
+    let ind = &r["independence"];
+    let r1 = ind["lag1_autocorrelation"].as_f64().unwrap();
+    assert!(r1.abs() < 0.3, "{ind}");
+    assert!(n(&ind["pairs"]) > 1_000, "{ind}");
+    let sends = &ind["send_schedule"];
+    assert_eq!(sends["failed"], false, "{ind}");
+    assert!(n(&sends["sent"]) >= 1_400, "{ind}");
+    let found = kinds(&r);
+    assert!(
+        !found
+            .iter()
+            .any(|k| k == "autocorrelation" || k == "off_schedule"),
+        "{found:?}"
+    );
+
+    let paused = support::pelt::server(Some(pelt_target::Pause {
+        after: std::time::Duration::from_millis(1500),
+        length: std::time::Duration::from_millis(400),
+    }));
+    let r = run_json(&[
+        &url(&paused, "/?delay=1ms&delay_max=3ms"),
+        "--rate",
+        "1000",
+        "-c",
+        "8",
+        "-d",
+        "4s",
+    ]);
+    let found = kinds(&r);
+    assert!(found.iter().any(|k| k == "autocorrelation"), "{found:?}");
+    assert!(found.iter().any(|k| k == "off_schedule"), "{found:?}");
+    let ind = &r["independence"];
+    assert!(
+        ind["lag1_autocorrelation"].as_f64().unwrap() >= 0.5,
+        "{ind}"
+    );
+    let sends = &ind["send_schedule"];
+    // About 400 ms at 1,000 req/s, with 8 requests in the server.
+    let behind = sends["max_behind"].as_i64().unwrap();
+    assert!((250..=420).contains(&behind), "{ind}");
+    let at = sends["at_s"].as_f64().unwrap();
+    assert!((1.5..2.2).contains(&at), "{ind}");
+    let w = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "off_schedule")
+        .unwrap();
+    assert!(
+        w["message"]
+            .as_str()
+            .unwrap()
+            .contains("requests behind it"),
+        "{w}"
+    );
+    // A closed loop has no schedule to keep.
+    let closed = run_json(&[&url(&s, "/"), "-n", "200", "-c", "2"]);
+    assert!(closed["independence"].is_null());
+}
+
 /// Issue 23 §5: `--until 'p50 ±2%'` stops a run once the percentile's
 /// interval is that narrow: early on a steady server, not within
 /// `--max-duration` on a noisy one (delays spread over 1-50 ms), and the

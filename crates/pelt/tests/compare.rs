@@ -212,6 +212,119 @@ fn a_real_slowdown_is_a_material_regression() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `--metric errors` and `--metric throughput` (issue 23 §2): one figure
+/// judged alone, with the same run-level machinery, in the right
+/// direction. B's targets file sends every other request to a 503: its
+/// failed share rises by 50 points (a regression), and its successful
+/// responses per second halve (a regression, in a rate run too); the
+/// other way round throughput is an improvement and nothing fails.
+#[test]
+fn metric_errors_or_throughput_is_judged_alone_in_the_right_direction() {
+    let s = server(None);
+    let dir = tempfile::tempdir().unwrap();
+    let ok = format!("http://{}/?status=200", s.local_addr());
+    let half = dir.path().join("half-failing.txt");
+    std::fs::write(
+        &half,
+        format!("{ok}\nhttp://{}/?status=503\n", s.local_addr()),
+    )
+    .unwrap();
+    let half = half.to_str().unwrap();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 0..4 {
+        // Interleaved: a b b a a b b a.
+        for side in if i % 2 == 0 { [0, 1] } else { [1, 0] } {
+            if side == 0 {
+                a.push(run(dir.path(), &format!("a{i}"), &ok, &[]));
+            } else {
+                b.push(run(
+                    dir.path(),
+                    &format!("b{i}"),
+                    "-f",
+                    &[half, "--rate", "200"],
+                ));
+            }
+        }
+    }
+    let compare = |a: &[PathBuf], b: &[PathBuf], metric: &str| {
+        let out = pelt()
+            .arg("compare")
+            .args(a)
+            .arg("--vs")
+            .args(b)
+            .args([
+                "--format",
+                "json",
+                "--allow-mismatch",
+                "--fail-on",
+                "regression",
+            ])
+            .args(["--metric", metric])
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        validate(&doc);
+        (out.status.code(), doc)
+    };
+    let only = |doc: &Value, metric: &str| {
+        let names: Vec<&str> = doc["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["metric"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, [metric], "{doc:#}");
+        assert_eq!(doc["headline_metric"], metric);
+        assert_eq!(doc["latency"], metric);
+    };
+
+    let (code, doc) = compare(&a, &b, "errors");
+    only(&doc, "errors");
+    assert_eq!(code, Some(1), "{doc:#}");
+    let errors = verdict(&doc, "errors");
+    assert_eq!(
+        (errors["kind"].as_str(), errors["material"].as_bool()),
+        (Some("regression"), Some(true))
+    );
+    let c = &doc["metrics"][0]["comparison"];
+    assert_eq!(c["a"].as_f64(), Some(0.0));
+    assert!((c["b"].as_f64().unwrap() - 0.5).abs() < 0.01, "{c}");
+
+    // Rate runs: throughput is no longer "fixed by the schedule" once it
+    // is what is judged: 200 successes a second against about 100.
+    let (code, doc) = compare(&a, &b, "throughput");
+    only(&doc, "throughput");
+    assert_eq!(code, Some(1), "{doc:#}");
+    let tp = verdict(&doc, "throughput");
+    assert_eq!(
+        (tp["kind"].as_str(), tp["material"].as_bool()),
+        (Some("regression"), Some(true))
+    );
+    let c = &doc["metrics"][0]["comparison"];
+    let (ta, tb) = (c["a"].as_f64().unwrap(), c["b"].as_f64().unwrap());
+    assert!(ta > 150.0 && tb < 0.6 * ta, "{c}");
+
+    // Higher throughput is better: the other way round it improved, and
+    // a gate on regressions passes.
+    let (code, doc) = compare(&b, &a, "throughput");
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(verdict(&doc, "throughput")["kind"], "improvement");
+    let text = pelt()
+        .arg("compare")
+        .args(&b)
+        .arg("--vs")
+        .args(&a)
+        .args(["--allow-mismatch", "--metric", "errors"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("Judged: the error share alone"), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("p50")), "{text}");
+    // The failed share's own warning weakens latencies, not the share.
+    assert!(!text.contains("Warning errors"), "{text}");
+}
+
 /// A saturated client looks like a slow server: a run whose worker
 /// thread was busy all along is flagged by `pelt report` and `pelt
 /// compare`. The busy footer is written into a copy of a real run (how

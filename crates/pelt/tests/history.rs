@@ -1249,6 +1249,13 @@ fn one_run_gate_fires_when_the_server_slows(db: &Db<'_>) {
     assert!(err.contains("prediction"), "{err}");
     let p50 = err.lines().find(|l| l.starts_with("p50 ")).unwrap();
     assert!(p50.contains("REGRESSION (material)"), "{err}");
+    // Issue 23: a baseline precedes the run it judges, and the report
+    // says so, and why its material verdicts stand.
+    assert!(
+        err.contains("Sequential, as a baseline is: every baseline run started before this one")
+            && err.contains("Material verdicts stand"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -404,6 +404,7 @@ mod tests {
                 prop_assert_eq!(s1, s2);
                 crate::recorder::assert_same(r1, r2);
                 prop_assert_eq!(&r1.examples, &r2.examples);
+                prop_assert_eq!(r1.lag1, r2.lag1);
             }
         }
     }

@@ -4,6 +4,7 @@
 
 use super::Corruption;
 use crate::error::ErrorKind;
+use crate::independence::{Lag1, SendGrid};
 use crate::recorder::{ErrorExample, Recorder, MAX_STATUS};
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
@@ -53,6 +54,15 @@ pub(super) struct IntervalRecord {
     first_intended: u64,
     last_sent: u64,
     last_done: u64,
+    /// Consecutive response times' sums, `[pairs, Σx, Σy, Σx², Σy², Σxy]`
+    /// (see `crate::independence`; absent in files from before them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lag1: Option<[u128; 6]>,
+    /// The send grid, `[level, first slot, [planned − sent per slot]]`;
+    /// absent when every request went out in its slot, and in files from
+    /// before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sends: Option<(u8, u64, Vec<i64>)>,
     /// `[code, count]` for codes that occurred.
     statuses: Vec<(u16, u64)>,
     /// Counts for kinds that occurred.
@@ -215,6 +225,11 @@ impl IntervalRecord {
             first_intended: r.first_intended,
             last_sent: r.last_sent,
             last_done: r.last_done,
+            lag1: (r.lag1.pairs > 0).then(|| r.lag1.sums()),
+            sends: r
+                .sends
+                .trimmed()
+                .map(|(level, first, diff)| (level, first, diff.to_vec())),
             statuses: r.status_counts().collect(),
             errors: ErrorKind::ALL
                 .iter()
@@ -296,6 +311,13 @@ impl IntervalRecord {
         r.first_intended = self.first_intended;
         r.last_sent = self.last_sent;
         r.last_done = self.last_done;
+        if let Some(sums) = self.lag1 {
+            r.lag1 = Lag1::from_sums(sums).ok_or(Corruption::Counts("lag-1 pairs out of range"))?;
+        }
+        if let Some((level, first, diff)) = self.sends {
+            r.sends = SendGrid::from_parts(level, first, diff)
+                .ok_or(Corruption::Counts("send grid out of range"))?;
+        }
         for (code, n) in self.statuses {
             let slot = r
                 .statuses
@@ -374,6 +396,45 @@ mod tests {
             .unwrap();
         assert_eq!(full.targets[1].status_classes[5], 1);
         assert_eq!(full.targets[1].response.as_ref().unwrap().len(), 1);
+    }
+
+    /// The independence sums and the send grid survive a file, and files
+    /// from before them read with none.
+    #[test]
+    fn independence_figures_round_trip_and_older_files_read() {
+        let mut r = Recorder::new();
+        for i in 0..500u64 {
+            let intended = i * 1_000_000;
+            // Every third request sent 15 ms late: it crosses a slot.
+            let sent = intended + if i % 3 == 0 { 15_000_000 } else { 5_000 };
+            r.record(&crate::Sample {
+                target: 0,
+                intended,
+                sent: Some(sent),
+                first_byte: Some(sent + 100_000),
+                done: sent + 200_000 + (i % 5) * 10_000,
+                status: 200,
+                bytes_in: 10,
+                body_bytes: 5,
+                bytes_out: 5,
+                reused: true,
+                error: None,
+            });
+        }
+        assert_eq!(r.lag1.pairs, 499);
+        assert!(r.sends.trimmed().is_some());
+        let record = IntervalRecord::from_recorder(100, &r).unwrap();
+        let json = serde_json::to_string(&record).unwrap();
+        let back: IntervalRecord = serde_json::from_str(&json).unwrap();
+        let back = back.into_recorder().unwrap();
+        assert_eq!(back.lag1, r.lag1);
+        assert_eq!(back.sends, r.sends);
+        let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let fields = old.as_object_mut().unwrap();
+        assert!(fields.remove("lag1").is_some() && fields.remove("sends").is_some());
+        let old: IntervalRecord = serde_json::from_value(old).unwrap();
+        let old = old.into_recorder().unwrap();
+        assert_eq!((old.lag1.pairs, old.sends.trimmed()), (0, None));
     }
 
     /// Regression: hdrhistogram's deserialiser allocated whatever payload

@@ -415,6 +415,27 @@ impl RunSummary {
         self.config.load.rate().is_some()
     }
 
+    /// Rate runs: how far the requests were the independent, on-schedule
+    /// trials the run's figures assume (see [`crate::independence`]);
+    /// `None` for a closed loop.
+    pub fn independence(&self) -> Option<Independence> {
+        self.is_rate_mode().then(|| Independence {
+            lag1: self.total.lag1.correlation(),
+            pairs: self.total.lag1.pairs,
+            schedule: self.total.sends.fit(self.sent()),
+        })
+    }
+
+    /// When `ns` (run time) was, in seconds from the first measured
+    /// request's planned start.
+    pub fn since_first_planned(&self, ns: crate::Nanos) -> f64 {
+        let from = match self.total.first_intended {
+            crate::Nanos::MAX => 0,
+            t => t,
+        };
+        ns.saturating_sub(from) as f64 / 1e9
+    }
+
     /// The worker thread that wanted a CPU the most: the one that would
     /// have limited the run. `None` when not measured.
     pub fn busiest_thread(&self) -> Option<ThreadLoad> {
@@ -467,6 +488,28 @@ impl RunSummary {
                     p99_ns: crate::rank::quantile(lag, 0.99),
                     connections: self.config.load.connections(),
                 });
+            }
+            // Issue 23 §5: are the requests the independent, on-schedule
+            // trials the figures assume?
+            if let Some(found) = self.independence() {
+                if let Some(r) = found
+                    .lag1
+                    .filter(|&r| r >= crate::independence::AUTOCORRELATION_WARN)
+                {
+                    w.push(Warning::Autocorrelation {
+                        r,
+                        pairs: found.pairs,
+                    });
+                }
+                if let Some(fit) = found.schedule.filter(|f| f.failed()) {
+                    w.push(Warning::OffSchedule {
+                        d: fit.d,
+                        critical: fit.critical,
+                        behind: fit.behind,
+                        at_s: self.since_first_planned(fit.at_ns),
+                        sent: fit.sent,
+                    });
+                }
             }
         }
         if let Some(mean) = self
@@ -646,6 +689,19 @@ fn per_second(n: u64, d: Duration) -> f64 {
     }
 }
 
+/// What [`RunSummary::independence`] found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Independence {
+    /// The lag-1 correlation of consecutive response times (log scale);
+    /// `None` with too few pairs or no spread.
+    pub lag1: Option<f64>,
+    /// The consecutive pairs it is over.
+    pub pairs: u64,
+    /// Kolmogorov–Smirnov between the planned and actual send instants;
+    /// `None` with too few sends.
+    pub schedule: Option<crate::independence::ScheduleFit>,
+}
+
 /// Folds a run's seconds, in order, into a [`RunSummary`].
 ///
 /// The engine builds its live summary with this, and `pelt report`
@@ -790,7 +846,11 @@ impl SummaryBuilder {
 /// delay (plus the usual allowance) has another cause and keeps its
 /// warning.
 pub fn explain_late_start(warnings: &mut Vec<Warning>, late_ns: u64) {
+    // The backlog it leaves peaks by the time the shard is up (and one
+    // send grid slot for the slot's end).
+    let late_s = (late_ns + crate::independence::GRID_NS) as f64 / 1e9;
     warnings.retain(|w| {
         !matches!(w, Warning::SendLag { p99_ns, .. } if *p99_ns <= late_ns.saturating_add(SEND_LAG_WARN_NS))
+            && !matches!(w, Warning::OffSchedule { behind, at_s, .. } if *behind > 0 && *at_s <= late_s)
     });
 }

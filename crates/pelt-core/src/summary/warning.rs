@@ -176,6 +176,32 @@ pub enum Warning {
         /// Median p50 of the rest, nanoseconds.
         rest_ns: u64,
     },
+    /// Rate runs: consecutive response times were strongly correlated
+    /// (lag-1, on a log scale; see [`crate::independence`]): the run's
+    /// requests are not independent trials, so its percentile intervals
+    /// are too narrow.
+    Autocorrelation {
+        /// The lag-1 correlation, -1 to 1.
+        r: f64,
+        /// Consecutive pairs it is over.
+        pairs: u64,
+    },
+    /// Rate runs: the actual send instants strayed from the planned ones
+    /// by more than Kolmogorov–Smirnov allows at 5 % (see
+    /// [`crate::independence`]): the server saw another arrival pattern.
+    OffSchedule {
+        /// KS's `D`: the largest backlog as a share of the sends.
+        d: f64,
+        /// Its critical value at 5 %.
+        critical: f64,
+        /// That backlog in requests: behind the plan when positive, ahead
+        /// of it when negative.
+        behind: i64,
+        /// When, in seconds from the first measured request.
+        at_s: f64,
+        /// Requests sent.
+        sent: u64,
+    },
     /// `--until`: whether the percentile's interval got as narrow as
     /// asked before `--max-duration`.
     Until {
@@ -472,6 +498,40 @@ impl std::fmt::Display for Warning {
                 human_ns(*start_ns),
                 human_ns(*rest_ns)
             ),
+            Warning::Autocorrelation { r, pairs } => write!(
+                f,
+                "consecutive response times were correlated (lag-1 r = {r:.2} over {pairs} pairs): slow \
+                 requests came in runs (a queue at the server, or a client that stalled), so the run holds \
+                 fewer independent observations than requests and its percentile intervals are about {:.1}x \
+                 too narrow; judge a change by several runs (pelt experiment), not by one run's intervals, \
+                 and if the server queues, try a lower --rate",
+                crate::independence::narrowing(*r)
+            ),
+            Warning::OffSchedule {
+                d,
+                critical,
+                behind,
+                at_s,
+                sent,
+            } => {
+                let (how, advice) = if *behind >= 0 {
+                    (
+                        "behind",
+                        "the client stalled or had no free connection (see send lag): raise -c or --threads, \
+                         or give pelt a core of its own",
+                    )
+                } else {
+                    ("ahead of", "a wide --send-window sent early: narrow it")
+                };
+                write!(
+                    f,
+                    "the sends strayed from the schedule: {:.1} s in, the client was {} requests {how} it \
+                     (Kolmogorov-Smirnov D = {d:.4} over {sent} sends, above {critical:.4} at 5%), so the \
+                     server saw another arrival pattern than the one planned; {advice}",
+                    at_s,
+                    behind.unsigned_abs()
+                )
+            }
             Warning::Until {
                 percentile,
                 target,

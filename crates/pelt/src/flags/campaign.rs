@@ -196,7 +196,9 @@ pub struct ExperimentArgs {
     pub fail_on: Option<FailOn>,
 
     /// The latency the verdicts' p50 .. p99.9 compare: response_time (the
-    /// headline), service_time (without the client's send lag) or send_lag.
+    /// headline), service_time (without the client's send lag) or send_lag;
+    /// or one figure judged alone: throughput (successful responses per
+    /// second, higher is better) or errors (the failed share).
     #[arg(long = "metric", value_enum, default_value_t = LatencyArg::ResponseTime)]
     pub metric: LatencyArg,
 

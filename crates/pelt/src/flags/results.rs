@@ -186,9 +186,12 @@ pub struct CompareArgs {
     /// The latency the p50 .. p99.9 rows compare: response_time (from the
     /// scheduled send; the headline), service_time (from the actual send:
     /// the server's part, without the client's timer jitter) or send_lag
-    /// (the client's part). Errors, throughput and the share sent are
-    /// compared whatever it is. With --baseline, other than response_time
-    /// needs the recorded runs' results files.
+    /// (the client's part); errors, throughput and the share sent are
+    /// compared beside it. Or one figure judged alone, its verdict the only
+    /// one: throughput (successful responses per second of each run,
+    /// higher is better; rate runs too) or errors (the failed share of
+    /// each run, higher is worse). With --baseline, other than
+    /// response_time needs the recorded runs' results files.
     #[arg(long = "metric", value_enum, default_value_t = LatencyArg::ResponseTime)]
     pub metric: LatencyArg,
 
@@ -209,7 +212,7 @@ pub struct CompareArgs {
     pub baseline: BaselineArgs,
 }
 
-/// `--metric`: which latency a comparison's percentiles measure.
+/// `--metric`: which latency a comparison's percentiles measure, or the one figure it judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 #[value(rename_all = "snake_case")]
 pub enum LatencyArg {
@@ -220,6 +223,10 @@ pub enum LatencyArg {
     ServiceTime,
     /// From the scheduled send to the actual send.
     SendLag,
+    /// Successful responses per second, alone.
+    Throughput,
+    /// The failed share, alone.
+    Errors,
 }
 
 impl From<LatencyArg> for pelt_analyze::latency::Latency {
@@ -228,6 +235,8 @@ impl From<LatencyArg> for pelt_analyze::latency::Latency {
             LatencyArg::ResponseTime => Self::ResponseTime,
             LatencyArg::ServiceTime => Self::ServiceTime,
             LatencyArg::SendLag => Self::SendLag,
+            LatencyArg::Throughput => Self::Throughput,
+            LatencyArg::Errors => Self::Errors,
         }
     }
 }

@@ -125,6 +125,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
         [one] => pelt_analyze::predict::compare_values(&values(&a_timed), one),
         more => compare_values(&values(&a_timed), more, false),
     };
+    rows = latency.judge(rows);
     let time_design = design::assess(&runs::metrics(), &a_timed, &b_timed, args.sequential_ok);
     design::withhold_material(&mut rows, &time_design);
     b_mismatches.extend(selection.allowed.iter().cloned());
@@ -175,7 +176,16 @@ pub fn after_run(
     let a = &selection.runs;
     let rows = rows(a, &[values(summary)]);
     let name = id.map_or_else(|| "this run".to_string(), |id| format!("#{id} (this run)"));
+    // Sequential by nature: said, with any trend within the baseline
+    // (pelt_analyze::predict::design_notes says why verdicts stand).
+    let timed = |started_ms: u64, values: Vec<f64>| Timed { started_ms, values };
+    let baseline: Vec<Timed> = a
+        .iter()
+        .map(|r| timed(r.started_ms.max(0) as u64, stored_values(r)))
+        .collect();
+    let this = [timed(summary.env.started_unix_ms, values(summary))];
     let ctx = Context {
+        design: Some(design::assess(&runs::metrics(), &baseline, &this, false)),
         notes: selection.notes.clone(),
         allowed: selection.allowed.clone(),
         runs: 1,

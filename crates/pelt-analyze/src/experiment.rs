@@ -215,6 +215,22 @@ pub struct LevelComparison {
     pub rows: Vec<Row>,
 }
 
+/// The order of `k` variants in block `block`: rotated by one each block
+/// and reversed every other cycle (AB, BA, AB, ... for two), so each
+/// variant runs first, last and after each other variant equally often
+/// and slow drifts of the machine fall on all of them alike.
+pub fn order(k: usize, block: u32) -> Vec<usize> {
+    if k == 0 {
+        return Vec::new();
+    }
+    let shift = block as usize % k;
+    let mut order: Vec<usize> = (0..k).map(|i| (i + shift) % k).collect();
+    if (block as usize / k) % 2 == 1 {
+        order.reverse();
+    }
+    order
+}
+
 /// Whether any variant regressed against the baseline at any level (see
 /// [`runs::regressed`]).
 pub fn regressed(comparisons: &[LevelComparison], material_only: bool) -> bool {
@@ -225,6 +241,27 @@ pub fn regressed(comparisons: &[LevelComparison], material_only: bool) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn every_variant_is_first_and_last_as_often_as_the_others() {
+        for k in 2..=4usize {
+            let blocks = 2 * k as u32;
+            let mut first = vec![0; k];
+            let mut last = vec![0; k];
+            for b in 0..blocks {
+                let o = order(k, b);
+                let mut sorted = o.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..k).collect::<Vec<_>>(), "a permutation");
+                first[o[0]] += 1;
+                last[o[k - 1]] += 1;
+            }
+            assert!(first.iter().all(|&n| n == 2), "k={k} first {first:?}");
+            assert!(last.iter().all(|&n| n == 2), "k={k} last {last:?}");
+        }
+        assert_eq!(order(2, 0), [0, 1]);
+        assert_eq!(order(2, 1), [1, 0]);
+    }
     use super::*;
 
     fn record(block: u32, variant: usize, level: usize, x: f64) -> RunRecord {

@@ -15,12 +15,16 @@ use pelt_store::{Filter, Kind, Metric, RunRow, Store};
 /// Which recorded runs make the baseline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Spec {
+    /// `tag:KEY` or `tag:KEY=VALUE`: runs tagged so.
     Tag(String, Option<String>),
+    /// `label:NAME`: runs labelled so.
     Label(String),
+    /// `last:N`: the newest N runs doing the candidates' work.
     Last(u64),
 }
 
 impl Spec {
+    /// `tag:KEY[=VALUE]`, `label:NAME` or `last:N`.
     pub fn parse(text: &str) -> Result<Spec> {
         let bad = || {
             Error::other(format!(

@@ -46,6 +46,7 @@ pub struct Calibration {
 /// and why they measure other work, if the machine was too busy.
 #[derive(Debug)]
 pub struct Measured {
+    /// The figures, as saved.
     pub calibration: Calibration,
     /// The rate search (one worker thread, pelt's own server).
     pub sweep: SweepReport,

@@ -15,7 +15,9 @@ pub enum Error {
     /// `secrets` keeps the run's secrets out of the message.
     #[error("{}", secrets.text(&error.to_string()))]
     Engine {
+        /// The engine's error.
         error: EngineError,
+        /// The run's secrets, replaced in the message.
         secrets: Box<Redactor>,
     },
     /// Anything else, said for a person: what is wrong and how to fix it.

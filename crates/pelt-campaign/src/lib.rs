@@ -22,6 +22,8 @@
 //! call: `examples/sweep.rs` finds the capacity of pelt's built-in server
 //! in about 20 lines.
 
+#![warn(missing_docs)]
+
 pub mod baseline;
 pub mod calibrate;
 mod cancel;

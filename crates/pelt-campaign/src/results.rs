@@ -24,6 +24,7 @@ pub fn data_dir() -> Option<PathBuf> {
     env("HOME").map(|h| PathBuf::from(h).join(".local/share/pelt"))
 }
 
+/// Where saved runs are kept: the data directory's runs/.
 pub fn runs_dir() -> Option<PathBuf> {
     data_dir().map(|d| d.join("runs"))
 }
@@ -122,6 +123,7 @@ impl Sinks {
         self
     }
 
+    /// Writes one second to every copy (a copy that fails is dropped, with a warning).
     pub fn interval(&mut self, second: u64, rec: &Recorder) {
         let scrubbed;
         let rec = if self.secrets.recorder_needs(rec) {
@@ -290,6 +292,7 @@ impl Merged {
             .map_err(|e| merge_error(&self.files, e))
     }
 
+    /// The run the files hold, or the part of it `window` picks.
     pub fn summary(self, window: Option<Window>) -> Result<RunSummary> {
         self.reader
             .summary(window)

@@ -46,6 +46,7 @@ pub struct SweepSpec {
     pub pool: u32,
     /// Each step's measured length, after its `warmup`.
     pub step: Duration,
+    /// Each step's discarded start.
     pub warmup: Duration,
     /// The confirmation run of the answer.
     pub confirm: Duration,

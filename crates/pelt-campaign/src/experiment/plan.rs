@@ -95,12 +95,15 @@ impl<T: Clone> OneOrMany<T> {
 /// and down.
 #[derive(Debug, Clone)]
 pub struct Variant {
+    /// The variant's name (unique once made safe for file names).
     pub name: String,
+    /// The command that brings the variant up.
     pub setup: Option<String>,
     /// A command that succeeds once the variant serves.
     pub ready: Option<String>,
     /// A URL that answers (any HTTP status) once the variant serves.
     pub ready_url: String,
+    /// The command that takes the variant down.
     pub teardown: Option<String>,
     /// One `RunConfig` per load level, in the order of [`Plan::levels`].
     pub configs: Vec<RunConfig>,
@@ -112,14 +115,19 @@ pub struct Variant {
 /// A checked plan.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The plan's name (reports, the history's label).
     pub name: String,
+    /// Blocks: each variant once per block, in counterbalanced order.
     pub blocks: u32,
+    /// The load levels every variant is run at.
     pub levels: Vec<Level>,
     /// The first is the baseline every other is compared with.
     pub variants: Vec<Variant>,
     /// Where commands run and relative paths start: the plan's folder.
     pub dir: PathBuf,
+    /// How long a variant may take to answer once set up.
     pub ready_timeout: Duration,
+    /// How long a setup or teardown command may take.
     pub command_timeout: Duration,
     /// Warm-up plus measurement of one run.
     pub run_length: Duration,
@@ -128,6 +136,7 @@ pub struct Plan {
     /// The plan's own commands, once before the first variant's setup and
     /// once after everything (a backend all variants share, say).
     pub setup: Option<String>,
+    /// The plan's own command after everything, whatever happened.
     pub teardown: Option<String>,
     /// `--metric`: the latency the verdicts' percentiles compare.
     pub latency: pelt_analyze::latency::Latency,
@@ -345,18 +354,10 @@ impl Plan {
         self.blocks as usize * self.variants.len() * self.levels.len()
     }
 
-    /// The order of variants in block `b`: rotated by one each block and
-    /// reversed every other cycle (AB, BA, AB, ... for two), so each
-    /// variant runs first, last and after each other variant equally
-    /// often and slow drifts of the machine fall on all of them alike.
+    /// The order of variants in block `block`
+    /// ([`pelt_analyze::experiment::order`]: counterbalanced).
     pub fn order(&self, block: u32) -> Vec<usize> {
-        let k = self.variants.len();
-        let shift = block as usize % k;
-        let mut order: Vec<usize> = (0..k).map(|i| (i + shift) % k).collect();
-        if (block as usize / k) % 2 == 1 {
-            order.reverse();
-        }
-        order
+        pelt_analyze::experiment::order(self.variants.len(), block)
     }
 }
 

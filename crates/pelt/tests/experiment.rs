@@ -1,11 +1,10 @@
 //! `pelt experiment`: plans run end to end against real servers, and the
 //! verdicts they reach on known differences (A/B) and on none (A/A).
 
-mod support;
-
+use pelt_testkit::pelt::{exclusive, ok, pelt, server};
+use pelt_testkit::schema;
 use serde_json::Value;
 use std::path::Path;
-use support::pelt::{exclusive, pelt, server};
 
 /// Runs `pelt experiment plan` in `dir`, returns (exit code, stdout,
 /// stderr, report.json).
@@ -31,27 +30,6 @@ fn experiment_with(dir: &Path, plan: &str, extra: &[&str]) -> (i32, String, Stri
         String::from_utf8_lossy(&out.stderr).into_owned(),
         report,
     )
-}
-
-/// Checks a report against schema/experiment.schema.json (which refers
-/// to schema/compare.schema.json for its rows).
-fn validate(report: &Value) {
-    let load = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
-    let experiment = load(include_str!("../../../schema/experiment.schema.json"));
-    let compare = load(include_str!("../../../schema/compare.schema.json"));
-    let mut schemas = boon::Schemas::new();
-    let mut compiler = boon::Compiler::new();
-    for s in [&compare, &experiment] {
-        compiler
-            .add_resource(s["$id"].as_str().unwrap(), s.clone())
-            .unwrap();
-    }
-    let index = compiler
-        .compile(experiment["$id"].as_str().unwrap(), &mut schemas)
-        .unwrap();
-    if let Err(e) = schemas.validate(report, index) {
-        panic!("report does not match schema/experiment.schema.json: {e:#}\n{report:#}");
-    }
 }
 
 /// The p50 comparison of the first variant against the baseline.
@@ -102,7 +80,7 @@ fn added_delay_of_2ms_is_a_material_p50_regression() {
     // --fail-on material: a material regression fails the build.
     assert_eq!(code, 1, "{stderr}");
     let report = report.expect("report.json written");
-    validate(&report);
+    schema::experiment(&report);
     assert_eq!(report["runs"].as_array().unwrap().len(), 12);
     let p50 = p50_verdict(&report);
     assert_eq!(p50["verdict"]["kind"], "regression", "{stdout}");
@@ -121,7 +99,7 @@ fn added_delay_of_2ms_is_a_material_p50_regression() {
         let file = dir.path().join("out").join(run["file"].as_str().unwrap());
         assert!(file.is_file(), "{}", file.display());
     }
-    let dom = support::chromium::dump_dom(&dir.path().join("out/report.html"));
+    let dom = pelt_testkit::chromium::dump_dom(&dir.path().join("out/report.html"));
     assert!(dom.contains("REGRESSION (material)"));
     assert!(dom.contains("Latency against load"));
     assert_eq!(
@@ -145,7 +123,7 @@ fn a_variant_failing_every_request_headlines_its_errors() {
         experiment(dir.path(), &two_urls(&base, &format!("{base}?status=404")));
     assert_eq!(code, 0, "{stderr}");
     let report = report.expect("report.json written");
-    validate(&report);
+    schema::experiment(&report);
     let c = &report["comparisons"][0];
     assert_eq!(c["headline_metric"], "errors", "{c:#}");
     assert_eq!(c["errors_differ"], true);
@@ -557,7 +535,7 @@ fn ctrl_c_tears_down_and_reports_what_was_measured() {
         .replace("name = \"A\"", "name = \"A\"\nteardown = \"touch a-down\"");
     std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_DATA_DIR", pelt_testkit::pelt::data_dir())
         .current_dir(dir.path())
         .args(["experiment", "plan.toml", "-o", "out"])
         .stdout(std::process::Stdio::piped())
@@ -642,7 +620,7 @@ teardown = "kill $(cat server.pid) && touch torn-down"
 "#;
     std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_DATA_DIR", pelt_testkit::pelt::data_dir())
         .current_dir(dir.path())
         .args(["experiment", "plan.toml", "-o", "out", "-q"])
         .stdout(std::process::Stdio::null())
@@ -668,7 +646,7 @@ teardown = "kill $(cat server.pid) && touch torn-down"
 /// with the experiment and tagged with variant, level and block.
 #[test]
 fn experiment_runs_are_recorded_in_the_history() {
-    let a = support::pelt::server(None);
+    let a = pelt_testkit::pelt::server(None);
     let dir = tempfile::tempdir().unwrap();
     let url = format!("http://{}/", a.local_addr());
     let plan = two_urls(&url, &url)
@@ -682,11 +660,7 @@ fn experiment_runs_are_recorded_in_the_history() {
         .args(["history", "--history", db, "--format", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows.len(), 12, "6 blocks x 2 variants: {rows:#?}");
     assert!(rows

@@ -3,17 +3,12 @@
 //! and crashes. Each check is a function over a [`Db`], run against a
 //! SQLite file and against a private PostgreSQL cluster.
 
-mod support;
-
-#[path = "../../pelt-store/tests/support/postgres.rs"]
-mod postgres;
-
-use postgres::Cluster;
+use pelt_testkit::pelt::{pelt, server};
+use pelt_testkit::postgres::Cluster;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use support::pelt::{pelt, server};
 
 /// A history under test.
 enum Db<'a> {
@@ -765,11 +760,7 @@ fn shards_are_parts_and_the_merged_run_is_recorded(db: &Db<'_>) {
         .collect();
     for s in shards {
         let out = s.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        ok(&out, "shard");
     }
     assert_eq!(srv.requests(), 100, "the server's count");
     let rows = list(db, data.path(), &[]);
@@ -868,7 +859,7 @@ fn sqlite_record_query_trend() {
 
 #[test]
 fn sqlite_baselines() {
-    let _machine = support::pelt::exclusive();
+    let _machine = pelt_testkit::pelt::exclusive();
     let (_d, p) = sqlite();
     baselines(&Db::Sqlite(p));
 }
@@ -911,7 +902,7 @@ fn postgres_same_history_tests() {
     two_writers(&db(&cluster));
     killed_while_recording(&db(&cluster));
     {
-        let _machine = support::pelt::exclusive();
+        let _machine = pelt_testkit::pelt::exclusive();
         baselines(&db(&cluster));
     }
     // A database URL's password reaches no message.
@@ -1089,7 +1080,7 @@ fn saved_runs_are_imported_once_and_redacted() {
 /// never stored, so rerun asks for it rather than sending REDACTED.
 #[test]
 fn a_run_is_rerun_from_the_history_with_its_secret_given_again() {
-    let srv = support::pelt::server(None);
+    let srv = pelt_testkit::pelt::server(None);
     let url = format!("http://{}/", srv.local_addr());
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
@@ -1099,11 +1090,7 @@ fn a_run_is_rerun_from_the_history_with_its_secret_given_again() {
         .args(["-H", "Authorization: Bearer S3CRET", "--label", "nightly"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out, "run");
     let listed = pelt()
         .args(["history", "--history", db, "--format", "json"])
         .output()
@@ -1125,11 +1112,7 @@ fn a_run_is_rerun_from_the_history_with_its_secret_given_again() {
         .args(["-H", "Authorization: Bearer S3CRET"])
         .output()
         .unwrap();
-    assert!(
-        again.status.success(),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
+    ok(&again, "rerun");
     assert_eq!(srv.requests(), 10);
     let listed = pelt()
         .args([
@@ -1253,7 +1236,7 @@ fn one_run_gate_fires_when_the_server_slows(db: &Db<'_>) {
 
 #[test]
 fn sqlite_one_run_gate_fires_when_the_server_slows() {
-    let _machine = support::pelt::exclusive();
+    let _machine = pelt_testkit::pelt::exclusive();
     let (_d, p) = sqlite();
     one_run_gate_fires_when_the_server_slows(&Db::Sqlite(p));
 }

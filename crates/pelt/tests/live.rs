@@ -2,15 +2,13 @@
 //! (Debian's `prometheus`, installed by scripts/test), and the flags'
 //! bad input refused before any load.
 
-mod support;
-
+use pelt_testkit::pelt::{pelt, server};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::pelt::{pelt, server};
 
 const PROMETHEUS: &str = "/usr/bin/prometheus";
 
@@ -131,7 +129,7 @@ impl Drop for Prometheus {
 
 #[test]
 fn prometheus_scrapes_what_the_report_says() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let metrics = free_port();
@@ -193,7 +191,7 @@ fn prometheus_scrapes_what_the_report_says() {
 /// Read from /metrics while the run goes, as a dashboard would.
 #[test]
 fn in_flight_is_rate_times_latency() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let target = server(None);
     let metrics = free_port();
     let url = format!("http://{}/?delay=50ms", target.local_addr());
@@ -266,7 +264,7 @@ fn refused(args: &[&str], hint: &str) {
 
 #[test]
 fn bad_metrics_addresses_are_refused_before_any_load() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let taken = taken.local_addr().unwrap().to_string();
     refused(&["--metrics", &taken], "cannot listen");
@@ -276,7 +274,7 @@ fn bad_metrics_addresses_are_refused_before_any_load() {
 
 #[test]
 fn metrics_allow_remote_listens_beyond_loopback() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());
     let out = pelt()
@@ -319,13 +317,13 @@ fn field(line: &str, name: &str) -> f64 {
 
 #[test]
 fn dashboard_updates_in_chromium_and_ends_with_the_report() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let port = free_port();
     let url = format!("http://{}/", target.local_addr());
     let pelt_run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_DATA_DIR", pelt_testkit::pelt::data_dir())
         .env("PELT_NO_HISTORY", "1")
         .args(["run", &url, "-d", "5s", "--rate", "200", "--no-save"])
         .args([
@@ -342,7 +340,7 @@ fn dashboard_updates_in_chromium_and_ends_with_the_report() {
     let netlog = dir.path().join("net.json");
     // The event stream keeps the page loading until the run ends, so
     // --dump-dom shows the page after the final report.
-    let page = support::chromium::run_url(
+    let page = pelt_testkit::chromium::run_url(
         dir.path(),
         &format!("http://127.0.0.1:{port}/"),
         &[
@@ -413,7 +411,7 @@ fn dashboard_updates_in_chromium_and_ends_with_the_report() {
 /// verdicts; at the end they are the experiment's own.
 #[test]
 fn experiment_progress_on_the_dashboard() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let port = free_port();
@@ -441,7 +439,7 @@ url = "{base}?delay=2ms"
     .unwrap();
     let experiment = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
         .current_dir(dir.path())
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_DATA_DIR", pelt_testkit::pelt::data_dir())
         .env("PELT_NO_HISTORY", "1")
         .args(["experiment", "plan.toml", "-o", "out"])
         .args(["--dashboard", &format!("127.0.0.1:{port}")])
@@ -450,7 +448,7 @@ url = "{base}?delay=2ms"
         .spawn()
         .unwrap();
     wait_listening(port);
-    let page = support::chromium::run_url(
+    let page = pelt_testkit::chromium::run_url(
         dir.path(),
         &format!("http://127.0.0.1:{port}/"),
         &["--dump-dom".into(), "--virtual-time-budget=60000".into()],
@@ -485,11 +483,11 @@ url = "{base}?delay=2ms"
 
 #[test]
 fn a_remote_dashboard_needs_its_token() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());
     let mut pelt_run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_DATA_DIR", pelt_testkit::pelt::data_dir())
         .env("PELT_NO_HISTORY", "1")
         .args(["run", &url, "-d", "3s", "--rate", "50", "--no-save", "-q"])
         .args(["--dashboard", "0.0.0.0:0", "--dashboard-allow-remote"])
@@ -523,7 +521,7 @@ fn a_remote_dashboard_needs_its_token() {
 
 #[test]
 fn bad_dashboard_addresses_are_refused_before_any_load() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let taken = taken.local_addr().unwrap().to_string();
     refused(&["--dashboard", &taken], "cannot listen");
@@ -615,7 +613,7 @@ fn run_in_tmux(tmux: &Tmux, dir: &Path, url: &str, extra: &str) -> std::path::Pa
     let out = dir.join("out.json");
     let script = format!(
         "PELT_DATA_DIR={} PELT_NO_HISTORY=1 {} run '{url}' -d 6s --rate 200 --no-save --format json {extra} > {}; echo EXIT=$?; exec sleep 120",
-        support::pelt::data_dir().display(),
+        pelt_testkit::pelt::data_dir().display(),
         env!("CARGO_BIN_EXE_pelt"),
         out.display()
     );
@@ -639,7 +637,7 @@ fn run_in_tmux(tmux: &Tmux, dir: &Path, url: &str, extra: &str) -> std::path::Pa
 fn tui_in_tmux_shows_the_run_and_restores_the_terminal() {
     // Its p99 is compared across two views: another test's load
     // alongside would set the tail, not the server's delay.
-    let _alone = support::pelt::exclusive();
+    let _alone = pelt_testkit::pelt::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     // A 5 ms delay dominates the p99, so the busy machine's jitter does
@@ -705,7 +703,7 @@ fn tui_in_tmux_shows_the_run_and_restores_the_terminal() {
 
 #[test]
 fn no_tui_keeps_the_progress_line() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());
@@ -727,7 +725,7 @@ fn no_tui_keeps_the_progress_line() {
 
 #[test]
 fn tui_follows_resizing_says_when_too_small_and_q_stops_the_run() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());

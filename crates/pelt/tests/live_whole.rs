@@ -2,14 +2,12 @@
 //! late draws the run so far, its final tiles are per second of the run,
 //! and two runs with the same flags are two series.
 
-mod support;
-
+use pelt_testkit::pelt::{ok, pelt, server};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use support::pelt::{pelt, server};
 
 /// A loopback port free a moment ago.
 fn free_port() -> u16 {
@@ -65,13 +63,13 @@ fn raw(dom: &str, id: &str) -> f64 {
 // second's sliver ("25 req/s of 18 offered" for a 500 req/s run).
 #[test]
 fn a_dashboard_opened_late_draws_the_whole_run_and_ends_per_second() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let port = free_port();
     let url = format!("http://{}/", target.local_addr());
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_DATA_DIR", pelt_testkit::pelt::data_dir())
         .env("PELT_NO_HISTORY", "1")
         .args(["run", &url, "-d", "7s", "--rate", "200", "--no-save"])
         .args([
@@ -94,17 +92,13 @@ fn a_dashboard_opened_late_draws_the_whole_run_and_ends_per_second() {
         assert!(Instant::now() < deadline, "the run never reached 3 s");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let page = support::chromium::run_url(
+    let page = pelt_testkit::chromium::run_url(
         dir.path(),
         &format!("http://127.0.0.1:{port}/"),
         &["--dump-dom".into(), "--virtual-time-budget=30000".into()],
     );
     let out = run.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     assert!(page.status.success(), "chromium: {}", page.stderr);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
 
@@ -156,7 +150,7 @@ fn run_label(args: &[&str]) -> String {
 // so their counters made one series that went backwards.
 #[test]
 fn each_run_gets_its_own_run_label_unless_run_id_names_it() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let a = run_label(&[]);
     let b = run_label(&[]);
     assert_ne!(a, b);
@@ -259,7 +253,7 @@ impl Drop for Receiver {
 // the same flags are two series.
 #[test]
 fn metrics_pushed_by_remote_write_equal_the_report() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let prom = Receiver::start(dir.path());
     let target = server(None);

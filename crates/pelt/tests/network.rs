@@ -4,8 +4,6 @@
 //! the test creates (loopback only inside it): nftables drops 5 % of TCP
 //! packets (tc's netem is not in every kernel; this one lacks it).
 
-mod support;
-
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
@@ -114,7 +112,7 @@ impl Namespace {
         let mut c = assert_cmd::Command::from_std(self.exec(&[&pelt_bin(), "run"]));
         c.args(args)
             .args(["--format", "json"])
-            .env("PELT_DATA_DIR", support::pelt::data_dir())
+            .env("PELT_DATA_DIR", pelt_testkit::pelt::data_dir())
             .env("PELT_NO_HISTORY", "1")
             .timeout(std::time::Duration::from_secs(60));
         c.output().unwrap()
@@ -152,7 +150,7 @@ fn warned(v: &Value, kind: &str) -> bool {
 
 #[test]
 fn a_lossy_path_is_flagged_and_a_clean_one_is_not() {
-    let _one = support::pelt::exclusive();
+    let _one = pelt_testkit::pelt::exclusive();
     // Namespaces need root and iproute2 (scripts/test installs iproute2
     // and nftables; CI runs as root).
     let (mut lossy, mut clean) = match (Namespace::new("lossy", 1), Namespace::new("clean", 0)) {

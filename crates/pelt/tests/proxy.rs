@@ -2,11 +2,9 @@
 //! plain HTTP in absolute form, https through a CONNECT tunnel, a proxy
 //! that wants credentials, and the credentials in no file pelt writes.
 
-mod support;
-
-use support::nginx::{self_signed_cert, Nginx};
-use support::pelt::{pelt, run_json, run_json_maybe_no_response, run_json_no_response};
-use support::proxy::Tinyproxy;
+use pelt_testkit::nginx::{self_signed_cert, Nginx};
+use pelt_testkit::pelt::{ok, pelt, run_json, run_json_maybe_no_response, run_json_no_response};
+use pelt_testkit::tinyproxy::Tinyproxy;
 
 const AUTH: Option<(&str, &str)> = Some(("alice", "pr0xy-s3cret"));
 
@@ -61,11 +59,7 @@ fn keepalive_through_a_proxy_that_closes_quietly_fails_no_request() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["requests"]["successes"], 500, "{}", r["error_examples"]);
     assert_eq!(r["requests"]["total"], 500);
@@ -261,11 +255,7 @@ fn proxy_credentials_are_in_no_file_pelt_writes() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    ok(&run);
     let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!(report["requests"]["successes"], 5);
     let mut files = vec![out];
@@ -343,11 +333,7 @@ fn proxy_variables_are_ignored_unless_asked() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        ok(&out);
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(r["requests"]["successes"], 5);
     };

@@ -1,9 +1,8 @@
 //! Results files: written as the run goes, re-rendered identically,
 //! merged exactly, readable after SIGKILL, refused when corrupt.
 
-mod support;
-
 use assert_cmd::Command;
+use pelt_testkit::pelt::ok;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -15,23 +14,22 @@ fn server() -> (
     std::sync::RwLockWriteGuard<'static, ()>,
     pelt_target::ServerHandle,
 ) {
-    (support::pelt::exclusive(), support::pelt::server(None))
+    (
+        pelt_testkit::pelt::exclusive(),
+        pelt_testkit::pelt::server(None),
+    )
 }
 
 /// pelt with its own data directory, to check what it saves.
 fn pelt(data: &Path) -> Command {
-    let mut c = support::pelt::pelt();
+    let mut c = pelt_testkit::pelt::pelt();
     c.env("PELT_DATA_DIR", data);
     c
 }
 
 fn stdout_of(mut c: Command) -> String {
     let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     String::from_utf8(out.stdout).unwrap()
 }
 

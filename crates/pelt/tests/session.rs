@@ -3,11 +3,9 @@
 //! a failed one stops the run before any load), `-A/--basic-auth`, and
 //! the secrets of all three in no file pelt writes.
 
-mod support;
-
+use pelt_testkit::nginx::Nginx;
+use pelt_testkit::pelt::{ok, pelt, run_json};
 use std::collections::{BTreeMap, BTreeSet};
-use support::nginx::Nginx;
-use support::pelt::{pelt, run_json};
 
 /// A location setting a per-connection cookie on each connection's first
 /// response (see the template's `$first_sid`).
@@ -353,11 +351,7 @@ fn session_secrets_are_in_no_file_pelt_writes() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    ok(&run);
     let stdout = String::from_utf8_lossy(&run.stdout);
     let mut files = vec![out.clone()];
     let mut stack = vec![data.clone()];

@@ -3,14 +3,12 @@
 //! runs the script `pelt slurm` prints: 4 shards via srun, `--rate 4000
 //! -d 5s` against nginx, merged at the end.
 
-mod support;
-
+use pelt_testkit::nginx::Nginx;
 use serde_json::Value;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::nginx::Nginx;
 
 /// The daemons this test started, stopped by pid when it ends.
 struct Daemons(Vec<Child>);
@@ -53,7 +51,7 @@ fn spawn(cmd: &mut Command, log: &Path) -> Child {
 
 #[test]
 fn four_shards_under_srun_send_exactly_the_schedule() {
-    let _machine = support::pelt::exclusive();
+    let _machine = pelt_testkit::pelt::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for sub in ["state", "spool", "results"] {
@@ -182,7 +180,7 @@ PartitionName=local Nodes=pelt0 Default=YES MaxTime=INFINITE State=UP
     let nginx = Nginx::start("");
     let pelt = assert_cmd::cargo::cargo_bin("pelt");
     let results = d.join("results");
-    let script = support::pelt::pelt()
+    let script = pelt_testkit::pelt::pelt()
         .args([
             "slurm",
             "--name",

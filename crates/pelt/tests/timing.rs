@@ -2,13 +2,11 @@
 //! accuracy, warm-up, Ctrl-C. They take a lock so that they never compete
 //! with each other for the machine's cores.
 
-mod support;
-
 use pelt_target::Pause;
-use std::time::{Duration, Instant};
-use support::pelt::{
-    count as u, exclusive, number as f, pelt, run_json, run_json_no_response, server,
+use pelt_testkit::pelt::{
+    count as u, exclusive, number as f, ok, pelt, run_json, run_json_no_response, server,
 };
+use std::time::{Duration, Instant};
 
 /// The classic coordinated-omission check. At 1,000 req/s for 6 s the
 /// server stops the world once for 1 s. The 1,000 requests scheduled in
@@ -195,7 +193,7 @@ fn ctrl_c_prints_what_was_measured() {
     let url = format!("http://{}/", s.local_addr());
     let bin = assert_cmd::cargo::cargo_bin("pelt");
     let child = std::process::Command::new(bin)
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
+        .env("PELT_DATA_DIR", pelt_testkit::pelt::data_dir())
         .args([&url, "--rate", "500", "-d", "60s", "--format", "json"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -246,11 +244,7 @@ fn demo_runs_both_models() {
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.matches("\nLatency ").count(), 2, "{text}");
     assert!(text.contains("closed loop, 50 connections"));

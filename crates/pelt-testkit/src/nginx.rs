@@ -160,7 +160,7 @@ impl Nginx {
     }
 
     fn start_full(http: &str, extra_locations: &str, tls: Option<&TlsFiles>, http2: bool) -> Nginx {
-        let bin = find_nginx();
+        let bin = binary();
         let mut last_error = String::new();
         for attempt in 0..MAX_PORT_ATTEMPTS {
             let port = random_port(attempt);
@@ -429,8 +429,8 @@ enum StartError {
 }
 
 /// `nginx` on PATH, else Debian's `/usr/sbin/nginx` (often not on a
-/// non-root PATH). Panics if neither exists.
-fn find_nginx() -> PathBuf {
+/// non-root PATH). Panics if neither exists, naming `scripts/test`.
+pub fn binary() -> PathBuf {
     let on_path = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|dir| dir.join("nginx"))

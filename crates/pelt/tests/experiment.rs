@@ -1,7 +1,8 @@
 //! `pelt experiment`: plans run end to end against real servers, and the
 //! verdicts they reach on known differences (A/B) and on none (A/A).
 
-use pelt_testkit::pelt::{exclusive, ok, pelt, server};
+use pelt_testkit::pelt::{command, exclusive, ok, pelt, server};
+use pelt_testkit::process::{signal, wait_until};
 use pelt_testkit::schema;
 use serde_json::Value;
 use std::path::Path;
@@ -192,14 +193,6 @@ fn identical_variants_get_no_p50_verdict() {
     }
 }
 
-fn nginx_bin() -> String {
-    ["/usr/sbin/nginx", "/usr/bin/nginx"]
-        .into_iter()
-        .find(|p| Path::new(p).is_file())
-        .expect("nginx is not installed: run scripts/test, which installs it")
-        .to_string()
-}
-
 /// An nginx config for a variant of the experiment: its own prefix, pid
 /// and logs; `extra` goes in the server block.
 fn nginx_conf(prefix: &Path, port: u16, extra: &str) -> String {
@@ -240,8 +233,8 @@ fn plan_with_two_nginx_configs_runs_end_to_end() {
     // Experiments own the machine: see `exclusive`.
     let _machine = exclusive();
     let dir = tempfile::tempdir().unwrap();
-    // A port below the ephemeral range (see support/nginx.rs).
-    let port = 20000 + (std::process::id() % 12000) as u16;
+    // nginx binds by number: a port below the ephemeral range.
+    let port = pelt_testkit::ports::free_port();
     let rules: String = (0..300)
         .map(|i| format!("        rewrite ^/nomatch{i}/(.*)$ /x/$1 last;\n"))
         .collect();
@@ -250,7 +243,7 @@ fn plan_with_two_nginx_configs_runs_end_to_end() {
         std::fs::create_dir_all(prefix.join("tmp")).unwrap();
         std::fs::write(prefix.join("nginx.conf"), nginx_conf(&prefix, port, &extra)).unwrap();
     }
-    let nginx = nginx_bin();
+    let nginx = pelt_testkit::nginx::binary().display().to_string();
     let variant = |name: &str| {
         format!(
             r#"
@@ -510,16 +503,8 @@ fn interrupt_once(
     what: &str,
     ready: impl Fn() -> bool,
 ) -> std::time::Instant {
-    let started = std::time::Instant::now();
-    while !ready() {
-        assert!(started.elapsed().as_secs() < 20, "{what}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    let started = wait_until(std::time::Duration::from_secs(20), what, ready);
+    signal(child, "INT");
     started
 }
 
@@ -534,8 +519,7 @@ fn ctrl_c_tears_down_and_reports_what_was_measured() {
         .replace("duration = \"600ms\"", "duration = \"30s\"")
         .replace("name = \"A\"", "name = \"A\"\nteardown = \"touch a-down\"");
     std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
-        .env("PELT_DATA_DIR", pelt_testkit::pelt::data_dir())
+    let child = command()
         .current_dir(dir.path())
         .args(["experiment", "plan.toml", "-o", "out"])
         .stdout(std::process::Stdio::piped())
@@ -619,8 +603,7 @@ setup = "sleep 300 > /dev/null 2>&1 & echo $! > server.pid"
 teardown = "kill $(cat server.pid) && touch torn-down"
 "#;
     std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
-        .env("PELT_DATA_DIR", pelt_testkit::pelt::data_dir())
+    let mut child = command()
         .current_dir(dir.path())
         .args(["experiment", "plan.toml", "-o", "out", "-q"])
         .stdout(std::process::Stdio::null())

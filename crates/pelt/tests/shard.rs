@@ -4,29 +4,22 @@
 
 use pelt_core::results::MergedReader;
 use pelt_core::ResultsReader;
-use pelt_testkit::pelt::{ok, pelt};
+use pelt_testkit::pelt::{command, finish, ok, ok_stdout, pelt};
 use serde_json::Value;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 fn spawn(data: &Path, args: &[String]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+    command()
         .env("PELT_DATA_DIR", data)
-        .env("PELT_NO_HISTORY", "1")
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn finish(child: Child) -> Value {
-    let out = child.wait_with_output().unwrap();
-    ok(&out);
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn open(path: &Path) -> ResultsReader<BufReader<File>> {
@@ -323,9 +316,7 @@ fn a_shard_alone_reports_as_it_did_live_and_one_of_two_is_no_merge() {
     .chain([file.display().to_string()])
     .collect();
     let child = spawn(data.path(), &args);
-    let out = child.wait_with_output().unwrap();
-    ok(&out);
-    let live_text = String::from_utf8(out.stdout).unwrap();
+    let live_text = ok_stdout(&child.wait_with_output().unwrap());
     let live: Value = serde_json::from_str(&live_text).unwrap();
     // Half of 200 req/s for 2 s, and the server's own count agrees.
     assert_eq!(live["requests"]["total"], 200);

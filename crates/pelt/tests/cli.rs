@@ -2,7 +2,7 @@
 //! counts, error kinds, bad input, report formats.
 
 use pelt_target::ServerHandle;
-use pelt_testkit::pelt::{count as n, ok, pelt, run_json_no_response};
+use pelt_testkit::pelt::{count as n, json, ok, pelt, run_json_no_response};
 use pelt_testkit::schema;
 use serde_json::Value;
 
@@ -704,7 +704,7 @@ fn per_target_latency_statuses_and_errors_add_up_and_survive_the_results_file() 
         .output()
         .unwrap();
     assert!(out.status.success());
-    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let again: Value = json(&out);
     schema::run(&again);
     assert_eq!(again["targets"], r["targets"]);
 
@@ -809,7 +809,7 @@ fn server_software_is_shown_and_survives_the_results_file() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let again: Value = json(&out);
     schema::run(&again);
     assert_eq!(again["server_software"], "pelt-target");
 
@@ -863,7 +863,7 @@ fn client_threads_show_how_busy_pelt_was_and_survive_the_results_file() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let again: Value = json(&out);
     schema::run(&again);
     assert_eq!(again["client_threads"], r["client_threads"]);
 
@@ -1326,7 +1326,6 @@ fn the_text_report_names_the_send_window() {
                 "run", &u, "--rate", "4000", "-n", "2000", "-c", "10", "-t", "1",
             ])
             .args(extra)
-            .env("PELT_NO_HISTORY", "1")
             .args(["--no-save"])
             .output()
             .unwrap();

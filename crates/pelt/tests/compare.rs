@@ -1,7 +1,7 @@
 //! `pelt compare` on real runs: a real slowdown is a material regression,
 //! unchanged figures are not, and CI can fail on it.
 
-use pelt_testkit::pelt::{ok, pelt, server};
+use pelt_testkit::pelt::{json, ok, pelt, server};
 use pelt_testkit::schema;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -90,7 +90,7 @@ fn a_real_slowdown_is_a_material_regression() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "a regression fails the build");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = json(&out);
     schema::compare(&doc);
     assert_eq!(doc["design"]["order"]["kind"], "interleaved", "{doc:#}");
     assert_eq!(doc["confounded_with_time"], false);
@@ -120,7 +120,7 @@ fn a_real_slowdown_is_a_material_regression() {
         ])
         .output()
         .unwrap();
-    let service: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let service: Value = json(&out);
     schema::compare(&service);
     assert_eq!(service["latency"], "service_time");
     assert_eq!(doc["latency"], "response_time");
@@ -144,7 +144,7 @@ fn a_real_slowdown_is_a_material_regression() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = json(&out);
     assert_eq!(verdict(&doc, "p50")["kind"], "improvement");
 
     // The HTML page: the same verdicts, pooled spectra and timelines, no script.
@@ -308,7 +308,7 @@ fn sequential_runs_are_confounded_with_time() {
     };
     let out = compare(&[]);
     assert_eq!(out.status.code(), Some(0), "material withheld: no failure");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = json(&out);
     schema::compare(&doc);
     assert_eq!(doc["confounded_with_time"], true);
     assert_eq!(doc["design"]["order"]["kind"], "sequential");
@@ -335,7 +335,7 @@ fn sequential_runs_are_confounded_with_time() {
     // The user vouches for the conditions: the verdict stands.
     let out = compare(&["--sequential-ok"]);
     assert_eq!(out.status.code(), Some(1));
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = json(&out);
     assert_eq!(verdict(&doc, "p50")["material"], true);
     assert_eq!(doc["confounded_with_time"], false);
 }

@@ -3,7 +3,7 @@
 //! and crashes. Each check is a function over a [`Db`], run against a
 //! SQLite file and against a private PostgreSQL cluster.
 
-use pelt_testkit::pelt::{command, pelt, server};
+use pelt_testkit::pelt::{command, json, pelt, server};
 use pelt_testkit::postgres::Cluster;
 use pelt_testkit::process::{signal, wait_until};
 use serde_json::Value;
@@ -331,7 +331,7 @@ fn baselines(db: &Db<'_>) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = json(&out);
     assert_eq!(doc["a"].as_array().unwrap().len(), 40);
     let p50 = doc["metrics"]
         .as_array()

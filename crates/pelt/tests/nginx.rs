@@ -3,7 +3,7 @@
 
 use pelt_testkit::nginx::self_signed_cert;
 use pelt_testkit::nginx::Nginx;
-use pelt_testkit::pelt::{run_json, run_json_no_response};
+use pelt_testkit::pelt::{json, run_json, run_json_no_response};
 
 #[test]
 fn count_matches_nginx_access_log_exactly() {
@@ -279,7 +279,7 @@ fn server_software_is_nginx_in_text_json_and_the_saved_run() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r: serde_json::Value = json(&out);
     let server = r["server_software"].as_str().unwrap().to_string();
     assert!(server.starts_with("nginx/"), "{server}");
     assert_eq!(Some(format!("Server       {server}")), line(&text));

@@ -3,7 +3,9 @@
 //! that wants credentials, and the credentials in no file pelt writes.
 
 use pelt_testkit::nginx::{self_signed_cert, Nginx};
-use pelt_testkit::pelt::{ok, pelt, run_json, run_json_maybe_no_response, run_json_no_response};
+use pelt_testkit::pelt::{
+    ok_json, pelt, run_json, run_json_maybe_no_response, run_json_no_response,
+};
 use pelt_testkit::tinyproxy::Tinyproxy;
 
 const AUTH: Option<(&str, &str)> = Some(("alice", "pr0xy-s3cret"));
@@ -59,8 +61,7 @@ fn keepalive_through_a_proxy_that_closes_quietly_fails_no_request() {
         .arg(&file)
         .output()
         .unwrap();
-    ok(&out);
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = ok_json(&out);
     assert_eq!(r["requests"]["successes"], 500, "{}", r["error_examples"]);
     assert_eq!(r["requests"]["total"], 500);
     // The witness: nginx saw each request once, none lost or doubled.
@@ -255,8 +256,7 @@ fn proxy_credentials_are_in_no_file_pelt_writes() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    ok(&run);
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = ok_json(&run);
     assert_eq!(report["requests"]["successes"], 5);
     let mut files = vec![out];
     let mut stack = vec![data];
@@ -333,8 +333,7 @@ fn proxy_variables_are_ignored_unless_asked() {
             .args(extra)
             .output()
             .unwrap();
-        ok(&out);
-        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let r = ok_json(&out);
         assert_eq!(r["requests"]["successes"], 5);
     };
     run(&[], "");

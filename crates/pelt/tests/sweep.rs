@@ -492,7 +492,7 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r: Value = json(&out);
     assert_eq!(r["outcome"], "at_max_rate", "{err}");
     let steps = r["steps"].as_array().unwrap().len();
     // 50 and 100 req/s for a second each reached the server.
@@ -502,7 +502,7 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
         .args(["history", "--format", "json"])
         .output()
         .unwrap();
-    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Value = json(&out);
     let rows = rows.as_array().unwrap();
     let of = |kind: &str| -> Vec<&Value> { rows.iter().filter(|r| r["kind"] == kind).collect() };
     assert_eq!(of("step").len(), steps, "{rows:?}");
@@ -527,14 +527,14 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
         ])
         .output()
         .unwrap();
-    let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t: Value = json(&out);
     let runs = t["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 1, "{t}");
     assert_eq!(runs[0]["value"], 100.0, "{t}");
     // `history show` gives the sweep's own report.
     let id = sweeps[0]["id"].to_string();
     let out = hpelt().args(["history", "show", &id]).output().unwrap();
-    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shown: Value = json(&out);
     assert_eq!(shown["capacity"], r["capacity"], "{shown}");
     // Neither steps nor sweeps are a run's baseline.
     let step_file = folder.join(r["steps"][0]["file"].as_str().unwrap());

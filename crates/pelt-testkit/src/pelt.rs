@@ -120,6 +120,16 @@ pub fn ok_json(out: &Output) -> Value {
     json(ok(out))
 }
 
+/// Checks that pelt refused its input as bad input must be refused: exit
+/// 2 and one line on stderr (`error: <what>, <how to fix>`); returns that
+/// stderr. `context` (the arguments, say) leads the message if not.
+pub fn bad_input(out: &Output, context: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{context}: {err}");
+    assert_eq!(err.lines().count(), 1, "{context}: one line, got:\n{err}");
+    err
+}
+
 /// Waits for a child spawned with stdout and stderr piped; checks that
 /// it succeeded and returns its stdout as one JSON document.
 pub fn finish(child: Child) -> Value {

@@ -2,7 +2,7 @@
 //! counts, error kinds, bad input, report formats.
 
 use pelt_target::ServerHandle;
-use pelt_testkit::pelt::{count as n, json, ok, pelt, run_json_no_response};
+use pelt_testkit::pelt::{bad_input, count as n, json, ok, pelt, run_json_no_response};
 use pelt_testkit::schema;
 use serde_json::Value;
 
@@ -897,9 +897,7 @@ fn client_threads_show_how_busy_pelt_was_and_survive_the_results_file() {
 /// `error: ` line on stderr that contains every hint, nothing on stdout.
 fn refused(args: &[&str], hints: &[&str]) {
     let out = pelt().args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{args:?}: one line, got:\n{err}");
+    let err = bad_input(&out, &format!("{args:?}"));
     assert!(err.starts_with("error: "), "{args:?}: {err}");
     for hint in hints {
         assert!(err.contains(hint), "{args:?}: expected {hint:?} in {err}");
@@ -967,9 +965,7 @@ name = "B"
             .unwrap()
     };
     let out = dry_run(plan);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = bad_input(&out, "");
     assert!(err.starts_with("error: plan.toml: "), "{err}");
     assert!(err.contains("invalid header 'X-Token: a\\0b'"), "{err}");
     assert!(

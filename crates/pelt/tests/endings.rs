@@ -6,7 +6,7 @@
 //! server's request count is the witness.
 
 use pelt_testkit::pelt::{
-    command, count as u, exclusive, json, number as f, pelt, server, warning_kinds,
+    bad_input, command, count as u, exclusive, json, number as f, pelt, server, warning_kinds,
 };
 use pelt_testkit::process::{signal, wait_until};
 use pelt_testkit::schema;
@@ -430,9 +430,7 @@ fn bad_abort_rules_are_refused_before_any_load() {
         ),
     ] {
         let out = pelt().args(args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let err = bad_input(&out, &format!("{args:?}"));
         assert!(err.contains(hint), "{args:?}: {err}");
     }
     // An experiment's run cut short would be left out of its verdicts.

@@ -4,7 +4,7 @@
 
 use pelt_testkit::nginx::{self_signed_cert, Nginx};
 use pelt_testkit::pelt::{
-    ok_json, pelt, run_json, run_json_maybe_no_response, run_json_no_response,
+    bad_input, ok_json, pelt, run_json, run_json_maybe_no_response, run_json_no_response,
 };
 use pelt_testkit::tinyproxy::Tinyproxy;
 
@@ -303,9 +303,7 @@ fn bad_proxy_flags_exit_2_naming_the_problem() {
             .args(["-n", "1"])
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let err = bad_input(&out, &format!("{args:?}"));
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }

@@ -4,7 +4,7 @@
 //! the secrets of all three in no file pelt writes.
 
 use pelt_testkit::nginx::Nginx;
-use pelt_testkit::pelt::{ok, pelt, run_json};
+use pelt_testkit::pelt::{bad_input, ok, pelt, run_json};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A location setting a per-connection cookie on each connection's first
@@ -254,9 +254,7 @@ fn a_failed_login_stops_the_run_before_any_load() {
         ])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = bad_input(&out, "");
     assert!(
         err.contains("--login failed") && err.contains("401"),
         "{err}"
@@ -310,9 +308,7 @@ fn bad_session_flags_exit_2_naming_the_problem() {
             .args(["-n", "1"])
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let err = bad_input(&out, &format!("{args:?}"));
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }

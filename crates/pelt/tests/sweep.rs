@@ -5,7 +5,7 @@
 //! CPU 0, one test at a time.
 
 use pelt_testkit::nginx::Nginx;
-use pelt_testkit::pelt::{command, exclusive, json, number as f, ok, pelt};
+use pelt_testkit::pelt::{bad_input, command, exclusive, json, number as f, ok, pelt};
 use pelt_testkit::pinned::{busy_on, pelt_on, serve_on};
 use pelt_testkit::process::{signal, Killed};
 use pelt_testkit::schema;
@@ -278,9 +278,7 @@ fn bad_input_is_refused_with_one_line() {
             .timeout(std::time::Duration::from_secs(20))
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let err = bad_input(&out, &format!("{args:?}"));
         assert!(err.contains(needle), "{args:?}: {err}");
     }
     assert!(

@@ -136,13 +136,18 @@ pub fn finish(child: Child) -> Value {
     ok_json(&child.wait_with_output().unwrap())
 }
 
-/// Runs `pelt ARGS --format json`, checks success, returns the report.
-pub fn run_json(args: &[&str]) -> Value {
-    let out = pelt()
+/// `pelt ARGS --format json`, run to its end.
+fn output_json(args: &[&str]) -> Output {
+    pelt()
         .args(args)
         .args(["--format", "json"])
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `pelt ARGS --format json`, checks success, returns the report.
+pub fn run_json(args: &[&str]) -> Value {
+    let out = output_json(args);
     assert!(
         out.status.success(),
         "pelt {args:?} failed: {}",
@@ -154,11 +159,7 @@ pub fn run_json(args: &[&str]) -> Value {
 /// Runs `pelt ARGS --format json` where no request can get a response:
 /// checks that pelt exits 3 and says why in one line, returns the report.
 pub fn run_json_no_response(args: &[&str]) -> Value {
-    let out = pelt()
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
+    let out = output_json(args);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "pelt {args:?}: {err}");
     assert_eq!(
@@ -174,11 +175,7 @@ pub fn run_json_no_response(args: &[&str]) -> Value {
 /// Runs `pelt ARGS --format json` where some requests may get a response
 /// and possibly none: exit 0 or 3, returns the report.
 pub fn run_json_maybe_no_response(args: &[&str]) -> Value {
-    let out = pelt()
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
+    let out = output_json(args);
     let code = out.status.code();
     assert!(
         code == Some(0) || code == Some(3),

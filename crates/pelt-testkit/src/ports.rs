@@ -36,3 +36,23 @@ pub fn free_port() -> u16 {
         .find(|&port| TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok())
         .unwrap_or_else(|| panic!("no free port in {PORT_RANGE:?} after {ATTEMPTS} tries"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_are_below_the_ephemeral_range_and_vary() {
+        let picked: Vec<u16> = (0..100).map(random_port).collect();
+        assert!(picked.iter().all(|p| PORT_RANGE.contains(p)), "{picked:?}");
+        // Fresh seeds: 100 picks from 12,000 ports are not all one.
+        assert!(picked.iter().any(|&p| p != picked[0]), "{picked:?}");
+    }
+
+    #[test]
+    fn a_free_port_can_be_bound() {
+        let port = free_port();
+        assert!(PORT_RANGE.contains(&port));
+        TcpListener::bind((Ipv4Addr::LOCALHOST, port)).expect("free a moment ago");
+    }
+}

@@ -65,3 +65,20 @@ pub fn sweep(report: &Value) {
 pub fn experiment(report: &Value) {
     validate(report, "experiment.schema.json");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(expected = "does not match schema/run.schema.json")]
+    fn a_document_missing_what_the_schema_requires_fails() {
+        run(&serde_json::json!({ "requests": "many" }));
+    }
+
+    #[test]
+    #[should_panic(expected = "no schema/nosuch.schema.json")]
+    fn an_unknown_schema_is_named() {
+        validate(&serde_json::json!({}), "nosuch.schema.json");
+    }
+}

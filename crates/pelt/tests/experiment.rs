@@ -334,11 +334,8 @@ teardown = "touch torn-down"
 #[test]
 fn plan_setup_and_teardown_bracket_the_whole_experiment() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // `pelt serve -p` binds by number: a port below the ephemeral range.
+    let port = pelt_testkit::ports::free_port();
     let plan = format!(
         r#"
 setup = "echo up >> events; $PELT serve -p {port} -t 1 > serve.log 2>&1 & echo $! > serve.pid"

@@ -482,7 +482,7 @@ fn run_in_tmux(tmux: &Tmux, dir: &Path, url: &str, extra: &str) -> std::path::Pa
     let script = format!(
         "PELT_DATA_DIR={} PELT_NO_HISTORY=1 {} run '{url}' -d 6s --rate 200 --no-save --format json {extra} > {}; echo EXIT=$?; exec sleep 120",
         pelt_testkit::pelt::data_dir().display(),
-        env!("CARGO_BIN_EXE_pelt"),
+        pelt_testkit::pelt::bin().display(),
         out.display()
     );
     tmux.cmd(&[

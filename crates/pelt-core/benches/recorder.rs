@@ -22,12 +22,12 @@ fn samples(n: usize) -> Vec<Sample> {
                 sent: Some(intended + lag),
                 first_byte: Some(intended + lag + service / 2),
                 done: intended + lag + service,
-                status: if x % 100 == 0 { 503 } else { 200 },
+                status: if x.is_multiple_of(100) { 503 } else { 200 },
                 bytes_in: 200,
                 body_bytes: 100,
                 bytes_out: 80,
                 reused: true,
-                error: (x % 1000 == 0).then_some(ErrorKind::Timeout),
+                error: x.is_multiple_of(1000).then_some(ErrorKind::Timeout),
             }
         })
         .collect()

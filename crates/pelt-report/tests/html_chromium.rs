@@ -5,16 +5,13 @@
 //! The report carries hostile text where a server, user or targets file
 //! could put it; the browser must show it as text, never run it.
 
-// `dump_dom` serves pelt's tests, which include this module too.
-#[allow(dead_code)]
-mod chromium;
-
 use pelt_core::{
     Environment, ErrorKind, IntervalRow, Load, Recorder, RunConfig, RunSummary, Sample, Stop,
     Target, Url,
 };
 use pelt_report::html::{render, Labeled};
 use pelt_report::json_value;
+use pelt_testkit::chromium::{self, console_lines};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -114,12 +111,6 @@ fn summary(slowdown: u64) -> RunSummary {
     };
     s.warnings = s.diagnose();
     s
-}
-
-/// Chromium logs page console messages (any level, uncaught exceptions
-/// included) as `...:INFO:CONSOLE(line)] "message", source: ...`.
-fn console_lines(stderr: &str) -> Vec<&str> {
-    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
 }
 
 fn write_report(dir: &Path, runs: &[Labeled<'_>]) -> PathBuf {

@@ -2,17 +2,14 @@
 //! private PostgreSQL cluster (the same checks, one function each, run
 //! against both).
 
-#[cfg(feature = "postgres")]
-mod support;
-
 use pelt_core::{
     Environment, HttpOptions, Load, Order, Recorder, RunConfig, RunFooter, RunHeader, Sample, Stop,
     SummaryBuilder, Target, Url,
 };
 use pelt_store::{Backend, Filter, Kind, Metric, NewRun, Results, Store, StoreError, Value};
-use std::time::Duration;
 #[cfg(feature = "postgres")]
-use support::postgres::Cluster;
+use pelt_testkit::postgres::Cluster;
+use std::time::Duration;
 
 /// A finished run of `n` requests taking `ms` each, started at `start_ms`.
 fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {

@@ -28,7 +28,7 @@ fn pelt_requests_per_second(markdown: &str) -> Option<f64> {
 fn bench_peers_quick_reports_pelt_requests_per_second() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out_dir = tempfile::tempdir().expect("temp dir for the reports");
-    let pelt = assert_cmd::cargo::cargo_bin("pelt");
+    let pelt = pelt_testkit::pelt::bin();
 
     let started = Instant::now();
     let mut child = Command::new("bash")

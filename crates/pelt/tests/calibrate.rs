@@ -2,10 +2,8 @@
 //! against pelt's own server, saved, and used by `pelt run` to say when a
 //! run asks for more.
 
-mod support;
-
+use pelt_testkit::pelt::{exclusive, number as f, pelt, server};
 use serde_json::Value;
-use support::pelt::{exclusive, number as f, pelt, server};
 
 #[test]
 fn calibrates_saves_and_warns_beyond_the_ceiling() {

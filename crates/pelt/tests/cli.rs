@@ -1,14 +1,13 @@
 //! The `pelt` binary against the real built-in server on loopback:
 //! counts, error kinds, bad input, report formats.
 
-mod support;
-
 use pelt_target::ServerHandle;
+use pelt_testkit::pelt::{bad_input, count as n, json, ok, pelt, run_json_no_response};
+use pelt_testkit::schema;
 use serde_json::Value;
-use support::pelt::{count as n, pelt, run_json_no_response};
 
 fn server() -> ServerHandle {
-    support::pelt::server(None)
+    pelt_testkit::pelt::server(None)
 }
 
 fn url(s: &ServerHandle, path: &str) -> String {
@@ -19,23 +18,9 @@ fn url(s: &ServerHandle, path: &str) -> String {
 fn run_json(args: &[&str]) -> Value {
     let mut all = args.to_vec();
     all.extend(["--threads", "2"]);
-    let report = support::pelt::run_json(&all);
-    validate(&report);
+    let report = pelt_testkit::pelt::run_json(&all);
+    schema::run(&report);
     report
-}
-
-/// Checks a report against the committed schema.
-fn validate(report: &Value) {
-    let schema: Value =
-        serde_json::from_str(include_str!("../../../schema/run.schema.json")).unwrap();
-    let id = schema["$id"].as_str().unwrap().to_string();
-    let mut schemas = boon::Schemas::new();
-    let mut compiler = boon::Compiler::new();
-    compiler.add_resource(&id, schema).unwrap();
-    let index = compiler.compile(&id, &mut schemas).unwrap();
-    if let Err(e) = schemas.validate(report, index) {
-        panic!("report does not match schema/run.schema.json: {e:#}\n{report:#}");
-    }
 }
 
 #[test]
@@ -523,11 +508,7 @@ fn completions_know_the_flags_and_parse() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    ok(&check);
     let out = pelt().args(["completions", "tcsh"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("use one of: bash"));
@@ -667,7 +648,7 @@ fn schedules_set_the_run_length_and_show_in_reports() {
 
 /// The `p50` of a per-target response time, in seconds.
 fn target_p50(target: &Value) -> f64 {
-    support::pelt::number(&target["response_time"]["percentiles_s"]["p50"])
+    pelt_testkit::pelt::number(&target["response_time"]["percentiles_s"]["p50"])
 }
 
 #[test]
@@ -723,8 +704,8 @@ fn per_target_latency_statuses_and_errors_add_up_and_survive_the_results_file() 
         .output()
         .unwrap();
     assert!(out.status.success());
-    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
-    validate(&again);
+    let again: Value = json(&out);
+    schema::run(&again);
     assert_eq!(again["targets"], r["targets"]);
 
     // And the text report has a row per target with its mix.
@@ -750,7 +731,7 @@ fn per_target_latency_statuses_and_errors_add_up_and_survive_the_results_file() 
 /// taking its share of the load with it; now the run is refused up front.
 #[test]
 fn worker_runtime_that_cannot_start_refuses_the_run() {
-    let bin = assert_cmd::cargo::cargo_bin("pelt");
+    let bin = pelt_testkit::pelt::bin();
     let out = std::process::Command::new("sh")
         .arg("-c")
         // 8 event loops need more than 16 descriptors (an epoll and a
@@ -828,13 +809,13 @@ fn server_software_is_shown_and_survives_the_results_file() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
-    validate(&again);
+    let again: Value = json(&out);
+    schema::run(&again);
     assert_eq!(again["server_software"], "pelt-target");
 
     // Nothing listens on port 1 of loopback.
     let none = run_json_no_response(&["http://127.0.0.1:1/", "-n", "3"]);
-    validate(&none);
+    schema::run(&none);
     assert!(none["server_software"].is_null(), "{none:#}");
     let out = pelt()
         .args(["http://127.0.0.1:1/", "-n", "3"])
@@ -882,8 +863,8 @@ fn client_threads_show_how_busy_pelt_was_and_survive_the_results_file() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
-    validate(&again);
+    let again: Value = json(&out);
+    schema::run(&again);
     assert_eq!(again["client_threads"], r["client_threads"]);
 
     let out = pelt().args(["report", saved]).output().unwrap();
@@ -916,9 +897,7 @@ fn client_threads_show_how_busy_pelt_was_and_survive_the_results_file() {
 /// `error: ` line on stderr that contains every hint, nothing on stdout.
 fn refused(args: &[&str], hints: &[&str]) {
     let out = pelt().args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{args:?}: one line, got:\n{err}");
+    let err = bad_input(&out, &format!("{args:?}"));
     assert!(err.starts_with("error: "), "{args:?}: {err}");
     for hint in hints {
         assert!(err.contains(hint), "{args:?}: expected {hint:?} in {err}");
@@ -986,9 +965,7 @@ name = "B"
             .unwrap()
     };
     let out = dry_run(plan);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = bad_input(&out, "");
     assert!(err.starts_with("error: plan.toml: "), "{err}");
     assert!(err.contains("invalid header 'X-Token: a\\0b'"), "{err}");
     assert!(
@@ -1345,7 +1322,6 @@ fn the_text_report_names_the_send_window() {
                 "run", &u, "--rate", "4000", "-n", "2000", "-c", "10", "-t", "1",
             ])
             .args(extra)
-            .env("PELT_NO_HISTORY", "1")
             .args(["--no-save"])
             .output()
             .unwrap();
@@ -1439,22 +1415,14 @@ fn a_window_of_a_staged_run_reports_its_own_offered_rate_and_rows() {
         .args(["--no-save", "-q", "-o", saved.to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let report = |format: &str| {
         let out = pelt()
             .args(["report", saved.to_str().unwrap(), "--window", "1s..4s"])
             .args(["--format", format])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        ok(&out);
         String::from_utf8(out.stdout).unwrap()
     };
     let json: Value = serde_json::from_str(&report("json")).unwrap();
@@ -1637,11 +1605,7 @@ fn a_rate_run_says_how_few_of_its_logged_in_senders_it_used() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     // The server is the witness: 100 logins and 20 requests.
     assert_eq!(s.requests(), 120);
     assert!(text.contains("100 logins"), "{text}");
@@ -1696,7 +1660,7 @@ fn percentiles_carry_their_95_percent_intervals_in_every_format() {
 /// words; a steady one is not.
 #[test]
 fn a_server_slowing_over_the_run_is_flagged_and_a_steady_one_is_not() {
-    let _machine = support::pelt::exclusive();
+    let _machine = pelt_testkit::pelt::exclusive();
     let serve = |config: pelt_target::ServeConfig| {
         pelt_target::Server::bind("127.0.0.1:0".parse().unwrap(), config)
             .and_then(pelt_target::Server::spawn)
@@ -1823,7 +1787,7 @@ fn a_steady_rate_run_passes_the_independence_checks_and_a_stall_does_not() {
 /// report says which. Neither is an interrupted run.
 #[test]
 fn until_stops_earlier_on_a_steady_server_than_on_a_noisy_one() {
-    let _machine = support::pelt::exclusive();
+    let _machine = pelt_testkit::pelt::exclusive();
     let s = server();
     let until = |path: &str| {
         let r = run_json(&[

@@ -1,11 +1,10 @@
 //! `pelt compare` on real runs: a real slowdown is a material regression,
 //! unchanged figures are not, and CI can fail on it.
 
-mod support;
-
+use pelt_testkit::pelt::{json, ok, pelt, server};
+use pelt_testkit::schema;
 use serde_json::Value;
 use std::path::PathBuf;
-use support::pelt::{pelt, server};
 
 /// A 1 s run at 200 req/s against `url`, saved as `dir/NAME.pelt`.
 fn run(dir: &std::path::Path, name: &str, url: &str, extra: &[&str]) -> PathBuf {
@@ -21,11 +20,7 @@ fn run(dir: &std::path::Path, name: &str, url: &str, extra: &[&str]) -> PathBuf 
         .arg(&file)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     file
 }
 
@@ -58,20 +53,6 @@ fn interleaved(dir: &std::path::Path, a: &str, b: &str) -> (Vec<PathBuf>, Vec<Pa
         }
     }
     (xs, ys)
-}
-
-/// Checks a comparison against schema/compare.schema.json.
-fn validate(doc: &Value) {
-    let schema: Value =
-        serde_json::from_str(include_str!("../../../schema/compare.schema.json")).unwrap();
-    let id = schema["$id"].as_str().unwrap().to_string();
-    let mut schemas = boon::Schemas::new();
-    let mut compiler = boon::Compiler::new();
-    compiler.add_resource(&id, schema).unwrap();
-    let index = compiler.compile(&id, &mut schemas).unwrap();
-    if let Err(e) = schemas.validate(doc, index) {
-        panic!("comparison does not match schema/compare.schema.json: {e:#}\n{doc:#}");
-    }
 }
 
 fn verdict<'a>(doc: &'a Value, metric: &str) -> &'a Value {
@@ -109,8 +90,8 @@ fn a_real_slowdown_is_a_material_regression() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "a regression fails the build");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    validate(&doc);
+    let doc: Value = json(&out);
+    schema::compare(&doc);
     assert_eq!(doc["design"]["order"]["kind"], "interleaved", "{doc:#}");
     assert_eq!(doc["confounded_with_time"], false);
     assert_eq!(doc["mismatches_allowed"].as_array().unwrap().len(), 4);
@@ -139,8 +120,8 @@ fn a_real_slowdown_is_a_material_regression() {
         ])
         .output()
         .unwrap();
-    let service: Value = serde_json::from_slice(&out.stdout).unwrap();
-    validate(&service);
+    let service: Value = json(&out);
+    schema::compare(&service);
     assert_eq!(service["latency"], "service_time");
     assert_eq!(doc["latency"], "response_time");
     let a_p50 = |d: &Value| d["metrics"][0]["comparison"]["a"].as_f64().unwrap();
@@ -163,7 +144,7 @@ fn a_real_slowdown_is_a_material_regression() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = json(&out);
     assert_eq!(verdict(&doc, "p50")["kind"], "improvement");
 
     // The HTML page: the same verdicts, pooled spectra and timelines, no script.
@@ -440,8 +421,8 @@ fn sequential_runs_are_confounded_with_time() {
     };
     let out = compare(&[]);
     assert_eq!(out.status.code(), Some(0), "material withheld: no failure");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    validate(&doc);
+    let doc: Value = json(&out);
+    schema::compare(&doc);
     assert_eq!(doc["confounded_with_time"], true);
     assert_eq!(doc["design"]["order"]["kind"], "sequential");
     assert_eq!(doc["design"]["order"]["a_first"], true);
@@ -467,7 +448,7 @@ fn sequential_runs_are_confounded_with_time() {
     // The user vouches for the conditions: the verdict stands.
     let out = compare(&["--sequential-ok"]);
     assert_eq!(out.status.code(), Some(1));
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = json(&out);
     assert_eq!(verdict(&doc, "p50")["material"], true);
     assert_eq!(doc["confounded_with_time"], false);
 }

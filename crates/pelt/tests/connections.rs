@@ -2,12 +2,10 @@
 //! and --follow, against nginx (whose logs say what arrived) and the
 //! built-in server.
 
-mod support;
-
+use pelt_testkit::nginx::Nginx;
+use pelt_testkit::pelt::{count, exclusive, number, pelt, run_json, run_json_no_response, server};
 use serde_json::Value;
 use std::collections::HashSet;
-use support::nginx::Nginx;
-use support::pelt::{count, exclusive, number, pelt, run_json, run_json_no_response, server};
 
 /// The Host header of each line of nginx's connection log.
 fn hosts(lines: &[String]) -> HashSet<String> {
@@ -421,7 +419,7 @@ fn http2_follows_same_origin_redirects_on_its_connection() {
 
 #[test]
 fn connect_to_works_over_tls_with_the_urls_name() {
-    let tls = support::nginx::self_signed_cert();
+    let tls = pelt_testkit::nginx::self_signed_cert();
     let nginx = Nginx::start_tls("", &tls);
     let map = format!("secure.test:443:127.0.0.1:{}", nginx.port());
     let r = run_json(&[

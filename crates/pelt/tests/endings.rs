@@ -5,19 +5,21 @@
 //! report; nothing listening is not called a slow client. The built-in
 //! server's request count is the witness.
 
-mod support;
-
+use pelt_testkit::pelt::{
+    bad_input, command, count as u, exclusive, json, number as f, pelt, server, warning_kinds,
+};
+use pelt_testkit::process::{signal, wait_until};
+use pelt_testkit::schema;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
-use support::pelt::{count as u, exclusive, number as f, pelt, server};
 
 /// `pelt ARGS` with runs saved under `data`, its history in `data` too,
 /// stdout and stderr piped.
 fn spawn(data: &Path, args: &[&str]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+    command()
         .env("PELT_DATA_DIR", data)
         .env("PELT_HISTORY", data.join("history.db"))
         .env_remove("PELT_NO_HISTORY")
@@ -30,48 +32,17 @@ fn spawn(data: &Path, args: &[&str]) -> Child {
 }
 
 /// Waits (up to 20 s) until `ready`, then sends `child` the signal.
-fn signal_when(child: &Child, signal: &str, ready: impl Fn() -> bool) -> Instant {
-    let started = Instant::now();
-    while !ready() {
-        assert!(started.elapsed() < Duration::from_secs(20), "never ready");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let kill = Command::new("kill")
-        .args([&format!("-{signal}"), &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+fn signal_when(child: &Child, sig: &str, ready: impl Fn() -> bool) -> Instant {
+    wait_until(Duration::from_secs(20), "never ready", ready);
+    signal(child, sig);
     Instant::now()
 }
 
 /// A run report, checked against schema/run.schema.json.
-fn checked(bytes: &[u8], stderr: &[u8]) -> Value {
-    let r: Value = serde_json::from_slice(bytes).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not one JSON document ({e}); stderr: {}",
-            String::from_utf8_lossy(stderr)
-        )
-    });
-    let schema: Value =
-        serde_json::from_str(include_str!("../../../schema/run.schema.json")).unwrap();
-    let id = schema["$id"].as_str().unwrap().to_string();
-    let mut schemas = boon::Schemas::new();
-    let mut compiler = boon::Compiler::new();
-    compiler.add_resource(&id, schema).unwrap();
-    let index = compiler.compile(&id, &mut schemas).unwrap();
-    if let Err(e) = schemas.validate(&r, index) {
-        panic!("report does not match schema/run.schema.json: {e:#}");
-    }
+fn checked(out: &Output) -> Value {
+    let r = json(out);
+    schema::run(&r);
     r
-}
-
-fn warning_kinds(r: &Value) -> Vec<String> {
-    r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["kind"].as_str().unwrap().to_string())
-        .collect()
 }
 
 /// The CI job cancelled, the pod stopped, the Slurm time limit: SIGTERM
@@ -105,7 +76,7 @@ fn sigterm_ends_a_run_as_ctrl_c_does() {
     assert_eq!(out.status.code(), Some(143), "128 + SIGTERM: {err}");
     assert!(sent.elapsed() < Duration::from_secs(10), "stopped promptly");
     // The report.
-    let r = checked(&out.stdout, &out.stderr);
+    let r = checked(&out);
     assert_eq!(r["interrupted"], true);
     assert_eq!(r["stopped_by"]["by"], "signal");
     assert_eq!(r["stopped_by"]["signal"], "SIGTERM");
@@ -129,7 +100,7 @@ fn sigterm_ends_a_run_as_ctrl_c_does() {
         .output()
         .unwrap();
     assert!(again.status.success());
-    let again = checked(&again.stdout, &again.stderr);
+    let again = checked(&again);
     assert_eq!(again["complete"], true, "the footer was written");
     assert_eq!(again["stopped_by"], r["stopped_by"]);
     assert_eq!(again["requests"], r["requests"]);
@@ -141,7 +112,7 @@ fn sigterm_ends_a_run_as_ctrl_c_does() {
         .output()
         .unwrap();
     assert!(listed.status.success());
-    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let rows: Value = json(&listed);
     let rows = rows.as_array().unwrap();
     assert_eq!(rows.len(), 1, "{rows:#?}");
     assert_eq!(rows[0]["interrupted"], true);
@@ -167,7 +138,7 @@ fn sighup_ends_a_run_with_its_report() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let r = checked(&out.stdout, &out.stderr);
+    let r = checked(&out);
     assert_eq!(r["stopped_by"]["signal"], "SIGHUP");
     assert!(u(&r["requests"]["total"]) >= 100);
 }
@@ -213,7 +184,7 @@ fn sigterm_stops_a_sweep_with_its_report() {
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(143), "{seen}{rest}");
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r: Value = json(&out);
     assert_eq!(r["outcome"], "interrupted");
     let steps = r["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1, "{seen}{rest}");
@@ -283,7 +254,7 @@ fn run_to_end(args: &[&str]) -> (Option<i32>, Value, String, Duration) {
         .output()
         .unwrap();
     let took = started.elapsed();
-    let r = checked(&out.stdout, &out.stderr);
+    let r = checked(&out);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     (out.status.code(), r, err, took)
 }
@@ -459,9 +430,7 @@ fn bad_abort_rules_are_refused_before_any_load() {
         ),
     ] {
         let out = pelt().args(args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let err = bad_input(&out, &format!("{args:?}"));
         assert!(err.contains(hint), "{args:?}: {err}");
     }
     // An experiment's run cut short would be left out of its verdicts.

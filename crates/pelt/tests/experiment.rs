@@ -1,11 +1,11 @@
 //! `pelt experiment`: plans run end to end against real servers, and the
 //! verdicts they reach on known differences (A/B) and on none (A/A).
 
-mod support;
-
+use pelt_testkit::pelt::{command, exclusive, ok, pelt, server};
+use pelt_testkit::process::{signal, wait_until};
+use pelt_testkit::schema;
 use serde_json::Value;
 use std::path::Path;
-use support::pelt::{exclusive, pelt, server};
 
 /// Runs `pelt experiment plan` in `dir`, returns (exit code, stdout,
 /// stderr, report.json).
@@ -31,27 +31,6 @@ fn experiment_with(dir: &Path, plan: &str, extra: &[&str]) -> (i32, String, Stri
         String::from_utf8_lossy(&out.stderr).into_owned(),
         report,
     )
-}
-
-/// Checks a report against schema/experiment.schema.json (which refers
-/// to schema/compare.schema.json for its rows).
-fn validate(report: &Value) {
-    let load = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
-    let experiment = load(include_str!("../../../schema/experiment.schema.json"));
-    let compare = load(include_str!("../../../schema/compare.schema.json"));
-    let mut schemas = boon::Schemas::new();
-    let mut compiler = boon::Compiler::new();
-    for s in [&compare, &experiment] {
-        compiler
-            .add_resource(s["$id"].as_str().unwrap(), s.clone())
-            .unwrap();
-    }
-    let index = compiler
-        .compile(experiment["$id"].as_str().unwrap(), &mut schemas)
-        .unwrap();
-    if let Err(e) = schemas.validate(report, index) {
-        panic!("report does not match schema/experiment.schema.json: {e:#}\n{report:#}");
-    }
 }
 
 /// The p50 comparison of the first variant against the baseline.
@@ -102,7 +81,7 @@ fn added_delay_of_2ms_is_a_material_p50_regression() {
     // --fail-on material: a material regression fails the build.
     assert_eq!(code, 1, "{stderr}");
     let report = report.expect("report.json written");
-    validate(&report);
+    schema::experiment(&report);
     assert_eq!(report["runs"].as_array().unwrap().len(), 12);
     let p50 = p50_verdict(&report);
     assert_eq!(p50["verdict"]["kind"], "regression", "{stdout}");
@@ -121,7 +100,7 @@ fn added_delay_of_2ms_is_a_material_p50_regression() {
         let file = dir.path().join("out").join(run["file"].as_str().unwrap());
         assert!(file.is_file(), "{}", file.display());
     }
-    let dom = support::chromium::dump_dom(&dir.path().join("out/report.html"));
+    let dom = pelt_testkit::chromium::dump_dom(&dir.path().join("out/report.html"));
     assert!(dom.contains("REGRESSION (material)"));
     assert!(dom.contains("Latency against load"));
     assert_eq!(
@@ -145,7 +124,7 @@ fn a_variant_failing_every_request_headlines_its_errors() {
         experiment(dir.path(), &two_urls(&base, &format!("{base}?status=404")));
     assert_eq!(code, 0, "{stderr}");
     let report = report.expect("report.json written");
-    validate(&report);
+    schema::experiment(&report);
     let c = &report["comparisons"][0];
     assert_eq!(c["headline_metric"], "errors", "{c:#}");
     assert_eq!(c["errors_differ"], true);
@@ -214,14 +193,6 @@ fn identical_variants_get_no_p50_verdict() {
     }
 }
 
-fn nginx_bin() -> String {
-    ["/usr/sbin/nginx", "/usr/bin/nginx"]
-        .into_iter()
-        .find(|p| Path::new(p).is_file())
-        .expect("nginx is not installed: run scripts/test, which installs it")
-        .to_string()
-}
-
 /// An nginx config for a variant of the experiment: its own prefix, pid
 /// and logs; `extra` goes in the server block.
 fn nginx_conf(prefix: &Path, port: u16, extra: &str) -> String {
@@ -262,8 +233,8 @@ fn plan_with_two_nginx_configs_runs_end_to_end() {
     // Experiments own the machine: see `exclusive`.
     let _machine = exclusive();
     let dir = tempfile::tempdir().unwrap();
-    // A port below the ephemeral range (see support/nginx.rs).
-    let port = 20000 + (std::process::id() % 12000) as u16;
+    // nginx binds by number: a port below the ephemeral range.
+    let port = pelt_testkit::ports::free_port();
     let rules: String = (0..300)
         .map(|i| format!("        rewrite ^/nomatch{i}/(.*)$ /x/$1 last;\n"))
         .collect();
@@ -272,7 +243,7 @@ fn plan_with_two_nginx_configs_runs_end_to_end() {
         std::fs::create_dir_all(prefix.join("tmp")).unwrap();
         std::fs::write(prefix.join("nginx.conf"), nginx_conf(&prefix, port, &extra)).unwrap();
     }
-    let nginx = nginx_bin();
+    let nginx = pelt_testkit::nginx::binary().display().to_string();
     let variant = |name: &str| {
         format!(
             r#"
@@ -363,11 +334,8 @@ teardown = "touch torn-down"
 #[test]
 fn plan_setup_and_teardown_bracket_the_whole_experiment() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // `pelt serve -p` binds by number: a port below the ephemeral range.
+    let port = pelt_testkit::ports::free_port();
     let plan = format!(
         r#"
 setup = "echo up >> events; $PELT serve -p {port} -t 1 > serve.log 2>&1 & echo $! > serve.pid"
@@ -532,16 +500,8 @@ fn interrupt_once(
     what: &str,
     ready: impl Fn() -> bool,
 ) -> std::time::Instant {
-    let started = std::time::Instant::now();
-    while !ready() {
-        assert!(started.elapsed().as_secs() < 20, "{what}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    let started = wait_until(std::time::Duration::from_secs(20), what, ready);
+    signal(child, "INT");
     started
 }
 
@@ -556,8 +516,7 @@ fn ctrl_c_tears_down_and_reports_what_was_measured() {
         .replace("duration = \"600ms\"", "duration = \"30s\"")
         .replace("name = \"A\"", "name = \"A\"\nteardown = \"touch a-down\"");
     std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
+    let child = command()
         .current_dir(dir.path())
         .args(["experiment", "plan.toml", "-o", "out"])
         .stdout(std::process::Stdio::piped())
@@ -641,8 +600,7 @@ setup = "sleep 300 > /dev/null 2>&1 & echo $! > server.pid"
 teardown = "kill $(cat server.pid) && touch torn-down"
 "#;
     std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
+    let mut child = command()
         .current_dir(dir.path())
         .args(["experiment", "plan.toml", "-o", "out", "-q"])
         .stdout(std::process::Stdio::null())
@@ -668,7 +626,7 @@ teardown = "kill $(cat server.pid) && touch torn-down"
 /// with the experiment and tagged with variant, level and block.
 #[test]
 fn experiment_runs_are_recorded_in_the_history() {
-    let a = support::pelt::server(None);
+    let a = pelt_testkit::pelt::server(None);
     let dir = tempfile::tempdir().unwrap();
     let url = format!("http://{}/", a.local_addr());
     let plan = two_urls(&url, &url)
@@ -682,11 +640,7 @@ fn experiment_runs_are_recorded_in_the_history() {
         .args(["history", "--history", db, "--format", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows.len(), 12, "6 blocks x 2 variants: {rows:#?}");
     assert!(rows

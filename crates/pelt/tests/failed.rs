@@ -2,11 +2,9 @@
 //! 0" in most views). nginx's access log is the witness: one target in
 //! three answers 503, and every view of the one run reports that count.
 
-mod support;
-
+use pelt_testkit::nginx::Nginx;
+use pelt_testkit::pelt::{count, pelt};
 use serde_json::Value;
-use support::nginx::Nginx;
-use support::pelt::{count, pelt};
 
 fn stdout_of(args: &[&str]) -> (i32, String) {
     let out = pelt().args(args).output().unwrap();

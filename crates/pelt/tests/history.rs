@@ -3,17 +3,14 @@
 //! and crashes. Each check is a function over a [`Db`], run against a
 //! SQLite file and against a private PostgreSQL cluster.
 
-mod support;
-
-#[path = "../../pelt-store/tests/support/postgres.rs"]
-mod postgres;
-
-use postgres::Cluster;
+use pelt_testkit::pelt::{command, json, pelt, server};
+use pelt_testkit::postgres::Cluster;
+use pelt_testkit::process::{signal, wait_until};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use support::pelt::{pelt, server};
+use std::time::Duration;
 
 /// A history under test.
 enum Db<'a> {
@@ -65,7 +62,17 @@ impl Db<'_> {
     }
 }
 
-/// `pelt` with the history at `db` and runs saved under `data`.
+/// `pelt` with the history at `db` and runs saved under `data`, for a
+/// process the test drives itself.
+fn hcommand(db: &Db<'_>, data: &Path) -> std::process::Command {
+    let mut c = command();
+    c.env("PELT_DATA_DIR", data)
+        .env("PELT_HISTORY", db.arg())
+        .env_remove("PELT_NO_HISTORY");
+    c
+}
+
+/// [`hcommand`] in the foreground, bounded as [`pelt`] is.
 fn hpelt(db: &Db<'_>, data: &Path) -> assert_cmd::Command {
     let mut c = pelt();
     c.env("PELT_DATA_DIR", data)
@@ -324,7 +331,7 @@ fn baselines(db: &Db<'_>) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = json(&out);
     assert_eq!(doc["a"].as_array().unwrap().len(), 40);
     let p50 = doc["metrics"]
         .as_array()
@@ -362,10 +369,7 @@ fn baselines(db: &Db<'_>) {
     let text = ok(&out, "last:3");
     assert!(text.contains("A = 3 run(s)"), "{text}");
     // An interrupted run never enters a baseline (issue 23 §4).
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
-        .env("PELT_DATA_DIR", data.path())
-        .env("PELT_HISTORY", db.arg())
-        .env_remove("PELT_NO_HISTORY")
+    let child = hcommand(db, data.path())
         .args([
             "run",
             &fast,
@@ -383,16 +387,10 @@ fn baselines(db: &Db<'_>) {
         .unwrap();
     // Wait until its load is flowing (the server's own count), then Ctrl-C.
     let before = srv.requests();
-    let started = std::time::Instant::now();
-    while srv.requests() < before + 50 {
-        assert!(started.elapsed().as_secs() < 20, "no load arrived");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    wait_until(Duration::from_secs(20), "no load arrived", || {
+        srv.requests() >= before + 50
+    });
+    signal(&child, "INT");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let interrupted = list(db, data.path(), &["--last", "1"]);
@@ -666,11 +664,10 @@ fn killed_while_recording(db: &Db<'_>) {
     let srv = server(None);
     let url = format!("http://{}/", srv.local_addr());
     let before = db.count();
-    let bin = assert_cmd::cargo::cargo_bin("pelt");
     // Killed inside the transaction, every row written but not committed:
     // nothing of the run may remain.
     for i in 0..5 {
-        let mut child = std::process::Command::new(&bin)
+        let mut child = hcommand(db, data.path())
             .args([
                 "run",
                 &url,
@@ -682,8 +679,6 @@ fn killed_while_recording(db: &Db<'_>) {
                 "--tag",
                 &format!("killed={i}"),
             ])
-            .env("PELT_DATA_DIR", data.path())
-            .env("PELT_HISTORY", db.arg())
             .env(pelt_store::HOLD_ENV, "1")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -703,10 +698,8 @@ fn killed_while_recording(db: &Db<'_>) {
     // Killed at moments spread over the run and its recording: each run
     // is there whole or not at all, and the history stays sound.
     for i in 0..12u64 {
-        let mut child = std::process::Command::new(&bin)
+        let mut child = hcommand(db, data.path())
             .args(["run", &url, "-n", "400", "-c", "2", "-q", "--no-save"])
-            .env("PELT_DATA_DIR", data.path())
-            .env("PELT_HISTORY", db.arg())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -749,10 +742,7 @@ fn shards_are_parts_and_the_merged_run_is_recorded(db: &Db<'_>) {
         .collect();
     let shards: Vec<std::process::Child> = (0..2)
         .map(|i| {
-            std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
-                .env("PELT_DATA_DIR", data.path())
-                .env("PELT_HISTORY", db.arg())
-                .env_remove("PELT_NO_HISTORY")
+            hcommand(db, data.path())
                 .args([&url, "--rate", "100", "-d", "1s", "-c", "4", "-q"])
                 .args(["--shard", &format!("{i}/2"), "--start-at", &start])
                 .args(["--run-id", "r1", "-o"])
@@ -765,11 +755,7 @@ fn shards_are_parts_and_the_merged_run_is_recorded(db: &Db<'_>) {
         .collect();
     for s in shards {
         let out = s.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        ok(&out, "shard");
     }
     assert_eq!(srv.requests(), 100, "the server's count");
     let rows = list(db, data.path(), &[]);
@@ -868,7 +854,7 @@ fn sqlite_record_query_trend() {
 
 #[test]
 fn sqlite_baselines() {
-    let _machine = support::pelt::exclusive();
+    let _machine = pelt_testkit::pelt::exclusive();
     let (_d, p) = sqlite();
     baselines(&Db::Sqlite(p));
 }
@@ -911,7 +897,7 @@ fn postgres_same_history_tests() {
     two_writers(&db(&cluster));
     killed_while_recording(&db(&cluster));
     {
-        let _machine = support::pelt::exclusive();
+        let _machine = pelt_testkit::pelt::exclusive();
         baselines(&db(&cluster));
     }
     // A database URL's password reaches no message.
@@ -1089,7 +1075,7 @@ fn saved_runs_are_imported_once_and_redacted() {
 /// never stored, so rerun asks for it rather than sending REDACTED.
 #[test]
 fn a_run_is_rerun_from_the_history_with_its_secret_given_again() {
-    let srv = support::pelt::server(None);
+    let srv = pelt_testkit::pelt::server(None);
     let url = format!("http://{}/", srv.local_addr());
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
@@ -1099,11 +1085,7 @@ fn a_run_is_rerun_from_the_history_with_its_secret_given_again() {
         .args(["-H", "Authorization: Bearer S3CRET", "--label", "nightly"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out, "run");
     let listed = pelt()
         .args(["history", "--history", db, "--format", "json"])
         .output()
@@ -1125,11 +1107,7 @@ fn a_run_is_rerun_from_the_history_with_its_secret_given_again() {
         .args(["-H", "Authorization: Bearer S3CRET"])
         .output()
         .unwrap();
-    assert!(
-        again.status.success(),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
+    ok(&again, "rerun");
     assert_eq!(srv.requests(), 10);
     let listed = pelt()
         .args([
@@ -1260,7 +1238,7 @@ fn one_run_gate_fires_when_the_server_slows(db: &Db<'_>) {
 
 #[test]
 fn sqlite_one_run_gate_fires_when_the_server_slows() {
-    let _machine = support::pelt::exclusive();
+    let _machine = pelt_testkit::pelt::exclusive();
     let (_d, p) = sqlite();
     one_run_gate_fires_when_the_server_slows(&Db::Sqlite(p));
 }

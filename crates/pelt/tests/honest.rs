@@ -3,21 +3,13 @@
 //! the reproduction from a new user's trial, with the server's own count
 //! (the built-in server's, or nginx's access log) as the witness.
 
-mod support;
-
-use support::nginx::Nginx;
-use support::pelt::{count, exclusive, number, pelt, server};
+use pelt_testkit::nginx::Nginx;
+use pelt_testkit::pelt::{count, exclusive, isolate, json, number, ok, ok_json, pelt, server};
 
 /// Runs `cmd`, which must succeed, and reads its stdout as one JSON
 /// document.
 fn json_run(cmd: &mut assert_cmd::Command) -> serde_json::Value {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+    ok_json(&cmd.output().unwrap())
 }
 
 /// `--rate 1000 -c 10` against 30 ms responses: the pool serves about
@@ -119,7 +111,7 @@ fn an_error_share_without_its_unit_is_refused_before_any_load() {
 #[test]
 fn a_ci_gate_fails_against_a_failing_server() {
     let srv = server(None);
-    let pelt_bin = assert_cmd::cargo::cargo_bin("pelt");
+    let pelt_bin = pelt_testkit::pelt::bin();
     let script = format!(
         "set -e\n\
          for path in '/?status=500' '/'; do\n\
@@ -129,9 +121,8 @@ fn a_ci_gate_fails_against_a_failing_server() {
         pelt_bin.display(),
         srv.local_addr()
     );
-    let out = std::process::Command::new("bash")
+    let out = isolate(&mut std::process::Command::new("bash"))
         .args(["-c", &script])
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
         .output()
         .unwrap();
     assert_eq!(
@@ -257,11 +248,7 @@ fn a_command_line_content_type_goes_on_bodies_and_beats_siege_s_default() {
         .args(["-H", "Content-Type: application/json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     nginx.access_log_lines(Some(10));
     let log = std::fs::read_to_string(nginx.prefix().join("logs/headers.log")).unwrap();
     let lines: Vec<&str> = log.lines().collect();
@@ -303,12 +290,7 @@ fn targets_are_read_from_standard_input_with_f_dash() {
         .write_stdin(input)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = ok_json(&out);
     assert_eq!(r["targets"].as_array().unwrap().len(), 2);
     assert_eq!(count(&r["requests"]["successes"]), 8);
     assert_eq!(srv.requests(), 8);
@@ -351,11 +333,7 @@ fn rate_runs_are_not_judged_on_a_throughput_the_plan_fixed() {
             ])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        ok(&out);
     }
     let out = pelt()
         .args(["compare", &file("a.pelt"), &file("b.pelt")])
@@ -368,7 +346,7 @@ fn rate_runs_are_not_judged_on_a_throughput_the_plan_fixed() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r: serde_json::Value = json(&out);
     let metric = |name: &str| {
         r["metrics"]
             .as_array()
@@ -416,11 +394,7 @@ fn partial_seconds_are_rates_over_the_part_covered() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let csv = String::from_utf8(out.stdout).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();

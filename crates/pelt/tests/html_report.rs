@@ -1,12 +1,10 @@
 //! The HTML report end to end: real runs against a hostile server, saved,
 //! overlaid by `pelt report --format html`, opened in headless Chromium.
 
-mod support;
-
+use pelt_testkit::pelt::{ok, pelt};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
-use support::pelt::pelt;
 
 const TITLE_ATTACK: &str = "document.title='pwned'";
 
@@ -67,11 +65,7 @@ fn server_and_url_markup_is_escaped_and_never_runs() {
         .args(["--format", "html"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let page = String::from_utf8(out.stdout).unwrap();
     // The server's markup is in the page, as text.
     assert!(
@@ -92,7 +86,7 @@ fn server_and_url_markup_is_escaped_and_never_runs() {
     // And a browser agrees: nothing ran.
     let html = data.path().join("report.html");
     std::fs::write(&html, &page).unwrap();
-    let dom = support::chromium::dump_dom(&html);
+    let dom = pelt_testkit::chromium::dump_dom(&html);
     let title = dom
         .split("<title>")
         .nth(1)

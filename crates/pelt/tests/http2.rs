@@ -2,13 +2,11 @@
 //! whose access log says which protocol each request really used, and
 //! against a scripted h2c server that misbehaves.
 
-mod support;
-
-use serde_json::Value;
-use support::nginx::{self_signed_cert, Nginx};
-use support::pelt::{
+use pelt_testkit::nginx::{self_signed_cert, Nginx};
+use pelt_testkit::pelt::{
     count, pelt, run_json, run_json_maybe_no_response, run_json_no_response, server,
 };
+use serde_json::Value;
 
 /// The access log's lines, checked to be `n` HTTP/2 requests for `prefix`.
 fn assert_logged_as_h2(nginx: &Nginx, n: usize, prefix: &str) {

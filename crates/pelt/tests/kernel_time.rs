@@ -3,14 +3,11 @@
 //! server (`pelt serve`) runs on one CPU, pelt on the other, and for the
 //! starved case a busy loop shares pelt's CPU.
 
-mod support;
-
 use serde_json::Value;
 
-use std::process::Command;
-use support::nginx::Nginx;
-use support::pelt::{exclusive, number as f};
-use support::pinned::{busy_on, pelt_bin, serve_on, timing};
+use pelt_testkit::nginx::Nginx;
+use pelt_testkit::pelt::{exclusive, json, number as f, ok, ok_json, under};
+use pelt_testkit::pinned::{busy_on, pelt_on, serve_on, timing};
 
 /// `Err(message)` unless `cond`: a timing bound, checked again by
 /// [`timing`] when the machine was busy.
@@ -31,29 +28,13 @@ fn run_on(cpu: &str, url: &str, extra: &[&str]) -> Value {
 
 /// A run at `rate` pinned to `cpu`, as JSON.
 fn run_at(cpu: &str, url: &str, rate: &str, extra: &[&str]) -> Value {
-    let out = Command::new("taskset")
-        .args([
-            "-c",
-            cpu,
-            &pelt_bin(),
-            "run",
-            url,
-            "--rate",
-            rate,
-            "-d",
-            "3s",
-        ])
+    let out = pelt_on(cpu)
+        .args(["run", url, "--rate", rate, "-d", "3s"])
         .args(["-c", "50", "-t", "1", "--format", "json"])
         .args(extra)
-        .env("PELT_NO_HISTORY", "1")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    ok_json(&out)
 }
 
 fn service_p50(r: &Value) -> f64 {
@@ -173,11 +154,10 @@ fn strict_fails_a_run_the_client_limited() {
     let (_server, url) = serve_on("1");
     let strict = |extra: &[&str]| {
         let _busy = busy_on("0");
-        Command::new("taskset")
-            .args(["-c", "0", &pelt_bin(), "run", &url, "-t", "1", "-d", "2s"])
+        pelt_on("0")
+            .args(["run", &url, "-t", "1", "-d", "2s"])
             .args(["--strict", "--format", "json"])
             .args(extra)
-            .env("PELT_NO_HISTORY", "1")
             .output()
             .unwrap()
     };
@@ -187,24 +167,19 @@ fn strict_fails_a_run_the_client_limited() {
     let line: Vec<&str> = stderr.lines().filter(|l| l.contains("--strict")).collect();
     assert_eq!(line.len(), 1, "{stderr}");
     assert!(line[0].contains("client"), "{stderr}");
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = json(&out);
     assert!(r["warnings"]
         .as_array()
         .unwrap()
         .iter()
         .any(|w| w["kind"] == "client_busy"));
 
-    let out = Command::new("taskset")
-        .args(["-c", "0", &pelt_bin(), "run", &url, "-t", "1", "-d", "1s"])
+    let out = pelt_on("0")
+        .args(["run", &url, "-t", "1", "-d", "1s"])
         .args(["--rate", "50", "--strict"])
-        .env("PELT_NO_HISTORY", "1")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
 }
 
 /// Out of file descriptors (EMFILE) is pelt's machine's limit, not the
@@ -214,24 +189,14 @@ fn strict_fails_a_run_the_client_limited() {
 #[test]
 fn running_out_of_file_descriptors_is_named_as_the_clients() {
     let (_server, url) = serve_on("1");
-    let out = Command::new("prlimit")
-        .args([
-            "--nofile=64",
-            &pelt_bin(),
-            "run",
-            &url,
-            "-c",
-            "200",
-            "-t",
-            "1",
-        ])
+    let out = under("prlimit", ["--nofile=64"])
+        .args(["run", &url, "-c", "200", "-t", "1"])
         .args(["-d", "1s", "--strict", "--format", "json"])
-        .env("PELT_NO_HISTORY", "1")
         .output()
         .expect("prlimit (util-linux) runs pelt");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = json(&out);
     let warning = r["warnings"]
         .as_array()
         .unwrap()

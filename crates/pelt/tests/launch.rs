@@ -3,11 +3,9 @@
 //! kubernetes-validate (strict), and refusals. No live cluster is
 //! available to these tests: docs/DISTRIBUTED.md says so.
 
-mod support;
-
+use pelt_testkit::pelt::{ok, pelt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::pelt::pelt;
 
 /// The Kubernetes version the manifest is checked against: the one
 /// pelt-launch's k8s-openapi feature (v1_37) describes.
@@ -34,11 +32,7 @@ fn check_golden(name: &str, got: &str) {
 
 fn stdout(args: &[&str]) -> String {
     let out = pelt().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -154,11 +148,7 @@ fn the_slurm_script_is_golden_and_parses() {
     let file = dir.path().join("job.sh");
     std::fs::write(&file, &script).unwrap();
     let out = Command::new("bash").arg("-n").arg(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
 }
 
 #[test]
@@ -257,11 +247,7 @@ fn launchers_refuse_bad_run_arguments_before_printing_anything() {
             .args(["http://h/", "--rate", "100", "-d", "5s", "-c", "8"])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        ok(&out);
     }
 }
 

@@ -2,140 +2,30 @@
 //! (Debian's `prometheus`, installed by scripts/test), and the flags'
 //! bad input refused before any load.
 
-mod support;
-
+use pelt_testkit::chromium::{console, field, run_url};
+use pelt_testkit::http::get;
+use pelt_testkit::pelt::{command, json, pelt, server};
+use pelt_testkit::ports::free_port;
+use pelt_testkit::process::wait_until;
+use pelt_testkit::prometheus::Prometheus;
 use serde_json::Value;
-use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::pelt::{pelt, server};
-
-const PROMETHEUS: &str = "/usr/bin/prometheus";
-
-/// A loopback port free a moment ago.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// GET `path` from 127.0.0.1:`port`; the status and body, or `None` if
-/// nothing listens yet.
-fn get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    let status = text.split(' ').nth(1)?.parse().ok()?;
-    let (_, body) = text.split_once("\r\n\r\n")?;
-    Some((status, body.to_string()))
-}
-
-/// Prometheus on a loopback port, killed by pid when dropped.
-struct Prometheus {
-    child: Child,
-    port: u16,
-}
-
-impl Prometheus {
-    /// Scraping 127.0.0.1:`target` every second; its data in `dir`.
-    fn start(dir: &Path, target: u16) -> Prometheus {
-        assert!(
-            Path::new(PROMETHEUS).exists(),
-            "prometheus is not installed: run scripts/test, which installs it"
-        );
-        let config = dir.join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: pelt\n    static_configs:\n      - targets: ['127.0.0.1:{target}']\n"
-            ),
-        )
-        .unwrap();
-        let port = free_port();
-        let child = Command::new(PROMETHEUS)
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
-            .spawn()
-            .unwrap();
-        let p = Prometheus { child, port };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while get(p.port, "/-/ready").map(|r| r.0) != Some(200) {
-            assert!(Instant::now() < deadline, "prometheus did not get ready");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        // Targets come from discovery, which Prometheus applies a few
-        // seconds after start: wait until it scrapes ours (down, for now).
-        while !get(p.port, "/api/v1/targets")
-            .is_some_and(|(_, body)| body.contains("\"lastScrape\":\"2"))
-        {
-            assert!(Instant::now() < deadline, "prometheus does not scrape");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        p
-    }
-
-    /// The single value of an instant `query`, if there is one. Series
-    /// are read with `last_over_time` (see [`last`]): once pelt exits,
-    /// its target is down and Prometheus marks its series stale.
-    fn value(&self, query: &str) -> Option<f64> {
-        let (status, body) = get(self.port, &format!("/api/v1/query?query={query}"))?;
-        assert_eq!(status, 200, "{query}: {body}");
-        let v: Value = serde_json::from_str(&body).unwrap();
-        let result = v["data"]["result"].as_array()?;
-        assert!(result.len() <= 1, "{query}: {body}");
-        result.first()?["value"][1].as_str()?.parse().ok()
-    }
-
-    /// Polls `query` (samples arrive a scrape at a time) until it equals
-    /// `want` or 15 s pass; returns the last value seen.
-    fn settle(&self, query: &str, want: f64) -> Option<f64> {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            let got = self.value(query);
-            if got == Some(want) || Instant::now() > deadline {
-                return got;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-}
 
 /// `series`' newest sample in the last minute, stale or not (URL-encoded).
 fn last(series: &str) -> String {
     format!("last_over_time({series}%5B1m%5D)")
 }
 
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn prometheus_scrapes_what_the_report_says() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let metrics = free_port();
-    let prom = Prometheus::start(dir.path(), metrics);
+    let prom = Prometheus::scraping(dir.path(), metrics);
     let url = format!("http://{}/?delay=1ms", target.local_addr());
     let out = pelt()
         .args(["run", &url, "-d", "4s", "--rate", "300", "--format", "json"])
@@ -145,7 +35,7 @@ fn prometheus_scrapes_what_the_report_says() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains(&format!("metrics on http://127.0.0.1:{metrics}/metrics")));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report: Value = json(&out);
     let requests = report["requests"]["total"].as_u64().unwrap();
     let timed = report["latency"]["response_time"]["count"]
         .as_u64()
@@ -156,7 +46,7 @@ fn prometheus_scrapes_what_the_report_says() {
         prom.settle(&last("pelt_requests_total"), requests as f64),
         Some(requests as f64),
         "{:?}",
-        get(prom.port, "/api/v1/targets")
+        get(prom.port(), "/api/v1/targets")
     );
     assert_eq!(
         prom.settle(&last("pelt_response_time_seconds_count"), timed as f64),
@@ -193,12 +83,11 @@ fn prometheus_scrapes_what_the_report_says() {
 /// Read from /metrics while the run goes, as a dashboard would.
 #[test]
 fn in_flight_is_rate_times_latency() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let target = server(None);
     let metrics = free_port();
     let url = format!("http://{}/?delay=50ms", target.local_addr());
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("pelt"))
-        .env("PELT_NO_HISTORY", "1")
+    let mut child = command()
         .args(["run", &url, "-d", "4s", "--rate", "400", "-c", "100"])
         .args(["--no-save", "--format", "json"])
         .args(["--metrics", &format!("127.0.0.1:{metrics}")])
@@ -266,7 +155,7 @@ fn refused(args: &[&str], hint: &str) {
 
 #[test]
 fn bad_metrics_addresses_are_refused_before_any_load() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let taken = taken.local_addr().unwrap().to_string();
     refused(&["--metrics", &taken], "cannot listen");
@@ -276,7 +165,7 @@ fn bad_metrics_addresses_are_refused_before_any_load() {
 
 #[test]
 fn metrics_allow_remote_listens_beyond_loopback() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());
     let out = pelt()
@@ -293,40 +182,21 @@ fn metrics_allow_remote_listens_beyond_loopback() {
 
 /// Waits until something accepts connections on 127.0.0.1:`port`.
 fn wait_listening(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on {port}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// The console lines the page logged with `prefix`.
-fn console<'a>(stderr: &'a str, prefix: &str) -> Vec<&'a str> {
-    stderr
-        .lines()
-        .filter(|l| l.contains(":CONSOLE"))
-        .filter_map(|l| l.split_once(prefix).map(|(_, rest)| rest))
-        .collect()
-}
-
-/// `name=VALUE` from a console line.
-fn field(line: &str, name: &str) -> f64 {
-    line.split([' ', '"'])
-        .find_map(|w| w.strip_prefix(&format!("{name}=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {line}"))
+    wait_until(
+        Duration::from_secs(30),
+        &format!("nothing listens on {port}"),
+        || TcpStream::connect(("127.0.0.1", port)).is_ok(),
+    );
 }
 
 #[test]
 fn dashboard_updates_in_chromium_and_ends_with_the_report() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let port = free_port();
     let url = format!("http://{}/", target.local_addr());
-    let pelt_run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
-        .env("PELT_NO_HISTORY", "1")
+    let pelt_run = command()
         .args(["run", &url, "-d", "5s", "--rate", "200", "--no-save"])
         .args([
             "--format",
@@ -342,7 +212,7 @@ fn dashboard_updates_in_chromium_and_ends_with_the_report() {
     let netlog = dir.path().join("net.json");
     // The event stream keeps the page loading until the run ends, so
     // --dump-dom shows the page after the final report.
-    let page = support::chromium::run_url(
+    let page = run_url(
         dir.path(),
         &format!("http://127.0.0.1:{port}/"),
         &[
@@ -355,7 +225,7 @@ fn dashboard_updates_in_chromium_and_ends_with_the_report() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(page.status.success(), "chromium: {}", page.stderr);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report: Value = json(&out);
     let total = report["requests"]["total"].as_u64().unwrap();
 
     // The figures moved while the run went: several updates, growing.
@@ -413,7 +283,7 @@ fn dashboard_updates_in_chromium_and_ends_with_the_report() {
 /// verdicts; at the end they are the experiment's own.
 #[test]
 fn experiment_progress_on_the_dashboard() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let port = free_port();
@@ -439,10 +309,8 @@ url = "{base}?delay=2ms"
         ),
     )
     .unwrap();
-    let experiment = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
+    let experiment = command()
         .current_dir(dir.path())
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
-        .env("PELT_NO_HISTORY", "1")
         .args(["experiment", "plan.toml", "-o", "out"])
         .args(["--dashboard", &format!("127.0.0.1:{port}")])
         .stdout(Stdio::piped())
@@ -450,7 +318,7 @@ url = "{base}?delay=2ms"
         .spawn()
         .unwrap();
     wait_listening(port);
-    let page = support::chromium::run_url(
+    let page = run_url(
         dir.path(),
         &format!("http://127.0.0.1:{port}/"),
         &["--dump-dom".into(), "--virtual-time-budget=60000".into()],
@@ -485,12 +353,10 @@ url = "{base}?delay=2ms"
 
 #[test]
 fn a_remote_dashboard_needs_its_token() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());
-    let mut pelt_run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
-        .env("PELT_NO_HISTORY", "1")
+    let mut pelt_run = command()
         .args(["run", &url, "-d", "3s", "--rate", "50", "--no-save", "-q"])
         .args(["--dashboard", "0.0.0.0:0", "--dashboard-allow-remote"])
         .stdout(Stdio::null())
@@ -523,7 +389,7 @@ fn a_remote_dashboard_needs_its_token() {
 
 #[test]
 fn bad_dashboard_addresses_are_refused_before_any_load() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let taken = taken.local_addr().unwrap().to_string();
     refused(&["--dashboard", &taken], "cannot listen");
@@ -615,8 +481,8 @@ fn run_in_tmux(tmux: &Tmux, dir: &Path, url: &str, extra: &str) -> std::path::Pa
     let out = dir.join("out.json");
     let script = format!(
         "PELT_DATA_DIR={} PELT_NO_HISTORY=1 {} run '{url}' -d 6s --rate 200 --no-save --format json {extra} > {}; echo EXIT=$?; exec sleep 120",
-        support::pelt::data_dir().display(),
-        env!("CARGO_BIN_EXE_pelt"),
+        pelt_testkit::pelt::data_dir().display(),
+        pelt_testkit::pelt::bin().display(),
         out.display()
     );
     tmux.cmd(&[
@@ -639,7 +505,7 @@ fn run_in_tmux(tmux: &Tmux, dir: &Path, url: &str, extra: &str) -> std::path::Pa
 fn tui_in_tmux_shows_the_run_and_restores_the_terminal() {
     // Its p99 is compared across two views: another test's load
     // alongside would set the tail, not the server's delay.
-    let _alone = support::pelt::exclusive();
+    let _alone = pelt_testkit::pelt::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     // A 5 ms delay dominates the p99, so the busy machine's jitter does
@@ -705,7 +571,7 @@ fn tui_in_tmux_shows_the_run_and_restores_the_terminal() {
 
 #[test]
 fn no_tui_keeps_the_progress_line() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());
@@ -727,7 +593,7 @@ fn no_tui_keeps_the_progress_line() {
 
 #[test]
 fn tui_follows_resizing_says_when_too_small_and_q_stops_the_run() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let url = format!("http://{}/", target.local_addr());

@@ -2,23 +2,16 @@
 //! late draws the run so far, its final tiles are per second of the run,
 //! and two runs with the same flags are two series.
 
-mod support;
-
+use pelt_testkit::chromium::{console, field, run_url};
+use pelt_testkit::pelt::{command, json, ok, pelt, server};
+use pelt_testkit::ports::free_port;
+use pelt_testkit::process::wait_until;
+use pelt_testkit::prometheus::Prometheus;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
-use support::pelt::{pelt, server};
-
-/// A loopback port free a moment ago.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use std::time::Duration;
 
 /// The first event of a new `/events` stream on 127.0.0.1:`port`, or
 /// `None` if nothing listens yet.
@@ -31,23 +24,6 @@ fn first_event(port: u16) -> Option<Value> {
         let l = l.ok()?;
         serde_json::from_str(l.strip_prefix("data: ")?).ok()
     })
-}
-
-/// The console lines the page logged with `prefix`.
-fn console<'a>(stderr: &'a str, prefix: &str) -> Vec<&'a str> {
-    stderr
-        .lines()
-        .filter(|l| l.contains(":CONSOLE"))
-        .filter_map(|l| l.split_once(prefix).map(|(_, rest)| rest))
-        .collect()
-}
-
-/// `name=VALUE` from a console line.
-fn field(line: &str, name: &str) -> f64 {
-    line.split([' ', '"'])
-        .find_map(|w| w.strip_prefix(&format!("{name}=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {line}"))
 }
 
 /// `data-raw` of the element with `id` in the page's DOM.
@@ -65,14 +41,12 @@ fn raw(dom: &str, id: &str) -> f64 {
 // second's sliver ("25 req/s of 18 offered" for a 500 req/s run).
 #[test]
 fn a_dashboard_opened_late_draws_the_whole_run_and_ends_per_second() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
     let target = server(None);
     let port = free_port();
     let url = format!("http://{}/", target.local_addr());
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_pelt"))
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
-        .env("PELT_NO_HISTORY", "1")
+    let run = command()
         .args(["run", &url, "-d", "7s", "--rate", "200", "--no-save"])
         .args([
             "--format",
@@ -85,28 +59,18 @@ fn a_dashboard_opened_late_draws_the_whole_run_and_ends_per_second() {
         .spawn()
         .unwrap();
     // Until 3 seconds are measured (the stream's own figure, polled).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let seconds = first_event(port).map_or(0, |e| e["seconds"].as_u64().unwrap());
-        if seconds >= 3 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the run never reached 3 s");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let page = support::chromium::run_url(
+    wait_until(Duration::from_secs(30), "the run never reached 3 s", || {
+        first_event(port).map_or(0, |e| e["seconds"].as_u64().unwrap()) >= 3
+    });
+    let page = run_url(
         dir.path(),
         &format!("http://127.0.0.1:{port}/"),
         &["--dump-dom".into(), "--virtual-time-budget=30000".into()],
     );
     let out = run.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     assert!(page.status.success(), "chromium: {}", page.stderr);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report: Value = json(&out);
 
     let updates = console(&page.stderr, "pelt-live update ");
     let first = updates.first().unwrap_or_else(|| panic!("{}", page.stderr));
@@ -156,7 +120,7 @@ fn run_label(args: &[&str]) -> String {
 // so their counters made one series that went backwards.
 #[test]
 fn each_run_gets_its_own_run_label_unless_run_id_names_it() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let a = run_label(&[]);
     let b = run_label(&[]);
     assert_ne!(a, b);
@@ -165,93 +129,19 @@ fn each_run_gets_its_own_run_label_unless_run_id_names_it() {
     assert_eq!(run_label(&named), "nightly-7");
 }
 
-/// GET `path` from 127.0.0.1:`port`: the status and body, or `None` if
-/// nothing listens yet.
-fn get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut s, &mut text).ok()?;
-    let status = text.split(' ').nth(1)?.parse().ok()?;
-    let (_, body) = text.split_once("\r\n\r\n")?;
-    Some((status, body.to_string()))
-}
-
-/// Debian's Prometheus as a remote-write receiver (it scrapes nothing),
-/// killed by pid when dropped.
-struct Receiver {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl Receiver {
-    fn start(dir: &std::path::Path) -> Receiver {
-        let bin = "/usr/bin/prometheus";
-        assert!(
-            std::path::Path::new(bin).exists(),
-            "prometheus is not installed: run scripts/test, which installs it"
-        );
-        let config = dir.join("prometheus.yml");
-        std::fs::write(&config, "global:\n  scrape_interval: 15s\n").unwrap();
-        let port = free_port();
-        let child = std::process::Command::new(bin)
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .arg("--web.enable-remote-write-receiver")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
-            .spawn()
-            .unwrap();
-        let r = Receiver { child, port };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while get(r.port, "/-/ready").map(|r| r.0) != Some(200) {
-            assert!(Instant::now() < deadline, "prometheus did not get ready");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        r
-    }
-
-    /// The result vector of an instant `query` (URL-encoded).
-    fn query(&self, query: &str) -> Vec<Value> {
-        let (status, body) = get(self.port, &format!("/api/v1/query?query={query}")).unwrap();
-        assert_eq!(status, 200, "{query}: {body}");
-        let v: Value = serde_json::from_str(&body).unwrap();
-        v["data"]["result"].as_array().unwrap().clone()
-    }
-
-    /// The value of `metric`, with `labels` (`a="b",` or nothing), in run
-    /// `run` (its newest sample in the last minute).
-    fn value(&self, metric: &str, labels: &str, run: &str) -> Option<f64> {
-        let q = format!("last_over_time({metric}{{{labels}run=\"{run}\"}}[1m])")
-            .replace('{', "%7B")
-            .replace('}', "%7D")
-            .replace('"', "%22")
-            .replace('[', "%5B")
-            .replace(']', "%5D")
-            .replace('=', "%3D")
-            .replace(',', "%2C")
-            .replace('+', "%2B");
-        let r = self.query(&q);
-        assert!(r.len() <= 1, "{r:?}");
-        r.first()?["value"][1].as_str()?.parse().ok()
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The value of `metric`, with `labels` (`a="b",` or nothing), in run
+/// `run` (its newest sample in the last minute), as `prom` received it.
+fn pushed(prom: &Prometheus, metric: &str, labels: &str, run: &str) -> Option<f64> {
+    let q = format!("last_over_time({metric}{{{labels}run=\"{run}\"}}[1m])")
+        .replace('{', "%7B")
+        .replace('}', "%7D")
+        .replace('"', "%22")
+        .replace('[', "%5B")
+        .replace(']', "%5D")
+        .replace('=', "%3D")
+        .replace(',', "%2C")
+        .replace('+', "%2B");
+    prom.value(&q)
 }
 
 // A short CI run was mostly missed at a 15 s scrape interval. Pushed by
@@ -259,12 +149,12 @@ impl Drop for Receiver {
 // the same flags are two series.
 #[test]
 fn metrics_pushed_by_remote_write_equal_the_report() {
-    let _heavy = support::pelt::shared();
+    let _heavy = pelt_testkit::pelt::shared();
     let dir = tempfile::tempdir().unwrap();
-    let prom = Receiver::start(dir.path());
+    let prom = Prometheus::receiver(dir.path());
     let target = server(None);
     let url = format!("http://{}/?delay=1ms", target.local_addr());
-    let push = format!("http://127.0.0.1:{}/api/v1/write", prom.port);
+    let push = format!("http://127.0.0.1:{}/api/v1/write", prom.port());
     let mut runs = Vec::new();
     for _ in 0..2 {
         let out = pelt()
@@ -280,34 +170,33 @@ fn metrics_pushed_by_remote_write_equal_the_report() {
             .and_then(|(_, r)| r.split_once('"'))
             .map(|(id, _)| id.to_string())
             .unwrap_or_else(|| panic!("{stderr}"));
-        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let report: Value = json(&out);
         runs.push((run, report));
     }
     assert_ne!(runs[0].0, runs[1].0);
     for (run, report) in &runs {
         let n = |v: &Value| v.as_u64().unwrap() as f64;
         assert_eq!(
-            prom.value("pelt_requests_total", "", run),
+            pushed(&prom, "pelt_requests_total", "", run),
             Some(n(&report["requests"]["total"])),
             "{run}"
         );
         assert_eq!(
-            prom.value("pelt_response_time_seconds_count", "", run),
+            pushed(&prom, "pelt_response_time_seconds_count", "", run),
             Some(n(&report["latency"]["response_time"]["count"]))
         );
         assert_eq!(
-            prom.value("pelt_responses_total", "class=\"2xx\",", run)
-                .map(|v| v as u64),
+            pushed(&prom, "pelt_responses_total", "class=\"2xx\",", run).map(|v| v as u64),
             report["requests"]["successes"].as_u64()
         );
         assert_eq!(
-            prom.value("pelt_sent_bytes_total", "", run),
+            pushed(&prom, "pelt_sent_bytes_total", "", run),
             Some(n(&report["bytes"]["out"]))
         );
-        assert_eq!(prom.value("pelt_run_finished", "", run), Some(1.0));
+        assert_eq!(pushed(&prom, "pelt_run_finished", "", run), Some(1.0));
     }
     // Two runs, two series: the same flags no longer share a label.
-    assert_eq!(prom.query("pelt_requests_total").len(), 2);
+    assert_eq!(prom.query("pelt_requests_total").unwrap().len(), 2);
 }
 
 #[test]

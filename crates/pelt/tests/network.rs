@@ -4,10 +4,7 @@
 //! the test creates (loopback only inside it): nftables drops 5 % of TCP
 //! packets (tc's netem is not in every kernel; this one lacks it).
 
-mod support;
-
-use serde_json::Value;
-use std::io::{BufRead, BufReader};
+use pelt_testkit::pelt::{isolate, json, served_url, warned};
 use std::process::{Child, Command, Output, Stdio};
 
 /// A network namespace, deleted (with what runs in it) on drop.
@@ -98,24 +95,18 @@ impl Namespace {
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let url = served_url(&mut child);
         self.server = Some(child);
-        line.split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string()
+        url
     }
 
     /// `pelt run ARGS --format json` inside, bounded.
     fn run(&self, args: &[&str]) -> Output {
-        let mut c = assert_cmd::Command::from_std(self.exec(&[&pelt_bin(), "run"]));
+        let mut run = self.exec(&[&pelt_bin(), "run"]);
+        isolate(&mut run);
+        let mut c = assert_cmd::Command::from_std(run);
         c.args(args)
             .args(["--format", "json"])
-            .env("PELT_DATA_DIR", support::pelt::data_dir())
-            .env("PELT_NO_HISTORY", "1")
             .timeout(std::time::Duration::from_secs(60));
         c.output().unwrap()
     }
@@ -134,25 +125,12 @@ impl Drop for Namespace {
 }
 
 fn pelt_bin() -> String {
-    assert_cmd::cargo::cargo_bin("pelt").display().to_string()
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)))
-}
-
-fn warned(v: &Value, kind: &str) -> bool {
-    v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|w| w["kind"] == kind)
+    pelt_testkit::pelt::bin().display().to_string()
 }
 
 #[test]
 fn a_lossy_path_is_flagged_and_a_clean_one_is_not() {
-    let _one = support::pelt::exclusive();
+    let _one = pelt_testkit::pelt::exclusive();
     // Namespaces need root and iproute2 (scripts/test installs iproute2
     // and nftables; CI runs as root).
     let (mut lossy, mut clean) = match (Namespace::new("lossy", 1), Namespace::new("clean", 0)) {

@@ -1,11 +1,9 @@
 //! pelt against nginx from Debian's packages: a third-party server whose
 //! access log is an independent count of what pelt sent.
 
-mod support;
-
-use support::nginx::self_signed_cert;
-use support::nginx::Nginx;
-use support::pelt::{run_json, run_json_no_response};
+use pelt_testkit::nginx::self_signed_cert;
+use pelt_testkit::nginx::Nginx;
+use pelt_testkit::pelt::{json, run_json, run_json_no_response};
 
 #[test]
 fn count_matches_nginx_access_log_exactly() {
@@ -190,7 +188,7 @@ fn a_malformed_targets_file_exits_2_with_file_and_line() {
         "bad.txt",
         "http://127.0.0.1:1/\nnot a url at all\n",
     );
-    let out = support::pelt::pelt()
+    let out = pelt_testkit::pelt::pelt()
         .args(["-f", file.to_str().unwrap(), "-n", "1"])
         .output()
         .unwrap();
@@ -254,7 +252,7 @@ fn server_software_is_nginx_in_text_json_and_the_saved_run() {
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("run.pelt");
     let saved = saved.to_str().unwrap();
-    let out = support::pelt::pelt()
+    let out = pelt_testkit::pelt::pelt()
         .args([&nginx.url("/ok"), "-n", "20", "-c", "2", "-o", saved])
         .output()
         .unwrap();
@@ -269,19 +267,19 @@ fn server_software_is_nginx_in_text_json_and_the_saved_run() {
         line(&text).is_some_and(|l| l.starts_with("Server       nginx/")),
         "{text}"
     );
-    let out = support::pelt::pelt()
+    let out = pelt_testkit::pelt::pelt()
         .args(["report", saved])
         .output()
         .unwrap();
     assert!(out.status.success());
     let again = String::from_utf8(out.stdout).unwrap();
     assert_eq!(line(&again), line(&text), "{again}");
-    let out = support::pelt::pelt()
+    let out = pelt_testkit::pelt::pelt()
         .args(["report", saved, "--format", "json"])
         .output()
         .unwrap();
     assert!(out.status.success());
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r: serde_json::Value = json(&out);
     let server = r["server_software"].as_str().unwrap().to_string();
     assert!(server.starts_with("nginx/"), "{server}");
     assert_eq!(Some(format!("Server       {server}")), line(&text));

@@ -1,13 +1,11 @@
-//! Tests of the nginx test harness itself (`support::Nginx`), so that a
+//! Tests of the nginx test harness itself (`pelt_testkit::nginx::Nginx`), so that a
 //! failure in a load test against nginx can be trusted to be about pelt.
-
-mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use support::nginx::Nginx;
+use pelt_testkit::nginx::Nginx;
 
 /// Reads one HTTP/1.1 response with a `Content-Length` body; returns the
 /// status code and the body.

@@ -2,11 +2,11 @@
 //! plain HTTP in absolute form, https through a CONNECT tunnel, a proxy
 //! that wants credentials, and the credentials in no file pelt writes.
 
-mod support;
-
-use support::nginx::{self_signed_cert, Nginx};
-use support::pelt::{pelt, run_json, run_json_maybe_no_response, run_json_no_response};
-use support::proxy::Tinyproxy;
+use pelt_testkit::nginx::{self_signed_cert, Nginx};
+use pelt_testkit::pelt::{
+    bad_input, ok_json, pelt, run_json, run_json_maybe_no_response, run_json_no_response,
+};
+use pelt_testkit::tinyproxy::Tinyproxy;
 
 const AUTH: Option<(&str, &str)> = Some(("alice", "pr0xy-s3cret"));
 
@@ -61,12 +61,7 @@ fn keepalive_through_a_proxy_that_closes_quietly_fails_no_request() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = ok_json(&out);
     assert_eq!(r["requests"]["successes"], 500, "{}", r["error_examples"]);
     assert_eq!(r["requests"]["total"], 500);
     // The witness: nginx saw each request once, none lost or doubled.
@@ -261,12 +256,7 @@ fn proxy_credentials_are_in_no_file_pelt_writes() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = ok_json(&run);
     assert_eq!(report["requests"]["successes"], 5);
     let mut files = vec![out];
     let mut stack = vec![data];
@@ -313,9 +303,7 @@ fn bad_proxy_flags_exit_2_naming_the_problem() {
             .args(["-n", "1"])
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let err = bad_input(&out, &format!("{args:?}"));
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
@@ -343,12 +331,7 @@ fn proxy_variables_are_ignored_unless_asked() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let r = ok_json(&out);
         assert_eq!(r["requests"]["successes"], 5);
     };
     run(&[], "");

@@ -1,12 +1,12 @@
 //! Results files: written as the run goes, re-rendered identically,
 //! merged exactly, readable after SIGKILL, refused when corrupt.
 
-mod support;
-
 use assert_cmd::Command;
+use pelt_testkit::pelt::{command, ok_stdout};
+use pelt_testkit::process::wait_until;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The built-in server, and the machine to this test alone: the killed
 /// run's results are written by a low-priority thread, which another
@@ -15,24 +15,21 @@ fn server() -> (
     std::sync::RwLockWriteGuard<'static, ()>,
     pelt_target::ServerHandle,
 ) {
-    (support::pelt::exclusive(), support::pelt::server(None))
+    (
+        pelt_testkit::pelt::exclusive(),
+        pelt_testkit::pelt::server(None),
+    )
 }
 
 /// pelt with its own data directory, to check what it saves.
 fn pelt(data: &Path) -> Command {
-    let mut c = support::pelt::pelt();
+    let mut c = pelt_testkit::pelt::pelt();
     c.env("PELT_DATA_DIR", data);
     c
 }
 
 fn stdout_of(mut c: Command) -> String {
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    ok_stdout(&c.output().unwrap())
 }
 
 fn json(text: &str) -> Value {
@@ -134,7 +131,7 @@ fn merging_two_files_adds_exactly() {
     let children: Vec<_> = files
         .iter()
         .map(|f| {
-            std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+            command()
                 .env("PELT_DATA_DIR", data.path())
                 .args([
                     &url, "--rate", "300", "-d", "2s", "--format", "json", "-q", "-o",
@@ -236,22 +233,17 @@ fn a_run_killed_with_sigkill_is_readable_to_its_last_second() {
     let data = tempfile::tempdir().unwrap();
     let file = data.path().join("killed.pelt");
     let url = format!("http://{}/", s.local_addr());
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+    let mut child = command()
         .env("PELT_DATA_DIR", data.path())
         .args([&url, "--rate", "500", "-d", "60s", "-q", "-o"])
         .arg(&file)
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
     // Wait for ~3.5 s of load by the server's own count, then kill -9.
-    while s.requests() < 1750 {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no load arrived"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(Duration::from_secs(30), "no load arrived", || {
+        s.requests() >= 1750
+    });
     child.kill().unwrap(); // SIGKILL: no chance to write a footer
     child.wait().unwrap();
     let sent = s.requests();

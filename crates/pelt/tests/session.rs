@@ -3,11 +3,9 @@
 //! a failed one stops the run before any load), `-A/--basic-auth`, and
 //! the secrets of all three in no file pelt writes.
 
-mod support;
-
+use pelt_testkit::nginx::Nginx;
+use pelt_testkit::pelt::{bad_input, ok, pelt, run_json};
 use std::collections::{BTreeMap, BTreeSet};
-use support::nginx::Nginx;
-use support::pelt::{pelt, run_json};
 
 /// A location setting a per-connection cookie on each connection's first
 /// response (see the template's `$first_sid`).
@@ -256,9 +254,7 @@ fn a_failed_login_stops_the_run_before_any_load() {
         ])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = bad_input(&out, "");
     assert!(
         err.contains("--login failed") && err.contains("401"),
         "{err}"
@@ -312,9 +308,7 @@ fn bad_session_flags_exit_2_naming_the_problem() {
             .args(["-n", "1"])
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let err = bad_input(&out, &format!("{args:?}"));
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
@@ -353,11 +347,7 @@ fn session_secrets_are_in_no_file_pelt_writes() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    ok(&run);
     let stdout = String::from_utf8_lossy(&run.stdout);
     let mut files = vec![out.clone()];
     let mut stack = vec![data.clone()];

@@ -2,37 +2,24 @@
 //! processes against the built-in server merge exactly, and merges of the
 //! wrong parts are refused naming the part.
 
-mod support;
-
 use pelt_core::results::MergedReader;
 use pelt_core::ResultsReader;
+use pelt_testkit::pelt::{command, finish, ok, ok_stdout, pelt};
 use serde_json::Value;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use support::pelt::pelt;
 
 fn spawn(data: &Path, args: &[String]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("pelt"))
+    command()
         .env("PELT_DATA_DIR", data)
-        .env("PELT_NO_HISTORY", "1")
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn finish(child: Child) -> Value {
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn open(path: &Path) -> ResultsReader<BufReader<File>> {
@@ -63,8 +50,8 @@ fn buckets(h: &hdrhistogram::Histogram<u64>) -> Vec<(u64, u64)> {
 
 #[test]
 fn three_shards_merge_exactly_and_a_late_one_is_named() {
-    let _machine = support::pelt::exclusive();
-    let server = support::pelt::server(None);
+    let _machine = pelt_testkit::pelt::exclusive();
+    let server = pelt_testkit::pelt::server(None);
     let data = tempfile::tempdir().unwrap();
     let url = format!("http://{}/?delay=1ms&delay_max=3ms", server.local_addr());
     // Far enough ahead for three processes to come up on a busy machine.
@@ -213,11 +200,7 @@ fn three_shards_merge_exactly_and_a_late_one_is_named() {
     let fresh = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     other[8] = format!("{:.3}", fresh.as_secs_f64());
     let out = pelt().args(&other).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let (code, _, err) = report(&[&files[0], &files[1], &foreign], &["--merge"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(
@@ -305,8 +288,8 @@ fn bad_shards_exit_2_with_advice() {
 /// --merge is refused unless --allow-partial.
 #[test]
 fn a_shard_alone_reports_as_it_did_live_and_one_of_two_is_no_merge() {
-    let _machine = support::pelt::exclusive();
-    let server = support::pelt::server(None);
+    let _machine = pelt_testkit::pelt::exclusive();
+    let server = pelt_testkit::pelt::server(None);
     let data = tempfile::tempdir().unwrap();
     let file = data.path().join("shard-0.pelt");
     let url = format!("http://{}/", server.local_addr());
@@ -333,13 +316,7 @@ fn a_shard_alone_reports_as_it_did_live_and_one_of_two_is_no_merge() {
     .chain([file.display().to_string()])
     .collect();
     let child = spawn(data.path(), &args);
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let live_text = String::from_utf8(out.stdout).unwrap();
+    let live_text = ok_stdout(&child.wait_with_output().unwrap());
     let live: Value = serde_json::from_str(&live_text).unwrap();
     // Half of 200 req/s for 2 s, and the server's own count agrees.
     assert_eq!(live["requests"]["total"], 200);

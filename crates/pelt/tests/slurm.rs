@@ -3,26 +3,13 @@
 //! runs the script `pelt slurm` prints: 4 shards via srun, `--rate 4000
 //! -d 5s` against nginx, merged at the end.
 
-mod support;
-
+use pelt_testkit::nginx::Nginx;
+use pelt_testkit::ports::free_port;
+use pelt_testkit::process::Killed;
 use serde_json::Value;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::nginx::Nginx;
-
-/// The daemons this test started, stopped by pid when it ends.
-struct Daemons(Vec<Child>);
-
-impl Drop for Daemons {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
 
 fn find(name: &str) -> PathBuf {
     for dir in ["/usr/sbin", "/usr/bin", "/sbin", "/bin"] {
@@ -34,26 +21,22 @@ fn find(name: &str) -> PathBuf {
     panic!("{name} is missing: scripts/test installs slurm-wlm and munge (Debian)");
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn spawn(cmd: &mut Command, log: &Path) -> Child {
-    cmd.stdout(Stdio::from(std::fs::File::create(log).unwrap()))
+/// Starts a daemon in the foreground, its output in `log`; stopped by pid
+/// when the test ends.
+fn spawn(cmd: &mut Command, log: &Path) -> Killed {
+    let child = cmd
+        .stdout(Stdio::from(std::fs::File::create(log).unwrap()))
         .stderr(Stdio::from(
             std::fs::OpenOptions::new().append(true).open(log).unwrap(),
         ))
         .spawn()
-        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    Killed(child)
 }
 
 #[test]
 fn four_shards_under_srun_send_exactly_the_schedule() {
-    let _machine = support::pelt::exclusive();
+    let _machine = pelt_testkit::pelt::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for sub in ["state", "spool", "results"] {
@@ -70,8 +53,8 @@ fn four_shards_under_srun_send_exactly_the_schedule() {
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).unwrap();
     let socket = d.join("munge.sock");
-    let mut daemons = Daemons(Vec::new());
-    daemons.0.push(spawn(
+    let mut daemons = Vec::new();
+    daemons.push(spawn(
         Command::new(find("munged"))
             .arg("--foreground")
             .arg("--force")
@@ -139,11 +122,11 @@ PartitionName=local Nodes=pelt0 Default=YES MaxTime=INFINITE State=UP
         c.env("SLURM_CONF", &conf);
         c
     };
-    daemons.0.push(spawn(
+    daemons.push(spawn(
         slurm("slurmctld").args(["-D", "-i"]),
         &d.join("slurmctld.out"),
     ));
-    daemons.0.push(spawn(
+    daemons.push(spawn(
         slurm("slurmd").args(["-D", "-N", "pelt0"]),
         &d.join("slurmd.out"),
     ));
@@ -180,9 +163,9 @@ PartitionName=local Nodes=pelt0 Default=YES MaxTime=INFINITE State=UP
     }
 
     let nginx = Nginx::start("");
-    let pelt = assert_cmd::cargo::cargo_bin("pelt");
+    let pelt = pelt_testkit::pelt::bin();
     let results = d.join("results");
-    let script = support::pelt::pelt()
+    let script = pelt_testkit::pelt::pelt()
         .args([
             "slurm",
             "--name",

@@ -4,48 +4,32 @@
 //! input. Pinned with taskset (util-linux): the server on CPU 1, pelt on
 //! CPU 0, one test at a time.
 
-mod support;
-
+use pelt_testkit::nginx::Nginx;
+use pelt_testkit::pelt::{bad_input, command, exclusive, json, number as f, ok, pelt};
+use pelt_testkit::pinned::{busy_on, pelt_on, serve_on};
+use pelt_testkit::process::{signal, Killed};
+use pelt_testkit::schema;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use support::nginx::Nginx;
-use support::pelt::{exclusive, number as f};
-use support::pinned::{busy_on, pelt_bin, serve_on, Killed};
+use std::process::{Output, Stdio};
 
 /// `pelt sweep ARGS --format json -o DIR` pinned to CPU 0 (bounded to 5
 /// minutes).
 fn sweep(dir: &Path, args: &[&str]) -> Output {
-    let mut c = assert_cmd::Command::new("taskset");
-    c.args(["-c", "0", &pelt_bin(), "sweep"])
+    let mut c = assert_cmd::Command::from_std(pelt_on("0"));
+    c.arg("sweep")
         .args(args)
         .args(["--format", "json", "-o"])
         .arg(dir)
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
-        .env("PELT_NO_HISTORY", "1")
         .timeout(std::time::Duration::from_secs(300));
     c.output().unwrap()
 }
 
 /// The sweep's JSON report, checked against schema/sweep.schema.json.
 fn report(out: &Output) -> Value {
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not one JSON document ({e}); stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let schema: Value =
-        serde_json::from_str(include_str!("../../../schema/sweep.schema.json")).unwrap();
-    let id = schema["$id"].as_str().unwrap().to_string();
-    let mut schemas = boon::Schemas::new();
-    let mut compiler = boon::Compiler::new();
-    compiler.add_resource(&id, schema).unwrap();
-    let index = compiler.compile(&id, &mut schemas).unwrap();
-    if let Err(e) = schemas.validate(&r, index) {
-        panic!("report does not match schema/sweep.schema.json: {e:#}\n{r:#}");
-    }
+    let r = json(out);
+    schema::sweep(&r);
     r
 }
 
@@ -64,17 +48,13 @@ fn steps_are_saved(dir: &Path, r: &Value) {
         .collect();
     listed.sort();
     assert_eq!(files, listed);
-    let out = support::pelt::pelt()
+    let out = pelt()
         .arg("report")
         .arg(dir.join(&listed[0]))
         .args(["--format", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     for name in ["report.txt", "report.md", "report.json", "report.html"] {
         assert!(dir.join(name).is_file(), "{name}");
     }
@@ -289,7 +269,7 @@ fn bad_input_is_refused_with_one_line() {
         (vec!["--strict"], "takes no --strict"),
         (vec!["--shard", "0/2"], "--shard"),
     ] {
-        let out = assert_cmd::Command::new(pelt_bin())
+        let out = pelt()
             .arg("sweep")
             .arg("http://127.0.0.1:1/")
             .args(&args)
@@ -298,9 +278,7 @@ fn bad_input_is_refused_with_one_line() {
             .timeout(std::time::Duration::from_secs(20))
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let err = bad_input(&out, &format!("{args:?}"));
         assert!(err.contains(needle), "{args:?}: {err}");
     }
     assert!(
@@ -313,10 +291,7 @@ fn bad_input_is_refused_with_one_line() {
 /// runner's client can send (100,000 saturated one).
 #[test]
 fn the_default_max_rate_is_modest_and_said() {
-    let out = assert_cmd::Command::new(pelt_bin())
-        .args(["sweep", "--help"])
-        .output()
-        .unwrap();
+    let out = pelt().args(["sweep", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("[default: 10000]"), "{help}");
 }
@@ -329,13 +304,11 @@ fn ctrl_c_reports_the_steps_so_far() {
     let (_server, url) = serve_on("1");
     let dir = tempfile::tempdir().unwrap();
     let mut child = Killed(
-        Command::new(pelt_bin())
+        command()
             .args([
                 "sweep", &url, "-d", "3s", "--warmup", "200ms", "--format", "json", "-o",
             ])
             .arg(dir.path())
-            .env("PELT_DATA_DIR", support::pelt::data_dir())
-            .env("PELT_NO_HISTORY", "1")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -355,12 +328,7 @@ fn ctrl_c_reports_the_steps_so_far() {
             break;
         }
     }
-    let pid = child.0.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap()
-        .success());
+    signal(&child.0, "INT");
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     let mut out = Vec::new();
@@ -414,23 +382,14 @@ url = "{url}?work=2ms"
     )
     .unwrap();
     let out_dir = dir.path().join("out");
-    let dry = support::pelt::pelt()
+    let dry = pelt()
         .args(["experiment", plan.to_str().unwrap(), "--dry-run"])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&dry.stdout).contains("12 sweeps"));
-    let out = assert_cmd::Command::new("taskset")
-        .args([
-            "-c",
-            "0",
-            &pelt_bin(),
-            "experiment",
-            plan.to_str().unwrap(),
-            "-o",
-        ])
+    let out = assert_cmd::Command::from_std(pelt_on("0"))
+        .args(["experiment", plan.to_str().unwrap(), "-o"])
         .arg(&out_dir)
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
-        .env("PELT_NO_HISTORY", "1")
         .timeout(std::time::Duration::from_secs(400))
         .output()
         .unwrap();
@@ -504,13 +463,13 @@ fn failing_at_the_lowest_rate_is_one_line() {
 #[test]
 fn a_sweep_is_recorded_with_its_capacity_and_steps() {
     let _one = exclusive();
-    let server = support::pelt::server(None);
+    let server = pelt_testkit::pelt::server(None);
     let url = format!("http://{}/", server.local_addr());
     let dir = tempfile::tempdir().unwrap();
     let history = dir.path().join("h.db");
     let folder = dir.path().join("sweep");
     let hpelt = || {
-        let mut c = assert_cmd::Command::new(pelt_bin());
+        let mut c = pelt();
         c.env("PELT_DATA_DIR", dir.path())
             .env("PELT_HISTORY", &history)
             .env_remove("PELT_NO_HISTORY")
@@ -531,7 +490,7 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r: Value = json(&out);
     assert_eq!(r["outcome"], "at_max_rate", "{err}");
     let steps = r["steps"].as_array().unwrap().len();
     // 50 and 100 req/s for a second each reached the server.
@@ -541,7 +500,7 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
         .args(["history", "--format", "json"])
         .output()
         .unwrap();
-    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Value = json(&out);
     let rows = rows.as_array().unwrap();
     let of = |kind: &str| -> Vec<&Value> { rows.iter().filter(|r| r["kind"] == kind).collect() };
     assert_eq!(of("step").len(), steps, "{rows:?}");
@@ -566,14 +525,14 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
         ])
         .output()
         .unwrap();
-    let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t: Value = json(&out);
     let runs = t["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 1, "{t}");
     assert_eq!(runs[0]["value"], 100.0, "{t}");
     // `history show` gives the sweep's own report.
     let id = sweeps[0]["id"].to_string();
     let out = hpelt().args(["history", "show", &id]).output().unwrap();
-    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shown: Value = json(&out);
     assert_eq!(shown["capacity"], r["capacity"], "{shown}");
     // Neither steps nor sweeps are a run's baseline.
     let step_file = folder.join(r["steps"][0]["file"].as_str().unwrap());

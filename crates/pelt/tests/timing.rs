@@ -2,13 +2,13 @@
 //! accuracy, warm-up, Ctrl-C. They take a lock so that they never compete
 //! with each other for the machine's cores.
 
-mod support;
-
 use pelt_target::Pause;
-use std::time::{Duration, Instant};
-use support::pelt::{
-    count as u, exclusive, number as f, pelt, run_json, run_json_no_response, server,
+use pelt_testkit::pelt::{
+    command, count as u, exclusive, json, number as f, ok, pelt, run_json, run_json_no_response,
+    server,
 };
+use pelt_testkit::process::{signal, wait_until};
+use std::time::{Duration, Instant};
 
 /// The classic coordinated-omission check. At 1,000 req/s for 6 s the
 /// server stops the world once for 1 s. The 1,000 requests scheduled in
@@ -193,31 +193,20 @@ fn ctrl_c_prints_what_was_measured() {
     let _machine = exclusive();
     let s = server(None);
     let url = format!("http://{}/", s.local_addr());
-    let bin = assert_cmd::cargo::cargo_bin("pelt");
-    let child = std::process::Command::new(bin)
-        .env("PELT_DATA_DIR", support::pelt::data_dir())
+    let child = command()
         .args([&url, "--rate", "500", "-d", "60s", "--format", "json"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // Wait until load is flowing (the server's own count), then interrupt.
-    let started = Instant::now();
-    while s.requests() < 300 {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no load arrived"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let started = wait_until(Duration::from_secs(20), "no load arrived", || {
+        s.requests() >= 300
+    });
+    signal(&child, "INT");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "interrupted exits 130");
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a full report");
+    let r = json(&out);
     assert_eq!(r["interrupted"], true);
     let total = u(&r["requests"]["total"]);
     assert!(total >= 300, "recorded {total}");
@@ -246,11 +235,7 @@ fn demo_runs_both_models() {
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.matches("\nLatency ").count(), 2, "{text}");
     assert!(text.contains("closed loop, 50 connections"));

@@ -5,7 +5,7 @@
 //! child of the test, stopped by its pid on drop. The package's own
 //! service is never used.
 
-use super::nginx::random_port;
+use crate::ports::random_port;
 use std::fs;
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::unix::fs::PermissionsExt;

@@ -1,8 +1,6 @@
 //! A real headless Chromium (Debian's `chromium` package, which
 //! `scripts/test` installs), to open HTML reports as a browser would.
-//!
-//! Shared by the test suites of pelt-report and pelt (which includes this
-//! file with `#[path]`), so that there is one way to start the browser.
+//! One way to start the browser for every crate's tests.
 
 use std::fs::File;
 use std::os::unix::process::CommandExt;
@@ -24,6 +22,7 @@ fn binary() -> &'static Path {
 }
 
 /// What one Chromium run left behind.
+#[derive(Debug)]
 pub struct Run {
     pub status: ExitStatus,
     pub stdout: String,
@@ -103,4 +102,27 @@ pub fn dump_dom(page: &Path) -> String {
     let run = run(dir.path(), page, &["--dump-dom".into()]);
     assert!(run.status.success(), "chromium failed: {}", run.stderr);
     run.stdout
+}
+
+/// The page's console messages in a run's stderr: Chromium logs them (any
+/// level, uncaught exceptions included) as
+/// `...:INFO:CONSOLE(line)] "message", source: ...`.
+pub fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+/// What follows `prefix` in each console message that has it.
+pub fn console<'a>(stderr: &'a str, prefix: &str) -> Vec<&'a str> {
+    console_lines(stderr)
+        .into_iter()
+        .filter_map(|l| l.split_once(prefix).map(|(_, rest)| rest))
+        .collect()
+}
+
+/// `name=VALUE` from a console line.
+pub fn field(line: &str, name: &str) -> f64 {
+    line.split([' ', '"'])
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
 }

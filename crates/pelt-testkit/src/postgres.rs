@@ -3,10 +3,9 @@
 //!
 //! Debian's `postgresql` package provides the programs (`scripts/test`
 //! installs it when missing); the package's own service is never used.
-//! A missing install fails the test, never skips it. Shared by
-//! pelt-store's tests and the binary's (`#[path]`).
-#![allow(dead_code)]
+//! A missing install fails the test, never skips it.
 
+use crate::ports::random_port;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// The cluster's superuser; trust authentication on loopback only.
 pub const USER: &str = "pelt";
 
+/// A running cluster, stopped by its pid when dropped.
 #[derive(Debug)]
 pub struct Cluster {
     dir: tempfile::TempDir,
@@ -103,11 +103,10 @@ impl Cluster {
             .args(["-U", USER, "--auth=trust", "--no-sync", "-E", "UTF8"])
             .env("LC_ALL", "C");
         run(init, "initdb");
-        // Ports below the ephemeral range (see DESIGN.md), tried in turn
+        // Ports below the ephemeral range (see `ports`), tried in turn
         // until one is free: the server binds by number.
-        let first = 20_000 + (std::process::id() % 10_000) as u16;
-        for attempt in 0..20u16 {
-            let port = first + attempt * 101;
+        for attempt in 0..20 {
+            let port = random_port(attempt);
             let mut start = as_owner(&bin.join("pg_ctl"));
             start
                 .arg("-D")

@@ -1,2 +1,0 @@
-//! Helpers for pelt-store's integration tests.
-pub mod postgres;

@@ -1704,7 +1704,7 @@ fn a_server_slowing_over_the_run_is_flagged_and_a_steady_one_is_not() {
 /// requests behind its plan), each with its figure.
 #[test]
 fn a_steady_rate_run_passes_the_independence_checks_and_a_stall_does_not() {
-    let _machine = support::pelt::exclusive();
+    let _machine = pelt_testkit::pelt::exclusive();
     let kinds = |r: &Value| -> Vec<String> {
         r["warnings"]
             .as_array()
@@ -1736,7 +1736,7 @@ fn a_steady_rate_run_passes_the_independence_checks_and_a_stall_does_not() {
         "{found:?}"
     );
 
-    let paused = support::pelt::server(Some(pelt_target::Pause {
+    let paused = pelt_testkit::pelt::server(Some(pelt_target::Pause {
         after: std::time::Duration::from_millis(1500),
         length: std::time::Duration::from_millis(400),
     }));

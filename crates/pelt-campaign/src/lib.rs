@@ -1,7 +1,7 @@
 //! pelt-campaign: what a program needs to make more than one run, or one
 //! run the way the `pelt` command makes it.
 //!
-//! - [`execute`] runs a `RunConfig` with its results file written each
+//! - [`execute()`] runs a `RunConfig` with its results file written each
 //!   second ([`Keep`]), an observer fed each second ([`RunObserver`]) and
 //!   a [`Cancel`] token that stops it, however it was started.
 //! - [`results`] keeps and reads results files: the data directory, one

@@ -57,7 +57,7 @@ pub fn parse_header(text: &str) -> Result<(String, String), WordError> {
     Ok((name.to_string(), value.trim().to_string()))
 }
 
-/// Checks a Host header's value: a host name, IPv4 address or [IPv6]
+/// Checks a Host header's value: a host name, IPv4 address or `[IPv6]`
 /// address, optionally with `:PORT` (1 to 65535).
 pub fn check_host(value: &str) -> Result<(), WordError> {
     let bad = |why| WordError::Host {

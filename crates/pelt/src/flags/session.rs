@@ -1,5 +1,6 @@
 //! `pelt run`'s session flags (issue 16): `--cookies`, `--login`,
-//! `-A/--basic-auth`. Kept apart from cli.rs so other flags merge freely.
+//! `-A/--basic-auth`, `--proxy`: their flags and their lowering into
+//! `SessionOptions` and `ProxyOptions`.
 
 use crate::UserError;
 use clap::Args;

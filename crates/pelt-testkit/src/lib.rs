@@ -27,3 +27,20 @@ pub mod prometheus;
 #[cfg(feature = "pelt")]
 pub mod schema;
 pub mod tinyproxy;
+
+use std::path::{Path, PathBuf};
+
+/// Every file below `dir` (none if it does not exist): what pelt wrote
+/// there, to search for what must not be in it.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -3,6 +3,7 @@
 //! and crashes. Each check is a function over a [`Db`], run against a
 //! SQLite file and against a private PostgreSQL cluster.
 
+use pelt_testkit::files_under;
 use pelt_testkit::pelt::{command, json, pelt, server};
 use pelt_testkit::postgres::Cluster;
 use pelt_testkit::process::{signal, wait_until};
@@ -79,19 +80,6 @@ fn hpelt(db: &Db<'_>, data: &Path) -> assert_cmd::Command {
         .env("PELT_HISTORY", db.arg())
         .env_remove("PELT_NO_HISTORY");
     c
-}
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(files_under(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 fn ok(out: &std::process::Output, what: &str) -> String {

@@ -259,16 +259,7 @@ fn proxy_credentials_are_in_no_file_pelt_writes() {
     let report = ok_json(&run);
     assert_eq!(report["requests"]["successes"], 5);
     let mut files = vec![out];
-    let mut stack = vec![data];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            match p.is_dir() {
-                true => stack.push(p),
-                false => files.push(p),
-            }
-        }
-    }
+    files.extend(pelt_testkit::files_under(&data));
     assert!(files.len() >= 2, "{files:?}");
     // The password, and the Basic value carrying it (alice:pr0xy-s3cret).
     for secret in ["pr0xy-s3cret", "YWxpY2U6cHIweHktczNjcmV0"] {

@@ -350,17 +350,7 @@ fn session_secrets_are_in_no_file_pelt_writes() {
     ok(&run);
     let stdout = String::from_utf8_lossy(&run.stdout);
     let mut files = vec![out.clone()];
-    let mut stack = vec![data.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
+    files.extend(pelt_testkit::files_under(&data));
     assert!(files.len() >= 2, "{files:?}");
     let secrets = [
         "open-sesame",

@@ -368,6 +368,13 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             thousands(MAX_TIMED_TARGETS as u64)
         )?;
     }
+    // Said once, so that nobody reads a target's p99 beside the run's as
+    // if they were as exact.
+    writeln!(
+        o,
+        "  per-target percentiles are within {}% (the run's above within 0.1%)",
+        pelt_core::recorder::TARGET_PRECISION_PERCENT
+    )?;
     writeln!(o)
 }
 

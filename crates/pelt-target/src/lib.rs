@@ -20,6 +20,8 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod conn;
 mod query;
 mod timer;

@@ -188,6 +188,9 @@ fn follow(
                 }
                 priority.keep_up(s.row.unix_second);
                 sinks.interval(s.row.unix_second, &s.recorder);
+                for problem in sinks.take_problems() {
+                    observer.warning(&problem);
+                }
                 observer.interval(run.elapsed(), &s);
             }
             Progress::Waiting => observer.waiting(run.elapsed()),
@@ -196,7 +199,10 @@ fn follow(
     }
     observer.finished();
     let mut summary = run.wait();
-    let copy = sinks.finish(&footer_of(&summary));
+    let (copy, problems) = sinks.finish(&footer_of(&summary));
+    for problem in problems {
+        observer.warning(&problem);
+    }
     if let Some(u) = until {
         summary.warnings.push(pelt_core::Warning::Until {
             percentile: u.percentile,
@@ -207,4 +213,54 @@ fn follow(
         });
     }
     (summary, copy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pelt_core::{Load, Stop, Target, Url};
+
+    /// Collects what a run says besides its figures.
+    #[derive(Default)]
+    struct Said(Vec<String>);
+
+    impl RunObserver for Said {
+        fn warning(&mut self, message: &str) {
+            self.0.push(message.to_string());
+        }
+    }
+
+    /// A copy that cannot be written is said to the observer, once, and
+    /// the run goes on (the library prints nothing itself).
+    #[test]
+    fn a_copy_that_cannot_be_saved_is_a_warning_not_a_failure() {
+        let server = pelt_target::Server::bind(
+            ([127, 0, 0, 1], 0).into(),
+            pelt_target::ServeConfig::default(),
+        )
+        .and_then(pelt_target::Server::spawn)
+        .expect("pelt's server on loopback");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "not a folder").unwrap();
+        // The data directory under a file: runs/ cannot be made there.
+        std::env::set_var("PELT_DATA_DIR", file.join("data"));
+        let url = Url::parse(&format!("http://{}/", server.local_addr())).unwrap();
+        let stop = Stop {
+            requests: Some(20),
+            duration: None,
+        };
+        let mut config = RunConfig::new(vec![Target::get(url)], Load::closed(2), stop);
+        config.threads = 1;
+        let keep = Keep {
+            save: true,
+            ..Keep::default()
+        };
+        let mut said = Said::default();
+        let s = execute(config, keep, &Cancel::new(), &mut said).unwrap();
+        std::env::remove_var("PELT_DATA_DIR");
+        assert_eq!(s.total.requests, 20);
+        assert_eq!(said.0.len(), 1, "{:?}", said.0);
+        assert!(said.0[0].contains("will not be saved"), "{:?}", said.0);
+    }
 }

@@ -17,6 +17,9 @@ pub trait RunObserver: Send {
     fn waiting(&mut self, _elapsed: Duration) {}
     /// The run ended; its summary follows.
     fn finished(&mut self) {}
+    /// A copy of the results could not be written (the run goes on: the
+    /// measurements matter more than their copies); one line.
+    fn warning(&mut self, _message: &str) {}
 }
 
 /// Watches nothing.

@@ -67,6 +67,9 @@ pub struct Sinks {
     /// A copy in memory, for the history.
     memory: Option<ResultsWriter<Vec<u8>>>,
     secrets: Redactor,
+    /// Copies given up on, said for a person; the caller shows them
+    /// ([`Sinks::take_problems`]): a library prints nothing.
+    problems: Vec<String>,
 }
 
 impl Sinks {
@@ -89,9 +92,9 @@ impl Sinks {
         if save {
             match Self::open_saved(header) {
                 Ok(w) => sinks.writers.push(w),
-                Err(e) => eprintln!(
-                    "pelt: warning: this run will not be saved for `pelt report --last`: {e}"
-                ),
+                Err(e) => sinks.problems.push(format!(
+                    "this run will not be saved for `pelt report --last`: {e}"
+                )),
             }
         }
         Ok(sinks)
@@ -137,24 +140,32 @@ impl Sinks {
         if let Some(m) = &mut self.memory {
             let _ = m.interval(second, rec);
         }
+        let problems = &mut self.problems;
         self.writers
             .retain_mut(|(path, w)| match w.interval(second, rec) {
                 Ok(()) => true,
                 Err(e) => {
-                    eprintln!("pelt: warning: stopped writing {}: {e}", path.display());
+                    problems.push(format!("stopped writing {}: {e}", path.display()));
                     false
                 }
             });
     }
 
-    /// Ends every copy; returns the one kept in memory, if asked for.
-    pub fn finish(self, footer: &RunFooter) -> Option<Vec<u8>> {
+    /// The copies given up on since the last call, one line each.
+    pub fn take_problems(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.problems)
+    }
+
+    /// Ends every copy; returns the one kept in memory, if asked for, and
+    /// the copies that could not be finished (one line each).
+    pub fn finish(self, footer: &RunFooter) -> (Option<Vec<u8>>, Vec<String>) {
+        let mut problems = self.problems;
         for (path, w) in self.writers {
             if let Err(e) = w.finish(footer) {
-                eprintln!("pelt: warning: could not finish {}: {e}", path.display());
+                problems.push(format!("could not finish {}: {e}", path.display()));
             }
         }
-        self.memory.and_then(|m| m.finish(footer).ok())
+        (self.memory.and_then(|m| m.finish(footer).ok()), problems)
     }
 }
 

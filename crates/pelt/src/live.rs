@@ -145,6 +145,14 @@ impl pelt_campaign::RunObserver for Shown {
             line.clear();
         }
     }
+
+    fn warning(&mut self, message: &str) {
+        // On a line of its own, not through the progress line.
+        if let Some(line) = &mut self.line {
+            line.clear();
+        }
+        eprintln!("pelt: warning: {message}");
+    }
 }
 
 /// A campaign (`pelt sweep`, `pelt calibrate`) as the command line shows

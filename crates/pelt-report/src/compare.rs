@@ -199,9 +199,18 @@ pub fn errors_flag(rows: &[Row]) -> Option<String> {
         .iter()
         .find(|r| r.metric.name == pelt_analyze::headline::ERRORS)
         .map(|r| &r.metric)?;
+    // With errors the only metric judged (`--metric errors`), there are
+    // no other verdicts for the failures to spoil.
+    let others = rows
+        .iter()
+        .any(|r| r.metric.name != pelt_analyze::headline::ERRORS && r.result.is_ok());
+    let why = if others {
+        "the other verdicts compare different work (error pages, refusals); fix the failures first"
+    } else {
+        "fix the failures first"
+    };
     Some(format!(
-        "ERRORS DIFFER: the error share went from {} to {} ({}): the other verdicts compare different work \
-         (error pages, refusals); fix the failures first (pelt report FILE names their kinds)",
+        "ERRORS DIFFER: the error share went from {} to {} ({}): {why} (pelt report FILE names their kinds)",
         value(m, c.a),
         value(m, c.b),
         change(m, c.estimate),

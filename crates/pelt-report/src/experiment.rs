@@ -530,6 +530,10 @@ mod tests {
             "{}",
             reports.text
         );
+        // No other verdicts for the failures to spoil: the flag says so.
+        let flag = crate::compare::errors_flag(rows).expect("the errors differ");
+        assert!(!flag.contains("other verdicts"), "{flag}");
+        assert!(flag.contains("fix the failures first"), "{flag}");
     }
 
     #[test]

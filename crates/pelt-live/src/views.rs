@@ -198,10 +198,13 @@ impl Views {
 
     /// After the report: shows it on the dashboard, and lets a scraper or
     /// page that has been watching collect the final figures.
-    pub fn close(self, summary: &RunSummary, report: String) {
+    pub fn close(self, summary: &RunSummary, report: impl FnOnce() -> String) {
         if self.live.is_empty() {
             return;
         }
+        // Made only when something watches: for a run of many targets
+        // the JSON report is the largest thing pelt builds.
+        let report = report();
         let elapsed = summary.elapsed.as_secs_f64();
         for live in &self.live {
             live.finish_run(Some(report.clone()), elapsed);

@@ -139,7 +139,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         ..Default::default()
     };
     crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
-    views.close(&summary, pelt_report::json_value(&summary).to_string());
+    views.close(&summary, || pelt_report::json_value(&summary).to_string());
     // Every ending is judged the same way, a run cut short too: its
     // asserts are printed for what was measured (a CI log then shows
     // them), while the exit code says how it ended.

@@ -5,6 +5,7 @@
 //! unused is not dead for the others.
 #![allow(dead_code)]
 
+pub mod aioquic;
 // One way to start Chromium for every crate's tests: pelt-report's.
 #[path = "../../../pelt-report/tests/chromium/mod.rs"]
 pub mod chromium;

@@ -121,7 +121,12 @@ fn http3_where_nothing_answers_on_udp_fails_to_connect_in_time() {
         "1",
         &url,
     ]);
-    assert_eq!(r["transport_errors"]["connect"], 3, "{}", error_examples(&r));
+    assert_eq!(
+        r["transport_errors"]["connect"],
+        3,
+        "{}",
+        error_examples(&r)
+    );
     assert!(
         error_examples(&r).contains("UDP port"),
         "{}",

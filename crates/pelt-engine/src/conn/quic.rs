@@ -171,9 +171,8 @@ mod tests {
     #[test]
     fn tls_alerts_are_tls_failures_and_the_rest_connect_failures() {
         let addr: SocketAddr = "127.0.0.1:443".parse().unwrap();
-        let alert = quinn::ConnectionError::TransportError(
-            quinn::TransportErrorCode::crypto(42).into(),
-        );
+        let alert =
+            quinn::ConnectionError::TransportError(quinn::TransportErrorCode::crypto(42).into());
         assert_eq!(handshake_failure(&addr, &alert).kind, ErrorKind::Tls);
         let f = handshake_failure(&addr, &quinn::ConnectionError::TimedOut);
         assert_eq!(f.kind, ErrorKind::Connect);

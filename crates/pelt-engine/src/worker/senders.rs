@@ -3,9 +3,9 @@
 //! the next request, exchange it, record it, think).
 
 use super::{InFlight, Worker};
+use crate::conn::Endpoints;
 use crate::session::Jar;
 use crate::transport::h1::H1Sender;
-use crate::conn::Endpoints;
 use crate::transport::h2::{H2Sender, SharedConn};
 use crate::transport::h3::{H3Sender, SharedQuic};
 use crate::transport::{Runner, Transport};

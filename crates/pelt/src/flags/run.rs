@@ -866,7 +866,13 @@ mod tests {
                 "--unix-socket cannot carry HTTP/3",
             ),
             (
-                &["https://h/", "--http3", "--follow", "2", "--follow-any-host"],
+                &[
+                    "https://h/",
+                    "--http3",
+                    "--follow",
+                    "2",
+                    "--follow-any-host",
+                ],
                 "same origin only",
             ),
             (&["http://h/a\nb", "-n", "1"], "invalid URL"),

@@ -224,8 +224,8 @@ fn think(c: &RunConfig) -> String {
 }
 
 fn protocol(c: &RunConfig) -> String {
-    if c.http.http2 {
-        format!("HTTP/2, {} streams", c.http.streams)
+    if c.http.multiplexed() {
+        format!("{}, {} streams", c.http.protocol(), c.http.streams)
     } else {
         "HTTP/1.1".into()
     }
@@ -387,6 +387,10 @@ mod tests {
         let mut h2 = closed.clone();
         h2.http.http2 = true;
         assert_eq!(differences(&closed, &h2)[0].what, "protocol");
+        // HTTP/2 against HTTP/3 at the same streams: unlike too.
+        let mut h3 = h2.clone();
+        (h3.http.http2, h3.http.http3) = (false, true);
+        assert_eq!(differences(&h2, &h3)[0].what, "protocol");
         let mut post = closed.clone();
         post.targets[0].method = "POST".into();
         post.targets[0].body = b"{}".to_vec();

@@ -21,7 +21,7 @@ pub enum EngineError {
         detail: String,
     },
     /// A target cannot be sent as configured (over HTTP/2).
-    #[error("{0}; fix the request, or unset `http.http2`")]
+    #[error("{0}; fix the request, or unset `http.http2` (or `http.http3`)")]
     Request(String),
     /// `--login` failed for a sender: the run stops before any load.
     #[error("the login (`http.session.login`) failed, no load sent: {0}")]

@@ -2,7 +2,7 @@
 //! request and read-only after (hosts resolved, requests serialised, the
 //! pacer, the clock's zero), and each worker's share of it.
 
-use crate::conn::{for_origin, resolve_origins, tls_connector, Origin};
+use crate::conn::{for_origin, quic_client_config, resolve_origins, tls_connector, Origin};
 use crate::error::EngineError;
 use crate::h1::PreparedRequest;
 use crate::h2::PreparedH2;
@@ -43,9 +43,10 @@ pub(crate) struct RunPlan {
     /// Worker threads.
     pub workers: usize,
     pub requests: Vec<PreparedRequest>,
-    /// With `--http2`: the same requests for HTTP/2 (else empty).
+    /// With `--http2` or `--http3`: the same requests as `http` parts
+    /// (else empty); HTTP/3 sends them as HTTP/2 does.
     pub h2_requests: Vec<PreparedH2>,
-    /// HTTP/2 streams per connection; 0 for HTTP/1.1.
+    /// HTTP/2 or HTTP/3 streams per connection; 0 for HTTP/1.1.
     pub streams: u32,
     /// Which target each request goes to.
     pub picker: pelt_core::TargetPicker,
@@ -55,6 +56,8 @@ pub(crate) struct RunPlan {
     pub target_origin: Vec<usize>,
     pub origins: Vec<Origin>,
     pub tls: Option<tokio_rustls::TlsConnector>,
+    /// With `--http3`: the QUIC client configuration (TLS 1.3, ALPN h3).
+    pub quic: Option<quinn::ClientConfig>,
     /// `None` for a closed loop.
     pub pacer: Option<Box<dyn Pacer>>,
     /// Closed loop with a `-c` schedule: connection `k` (numbered across
@@ -129,7 +132,11 @@ impl RunPlan {
                 r
             })
             .collect();
-        let h2_requests = match config.http.http2 {
+        let quic = config
+            .http
+            .http3
+            .then(|| quic_client_config(config.http.insecure));
+        let h2_requests = match config.http.multiplexed() {
             true => config
                 .targets
                 .iter()
@@ -163,7 +170,7 @@ impl RunPlan {
         };
 
         let stamp_reads = cfg!(target_os = "linux")
-            && !config.http.http2
+            && !config.http.multiplexed()
             && origins
                 .iter()
                 .all(|o| matches!(o.addr, crate::conn::Addr::Tcp(_)));
@@ -183,7 +190,7 @@ impl RunPlan {
             workers,
             requests,
             h2_requests,
-            streams: if config.http.http2 {
+            streams: if config.http.multiplexed() {
                 config.http.streams
             } else {
                 0
@@ -193,6 +200,7 @@ impl RunPlan {
             target_origin,
             origins,
             tls,
+            quic,
             pacer,
             connection_schedule,
             total_slots,

@@ -96,9 +96,10 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         s.env.threads,
         if s.env.threads == 1 { "" } else { "s" },
         limit.join(" or "),
-        match (c.http.http2, c.http.keepalive) {
+        match (c.http.multiplexed(), c.http.keepalive) {
             (true, _) => format!(
-                ", HTTP/2 with {} stream{} per connection",
+                ", {} with {} stream{} per connection",
+                c.http.protocol(),
                 c.http.streams,
                 if c.http.streams == 1 { "" } else { "s" }
             ),
@@ -207,7 +208,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             thousands(t.with_cookie),
             thousands(t.logins),
         )?;
-        if s.is_rate_mode() && !c.http.http2 && t.connections < t.logins {
+        if s.is_rate_mode() && !c.http.multiplexed() && t.connections < t.logins {
             // Every sender of the pool logs in; a light rate uses few of
             // them. Each connection is one sender's, so no more were used.
             writeln!(
@@ -580,7 +581,7 @@ fn per_request(s: &RunSummary) -> Option<(u64, u64)> {
         return None;
     }
     let all = s.elapsed.as_nanos() as f64 / t.requests as f64;
-    let streams = if s.config.http.http2 {
+    let streams = if s.config.http.multiplexed() {
         s.config.http.streams.max(1)
     } else {
         1

@@ -13,6 +13,7 @@
 //! the built-in server, the schemas), so that the library crates' tests
 //! build none of it.
 
+pub mod aioquic;
 pub mod chromium;
 pub mod http;
 pub mod nginx;

@@ -72,14 +72,26 @@ pub enum ConfigError {
     /// `--proxy` with `--http2`, `--follow` or `--unix-socket`.
     #[error("`http.proxy` works with plain HTTP/1.1 requests only for now; unset `http.http2`, `http.follow` or `http.unix_socket`")]
     ProxyWith,
-    /// More than one stream without HTTP/2.
+    /// More than one stream without HTTP/2 or HTTP/3.
     #[error(
-        "`http.streams` above 1 is for HTTP/2; set `http.http2`, or use more HTTP/1.1 connections"
+        "`http.streams` above 1 is for HTTP/2 and HTTP/3; set `http.http2` or `http.http3`, or use more HTTP/1.1 connections"
     )]
     StreamsWithoutHttp2,
-    /// HTTP/2 without keep-alive.
-    #[error("`http.keepalive: false` is HTTP/1.1's Connection: close; HTTP/2 always reuses its connections, so change one of them")]
+    /// HTTP/2 or HTTP/3 without keep-alive.
+    #[error("`http.keepalive: false` is HTTP/1.1's Connection: close; HTTP/2 and HTTP/3 always reuse their connections, so change one of them")]
     NoKeepaliveWithHttp2,
+    /// Both `http.http2` and `http.http3`.
+    #[error("`http.http2` and `http.http3` ask for different protocols; set one of them")]
+    Http3WithHttp2,
+    /// HTTP/3 to an `http://` target.
+    #[error("`http.http3` runs over QUIC, which always uses TLS; give https:// targets (an http:// URL has no HTTP/3)")]
+    Http3NeedsHttps,
+    /// HTTP/3 through a proxy.
+    #[error("`http.proxy` cannot carry HTTP/3 (QUIC runs over UDP, and pelt speaks no CONNECT-UDP); unset `http.proxy` or `http.http3`")]
+    Http3WithProxy,
+    /// HTTP/3 over a Unix socket.
+    #[error("`http.unix_socket` cannot carry HTTP/3 (QUIC runs over UDP); unset `http.unix_socket` or `http.http3`")]
+    Http3WithUnixSocket,
     /// A connection rate outside [`MIN_RATE`](super::MIN_RATE)..=[`MAX_CONNECT_RATE`](super::MAX_CONNECT_RATE).
     #[error("`http.connect_rate` must be a number of connections per second, at least 0.001 and at most 10,000,000")]
     BadConnectRate,
@@ -91,8 +103,8 @@ pub enum ConfigError {
         "`http.follow_any_host` needs `http.follow` above 0 to say how many redirects to follow"
     )]
     AnyHostWithoutFollow,
-    /// `--follow-any-host` with HTTP/2.
-    #[error("`http.follow_any_host` is for HTTP/1.1; with `http.http2`, redirects are followed within the same origin only")]
+    /// `--follow-any-host` with HTTP/2 or HTTP/3.
+    #[error("`http.follow_any_host` is for HTTP/1.1; with `http.http2` or `http.http3`, redirects are followed within the same origin only")]
     AnyHostWithHttp2,
     /// A Unix socket with an `https://` target.
     #[error("`http.unix_socket` carries plain HTTP only; use an http:// URL (the URL still gives the Host header and path)")]
@@ -103,8 +115,8 @@ pub enum ConfigError {
     /// `--follow-any-host` with a Unix socket.
     #[error("`http.follow_any_host` cannot leave `http.unix_socket` (other origins have no socket); unset one of them")]
     AnyHostWithUnixSocket,
-    /// A connection schedule with HTTP/2.
-    #[error("a connection schedule (`load: Load::Closed` with a schedule) counts HTTP/1.1 connections; with `http.http2` use a rate schedule, or fixed connections with `http.streams`")]
+    /// A connection schedule with HTTP/2 or HTTP/3.
+    #[error("a connection schedule (`load: Load::Closed` with a schedule) counts HTTP/1.1 connections; with `http.http2` or `http.http3` use a rate schedule, or fixed connections with `http.streams`")]
     ConnectionScheduleWithHttp2,
     /// A target's method or a header cannot be written as given.
     #[error("{target}: {error}")]

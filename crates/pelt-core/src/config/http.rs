@@ -1,5 +1,5 @@
-//! How to connect and speak HTTP: keep-alive, timeouts, TLS, HTTP/2
-//! streams, `--connect-to`, Unix sockets, connection rate and redirects.
+//! How to connect and speak HTTP: keep-alive, timeouts, TLS, HTTP/2 and
+//! HTTP/3 streams, `--connect-to`, Unix sockets, connection rate and redirects.
 
 use crate::duration::secs;
 use serde::{Deserialize, Serialize};
@@ -31,7 +31,13 @@ pub struct HttpOptions {
     /// knowledge over plain TCP. Absent in results written before HTTP/2.
     #[serde(default)]
     pub http2: bool,
-    /// HTTP/2 only: concurrent streams per connection. Each stream is a
+    /// Speak HTTP/3: QUIC over UDP, TLS 1.3 with ALPN `h3`, so `https://`
+    /// targets only. Its connections carry `streams` senders each, as
+    /// HTTP/2's do. Absent in results written before HTTP/3 (and in
+    /// every other run's, so their files read as before).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub http3: bool,
+    /// HTTP/2 and HTTP/3 only: concurrent streams per connection. Each stream is a
     /// sender, as an HTTP/1.1 connection is, so a closed loop keeps
     /// connections × streams requests in flight.
     #[serde(default = "one_stream")]
@@ -223,6 +229,24 @@ pub fn connect_address(rules: &[ConnectTo], host: &str, port: u16) -> (String, u
         .unwrap_or_else(|| (host.to_string(), port))
 }
 
+impl HttpOptions {
+    /// Whether senders are streams sharing a connection (HTTP/2 and
+    /// HTTP/3, `streams` per connection) rather than connections of their
+    /// own (HTTP/1.1).
+    pub fn multiplexed(&self) -> bool {
+        self.http2 || self.http3
+    }
+
+    /// The protocol spoken, as reports name it.
+    pub fn protocol(&self) -> &'static str {
+        match (self.http3, self.http2) {
+            (true, _) => "HTTP/3",
+            (false, true) => "HTTP/2",
+            (false, false) => "HTTP/1.1",
+        }
+    }
+}
+
 fn one_stream() -> u32 {
     1
 }
@@ -235,6 +259,7 @@ impl Default for HttpOptions {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             insecure: false,
             http2: false,
+            http3: false,
             streams: 1,
             connect_to: Vec::new(),
             unix_socket: None,

@@ -302,6 +302,22 @@ impl RunConfig {
         for t in self.targets.iter().chain(&self.http.session.login) {
             t.check()?;
         }
+        // HTTP/3 first: what it cannot work with, said as such (rather
+        // than as, say, a Unix socket refusing https://).
+        if self.http.http3 {
+            if self.http.http2 {
+                return Err(ConfigError::Http3WithHttp2);
+            }
+            if !self.http.proxy.is_off() {
+                return Err(ConfigError::Http3WithProxy);
+            }
+            if self.http.unix_socket.is_some() {
+                return Err(ConfigError::Http3WithUnixSocket);
+            }
+            if self.targets.iter().any(|t| t.url.scheme != Scheme::Https) {
+                return Err(ConfigError::Http3NeedsHttps);
+            }
+        }
         if !self.http.proxy.is_off()
             && (self.http.http2 || self.http.follow > 0 || self.http.unix_socket.is_some())
         {
@@ -344,10 +360,10 @@ impl RunConfig {
         if u64::from(self.load.connections()) * u64::from(self.http.streams) > MAX_SENDERS {
             return Err(ConfigError::TooManyStreams);
         }
-        if self.http.streams > 1 && !self.http.http2 {
+        if self.http.streams > 1 && !self.http.multiplexed() {
             return Err(ConfigError::StreamsWithoutHttp2);
         }
-        if self.http.http2 && !self.http.keepalive {
+        if self.http.multiplexed() && !self.http.keepalive {
             return Err(ConfigError::NoKeepaliveWithHttp2);
         }
         if let Some(r) = self.http.connect_rate {
@@ -361,7 +377,7 @@ impl RunConfig {
         if self.http.follow_any_host && self.http.follow == 0 {
             return Err(ConfigError::AnyHostWithoutFollow);
         }
-        if self.http.follow_any_host && self.http.http2 {
+        if self.http.follow_any_host && self.http.multiplexed() {
             return Err(ConfigError::AnyHostWithHttp2);
         }
         if let Some(path) = &self.http.unix_socket {
@@ -375,9 +391,10 @@ impl RunConfig {
                 return Err(ConfigError::AnyHostWithUnixSocket);
             }
         }
-        // The schedule numbers senders, and with HTTP/2 a sender is a
-        // stream: it would schedule streams while saying connections.
-        if self.http.http2
+        // The schedule numbers senders, and with HTTP/2 and HTTP/3 a
+        // sender is a stream: it would schedule streams while saying
+        // connections.
+        if self.http.multiplexed()
             && matches!(
                 self.load,
                 Load::Closed {
@@ -536,6 +553,56 @@ mod tests {
         c.http.streams = 1;
         c.http.keepalive = false;
         assert_eq!(c.validate(), Err(ConfigError::NoKeepaliveWithHttp2));
+    }
+
+    #[test]
+    fn http3_refuses_what_quic_cannot_carry() {
+        let https = |c: &mut RunConfig| {
+            c.targets = vec![Target::get(Url::parse("https://127.0.0.1:1/").unwrap())];
+        };
+        let mut c = config();
+        c.http.http3 = true;
+        assert_eq!(c.validate(), Err(ConfigError::Http3NeedsHttps));
+        https(&mut c);
+        assert_eq!(c.validate(), Ok(()));
+        // Streams per connection, as with HTTP/2.
+        c.http.streams = 8;
+        assert_eq!(c.validate(), Ok(()));
+        c.http.http2 = true;
+        assert_eq!(c.validate(), Err(ConfigError::Http3WithHttp2));
+        c.http.http2 = false;
+        c.http.proxy.https = Some(super::Proxy {
+            host: "127.0.0.1".into(),
+            port: 3128,
+            authorization: None,
+            authenticated: false,
+        });
+        assert_eq!(c.validate(), Err(ConfigError::Http3WithProxy));
+        c.http.proxy = Default::default();
+        c.http.unix_socket = Some("/run/app.sock".into());
+        assert_eq!(c.validate(), Err(ConfigError::Http3WithUnixSocket));
+        c.http.unix_socket = None;
+        c.http.follow = 2;
+        c.http.follow_any_host = true;
+        assert_eq!(c.validate(), Err(ConfigError::AnyHostWithHttp2));
+        c.http.follow_any_host = false;
+        c.http.keepalive = false;
+        assert_eq!(c.validate(), Err(ConfigError::NoKeepaliveWithHttp2));
+        // Each message names fields, never flags.
+        for e in [
+            ConfigError::Http3WithHttp2,
+            ConfigError::Http3NeedsHttps,
+            ConfigError::Http3WithProxy,
+            ConfigError::Http3WithUnixSocket,
+        ] {
+            let text = e.to_string();
+            assert!(text.contains("`http.") && !text.contains("--"), "{text}");
+        }
+        // Other runs' configurations do not mention it.
+        let json = serde_json::to_value(config()).unwrap();
+        assert!(json["http"].get("http3").is_none(), "{json}");
+        assert_eq!(config().http.protocol(), "HTTP/1.1");
+        assert_eq!(c.http.protocol(), "HTTP/3");
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! Establishing connections: TCP, optionally TLS, each phase timed.
-//! Where they go is [`origin`]; how TLS is set up, [`tls`].
+//! Establishing connections: TCP, optionally TLS, each phase timed; QUIC
+//! for HTTP/3 ([`quic`]). Where they go is [`origin`]; how TLS is set up,
+//! [`tls`].
 
 mod origin;
 mod proxy;
+mod quic;
 mod stamped;
 mod tcp_info;
 mod tls;
@@ -10,6 +12,7 @@ mod tls;
 pub(crate) use origin::{lookup_origin, resolve_origin, resolve_origins};
 pub use origin::{Addr, Origin};
 pub(crate) use proxy::for_origin;
+pub(crate) use quic::{connect_quic, quic_client_config, Endpoints};
 pub(crate) use stamped::KernelClock;
 pub use stamped::StampedTcp;
 pub(crate) use tcp_info::{tcp_counts, TcpCounts};

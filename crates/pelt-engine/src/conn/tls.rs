@@ -38,11 +38,28 @@ pub(super) fn plain_text_reply(e: &io::Error) -> bool {
 /// server that would pick HTTP/1.1 must fail visibly, not quietly change
 /// what is measured.
 pub fn tls_connector(insecure: bool, http2: bool) -> tokio_rustls::TlsConnector {
+    let mut config = client_config(insecure, false);
+    config.alpn_protocols = if http2 {
+        vec![b"h2".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+}
+
+/// rustls' client configuration on ring, verifying certificates against
+/// the web's roots unless `insecure`; no ALPN yet (the caller's protocol
+/// says which). `tls13_only` for QUIC, which carries TLS 1.3 and nothing
+/// older.
+pub(super) fn client_config(insecure: bool, tls13_only: bool) -> rustls::ClientConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .expect("ring supports the default protocol versions");
-    let mut config = if insecure {
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone());
+    let builder = match tls13_only {
+        true => builder.with_protocol_versions(&[&rustls::version::TLS13]),
+        false => builder.with_safe_default_protocol_versions(),
+    }
+    .expect("ring supports TLS 1.3 and 1.2");
+    if insecure {
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider)))
@@ -52,13 +69,7 @@ pub fn tls_connector(insecure: bool, http2: bool) -> tokio_rustls::TlsConnector 
             roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
         };
         builder.with_root_certificates(roots).with_no_client_auth()
-    };
-    config.alpn_protocols = if http2 {
-        vec![b"h2".to_vec()]
-    } else {
-        vec![b"http/1.1".to_vec()]
-    };
-    tokio_rustls::TlsConnector::from(Arc::new(config))
+    }
 }
 
 /// `--insecure`: accepts any certificate, still checks handshake signatures

@@ -2,7 +2,7 @@
 //!
 //! A *sender* is what the worker schedules: something that carries one
 //! request at a time (an HTTP/1.1 connection, or one stream of an HTTP/2
-//! connection). Its loop (take the next request, exchange it under
+//! or HTTP/3 connection). Its loop (take the next request, exchange it under
 //! `--timeout`, record the sample) is the worker's and the same for every
 //! protocol; what differs is behind [`Transport`]. A transport sees the
 //! worker only as a [`Runner`], so this module and the transports below
@@ -13,6 +13,7 @@
 //!
 //! - [`h1`]: HTTP/1.1, one connection per sender.
 //! - [`h2`]: HTTP/2, `--streams` senders sharing a connection.
+//! - [`h3`]: HTTP/3 over QUIC, `--streams` senders sharing a connection.
 //! - [`dial`]: connecting, paced by `--connect-rate`.
 //! - [`redirect`]: `--follow`'s redirect chain, the same for every
 //!   protocol.
@@ -20,6 +21,7 @@
 pub(crate) mod dial;
 pub(crate) mod h1;
 pub(crate) mod h2;
+pub(crate) mod h3;
 pub(crate) mod redirect;
 #[cfg(test)]
 mod tests;

@@ -95,7 +95,7 @@ impl Worker {
                     // Else the wait looks like a slow server.
                     false => format!(
                         "no complete response within --timeout {:?}: the request was never \
-                         sent (no connection was ready, or with --http2 the server's limit \
+                         sent (no connection was ready, or with --http2/--http3 the server's limit \
                          on concurrent streams allowed no new one)",
                         plan.timeout
                     ),

@@ -3,9 +3,11 @@
 //! the next request, exchange it, record it, think).
 
 use super::{InFlight, Worker};
+use crate::conn::Endpoints;
 use crate::session::Jar;
 use crate::transport::h1::H1Sender;
 use crate::transport::h2::{H2Sender, SharedConn};
+use crate::transport::h3::{H3Sender, SharedQuic};
 use crate::transport::{Runner, Transport};
 use pelt_core::ErrorKind;
 use std::rc::Rc;
@@ -77,7 +79,24 @@ pub(super) fn spawn_senders(worker: &Rc<Worker>, jars: Vec<Jar>) {
     let mut jars = jars.into_iter();
     let session = !plan.http.session.is_off();
     let mut jar = move || session.then(|| jars.next().unwrap_or_default());
-    if plan.streams > 0 {
+    if plan.quic.is_some() {
+        // HTTP/3: as HTTP/2, `streams` consecutive senders share each
+        // connection; all the worker's connections share its UDP socket.
+        let per_conn = plan.streams as usize;
+        let endpoints = Rc::new(Endpoints::default());
+        let mut shared = None;
+        for sender in 0..worker.senders.len() {
+            if sender % per_conn == 0 {
+                shared = Some(SharedQuic::new(plan.origins.len(), endpoints.clone()));
+            }
+            let conn = shared.clone().expect("set at the first stream");
+            tokio::task::spawn_local(run_sender(
+                worker.clone(),
+                sender,
+                H3Sender::new(conn, jar()),
+            ));
+        }
+    } else if plan.streams > 0 {
         // HTTP/2: `streams` consecutive senders share each connection.
         let per_conn = plan.streams as usize;
         let mut shared = None;

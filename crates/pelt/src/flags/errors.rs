@@ -9,7 +9,7 @@ use pelt_engine::EngineError;
 pub fn engine_error(e: &EngineError) -> String {
     match e {
         EngineError::Config(c) => config_error(c),
-        EngineError::Request(what) => format!("{what}; fix the request, or drop --http2"),
+        EngineError::Request(what) => format!("{what}; fix the request, or drop --http2 (or --http3)"),
         EngineError::Login(why) => format!("--login failed, no load sent: {why}"),
         EngineError::Runtime(io) => format!(
             "cannot start a worker's event loop: {io}; raise the open-file limit (ulimit -n) or use fewer -t threads"
@@ -42,16 +42,20 @@ pub fn config_error(e: &ConfigError) -> String {
         BadStreams => "--streams must be between 1 and 1000".into(),
         TooManyStreams => "-c × --streams must be at most 1,000,000 streams in flight; use fewer connections or streams, like -c 100 --streams 100".into(),
         ProxyWith => "--proxy works with plain HTTP/1.1 requests only for now; drop --http2, --follow or --unix-socket".into(),
-        StreamsWithoutHttp2 => "--streams is for HTTP/2; add --http2, or use -c for more HTTP/1.1 connections".into(),
-        NoKeepaliveWithHttp2 => "--no-keepalive is HTTP/1.1's Connection: close; HTTP/2 always reuses its connections, so drop one of them".into(),
+        StreamsWithoutHttp2 => "--streams is for HTTP/2; add --http2 (or --http3), or use -c for more HTTP/1.1 connections".into(),
+        NoKeepaliveWithHttp2 => "--no-keepalive is HTTP/1.1's Connection: close; HTTP/2 and HTTP/3 always reuse their connections, so drop one of them".into(),
+        Http3WithHttp2 => "--http2 and --http3 ask for different protocols; give one of them".into(),
+        Http3NeedsHttps => "--http3 runs over QUIC, which always uses TLS; use an https:// URL".into(),
+        Http3WithProxy => "--proxy cannot carry HTTP/3 (QUIC runs over UDP, and pelt speaks no CONNECT-UDP); drop --proxy or --http3".into(),
+        Http3WithUnixSocket => "--unix-socket cannot carry HTTP/3 (QUIC runs over UDP); drop --unix-socket or --http3".into(),
         BadConnectRate => "--connect-rate must be a number of connections per second, at least 0.001 and at most 10,000,000, like --connect-rate 100".into(),
         BadFollow => "--follow must be at most 100 redirects, like --follow 5".into(),
         AnyHostWithoutFollow => "--follow-any-host needs --follow N to say how many redirects to follow".into(),
-        AnyHostWithHttp2 => "--follow-any-host is for HTTP/1.1; with --http2, --follow follows redirects within the same origin only".into(),
+        AnyHostWithHttp2 => "--follow-any-host is for HTTP/1.1; with --http2 or --http3, --follow follows redirects within the same origin only".into(),
         UnixSocketTls => "--unix-socket carries plain HTTP only; use an http:// URL (the URL still gives the Host header and path)".into(),
         EmptyUnixSocket => "--unix-socket needs a path, like --unix-socket /run/app.sock".into(),
         AnyHostWithUnixSocket => "--follow-any-host cannot leave a --unix-socket (other origins have no socket); drop one of them".into(),
-        ConnectionScheduleWithHttp2 => "a -c schedule counts HTTP/1.1 connections; with --http2 use a --rate schedule, or a fixed -c with --streams".into(),
+        ConnectionScheduleWithHttp2 => "a -c schedule counts HTTP/1.1 connections; with --http2 or --http3 use a --rate schedule, or a fixed -c with --streams".into(),
         DuplicateHost { target, count } => {
             format!("{target} has {count} Host headers; give one (-H 'Host: NAME' or --host NAME)")
         }

@@ -213,10 +213,21 @@ pub struct RunArgs {
     #[arg(long)]
     pub http2: bool,
 
-    /// With --http2: concurrent streams per connection [default: 1]. Each
-    /// stream works like one HTTP/1.1 connection, so a closed loop keeps
-    /// c × N requests in flight, and --rate has a pool of c × N senders over
-    /// c connections.
+    /// Speak HTTP/3: QUIC over UDP to the URL's port, TLS 1.3 with ALPN h3,
+    /// so https:// URLs only. Certificates are verified as for TCP
+    /// (--insecure skips that). A port where nothing answers on UDP, a
+    /// TCP-only server included, counts `connect` errors after
+    /// --connect-timeout; a server that will not speak h3 counts `tls`
+    /// errors. The QUIC handshake (transport and TLS in one round trip) is
+    /// timed as connect. Not with --http2, --proxy (no CONNECT-UDP) or
+    /// --unix-socket.
+    #[arg(long)]
+    pub http3: bool,
+
+    /// With --http2 or --http3: concurrent streams per connection [default:
+    /// 1]. Each stream works like one HTTP/1.1 connection, so a closed loop
+    /// keeps c × N requests in flight, and --rate has a pool of c × N
+    /// senders over c connections.
     #[arg(long, value_name = "N")]
     pub streams: Option<u32>,
 
@@ -491,7 +502,7 @@ impl RunArgs {
         };
         // Not a re-check of validate(): it sees `streams: 1`, the default,
         // and cannot tell that `--streams` was given without `--http2`.
-        if a.streams.is_some() && !a.http2 {
+        if a.streams.is_some() && !a.http2 && !a.http3 {
             return Err(UserError(super::errors::config_error(
                 &pelt_core::ConfigError::StreamsWithoutHttp2,
             )));
@@ -500,6 +511,7 @@ impl RunArgs {
             keepalive: !a.no_keepalive,
             insecure: a.insecure,
             http2: a.http2,
+            http3: a.http3,
             streams: a.streams.unwrap_or(1),
             connect_to: a
                 .connect_to
@@ -839,6 +851,29 @@ mod tests {
             (
                 &["http://h/", "--http2", "-c", "1..4/2s"],
                 "a -c schedule counts HTTP/1.1 connections",
+            ),
+            (
+                &["https://h/", "--http3", "--http2"],
+                "--http2 and --http3 ask for different protocols",
+            ),
+            (&["http://h/", "--http3"], "use an https:// URL"),
+            (
+                &["https://h/", "--http3", "--proxy", "http://127.0.0.1:3128"],
+                "no CONNECT-UDP",
+            ),
+            (
+                &["https://h/", "--http3", "--unix-socket", "/x.sock"],
+                "--unix-socket cannot carry HTTP/3",
+            ),
+            (
+                &[
+                    "https://h/",
+                    "--http3",
+                    "--follow",
+                    "2",
+                    "--follow-any-host",
+                ],
+                "same origin only",
             ),
             (&["http://h/a\nb", "-n", "1"], "invalid URL"),
             (&["http://h/", "--rate", "1e300"], "at most 10,000,000"),

@@ -1,0 +1,192 @@
+//! QUIC connections for HTTP/3, on quinn: the run's client configuration
+//! (TLS 1.3 with ALPN `h3`, the same certificate rule as TCP's TLS), a
+//! worker's UDP endpoint, and the handshake timed, bounded by
+//! `--connect-timeout` and its failures classified.
+//!
+//! QUIC has no connect apart from its TLS handshake: one round trip sets
+//! up both, so a new connection's whole handshake is its `connect` time
+//! and it has no separate `tls` time.
+
+use super::tls::client_config;
+use super::{Addr, Established, Origin};
+use crate::outcome::Failure;
+use pelt_core::ErrorKind;
+use std::cell::RefCell;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Per-stream receive window: large, as HTTP/2's (`transport::h2`), so a
+/// fast server is not held back by flow control round trips.
+const STREAM_WINDOW: u32 = 1 << 20;
+/// The connection's receive window.
+const CONNECTION_WINDOW: u32 = 16 << 20;
+
+/// The TLS alert a server sends when it speaks none of the protocols
+/// offered by ALPN (RFC 8446 §6; QUIC carries it as error 0x100 + alert).
+const NO_APPLICATION_PROTOCOL: u64 = 0x100 + 120;
+
+/// The QUIC client configuration every HTTP/3 connection of a run uses:
+/// TLS 1.3 on ring, ALPN offering only `h3` (a server that will not speak
+/// HTTP/3 must fail visibly), certificates verified unless `insecure`.
+pub(crate) fn quic_client_config(insecure: bool) -> quinn::ClientConfig {
+    let mut tls = client_config(insecure, true);
+    tls.alpn_protocols = vec![b"h3".to_vec()];
+    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(Arc::new(tls))
+        .expect("ring offers TLS_AES_128_GCM_SHA256, QUIC's initial suite");
+    let mut transport = quinn::TransportConfig::default();
+    transport
+        .stream_receive_window(STREAM_WINDOW.into())
+        .receive_window(CONNECTION_WINDOW.into())
+        // A server opens no request streams towards its client (HTTP/3
+        // server push would be a unidirectional stream, and is not asked
+        // for: h3 sends no MAX_PUSH_ID).
+        .max_concurrent_bidi_streams(0u32.into());
+    let mut config = quinn::ClientConfig::new(Arc::new(crypto));
+    config.transport_config(Arc::new(transport));
+    config
+}
+
+/// A worker's QUIC endpoints: one UDP socket per address family, shared
+/// by all the worker's connections (quinn tells their packets apart by
+/// connection ID), opened when the first connection needs it. One socket
+/// per worker, not per connection: quinn reads and writes it in batches
+/// (recvmmsg, GSO) for all of them, and the worker's thread owns it, as
+/// it owns its TCP connections.
+#[derive(Debug, Default)]
+pub(crate) struct Endpoints {
+    v4: RefCell<Option<quinn::Endpoint>>,
+    v6: RefCell<Option<quinn::Endpoint>>,
+}
+
+impl Endpoints {
+    /// The endpoint that reaches `addr`, opened now if it is not yet.
+    /// Needs the worker's runtime: quinn spawns the socket's driver on it.
+    fn for_addr(&self, addr: &SocketAddr) -> std::io::Result<quinn::Endpoint> {
+        let (slot, any): (_, SocketAddr) = match addr {
+            SocketAddr::V4(_) => (&self.v4, (Ipv4Addr::UNSPECIFIED, 0).into()),
+            SocketAddr::V6(_) => (&self.v6, (Ipv6Addr::UNSPECIFIED, 0).into()),
+        };
+        if let Some(e) = &*slot.borrow() {
+            return Ok(e.clone());
+        }
+        let endpoint = quinn::Endpoint::client(any)?;
+        *slot.borrow_mut() = Some(endpoint.clone());
+        Ok(endpoint)
+    }
+}
+
+/// Opens a QUIC connection to `origin` (its address and TLS name) within
+/// `connect_timeout`, the handshake timed as its `connect` phase.
+pub(crate) async fn connect_quic(
+    endpoints: &Endpoints,
+    origin: &Origin,
+    config: &quinn::ClientConfig,
+    connect_timeout: Duration,
+) -> Result<(quinn::Connection, Established), Failure> {
+    let start = Instant::now();
+    // Refused by the configuration (`http.unix_socket` with `http.http3`).
+    let Addr::Tcp(addr) = &origin.addr else {
+        return Err(Failure::new(
+            ErrorKind::Connect,
+            format!("{}: QUIC needs a UDP address", origin.addr),
+        ));
+    };
+    // https:// only (the configuration says so), so there is a name.
+    let name = origin
+        .tls
+        .as_ref()
+        .map(|n| n.to_str().into_owned())
+        .unwrap_or_else(|| addr.ip().to_string());
+    let endpoint = endpoints.for_addr(addr).map_err(|e| {
+        Failure::new(
+            ErrorKind::Connect,
+            format!("{addr}: cannot open a UDP socket for QUIC: {e}"),
+        )
+    })?;
+    let connecting = endpoint
+        .connect_with(config.clone(), *addr, &name)
+        .map_err(|e| Failure::new(ErrorKind::Connect, format!("{addr}: {e}")))?;
+    match tokio::time::timeout(connect_timeout, connecting).await {
+        Ok(Ok(connection)) => Ok((
+            connection,
+            Established {
+                connect_ns: start.elapsed().as_nanos() as u64,
+                tls_ns: None,
+                tunnel_ns: None,
+            },
+        )),
+        Ok(Err(e)) => Err(handshake_failure(addr, &e)),
+        // UDP has no refusal to wait for: a port with nothing listening
+        // (or a TCP-only server) just never answers.
+        Err(_) => Err(Failure::new(
+            ErrorKind::Connect,
+            format!(
+                "{addr}: no QUIC handshake within --connect-timeout {connect_timeout:?}; \
+                 does an HTTP/3 server listen on this UDP port?"
+            ),
+        )),
+    }
+}
+
+/// Whether a QUIC error code carries a TLS alert.
+fn is_crypto(code: quinn::TransportErrorCode) -> bool {
+    (0x100..0x200).contains(&u64::from(code))
+}
+
+/// Classifies a failed handshake: TLS's errors (a certificate refused
+/// here, an alert from the server) as `tls`, the rest as `connect`.
+fn handshake_failure(addr: &SocketAddr, e: &quinn::ConnectionError) -> Failure {
+    use quinn::ConnectionError as E;
+    let (kind, detail) = match e {
+        E::TransportError(t) if is_crypto(t.code) => (ErrorKind::Tls, format!("{addr}: {t}")),
+        E::ConnectionClosed(c) if u64::from(c.error_code) == NO_APPLICATION_PROTOCOL => (
+            ErrorKind::Tls,
+            format!(
+                "{addr}: the server did not negotiate HTTP/3 over ALPN ({c}); \
+                 enable HTTP/3 on the server, or drop --http3"
+            ),
+        ),
+        E::ConnectionClosed(c) if is_crypto(c.error_code) => (
+            ErrorKind::Tls,
+            format!("{addr}: the server ended the TLS handshake: {c}"),
+        ),
+        E::VersionMismatch => (
+            ErrorKind::Connect,
+            format!("{addr}: the server speaks no QUIC version pelt does (QUIC v1)"),
+        ),
+        E::TimedOut => (
+            ErrorKind::Connect,
+            format!("{addr}: no answer to the QUIC handshake; does an HTTP/3 server listen on this UDP port?"),
+        ),
+        other => (ErrorKind::Connect, format!("{addr}: {other}")),
+    };
+    Failure::new(kind, detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_alerts_are_tls_failures_and_the_rest_connect_failures() {
+        let addr: SocketAddr = "127.0.0.1:443".parse().unwrap();
+        let alert =
+            quinn::ConnectionError::TransportError(quinn::TransportErrorCode::crypto(42).into());
+        assert_eq!(handshake_failure(&addr, &alert).kind, ErrorKind::Tls);
+        let f = handshake_failure(&addr, &quinn::ConnectionError::TimedOut);
+        assert_eq!(f.kind, ErrorKind::Connect);
+        assert!(f.detail.contains("UDP port"), "{}", f.detail);
+        let f = handshake_failure(&addr, &quinn::ConnectionError::VersionMismatch);
+        assert_eq!(f.kind, ErrorKind::Connect);
+    }
+
+    #[test]
+    fn the_client_offers_h3_only_over_tls13() {
+        // Builds (QUIC's initial suite is there) for both certificate rules.
+        let _ = quic_client_config(false);
+        let _ = quic_client_config(true);
+        let tls = client_config(false, true);
+        assert!(tls.alpn_protocols.is_empty(), "the caller sets ALPN");
+    }
+}

@@ -1,0 +1,475 @@
+//! The HTTP/3 transport, on `h3` over `h3-quinn`: streams as senders, as
+//! with HTTP/2.
+//!
+//! One QUIC connection carries `--streams N` senders, each sending one
+//! request at a time on a stream of its own. The first sender that needs
+//! the connection opens it (its request carries the handshake time as
+//! its connect time); the others wait for it, and a connection that ends
+//! is reopened by the next sender that needs it. A task per connection
+//! drives HTTP/3's control streams and retires the connection when it
+//! closes. The worker's connections share its UDP socket (`Endpoints`).
+//!
+//! Requests are the HTTP/2 transport's `http` parts (`PreparedH2`): the
+//! same method, URI and headers, the same byte counts (header sections
+//! sized as HPACK sizes them; QPACK's encoding is not reported by h3).
+//! Responses are timed by pelt's clock when read: quinn reads the socket,
+//! so the kernel's receive stamps are not seen (yet).
+
+use super::redirect::Redirects;
+use super::{Attempt, OpenConn, Runner, Transport};
+use crate::conn::{connect_quic, Endpoints};
+use crate::h2::{field_size, header_block_size};
+use crate::outcome::{is_redirect, Failure, Response};
+use crate::session::{jar::cookie_url, Jar};
+use bytes::{Buf, Bytes};
+use pelt_core::ErrorKind;
+use std::cell::{Cell, RefCell};
+use std::future::poll_fn;
+use std::rc::Rc;
+use tokio::sync::Notify;
+
+type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
+type RequestStream = h3::client::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
+
+/// Largest response header section accepted (decoded), as for HTTP/2
+/// (`transport::h2`'s `MAX_HEADER_LIST`): beyond it a response is refused
+/// and counted `invalid_response`.
+const MAX_FIELD_SECTION: u64 = 64 * 1024;
+
+/// The QUIC connections that `--streams` consecutive senders share: at
+/// most one live connection per origin.
+pub(crate) struct SharedQuic {
+    states: RefCell<Vec<State>>,
+    /// Wakes senders waiting for a connection being opened.
+    changed: Notify,
+    generation: Cell<u64>,
+    /// The worker's UDP sockets.
+    endpoints: Rc<Endpoints>,
+}
+
+enum State {
+    Idle,
+    Connecting,
+    Ready { send: SendRequest, generation: u64 },
+}
+
+impl SharedQuic {
+    pub fn new(origins: usize, endpoints: Rc<Endpoints>) -> Rc<SharedQuic> {
+        Rc::new(SharedQuic {
+            states: RefCell::new((0..origins).map(|_| State::Idle).collect()),
+            changed: Notify::new(),
+            generation: Cell::new(0),
+            endpoints,
+        })
+    }
+
+    /// Forgets connection `generation` of `origin` (it closed), so the
+    /// next sender opens a new one.
+    fn retire(&self, origin: usize, generation: u64) {
+        let mut states = self.states.borrow_mut();
+        if matches!(states[origin], State::Ready { generation: g, .. } if g == generation) {
+            states[origin] = State::Idle;
+        }
+    }
+}
+
+/// Puts an origin's connection back to idle if its opener gives up
+/// (failure, timeout or the end of the run), so waiting senders do not
+/// wait forever.
+struct Opening<'a> {
+    shared: &'a SharedQuic,
+    origin: usize,
+    armed: bool,
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.shared.states.borrow_mut()[self.origin] = State::Idle;
+            self.shared.changed.notify_waiters();
+        }
+    }
+}
+
+/// A sender that sends its requests as streams of a shared QUIC
+/// connection.
+pub(crate) struct H3Sender {
+    shared: Rc<SharedQuic>,
+    /// This sender's copy of the handle: `(origin, generation, handle)`.
+    send: Option<(usize, u64, SendRequest)>,
+    /// `--cookies`: this stream's jar, kept across new connections.
+    jar: Option<Box<Jar>>,
+}
+
+impl H3Sender {
+    pub fn new(shared: Rc<SharedQuic>, jar: Option<Jar>) -> H3Sender {
+        H3Sender {
+            shared,
+            send: None,
+            jar: jar.map(Box::new),
+        }
+    }
+
+    /// Makes `self.send` a handle on a live connection to `origin`,
+    /// opening one if there is none.
+    async fn handle(
+        &mut self,
+        w: &impl Runner,
+        origin: usize,
+        attempt: &mut Attempt,
+    ) -> Result<(), Failure> {
+        loop {
+            let waiting = {
+                let states = self.shared.states.borrow();
+                match &states[origin] {
+                    State::Ready { send, generation } => {
+                        attempt.reused = true;
+                        if !matches!(&self.send, Some((o, g, _)) if *o == origin && g == generation)
+                        {
+                            self.send = Some((origin, *generation, send.clone()));
+                        }
+                        return Ok(());
+                    }
+                    State::Connecting => true,
+                    State::Idle => false,
+                }
+            };
+            if waiting {
+                self.shared.changed.notified().await;
+                continue;
+            }
+            self.shared.states.borrow_mut()[origin] = State::Connecting;
+            let mut opening = Opening {
+                shared: &self.shared,
+                origin,
+                armed: true,
+            };
+            w.connect_gate().permit(w, true).await?;
+            let plan = w.plan();
+            let config = plan.quic.as_ref().expect("planned for HTTP/3");
+            let (quic, est) = connect_quic(
+                &self.shared.endpoints,
+                &plan.origins[origin],
+                config,
+                plan.connect_timeout,
+            )
+            .await?;
+            let open = OpenConn::new(w);
+            // h3's defaults but for grease (reserved frame and setting
+            // types that test a peer's tolerance): a load test measures
+            // the server, and sends only what it asks for.
+            let (mut driver, send) = h3::client::builder()
+                .max_field_section_size(MAX_FIELD_SECTION)
+                .send_grease(false)
+                .build(h3_quinn::Connection::new(quic))
+                .await
+                .map_err(|e| {
+                    Failure::new(
+                        ErrorKind::Connect,
+                        format!(
+                            "{}: HTTP/3 could not start on the QUIC connection: {e}",
+                            plan.origins[origin].addr
+                        ),
+                    )
+                })?;
+            w.record_connection(&est);
+            let generation = self.shared.generation.get() + 1;
+            self.shared.generation.set(generation);
+            let shared = self.shared.clone();
+            tokio::task::spawn_local(async move {
+                // Ends when the connection closes, however; its streams
+                // see the error themselves. Counted open until then.
+                let _open = open;
+                let _ = poll_fn(|cx| driver.poll_close(cx)).await;
+                shared.retire(origin, generation);
+            });
+            self.shared.states.borrow_mut()[origin] = State::Ready {
+                send: send.clone(),
+                generation,
+            };
+            opening.armed = false;
+            self.shared.changed.notify_waiters();
+            self.send = Some((origin, generation, send));
+            attempt.reused = false;
+            return Ok(());
+        }
+    }
+
+    /// Sends `req` (with `body`, if any) on a new stream and reads its
+    /// response head: the stream, for its body.
+    async fn exchange(
+        &mut self,
+        req: http::Request<()>,
+        body: Option<&Bytes>,
+        earlier: u64,
+    ) -> Result<(http::Response<()>, RequestStream), Failure> {
+        let (_, _, send) = self.send.as_mut().expect("handle() set it");
+        let io = |e: &h3::error::StreamError, kind| {
+            let mut f = classify(e, kind, 0);
+            f.bytes_in = earlier;
+            f
+        };
+        // Waits while the server's limit on concurrent streams is reached.
+        let mut stream = send
+            .send_request(req)
+            .await
+            .map_err(|e| io(&e, ErrorKind::Write))?;
+        if let Some(body) = body {
+            stream
+                .send_data(body.clone())
+                .await
+                .map_err(|e| io(&e, ErrorKind::Write))?;
+        }
+        stream
+            .finish()
+            .await
+            .map_err(|e| io(&e, ErrorKind::Write))?;
+        let response = stream
+            .recv_response()
+            .await
+            .map_err(|e| io(&e, ErrorKind::Read))?;
+        Ok((response, stream))
+    }
+
+    async fn once(
+        &mut self,
+        w: &impl Runner,
+        target: u32,
+        sender: usize,
+        attempt: &mut Attempt,
+    ) -> Result<Response, Failure> {
+        let plan = w.plan();
+        let origin = plan.target_origin[target as usize];
+        self.handle(w, origin, attempt).await?;
+        let request = &plan.h2_requests[target as usize];
+        let mut head = request.request();
+        *head.version_mut() = http::Version::HTTP_3;
+        if let Some(jar) = &mut self.jar {
+            let url = &plan.cookie_urls[target as usize];
+            attempt.cookie |= jar.add_to(head.headers_mut(), url);
+        }
+        attempt.sent = Some(w.mark_sent(sender));
+        let body = (!request.body.is_empty()).then_some(&request.body);
+        let (response, mut stream) = self.exchange(head, body, 0).await?;
+        attempt.bytes_out = request.bytes_out;
+        attempt.first_byte = Some(w.now());
+        if let Some(jar) = &mut self.jar {
+            jar.absorb_headers(response.headers(), &plan.cookie_urls[target as usize]);
+        }
+        let status = response.status().as_u16();
+        let location =
+            (plan.http.follow > 0 && is_redirect(status)).then(|| location_of(&response));
+        // The worker's first response only (ab's "Server Software").
+        let server = w.wants_server().then(|| {
+            response
+                .headers()
+                .get(http::header::SERVER)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_owned())
+                .filter(|v| !v.is_empty())
+        });
+        let resp = read_body(&mut stream, &response, 0).await?;
+        if let Some(server) = server {
+            w.note_server(server);
+        }
+        match location {
+            Some(location) => self.follow(w, target, resp, location, attempt).await,
+            None => Ok(resp),
+        }
+    }
+
+    /// `--follow` over HTTP/3: each redirect is a new stream on the same
+    /// connection (same origin only, as with HTTP/2). The chain is one
+    /// request.
+    async fn follow(
+        &mut self,
+        w: &impl Runner,
+        target: u32,
+        mut resp: Response,
+        mut location: String,
+        attempt: &mut Attempt,
+    ) -> Result<Response, Failure> {
+        let plan = w.plan();
+        let t = &plan.targets[target as usize];
+        let prepared = &plan.h2_requests[target as usize];
+        let mut chain = Redirects::new(t);
+        while is_redirect(resp.status) {
+            let same = chain.step(&plan.http, &location, resp.status, resp.bytes_in)?;
+            if !same {
+                // Refused by the configuration; a guard all the same.
+                return Err(Failure::new(
+                    ErrorKind::InvalidResponse,
+                    format!(
+                        "redirect to another origin, {}, over HTTP/3; drop --http3 to follow it",
+                        chain.url
+                    ),
+                ));
+            }
+            let mut req = prepared.request();
+            *req.version_mut() = http::Version::HTTP_3;
+            let method = chain.method;
+            *req.method_mut() = http::Method::from_bytes(method.as_bytes()).map_err(|_| {
+                Failure::new(
+                    ErrorKind::InvalidResponse,
+                    format!("invalid method {method}"),
+                )
+            })?;
+            let uri = format!(
+                "{}://{}{}",
+                prepared.uri.scheme_str().unwrap_or("https"),
+                prepared.uri.authority().map_or("", |a| a.as_str()),
+                chain.url.path_and_query
+            );
+            *req.uri_mut() = uri.parse().map_err(|e| {
+                Failure::new(
+                    ErrorKind::InvalidResponse,
+                    format!(
+                        "cannot follow the redirect to {} over HTTP/3: {e}",
+                        chain.url
+                    ),
+                )
+            })?;
+            let send_body = chain.body && !prepared.body.is_empty();
+            if !chain.body {
+                req.headers_mut().remove(http::header::CONTENT_LENGTH);
+                req.headers_mut().remove(http::header::CONTENT_TYPE);
+            }
+            let cookie_url = self.jar.as_ref().map(|_| cookie_url(&chain.url));
+            if let (Some(jar), Some(url)) = (&mut self.jar, &cookie_url) {
+                attempt.cookie |= jar.add_to(req.headers_mut(), url);
+            }
+            let earlier = resp.bytes_in;
+            let body = send_body.then_some(&prepared.body);
+            let (response, mut stream) = self.exchange(req, body, earlier).await?;
+            attempt.bytes_out += match send_body {
+                true => prepared.bytes_out,
+                false => prepared.bytes_out - prepared.body.len() as u64,
+            };
+            if let (Some(jar), Some(url)) = (&mut self.jar, &cookie_url) {
+                jar.absorb_headers(response.headers(), url);
+            }
+            location = match is_redirect(response.status().as_u16()) {
+                true => location_of(&response),
+                false => String::new(),
+            };
+            resp = read_body(&mut stream, &response, earlier).await?;
+        }
+        Ok(resp)
+    }
+}
+
+/// A response's Location header (empty if it has none).
+fn location_of(response: &http::Response<()>) -> String {
+    response
+        .headers()
+        .get(http::header::LOCATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Reads a response's body to the end, counting it. `earlier` bytes of
+/// the same request (earlier redirects) are added to `bytes_in`.
+async fn read_body(
+    stream: &mut RequestStream,
+    response: &http::Response<()>,
+    earlier: u64,
+) -> Result<Response, Failure> {
+    let status = response.status().as_u16();
+    let mut bytes_in = earlier + field_size(":status", 3) + header_block_size(response.headers());
+    let mut body_bytes = 0u64;
+    loop {
+        match stream.recv_data().await {
+            Ok(Some(chunk)) => {
+                let n = chunk.remaining() as u64;
+                body_bytes += n;
+                bytes_in += n;
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let mut f = classify(&e, ErrorKind::Read, status);
+                f.bytes_in = bytes_in;
+                return Err(f);
+            }
+        }
+    }
+    Ok(Response {
+        status,
+        bytes_in,
+        body_bytes,
+        reusable: true,
+    })
+}
+
+impl Transport for H3Sender {
+    async fn attempt(
+        &mut self,
+        w: &impl Runner,
+        target: u32,
+        sender: usize,
+        attempt: &mut Attempt,
+    ) -> Result<Response, Failure> {
+        self.once(w, target, sender, attempt).await
+    }
+
+    fn reset(&mut self) {
+        // The shared connection outlives a failed stream; if the
+        // connection itself failed, its driver retires it.
+    }
+}
+
+/// Classifies an h3 stream error; `otherwise` is the kind for the phase
+/// it came from (write before the request is out, read after).
+fn classify(e: &h3::error::StreamError, otherwise: ErrorKind, status: u16) -> Failure {
+    use h3::error::StreamError as S;
+    let (kind, detail) = match e {
+        S::RemoteTerminate { code, .. } => (
+            ErrorKind::Reset,
+            format!("the server reset the stream ({code})"),
+        ),
+        S::RemoteClosing { .. } => (
+            ErrorKind::Closed,
+            "the server is closing the connection (GOAWAY) and took no new stream".to_string(),
+        ),
+        S::ConnectionError { 0: c, .. } => connection_failure(c, otherwise),
+        S::StreamError { code, reason, .. } => (
+            ErrorKind::InvalidResponse,
+            format!("not valid HTTP/3 ({code}: {reason}); does the server speak HTTP/3?"),
+        ),
+        other => (otherwise, other.to_string()),
+    };
+    Failure {
+        kind,
+        detail,
+        bytes_in: 0,
+        status,
+    }
+}
+
+/// Classifies the end of a connection as its streams see it.
+fn connection_failure(e: &h3::error::ConnectionError, otherwise: ErrorKind) -> (ErrorKind, String) {
+    use h3::error::ConnectionError as C;
+    use h3::quic::ConnectionErrorIncoming as I;
+    match e {
+        C::Remote {
+            0: I::ApplicationClose { error_code },
+            ..
+        } => {
+            let code = h3::error::Code::from(*error_code);
+            match code == h3::error::Code::H3_NO_ERROR {
+                true => (
+                    ErrorKind::Closed,
+                    "the server closed the QUIC connection".to_string(),
+                ),
+                false => (
+                    ErrorKind::Reset,
+                    format!("the server closed the QUIC connection with {code}"),
+                ),
+            }
+        }
+        C::Remote { 0: I::Timeout, .. } | C::Timeout { .. } => (
+            ErrorKind::Read,
+            "the QUIC connection timed out: no packet from the server within its idle timeout"
+                .to_string(),
+        ),
+        other => (otherwise, format!("the QUIC connection failed: {other}")),
+    }
+}

@@ -3,12 +3,11 @@
 //! failures HTTP/3 meets: a certificate not trusted, a UDP port where
 //! nothing answers, and flags that QUIC cannot work with.
 
-
-use serde_json::Value;
-use std::time::{Duration, Instant};
 use pelt_testkit::aioquic::H3Server;
 use pelt_testkit::nginx::self_signed_cert;
 use pelt_testkit::pelt::{pelt, run_json, run_json_no_response, server};
+use serde_json::Value;
+use std::time::{Duration, Instant};
 
 fn error_examples(r: &Value) -> String {
     r["error_examples"].to_string()

@@ -200,7 +200,7 @@ pub enum Design {
         runs_b: usize,
     },
     /// One new run against a prediction interval of baseline runs
-    /// ([`crate::predict`]).
+    /// (`predict`).
     Prediction {
         /// The baseline's runs.
         baseline_runs: usize,

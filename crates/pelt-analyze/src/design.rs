@@ -172,7 +172,7 @@ fn upper_normal(z: f64) -> f64 {
 }
 
 /// A run reduced for the design's checks: when it started and its
-/// values, in the order of [`crate::runs::metrics`].
+/// values, in the order of `runs::metrics`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timed {
     /// Start, ms since the Unix epoch (0: unknown).
@@ -302,7 +302,7 @@ pub fn theil_sen(x: &[f64], y: &[f64]) -> f64 {
 /// verdict is any other stay as they are, and so do one new run's
 /// against a baseline's prediction interval, whose spread already holds
 /// the drift between the baseline's runs (see
-/// [`crate::predict::design_notes`]).
+/// `predict::design_notes`).
 pub fn withhold_material(rows: &mut [Row], design: &TimeDesign) {
     if !design.confounded() {
         return;

@@ -27,7 +27,7 @@
 //! `Δ` (when `Δ = 0` it is the classical prediction interval of the next
 //! run: the new run falls outside it 5 % of the time, half of that above).
 //! The interval goes through the same verdict rules as every comparison
-//! (see [`crate::compare`]): a *regression* when it lies wholly above no
+//! (see `compare`): a *regression* when it lies wholly above no
 //! change, *material* when wholly beyond the margin.
 //!
 //! Latency is compared on the log scale because run-to-run noise is

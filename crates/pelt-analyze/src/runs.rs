@@ -1,6 +1,6 @@
 //! Saved runs compared: each [`RunSummary`] reduced to one value per
 //! metric (from its merged histogram), and B's runs compared with A's,
-//! run by run (see [`crate::compare`] for why the run is the unit).
+//! run by run (see `compare` for why the run is the unit).
 //!
 //! ```
 //! use pelt_analyze::runs::{compare_values, metrics};
@@ -129,7 +129,7 @@ pub struct Row {
     /// The comparison, or why the values could not be compared.
     pub result: Result<Comparison, AnalyzeError>,
     /// The design confounds the change with time and its material
-    /// verdict was withheld (see [`crate::design::withhold_material`]).
+    /// verdict was withheld (see `design::withhold_material`).
     pub confounded: bool,
 }
 

@@ -7,7 +7,7 @@
 //! more than half of each second's requests failed, five seconds in a row.
 //! A second's failed share is `(requests - successes) / requests` of its
 //! `IntervalRow`, the same "failed" as everywhere else (judged in
-//! [`crate::watch`]). A second in
+//! `watch`). A second in
 //! which no request ended (or, for a latency, none was timed) is no
 //! evidence either way: it neither counts towards the duration nor breaks
 //! the streak.

@@ -6,7 +6,7 @@
 //! # Consecutive response times: lag-1 autocorrelation
 //!
 //! A percentile's interval from the order statistics of `n` requests
-//! (see [`crate::summary::quantile_ci`]) assumes `n` independent draws.
+//! (see `summary::quantile_ci`) assumes `n` independent draws.
 //! When slow requests come in runs (a queue at the server, a client that
 //! stalled, a pause in a neighbour) neighbouring requests carry much the
 //! same information, and the interval is too narrow. The lag-1

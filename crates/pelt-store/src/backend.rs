@@ -99,7 +99,7 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 /// The SQL spoken, where the two differ (column types, placeholders).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
-    /// SQLite ([`crate::sqlite::Sqlite`]).
+    /// SQLite (`sqlite::Sqlite`).
     Sqlite,
     /// PostgreSQL (`pg::Postgres`, the `postgres` feature).
     Postgres,

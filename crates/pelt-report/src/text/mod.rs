@@ -5,8 +5,13 @@
 //! connection times, a histogram), and says which latency is the headline
 //! and what it can and cannot see.
 
+mod latency;
+mod targets;
+mod timeline;
+
 use crate::units::{bytes, rate, thousands};
 use hdrhistogram::Histogram;
+use latency::*;
 use pelt_core::summary::GRACE;
 use pelt_core::{
     human_ns, ErrorKind, FailureKind, Human, LatencyStats, Load, RunSummary, TargetStats,
@@ -14,6 +19,8 @@ use pelt_core::{
 };
 use std::fmt::{self, Write};
 use std::time::Duration;
+use targets::*;
+use timeline::*;
 
 /// Rows of the per-second timeline printed before it is left to JSON/CSV.
 const MAX_TIMELINE_ROWS: usize = 60;
@@ -304,81 +311,6 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     Ok(())
 }
 
-/// One line per target: counts, response-time percentiles, and the mix of
-/// status classes and failure kinds.
-fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
-    let t = &s.total;
-    let c = &s.config;
-    writeln!(
-        o,
-        "Targets      requests        ok    failed       p50       p90       p99  target (statuses; failures)"
-    )?;
-    let empty = TargetStats::default();
-    for (i, target) in c.targets.iter().enumerate().take(MAX_TARGET_ROWS) {
-        let n = t.targets.get(i).unwrap_or(&empty);
-        let p = |q: f64| match &n.response {
-            Some(h) if !h.is_empty() => human_ns(pelt_core::rank::quantile(h, q)).to_string(),
-            _ => "-".to_string(),
-        };
-        let mut mix: String = n
-            .classes()
-            .map(|(class, k)| format!("{class}xx {}", thousands(k)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let failures: Vec<String> = ErrorKind::ALL
-            .iter()
-            .filter(|k| n.error_kinds[k.index()] > 0)
-            .map(|k| format!("{} {}", k.name(), thousands(n.error_kinds[k.index()])))
-            .collect();
-        if !failures.is_empty() {
-            if !mix.is_empty() {
-                mix.push_str("; ");
-            }
-            mix.push_str(&failures.join(", "));
-        }
-        let weight = if target.weight == 1 {
-            String::new()
-        } else {
-            format!(" (weight {})", target.weight)
-        };
-        writeln!(
-            o,
-            "  {:>19} {:>9} {:>9} {:>9} {:>9} {:>9}  {} {}{weight}  ({})",
-            thousands(n.requests),
-            thousands(n.successes),
-            thousands(n.failed()),
-            p(0.5),
-            p(0.9),
-            p(0.99),
-            target.method,
-            target.url,
-            if mix.is_empty() { "none" } else { &mix },
-        )?;
-    }
-    if c.targets.len() > MAX_TARGET_ROWS {
-        writeln!(
-            o,
-            "  ... {} more targets in --format json",
-            c.targets.len() - MAX_TARGET_ROWS
-        )?;
-    }
-    if c.targets.len() > MAX_TIMED_TARGETS {
-        writeln!(
-            o,
-            "  targets after the first {} are counted but not timed (no per-target percentiles)",
-            thousands(MAX_TIMED_TARGETS as u64)
-        )?;
-    }
-    // Said once, so that nobody reads a target's p99 beside the run's as
-    // if they were as exact.
-    writeln!(
-        o,
-        "  per-target percentiles are within {}% (the run's above within 0.1%)",
-        pelt_core::recorder::TARGET_PRECISION_PERCENT
-    )?;
-    writeln!(o)
-}
-
 /// Why the run took longer than planned, when it did: late sending (a
 /// client that fell behind sends requests due earlier after the planned
 /// end) and the wait for responses still due. Users otherwise read `-d 3s`
@@ -421,175 +353,6 @@ fn write_overrun(o: &mut String, s: &RunSummary) -> fmt::Result {
     Ok(())
 }
 
-fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
-    let t = &s.total;
-    let rate_mode = s.is_rate_mode();
-    if t.response.is_empty() {
-        // A table of 0.00ns would read as a very fast server.
-        return writeln!(
-            o,
-            "Latency      no responses: nothing was timed (see the failures below)\n"
-        );
-    }
-    let columns: Vec<(&str, LatencyStats)> = if rate_mode {
-        vec![
-            ("response time*", LatencyStats::of(&t.response)),
-            ("service time", LatencyStats::of(&t.service)),
-            ("send lag", LatencyStats::of(&t.send_lag)),
-            ("first byte", LatencyStats::of(&t.ttfb)),
-        ]
-    } else {
-        vec![
-            ("latency*", LatencyStats::of(&t.response)),
-            ("first byte", LatencyStats::of(&t.ttfb)),
-            // Per connection opened, not per request as ab's row is.
-            ("connect**", LatencyStats::of(&t.connect)),
-        ]
-    };
-    write!(o, "Latency     ")?;
-    for (name, _) in &columns {
-        write!(o, "{name:>16}")?;
-    }
-    writeln!(o)?;
-    type Pick = fn(&LatencyStats) -> String;
-    let rows: [(&str, Pick); 4] = [
-        ("min", |l| human_ns(l.min).to_string()),
-        ("mean", |l| human_ns(l.mean as u64).to_string()),
-        ("stdev", |l| human_ns(l.stdev as u64).to_string()),
-        ("max", |l| human_ns(l.max).to_string()),
-    ];
-    // A column with no samples (no connection opened, say) shows a dash.
-    let cell = |l: &LatencyStats, text: String| if l.count == 0 { "-".to_string() } else { text };
-    for (label, pick) in &rows[..3] {
-        write!(o, "  {label:<10}")?;
-        for (_, l) in &columns {
-            write!(o, "{:>16}", cell(l, pick(l)))?;
-        }
-        writeln!(o)?;
-    }
-    for p in pelt_core::PERCENTILES {
-        write!(o, "  {:<10}", format!("p{p}"))?;
-        for (_, l) in &columns {
-            write!(o, "{:>16}", cell(l, human_ns(l.at(p)).to_string()))?;
-        }
-        writeln!(o)?;
-    }
-    let (label, pick) = &rows[3];
-    write!(o, "  {label:<10}")?;
-    for (_, l) in &columns {
-        write!(o, "{:>16}", cell(l, pick(l)))?;
-    }
-    writeln!(o)?;
-    if rate_mode {
-        writeln!(
-            o,
-            "  * headline: response time runs from each request's scheduled send time, so time spent\n    \
-             waiting for a connection counts, as it would for a user (a request the send window\n    \
-             sent early is timed from its send). Service time runs from the actual send; send lag\n    \
-             is the difference."
-        )?;
-    } else {
-        writeln!(
-            o,
-            "  * closed loop: each connection waits for a response before sending again, so queueing\n    \
-             at the server is not seen (a slow server just gets fewer requests). For the latency\n    \
-             users would see at a given load, run with --rate."
-        )?;
-        writeln!(
-            o,
-            "  ** connect: once per connection opened ({}), not per request as ab's Connect row;\n    \
-             with keep-alive most requests open none.",
-            thousands(t.connections)
-        )?;
-        if let Some((each, all)) = per_request(s) {
-            // ab's two "Time per request" lines, the figures ab users look for.
-            writeln!(
-                o,
-                "  Time per request (ab): {} mean, {} across all concurrent requests",
-                human_ns(each),
-                human_ns(all)
-            )?;
-        }
-    }
-    if let Some(mean) = t.read_lag_ns_sum.checked_div(t.kernel_timed) {
-        writeln!(
-            o,
-            "  * clock: {} of {} responses timed at their arrival by the kernel (receive stamps);\n    \
-             pelt read them {} later on average (at most {}), which no figure includes.",
-            thousands(t.kernel_timed),
-            thousands(t.service.len()),
-            human_ns(mean),
-            human_ns(t.read_lag_ns_max)
-        )?;
-        if t.tx_stamped > 0 {
-            writeln!(
-                o,
-                "    {} requests' departures timed by the kernel too (transmit stamps, --tx-stamps).",
-                thousands(t.tx_stamped)
-            )?;
-        }
-        write_send_window(o, s)?;
-    } else if !t.service.is_empty() {
-        writeln!(
-            o,
-            "  * clock: pelt's own, when it read each response (the kernel stamps only HTTP/1.1\n    \
-             over TCP on Linux); a busy client adds its lateness to service time."
-        )?;
-    }
-    if !t.tls.is_empty() {
-        let l = LatencyStats::of(&t.tls);
-        writeln!(
-            o,
-            "  TLS handshake: mean {}, p99 {}, max {}",
-            human_ns(l.mean as u64),
-            human_ns(l.at(99.0)),
-            human_ns(l.max)
-        )?;
-    }
-    if let Some(mean) = t.tunnel_ns_sum.checked_div(t.tunnels) {
-        // --proxy with https: TCP connect (above, to the proxy) and the
-        // CONNECT tunnel are separate steps.
-        writeln!(
-            o,
-            "  Proxy tunnel (CONNECT, after the TCP connect to the proxy): mean {}, max {} ({} tunnels)",
-            human_ns(mean),
-            human_ns(t.tunnel_ns_max),
-            thousands(t.tunnels)
-        )?;
-    }
-    if rate_mode && !t.connect.is_empty() {
-        let l = LatencyStats::of(&t.connect);
-        writeln!(
-            o,
-            "  TCP connect: mean {}, p99 {}, max {} ({} connections)",
-            human_ns(l.mean as u64),
-            human_ns(l.at(99.0)),
-            human_ns(l.max),
-            thousands(t.connections)
-        )?;
-    }
-    writeln!(o)
-}
-
-/// ab's "Time per request": the run's length times the connections over
-/// the requests (each connection's mean time per request, waits between
-/// included), and the run's length over the requests ("across all
-/// concurrent requests"); nanoseconds. A closed loop without a schedule only.
-fn per_request(s: &RunSummary) -> Option<(u64, u64)> {
-    let t = &s.total;
-    if s.is_rate_mode() || s.config.load.schedule().is_some() || t.requests == 0 {
-        return None;
-    }
-    let all = s.elapsed.as_nanos() as f64 / t.requests as f64;
-    let streams = if s.config.http.multiplexed() {
-        s.config.http.streams.max(1)
-    } else {
-        1
-    };
-    let each = all * f64::from(s.config.load.connections()) * f64::from(streams);
-    Some((each as u64, all as u64))
-}
-
 /// A histogram of response times in log-spaced buckets from the fastest
 /// response to p99.9 (latency spans orders of magnitude; equal-width
 /// buckets would put nearly everything in the first), plus one bucket for
@@ -621,131 +384,6 @@ fn write_send_window(o: &mut String, s: &RunSummary) -> fmt::Result {
         thousands(rate.round() as u64),
         Human(width / 2),
     )
-}
-
-fn write_histogram(o: &mut String, h: &Histogram<u64>) -> std::fmt::Result {
-    if h.len() < 2 || h.max() == h.min() {
-        return Ok(());
-    }
-    let low = h.min().max(1);
-    let top = pelt_core::rank::quantile(h, 0.999).max(low + 1);
-    let ratio = (top as f64 / low as f64).powf(1.0 / HISTOGRAM_BUCKETS as f64);
-    let mut buckets = Vec::new();
-    let mut from = 0u64;
-    for i in 1..=HISTOGRAM_BUCKETS {
-        let to = if i == HISTOGRAM_BUCKETS {
-            top
-        } else {
-            ((low as f64) * ratio.powi(i as i32)) as u64
-        };
-        if to < from {
-            continue;
-        }
-        buckets.push((to, h.count_between(from, to)));
-        from = h.next_non_equivalent(to);
-    }
-    if h.max() >= from {
-        let tail = h.count_between(from, h.max());
-        match buckets.last_mut() {
-            // The max is within display rounding of p99.9 ("304ms" twice
-            // would read as a bug): one row up to the max holds both.
-            Some(last) if human_ns(last.0).to_string() == human_ns(h.max()).to_string() => {
-                *last = (h.max(), last.1 + tail);
-            }
-            _ => buckets.push((h.max(), tail)),
-        }
-    }
-    let peak = buckets.iter().map(|b| b.1).max().unwrap_or(1).max(1);
-    writeln!(o, "Response time histogram (up to, count)")?;
-    for (to, n) in buckets {
-        let bar = (n * BAR_WIDTH).div_ceil(peak) as usize;
-        writeln!(
-            o,
-            "  {:>9} {:>10} {}",
-            human_ns(to).to_string(),
-            thousands(n),
-            "■".repeat(bar)
-        )?;
-    }
-    writeln!(o)
-}
-
-fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result {
-    if s.timeline.len() < 2 {
-        return Ok(());
-    }
-    writeln!(
-        o,
-        "\nPer second (response time of the requests completed in it)"
-    )?;
-    // With a schedule, what it planned for each second, beside the result.
-    let (plan_title, plan): (&str, fn(&pelt_core::IntervalRow) -> String) =
-        match (s.config.load.schedule(), s.is_rate_mode()) {
-            (None, _) => ("", |_| String::new()),
-            (Some(_), true) => ("offered", |r| {
-                r.offered
-                    .map_or(String::new(), |n| thousands(n.round() as u64))
-            }),
-            (Some(_), false) => ("conns", |r| {
-                r.active_connections
-                    .map_or(String::new(), |n| n.to_string())
-            }),
-        };
-    let cell = |v: String| {
-        if plan_title.is_empty() {
-            String::new()
-        } else {
-            format!(" {v:>9}")
-        }
-    };
-    writeln!(
-        o,
-        "  {:>11}{} {:>10} {:>9} {:>8} {:>10} {:>10} {:>10}",
-        "seconds",
-        cell(plan_title.into()),
-        "requests",
-        "req/s",
-        "failed",
-        "p50",
-        "p99",
-        "max"
-    )?;
-    // Intervals follow wall-clock seconds, so the first and last are
-    // partial: label each with the part of the run it covers, and give
-    // its rate over that part (a partial second's count is no dip).
-    for row in s.timeline.iter().take(MAX_TIMELINE_ROWS) {
-        let (from, to) = s.row_span(row);
-        if to <= from && row.requests == 0 {
-            // A wall-clock second that began as the run ended, with
-            // nothing in it: a `4.00-4.00 0 - 0 0.00ns` row says nothing.
-            continue;
-        }
-        let digits = if to - from < pelt_core::summary::MIN_RATE_SPAN_S {
-            2
-        } else {
-            1
-        };
-        writeln!(
-            o,
-            "  {:>11}{} {:>10} {:>9} {:>8} {:>10} {:>10} {:>10}",
-            format!("{from:.digits$}-{to:.digits$}"),
-            cell(plan(row)),
-            thousands(row.requests),
-            s.row_rate(row).map_or("-".to_string(), rate),
-            thousands(row.failed),
-            human_ns(row.p50_ns).to_string(),
-            human_ns(row.p99_ns).to_string(),
-            human_ns(row.max_ns).to_string(),
-        )?;
-    }
-    if s.timeline.len() > MAX_TIMELINE_ROWS {
-        writeln!(
-            o,
-            "  ... {} more seconds in --format json",
-            s.timeline.len() - MAX_TIMELINE_ROWS
-        )?;
-    }
-    Ok(())
 }
 
 /// `--buckets`: the headline latency counted into the user's ranges, in

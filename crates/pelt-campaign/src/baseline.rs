@@ -2,15 +2,23 @@
 //! (`tag:X`, `label:X`, `last:N`) chooses them by one rule (like with
 //! like, complete, never the candidate itself); [`rows`] compares a new
 //! run or runs with them, through the same verdict method as `pelt
-//! compare`, A's values read from the history's figure columns.
+//! compare`, A's values read from the history's figure columns; the
+//! `against_*` functions make the whole [`Comparison`] that `pelt
+//! compare --baseline`, `pelt run --baseline` and `pelt sweep --baseline`
+//! print and gate on, and [`usable_runs`] checks a gate before any load.
 
+use crate::compare::{values, Comparison, Options};
 use crate::history::store_error;
 use crate::{Error, Result};
 use pelt_analyze::alike::{self, Mismatch};
+use pelt_analyze::design::{self, Timed};
+use pelt_analyze::headline;
 use pelt_analyze::latency::Latency;
 use pelt_analyze::runs::{self, compare_values, Row};
 use pelt_core::{RunConfig, RunSummary};
+use pelt_report::compare::Context;
 use pelt_store::{Filter, Kind, Metric, RunRow, Store};
+use std::path::PathBuf;
 
 /// Which recorded runs make the baseline.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -324,6 +332,253 @@ pub fn single_url(runs: &[RunSummary]) -> Option<String> {
     });
     let first = urls.next()?;
     urls.all(|u| u == first).then_some(first)
+}
+
+/// Names of recorded runs, `#ID` each.
+fn names(rows: &[RunRow]) -> Vec<String> {
+    rows.iter().map(|r| format!("#{}", r.id)).collect()
+}
+
+/// A comparison whose A side is the baseline's recorded runs.
+fn comparison(
+    spec: &Spec,
+    a: &[RunRow],
+    b: Vec<String>,
+    rows: Vec<Row>,
+    context: Context,
+) -> Comparison {
+    let mut preface = format!("baseline {}: recorded runs as A\n", spec.describe());
+    if b.len() == 1 {
+        preface.push_str(&prediction_note(&rows));
+    }
+    Comparison {
+        rows,
+        context: Context {
+            baseline: Some(spec.describe()),
+            ..context
+        },
+        a: names(a),
+        sources: (
+            a.iter().map(|r| format!("history:{}", r.id)).collect(),
+            b.clone(),
+        ),
+        b,
+        paired: false,
+        runs: (Vec::new(), Vec::new()),
+        preface,
+    }
+}
+
+/// Said above a one-run comparison's table: how its intervals are made,
+/// and at what confidence (the column says 95 %; these are wider).
+fn prediction_note(rows: &[Row]) -> String {
+    let confidence = rows
+        .iter()
+        .find_map(|r| r.result.as_ref().ok().and_then(|c| c.confidence))
+        .unwrap_or(pelt_analyze::CONFIDENCE);
+    format!(
+        "one run against the baseline's run-to-run spread: each interval is a {:.1}% Student t prediction\n\
+         interval of the baseline runs (log scale for latency; A = their geometric mean), {:.1}% so that\n\
+         the gate over all metrics calls a regression that is not there at most 5% of the time\n",
+        confidence * 100.0,
+        confidence * 100.0
+    )
+}
+
+/// `pelt compare --baseline SPEC FILE...`: B's results files against the
+/// recorded runs `spec` selects. B's runs must be alike too (they stand
+/// for one candidate); A's values are the history's figure columns, or
+/// read from the recorded results files for a latency other than
+/// response time.
+pub fn against_files(
+    store: &mut Store,
+    spec: &Spec,
+    files: &[PathBuf],
+    o: &Options,
+) -> Result<Comparison> {
+    crate::results::once_each(files, "each of B's runs is one replicate")?;
+    let b: Vec<RunSummary> = files
+        .iter()
+        .map(|f| crate::results::load(f))
+        .collect::<Result<_>>()?;
+    let b_names: Vec<String> = files.iter().map(|f| crate::results::label(f)).collect();
+    let mut b_mismatches = alike::mismatches(&b[0].config, b_names.iter().cloned().zip(b.iter()));
+    if !b_mismatches.is_empty() && !o.allow_mismatch {
+        return Err(Error::Other(alike::refusal(
+            &format!("{} (B's first run)", b_names[0]),
+            &b_mismatches,
+            "--allow-mismatch",
+        )));
+    }
+    let selection = spec.select(store, &b, None, o.allow_mismatch)?;
+    let a = &selection.runs;
+    let b_timed = crate::compare::timed(&b, o.latency);
+    // The baseline's runs were recorded before these, as a rule: the
+    // change is confounded with time like any before/after.
+    let a_timed: Vec<Timed> = a
+        .iter()
+        .map(|r| {
+            Ok(Timed {
+                started_ms: r.started_ms.max(0) as u64,
+                values: match o.latency {
+                    // The figure columns hold response time only.
+                    Latency::ResponseTime => stored_values(r),
+                    other => recorded_values(store, r.id, other)?,
+                },
+            })
+        })
+        .collect::<Result<_>>()?;
+    // One new run is judged against the baseline's prediction interval
+    // (pelt_analyze::predict): the rank test needs 39 baseline runs.
+    let (av, bv) = (values(&a_timed), values(&b_timed));
+    let mut rows = match bv.as_slice() {
+        [one] => pelt_analyze::predict::compare_values(&av, one),
+        more => compare_values(&av, more, false),
+    };
+    rows = o.latency.judge(rows);
+    let time_design = design::assess(&runs::metrics(), &a_timed, &b_timed, o.sequential_ok);
+    design::withhold_material(&mut rows, &time_design);
+    b_mismatches.extend(selection.allowed.iter().cloned());
+    let context = Context {
+        design: Some(time_design),
+        warnings: headline::group_warnings(
+            b_names
+                .iter()
+                .cloned()
+                .zip(b.iter().map(|s| s.warnings.as_slice())),
+        ),
+        runs: b.len(),
+        allowed: b_mismatches,
+        notes: selection.notes.clone(),
+        latency: o.latency,
+        baseline: None,
+    };
+    Ok(comparison(spec, a, b_names, rows, context))
+}
+
+/// `pelt run ... --baseline SPEC`: the run just made (recorded as `id`,
+/// left out of its own baseline) against the baseline. Sequential by
+/// nature: the report says so, with any trend within the baseline
+/// (`pelt_analyze::predict::design_notes` says why verdicts stand).
+pub fn against_run(
+    store: &mut Store,
+    spec: &Spec,
+    summary: &RunSummary,
+    id: Option<i64>,
+    allow_mismatch: bool,
+) -> Result<Comparison> {
+    let selection = spec.select(store, std::slice::from_ref(summary), id, allow_mismatch)?;
+    let a = &selection.runs;
+    let this_values = runs::values(summary);
+    let rows = rows(a, std::slice::from_ref(&this_values));
+    let name = id.map_or_else(|| "this run".to_string(), |id| format!("#{id} (this run)"));
+    let timed = |started_ms: u64, values: Vec<f64>| Timed { started_ms, values };
+    let baseline: Vec<Timed> = a
+        .iter()
+        .map(|r| timed(r.started_ms.max(0) as u64, stored_values(r)))
+        .collect();
+    let this = [timed(summary.env.started_unix_ms, this_values)];
+    let context = Context {
+        design: Some(design::assess(&runs::metrics(), &baseline, &this, false)),
+        notes: selection.notes.clone(),
+        allowed: selection.allowed.clone(),
+        runs: 1,
+        ..Context::default()
+    };
+    Ok(comparison(spec, a, vec![name], rows, context))
+}
+
+/// A sweep's capacity against the baseline's sweeps.
+#[derive(Debug, Clone)]
+pub struct SweepJudgement {
+    /// The comparison; `None` when this sweep found no capacity, so there
+    /// is nothing to set against the baseline.
+    pub comparison: Option<Comparison>,
+    /// Baseline sweeps left out because they found no capacity (`#ID`).
+    pub left_out: Vec<String>,
+}
+
+/// `pelt sweep ... --baseline SPEC`: this sweep's capacity (`id`
+/// recorded, `step` the summary of the step that set it) against the
+/// capacities of the recorded sweeps `spec` selects, by `pelt compare`'s
+/// method with capacity's margin (5 %, a sweep's resolution).
+pub fn against_sweep(
+    store: &mut Store,
+    spec: &Spec,
+    step: &RunSummary,
+    id: Option<i64>,
+    capacity: Option<f64>,
+) -> Result<SweepJudgement> {
+    let url = single_url(std::slice::from_ref(step));
+    let a = spec.sweeps(store, url.as_deref(), id)?;
+    let (a, without): (Vec<RunRow>, Vec<RunRow>) =
+        a.into_iter().partition(|r| r.figures.capacity.is_some());
+    let left_out = names(&without);
+    let Some(b) = capacity else {
+        return Ok(SweepJudgement {
+            comparison: None,
+            left_out,
+        });
+    };
+    if a.is_empty() {
+        return Err(Error::other(format!(
+            "no recorded sweep with a capacity matches --baseline {}; see pelt history trend --metric capacity",
+            spec.describe()
+        )));
+    }
+    let values: Vec<f64> = a.iter().filter_map(|r| r.figures.capacity).collect();
+    let metric = pelt_analyze::sweep::capacity_metric();
+    let rows = vec![Row {
+        result: pelt_analyze::compare::compare_unpaired(&metric, &values, &[b]),
+        metric,
+        confounded: false,
+    }];
+    let name = id.map_or_else(
+        || "this sweep".to_string(),
+        |id| format!("#{id} (this sweep)"),
+    );
+    let context = Context {
+        runs: a.len() + 1,
+        ..Context::default()
+    };
+    let mut comparison = comparison(spec, &a, vec![name], rows, context);
+    // A capacity is one figure, not a prediction interval of runs.
+    comparison.preface = format!("baseline {}: recorded runs as A\n", spec.describe());
+    Ok(SweepJudgement {
+        comparison: Some(comparison),
+        left_out,
+    })
+}
+
+/// How many recorded runs `spec` holds that do `config`'s work, counted
+/// by the one rule of likeness a gate uses, with why others do not count
+/// (empty when none were found at all). A gate needs
+/// [`MIN_BASELINE_RUNS`](pelt_analyze::predict::MIN_BASELINE_RUNS) of
+/// them to give a verdict: check before any load.
+pub fn usable_runs(
+    store: &mut Store,
+    spec: &Spec,
+    config: &RunConfig,
+    allow_mismatch: bool,
+) -> Result<(usize, String)> {
+    let mut url = config.targets[0].url.clone();
+    pelt_store::Redactor::default().url(&mut url);
+    Ok(
+        match spec.select_like(
+            store,
+            config,
+            &[],
+            Some(url.to_string()),
+            None,
+            allow_mismatch,
+        ) {
+            Ok(selection) => (selection.runs.len(), String::new()),
+            // None at all says itself in the count; runs doing other work
+            // are named, so the user sees why they do not count.
+            Err(e) if e.to_string().starts_with("no recorded run") => (0, String::new()),
+            Err(e) => (0, format!(" ({e})")),
+        },
+    )
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //!   throughput against concurrency, from a typed [`SweepSpec`].
 //! - [`experiment`] runs variants x load levels in counterbalanced
 //!   blocks, from a plan, and compares them.
-//! - [`baseline`] chooses recorded runs to compare new ones with.
+//! - [`compare`] judges two sets of runs ([`Comparison`]), and
+//!   [`baseline`] new runs against recorded ones, by one method.
 //! - [`history`] records runs, sweeps and experiments as they end.
 //! - [`calibrate`] measures this machine's ceiling as a load generator.
 //!
@@ -27,6 +28,7 @@
 pub mod baseline;
 pub mod calibrate;
 mod cancel;
+pub mod compare;
 mod error;
 pub mod execute;
 pub mod experiment;
@@ -36,6 +38,7 @@ pub mod results;
 pub mod sweep;
 
 pub use cancel::Cancel;
+pub use compare::Comparison;
 pub use error::{Error, Result};
 pub use execute::{execute, Keep, Until};
 pub use observe::{Observer, RunObserver, Unobserved};

@@ -1,0 +1,258 @@
+//! Comparisons of runs, judged by one method: two sets of results files
+//! ([`Comparison::files`]), or new runs against a baseline of recorded
+//! ones (`baseline::against_*`). `pelt compare`, `pelt run --baseline`,
+//! `pelt sweep --baseline` and a program's CI gate all make a
+//! [`Comparison`], and render or gate it by the same rules.
+//!
+//! Each run is reduced to one value per metric (from its merged
+//! histogram) and the runs, not the requests, are compared: see
+//! pelt-analyze for why and how; pelt-report renders the result.
+
+use crate::results::{label, load, once_each};
+use crate::{Error, Result};
+use pelt_analyze::alike::{self, Mismatch};
+use pelt_analyze::design::{self, Timed};
+use pelt_analyze::headline;
+use pelt_analyze::latency::Latency;
+use pelt_analyze::runs::{self, Row};
+use pelt_core::RunSummary;
+use pelt_report::compare::{self as render, Context};
+use pelt_report::html::Labeled;
+use std::path::PathBuf;
+
+/// How two sets of runs are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// A's and B's runs were made in pairs (A1 with B1, ...): compare the
+    /// differences within pairs.
+    pub paired: bool,
+    /// Which latency the percentile metrics are of.
+    pub latency: Latency,
+    /// The runs were made one side after the other on purpose: keep the
+    /// material verdicts a sequential design would otherwise withhold.
+    pub sequential_ok: bool,
+    /// Compare runs whose work differs, listing the differences, instead
+    /// of refusing.
+    pub allow_mismatch: bool,
+}
+
+/// A judged comparison of A's runs with B's, ready to render or gate on.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// One row per metric: the change, its interval and the verdict.
+    pub rows: Vec<Row>,
+    /// What the report says around the table: design, warnings, notes.
+    pub context: Context,
+    /// A's runs, each by its name (a file's label, or `#ID` of a
+    /// recorded run).
+    pub a: Vec<String>,
+    /// B's runs, each by its name.
+    pub b: Vec<String>,
+    /// A's and B's runs as JSON names them (a file's path, or
+    /// `history:ID`).
+    pub sources: (Vec<String>, Vec<String>),
+    /// Whether runs were compared in pairs.
+    pub paired: bool,
+    /// A's and B's runs themselves, for charts; empty for a baseline,
+    /// whose runs are rows of the history.
+    pub runs: (Vec<RunSummary>, Vec<RunSummary>),
+    /// Lines said above the text table (a baseline says what it is).
+    pub preface: String,
+}
+
+impl Comparison {
+    /// A's results files against B's (each file one run), after the
+    /// checks that make it a fair comparison: no run twice, like with
+    /// like (refused, naming the differences, unless `allow_mismatch`).
+    pub fn files(a_files: &[PathBuf], b_files: &[PathBuf], o: &Options) -> Result<Comparison> {
+        if o.paired && a_files.len() != b_files.len() {
+            return Err(Error::other(format!(
+                "--paired needs as many B runs as A runs (got {} and {}); drop --paired to compare them as independent sets",
+                a_files.len(),
+                b_files.len()
+            )));
+        }
+        // The same run twice on one side would count as two runs' evidence.
+        once_each(a_files, "each of A's runs is one replicate")?;
+        once_each(b_files, "each of B's runs is one replicate")?;
+        // ... and on both sides it would be compared with itself.
+        let both: Vec<PathBuf> = a_files.iter().chain(b_files).cloned().collect();
+        once_each(&both, "a run on both sides would be compared with itself")?;
+        let load_all =
+            |files: &[PathBuf]| files.iter().map(|f| load(f)).collect::<Result<Vec<_>>>();
+        let (a, b) = (load_all(a_files)?, load_all(b_files)?);
+        let allowed = like_with_like(a_files, &a, b_files, &b, o.allow_mismatch)?;
+        let (ta, tb) = (timed(&a, o.latency), timed(&b, o.latency));
+        let mut rows = runs::compare_values(&values(&ta), &values(&tb), o.paired);
+        rows = o.latency.judge(rows);
+        let time_design = design::assess(&runs::metrics(), &ta, &tb, o.sequential_ok);
+        design::withhold_material(&mut rows, &time_design);
+        let names = |files: &[PathBuf]| files.iter().map(|f| label(f)).collect::<Vec<_>>();
+        let paths = |files: &[PathBuf]| {
+            files
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+        };
+        let context = Context {
+            design: Some(time_design),
+            warnings: headline::group_warnings(
+                names(a_files)
+                    .into_iter()
+                    .zip(&a)
+                    .chain(names(b_files).into_iter().zip(&b))
+                    .map(|(name, s)| (name, s.warnings.as_slice())),
+            ),
+            runs: a.len() + b.len(),
+            allowed,
+            notes: alike::servers(&a[0].config, &b[0].config)
+                .map(|d| format!("A and B ran against different servers ({d}): compared as two servers doing the same work."))
+                .into_iter()
+                .collect(),
+            latency: o.latency,
+            baseline: None,
+        };
+        Ok(Comparison {
+            rows,
+            context,
+            a: names(a_files),
+            b: names(b_files),
+            sources: (paths(a_files), paths(b_files)),
+            paired: o.paired,
+            runs: (a, b),
+            preface: String::new(),
+        })
+    }
+
+    /// The runs pelt was short of CPU in (`client_busy`), by name: there
+    /// the client may have set the pace, and a difference be pelt's.
+    pub fn client_busy(&self) -> Vec<String> {
+        self.a
+            .iter()
+            .zip(&self.runs.0)
+            .chain(self.b.iter().zip(&self.runs.1))
+            .filter(|(_, s)| runs::client_busy(s))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// The report as text: the preface, then `pelt compare`'s table.
+    pub fn text(&self) -> String {
+        let table = render::text(&self.rows, &self.a, &self.b, self.paired, &self.context);
+        format!("{}{table}", self.preface)
+    }
+
+    /// The report as Markdown.
+    pub fn markdown(&self) -> String {
+        render::markdown_report(&self.rows, &self.context)
+    }
+
+    /// The report as JSON (`pelt.compare/1`).
+    pub fn json(&self) -> String {
+        render::json(
+            &self.rows,
+            &self.sources.0,
+            &self.sources.1,
+            self.paired,
+            &self.context,
+        )
+    }
+
+    /// The report as a self-contained HTML page with charts; `None` when
+    /// the runs are not at hand (a baseline of recorded runs).
+    pub fn html(&self) -> Option<String> {
+        if self.runs.0.is_empty() || self.runs.1.is_empty() {
+            return None;
+        }
+        Some(render::html(
+            &self.rows,
+            &labeled(&self.a, &self.runs.0),
+            &labeled(&self.b, &self.runs.1),
+            self.paired,
+            &self.context,
+        ))
+    }
+
+    /// Whether a gate can judge: at least one metric has a verdict. A
+    /// gate that could not judge must not pass.
+    pub fn has_verdict(&self) -> bool {
+        pelt_analyze::predict::gate_has_verdict(&self.rows)
+    }
+
+    /// Whether any metric regressed (materially, if `material_only`).
+    pub fn regressed(&self, material_only: bool) -> bool {
+        runs::regressed(&self.rows, material_only)
+    }
+}
+
+/// Each run with its name, for charts.
+fn labeled<'a>(names: &[String], runs: &'a [RunSummary]) -> Vec<Labeled<'a>> {
+    names
+        .iter()
+        .zip(runs)
+        .map(|(label, summary)| Labeled {
+            label: label.clone(),
+            summary,
+        })
+        .collect()
+}
+
+/// Each run's start and values (its percentiles of `latency`), for the
+/// comparison and the design's checks.
+pub fn timed(runs: &[RunSummary], latency: Latency) -> Vec<Timed> {
+    runs.iter()
+        .map(|s| Timed {
+            started_ms: s.env.started_unix_ms,
+            values: pelt_analyze::latency::values(s, latency),
+        })
+        .collect()
+}
+
+/// The values of each timed run.
+pub(crate) fn values(t: &[Timed]) -> Vec<Vec<f64>> {
+    t.iter().map(|r| r.values.clone()).collect()
+}
+
+/// Like with like (see `pelt_analyze::alike`): every run, A's and B's,
+/// against A's first, and each complete. Differences refuse the
+/// comparison (naming them) unless `allow`, when they are returned to be
+/// listed in the report. Two files holding the same run (the same start
+/// and work) are refused whatever `allow` says: a run compared with
+/// itself is no evidence.
+fn like_with_like(
+    a_files: &[PathBuf],
+    a: &[RunSummary],
+    b_files: &[PathBuf],
+    b: &[RunSummary],
+    allow: bool,
+) -> Result<Vec<Mismatch>> {
+    for (fa, ra) in a_files.iter().zip(a) {
+        for (fb, rb) in b_files.iter().zip(b) {
+            if ra.env.started_unix_ms == rb.env.started_unix_ms
+                && ra.env.started_unix_ms != 0
+                && ra.config == rb.config
+            {
+                return Err(Error::other(format!(
+                    "'{}' and '{}' are the same run (same start and configuration), on both sides; \
+                     give each run on one side only",
+                    fa.display(),
+                    fb.display()
+                )));
+            }
+        }
+    }
+    let all = a_files
+        .iter()
+        .zip(a)
+        .chain(b_files.iter().zip(b))
+        .map(|(f, s)| (label(f), s));
+    let mismatches = alike::mismatches(&a[0].config, all);
+    if mismatches.is_empty() || allow {
+        return Ok(mismatches);
+    }
+    Err(Error::Other(alike::refusal(
+        &format!("{} (A's first run)", label(&a_files[0])),
+        &mismatches,
+        "--allow-mismatch",
+    )))
+}

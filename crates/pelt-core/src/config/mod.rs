@@ -24,12 +24,13 @@ pub use load::{
     MIN_RATE,
 };
 pub use pick::{splitmix64, Order, TargetPicker};
-pub use proxy::{Proxy, ProxyOptions};
+pub use proxy::{Proxy, ProxyOptions, ProxyUrlError};
 pub use target::{
     check_header, check_method, unregistered_method, Target, MAX_BODY, REGISTERED_METHODS,
 };
 pub use words::{
-    apply_host, check_host, default_method, parse_header, userinfo, RequestWords, WordError,
+    add_authorization, apply_host, check_host, default_method, parse_header, request_line,
+    userinfo, RequestWords, WordError,
 };
 
 use crate::duration::secs;

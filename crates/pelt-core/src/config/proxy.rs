@@ -37,7 +37,87 @@ pub struct ProxyOptions {
     pub no_proxy: Vec<String>,
 }
 
+/// Why a proxy URL cannot be used (what is wrong with it; a command line
+/// adds which flag or variable gave it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProxyUrlError(pub String);
+
+impl Proxy {
+    /// `http://[user:pass@]host[:port]` (a trailing `/` allowed): the
+    /// user and password become the `Proxy-Authorization` value.
+    pub fn parse(text: &str) -> Result<Proxy, ProxyUrlError> {
+        let text = text.trim();
+        let scheme = text.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+        match scheme.as_deref() {
+            Some("http") => {}
+            Some(s) => {
+                return Err(ProxyUrlError(format!(
+                    "unsupported proxy scheme '{s}://' (pelt speaks to HTTP proxies only)"
+                )))
+            }
+            None => return Err(ProxyUrlError("expected a URL starting with http://".into())),
+        }
+        let (plain, authorization) = match crate::secrets::split_userinfo(text) {
+            Some((plain, basic)) => (plain, Some(basic)),
+            None => (text.to_string(), None),
+        };
+        let url = Url::parse(&plain).map_err(|e| ProxyUrlError(e.reason.to_string()))?;
+        if url.path_and_query != "/" {
+            return Err(ProxyUrlError(format!(
+                "a proxy URL has no path, found '{}'",
+                url.path_and_query
+            )));
+        }
+        Ok(Proxy {
+            host: url.host,
+            port: url.port,
+            authenticated: authorization.is_some(),
+            authorization,
+        })
+    }
+}
+
 impl ProxyOptions {
+    /// `proxy` for every target.
+    pub fn all_through(proxy: Proxy) -> ProxyOptions {
+        ProxyOptions {
+            http: Some(proxy.clone()),
+            https: Some(proxy),
+            no_proxy: Vec::new(),
+        }
+    }
+
+    /// The proxies `HTTP_PROXY`, `HTTPS_PROXY` and `NO_PROXY` name (in
+    /// upper or lower case, as curl reads them; empty ones unset), read
+    /// through `var`. A bad URL is refused with the variable's name.
+    pub fn from_env(
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<ProxyOptions, (&'static str, ProxyUrlError)> {
+        let var = |name: &str| {
+            [name.to_string(), name.to_ascii_lowercase()]
+                .iter()
+                .find_map(|n| var(n).filter(|v| !v.trim().is_empty()))
+        };
+        let from = |name: &'static str| {
+            var(name)
+                .map(|url| Proxy::parse(&url).map_err(|e| (name, e)))
+                .transpose()
+        };
+        Ok(ProxyOptions {
+            http: from("HTTP_PROXY")?,
+            https: from("HTTPS_PROXY")?,
+            no_proxy: var("NO_PROXY")
+                .map(|v| {
+                    v.split(',')
+                        .map(|h| h.trim().to_string())
+                        .filter(|h| !h.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+    }
+
     /// No proxy at all.
     pub fn is_off(&self) -> bool {
         self.http.is_none() && self.https.is_none()
@@ -98,6 +178,40 @@ impl ProxyOptions {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn proxy_urls_are_http_with_optional_credentials() {
+        let p = Proxy::parse("http://u:p%40ss@127.0.0.1:3128").unwrap();
+        assert_eq!((p.host.as_str(), p.port), ("127.0.0.1", 3128));
+        assert_eq!(p.authorization.as_deref(), Some("Basic dTpwQHNz"));
+        let p = Proxy::parse("http://proxy/").unwrap();
+        assert_eq!((p.port, p.authorization), (80, None));
+        for bad in [
+            "socks5://127.0.0.1:1080",
+            "https://p:3128",
+            "127.0.0.1:3128",
+            "http://p:3128/x",
+        ] {
+            assert!(Proxy::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_environment_names_proxies_as_curl_reads_it() {
+        let env = |n: &str| match n {
+            "http_proxy" => Some("http://127.0.0.1:3128".to_string()),
+            "HTTPS_PROXY" => Some(" ".to_string()),
+            "NO_PROXY" => Some("localhost, .internal,".to_string()),
+            _ => None,
+        };
+        let o = ProxyOptions::from_env(env).unwrap();
+        assert_eq!(o.http.map(|p| p.port), Some(3128));
+        assert!(o.https.is_none(), "an empty variable is unset");
+        assert_eq!(o.no_proxy, ["localhost", ".internal"]);
+        let bad = |n: &str| (n == "HTTPS_PROXY").then(|| "socks5://p:1".to_string());
+        assert_eq!(ProxyOptions::from_env(bad).unwrap_err().0, "HTTPS_PROXY");
+    }
+
     use super::*;
 
     #[test]

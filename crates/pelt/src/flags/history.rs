@@ -208,7 +208,7 @@ pub struct Select {
 
 impl Select {
     pub fn filter(&self) -> Result<Filter, UserError> {
-        let now = now_ms();
+        let now = pelt_core::civil::now_unix_ms();
         let when = |w: &Option<String>, flag: &str| {
             w.as_deref()
                 .map(|w| parse_when(w, now).map_err(|e| UserError(format!("{flag}: {e}"))))
@@ -309,77 +309,20 @@ pub struct TrendArgs {
     pub allow_mismatch: bool,
 }
 
-/// Milliseconds since the Unix epoch of `when`: a date (2026-05-01, UTC),
-/// a date and time (2026-05-01T14:30[:00]), or a time ago (90m, 36h, 7d,
-/// 2w).
+/// `--since`/`--until`'s WHEN, by pelt-core's rule
+/// ([`pelt_core::civil::parse_when`]), worded for the flag.
 pub fn parse_when(when: &str, now_ms: i64) -> Result<i64, String> {
-    let w = when.trim();
-    let bad = || {
+    pelt_core::civil::parse_when(when, now_ms).ok_or_else(|| {
         format!(
             "invalid time '{}': give a date like 2026-05-01, a UTC time like 2026-05-01T14:30, or a time ago like 36h or 7d",
-            w.escape_debug()
+            when.trim().escape_debug()
         )
-    };
-    if let Some(unit) = w.chars().last().filter(|c| "smhdw".contains(*c)) {
-        if let Ok(n) = w[..w.len() - 1].parse::<u64>() {
-            let secs = match unit {
-                's' => 1,
-                'm' => 60,
-                'h' => 3600,
-                'd' => 86_400,
-                _ => 7 * 86_400,
-            };
-            return Ok(now_ms - (n.saturating_mul(secs).min(i64::MAX as u64 / 1000) as i64) * 1000);
-        }
-    }
-    let (date, time) = w.split_once(['T', ' ']).unwrap_or((w, "00:00:00"));
-    let d: Vec<&str> = date.split('-').collect();
-    let t: Vec<&str> = time.split(':').collect();
-    if d.len() != 3 || !(2..=3).contains(&t.len()) {
-        return Err(bad());
-    }
-    let num = |s: &str| s.parse::<i64>().map_err(|_| bad());
-    let (y, m, day) = (num(d[0])?, num(d[1])?, num(d[2])?);
-    let (h, min, s) = (num(t[0])?, num(t[1])?, t.get(2).map_or(Ok(0), |s| num(s))?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || h > 23 || min > 59 || s > 60 {
-        return Err(bad());
-    }
-    Ok(
-        (pelt_core::civil::days_from_civil(y, m as u32, day as u32) * 86_400
-            + h * 3600
-            + min * 60
-            + s)
-            * 1000,
-    )
-}
-
-/// Now, in ms since the Unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_and_times_ago() {
-        assert_eq!(parse_when("1970-01-02", 0).unwrap(), 86_400_000);
-        assert_eq!(parse_when("2000-03-01T00:00", 0).unwrap(), 951_868_800_000);
-        assert_eq!(
-            parse_when("2026-11-21 16:03:01", 0).unwrap(),
-            1_795_276_981_000
-        );
-        assert_eq!(
-            parse_when("2d", 200_000_000).unwrap(),
-            200_000_000 - 172_800_000
-        );
-        for bad in ["yesterday", "2026-13-01", "12", "2026-01-01T25:00"] {
-            assert!(parse_when(bad, 0).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn tags_are_key_value_or_a_name() {

@@ -4,9 +4,8 @@
 
 use crate::UserError;
 use clap::Args;
-use pelt_core::targets::TargetsFormat;
-use pelt_core::{Proxy, ProxyOptions, SessionOptions, Target};
-use std::path::Path;
+use pelt_core::config::add_authorization;
+use pelt_core::{Proxy, ProxyOptions, ProxyUrlError, SessionOptions, Target};
 
 /// Cookies, a login and credentials: what makes each sender a user.
 #[derive(Debug, Clone, Args)]
@@ -61,7 +60,7 @@ impl SessionArgs {
                     .into(),
             ));
         }
-        Ok(Some(pelt_store::secrets::basic_authorization(creds)))
+        Ok(Some(pelt_core::secrets::basic_authorization(creds)))
     }
 
     /// Adds `-A`'s header to every target that has no Authorization.
@@ -75,49 +74,14 @@ impl SessionArgs {
     }
 }
 
-fn add_authorization(t: &mut Target, value: &str) {
-    if !t
-        .headers
-        .iter()
-        .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
-    {
-        t.headers.push(("Authorization".into(), value.to_string()));
-    }
-}
-
-/// `METHOD URL [BODY|<FILE]`: the targets file's siege line, method first
-/// (as the request line reads). Relative `<FILE`s are from the current
-/// directory.
+/// `--login 'METHOD URL [BODY|<FILE]'`, by pelt-core's rule for a
+/// request line, worded for the flag.
 pub fn parse_login(text: &str) -> Result<Target, UserError> {
-    let bad = |why: &str| {
+    pelt_core::config::request_line(text).map_err(|e| {
         UserError(format!(
-            "--login: {why}; write it as 'METHOD URL [BODY|<FILE]', like 'POST http://127.0.0.1:8080/login user=a&pass=b'"
+            "--login: {e}; write it as 'METHOD URL [BODY|<FILE]', like 'POST http://127.0.0.1:8080/login user=a&pass=b'"
         ))
-    };
-    let text = text.trim();
-    if text.contains('\n') {
-        return Err(bad("expected one line"));
-    }
-    let mut words = text.splitn(3, char::is_whitespace);
-    let (Some(method), Some(url)) = (words.next(), words.next()) else {
-        return Err(bad("expected a method and a URL"));
-    };
-    if method.contains("://") || !method.chars().all(|c| c.is_ascii_alphabetic()) {
-        return Err(bad(&format!(
-            "expected a method like POST first, found {method:?}"
-        )));
-    }
-    let rest = words.next().unwrap_or("").trim();
-    let line = format!("{url} {} {rest}", method.to_ascii_uppercase());
-    let mut targets =
-        pelt_core::targets::parse(&line, TargetsFormat::Siege, "--login", Path::new("."))
-            // Its message alone: the file name and line (`--login:1`)
-            // would repeat the flag that bad() names.
-            .map_err(|e| bad(&e.message))?;
-    match targets.len() {
-        1 => Ok(targets.remove(0)),
-        _ => Err(bad("expected one request")),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -125,30 +89,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_login_line_is_method_url_body() {
-        let t = parse_login("POST http://127.0.0.1:1/login user=a&pass=b").unwrap();
-        assert_eq!(t.method, "POST");
-        assert_eq!(t.url.path_and_query, "/login");
-        assert_eq!(t.body, b"user=a&pass=b");
-        let t = parse_login("get http://127.0.0.1:1/").unwrap();
-        assert_eq!((t.method.as_str(), t.body.len()), ("GET", 0));
-        for bad in [
-            "",
-            "POST",
-            "http://h/ POST",
-            "POST notaurl",
-            "P0ST http://h/",
-        ] {
-            assert!(parse_login(bad).is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
     fn a_bad_login_names_the_flag_once() {
         // Issue 22 §8: "--login: --login:1: ..." named it twice.
         let e = parse_login("POST notaurl").unwrap_err().0;
         assert!(e.starts_with("--login: "), "{e}");
-        assert!(!e.contains("--login:1"), "{e}");
         assert_eq!(e.matches("--login").count(), 1, "{e}");
     }
 }
@@ -176,73 +120,26 @@ impl ProxyArgs {
     /// The proxy options these flags ask for.
     pub fn options(&self) -> Result<ProxyOptions, UserError> {
         if let Some(url) = &self.proxy {
-            let p = parse_proxy(url, "--proxy")?;
-            return Ok(ProxyOptions {
-                http: Some(p.clone()),
-                https: Some(p),
-                no_proxy: Vec::new(),
-            });
+            return Ok(ProxyOptions::all_through(parse_proxy(url, "--proxy")?));
         }
         if !self.proxy_from_env {
             return Ok(ProxyOptions::default());
         }
-        let var = |name: &str| {
-            [name.to_string(), name.to_ascii_lowercase()]
-                .iter()
-                .find_map(|n| std::env::var(n).ok().filter(|v| !v.trim().is_empty()))
-        };
-        let from = |name: &str| var(name).map(|url| parse_proxy(&url, name)).transpose();
-        Ok(ProxyOptions {
-            http: from("HTTP_PROXY")?,
-            https: from("HTTPS_PROXY")?,
-            no_proxy: var("NO_PROXY")
-                .map(|v| {
-                    v.split(',')
-                        .map(|h| h.trim().to_string())
-                        .filter(|h| !h.is_empty())
-                        .collect()
-                })
-                .unwrap_or_default(),
-        })
+        ProxyOptions::from_env(|name| std::env::var(name).ok())
+            .map_err(|(name, e)| proxy_error(name, &e))
     }
 }
 
-/// `http://[user:pass@]host[:port]` (a trailing `/` allowed) as a proxy;
-/// `from` names the flag or variable in errors.
-pub fn parse_proxy(text: &str, from: &str) -> Result<Proxy, UserError> {
-    let bad = |why: String| {
-        UserError(format!(
-            "{from}: {why}; give an HTTP proxy like http://127.0.0.1:3128 or http://user:pass@proxy:3128"
-        ))
-    };
-    let text = text.trim();
-    let scheme = text.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
-    match scheme.as_deref() {
-        Some("http") => {}
-        Some(s) => {
-            return Err(bad(format!(
-                "unsupported proxy scheme '{s}://' (pelt speaks to HTTP proxies only)"
-            )))
-        }
-        None => return Err(bad("expected a URL starting with http://".into())),
-    }
-    let (plain, authorization) = match pelt_store::secrets::split_userinfo(text) {
-        Some((plain, basic)) => (plain, Some(basic)),
-        None => (text.to_string(), None),
-    };
-    let url = pelt_core::Url::parse(&plain).map_err(|e| bad(e.reason))?;
-    if url.path_and_query != "/" {
-        return Err(bad(format!(
-            "a proxy URL has no path, found '{}'",
-            url.path_and_query
-        )));
-    }
-    Ok(Proxy {
-        host: url.host,
-        port: url.port,
-        authenticated: authorization.is_some(),
-        authorization,
-    })
+/// A proxy URL, by pelt-core's rule; `from` names the flag or variable
+/// in errors.
+fn parse_proxy(text: &str, from: &str) -> Result<Proxy, UserError> {
+    Proxy::parse(text).map_err(|e| proxy_error(from, &e))
+}
+
+fn proxy_error(from: &str, e: &ProxyUrlError) -> UserError {
+    UserError(format!(
+        "{from}: {e}; give an HTTP proxy like http://127.0.0.1:3128 or http://user:pass@proxy:3128"
+    ))
 }
 
 #[cfg(test)]
@@ -250,20 +147,10 @@ mod proxy_tests {
     use super::*;
 
     #[test]
-    fn proxy_urls_are_http_with_optional_credentials() {
-        let p = parse_proxy("http://u:p%40ss@127.0.0.1:3128", "--proxy").unwrap();
-        assert_eq!((p.host.as_str(), p.port), ("127.0.0.1", 3128));
-        assert_eq!(p.authorization.as_deref(), Some("Basic dTpwQHNz"));
-        let p = parse_proxy("http://proxy/", "--proxy").unwrap();
-        assert_eq!((p.port, p.authorization), (80, None));
-        for bad in [
-            "socks5://127.0.0.1:1080",
-            "https://p:3128",
-            "127.0.0.1:3128",
-            "http://p:3128/x",
-        ] {
-            let e = parse_proxy(bad, "--proxy").unwrap_err().0;
-            assert!(e.starts_with("--proxy: "), "{e}");
-        }
+    fn a_bad_proxy_names_its_flag() {
+        let e = parse_proxy("socks5://127.0.0.1:1080", "--proxy")
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("--proxy: unsupported proxy scheme"), "{e}");
     }
 }

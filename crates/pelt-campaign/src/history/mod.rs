@@ -5,7 +5,10 @@
 //! The store itself (SQLite or PostgreSQL, the schema) is pelt-store's;
 //! this is how runs of runs go into it.
 
+mod follow;
 pub mod render;
+
+pub use follow::{rerun_config, Trend};
 
 use crate::results as save;
 use crate::{Error, Result};

@@ -159,10 +159,12 @@ pub fn rerun_config(
             if value.contains(MARKER) {
                 match given.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
                     Some((_, v)) => *value = v.clone(),
-                    None => return Err(Error::other(format!(
+                    None => {
+                        return Err(Error::other(format!(
                         "run {id}'s {name} header was secret, and the history does not keep it: \
                              give it again, like pelt history rerun {id} -H '{name}: ...'"
-                    ))),
+                    )))
+                    }
                 }
             }
         }

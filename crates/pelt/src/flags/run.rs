@@ -3,11 +3,12 @@
 use super::{LiveArgs, ProxyArgs, RecordArgs, SessionArgs, ShardArgs};
 use crate::UserError;
 use clap::{Args, ValueEnum};
-use pelt_core::config::{DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS, MAX_BODY};
+use pelt_core::config::{
+    WordError, DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS, MAX_BODY,
+};
 use pelt_core::targets::{read_limited, ReadError, TargetsFormat};
 use pelt_core::{
-    check_method, parse_duration, ConnectTo, HttpOptions, Load, Order, RunConfig, Spec, Stop,
-    Target, ThinkTime, Url,
+    parse_duration, ConnectTo, HttpOptions, Load, Order, RunConfig, Spec, Stop, ThinkTime,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -461,24 +462,13 @@ impl RunArgs {
             }
             (None, None) => Vec::new(),
         };
-        let method = match &a.method {
-            Some(m) => {
-                check_method(m).map_err(|_| {
-                    UserError(format!(
-                        "invalid method '{}'; use a plain word like GET, POST or PUT",
-                        m.escape_debug()
-                    ))
-                })?;
-                m.to_ascii_uppercase()
-            }
-            None => pelt_core::config::default_method(&body).to_string(),
+        let words = pelt_core::config::RequestWords {
+            url: a.url.clone().unwrap_or_default(),
+            method: a.method.clone(),
+            headers: a.headers.clone(),
+            body,
+            host: a.host.clone(),
         };
-        let headers = a
-            .headers
-            .iter()
-            .map(|h| parse_header(h))
-            .collect::<Result<Vec<_>, _>>()?;
-
         // --until runs for at most --max-duration (stopping earlier when
         // its interval is narrow enough: `execute`).
         let duration = match (&a.max_duration, &a.duration) {
@@ -532,14 +522,13 @@ impl RunArgs {
             proxy: a.proxy.options()?,
             ..HttpOptions::default()
         };
-        let host = a.host.as_deref().map(host_header).transpose()?;
         if let Some(t) = opt_duration(&a.timeout, "--timeout")? {
             http.timeout = t;
         }
         if let Some(t) = opt_duration(&a.connect_timeout, "--connect-timeout")? {
             http.connect_timeout = t;
         }
-        let targets = match (&a.url, &a.targets_file) {
+        let mut targets = match (&a.url, &a.targets_file) {
             (_, Some(path)) => {
                 let format = a
                     .targets_format
@@ -550,29 +539,24 @@ impl RunArgs {
                 let (mut targets, format) = pelt_core::targets::read_detected(path, format)
                     .map_err(|e| UserError(e.to_string()))?;
                 // -H adds to every target (an Authorization header, say).
+                let headers = a
+                    .headers
+                    .iter()
+                    .map(|h| parse_header(h))
+                    .collect::<Result<Vec<_>, _>>()?;
                 pelt_core::targets::add_headers(&mut targets, &headers, format);
+                if let Some(host) = &a.host {
+                    // --host replaces any Host header, from -H or the file.
+                    pelt_core::config::check_host(host).map_err(word_error)?;
+                    pelt_core::config::apply_host(&mut targets, host);
+                }
                 targets
             }
-            (Some(url), None) => {
-                // user:password@ becomes a Basic Authorization header
-                // (as curl sends it), so the URL holds no secret.
-                let (url, headers) = pelt_core::config::userinfo(url, headers);
-                vec![Target {
-                    method,
-                    url: Url::parse(&url).map_err(|e| UserError(e.to_string()))?,
-                    headers,
-                    body,
-                    weight: 1,
-                }]
-            }
+            // One set of rules for a request's words, a program's too.
+            (Some(_), None) => vec![words.target().map_err(word_error)?],
             (None, None) => return Err(UserError("give a URL, or a targets file with -f".into())),
         };
-        let mut targets = targets;
         a.session.apply(&mut targets)?;
-        if let Some(host) = host {
-            // --host replaces any Host header, from -H or a targets file.
-            pelt_core::config::apply_host(&mut targets, &host);
-        }
         let mut config =
             RunConfig {
                 targets,
@@ -702,35 +686,29 @@ fn opt_duration(value: &Option<String>, flag: &str) -> Result<Option<Duration>, 
         .transpose()
 }
 
-/// `--host`: a host name, IPv4 address or [IPv6] address, optionally
-/// with :PORT (pelt-core's rule, worded for the flag).
-fn host_header(value: &str) -> Result<String, UserError> {
-    pelt_core::config::check_host(value).map_err(|e| {
-        let why = match &e {
-            pelt_core::config::WordError::Host { why, .. } => *why,
-            _ => "not a host name",
-        };
-        UserError(format!(
+/// A request's words refused by pelt-core's rules, said in the flags'.
+fn word_error(e: WordError) -> UserError {
+    UserError(match &e {
+        WordError::Host { text, why } => format!(
             "invalid --host '{}': {why}; give a host name, like --host api.example.com or --host example.com:8080",
-            value.escape_debug()
-        ))
-    })?;
-    Ok(value.to_string())
+            text.escape_debug()
+        ),
+        WordError::Header { text, why } => format!(
+            "invalid header '{}': {why}; use -H 'Name: value'",
+            text.escape_debug()
+        ),
+        WordError::Method(m) => format!(
+            "invalid method '{}'; use a plain word like GET, POST or PUT",
+            m.escape_debug()
+        ),
+        WordError::Url(_) | WordError::Request(_) => e.to_string(),
+    })
 }
 
 /// `-H 'Name: value'`, by pelt-core's rule ([`pelt_core::config::parse_header`],
 /// also a targets file's), worded for the flag.
 pub fn parse_header(h: &str) -> Result<(String, String), UserError> {
-    pelt_core::config::parse_header(h).map_err(|e| {
-        let why = match &e {
-            pelt_core::config::WordError::Header { why, .. } => *why,
-            _ => "not a header",
-        };
-        UserError(format!(
-            "invalid header '{}': {why}; use -H 'Name: value'",
-            h.escape_debug()
-        ))
-    })
+    pelt_core::config::parse_header(h).map_err(word_error)
 }
 
 #[cfg(test)]

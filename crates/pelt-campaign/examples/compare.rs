@@ -1,10 +1,11 @@
 //! Is a server slower with 2 ms of work per request than with 1 ms, and
 //! is that real? Six runs of each, interleaved (A B, B A, ...), compared
-//! as `pelt compare --paired` compares them: each run one value per
-//! metric, a 95 % interval and a verdict.
+//! as `pelt compare --paired` compares them ([`Comparison::runs`]): each
+//! run one value per metric, a 95 % interval and a verdict.
 //!
 //!     cargo run --release -p pelt-campaign --example compare
 
+use pelt_campaign::compare::{Comparison, Options};
 use pelt_campaign::{execute, Cancel, Keep, Unobserved};
 use pelt_core::{Load, RunConfig, RunSummary, Stop, Target, Url};
 use pelt_target::{ServeConfig, Server};
@@ -37,15 +38,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             a.push(run("?work=1ms")?);
         }
     }
-    let rows = pelt_analyze::runs::compare_runs(&a, &b, true);
-    let names = |side: &str| (1..=6).map(|i| format!("{side}{i}")).collect::<Vec<_>>();
-    let ctx = pelt_report::compare::Context {
-        runs: 12,
-        ..Default::default()
+    // The same checks and method as `pelt compare --paired`: like with
+    // like, the design in time, one value per run and metric.
+    let options = Options {
+        paired: true,
+        // The URLs differ on purpose (?work=1ms, ?work=2ms): the work
+        // is what is compared.
+        allow_mismatch: true,
+        ..Options::default()
     };
-    print!(
-        "{}",
-        pelt_report::compare::text(&rows, &names("a"), &names("b"), true, &ctx)
-    );
+    let comparison = Comparison::runs(a, b, &options)?;
+    print!("{}", comparison.text());
     Ok(())
 }

@@ -65,13 +65,7 @@ impl Comparison {
     /// checks that make it a fair comparison: no run twice, like with
     /// like (refused, naming the differences, unless `allow_mismatch`).
     pub fn files(a_files: &[PathBuf], b_files: &[PathBuf], o: &Options) -> Result<Comparison> {
-        if o.paired && a_files.len() != b_files.len() {
-            return Err(Error::other(format!(
-                "--paired needs as many B runs as A runs (got {} and {}); drop --paired to compare them as independent sets",
-                a_files.len(),
-                b_files.len()
-            )));
-        }
+        pairs(a_files.len(), b_files.len(), o.paired)?;
         // The same run twice on one side would count as two runs' evidence.
         once_each(a_files, "each of A's runs is one replicate")?;
         once_each(b_files, "each of B's runs is one replicate")?;
@@ -80,13 +74,6 @@ impl Comparison {
         once_each(&both, "a run on both sides would be compared with itself")?;
         let load_all =
             |files: &[PathBuf]| files.iter().map(|f| load(f)).collect::<Result<Vec<_>>>();
-        let (a, b) = (load_all(a_files)?, load_all(b_files)?);
-        let allowed = like_with_like(a_files, &a, b_files, &b, o.allow_mismatch)?;
-        let (ta, tb) = (timed(&a, o.latency), timed(&b, o.latency));
-        let mut rows = runs::compare_values(&values(&ta), &values(&tb), o.paired);
-        rows = o.latency.judge(rows);
-        let time_design = design::assess(&runs::metrics(), &ta, &tb, o.sequential_ok);
-        design::withhold_material(&mut rows, &time_design);
         let names = |files: &[PathBuf]| files.iter().map(|f| label(f)).collect::<Vec<_>>();
         let paths = |files: &[PathBuf]| {
             files
@@ -94,18 +81,60 @@ impl Comparison {
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
         };
+        Comparison::judge(
+            Side {
+                names: names(a_files),
+                sources: paths(a_files),
+                runs: load_all(a_files)?,
+            },
+            Side {
+                names: names(b_files),
+                sources: paths(b_files),
+                runs: load_all(b_files)?,
+            },
+            o,
+        )
+    }
+
+    /// A's runs against B's, made by a program (named `a1`, `a2`, ...
+    /// and `b1`, ...): the same checks and method as [`Comparison::files`].
+    pub fn runs(a: Vec<RunSummary>, b: Vec<RunSummary>, o: &Options) -> Result<Comparison> {
+        let side = |prefix: &str, runs: Vec<RunSummary>| {
+            let names: Vec<String> = (1..=runs.len()).map(|i| format!("{prefix}{i}")).collect();
+            Side {
+                sources: names.clone(),
+                names,
+                runs,
+            }
+        };
+        Comparison::judge(side("a", a), side("b", b), o)
+    }
+
+    fn judge(a: Side, b: Side, o: &Options) -> Result<Comparison> {
+        if a.runs.is_empty() || b.runs.is_empty() {
+            return Err(Error::other(
+                "a comparison needs at least one run on each side",
+            ));
+        }
+        pairs(a.runs.len(), b.runs.len(), o.paired)?;
+        let allowed = like_with_like(&a, &b, o.allow_mismatch)?;
+        let (ta, tb) = (timed(&a.runs, o.latency), timed(&b.runs, o.latency));
+        let mut rows = runs::compare_values(&values(&ta), &values(&tb), o.paired);
+        rows = o.latency.judge(rows);
+        let time_design = design::assess(&runs::metrics(), &ta, &tb, o.sequential_ok);
+        design::withhold_material(&mut rows, &time_design);
         let context = Context {
             design: Some(time_design),
             warnings: headline::group_warnings(
-                names(a_files)
-                    .into_iter()
-                    .zip(&a)
-                    .chain(names(b_files).into_iter().zip(&b))
-                    .map(|(name, s)| (name, s.warnings.as_slice())),
+                a.names
+                    .iter()
+                    .zip(&a.runs)
+                    .chain(b.names.iter().zip(&b.runs))
+                    .map(|(name, s)| (name.clone(), s.warnings.as_slice())),
             ),
-            runs: a.len() + b.len(),
+            runs: a.runs.len() + b.runs.len(),
             allowed,
-            notes: alike::servers(&a[0].config, &b[0].config)
+            notes: alike::servers(&a.runs[0].config, &b.runs[0].config)
                 .map(|d| format!("A and B ran against different servers ({d}): compared as two servers doing the same work."))
                 .into_iter()
                 .collect(),
@@ -115,11 +144,11 @@ impl Comparison {
         Ok(Comparison {
             rows,
             context,
-            a: names(a_files),
-            b: names(b_files),
-            sources: (paths(a_files), paths(b_files)),
+            a: a.names,
+            b: b.names,
+            sources: (a.sources, b.sources),
             paired: o.paired,
-            runs: (a, b),
+            runs: (a.runs, b.runs),
             preface: String::new(),
         })
     }
@@ -213,46 +242,125 @@ pub(crate) fn values(t: &[Timed]) -> Vec<Vec<f64>> {
     t.iter().map(|r| r.values.clone()).collect()
 }
 
+/// Paired runs come in pairs.
+fn pairs(a: usize, b: usize, paired: bool) -> Result<()> {
+    match paired && a != b {
+        true => Err(Error::other(format!(
+            "--paired needs as many B runs as A runs (got {a} and {b}); drop --paired to compare them as independent sets"
+        ))),
+        false => Ok(()),
+    }
+}
+
+/// One side of a comparison: its runs, their names in tables, and in JSON.
+struct Side {
+    names: Vec<String>,
+    sources: Vec<String>,
+    runs: Vec<RunSummary>,
+}
+
 /// Like with like (see `pelt_analyze::alike`): every run, A's and B's,
 /// against A's first, and each complete. Differences refuse the
 /// comparison (naming them) unless `allow`, when they are returned to be
-/// listed in the report. Two files holding the same run (the same start
+/// listed in the report. Two runs that are the same run (the same start
 /// and work) are refused whatever `allow` says: a run compared with
 /// itself is no evidence.
-fn like_with_like(
-    a_files: &[PathBuf],
-    a: &[RunSummary],
-    b_files: &[PathBuf],
-    b: &[RunSummary],
-    allow: bool,
-) -> Result<Vec<Mismatch>> {
-    for (fa, ra) in a_files.iter().zip(a) {
-        for (fb, rb) in b_files.iter().zip(b) {
+fn like_with_like(a: &Side, b: &Side, allow: bool) -> Result<Vec<Mismatch>> {
+    for (fa, ra) in a.sources.iter().zip(&a.runs) {
+        for (fb, rb) in b.sources.iter().zip(&b.runs) {
             if ra.env.started_unix_ms == rb.env.started_unix_ms
                 && ra.env.started_unix_ms != 0
                 && ra.config == rb.config
             {
                 return Err(Error::other(format!(
-                    "'{}' and '{}' are the same run (same start and configuration), on both sides; \
-                     give each run on one side only",
-                    fa.display(),
-                    fb.display()
+                    "'{fa}' and '{fb}' are the same run (same start and configuration), on both sides; \
+                     give each run on one side only"
                 )));
             }
         }
     }
-    let all = a_files
+    let all = a
+        .names
         .iter()
-        .zip(a)
-        .chain(b_files.iter().zip(b))
-        .map(|(f, s)| (label(f), s));
-    let mismatches = alike::mismatches(&a[0].config, all);
+        .zip(&a.runs)
+        .chain(b.names.iter().zip(&b.runs))
+        .map(|(name, s)| (name.clone(), s));
+    let mismatches = alike::mismatches(&a.runs[0].config, all);
     if mismatches.is_empty() || allow {
         return Ok(mismatches);
     }
     Err(Error::Other(alike::refusal(
-        &format!("{} (A's first run)", label(&a_files[0])),
+        &format!("{} (A's first run)", a.names[0]),
         &mismatches,
         "--allow-mismatch",
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{execute, Cancel, Keep, Unobserved};
+    use pelt_core::{Load, RunConfig, Stop, Target, Url};
+
+    /// Two runs against pelt's own server, each kept in a results file.
+    fn two_runs(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+        let server = pelt_target::Server::bind(
+            ([127, 0, 0, 1], 0).into(),
+            pelt_target::ServeConfig::default(),
+        )
+        .and_then(pelt_target::Server::spawn)
+        .expect("pelt's server on loopback");
+        let url = Url::parse(&format!("http://{}/", server.local_addr())).unwrap();
+        let run = |name: &str| {
+            let file = dir.join(name);
+            let stop = Stop {
+                requests: Some(200),
+                duration: None,
+            };
+            let mut config = RunConfig::new(vec![Target::get(url.clone())], Load::closed(2), stop);
+            config.threads = 1;
+            let keep = Keep {
+                out: Some(&file),
+                ..Keep::default()
+            };
+            execute(config, keep, &Cancel::new(), &mut Unobserved).unwrap();
+            file
+        };
+        (run("a.pelt"), run("b.pelt"))
+    }
+
+    /// One comparison, rendered four ways from the same rows; the checks
+    /// that make it fair refuse a run on both sides and unequal pairs.
+    #[test]
+    fn two_files_make_one_comparison_in_every_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = two_runs(dir.path());
+        let c = Comparison::files(&[a.clone()], &[b.clone()], &Options::default()).unwrap();
+        assert_eq!(
+            (c.a.clone(), c.b.clone()),
+            (vec!["a".to_string()], vec!["b".to_string()])
+        );
+        assert_eq!(c.rows.len(), runs::metrics().len());
+        // One run a side cannot give an interval: no verdict, and a gate
+        // asking for one must know it.
+        assert!(!c.has_verdict());
+        assert!(!c.regressed(false));
+        assert!(c.text().contains("p99"), "{}", c.text());
+        let json: serde_json::Value = serde_json::from_str(&c.json()).unwrap();
+        assert_eq!(json["a"][0], a.display().to_string(), "{json}");
+        assert!(c.html().is_some_and(|h| h.contains("<html")));
+        assert!(c.client_busy().is_empty());
+
+        let same = Comparison::files(&[a.clone()], &[a.clone()], &Options::default());
+        assert!(same
+            .unwrap_err()
+            .to_string()
+            .contains("compared with itself"));
+        let paired = Options {
+            paired: true,
+            ..Options::default()
+        };
+        let unequal = Comparison::files(&[a.clone(), b.clone()], &[b], &paired);
+        assert!(unequal.unwrap_err().to_string().contains("--paired needs"));
+    }
 }

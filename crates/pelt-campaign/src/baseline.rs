@@ -133,7 +133,7 @@ impl Spec {
                 incomplete.push(format!("#{}", row.id));
                 continue;
             }
-            let differences = match stored_config(store, row.id)? {
+            let differences = match crate::history::stored_config(store, row.id)? {
                 Some(config) => alike::differences(&config, &reference),
                 None => vec![alike::Difference {
                     what: "configuration".into(),
@@ -265,13 +265,6 @@ pub struct Selection {
     pub allowed: Vec<Mismatch>,
     /// Runs left out or passed over, one sentence each.
     pub notes: Vec<String>,
-}
-
-/// A recorded run's configuration; `None` when it cannot be read (a run
-/// recorded by a pelt whose configuration this one cannot parse).
-pub fn stored_config(store: &mut Store, id: i64) -> Result<Option<RunConfig>> {
-    let json = store.config_json(id).map_err(store_error)?;
-    Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
 }
 
 /// A recorded run's values with its percentiles of `latency`, from its

@@ -335,7 +335,12 @@ mod tests {
     fn two_files_make_one_comparison_in_every_format() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = two_runs(dir.path());
-        let c = Comparison::files(&[a.clone()], &[b.clone()], &Options::default()).unwrap();
+        let c = Comparison::files(
+            std::slice::from_ref(&a),
+            std::slice::from_ref(&b),
+            &Options::default(),
+        )
+        .unwrap();
         assert_eq!(
             (c.a.clone(), c.b.clone()),
             (vec!["a".to_string()], vec!["b".to_string()])
@@ -351,7 +356,11 @@ mod tests {
         assert!(c.html().is_some_and(|h| h.contains("<html")));
         assert!(c.client_busy().is_empty());
 
-        let same = Comparison::files(&[a.clone()], &[a.clone()], &Options::default());
+        let same = Comparison::files(
+            std::slice::from_ref(&a),
+            std::slice::from_ref(&a),
+            &Options::default(),
+        );
         assert!(same
             .unwrap_err()
             .to_string()

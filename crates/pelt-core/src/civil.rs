@@ -132,7 +132,7 @@ pub fn parse_time(text: &str) -> Option<u64> {
 }
 
 /// Milliseconds since the Unix epoch of `when`: a date (2026-05-01, UTC),
-/// a date and time (2026-05-01T14:30[:00]), or a time ago from `now_ms`
+/// a date and time (`2026-05-01T14:30`, seconds optional), or a time ago from `now_ms`
 /// (90m, 36h, 7d, 2w). `None` when it is none of these.
 pub fn parse_when(when: &str, now_ms: i64) -> Option<i64> {
     let w = when.trim();

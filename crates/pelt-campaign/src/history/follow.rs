@@ -93,12 +93,12 @@ fn like_with_like(store: &mut Store, rows: &[RunRow]) -> Result<()> {
     let Some(newest) = rows.last() else {
         return Ok(());
     };
-    let Some(reference) = crate::baseline::stored_config(store, newest.id)? else {
+    let Some(reference) = super::stored_config(store, newest.id)? else {
         return Ok(());
     };
     let mut mismatches = Vec::new();
     for r in rows.iter().rev() {
-        let mut differences = match crate::baseline::stored_config(store, r.id)? {
+        let mut differences = match super::stored_config(store, r.id)? {
             Some(c) => alike::differences(&reference, &c),
             None => Vec::new(),
         };

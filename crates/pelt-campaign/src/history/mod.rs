@@ -462,6 +462,13 @@ pub fn results_bytes(run: &pelt_store::StoredRun) -> Result<Vec<u8>> {
     }
 }
 
+/// A recorded run's configuration; `None` when it cannot be read (a run
+/// recorded by a pelt whose configuration this one cannot parse).
+pub fn stored_config(store: &mut Store, id: i64) -> Result<Option<pelt_core::RunConfig>> {
+    let json = store.config_json(id).map_err(store_error)?;
+    Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

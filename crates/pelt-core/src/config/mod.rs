@@ -29,8 +29,8 @@ pub use target::{
     check_header, check_method, unregistered_method, Target, MAX_BODY, REGISTERED_METHODS,
 };
 pub use words::{
-    add_authorization, apply_host, check_host, default_method, parse_header, request_line,
-    userinfo, RequestWords, WordError,
+    add_authorization, apply_host, check_host, default_method, parse_header, userinfo,
+    RequestWords, WordError,
 };
 
 use crate::duration::secs;

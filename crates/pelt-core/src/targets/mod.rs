@@ -35,6 +35,36 @@ mod lines;
 mod parser;
 mod plain;
 mod siege;
+/// `METHOD URL [BODY|<FILE]` (a login): a targets file's siege line,
+/// method first as the request line reads. Relative `<FILE`s are from
+/// the current directory.
+pub fn request_line(text: &str) -> Result<Target, crate::config::WordError> {
+    let bad = |why: &str| crate::config::WordError::Request(why.to_string());
+    let text = text.trim();
+    if text.contains('\n') {
+        return Err(bad("expected one line"));
+    }
+    let mut words = text.splitn(3, char::is_whitespace);
+    let (Some(method), Some(url)) = (words.next(), words.next()) else {
+        return Err(bad("expected a method and a URL"));
+    };
+    if method.contains("://") || !method.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Err(bad(&format!(
+            "expected a method like POST first, found {method:?}"
+        )));
+    }
+    let rest = words.next().unwrap_or("").trim();
+    let line = format!("{url} {} {rest}", method.to_ascii_uppercase());
+    let mut targets = parse(&line, TargetsFormat::Siege, "request", Path::new("."))
+        // Its message alone: the file name and line (`request:1`) are
+        // not the user's.
+        .map_err(|e| bad(&e.message))?;
+    match targets.len() {
+        1 => Ok(targets.remove(0)),
+        _ => Err(bad("expected one request")),
+    }
+}
+
 #[cfg(test)]
 mod testing;
 
@@ -275,6 +305,28 @@ pub fn add_headers(targets: &mut [Target], headers: &[(String, String)], format:
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_request_line_is_method_url_body() {
+        let t = request_line("POST http://127.0.0.1:1/login user=a&pass=b").unwrap();
+        assert_eq!(t.method, "POST");
+        assert_eq!(t.url.path_and_query, "/login");
+        assert_eq!(t.body, b"user=a&pass=b");
+        let t = request_line("get http://127.0.0.1:1/").unwrap();
+        assert_eq!((t.method.as_str(), t.body.len()), ("GET", 0));
+        for bad in [
+            "",
+            "POST",
+            "http://h/ POST",
+            "POST notaurl",
+            "P0ST http://h/",
+        ] {
+            assert!(request_line(bad).is_err(), "{bad:?}");
+        }
+        // Issue 22 §8: a made-up file name must not show in the message.
+        let e = request_line("POST notaurl").unwrap_err().to_string();
+        assert!(!e.contains("request:1"), "{e}");
+    }
+
     use super::*;
     use crate::targets::testing::*;
     use proptest::prelude::*;

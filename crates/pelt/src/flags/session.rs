@@ -77,7 +77,7 @@ impl SessionArgs {
 /// `--login 'METHOD URL [BODY|<FILE]'`, by pelt-core's rule for a
 /// request line, worded for the flag.
 pub fn parse_login(text: &str) -> Result<Target, UserError> {
-    pelt_core::config::request_line(text).map_err(|e| {
+    pelt_core::targets::request_line(text).map_err(|e| {
         UserError(format!(
             "--login: {e}; write it as 'METHOD URL [BODY|<FILE]', like 'POST http://127.0.0.1:8080/login user=a&pass=b'"
         ))

@@ -87,12 +87,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     fn long_run() -> (pelt_target::ServerHandle, RunConfig) {
-        let server = pelt_target::Server::bind(
-            ([127, 0, 0, 1], 0).into(),
-            pelt_target::ServeConfig::default(),
-        )
-        .and_then(pelt_target::Server::spawn)
-        .expect("pelt's server on loopback");
+        let server = crate::loopback_server();
         let url = Url::parse(&format!("http://{}/", server.local_addr())).unwrap();
         let stop = Stop {
             requests: None,

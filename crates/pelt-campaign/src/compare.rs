@@ -304,12 +304,7 @@ mod tests {
 
     /// Two runs against pelt's own server, each kept in a results file.
     fn two_runs(dir: &std::path::Path) -> (PathBuf, PathBuf) {
-        let server = pelt_target::Server::bind(
-            ([127, 0, 0, 1], 0).into(),
-            pelt_target::ServeConfig::default(),
-        )
-        .and_then(pelt_target::Server::spawn)
-        .expect("pelt's server on loopback");
+        let server = crate::loopback_server();
         let url = Url::parse(&format!("http://{}/", server.local_addr())).unwrap();
         let run = |name: &str| {
             let file = dir.join(name);

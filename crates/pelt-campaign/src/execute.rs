@@ -234,12 +234,7 @@ mod tests {
     /// the run goes on (the library prints nothing itself).
     #[test]
     fn a_copy_that_cannot_be_saved_is_a_warning_not_a_failure() {
-        let server = pelt_target::Server::bind(
-            ([127, 0, 0, 1], 0).into(),
-            pelt_target::ServeConfig::default(),
-        )
-        .and_then(pelt_target::Server::spawn)
-        .expect("pelt's server on loopback");
+        let server = crate::loopback_server();
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a-file");
         std::fs::write(&file, "not a folder").unwrap();

@@ -43,3 +43,14 @@ pub use error::{Error, Result};
 pub use execute::{execute, Keep, Until};
 pub use observe::{Observer, RunObserver, Unobserved};
 pub use sweep::{Sweep, SweepSpec};
+
+/// pelt's own server on a free loopback port, for the unit tests' runs.
+#[cfg(test)]
+pub(crate) fn loopback_server() -> pelt_target::ServerHandle {
+    pelt_target::Server::bind(
+        ([127, 0, 0, 1], 0).into(),
+        pelt_target::ServeConfig::default(),
+    )
+    .and_then(pelt_target::Server::spawn)
+    .expect("pelt's server on loopback")
+}

@@ -474,12 +474,7 @@ mod tests {
 
     #[test]
     fn a_program_runs_an_experiment_with_its_own_lowering() {
-        let server = pelt_target::Server::bind(
-            ([127, 0, 0, 1], 0).into(),
-            pelt_target::ServeConfig::default(),
-        )
-        .and_then(pelt_target::Server::spawn)
-        .expect("pelt's server on loopback");
+        let server = crate::loopback_server();
         let plan = format!(
             r#"
             name = "a/a"

@@ -171,3 +171,80 @@ pub fn rerun_config(
     }
     Ok((config, run.row.label.clone()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{open, RecordSpec, Recording};
+    use crate::{execute, Cancel, Keep, Unobserved};
+    use pelt_core::{Load, Stop, Target, Url};
+
+    /// Runs of pelt's server recorded in a fresh SQLite history: `rates`
+    /// in order, one with a secret header.
+    fn recorded(db: &str, rates: &[f64]) {
+        let server = crate::loopback_server();
+        let spec = RecordSpec {
+            history: Some(db.to_string()),
+            ..RecordSpec::default()
+        };
+        let mut history = Recording::start(&spec).unwrap().expect("a history");
+        for &rate in rates {
+            let url = Url::parse(&format!("http://{}/", server.local_addr())).unwrap();
+            let stop = Stop {
+                requests: Some(20),
+                duration: None,
+            };
+            let mut target = Target::get(url);
+            target
+                .headers
+                .push(("Authorization".into(), "Bearer s3cret".into()));
+            let mut config = RunConfig::new(vec![target], Load::rate_of(rate, 4), stop);
+            config.threads = 1;
+            let mut copy = None;
+            let keep = Keep {
+                copy: Some(&mut copy),
+                secrets: pelt_core::Redactor::for_config(&config),
+                ..Keep::default()
+            };
+            let summary = execute(config, keep, &Cancel::new(), &mut Unobserved).unwrap();
+            history.record(&summary, None, copy);
+        }
+    }
+
+    /// A trend follows runs doing the same work and refuses unlike ones
+    /// (naming the difference) unless allowed; a re-run gets its secret
+    /// back by name, or is refused saying how to give it.
+    #[test]
+    fn a_trend_follows_like_runs_and_a_rerun_gets_its_secrets_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("history.db").display().to_string();
+        recorded(&db, &[400.0, 400.0]);
+        let mut store = open(Some(db.as_str())).unwrap();
+        let t = Trend::of(&mut store, Filter::default(), Metric::P99, false).unwrap();
+        assert_eq!(t.rows.len(), 2);
+        assert!(t.values.iter().all(Option::is_some), "{:?}", t.values);
+        assert_eq!(t.urls.len(), 1);
+        assert!(t.csv().lines().count() >= 3, "{}", t.csv());
+
+        drop(store);
+        recorded(&db, &[800.0]);
+        let mut store = open(Some(db.as_str())).unwrap();
+        let refused = Trend::of(&mut store, Filter::default(), Metric::P99, false);
+        assert!(refused
+            .unwrap_err()
+            .to_string()
+            .contains("--allow-mismatch"));
+        let allowed = Trend::of(&mut store, Filter::default(), Metric::P99, true).unwrap();
+        assert_eq!(allowed.rows.len(), 3);
+
+        let id = allowed.rows[0].id;
+        let lost = rerun_config(&mut store, id, &[]).unwrap_err().to_string();
+        assert!(lost.contains("Authorization header was secret"), "{lost}");
+        let given = [("authorization".to_string(), "Bearer again".to_string())];
+        let (config, _) = rerun_config(&mut store, id, &given).unwrap();
+        assert!(config.targets[0]
+            .headers
+            .contains(&("Authorization".to_string(), "Bearer again".to_string())));
+        assert!(rerun_config(&mut store, 9_999, &[]).is_err());
+    }
+}

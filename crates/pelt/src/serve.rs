@@ -32,6 +32,7 @@ pub fn command(args: ServeArgs) -> Result<std::process::ExitCode, UserError> {
         pause,
         delay: delay("--delay", &args.delay)?,
         delay_growth: delay("--delay-growth", &args.delay_growth)?,
+        http3: args.http3,
         ..ServeConfig::default()
     };
     let server = Server::bind(SocketAddr::new(ip, args.port), config).map_err(|e| {
@@ -48,6 +49,11 @@ pub fn command(args: ServeArgs) -> Result<std::process::ExitCode, UserError> {
     eprintln!(
         "pelt serve: listening on http://{shown}/ (try /?size=1k&delay=5ms; `pelt serve --help` lists the controls; Ctrl-C stops)"
     );
+    if args.http3 {
+        eprintln!(
+            "pelt serve: HTTP/3 on https://{shown}/ (UDP; a self-signed certificate: pelt run --http3 --insecure)"
+        );
+    }
     server
         .run()
         .map_err(|e| UserError(format!("server failed: {e}")))?;

@@ -3,10 +3,15 @@
 //! failures HTTP/3 meets: a certificate not trusted, a UDP port where
 //! nothing answers, and flags that QUIC cannot work with.
 
+use pelt_target::{Pause, ServeConfig};
 use pelt_testkit::aioquic::H3Server;
 use pelt_testkit::nginx::self_signed_cert;
-use pelt_testkit::pelt::{pelt, run_json, run_json_no_response, server};
+use pelt_testkit::pelt::{
+    command, count, number, pelt, run_json, run_json_no_response, server, server_h3,
+};
 use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn error_examples(r: &Value) -> String {
@@ -170,4 +175,202 @@ fn http3_with_what_quic_cannot_carry_is_a_usage_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("use an https:// URL"), "{stderr}");
+}
+
+/// `https://127.0.0.1:PORT` and `path` for the built-in server's HTTP/3.
+fn h3_url(server: &pelt_target::ServerHandle, path: &str) -> String {
+    format!("https://127.0.0.1:{}{path}", server.local_addr().port())
+}
+
+#[test]
+fn pelt_serve_http3_answers_sizes_and_statuses_exactly() {
+    let target = server_h3(ServeConfig::default());
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "300",
+        "-c",
+        "2",
+        "--streams",
+        "4",
+        &h3_url(&target, "/?size=10k"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 300, "{}", error_examples(&r));
+    assert_eq!(r["bytes"]["body_in"], 300 * 10240);
+    assert_eq!(r["connections"]["opened"], 2);
+    assert_eq!(r["server_software"], "pelt-target");
+    assert_eq!(
+        target.requests(),
+        300,
+        "the server counted each request once"
+    );
+    // Statuses, sizes drawn from a range, and 204's empty body.
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "40",
+        "-c",
+        "1",
+        "--streams",
+        "2",
+        &h3_url(&target, "/?status=503&size=100&size_max=200"),
+    ]);
+    assert_eq!(r["status_codes"]["503"], 40, "{}", error_examples(&r));
+    let body = count(&r["bytes"]["body_in"]);
+    assert!((40 * 100..=40 * 200).contains(&body), "{body}");
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "10",
+        &h3_url(&target, "/?status=204&size=1k"),
+    ]);
+    assert_eq!(r["status_codes"]["204"], 10);
+    assert_eq!(r["bytes"]["body_in"], 0);
+    // A bad parameter is a 400 naming it, as over HTTP/1.1.
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "5",
+        &h3_url(&target, "/?size=lots"),
+    ]);
+    assert_eq!(r["status_codes"]["400"], 5);
+    assert_eq!(target.requests(), 300 + 40 + 10 + 5);
+}
+
+#[test]
+fn pelt_serve_http3_delays_and_pauses_as_over_tcp() {
+    let target = server_h3(ServeConfig {
+        delay: Duration::from_millis(5),
+        pause: Some(Pause {
+            after: Duration::from_millis(300),
+            length: Duration::from_millis(400),
+        }),
+        ..ServeConfig::default()
+    });
+    // 20 ms asked + 5 ms server-wide: no response sooner.
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "20",
+        "-c",
+        "1",
+        "--streams",
+        "2",
+        &h3_url(&target, "/?delay=20ms"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 20, "{}", error_examples(&r));
+    assert!(
+        number(&r["latency"]["service_time"]["min_s"]) >= 0.025,
+        "{r}"
+    );
+    // The pause window opened 300 ms after the first request: a request
+    // sent into it waits for its end.
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        &h3_url(&target, "/"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 3, "{}", error_examples(&r));
+    assert!(number(&r["latency"]["service_time"]["max_s"]) >= 0.2, "{r}");
+}
+
+#[test]
+fn pelt_serve_http3_faults_break_the_stream_and_are_counted_exactly() {
+    let target = server_h3(ServeConfig::default());
+    for (fault, kind) in [("reset", "reset"), ("invalid", "reset"), ("close", "reset")] {
+        let r = run_json_no_response(&[
+            "run",
+            "--http3",
+            "--insecure",
+            "-n",
+            "10",
+            "-c",
+            "1",
+            "--streams",
+            "2",
+            &h3_url(&target, &format!("/?fault={fault}&size=100k")),
+        ]);
+        assert_eq!(
+            r["transport_errors"][kind],
+            10,
+            "fault={fault}: {}",
+            error_examples(&r)
+        );
+        assert_eq!(r["requests"]["successes"], 0, "fault={fault}");
+        // A broken stream leaves the connection to the others.
+        assert_eq!(r["connections"]["opened"], 1, "fault={fault}");
+    }
+    // A stall past --timeout is a timeout.
+    let r = run_json_no_response(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "--timeout",
+        "300ms",
+        "-n",
+        "4",
+        "-c",
+        "1",
+        "--streams",
+        "4",
+        &h3_url(&target, "/?fault=stall&stall=2s"),
+    ]);
+    assert_eq!(
+        r["transport_errors"]["timeout"],
+        4,
+        "{}",
+        error_examples(&r)
+    );
+    assert_eq!(target.requests(), 3 * 10 + 4);
+}
+
+#[test]
+fn pelt_serve_http3_from_the_command_line() {
+    let mut child = command()
+        .args(["serve", "--http3", "--port", "0", "-t", "1"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let second = lines.next().unwrap().unwrap();
+    let url = second
+        .split_whitespace()
+        .find(|w| w.starts_with("https://"))
+        .unwrap_or_else(|| panic!("no https URL in {second:?} (after {first:?})"))
+        .to_string();
+    let tcp = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .replace("http://", "https://");
+    assert_eq!(url, tcp, "HTTP/3 on the TCP port's number");
+    let h3 = run_json(&["run", "--http3", "--insecure", "-n", "50", "-c", "2", &url]);
+    let h1 = run_json(&[
+        "run",
+        "-n",
+        "50",
+        "-c",
+        "2",
+        &url.replace("https://", "http://"),
+    ]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(h3["requests"]["successes"], 50, "{}", error_examples(&h3));
+    assert_eq!(h1["requests"]["successes"], 50, "{}", error_examples(&h1));
 }

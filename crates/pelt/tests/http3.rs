@@ -5,6 +5,7 @@
 
 use pelt_target::{Pause, ServeConfig};
 use pelt_testkit::aioquic::H3Server;
+use pelt_testkit::caddy::Caddy;
 use pelt_testkit::nginx::self_signed_cert;
 use pelt_testkit::pelt::{
     command, count, number, pelt, run_json, run_json_no_response, server, server_h3,
@@ -373,4 +374,89 @@ fn pelt_serve_http3_from_the_command_line() {
     let _ = child.wait();
     assert_eq!(h3["requests"]["successes"], 50, "{}", error_examples(&h3));
     assert_eq!(h1["requests"]["successes"], 50, "{}", error_examples(&h1));
+}
+
+#[test]
+fn http3_requests_reach_caddy_exactly() {
+    let tls = self_signed_cert();
+    let caddy = Caddy::start(&tls);
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "300",
+        "-c",
+        "4",
+        "--streams",
+        "8",
+        &caddy.url("/ok"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 300, "{}", error_examples(&r));
+    assert_eq!(r["bytes"]["body_in"], 300 * 2);
+    assert_eq!(r["connections"]["opened"], 4);
+    assert_eq!(r["server_software"], "Caddy");
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "50",
+        "-c",
+        "2",
+        "--streams",
+        "2",
+        &caddy.url("/big"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 50, "{}", error_examples(&r));
+    assert_eq!(r["bytes"]["body_in"], 50 * 10_000);
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "20",
+        &caddy.url("/status/503"),
+    ]);
+    assert_eq!(r["status_codes"]["503"], 20, "{}", error_examples(&r));
+    // Caddy saw each request once, and says it came over HTTP/3.
+    let lines = caddy.log_lines();
+    let of = |l: &str| lines.iter().filter(|x| *x == l).count();
+    assert_eq!(
+        of("GET /ok 200 HTTP/3.0"),
+        300,
+        "{:?}",
+        &lines[..lines.len().min(5)]
+    );
+    assert_eq!(of("GET /big 200 HTTP/3.0"), 50);
+    assert_eq!(of("GET /status/503 503 HTTP/3.0"), 20);
+    assert_eq!(lines.len(), 370);
+}
+
+#[test]
+fn http3_to_caddy_verifies_its_certificate_unless_insecure() {
+    let tls = self_signed_cert();
+    let caddy = Caddy::start(&tls);
+    // Verification on: the test's certificate is no one's pelt trusts.
+    let r = run_json_no_response(&["run", "--http3", "-n", "5", "-c", "1", &caddy.url("/ok")]);
+    assert_eq!(r["transport_errors"]["tls"], 5, "{}", error_examples(&r));
+    assert!(
+        error_examples(&r).contains("certificate"),
+        "{}",
+        error_examples(&r)
+    );
+    assert!(caddy.log_lines().is_empty(), "{:?}", caddy.log_lines());
+    // --insecure: the same server, the same count, over HTTP/3.
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "5",
+        "-c",
+        "1",
+        &caddy.url("/ok"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 5, "{}", error_examples(&r));
+    assert_eq!(caddy.log_lines(), vec!["GET /ok 200 HTTP/3.0"; 5]);
 }

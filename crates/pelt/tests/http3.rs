@@ -6,10 +6,11 @@
 use pelt_target::{Pause, ServeConfig};
 use pelt_testkit::aioquic::H3Server;
 use pelt_testkit::caddy::Caddy;
-use pelt_testkit::nginx::self_signed_cert;
+use pelt_testkit::nginx::{self_signed_cert, Nginx};
 use pelt_testkit::pelt::{
     command, count, number, pelt, run_json, run_json_no_response, server, server_h3,
 };
+use pelt_testkit::ports::free_port;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -459,4 +460,72 @@ fn http3_to_caddy_verifies_its_certificate_unless_insecure() {
     ]);
     assert_eq!(r["requests"]["successes"], 5, "{}", error_examples(&r));
     assert_eq!(caddy.log_lines(), vec!["GET /ok 200 HTTP/3.0"; 5]);
+}
+
+/// Runs pelt (text report) and returns its exit code and stderr.
+fn exit_and_stderr(args: &[&str]) -> (Option<i32>, String) {
+    let out = pelt().args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn http3_failures_exit_as_http1_does_in_one_line() {
+    let tls = self_signed_cert();
+    let nginx = Nginx::start_tls("", &tls);
+    let caddy = Caddy::start(&tls);
+    let tcp_only = server(None);
+    // Nothing on the port, TCP or UDP: HTTP/1.1 is refused at once, QUIC
+    // hears nothing until --connect-timeout.
+    let nothing = free_port();
+    let h1_nothing = format!("http://127.0.0.1:{nothing}/");
+    let h3_nothing = format!("https://127.0.0.1:{nothing}/");
+    let h3_tcp_only = format!("https://127.0.0.1:{}/", tcp_only.local_addr().port());
+    let h1_tls = nginx.url("/").replace("http://", "https://");
+    let h3_tls = caddy.url("/ok");
+    let quick = ["--connect-timeout", "300ms", "-n", "3", "-c", "1"];
+    let cases: [(&str, &[&str], &str); 3] = [
+        (
+            &h1_nothing,
+            &["--http3", &h3_nothing],
+            "does an HTTP/3 server listen on this UDP port?",
+        ),
+        // A TCP-only server: nothing speaks QUIC there, as nothing speaks
+        // HTTP/1.1 at a closed port.
+        (
+            &h1_nothing,
+            &["--http3", "--insecure", &h3_tcp_only],
+            "UDP port",
+        ),
+        // A certificate not trusted: nginx over TLS, Caddy over QUIC.
+        (&h1_tls, &["--http3", &h3_tls], "certificate"),
+    ];
+    for (h1_url, h3_args, says) in cases {
+        let h1: Vec<&str> = ["run"]
+            .iter()
+            .chain(&quick)
+            .chain(&[h1_url])
+            .copied()
+            .collect();
+        let h3: Vec<&str> = ["run"]
+            .iter()
+            .chain(&quick)
+            .chain(h3_args)
+            .copied()
+            .collect();
+        let (h1_code, h1_err) = exit_and_stderr(&h1);
+        let (h3_code, h3_err) = exit_and_stderr(&h3);
+        assert_eq!(h1_code, Some(3), "{h1:?}: {h1_err}");
+        assert_eq!(h3_code, h1_code, "{h3:?}: {h3_err}");
+        assert_eq!(h1_err.lines().count(), 1, "{h1_err}");
+        assert_eq!(h3_err.lines().count(), 1, "{h3_err}");
+        assert!(
+            h3_err.starts_with("pelt: no request got a response: "),
+            "{h3_err}"
+        );
+        assert!(h3_err.contains(says), "{h3_err}");
+    }
+    assert!(caddy.log_lines().is_empty());
 }

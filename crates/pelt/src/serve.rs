@@ -46,14 +46,15 @@ pub fn command(args: ServeArgs) -> Result<std::process::ExitCode, UserError> {
         IpAddr::V6(v6) => format!("[{v6}]:{}", addr.port()),
         IpAddr::V4(v4) => format!("{v4}:{}", addr.port()),
     };
+    // One line, HTTP/3 included: readers (tests, scripts) take the first
+    // line and may close the pipe after it.
+    let h3 = match args.http3 {
+        true => format!(" and HTTP/3 on https://{shown}/ (UDP, self-signed: run with --insecure)"),
+        false => String::new(),
+    };
     eprintln!(
-        "pelt serve: listening on http://{shown}/ (try /?size=1k&delay=5ms; `pelt serve --help` lists the controls; Ctrl-C stops)"
+        "pelt serve: listening on http://{shown}/{h3} (try /?size=1k&delay=5ms; `pelt serve --help` lists the controls; Ctrl-C stops)"
     );
-    if args.http3 {
-        eprintln!(
-            "pelt serve: HTTP/3 on https://{shown}/ (UDP; a self-signed certificate: pelt run --http3 --insecure)"
-        );
-    }
     server
         .run()
         .map_err(|e| UserError(format!("server failed: {e}")))?;

@@ -348,21 +348,23 @@ fn pelt_serve_http3_from_the_command_line() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let second = lines.next().unwrap().unwrap();
-    let url = second
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let urls: Vec<&str> = first
         .split_whitespace()
-        .find(|w| w.starts_with("https://"))
-        .unwrap_or_else(|| panic!("no https URL in {second:?} (after {first:?})"))
-        .to_string();
-    let tcp = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .replace("http://", "https://");
-    assert_eq!(url, tcp, "HTTP/3 on the TCP port's number");
-    let h3 = run_json(&["run", "--http3", "--insecure", "-n", "50", "-c", "2", &url]);
+        .filter(|w| w.starts_with("http://") || w.starts_with("https://"))
+        .collect();
+    let [tcp, url] = urls[..] else {
+        panic!("two URLs in {first:?}")
+    };
+    assert_eq!(
+        url,
+        tcp.replace("http://", "https://"),
+        "HTTP/3 on the TCP port's number"
+    );
+    let h3 = run_json(&["run", "--http3", "--insecure", "-n", "50", "-c", "2", url]);
     let h1 = run_json(&[
         "run",
         "-n",

@@ -154,7 +154,8 @@ impl H3Sender {
                 plan.connect_timeout,
             )
             .await?;
-            let open = OpenConn::new(w);
+            // Its packet counts feed the run's loss warning, as TCP's do.
+            let open = OpenConn::new(w).watch_quic(&quic);
             // h3's defaults but for grease (reserved frame and setting
             // types that test a peer's tolerance): a load test measures
             // the server, and sends only what it asks for.
@@ -179,8 +180,9 @@ impl H3Sender {
             tokio::task::spawn_local(async move {
                 // Ends when the connection closes, however; its streams
                 // see the error themselves. Counted open until then.
-                let _open = open;
+                let mut open = open;
                 let _ = poll_fn(|cx| driver.poll_close(cx)).await;
+                open.settle();
                 shared.retire(origin, generation);
             });
             self.shared.states.borrow_mut()[origin] = State::Ready {

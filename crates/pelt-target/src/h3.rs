@@ -31,9 +31,9 @@ type Stream = h3::server::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
 /// Largest request header section accepted, as clients' default.
 const MAX_FIELD_SECTION: u64 = 64 * 1024;
 
-/// Concurrent request streams a client may open per connection: as many
-/// as HTTP/2 servers commonly allow (nginx's 128), so `--streams` up to
-/// that is never held back by the server.
+/// Concurrent request streams a client may open per connection by
+/// default: as many as HTTP/2 servers commonly allow (nginx's 128), so
+/// `--streams` up to that is never held back by the server.
 pub(crate) const MAX_STREAMS: u32 = 128;
 
 /// A DATA frame's payload at most: one filler slice.

@@ -140,6 +140,10 @@ pub struct ServeConfig {
     /// addresses made at start (clients skip verification), the same
     /// query controls (HTTP/3's differences in [`QUERY_HELP`]).
     pub http3: bool,
+    /// With `http3`: request streams a client may have open at once on
+    /// a connection (QUIC's MAX_STREAMS credit; 128 by default, as
+    /// HTTP/2 servers commonly allow). Lower, clients wait for credit.
+    pub http3_max_streams: u32,
 }
 
 impl Default for ServeConfig {
@@ -151,6 +155,7 @@ impl Default for ServeConfig {
             delay: Duration::ZERO,
             delay_growth: Duration::ZERO,
             http3: false,
+            http3_max_streams: h3::MAX_STREAMS,
         }
     }
 }
@@ -269,7 +274,7 @@ impl Server {
         };
         runtime.spawn(accept_loop(listener, Arc::clone(&shared)));
         if let Some(udp) = self.udp {
-            let config = h3::server_config(self.local_addr.ip(), h3::MAX_STREAMS)?;
+            let config = h3::server_config(self.local_addr.ip(), self.config.http3_max_streams)?;
             let endpoint = {
                 let _enter = runtime.enter();
                 quinn::Endpoint::new(

@@ -531,3 +531,65 @@ fn http3_failures_exit_as_http1_does_in_one_line() {
     }
     assert!(caddy.log_lines().is_empty());
 }
+
+#[test]
+fn http3_waiting_for_stream_credit_is_not_service_time() {
+    // The server allows one stream at a time per connection; four senders
+    // share it, so three wait for credit (QUIC's MAX_STREAMS) while one
+    // is served. The wait is the client's queue: each request's service
+    // time is the server's 40 ms, not up to four times that.
+    let target = server_h3(ServeConfig {
+        http3_max_streams: 1,
+        ..ServeConfig::default()
+    });
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "12",
+        "-c",
+        "1",
+        "--streams",
+        "4",
+        &h3_url(&target, "/?delay=40ms"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 12, "{}", error_examples(&r));
+    assert_eq!(target.requests(), 12);
+    assert_eq!(r["connections"]["opened"], 1);
+    let min = number(&r["latency"]["service_time"]["min_s"]);
+    let max = number(&r["latency"]["service_time"]["max_s"]);
+    assert!(min >= 0.04, "service time {min} s under the server's delay");
+    assert!(
+        max < 0.075,
+        "service time up to {max} s: waiting for stream credit was counted"
+    );
+}
+
+#[test]
+fn http3_requests_a_closing_connection_did_not_take_go_to_a_new_one() {
+    // Each response comes with a GOAWAY (fault=hangup): requests that the
+    // closing connection did not take (refused H3_REQUEST_REJECTED, or
+    // not sent once GOAWAY arrived) go to a new connection, as HTTP/2's
+    // unprocessed requests do; none is lost and none is served twice.
+    let target = server_h3(ServeConfig::default());
+    let r = run_json(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "-n",
+        "40",
+        "-c",
+        "1",
+        "--streams",
+        "4",
+        &h3_url(&target, "/?fault=hangup&delay=5ms"),
+    ]);
+    assert_eq!(r["requests"]["successes"], 40, "{}", error_examples(&r));
+    assert_eq!(target.requests(), 40, "each request served once");
+    assert!(
+        count(&r["connections"]["opened"]) >= 10,
+        "{}",
+        r["connections"]
+    );
+}

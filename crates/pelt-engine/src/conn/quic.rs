@@ -41,10 +41,21 @@ pub(crate) fn quic_client_config(insecure: bool) -> quinn::ClientConfig {
         // A server opens no request streams towards its client (HTTP/3
         // server push would be a unidirectional stream, and is not asked
         // for: h3 sends no MAX_PUSH_ID).
-        .max_concurrent_bidi_streams(0u32.into());
+        .max_concurrent_bidi_streams(0u32.into())
+        .enable_segmentation_offload(segmentation_offload());
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
     config.transport_config(Arc::new(transport));
     config
+}
+
+/// Whether quinn may send with UDP segmentation offload (GSO: one
+/// `sendmsg` of several packets, cut by the kernel or the NIC); on unless
+/// `PELT_QUIC_GSO=0`, a switch for measuring what it gives
+/// (docs/BENCHMARKS.md), not a setting: quinn turns it off by itself
+/// where the kernel lacks it. Receive offload (GRO) is the socket's and
+/// quinn's, always on where supported.
+fn segmentation_offload() -> bool {
+    std::env::var_os("PELT_QUIC_GSO").is_none_or(|v| v != "0")
 }
 
 /// A worker's QUIC endpoints: one UDP socket per address family, shared

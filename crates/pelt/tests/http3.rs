@@ -505,3 +505,18 @@ fn http3_requests_a_closing_connection_did_not_take_go_to_a_new_one() {
         r["connections"]
     );
 }
+
+#[test]
+fn http3_follows_redirects_on_the_same_connection() {
+    let target = server_h3(ServeConfig::default());
+    let r = h3_run(
+        &["-n", "10", "-c", "1", "--streams", "2", "--follow", "2"],
+        &h3_url(&target, "/a?status=302&location=/b%3Fsize%3D100"),
+    );
+    assert_eq!(r["requests"]["successes"], 10, "{}", error_examples(&r));
+    assert_eq!(r["status_codes"]["200"], 10);
+    // The final responses' bodies (a hop's counts in bytes.in only).
+    assert_eq!(r["bytes"]["body_in"], 10 * 100);
+    assert_eq!(r["connections"]["opened"], 1);
+    assert_eq!(target.requests(), 20, "each request and its hop, once");
+}

@@ -25,7 +25,8 @@
 //! Responses are timed by pelt's clock when read: quinn reads the socket,
 //! so the kernel's receive stamps are not seen (yet).
 
-use super::redirect::Redirects;
+use super::redirect::{location_of, Redirects};
+use super::shared::{Acquired, SharedConns};
 use super::{Attempt, OpenConn, Runner, Transport};
 use crate::conn::{connect_quic, Endpoints};
 use crate::h2::{field_size, header_block_size};
@@ -34,12 +35,11 @@ use crate::session::{jar::cookie_url, Jar};
 use bytes::{Buf, Bytes};
 use h3::quic::OpenStreams as _;
 use pelt_core::ErrorKind;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::rc::Rc;
 use std::task::{Context, Poll};
-use tokio::sync::Notify;
 
 type SendRequest = h3::client::SendRequest<Opener, Bytes>;
 type BidiStream = h3_quinn::BidiStream<Bytes>;
@@ -153,20 +153,11 @@ impl h3::quic::Connection<Bytes> for Quic {
 const MAX_FIELD_SECTION: u64 = 64 * 1024;
 
 /// The QUIC connections that `--streams` consecutive senders share: at
-/// most one live connection per origin.
+/// most one live connection per origin, as for HTTP/2.
 pub(crate) struct SharedQuic {
-    states: RefCell<Vec<State>>,
-    /// Wakes senders waiting for a connection being opened.
-    changed: Notify,
-    generation: Cell<u64>,
+    conns: Rc<SharedConns<Handle>>,
     /// The worker's UDP sockets.
     endpoints: Rc<Endpoints>,
-}
-
-enum State {
-    Idle,
-    Connecting,
-    Ready { handle: Handle, generation: u64 },
 }
 
 /// What a sender needs of a live connection: h3's request handle, and a
@@ -181,38 +172,9 @@ struct Handle {
 impl SharedQuic {
     pub fn new(origins: usize, endpoints: Rc<Endpoints>) -> Rc<SharedQuic> {
         Rc::new(SharedQuic {
-            states: RefCell::new((0..origins).map(|_| State::Idle).collect()),
-            changed: Notify::new(),
-            generation: Cell::new(0),
+            conns: SharedConns::new(origins),
             endpoints,
         })
-    }
-
-    /// Forgets connection `generation` of `origin` (it closed), so the
-    /// next sender opens a new one.
-    fn retire(&self, origin: usize, generation: u64) {
-        let mut states = self.states.borrow_mut();
-        if matches!(states[origin], State::Ready { generation: g, .. } if g == generation) {
-            states[origin] = State::Idle;
-        }
-    }
-}
-
-/// Puts an origin's connection back to idle if its opener gives up
-/// (failure, timeout or the end of the run), so waiting senders do not
-/// wait forever.
-struct Opening<'a> {
-    shared: &'a SharedQuic,
-    origin: usize,
-    armed: bool,
-}
-
-impl Drop for Opening<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            self.shared.states.borrow_mut()[self.origin] = State::Idle;
-            self.shared.changed.notify_waiters();
-        }
     }
 }
 
@@ -243,89 +205,66 @@ impl H3Sender {
         origin: usize,
         attempt: &mut Attempt,
     ) -> Result<u64, Failure> {
-        loop {
-            let waiting = {
-                let states = self.shared.states.borrow();
-                match &states[origin] {
-                    State::Ready { handle, generation } => {
-                        attempt.reused = true;
-                        if !matches!(&self.send, Some((o, g, _)) if *o == origin && g == generation)
-                        {
-                            self.send = Some((origin, *generation, handle.clone()));
-                        }
-                        return Ok(*generation);
-                    }
-                    State::Connecting => true,
-                    State::Idle => false,
+        let opening = match self.shared.conns.acquire(origin).await {
+            Acquired::Ready(generation) => {
+                attempt.reused = true;
+                if !matches!(&self.send, Some((o, g, _)) if *o == origin && *g == generation) {
+                    let handle = self.shared.conns.handle(origin).expect("ready");
+                    self.send = Some((origin, generation, handle));
                 }
-            };
-            if waiting {
-                self.shared.changed.notified().await;
-                continue;
+                return Ok(generation);
             }
-            self.shared.states.borrow_mut()[origin] = State::Connecting;
-            let mut opening = Opening {
-                shared: &self.shared,
-                origin,
-                armed: true,
-            };
-            w.connect_gate().permit(w, true).await?;
-            let plan = w.plan();
-            let config = plan.quic.as_ref().expect("planned for HTTP/3");
-            let (quic, est) = connect_quic(
-                &self.shared.endpoints,
-                &plan.origins[origin],
-                config,
-                plan.connect_timeout,
-            )
-            .await?;
-            // Its packet counts feed the run's loss warning, as TCP's do.
-            let open = OpenConn::new(w).watch_quic(&quic);
-            let quic = Quic {
-                inner: h3_quinn::Connection::new(quic),
-                reserved: Reserved::default(),
-            };
-            let opener = h3::quic::Connection::<Bytes>::opener(&quic);
-            // h3's defaults but for grease (reserved frame and setting
-            // types that test a peer's tolerance): a load test measures
-            // the server, and sends only what it asks for.
-            let (mut driver, send) = h3::client::builder()
-                .max_field_section_size(MAX_FIELD_SECTION)
-                .send_grease(false)
-                .build(quic)
-                .await
-                .map_err(|e| {
-                    Failure::new(
-                        ErrorKind::Connect,
-                        format!(
-                            "{}: HTTP/3 could not start on the QUIC connection: {e}",
-                            plan.origins[origin].addr
-                        ),
-                    )
-                })?;
-            w.record_connection(&est);
-            let generation = self.shared.generation.get() + 1;
-            self.shared.generation.set(generation);
-            let shared = self.shared.clone();
-            tokio::task::spawn_local(async move {
-                // Ends when the connection closes, however; its streams
-                // see the error themselves. Counted open until then.
-                let mut open = open;
-                let _ = poll_fn(|cx| driver.poll_close(cx)).await;
-                open.settle();
-                shared.retire(origin, generation);
-            });
-            let handle = Handle { send, opener };
-            self.shared.states.borrow_mut()[origin] = State::Ready {
-                handle: handle.clone(),
-                generation,
-            };
-            opening.armed = false;
-            self.shared.changed.notify_waiters();
-            self.send = Some((origin, generation, handle));
-            attempt.reused = false;
-            return Ok(generation);
-        }
+            Acquired::Open(opening) => opening,
+        };
+        w.connect_gate().permit(w, true).await?;
+        let plan = w.plan();
+        let config = plan.quic.as_ref().expect("planned for HTTP/3");
+        let (quic, est) = connect_quic(
+            &self.shared.endpoints,
+            &plan.origins[origin],
+            config,
+            plan.connect_timeout,
+        )
+        .await?;
+        // Its packet counts feed the run's loss warning, as TCP's do.
+        let open = OpenConn::new(w).watch_quic(&quic);
+        let quic = Quic {
+            inner: h3_quinn::Connection::new(quic),
+            reserved: Reserved::default(),
+        };
+        let opener = h3::quic::Connection::<Bytes>::opener(&quic);
+        // h3's defaults but for grease (reserved frame and setting types
+        // that test a peer's tolerance): a load test measures the server,
+        // and sends only what it asks for.
+        let (mut driver, send) = h3::client::builder()
+            .max_field_section_size(MAX_FIELD_SECTION)
+            .send_grease(false)
+            .build(quic)
+            .await
+            .map_err(|e| {
+                Failure::new(
+                    ErrorKind::Connect,
+                    format!(
+                        "{}: HTTP/3 could not start on the QUIC connection: {e}",
+                        plan.origins[origin].addr
+                    ),
+                )
+            })?;
+        w.record_connection(&est);
+        let handle = Handle { send, opener };
+        let generation = opening.ready(handle.clone());
+        let conns = self.shared.conns.clone();
+        tokio::task::spawn_local(async move {
+            // Ends when the connection closes, however; its streams see
+            // the error themselves. Counted open until then.
+            let mut open = open;
+            let _ = poll_fn(|cx| driver.poll_close(cx)).await;
+            open.settle();
+            conns.retire(origin, generation);
+        });
+        self.send = Some((origin, generation, handle));
+        attempt.reused = false;
+        Ok(generation)
     }
 
     /// Opens the stream for the next request, waiting while the server's
@@ -470,35 +409,8 @@ impl H3Sender {
                     ),
                 ));
             }
-            let mut req = prepared.request();
+            let (mut req, send_body) = chain.hop_request(prepared, "HTTP/3")?;
             *req.version_mut() = http::Version::HTTP_3;
-            let method = chain.method;
-            *req.method_mut() = http::Method::from_bytes(method.as_bytes()).map_err(|_| {
-                Failure::new(
-                    ErrorKind::InvalidResponse,
-                    format!("invalid method {method}"),
-                )
-            })?;
-            let uri = format!(
-                "{}://{}{}",
-                prepared.uri.scheme_str().unwrap_or("https"),
-                prepared.uri.authority().map_or("", |a| a.as_str()),
-                chain.url.path_and_query
-            );
-            *req.uri_mut() = uri.parse().map_err(|e| {
-                Failure::new(
-                    ErrorKind::InvalidResponse,
-                    format!(
-                        "cannot follow the redirect to {} over HTTP/3: {e}",
-                        chain.url
-                    ),
-                )
-            })?;
-            let send_body = chain.body && !prepared.body.is_empty();
-            if !chain.body {
-                req.headers_mut().remove(http::header::CONTENT_LENGTH);
-                req.headers_mut().remove(http::header::CONTENT_TYPE);
-            }
             let cookie_url = self.jar.as_ref().map(|_| cookie_url(&chain.url));
             if let (Some(jar), Some(url)) = (&mut self.jar, &cookie_url) {
                 attempt.cookie |= jar.add_to(req.headers_mut(), url);
@@ -527,15 +439,6 @@ impl H3Sender {
         }
         Ok(resp)
     }
-}
-
-/// A response's Location header (empty if it has none).
-fn location_of(response: &http::Response<()>) -> String {
-    response
-        .headers()
-        .get(http::header::LOCATION)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string())
-        .unwrap_or_default()
 }
 
 /// Reads a response's body to the end, counting it. `earlier` bytes of
@@ -604,7 +507,7 @@ impl Transport for H3Sender {
             };
             let origin = w.plan().target_origin[target as usize];
             if let Unprocessed::Closing(generation) = unprocessed {
-                self.shared.retire(origin, generation);
+                self.shared.conns.retire(origin, generation);
             }
             *attempt = Attempt::default();
         }

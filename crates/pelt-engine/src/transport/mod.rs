@@ -23,6 +23,7 @@ pub(crate) mod h1;
 pub(crate) mod h2;
 pub(crate) mod h3;
 pub(crate) mod redirect;
+pub(crate) mod shared;
 #[cfg(test)]
 mod tests;
 

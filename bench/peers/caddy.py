@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import time
@@ -125,6 +126,52 @@ class Caddy:
 
     def thaw(self) -> None:
         os.kill(self.worker, signal.SIGCONT)
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            os.kill(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+        self.proc = None
+
+
+class PeltServe:
+    """`pelt serve --http3 -t 1`, pinned to the server's CPU: the h3 test's
+    server for oha's http3 build, which gets no answer from Caddy 2.6.2
+    (quic-go) at all. Duck-typed as `Nginx` for `run_one`."""
+
+    def __init__(self, pelt: str, cpu: Optional[int]):
+        self.bin = pelt
+        self.cpu = cpu
+        self.proc: Optional[subprocess.Popen] = None
+        self.port = 0
+        self.worker = 0
+        self.version = "pelt serve --http3"
+
+    def start(self) -> None:
+        pin = ["taskset", "-c", str(self.cpu)] if self.cpu is not None else []
+        self.proc = subprocess.Popen(
+            pin + [self.bin, "serve", "--http3", "-p", "0", "-t", "1"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,
+        )
+        assert self.proc.stderr is not None
+        line = self.proc.stderr.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if not m:
+            self.stop()
+            raise RuntimeError(f"pelt serve --http3 did not say its port: {line!r}")
+        self.port = int(m.group(1))
+        self.worker = self.proc.pid
+
+    def url(self, path: str = "/") -> str:
+        return f"https://127.0.0.1:{self.port}{path}"
+
+    def cpu_ticks(self) -> int:
+        return proc_cpu_ticks(self.worker)
 
     def stop(self) -> None:
         if self.proc is None:

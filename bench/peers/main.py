@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from . import measure
 from . import ceiling, wirelag
-from .caddy import Caddy
+from .caddy import Caddy, PeltServe
 from .common import ALL_TOOLS, CONNECTIONS, OHA_H3, REPO, log
 from .measure import CURRENT, Interrupted, Quiet, on_signal, run_one, stall_truth
 from .nginx import Nginx
@@ -151,6 +151,7 @@ def main(argv: list[str]) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="pelt-peers-"))
     nginx = Nginx(workdir, server_cpu)
     caddy: Optional[Caddy] = None
+    pelt_h3: Optional[PeltServe] = None
     status = 0
     try:
         nginx.start()
@@ -165,20 +166,34 @@ def main(argv: list[str]) -> int:
         h2_tools = [t for t in tools.values() if t.name in ("pelt", "h2load")]
         # The h3 test: HTTP/3 against Caddy (nginx 1.22 has none); pelt over
         # HTTP/2 on the same Caddy is its reference, oha's http3 build its peer.
+        # oha's http3 build gets no answer from Caddy 2.6.2, so it and pelt
+        # are compared on `pelt serve --http3` as well ("h3-serve").
         h3_tools: list[Tool] = []
+        h3_plan0: list[tuple[Tool, str]] = []
         if "h3" in args.test_list:
             if "pelt" in tools:
                 h3_tools += [PeltH3(tools["pelt"].path), PeltH3(tools["pelt"].path, gso=False)]
+                h3_plan0 += [(h3_tools[0], "h3"), (h3_tools[0], "h2"), (h3_tools[1], "h3"), (h3_tools[0], "h3-serve")]
+                try:
+                    pelt_h3 = PeltServe(tools["pelt"].path, server_cpu)
+                    pelt_h3.start()
+                except (RuntimeError, OSError) as e:
+                    log(f"no pelt serve --http3: {e}")
+                    pelt_h3 = None
             if "oha-h3" in tools:
                 h3_tools.append(tools["oha-h3"])
+                h3_plan0.append((tools["oha-h3"], "h3-serve"))
             try:
                 caddy = Caddy(workdir, server_cpu)
                 caddy.start()
                 result["caddy_version"] = caddy.version
                 log(f"caddy {caddy.version} on port {caddy.port} (TCP and UDP), pid {caddy.worker}")
             except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
-                log(f"no h3 test: {e}")
-                caddy, h3_tools = None, []
+                log(f"no h3 test against Caddy: {e}")
+                caddy = None
+            h3_plan0 = [
+                (t, p) for t, p in h3_plan0 if (p == "h3-serve" and pelt_h3) or (p != "h3-serve" and caddy)
+            ]
         if "oha" in tools:
             stall_tools.append(Oha(tools["oha"].path, latency_correction=True))
         rate_tools = [t for t in tools.values() if t.rate_capable]
@@ -217,8 +232,8 @@ def main(argv: list[str]) -> int:
                     order = list(h2_tools)
                     rng.shuffle(order)
                     plan += [("h2", t, tls) for t in order]
-            if h3_tools:
-                h3_plan = [(t, "h3") for t in h3_tools] + [(t, "h2") for t in h3_tools if t.name == "pelt"]
+            if h3_plan0:
+                h3_plan = list(h3_plan0)
                 rng.shuffle(h3_plan)
                 plan += [("h3", t, proto) for t, proto in h3_plan]
             for i, (test, tool, r) in enumerate(plan):
@@ -239,10 +254,11 @@ def main(argv: list[str]) -> int:
                         extra={"round": rnd + 1, "proto": "tls" if tls else "h2c"},
                     )
                 elif test == "h3":
-                    assert caddy is not None
+                    server = pelt_h3 if r == "h3-serve" else caddy
+                    assert server is not None
                     d = args.duration
-                    spec = tool.h3(caddy.url("/"), d, r)
-                    rec = run_one(test, tool, spec, d, caddy, workdir, client_cpu, extra={"round": rnd + 1, "proto": r})
+                    spec = tool.h3(server.url("/"), d, "h3" if r == "h3-serve" else r)
+                    rec = run_one(test, tool, spec, d, server, workdir, client_cpu, extra={"round": rnd + 1, "proto": r})
                 elif test == "rate":
                     assert r is not None
                     d = args.duration
@@ -333,6 +349,8 @@ def main(argv: list[str]) -> int:
         nginx.stop()
         if caddy is not None:
             caddy.stop()
+        if pelt_h3 is not None:
+            pelt_h3.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     if status != 0:
         return status

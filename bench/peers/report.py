@@ -283,30 +283,32 @@ def render(result: dict) -> str:
 
     h3 = result["summary"].get("h3", {})
     if h3:
-        add(f"## HTTP/3 against Caddy ({dur(cfg['duration_s'])} per run; `-c 4 --streams 8`, oha `-c 4 -p 8`)")
+        add(f"## HTTP/3 ({dur(cfg['duration_s'])} per run; `-c 4 --streams 8`, oha `-c 4 -p 8`)")
         add("")
         add(
-            f"Caddy {result.get('caddy_version', '?')} (GOMAXPROCS=1, pinned like nginx) serving `ok` over HTTP/3 and, "
-            "as the reference, HTTP/2 over TLS. `÷ pelt h2`: CPU µs/req over pelt's own HTTP/2 at the same "
-            "connections and streams (goal ≤ 1.5); `req/s per core`: requests per second of client CPU "
-            "(1e6 ÷ CPU µs/req); `× oha-h3`: pelt's req/s per core over oha's http3 build's (goal ≥ 3). "
+            f"h3 and h2: Caddy {result.get('caddy_version', '?')} (GOMAXPROCS=1, pinned like nginx) serving `ok` "
+            "over HTTP/3 and, as the reference, HTTP/2 over TLS; h3-serve: `pelt serve --http3 -t 1` (pinned), "
+            "the server oha's http3 build is compared on, as it gets no answer from Caddy 2.6.2. "
+            "`÷ pelt h2`: CPU µs/req over pelt's own HTTP/2 on Caddy at the same connections and streams "
+            "(goal ≤ 1.5); `req/s per core`: requests per second of client CPU (1e6 ÷ CPU µs/req); "
+            "`× oha-h3`: pelt's req/s per core over oha's http3 build's on the same server (goal ≥ 3). "
             "pelt-nogso: PELT_QUIC_GSO=0."
         )
         add("")
         add("| protocol | tool | req/s | CPU µs/req | ÷ pelt h2 | req/s per core | × oha-h3 | errors | runs |")
         add("|---|---|---:|---|---:|---:|---:|---:|---|")
         h2_ref = h3.get("h2", {}).get("pelt", {}).get("cpu_us_per_req", {}).get("median")
-        oha_ref = h3.get("h3", {}).get("oha-h3", {}).get("cpu_us_per_req", {}).get("median")
+        oha_ref = h3.get("h3-serve", {}).get("oha-h3", {}).get("cpu_us_per_req", {}).get("median")
         for proto, by_tool in h3.items():
             for name, s in by_tool.items():
                 cpu = s["cpu_us_per_req"]
                 med = cpu["median"]
                 per_core = 1e6 / med if med else None
-                vs_oha = ratio(oha_ref, med) if oha_ref and name != "oha-h3" and proto == "h3" else ""
+                vs_oha = ratio(oha_ref, med) if oha_ref and name != "oha-h3" and proto == "h3-serve" else ""
                 add(
                     f"| {proto} | {name} | {fmt_num(s['rate']['median'])} | {fmt_num(med, 2)} "
                     f"({fmt_range(cpu, lambda v: fmt_num(v, 2))}) | "
-                    f"{ratio(med, h2_ref) if name != 'oha-h3' else ''} | {fmt_num(per_core)} | {vs_oha} | "
+                    f"{ratio(med, h2_ref) if proto != 'h3-serve' else ''} | {fmt_num(per_core)} | {vs_oha} | "
                     f"{fmt_num(s['errors']['median'])} | {runs_cell(s)} |"
                 )
         add("")
@@ -426,6 +428,6 @@ def summarise_all(
                 for t in h3_tools
                 if any(x["test"] == "h3" and x["tool"] == t.name and x["proto"] == proto for x in runs)
             }
-            for proto in ("h3", "h2")
+            for proto in ("h3", "h2", "h3-serve")
         }
     result["summary"] = summary

@@ -46,8 +46,10 @@ type BidiStream = h3_quinn::BidiStream<Bytes>;
 type RequestStream = h3::client::RequestStream<BidiStream, Bytes>;
 
 /// Streams a sender opened (within the server's stream credit) for its
-/// next request, not yet taken by h3: at most one at any await point,
-/// since a sender hands its stream to h3 with no await in between.
+/// next request, not yet taken by h3: a sender hands its stream to h3
+/// with no await in between, so the queue is empty at every await point
+/// but after a request h3 refused before taking its stream (the
+/// connection closing), whose stream the next request takes.
 type Reserved = Rc<RefCell<VecDeque<BidiStream>>>;
 
 /// Times a connection that was closing is left for a new one before the

@@ -520,3 +520,28 @@ fn http3_follows_redirects_on_the_same_connection() {
     assert_eq!(r["connections"]["opened"], 1);
     assert_eq!(target.requests(), 20, "each request and its hop, once");
 }
+
+#[test]
+fn http3_responses_are_timed_by_the_kernel() {
+    // Every response's end is the kernel's arrival time of the latest
+    // datagram read (SIOCGSTAMPNS on the worker's UDP socket), not pelt's
+    // clock: all kernel-timed, read lag reported, and never before the
+    // server could have answered.
+    let target = server_h3(ServeConfig::default());
+    let r = h3_run(
+        &["--rate", "200", "-n", "100", "-c", "2", "--streams", "2"],
+        &h3_url(&target, "/?delay=5ms"),
+    );
+    assert_eq!(r["requests"]["successes"], 100, "{}", error_examples(&r));
+    assert_eq!(r["timing"]["clock"], "kernel", "{}", r["timing"]);
+    assert_eq!(r["timing"]["kernel_timed"], 100);
+    assert!(
+        number(&r["timing"]["read_lag_mean_s"]) > 0.0,
+        "{}",
+        r["timing"]
+    );
+    assert!(
+        number(&r["latency"]["service_time"]["min_s"]) >= 0.005,
+        "{r}"
+    );
+}

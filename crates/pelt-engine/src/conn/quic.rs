@@ -8,11 +8,13 @@
 //! and it has no separate `tls` time.
 
 use super::tls::client_config;
+use super::udp_stamp::StampedUdp;
 use super::{Addr, Established, Origin};
 use crate::outcome::Failure;
 use pelt_core::ErrorKind;
 use std::cell::RefCell;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -64,10 +66,13 @@ fn segmentation_offload() -> bool {
 /// per worker, not per connection: quinn reads and writes it in batches
 /// (recvmmsg, GSO) for all of them, and the worker's thread owns it, as
 /// it owns its TCP connections.
+///
+/// Each socket also keeps the kernel's arrival time of the latest
+/// datagram read from it ([`super::udp_stamp`]): responses are timed by it.
 #[derive(Debug, Default)]
 pub(crate) struct Endpoints {
-    v4: RefCell<Option<quinn::Endpoint>>,
-    v6: RefCell<Option<quinn::Endpoint>>,
+    v4: RefCell<Option<(quinn::Endpoint, Arc<AtomicU64>)>>,
+    v6: RefCell<Option<(quinn::Endpoint, Arc<AtomicU64>)>>,
 }
 
 impl Endpoints {
@@ -78,12 +83,35 @@ impl Endpoints {
             SocketAddr::V4(_) => (&self.v4, (Ipv4Addr::UNSPECIFIED, 0).into()),
             SocketAddr::V6(_) => (&self.v6, (Ipv6Addr::UNSPECIFIED, 0).into()),
         };
-        if let Some(e) = &*slot.borrow() {
+        if let Some((e, _)) = &*slot.borrow() {
             return Ok(e.clone());
         }
-        let endpoint = quinn::Endpoint::client(any)?;
-        *slot.borrow_mut() = Some(endpoint.clone());
+        // As `quinn::Endpoint::client` makes it, with the socket stamped.
+        let socket = std::net::UdpSocket::bind(any)?;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
+        let runtime = Arc::new(quinn::TokioRuntime);
+        let inner = quinn::Runtime::wrap_udp_socket(&*runtime, socket)?;
+        let (stamped, latest) = StampedUdp::new(inner, fd);
+        let endpoint = quinn::Endpoint::new_with_abstract_socket(
+            quinn::EndpointConfig::default(),
+            None,
+            Arc::new(stamped),
+            runtime,
+        )?;
+        *slot.borrow_mut() = Some((endpoint.clone(), latest));
         Ok(endpoint)
+    }
+
+    /// The kernel's arrival time (`CLOCK_REALTIME` ns) of the latest
+    /// datagram read from the socket that reaches `addr`, if any was
+    /// stamped: never before the last packet of a response read by then.
+    pub(crate) fn latest_stamp(&self, addr: &SocketAddr) -> Option<u64> {
+        let slot = match addr {
+            SocketAddr::V4(_) => &self.v4,
+            SocketAddr::V6(_) => &self.v6,
+        };
+        let stamp = slot.borrow().as_ref()?.1.load(Ordering::Relaxed);
+        (stamp > 0).then_some(stamp)
     }
 }
 

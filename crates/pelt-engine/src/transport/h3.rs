@@ -22,13 +22,15 @@
 //! Requests are the HTTP/2 transport's `http` parts (`PreparedH2`): the
 //! same method, URI and headers, the same byte counts (header sections
 //! sized as HPACK sizes them; QPACK's encoding is not reported by h3).
-//! Responses are timed by pelt's clock when read: quinn reads the socket,
-//! so the kernel's receive stamps are not seen (yet).
+//! A response's end is timed by the kernel: the arrival of the latest
+//! datagram quinn had read from the worker's socket when the body ended
+//! (`conn::udp_stamp`), so a sender that ran late does not add its
+//! lateness to the server's service time.
 
 use super::redirect::{location_of, Redirects};
 use super::shared::{Acquired, SharedConns};
 use super::{Attempt, OpenConn, Runner, Transport};
-use crate::conn::{connect_quic, Endpoints};
+use crate::conn::{connect_quic, Endpoints, KernelClock};
 use crate::h2::{field_size, header_block_size};
 use crate::outcome::{is_redirect, Failure, Response};
 use crate::session::{jar::cookie_url, Jar};
@@ -371,6 +373,9 @@ impl H3Sender {
         let resp = read_body(&mut stream, &response, 0)
             .await
             .map_err(|f| (f, Unprocessed::No))?;
+        if location.is_none() {
+            self.stamp_done(w, origin, attempt);
+        }
         if let Some(server) = server {
             w.note_server(server);
         }
@@ -380,6 +385,28 @@ impl H3Sender {
                 .await
                 .map_err(|f| (f, Unprocessed::No)),
             None => Ok(resp),
+        }
+    }
+
+    /// The response is in: its time is the kernel's arrival of the latest
+    /// datagram read from the worker's socket (never before the response's
+    /// last packet, see `conn::udp_stamp`), not pelt's clock, when there
+    /// is one from after the request went out. A redirect chain's hops
+    /// are timed by pelt's clock, as over HTTP/1.1.
+    fn stamp_done(&self, w: &impl Runner, origin: usize, attempt: &mut Attempt) {
+        let crate::conn::Addr::Tcp(addr) = &w.plan().origins[origin].addr else {
+            return;
+        };
+        let Some(stamp) = self.shared.endpoints.latest_stamp(addr) else {
+            return;
+        };
+        let now = w.now();
+        let done = KernelClock::at(now, || w.now()).run_time(stamp);
+        if done >= attempt.sent.unwrap_or(now) {
+            let done = done.min(now);
+            attempt.done = Some(done);
+            // The head came in no later than the body's end.
+            attempt.first_byte = attempt.first_byte.map(|f| f.min(done));
         }
     }
 

@@ -192,6 +192,12 @@ impl Server {
                 ),
             ));
         }
+        if config.http3 && config.http3_max_streams == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "http3_max_streams is 0: no client could send a request; give 1 or more",
+            ));
+        }
         // Port 0 lets the system pick the TCP port; its UDP twin may be
         // taken, so a few picks are tried before giving up.
         let mut tries = if config.http3 && addr.port() == 0 {

@@ -45,7 +45,8 @@ enum Failed {
 impl Caddy {
     /// Starts Caddy with `tls`'s certificate on a loopback port. Its
     /// routes: `/ok` answers 200 `ok`, `/status/503` a 503, `/big` 10,000
-    /// bytes, anything else 404.
+    /// bytes, `/login` 200 with `Set-Cookie: session=abc; Path=/`,
+    /// anything else 404.
     pub fn start(tls: &TlsFiles) -> Caddy {
         assert!(
             std::path::Path::new(BINARY).exists(),
@@ -134,6 +135,24 @@ impl Caddy {
         format!("https://127.0.0.1:{}{path}", self.port)
     }
 
+    /// The `Cookie` header of each logged request (empty when it had none).
+    pub fn cookies(&self) -> Vec<String> {
+        self.log_entries()
+            .iter()
+            .map(|e| {
+                e["request"]["headers"]["Cookie"]
+                    .as_array()
+                    .map(|v| {
+                        v.iter()
+                            .filter_map(|c| c.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    })
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
     /// The access log's entries (one JSON object per request).
     pub fn log_entries(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.log)
@@ -174,6 +193,12 @@ fn config(tls: &TlsFiles, port: u16, log: &std::path::Path, data: &std::path::Pa
     let respond = |status: u16, body: &str| json!({"handler": "static_response", "status_code": status, "body": body});
     let route =
         |path: &str, handler: Value| json!({"match": [{"path": [path]}], "handle": [handler]});
+    let login = json!({
+        "handler": "static_response",
+        "status_code": 200,
+        "body": "ok",
+        "headers": {"Set-Cookie": ["session=abc; Path=/"]},
+    });
     json!({
         "admin": {"disabled": true, "config": {"persist": false}},
         "storage": {"module": "file_system", "root": data},
@@ -196,11 +221,14 @@ fn config(tls: &TlsFiles, port: u16, log: &std::path::Path, data: &std::path::Pa
                         route("/ok", respond(200, "ok")),
                         route("/status/503", respond(503, "unavailable")),
                         route("/big", respond(200, &"x".repeat(10_000))),
+                        route("/login", login),
                         json!({"handle": [respond(404, "")]}),
                     ],
                     "tls_connection_policies": [{}],
                     "automatic_https": {"disable": true},
-                    "logs": {"default_logger_name": "access"},
+                    // Cookies in the log as sent (Caddy redacts them unless
+                    // told): the cookie tests count them.
+                    "logs": {"default_logger_name": "access", "should_log_credentials": true},
                 }},
             },
             "tls": {

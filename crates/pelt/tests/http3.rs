@@ -545,3 +545,26 @@ fn http3_responses_are_timed_by_the_kernel() {
         "{r}"
     );
 }
+
+#[test]
+fn http3_keeps_cookies_per_stream_against_caddy() {
+    // Caddy sets a cookie on every response; with --cookies each stream
+    // (a simulated user) sends it back from its second request on, which
+    // Caddy's log shows, over HTTP/3.
+    let tls = self_signed_cert();
+    let caddy = Caddy::start(&tls);
+    let r = h3_run(
+        &["--cookies", "-n", "20", "-c", "1", "--streams", "2"],
+        &caddy.url("/login"),
+    );
+    assert_eq!(r["requests"]["successes"], 20, "{}", error_examples(&r));
+    assert_eq!(r["session"]["requests_with_cookie"], 18);
+    let cookies = caddy.cookies();
+    assert_eq!(cookies.len(), 20);
+    assert_eq!(cookies.iter().filter(|c| *c == "session=abc").count(), 18);
+    assert_eq!(cookies.iter().filter(|c| c.is_empty()).count(), 2);
+    assert!(caddy
+        .log_lines()
+        .iter()
+        .all(|l| l == "GET /login 200 HTTP/3.0"));
+}

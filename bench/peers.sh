@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Measures pelt against peer HTTP load generators (wrk, ab, hey, vegeta,
-# bombardier, oha) on this machine, against a private nginx on loopback.
+# bombardier, oha) on this machine, against a private nginx on loopback; and
+# pelt's HTTP/3 against its own HTTP/2 and oha's http3 build, on a private
+# Caddy (the h3 test).
 #
 #   bench/peers.sh                     install what is missing, build pelt, full run
 #   bench/peers.sh --quick             1 round, 2 s runs: for development and the test
@@ -31,7 +33,7 @@ shell_words() {
     done
 }
 COMMAND_LINE="bench/peers.sh$(shell_words "$@")"
-ALL_TOOLS="wrk,ab,hey,vegeta,bombardier,oha,pelt,h2load"
+ALL_TOOLS="wrk,ab,hey,vegeta,bombardier,oha,pelt,h2load,oha-h3"
 
 # Versions of the Go tools built from their module source (see PEERS.md: `go
 # install` of these fails on a deprecation lookup after downloading).
@@ -100,6 +102,8 @@ install_debian() {
     if wants wrk && ! command -v wrk >/dev/null 2>&1; then packages+=(wrk); fi
     if wants ab && ! command -v ab >/dev/null 2>&1; then packages+=(apache2-utils); fi
     if wants h2load && ! command -v h2load >/dev/null 2>&1; then packages+=(nghttp2-client); fi
+    # The h3 test's server (Debian's nginx 1.22 has no HTTP/3).
+    command -v caddy >/dev/null 2>&1 || packages+=(caddy)
     command -v openssl >/dev/null 2>&1 || packages+=(openssl)
     [ -x /usr/bin/time ] || packages+=(time)
     command -v taskset >/dev/null 2>&1 || packages+=(util-linux)
@@ -177,10 +181,22 @@ install_oha() {
     fi
 }
 
+# oha with its experimental `http3` feature, apart from the plain oha (the
+# HTTP/1.1 rows): the h3 test's peer.
+OHA_H3_ROOT="$HOME/.cache/pelt/oha-h3"
+install_oha_h3() {
+    if wants oha-h3 && [ ! -x "$OHA_H3_ROOT/bin/oha" ]; then
+        log "installing oha with http3 (cargo install oha --features http3 --locked --root $OHA_H3_ROOT; several minutes)"
+        cargo install oha --features http3 --locked --root "$OHA_H3_ROOT" ||
+            log "warning: installing oha with http3 failed; oha-h3 will be skipped"
+    fi
+}
+
 if [ "$skip_install" -eq 0 ]; then
     install_debian
     install_go_tools
     install_oha
+    install_oha_h3
 fi
 if [ "$install_only" -eq 1 ]; then
     exit 0

@@ -10,7 +10,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent.parent
 CONNECTIONS = 50
 PORT_RANGE = (20000, 32000)
-ALL_TOOLS = ["wrk", "ab", "hey", "vegeta", "bombardier", "oha", "pelt", "h2load"]
+ALL_TOOLS = ["wrk", "ab", "hey", "vegeta", "bombardier", "oha", "pelt", "h2load", "oha-h3"]
+# oha built with its `http3` feature (bench/peers.sh installs it here: the
+# plain `oha` stays the HTTP/1.1 one).
+OHA_H3 = Path.home() / ".cache/pelt/oha-h3/bin/oha"
 # How long a run may overrun its duration before it is killed.
 RUN_SLACK_S = 30.0
 # A run is "noisy" when processes other than the tool and nginx used more

@@ -10,6 +10,7 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -17,12 +18,13 @@ from typing import Any, Optional
 
 from . import measure
 from . import ceiling, wirelag
-from .common import ALL_TOOLS, CONNECTIONS, REPO, log
+from .caddy import Caddy, PeltServe
+from .common import ALL_TOOLS, CONNECTIONS, OHA_H3, REPO, log
 from .measure import CURRENT, Interrupted, Quiet, on_signal, run_one, stall_truth
 from .nginx import Nginx
 from .report import fmt_lat, render, summarise_all
 from .system import find_binary, machine_info, pick_cpus
-from .tools import WIDE_WINDOW, Oha, Pelt, TOOL_CLASSES, Tool
+from .tools import WIDE_WINDOW, Oha, Pelt, PeltH3, TOOL_CLASSES, Tool
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -40,9 +42,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--path", default="/", help="URL path for the max-load and rate tests: / (ok), /1k.bin, /100k.bin")
     p.add_argument(
         "--tests",
-        default="max,rate,stall,h2,ceiling",
-        help="comma-separated subset of max,rate,stall,h2,ceiling (h2: pelt --http2 against h2load, h2c and "
-        "TLS; ceiling: the highest rate each rate tool holds on one core)",
+        default="max,rate,stall,h2,h3,ceiling",
+        help="comma-separated subset of max,rate,stall,h2,h3,ceiling (h2: pelt --http2 against h2load, h2c and "
+        "TLS; h3: pelt --http3 against pelt --http2 and oha's http3 build, on Caddy; ceiling: the highest rate "
+        "each rate tool holds on one core)",
     )
     p.add_argument("--out-dir", default=str(REPO / "bench/out"), help="where the .md and .json go (default bench/out)")
     p.add_argument(
@@ -74,8 +77,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if unknown:
         p.error(f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(ALL_TOOLS)}")
     args.test_list = [t.strip() for t in args.tests.split(",") if t.strip()]
-    if not set(args.test_list) <= {"max", "rate", "stall", "h2", "ceiling"}:
-        p.error("--tests takes a subset of max,rate,stall,h2,ceiling")
+    if not set(args.test_list) <= {"max", "rate", "stall", "h2", "h3", "ceiling"}:
+        p.error("--tests takes a subset of max,rate,stall,h2,h3,ceiling")
     if not args.path.startswith("/"):
         p.error("--path must start with /")
     return args
@@ -93,7 +96,10 @@ def main(argv: list[str]) -> int:
     tools: dict[str, Tool] = {}
     tool_info: dict[str, dict] = {}
     for name in args.tool_list:
-        path = args.pelt if name == "pelt" and args.pelt else find_binary(TOOL_CLASSES[name].binary)
+        if name == "oha-h3":
+            path = str(OHA_H3) if OHA_H3.exists() else None
+        else:
+            path = args.pelt if name == "pelt" and args.pelt else find_binary(TOOL_CLASSES[name].binary)
         if path is None or not os.access(path, os.X_OK):
             tool_info[name] = {"status": "not installed: skipped"}
             log(f"{name} is not installed: skipped")
@@ -144,6 +150,8 @@ def main(argv: list[str]) -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="pelt-peers-"))
     nginx = Nginx(workdir, server_cpu)
+    caddy: Optional[Caddy] = None
+    pelt_h3: Optional[PeltServe] = None
     status = 0
     try:
         nginx.start()
@@ -156,6 +164,36 @@ def main(argv: list[str]) -> int:
         # closed-loop reference (ab adds nothing there).
         stall_tools: list[Tool] = [t for t in tools.values() if t.rate_capable or t.name == "wrk"]
         h2_tools = [t for t in tools.values() if t.name in ("pelt", "h2load")]
+        # The h3 test: HTTP/3 against Caddy (nginx 1.22 has none); pelt over
+        # HTTP/2 on the same Caddy is its reference, oha's http3 build its peer.
+        # oha's http3 build gets no answer from Caddy 2.6.2, so it and pelt
+        # are compared on `pelt serve --http3` as well ("h3-serve").
+        h3_tools: list[Tool] = []
+        h3_plan0: list[tuple[Tool, str]] = []
+        if "h3" in args.test_list:
+            if "pelt" in tools:
+                h3_tools += [PeltH3(tools["pelt"].path), PeltH3(tools["pelt"].path, gso=False)]
+                h3_plan0 += [(h3_tools[0], "h3"), (h3_tools[0], "h2"), (h3_tools[1], "h3"), (h3_tools[0], "h3-serve")]
+                try:
+                    pelt_h3 = PeltServe(tools["pelt"].path, server_cpu)
+                    pelt_h3.start()
+                except (RuntimeError, OSError) as e:
+                    log(f"no pelt serve --http3: {e}")
+                    pelt_h3 = None
+            if "oha-h3" in tools:
+                h3_tools.append(tools["oha-h3"])
+                h3_plan0.append((tools["oha-h3"], "h3-serve"))
+            try:
+                caddy = Caddy(workdir, server_cpu)
+                caddy.start()
+                result["caddy_version"] = caddy.version
+                log(f"caddy {caddy.version} on port {caddy.port} (TCP and UDP), pid {caddy.worker}")
+            except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+                log(f"no h3 test against Caddy: {e}")
+                caddy = None
+            h3_plan0 = [
+                (t, p) for t, p in h3_plan0 if (p == "h3-serve" and pelt_h3) or (p != "h3-serve" and caddy)
+            ]
         if "oha" in tools:
             stall_tools.append(Oha(tools["oha"].path, latency_correction=True))
         rate_tools = [t for t in tools.values() if t.rate_capable]
@@ -194,10 +232,14 @@ def main(argv: list[str]) -> int:
                     order = list(h2_tools)
                     rng.shuffle(order)
                     plan += [("h2", t, tls) for t in order]
+            if h3_plan0:
+                h3_plan = list(h3_plan0)
+                rng.shuffle(h3_plan)
+                plan += [("h3", t, proto) for t, proto in h3_plan]
             for i, (test, tool, r) in enumerate(plan):
                 label = f"round {rnd + 1}/{args.rounds}, {i + 1}/{len(plan)}: {test} {tool.name}" + (
                     f" {r:g}/s" if r and test == "rate" else ""
-                ) + ((" tls" if r else " h2c") if test == "h2" else "")
+                ) + ((" tls" if r else " h2c") if test == "h2" else "") + (f" {r}" if test == "h3" else "")
                 log(label)
                 if test == "max_load":
                     d = args.duration
@@ -211,6 +253,12 @@ def main(argv: list[str]) -> int:
                         test, tool, spec, d, nginx, workdir, client_cpu,
                         extra={"round": rnd + 1, "proto": "tls" if tls else "h2c"},
                     )
+                elif test == "h3":
+                    server = pelt_h3 if r == "h3-serve" else caddy
+                    assert server is not None
+                    d = args.duration
+                    spec = tool.h3(server.url("/"), d, "h3" if r == "h3-serve" else r)
+                    rec = run_one(test, tool, spec, d, server, workdir, client_cpu, extra={"round": rnd + 1, "proto": r})
                 elif test == "rate":
                     assert r is not None
                     d = args.duration
@@ -286,7 +334,7 @@ def main(argv: list[str]) -> int:
                 }
                 log(f"  {tool.name}: holds {best} req/s, not {fail}")
             result["ceiling"] = ceilings
-        summarise_all(result, args, tools, stall_tools, rate_tools, h2_tools)
+        summarise_all(result, args, tools, stall_tools, rate_tools, h2_tools, h3_tools)
         save()
     except Interrupted as e:
         log(f"interrupted ({e}); partial results in {json_path}")
@@ -299,6 +347,10 @@ def main(argv: list[str]) -> int:
         if proc is not None:
             proc.kill()
         nginx.stop()
+        if caddy is not None:
+            caddy.stop()
+        if pelt_h3 is not None:
+            pelt_h3.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     if status != 0:
         return status

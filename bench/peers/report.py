@@ -281,6 +281,38 @@ def render(result: dict) -> str:
                 )
         add("")
 
+    h3 = result["summary"].get("h3", {})
+    if h3:
+        add(f"## HTTP/3 ({dur(cfg['duration_s'])} per run; `-c 4 --streams 8`, oha `-c 4 -p 8`)")
+        add("")
+        add(
+            f"h3 and h2: Caddy {result.get('caddy_version', '?')} (GOMAXPROCS=1, pinned like nginx) serving `ok` "
+            "over HTTP/3 and, as the reference, HTTP/2 over TLS; h3-serve: `pelt serve --http3 -t 1` (pinned), "
+            "the server oha's http3 build is compared on, as it gets no answer from Caddy 2.6.2. "
+            "`÷ pelt h2`: CPU µs/req over pelt's own HTTP/2 on Caddy at the same connections and streams "
+            "(goal ≤ 1.5); `req/s per core`: requests per second of client CPU (1e6 ÷ CPU µs/req); "
+            "`× oha-h3`: pelt's req/s per core over oha's http3 build's on the same server (goal ≥ 3). "
+            "pelt-nogso: PELT_QUIC_GSO=0."
+        )
+        add("")
+        add("| protocol | tool | req/s | CPU µs/req | ÷ pelt h2 | req/s per core | × oha-h3 | errors | runs |")
+        add("|---|---|---:|---|---:|---:|---:|---:|---|")
+        h2_ref = h3.get("h2", {}).get("pelt", {}).get("cpu_us_per_req", {}).get("median")
+        oha_ref = h3.get("h3-serve", {}).get("oha-h3", {}).get("cpu_us_per_req", {}).get("median")
+        for proto, by_tool in h3.items():
+            for name, s in by_tool.items():
+                cpu = s["cpu_us_per_req"]
+                med = cpu["median"]
+                per_core = 1e6 / med if med else None
+                vs_oha = ratio(oha_ref, med) if oha_ref and name != "oha-h3" and proto == "h3-serve" else ""
+                add(
+                    f"| {proto} | {name} | {fmt_num(s['rate']['median'])} | {fmt_num(med, 2)} "
+                    f"({fmt_range(cpu, lambda v: fmt_num(v, 2))}) | "
+                    f"{ratio(med, h2_ref) if proto != 'h3-serve' else ''} | {fmt_num(per_core)} | {vs_oha} | "
+                    f"{fmt_num(s['errors']['median'])} | {runs_cell(s)} |"
+                )
+        add("")
+
     failures = [r for r in result["runs"] if "error" in r]
     noisy = [r for r in result["runs"] if r.get("noisy")]
     if failures or noisy:
@@ -357,7 +389,8 @@ def stall_verdict(p99: Optional[float], truth: float) -> str:
     return "partly" if p99 < truth else "over-reports"
 
 def summarise_all(
-    result: dict, args: argparse.Namespace, tools: dict, stall_tools: list, rate_tools: list, h2_tools: list
+    result: dict, args: argparse.Namespace, tools: dict, stall_tools: list, rate_tools: list, h2_tools: list,
+    h3_tools: Optional[list] = None,
 ) -> None:
     runs = result["runs"]
     summary: dict[str, Any] = {}
@@ -387,5 +420,14 @@ def summarise_all(
                 for t in h2_tools
             }
             for proto in ("h2c", "tls")
+        }
+    if h3_tools:
+        summary["h3"] = {
+            proto: {
+                t.name: summarise([x for x in runs if x["test"] == "h3" and x["tool"] == t.name and x["proto"] == proto], MAX_KEYS)
+                for t in h3_tools
+                if any(x["test"] == "h3" and x["tool"] == t.name and x["proto"] == proto for x in runs)
+            }
+            for proto in ("h3", "h2", "h3-serve")
         }
     result["summary"] = summary

@@ -402,4 +402,37 @@ H2_CONNECTIONS = 4
 H2_STREAMS = 8
 
 
-TOOL_CLASSES = {"wrk": Wrk, "ab": Ab, "hey": Hey, "vegeta": Vegeta, "bombardier": Bombardier, "oha": Oha, "pelt": Pelt, "h2load": H2load}
+class PeltH3(Pelt):
+    """pelt in the h3 test: HTTP/3 (or HTTP/2 over TLS, its reference)
+    against Caddy, -c 4 --streams 8; `gso=False` runs it with
+    PELT_QUIC_GSO=0 (quinn sends without segmentation offload)."""
+
+    def __init__(self, path: str, gso: bool = True):
+        super().__init__(path)
+        self.gso = gso
+        if not gso:
+            self.name = "pelt-nogso"
+
+    def h3(self, url: str, d: float, proto: str) -> Spec:
+        argv = [self.path, "run", url, "--http3" if proto == "h3" else "--http2", "--insecure",
+                "-c", str(H2_CONNECTIONS), "--streams", str(H2_STREAMS), "-t", "1", "-d", dur(d), "--format", "json"]
+        return Spec(argv, parse_pelt, {} if self.gso else {"PELT_QUIC_GSO": "0"})
+
+
+class OhaH3(Oha):
+    """oha built with its experimental `http3` feature, in the h3 test only."""
+
+    name = "oha-h3"
+    binary = "oha-h3"
+    rate_capable = False
+    h2_only = True
+
+    def h3(self, url: str, d: float, proto: str) -> Spec:
+        version = "3" if proto == "h3" else "2"
+        argv = [self.path, "-z", dur(d), "-c", str(H2_CONNECTIONS), "-p", str(H2_STREAMS), "--http-version", version,
+                "--insecure", "--no-tui", "--output-format", "json", url]
+        return Spec(argv, parse_oha)
+
+
+TOOL_CLASSES = {"wrk": Wrk, "ab": Ab, "hey": Hey, "vegeta": Vegeta, "bombardier": Bombardier, "oha": Oha, "pelt": Pelt, "h2load": H2load,
+                "oha-h3": OhaH3}

@@ -169,7 +169,7 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
         })
         .collect();
     let rate_mode = s.is_rate_mode();
-    json!({
+    let mut v = json!({
         "schema": SCHEMA_ID,
         "config": s.config,
         "environment": s.env,
@@ -216,9 +216,10 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
             // without a response byte (idempotent methods, once each).
             "retried_after_close": t.retried,
             // The kernel's counts (TCP_INFO) of pelt's HTTP/1.1 TCP
-            // connections: packet loss on the path shows here.
-            "tcp_segments_sent": t.tcp_segs_out,
-            "tcp_retransmitted": t.tcp_retrans,
+            // connections: packet loss on the path shows here (HTTP/3
+            // runs: QUIC's, under their own names below).
+            "tcp_segments_sent": if s.config.http.http3 { 0 } else { t.tcp_segs_out },
+            "tcp_retransmitted": if s.config.http.http3 { 0 } else { t.tcp_retrans },
         },
         // --cookies and --login: requests with a cookie from the jar, and
         // the logins made before the run (in no other figure).
@@ -268,7 +269,15 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
         "error_examples": examples,
         "timeline": timeline,
         "warnings": warnings,
-    })
+    });
+    if s.config.http.http3 {
+        // The recorder's TCP fields carry quinn's packet counts in an
+        // HTTP/3 run: sent, and declared lost (their data sent again).
+        let c = &mut v["connections"];
+        c["quic_packets_sent"] = json!(t.tcp_segs_out);
+        c["quic_packets_lost"] = json!(t.tcp_retrans);
+    }
+    v
 }
 
 /// `v` as indented JSON and a final newline.

@@ -437,7 +437,7 @@ impl Conn {
 /// 1/d requests per second. A known capacity, for testing capacity
 /// searches (`pelt sweep`). Wall clock, not CPU time: a preempted thread
 /// still answers after `d`, as a real handler's user would see.
-fn burn(d: Duration) {
+pub(crate) fn burn(d: Duration) {
     let until = std::time::Instant::now() + d;
     while std::time::Instant::now() < until {
         std::hint::spin_loop();

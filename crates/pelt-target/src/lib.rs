@@ -1,4 +1,6 @@
-//! pelt-target: the built-in HTTP/1.1 target server behind `pelt serve`.
+//! pelt-target: the built-in HTTP/1.1 target server behind `pelt serve`,
+//! and HTTP/3 on the same port number over UDP with
+//! [`ServeConfig::http3`].
 //!
 //! A fast, predictable server for tests, demos and calibrating the load
 //! generator. Each request picks its own status, body size, delay, framing
@@ -23,6 +25,7 @@
 #![warn(missing_docs)]
 
 mod conn;
+mod h3;
 mod query;
 mod timer;
 mod wire;
@@ -88,6 +91,13 @@ EXAMPLES
   /?fault=stall&stall=5s             provoke a client timeout
   /old?status=302&location=/new      a redirect (pelt run --follow 1)
 
+With --http3 the same controls work over HTTP/3 (UDP, the same port
+number), except: chunked=1 is ignored (HTTP/3 frames every body),
+fault=extra is a plain response, reset and invalid reset the request's
+stream (H3_INTERNAL_ERROR, H3_MESSAGE_ERROR), close resets it after half
+the body, stall resets it after the stall, and hangup sends GOAWAY after
+the response.
+
 Connections are kept alive (HTTP/1.1 default, or HTTP/1.0 with
 Connection: keep-alive) and pipelined requests are answered in order.
 Request bodies need Content-Length (Expect: 100-continue is answered);
@@ -125,6 +135,15 @@ pub struct ServeConfig {
     /// request: a server that slows down steadily (a leak), for tests of
     /// the stationarity check.
     pub delay_growth: Duration,
+    /// Serve HTTP/3 too: QUIC on the UDP port of the TCP port's number,
+    /// with a self-signed certificate for `localhost` and the loopback
+    /// addresses made at start (clients skip verification), the same
+    /// query controls (HTTP/3's differences in [`QUERY_HELP`]).
+    pub http3: bool,
+    /// With `http3`: request streams a client may have open at once on
+    /// a connection (QUIC's MAX_STREAMS credit; 128 by default, as
+    /// HTTP/2 servers commonly allow). Lower, clients wait for credit.
+    pub http3_max_streams: u32,
 }
 
 impl Default for ServeConfig {
@@ -135,6 +154,8 @@ impl Default for ServeConfig {
             max_body: 16 << 20,
             delay: Duration::ZERO,
             delay_growth: Duration::ZERO,
+            http3: false,
+            http3_max_streams: h3::MAX_STREAMS,
         }
     }
 }
@@ -151,6 +172,8 @@ const BACKLOG: i32 = 4096;
 #[derive(Debug)]
 pub struct Server {
     listener: std::net::TcpListener,
+    /// With `http3`: the UDP socket on the listener's port number.
+    udp: Option<std::net::UdpSocket>,
     local_addr: SocketAddr,
     config: ServeConfig,
 }
@@ -169,13 +192,45 @@ impl Server {
                 ),
             ));
         }
-        let listener = listen(addr)?;
-        let local_addr = listener.local_addr()?;
-        Ok(Server {
-            listener,
-            local_addr,
-            config,
-        })
+        if config.http3 && config.http3_max_streams == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "http3_max_streams is 0: no client could send a request; give 1 or more",
+            ));
+        }
+        // Port 0 lets the system pick the TCP port; its UDP twin may be
+        // taken, so a few picks are tried before giving up.
+        let mut tries = if config.http3 && addr.port() == 0 {
+            8
+        } else {
+            1
+        };
+        loop {
+            let listener = listen(addr)?;
+            let local_addr = listener.local_addr()?;
+            let udp = match config.http3 {
+                false => None,
+                true => match h3::bind_udp(local_addr) {
+                    Ok(udp) => Some(udp),
+                    Err(e) if tries > 1 && e.kind() == io::ErrorKind::AddrInUse => {
+                        tries -= 1;
+                        continue;
+                    }
+                    Err(e) => {
+                        return Err(io::Error::new(
+                            e.kind(),
+                            format!("UDP port {} for HTTP/3: {e}", local_addr.port()),
+                        ))
+                    }
+                },
+            };
+            return Ok(Server {
+                listener,
+                udp,
+                local_addr,
+                config,
+            });
+        }
     }
 
     /// The bound address (with the real port when bound to port 0).
@@ -224,6 +279,19 @@ impl Server {
             tokio::net::TcpListener::from_std(self.listener)?
         };
         runtime.spawn(accept_loop(listener, Arc::clone(&shared)));
+        if let Some(udp) = self.udp {
+            let config = h3::server_config(self.local_addr.ip(), self.config.http3_max_streams)?;
+            let endpoint = {
+                let _enter = runtime.enter();
+                quinn::Endpoint::new(
+                    quinn::EndpointConfig::default(),
+                    Some(config),
+                    udp,
+                    Arc::new(quinn::TokioRuntime),
+                )?
+            };
+            runtime.spawn(h3::accept_loop(endpoint, Arc::clone(&shared)));
+        }
         Ok((runtime, shared))
     }
 }

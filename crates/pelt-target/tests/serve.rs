@@ -677,3 +677,33 @@ fn work_holds_the_thread_and_delay_does_not() {
     let delay = both("/?delay=30ms");
     assert!(delay < Duration::from_millis(55), "delay: {delay:?}");
 }
+
+#[test]
+fn http3_takes_the_udp_port_of_the_tcp_ports_number_and_refuses_no_streams() {
+    let server = Server::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        ServeConfig {
+            threads: 1,
+            http3: true,
+            ..ServeConfig::default()
+        },
+    )
+    .unwrap();
+    let port = server.local_addr().port();
+    let taken = std::net::UdpSocket::bind(("127.0.0.1", port)).unwrap_err();
+    assert_eq!(taken.kind(), io::ErrorKind::AddrInUse, "{taken}");
+    let refused = Server::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        ServeConfig {
+            http3: true,
+            http3_max_streams: 0,
+            ..ServeConfig::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(refused.kind(), io::ErrorKind::InvalidInput);
+    assert!(
+        refused.to_string().contains("http3_max_streams"),
+        "{refused}"
+    );
+}

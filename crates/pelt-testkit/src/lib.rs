@@ -14,6 +14,7 @@
 //! build none of it.
 
 pub mod aioquic;
+pub mod caddy;
 pub mod chromium;
 pub mod http;
 pub mod nginx;

@@ -75,6 +75,21 @@ pub fn server(pause: Option<Pause>) -> ServerHandle {
     .expect("start the built-in server")
 }
 
+/// The built-in server on a loopback port, one thread, serving HTTP/3
+/// too (UDP, the same port number, a self-signed certificate).
+pub fn server_h3(config: ServeConfig) -> ServerHandle {
+    Server::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        ServeConfig {
+            threads: 1,
+            http3: true,
+            ..config
+        },
+    )
+    .and_then(Server::spawn)
+    .expect("start the built-in server with HTTP/3")
+}
+
 /// The URL `pelt serve` prints on its first line of stderr, read from
 /// `child` (spawned with stderr piped).
 pub fn served_url(child: &mut Child) -> String {

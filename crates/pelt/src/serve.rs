@@ -32,6 +32,7 @@ pub fn command(args: ServeArgs) -> Result<std::process::ExitCode, UserError> {
         pause,
         delay: delay("--delay", &args.delay)?,
         delay_growth: delay("--delay-growth", &args.delay_growth)?,
+        http3: args.http3,
         ..ServeConfig::default()
     };
     let server = Server::bind(SocketAddr::new(ip, args.port), config).map_err(|e| {
@@ -45,8 +46,14 @@ pub fn command(args: ServeArgs) -> Result<std::process::ExitCode, UserError> {
         IpAddr::V6(v6) => format!("[{v6}]:{}", addr.port()),
         IpAddr::V4(v4) => format!("{v4}:{}", addr.port()),
     };
+    // One line, HTTP/3 included: readers (tests, scripts) take the first
+    // line and may close the pipe after it.
+    let h3 = match args.http3 {
+        true => format!(" and HTTP/3 on https://{shown}/ (UDP, self-signed: run with --insecure)"),
+        false => String::new(),
+    };
     eprintln!(
-        "pelt serve: listening on http://{shown}/ (try /?size=1k&delay=5ms; `pelt serve --help` lists the controls; Ctrl-C stops)"
+        "pelt serve: listening on http://{shown}/{h3} (try /?size=1k&delay=5ms; `pelt serve --help` lists the controls; Ctrl-C stops)"
     );
     server
         .run()

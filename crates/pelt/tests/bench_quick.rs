@@ -1,6 +1,7 @@
 //! Keeps the peer benchmark (`bench/peers.sh`) from rotting: a `--quick` run
 //! with pelt alone against the harness's own nginx (installed by
-//! scripts/test), which must finish and report pelt's requests per second.
+//! scripts/test), which must finish and report pelt's requests per second;
+//! and its h3 test, against a private Caddy and `pelt serve --http3`.
 //!
 //! This checks that the harness runs and reads pelt's JSON report, not any
 //! performance figure: the numbers of a 2-second debug-build run mean nothing.
@@ -9,7 +10,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A quick run takes about 10 s (three 2-second runs plus nginx's start).
+/// A quick run takes about 25 s (seven 2-second runs plus nginx's and
+/// Caddy's start).
 const TIME_LIMIT: Duration = Duration::from_secs(120);
 
 /// The median requests/s in the "Max load: medians" table's pelt row.
@@ -69,6 +71,15 @@ fn bench_peers_quick_reports_pelt_requests_per_second() {
         panic!("no pelt row with a req/s figure in:\n{stdout}\nstderr:\n{stderr}")
     });
     assert!(rate > 0.0, "pelt's req/s is {rate}:\n{stdout}");
+    // The h3 test (a private Caddy, which scripts/test installs): pelt's
+    // HTTP/3 and HTTP/2 rows.
+    let h3 = stdout
+        .split("## HTTP/3")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no HTTP/3 section in:\n{stdout}\nstderr:\n{stderr}"));
+    for row in ["| h3 | pelt |", "| h2 | pelt |", "| h3-serve | pelt |"] {
+        assert!(h3.contains(row), "no {row} row in:\n{h3}");
+    }
 
     // The report is also saved, with the raw JSON beside it.
     let saved: Vec<String> = std::fs::read_dir(out_dir.path())

@@ -3,10 +3,17 @@
 //! failures HTTP/3 meets: a certificate not trusted, a UDP port where
 //! nothing answers, and flags that QUIC cannot work with.
 
+use pelt_target::{Pause, ServeConfig};
 use pelt_testkit::aioquic::H3Server;
-use pelt_testkit::nginx::self_signed_cert;
-use pelt_testkit::pelt::{pelt, run_json, run_json_no_response, server};
+use pelt_testkit::caddy::Caddy;
+use pelt_testkit::nginx::{self_signed_cert, Nginx};
+use pelt_testkit::pelt::{
+    command, count, number, pelt, run_json, run_json_no_response, server, server_h3,
+};
+use pelt_testkit::ports::free_port;
 use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn error_examples(r: &Value) -> String {
@@ -17,20 +24,10 @@ fn error_examples(r: &Value) -> String {
 fn http3_requests_reach_aioquic_exactly() {
     let tls = self_signed_cert();
     let h3 = H3Server::start(&tls);
-    let r = run_json(&[
-        "run",
-        "--http3",
-        "--insecure",
-        "-n",
-        "200",
-        "-c",
-        "2",
-        "--streams",
-        "4",
-        "-t",
-        "1",
+    let r = h3_run(
+        &["-n", "200", "-c", "2", "--streams", "4", "-t", "1"],
         &h3.url("/ok"),
-    ]);
+    );
     assert_eq!(r["requests"]["total"], 200, "{}", error_examples(&r));
     assert_eq!(r["requests"]["successes"], 200, "{}", error_examples(&r));
     assert_eq!(r["status_codes"]["200"], 200);
@@ -60,22 +57,21 @@ fn http3_requests_reach_aioquic_exactly() {
 fn http3_in_rate_mode_sends_every_slot() {
     let tls = self_signed_cert();
     let h3 = H3Server::start(&tls);
-    let r = run_json(&[
-        "run",
-        "--http3",
-        "--insecure",
-        "--rate",
-        "200",
-        "-n",
-        "100",
-        "-c",
-        "1",
-        "--streams",
-        "8",
-        "-t",
-        "1",
+    let r = h3_run(
+        &[
+            "--rate",
+            "200",
+            "-n",
+            "100",
+            "-c",
+            "1",
+            "--streams",
+            "8",
+            "-t",
+            "1",
+        ],
         &h3.url("/bytes/1000"),
-    ]);
+    );
     assert_eq!(r["requests"]["total"], 100, "{}", error_examples(&r));
     assert_eq!(r["requests"]["successes"], 100, "{}", error_examples(&r));
     assert_eq!(r["bytes"]["body_in"], 100 * 1000);
@@ -170,4 +166,405 @@ fn http3_with_what_quic_cannot_carry_is_a_usage_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("use an https:// URL"), "{stderr}");
+}
+
+/// `pelt run --http3 --insecure ARGS URL`, its JSON report (exit 0).
+fn h3_run(args: &[&str], url: &str) -> Value {
+    let mut all = vec!["run", "--http3", "--insecure"];
+    all.extend_from_slice(args);
+    all.push(url);
+    run_json(&all)
+}
+
+/// `https://127.0.0.1:PORT` and `path` for the built-in server's HTTP/3.
+fn h3_url(server: &pelt_target::ServerHandle, path: &str) -> String {
+    format!("https://127.0.0.1:{}{path}", server.local_addr().port())
+}
+
+#[test]
+fn pelt_serve_http3_answers_sizes_and_statuses_exactly() {
+    let target = server_h3(ServeConfig::default());
+    let r = h3_run(
+        &["-n", "300", "-c", "2", "--streams", "4"],
+        &h3_url(&target, "/?size=10k"),
+    );
+    assert_eq!(r["requests"]["successes"], 300, "{}", error_examples(&r));
+    assert_eq!(r["bytes"]["body_in"], 300 * 10240);
+    assert_eq!(r["connections"]["opened"], 2);
+    assert_eq!(r["server_software"], "pelt-target");
+    assert_eq!(
+        target.requests(),
+        300,
+        "the server counted each request once"
+    );
+    // Statuses, sizes drawn from a range, and 204's empty body.
+    let r = h3_run(
+        &["-n", "40", "-c", "1", "--streams", "2"],
+        &h3_url(&target, "/?status=503&size=100&size_max=200"),
+    );
+    assert_eq!(r["status_codes"]["503"], 40, "{}", error_examples(&r));
+    let body = count(&r["bytes"]["body_in"]);
+    assert!((40 * 100..=40 * 200).contains(&body), "{body}");
+    let r = h3_run(&["-n", "10"], &h3_url(&target, "/?status=204&size=1k"));
+    assert_eq!(r["status_codes"]["204"], 10);
+    assert_eq!(r["bytes"]["body_in"], 0);
+    // A bad parameter is a 400 naming it, as over HTTP/1.1.
+    let r = h3_run(&["-n", "5"], &h3_url(&target, "/?size=lots"));
+    assert_eq!(r["status_codes"]["400"], 5);
+    assert_eq!(target.requests(), 300 + 40 + 10 + 5);
+}
+
+#[test]
+fn pelt_serve_http3_delays_and_pauses_as_over_tcp() {
+    let target = server_h3(ServeConfig {
+        delay: Duration::from_millis(5),
+        ..ServeConfig::default()
+    });
+    // 20 ms asked + 5 ms server-wide: no response sooner.
+    let r = h3_run(
+        &["-n", "20", "-c", "1", "--streams", "2"],
+        &h3_url(&target, "/?delay=20ms"),
+    );
+    assert_eq!(r["requests"]["successes"], 20, "{}", error_examples(&r));
+    assert!(
+        number(&r["latency"]["service_time"]["min_s"]) >= 0.025,
+        "{r}"
+    );
+    // A pause from the first request on, 300 ms long: that request's
+    // response is held until it ends.
+    let paused = server_h3(ServeConfig {
+        pause: Some(Pause {
+            after: Duration::ZERO,
+            length: Duration::from_millis(300),
+        }),
+        ..ServeConfig::default()
+    });
+    let r = h3_run(&["-n", "3", "-c", "1"], &h3_url(&paused, "/"));
+    assert_eq!(r["requests"]["successes"], 3, "{}", error_examples(&r));
+    assert!(
+        number(&r["latency"]["service_time"]["max_s"]) >= 0.25,
+        "{r}"
+    );
+}
+
+#[test]
+fn pelt_serve_http3_faults_break_the_stream_and_are_counted_exactly() {
+    let target = server_h3(ServeConfig::default());
+    for (fault, kind) in [("reset", "reset"), ("invalid", "reset"), ("close", "reset")] {
+        let r = run_json_no_response(&[
+            "run",
+            "--http3",
+            "--insecure",
+            "-n",
+            "10",
+            "-c",
+            "1",
+            "--streams",
+            "2",
+            &h3_url(&target, &format!("/?fault={fault}&size=100k")),
+        ]);
+        assert_eq!(
+            r["transport_errors"][kind],
+            10,
+            "fault={fault}: {}",
+            error_examples(&r)
+        );
+        assert_eq!(r["requests"]["successes"], 0, "fault={fault}");
+        // A broken stream leaves the connection to the others.
+        assert_eq!(r["connections"]["opened"], 1, "fault={fault}");
+    }
+    // A stall past --timeout is a timeout.
+    let r = run_json_no_response(&[
+        "run",
+        "--http3",
+        "--insecure",
+        "--timeout",
+        "300ms",
+        "-n",
+        "4",
+        "-c",
+        "1",
+        "--streams",
+        "4",
+        &h3_url(&target, "/?fault=stall&stall=2s"),
+    ]);
+    assert_eq!(
+        r["transport_errors"]["timeout"],
+        4,
+        "{}",
+        error_examples(&r)
+    );
+    assert_eq!(target.requests(), 3 * 10 + 4);
+}
+
+#[test]
+fn pelt_serve_http3_from_the_command_line() {
+    let mut child = command()
+        .args(["serve", "--http3", "--port", "0", "-t", "1"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let urls: Vec<&str> = first
+        .split_whitespace()
+        .filter(|w| w.starts_with("http://") || w.starts_with("https://"))
+        .collect();
+    let [tcp, url] = urls[..] else {
+        panic!("two URLs in {first:?}")
+    };
+    assert_eq!(
+        url,
+        tcp.replace("http://", "https://"),
+        "HTTP/3 on the TCP port's number"
+    );
+    let h3 = h3_run(&["-n", "50", "-c", "2"], url);
+    let h1 = run_json(&[
+        "run",
+        "-n",
+        "50",
+        "-c",
+        "2",
+        &url.replace("https://", "http://"),
+    ]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(h3["requests"]["successes"], 50, "{}", error_examples(&h3));
+    assert_eq!(h1["requests"]["successes"], 50, "{}", error_examples(&h1));
+}
+
+#[test]
+fn http3_requests_reach_caddy_exactly() {
+    let tls = self_signed_cert();
+    let caddy = Caddy::start(&tls);
+    let r = h3_run(
+        &["-n", "300", "-c", "4", "--streams", "8"],
+        &caddy.url("/ok"),
+    );
+    assert_eq!(r["requests"]["successes"], 300, "{}", error_examples(&r));
+    assert_eq!(r["bytes"]["body_in"], 300 * 2);
+    assert_eq!(r["connections"]["opened"], 4);
+    assert_eq!(r["server_software"], "Caddy");
+    let r = h3_run(
+        &["-n", "50", "-c", "2", "--streams", "2"],
+        &caddy.url("/big"),
+    );
+    assert_eq!(r["requests"]["successes"], 50, "{}", error_examples(&r));
+    assert_eq!(r["bytes"]["body_in"], 50 * 10_000);
+    let r = h3_run(&["-n", "20"], &caddy.url("/status/503"));
+    assert_eq!(r["status_codes"]["503"], 20, "{}", error_examples(&r));
+    // Caddy saw each request once, and says it came over HTTP/3.
+    let lines = caddy.log_lines();
+    let of = |l: &str| lines.iter().filter(|x| *x == l).count();
+    assert_eq!(
+        of("GET /ok 200 HTTP/3.0"),
+        300,
+        "{:?}",
+        &lines[..lines.len().min(5)]
+    );
+    assert_eq!(of("GET /big 200 HTTP/3.0"), 50);
+    assert_eq!(of("GET /status/503 503 HTTP/3.0"), 20);
+    assert_eq!(lines.len(), 370);
+}
+
+#[test]
+fn http3_to_caddy_verifies_its_certificate_unless_insecure() {
+    let tls = self_signed_cert();
+    let caddy = Caddy::start(&tls);
+    // Verification on: the test's certificate is no one's pelt trusts.
+    let r = run_json_no_response(&["run", "--http3", "-n", "5", "-c", "1", &caddy.url("/ok")]);
+    assert_eq!(r["transport_errors"]["tls"], 5, "{}", error_examples(&r));
+    assert!(
+        error_examples(&r).contains("certificate"),
+        "{}",
+        error_examples(&r)
+    );
+    assert!(caddy.log_lines().is_empty(), "{:?}", caddy.log_lines());
+    // --insecure: the same server, the same count, over HTTP/3.
+    let r = h3_run(&["-n", "5", "-c", "1"], &caddy.url("/ok"));
+    assert_eq!(r["requests"]["successes"], 5, "{}", error_examples(&r));
+    assert_eq!(caddy.log_lines(), vec!["GET /ok 200 HTTP/3.0"; 5]);
+}
+
+/// Runs pelt (text report) and returns its exit code and stderr.
+fn exit_and_stderr(args: &[&str]) -> (Option<i32>, String) {
+    let out = pelt().args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn http3_failures_exit_as_http1_does_in_one_line() {
+    let tls = self_signed_cert();
+    let nginx = Nginx::start_tls("", &tls);
+    let caddy = Caddy::start(&tls);
+    let tcp_only = server(None);
+    // Nothing on the port, TCP or UDP: HTTP/1.1 is refused at once, QUIC
+    // hears nothing until --connect-timeout.
+    let nothing = free_port();
+    let h1_nothing = format!("http://127.0.0.1:{nothing}/");
+    let h3_nothing = format!("https://127.0.0.1:{nothing}/");
+    let h3_tcp_only = format!("https://127.0.0.1:{}/", tcp_only.local_addr().port());
+    let h1_tls = nginx.url("/").replace("http://", "https://");
+    let h3_tls = caddy.url("/ok");
+    let quick = ["--connect-timeout", "300ms", "-n", "3", "-c", "1"];
+    let cases: [(&str, &[&str], &str); 3] = [
+        (
+            &h1_nothing,
+            &["--http3", &h3_nothing],
+            "does an HTTP/3 server listen on this UDP port?",
+        ),
+        // A TCP-only server: nothing speaks QUIC there, as nothing speaks
+        // HTTP/1.1 at a closed port.
+        (
+            &h1_nothing,
+            &["--http3", "--insecure", &h3_tcp_only],
+            "UDP port",
+        ),
+        // A certificate not trusted: nginx over TLS, Caddy over QUIC.
+        (&h1_tls, &["--http3", &h3_tls], "certificate"),
+    ];
+    for (h1_url, h3_args, says) in cases {
+        let h1: Vec<&str> = ["run"]
+            .iter()
+            .chain(&quick)
+            .chain(&[h1_url])
+            .copied()
+            .collect();
+        let h3: Vec<&str> = ["run"]
+            .iter()
+            .chain(&quick)
+            .chain(h3_args)
+            .copied()
+            .collect();
+        let (h1_code, h1_err) = exit_and_stderr(&h1);
+        let (h3_code, h3_err) = exit_and_stderr(&h3);
+        assert_eq!(h1_code, Some(3), "{h1:?}: {h1_err}");
+        assert_eq!(h3_code, h1_code, "{h3:?}: {h3_err}");
+        assert_eq!(h1_err.lines().count(), 1, "{h1_err}");
+        assert_eq!(h3_err.lines().count(), 1, "{h3_err}");
+        assert!(
+            h3_err.starts_with("pelt: no request got a response: "),
+            "{h3_err}"
+        );
+        assert!(h3_err.contains(says), "{h3_err}");
+    }
+    assert!(caddy.log_lines().is_empty());
+}
+
+#[test]
+fn http3_waiting_for_stream_credit_is_not_service_time() {
+    // The server allows one stream at a time per connection; four senders
+    // share it, so three wait for credit (QUIC's MAX_STREAMS) while one
+    // is served. The wait is the client's queue: each request's service
+    // time is the server's 40 ms, not up to four times that.
+    let target = server_h3(ServeConfig {
+        http3_max_streams: 1,
+        ..ServeConfig::default()
+    });
+    let r = h3_run(
+        &["-n", "12", "-c", "1", "--streams", "4"],
+        &h3_url(&target, "/?delay=40ms"),
+    );
+    assert_eq!(r["requests"]["successes"], 12, "{}", error_examples(&r));
+    assert_eq!(target.requests(), 12);
+    assert_eq!(r["connections"]["opened"], 1);
+    let service = &r["latency"]["service_time"];
+    let min = number(&service["min_s"]);
+    assert!(min >= 0.04, "service time {min} s under the server's delay");
+    // Counted, the wait would put three requests in four at 80, 120 and
+    // 160 ms; bounds with room for a busy machine's scheduling.
+    let p50 = number(&service["percentiles_s"]["p50"]);
+    let p90 = number(&service["percentiles_s"]["p90"]);
+    assert!(
+        p50 < 0.07 && p90 < 0.12,
+        "service time p50 {p50} s, p90 {p90} s: waiting for stream credit was counted"
+    );
+}
+
+#[test]
+fn http3_requests_a_closing_connection_did_not_take_go_to_a_new_one() {
+    // Each response comes with a GOAWAY (fault=hangup): requests that the
+    // closing connection did not take (refused H3_REQUEST_REJECTED, or
+    // not sent once GOAWAY arrived) go to a new connection, as HTTP/2's
+    // unprocessed requests do; none is lost and none is served twice.
+    let target = server_h3(ServeConfig::default());
+    let r = h3_run(
+        &["-n", "40", "-c", "1", "--streams", "4"],
+        &h3_url(&target, "/?fault=hangup&delay=5ms"),
+    );
+    assert_eq!(r["requests"]["successes"], 40, "{}", error_examples(&r));
+    assert_eq!(target.requests(), 40, "each request served once");
+    assert!(
+        count(&r["connections"]["opened"]) >= 10,
+        "{}",
+        r["connections"]
+    );
+}
+
+#[test]
+fn http3_follows_redirects_on_the_same_connection() {
+    let target = server_h3(ServeConfig::default());
+    let r = h3_run(
+        &["-n", "10", "-c", "1", "--streams", "2", "--follow", "2"],
+        &h3_url(&target, "/a?status=302&location=/b%3Fsize%3D100"),
+    );
+    assert_eq!(r["requests"]["successes"], 10, "{}", error_examples(&r));
+    assert_eq!(r["status_codes"]["200"], 10);
+    // The final responses' bodies (a hop's counts in bytes.in only).
+    assert_eq!(r["bytes"]["body_in"], 10 * 100);
+    assert_eq!(r["connections"]["opened"], 1);
+    assert_eq!(target.requests(), 20, "each request and its hop, once");
+}
+
+#[test]
+fn http3_responses_are_timed_by_the_kernel() {
+    // Every response's end is the kernel's arrival time of the latest
+    // datagram read (SIOCGSTAMPNS on the worker's UDP socket), not pelt's
+    // clock: all kernel-timed, read lag reported, and never before the
+    // server could have answered.
+    let target = server_h3(ServeConfig::default());
+    let r = h3_run(
+        &["--rate", "200", "-n", "100", "-c", "2", "--streams", "2"],
+        &h3_url(&target, "/?delay=5ms"),
+    );
+    assert_eq!(r["requests"]["successes"], 100, "{}", error_examples(&r));
+    assert_eq!(r["timing"]["clock"], "kernel", "{}", r["timing"]);
+    assert_eq!(r["timing"]["kernel_timed"], 100);
+    assert!(
+        number(&r["timing"]["read_lag_mean_s"]) > 0.0,
+        "{}",
+        r["timing"]
+    );
+    assert!(
+        number(&r["latency"]["service_time"]["min_s"]) >= 0.005,
+        "{r}"
+    );
+}
+
+#[test]
+fn http3_keeps_cookies_per_stream_against_caddy() {
+    // Caddy sets a cookie on every response; with --cookies each stream
+    // (a simulated user) sends it back from its second request on, which
+    // Caddy's log shows, over HTTP/3.
+    let tls = self_signed_cert();
+    let caddy = Caddy::start(&tls);
+    let r = h3_run(
+        &["--cookies", "-n", "20", "-c", "1", "--streams", "2"],
+        &caddy.url("/login"),
+    );
+    assert_eq!(r["requests"]["successes"], 20, "{}", error_examples(&r));
+    assert_eq!(r["session"]["requests_with_cookie"], 18);
+    let cookies = caddy.cookies();
+    assert_eq!(cookies.len(), 20);
+    assert_eq!(cookies.iter().filter(|c| *c == "session=abc").count(), 18);
+    assert_eq!(cookies.iter().filter(|c| c.is_empty()).count(), 2);
+    assert!(caddy
+        .log_lines()
+        .iter()
+        .all(|l| l == "GET /login 200 HTTP/3.0"));
 }

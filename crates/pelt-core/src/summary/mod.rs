@@ -549,6 +549,8 @@ impl RunSummary {
             w.push(Warning::Retransmissions {
                 retransmitted,
                 segments,
+                // HTTP/3 runs count QUIC's packets in the same fields.
+                quic: self.config.http.http3,
             });
         }
         if let Some(link) = &self.env.link {

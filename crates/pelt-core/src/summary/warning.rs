@@ -38,13 +38,17 @@ pub enum Warning {
         example: String,
     },
     /// The kernel retransmitted a share of the TCP segments pelt's
-    /// connections sent: packets are being lost between pelt and the
-    /// server, and latency includes retransmission timeouts.
+    /// connections sent (HTTP/3: QUIC declared a share of its packets
+    /// lost, and sent their data again): packets are being lost between
+    /// pelt and the server, and latency includes retransmission timeouts.
     Retransmissions {
-        /// Segments sent again.
+        /// Segments sent again (QUIC: packets lost).
         retransmitted: u64,
-        /// Segments sent.
+        /// Segments sent (QUIC: packets sent).
         segments: u64,
+        /// Counted by QUIC (HTTP/3), not by the kernel's TCP.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        quic: bool,
     },
     /// At its busiest second the run moved most of what the network
     /// interface to the server can carry.
@@ -341,6 +345,18 @@ impl std::fmt::Display for Warning {
             Warning::Retransmissions {
                 retransmitted,
                 segments,
+                quic: true,
+            } => write!(
+                f,
+                "QUIC lost {retransmitted} of the {segments} packets pelt's connections sent ({:.2}%) and sent their data again: \
+                 packets are being lost between pelt and the server (a lossy or saturated link, a full queue, a UDP buffer), \
+                 and latency includes the recovery; check the path (ip -s link, nstat Udp), or load from closer to the server",
+                *retransmitted as f64 * 100.0 / (*segments).max(1) as f64
+            ),
+            Warning::Retransmissions {
+                retransmitted,
+                segments,
+                quic: false,
             } => write!(
                 f,
                 "TCP retransmitted {retransmitted} of the {segments} segments pelt's connections sent ({:.2}%): \

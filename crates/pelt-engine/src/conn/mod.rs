@@ -8,6 +8,7 @@ mod quic;
 mod stamped;
 mod tcp_info;
 mod tls;
+mod udp_stamp;
 
 pub(crate) use origin::{lookup_origin, resolve_origin, resolve_origins};
 pub use origin::{Addr, Origin};

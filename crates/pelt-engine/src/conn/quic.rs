@@ -8,11 +8,13 @@
 //! and it has no separate `tls` time.
 
 use super::tls::client_config;
+use super::udp_stamp::StampedUdp;
 use super::{Addr, Established, Origin};
 use crate::outcome::Failure;
 use pelt_core::ErrorKind;
 use std::cell::RefCell;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,10 +43,21 @@ pub(crate) fn quic_client_config(insecure: bool) -> quinn::ClientConfig {
         // A server opens no request streams towards its client (HTTP/3
         // server push would be a unidirectional stream, and is not asked
         // for: h3 sends no MAX_PUSH_ID).
-        .max_concurrent_bidi_streams(0u32.into());
+        .max_concurrent_bidi_streams(0u32.into())
+        .enable_segmentation_offload(segmentation_offload());
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
     config.transport_config(Arc::new(transport));
     config
+}
+
+/// Whether quinn may send with UDP segmentation offload (GSO: one
+/// `sendmsg` of several packets, cut by the kernel or the NIC); on unless
+/// `PELT_QUIC_GSO=0`, a switch for measuring what it gives
+/// (docs/BENCHMARKS.md), not a setting: quinn turns it off by itself
+/// where the kernel lacks it. Receive offload (GRO) is the socket's and
+/// quinn's, always on where supported.
+fn segmentation_offload() -> bool {
+    std::env::var_os("PELT_QUIC_GSO").is_none_or(|v| v != "0")
 }
 
 /// A worker's QUIC endpoints: one UDP socket per address family, shared
@@ -53,10 +66,13 @@ pub(crate) fn quic_client_config(insecure: bool) -> quinn::ClientConfig {
 /// per worker, not per connection: quinn reads and writes it in batches
 /// (recvmmsg, GSO) for all of them, and the worker's thread owns it, as
 /// it owns its TCP connections.
+///
+/// Each socket also keeps the kernel's arrival time of the latest
+/// datagram read from it ([`super::udp_stamp`]): responses are timed by it.
 #[derive(Debug, Default)]
 pub(crate) struct Endpoints {
-    v4: RefCell<Option<quinn::Endpoint>>,
-    v6: RefCell<Option<quinn::Endpoint>>,
+    v4: RefCell<Option<(quinn::Endpoint, Arc<AtomicU64>)>>,
+    v6: RefCell<Option<(quinn::Endpoint, Arc<AtomicU64>)>>,
 }
 
 impl Endpoints {
@@ -67,12 +83,35 @@ impl Endpoints {
             SocketAddr::V4(_) => (&self.v4, (Ipv4Addr::UNSPECIFIED, 0).into()),
             SocketAddr::V6(_) => (&self.v6, (Ipv6Addr::UNSPECIFIED, 0).into()),
         };
-        if let Some(e) = &*slot.borrow() {
+        if let Some((e, _)) = &*slot.borrow() {
             return Ok(e.clone());
         }
-        let endpoint = quinn::Endpoint::client(any)?;
-        *slot.borrow_mut() = Some(endpoint.clone());
+        // As `quinn::Endpoint::client` makes it, with the socket stamped.
+        let socket = std::net::UdpSocket::bind(any)?;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
+        let runtime = Arc::new(quinn::TokioRuntime);
+        let inner = quinn::Runtime::wrap_udp_socket(&*runtime, socket)?;
+        let (stamped, latest) = StampedUdp::new(inner, fd);
+        let endpoint = quinn::Endpoint::new_with_abstract_socket(
+            quinn::EndpointConfig::default(),
+            None,
+            Arc::new(stamped),
+            runtime,
+        )?;
+        *slot.borrow_mut() = Some((endpoint.clone(), latest));
         Ok(endpoint)
+    }
+
+    /// The kernel's arrival time (`CLOCK_REALTIME` ns) of the latest
+    /// datagram read from the socket that reaches `addr`, if any was
+    /// stamped: never before the last packet of a response read by then.
+    pub(crate) fn latest_stamp(&self, addr: &SocketAddr) -> Option<u64> {
+        let slot = match addr {
+            SocketAddr::V4(_) => &self.v4,
+            SocketAddr::V6(_) => &self.v6,
+        };
+        let stamp = slot.borrow().as_ref()?.1.load(Ordering::Relaxed);
+        (stamp > 0).then_some(stamp)
     }
 }
 

@@ -9,7 +9,8 @@
 //! that needs it.
 
 use super::dial::dial;
-use super::redirect::Redirects;
+use super::redirect::{location_of, Redirects};
+use super::shared::{Acquired, SharedConns};
 use super::{Attempt, Runner, Transport};
 use crate::conn::Stream;
 use crate::h2::{field_size, header_block_size};
@@ -18,10 +19,8 @@ use crate::session::{jar::cookie_url, Jar};
 use bytes::Bytes;
 use h2::client::SendRequest;
 use pelt_core::ErrorKind;
-use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
 use std::rc::Rc;
-use tokio::sync::Notify;
 
 /// Per-stream receive window: large, as h2load's, so a fast server is not
 /// held back by WINDOW_UPDATE round trips. pelt releases capacity as soon
@@ -38,59 +37,7 @@ const MAX_HEADER_LIST: u32 = 64 * 1024;
 
 /// The HTTP/2 connections that `--streams` consecutive senders share: at
 /// most one live connection per origin.
-#[derive(Debug)]
-pub(crate) struct SharedConn {
-    states: RefCell<Vec<State>>,
-    /// Wakes senders waiting for a connection being opened.
-    changed: Notify,
-    generation: Cell<u64>,
-}
-
-#[derive(Debug)]
-enum State {
-    Idle,
-    Connecting,
-    Ready {
-        send: SendRequest<Bytes>,
-        generation: u64,
-    },
-}
-
-impl SharedConn {
-    pub fn new(origins: usize) -> Rc<SharedConn> {
-        Rc::new(SharedConn {
-            states: RefCell::new((0..origins).map(|_| State::Idle).collect()),
-            changed: Notify::new(),
-            generation: Cell::new(0),
-        })
-    }
-
-    /// Forgets connection `generation` of `origin` (it ended, or refused
-    /// new streams), so the next sender opens a new one.
-    fn retire(&self, origin: usize, generation: u64) {
-        let mut states = self.states.borrow_mut();
-        if matches!(states[origin], State::Ready { generation: g, .. } if g == generation) {
-            states[origin] = State::Idle;
-        }
-    }
-}
-
-/// Puts an origin's connection back to idle if its opener gives up (failure,
-/// timeout or the end of the run), so waiting senders do not wait forever.
-struct Opening<'a> {
-    shared: &'a SharedConn,
-    origin: usize,
-    armed: bool,
-}
-
-impl Drop for Opening<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            self.shared.states.borrow_mut()[self.origin] = State::Idle;
-            self.shared.changed.notify_waiters();
-        }
-    }
-}
+pub(crate) type SharedConn = SharedConns<SendRequest<Bytes>>;
 
 /// A sender that sends its requests as streams of a shared connection.
 #[derive(Debug)]
@@ -120,87 +67,64 @@ impl H2Sender {
         origin: usize,
         attempt: &mut Attempt,
     ) -> Result<u64, Failure> {
-        loop {
-            let waiting = {
-                let states = self.shared.states.borrow();
-                match &states[origin] {
-                    State::Ready { send, generation } => {
-                        attempt.reused = true;
-                        if !matches!(&self.send, Some((o, g, _)) if *o == origin && g == generation)
-                        {
-                            self.send = Some((origin, *generation, send.clone()));
-                        }
-                        return Ok(*generation);
-                    }
-                    State::Connecting => true,
-                    State::Idle => false,
+        let opening = match self.shared.acquire(origin).await {
+            Acquired::Ready(generation) => {
+                attempt.reused = true;
+                if !matches!(&self.send, Some((o, g, _)) if *o == origin && *g == generation) {
+                    let send = self.shared.handle(origin).expect("ready");
+                    self.send = Some((origin, generation, send));
                 }
-            };
-            if waiting {
-                self.shared.changed.notified().await;
-                continue;
+                return Ok(generation);
             }
-            self.shared.states.borrow_mut()[origin] = State::Connecting;
-            let mut opening = Opening {
-                shared: &self.shared,
-                origin,
-                armed: true,
-            };
-            let plan = w.plan();
-            let (stream, est) = dial(w, &plan.origins[origin], true).await?;
-            if let Stream::Tls(tls) = &stream {
-                let alpn = tls.get_ref().1.alpn_protocol();
-                if alpn != Some(b"h2") {
-                    let chose = alpn.map_or_else(
-                        || "no protocol".to_string(),
-                        |p| String::from_utf8_lossy(p).into_owned(),
-                    );
-                    return Err(Failure::new(
-                        ErrorKind::Tls,
-                        format!(
-                            "{}: the server did not negotiate HTTP/2 over ALPN (it chose {chose}); \
-                             enable HTTP/2 on the server, or drop --http2",
-                            plan.origins[origin].addr
-                        ),
-                    ));
-                }
+            Acquired::Open(opening) => opening,
+        };
+        let plan = w.plan();
+        let (stream, est) = dial(w, &plan.origins[origin], true).await?;
+        if let Stream::Tls(tls) = &stream {
+            let alpn = tls.get_ref().1.alpn_protocol();
+            if alpn != Some(b"h2") {
+                let chose = alpn.map_or_else(
+                    || "no protocol".to_string(),
+                    |p| String::from_utf8_lossy(p).into_owned(),
+                );
+                return Err(Failure::new(
+                    ErrorKind::Tls,
+                    format!(
+                        "{}: the server did not negotiate HTTP/2 over ALPN (it chose {chose}); \
+                         enable HTTP/2 on the server, or drop --http2",
+                        plan.origins[origin].addr
+                    ),
+                ));
             }
-            // Counted open from here, and its socket watched for the
-            // kernel's TCP counts (retransmissions) while this code still
-            // holds the stream: h2 owns it from the handshake on.
-            let mut open = super::OpenConn::new(w).watch(&stream);
-            let (send, connection) = h2::client::Builder::new()
-                .initial_window_size(STREAM_WINDOW)
-                .initial_connection_window_size(CONNECTION_WINDOW)
-                .enable_push(false)
-                .max_header_list_size(MAX_HEADER_LIST)
-                .handshake::<_, Bytes>(stream)
-                .await
-                .map_err(|e| classify(&e, ErrorKind::Write, None))?;
-            w.record_connection(&est);
-            let generation = self.shared.generation.get() + 1;
-            self.shared.generation.set(generation);
-            let shared = self.shared.clone();
-            tokio::task::spawn_local(async move {
-                // Ends when the connection closes or fails; its streams see
-                // the error themselves. Polled through a pin, so that the
-                // connection, and its socket, outlive the wait...
-                let mut connection = std::pin::pin!(connection);
-                let _ = connection.as_mut().await;
-                // ... and the socket's counts are read before it closes.
-                open.settle();
-                shared.retire(origin, generation);
-            });
-            self.shared.states.borrow_mut()[origin] = State::Ready {
-                send: send.clone(),
-                generation,
-            };
-            opening.armed = false;
-            self.shared.changed.notify_waiters();
-            self.send = Some((origin, generation, send));
-            attempt.reused = false;
-            return Ok(generation);
         }
+        // Counted open from here, and its socket watched for the kernel's
+        // TCP counts (retransmissions) while this code still holds the
+        // stream: h2 owns it from the handshake on.
+        let mut open = super::OpenConn::new(w).watch(&stream);
+        let (send, connection) = h2::client::Builder::new()
+            .initial_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .enable_push(false)
+            .max_header_list_size(MAX_HEADER_LIST)
+            .handshake::<_, Bytes>(stream)
+            .await
+            .map_err(|e| classify(&e, ErrorKind::Write, None))?;
+        w.record_connection(&est);
+        let generation = opening.ready(send.clone());
+        let shared = self.shared.clone();
+        tokio::task::spawn_local(async move {
+            // Ends when the connection closes or fails; its streams see the
+            // error themselves. Polled through a pin, so that the
+            // connection, and its socket, outlive the wait...
+            let mut connection = std::pin::pin!(connection);
+            let _ = connection.as_mut().await;
+            // ... and the socket's counts are read before it closes.
+            open.settle();
+            shared.retire(origin, generation);
+        });
+        self.send = Some((origin, generation, send));
+        attempt.reused = false;
+        Ok(generation)
     }
 
     async fn once(
@@ -307,34 +231,7 @@ impl H2Sender {
                     ),
                 ));
             }
-            let mut req = prepared.request();
-            let method = chain.method;
-            *req.method_mut() = http::Method::from_bytes(method.as_bytes()).map_err(|_| {
-                Failure::new(
-                    ErrorKind::InvalidResponse,
-                    format!("invalid method {method}"),
-                )
-            })?;
-            let uri = format!(
-                "{}://{}{}",
-                prepared.uri.scheme_str().unwrap_or("http"),
-                prepared.uri.authority().map_or("", |a| a.as_str()),
-                chain.url.path_and_query
-            );
-            *req.uri_mut() = uri.parse().map_err(|e| {
-                Failure::new(
-                    ErrorKind::InvalidResponse,
-                    format!(
-                        "cannot follow the redirect to {} over HTTP/2: {e}",
-                        chain.url
-                    ),
-                )
-            })?;
-            let send_body = chain.body && !prepared.body.is_empty();
-            if !chain.body {
-                req.headers_mut().remove(http::header::CONTENT_LENGTH);
-                req.headers_mut().remove(http::header::CONTENT_TYPE);
-            }
+            let (mut req, send_body) = chain.hop_request(prepared, "HTTP/2")?;
             // With --cookies, the hop carries the jar's cookies for its URL
             // and keeps what its response sets, as a browser does.
             let cookie_url = self.jar.as_ref().map(|_| cookie_url(&chain.url));
@@ -375,15 +272,6 @@ impl H2Sender {
         }
         Ok(resp)
     }
-}
-
-/// A response's Location header (empty if it has none).
-fn location_of(response: &http::Response<h2::RecvStream>) -> String {
-    response
-        .headers()
-        .get(http::header::LOCATION)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string())
-        .unwrap_or_default()
 }
 
 /// Reads a response's body to the end, counting it and releasing flow

@@ -9,27 +9,147 @@
 //! drives HTTP/3's control streams and retires the connection when it
 //! closes. The worker's connections share its UDP socket (`Endpoints`).
 //!
+//! A request's clock starts when its stream is open: a sender first
+//! reserves a stream within the server's stream credit (QUIC's
+//! MAX_STREAMS; waiting for it is the client's queue, as HTTP/2's
+//! SETTINGS_MAX_CONCURRENT_STREAMS is, not the server's service), then
+//! marks the request sent and writes it (see [`Opener`]). A request the
+//! server refused unprocessed (H3_REQUEST_REJECTED, or a GOAWAY that
+//! did not cover it) is sent once more, as HTTP/2's REFUSED_STREAM is
+//! (RFC 9114 §4.1.1, §5.2); one that never left because the connection
+//! was closing goes to a new connection.
+//!
 //! Requests are the HTTP/2 transport's `http` parts (`PreparedH2`): the
 //! same method, URI and headers, the same byte counts (header sections
 //! sized as HPACK sizes them; QPACK's encoding is not reported by h3).
-//! Responses are timed by pelt's clock when read: quinn reads the socket,
-//! so the kernel's receive stamps are not seen (yet).
+//! A response's end is timed by the kernel: the arrival of the latest
+//! datagram quinn had read from the worker's socket when the body ended
+//! (`conn::udp_stamp`), so a sender that ran late does not add its
+//! lateness to the server's service time.
 
-use super::redirect::Redirects;
+use super::redirect::{location_of, Redirects};
+use super::shared::{Acquired, SharedConns};
 use super::{Attempt, OpenConn, Runner, Transport};
-use crate::conn::{connect_quic, Endpoints};
+use crate::conn::{connect_quic, Endpoints, KernelClock};
 use crate::h2::{field_size, header_block_size};
 use crate::outcome::{is_redirect, Failure, Response};
 use crate::session::{jar::cookie_url, Jar};
 use bytes::{Buf, Bytes};
+use h3::quic::OpenStreams as _;
 use pelt_core::ErrorKind;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::rc::Rc;
-use tokio::sync::Notify;
+use std::task::{Context, Poll};
 
-type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
-type RequestStream = h3::client::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
+type SendRequest = h3::client::SendRequest<Opener, Bytes>;
+type BidiStream = h3_quinn::BidiStream<Bytes>;
+type RequestStream = h3::client::RequestStream<BidiStream, Bytes>;
+
+/// Streams a sender opened (within the server's stream credit) for its
+/// next request, not yet taken by h3: a sender hands its stream to h3
+/// with no await in between, so the queue is empty at every await point
+/// but after a request h3 refused before taking its stream (the
+/// connection closing), whose stream the next request takes.
+type Reserved = Rc<RefCell<VecDeque<BidiStream>>>;
+
+/// Times a connection that was closing is left for a new one before the
+/// request counts as failed: a request that never left is no retry, but
+/// a server closing every connection at once must not loop forever.
+const MAX_REDIRECTS_TO_NEW_CONNECTION: u32 = 3;
+
+/// h3's stream opener over quinn's, handing out a reserved stream first:
+/// h3 opens a request's stream inside `send_request`, after pelt has
+/// marked the request sent, so a wait for stream credit there would be
+/// counted as service time. Senders open the stream themselves before
+/// (`H3Sender::reserve`), and h3 takes it from here.
+#[derive(Clone)]
+pub(crate) struct Opener {
+    inner: h3_quinn::OpenStreams,
+    reserved: Reserved,
+}
+
+impl h3::quic::OpenStreams<Bytes> for Opener {
+    type BidiStream = BidiStream;
+    type SendStream = h3_quinn::SendStream<Bytes>;
+
+    fn poll_open_bidi(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<BidiStream, h3::quic::StreamErrorIncoming>> {
+        match self.reserved.borrow_mut().pop_front() {
+            Some(stream) => Poll::Ready(Ok(stream)),
+            None => self.inner.poll_open_bidi(cx),
+        }
+    }
+
+    fn poll_open_send(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Self::SendStream, h3::quic::StreamErrorIncoming>> {
+        self.inner.poll_open_send(cx)
+    }
+
+    fn close(&mut self, code: h3::error::Code, reason: &[u8]) {
+        h3::quic::OpenStreams::<Bytes>::close(&mut self.inner, code, reason)
+    }
+}
+
+/// h3-quinn's connection, giving h3 an [`Opener`] for its requests.
+struct Quic {
+    inner: h3_quinn::Connection,
+    reserved: Reserved,
+}
+
+impl h3::quic::OpenStreams<Bytes> for Quic {
+    type BidiStream = BidiStream;
+    type SendStream = h3_quinn::SendStream<Bytes>;
+
+    fn poll_open_bidi(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<BidiStream, h3::quic::StreamErrorIncoming>> {
+        self.inner.poll_open_bidi(cx)
+    }
+
+    fn poll_open_send(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Self::SendStream, h3::quic::StreamErrorIncoming>> {
+        self.inner.poll_open_send(cx)
+    }
+
+    fn close(&mut self, code: h3::error::Code, reason: &[u8]) {
+        h3::quic::OpenStreams::<Bytes>::close(&mut self.inner, code, reason)
+    }
+}
+
+impl h3::quic::Connection<Bytes> for Quic {
+    type RecvStream = h3_quinn::RecvStream;
+    type OpenStreams = Opener;
+
+    fn poll_accept_recv(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Self::RecvStream, h3::quic::ConnectionErrorIncoming>> {
+        h3::quic::Connection::<Bytes>::poll_accept_recv(&mut self.inner, cx)
+    }
+
+    fn poll_accept_bidi(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<BidiStream, h3::quic::ConnectionErrorIncoming>> {
+        h3::quic::Connection::<Bytes>::poll_accept_bidi(&mut self.inner, cx)
+    }
+
+    fn opener(&self) -> Opener {
+        Opener {
+            inner: h3::quic::Connection::<Bytes>::opener(&self.inner),
+            reserved: self.reserved.clone(),
+        }
+    }
+}
 
 /// Largest response header section accepted (decoded), as for HTTP/2
 /// (`transport::h2`'s `MAX_HEADER_LIST`): beyond it a response is refused
@@ -37,57 +157,28 @@ type RequestStream = h3::client::RequestStream<h3_quinn::BidiStream<Bytes>, Byte
 const MAX_FIELD_SECTION: u64 = 64 * 1024;
 
 /// The QUIC connections that `--streams` consecutive senders share: at
-/// most one live connection per origin.
+/// most one live connection per origin, as for HTTP/2.
 pub(crate) struct SharedQuic {
-    states: RefCell<Vec<State>>,
-    /// Wakes senders waiting for a connection being opened.
-    changed: Notify,
-    generation: Cell<u64>,
+    conns: Rc<SharedConns<Handle>>,
     /// The worker's UDP sockets.
     endpoints: Rc<Endpoints>,
 }
 
-enum State {
-    Idle,
-    Connecting,
-    Ready { send: SendRequest, generation: u64 },
+/// What a sender needs of a live connection: h3's request handle, and a
+/// stream opener of its own (its wait for credit is its own) with the
+/// connection's [`Reserved`] streams.
+#[derive(Clone)]
+struct Handle {
+    send: SendRequest,
+    opener: Opener,
 }
 
 impl SharedQuic {
     pub fn new(origins: usize, endpoints: Rc<Endpoints>) -> Rc<SharedQuic> {
         Rc::new(SharedQuic {
-            states: RefCell::new((0..origins).map(|_| State::Idle).collect()),
-            changed: Notify::new(),
-            generation: Cell::new(0),
+            conns: SharedConns::new(origins),
             endpoints,
         })
-    }
-
-    /// Forgets connection `generation` of `origin` (it closed), so the
-    /// next sender opens a new one.
-    fn retire(&self, origin: usize, generation: u64) {
-        let mut states = self.states.borrow_mut();
-        if matches!(states[origin], State::Ready { generation: g, .. } if g == generation) {
-            states[origin] = State::Idle;
-        }
-    }
-}
-
-/// Puts an origin's connection back to idle if its opener gives up
-/// (failure, timeout or the end of the run), so waiting senders do not
-/// wait forever.
-struct Opening<'a> {
-    shared: &'a SharedQuic,
-    origin: usize,
-    armed: bool,
-}
-
-impl Drop for Opening<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            self.shared.states.borrow_mut()[self.origin] = State::Idle;
-            self.shared.changed.notify_waiters();
-        }
     }
 }
 
@@ -96,7 +187,7 @@ impl Drop for Opening<'_> {
 pub(crate) struct H3Sender {
     shared: Rc<SharedQuic>,
     /// This sender's copy of the handle: `(origin, generation, handle)`.
-    send: Option<(usize, u64, SendRequest)>,
+    send: Option<(usize, u64, Handle)>,
     /// `--cookies`: this stream's jar, kept across new connections.
     jar: Option<Box<Jar>>,
 }
@@ -111,88 +202,94 @@ impl H3Sender {
     }
 
     /// Makes `self.send` a handle on a live connection to `origin`,
-    /// opening one if there is none.
+    /// opening one if there is none; returns its generation.
     async fn handle(
         &mut self,
         w: &impl Runner,
         origin: usize,
         attempt: &mut Attempt,
-    ) -> Result<(), Failure> {
-        loop {
-            let waiting = {
-                let states = self.shared.states.borrow();
-                match &states[origin] {
-                    State::Ready { send, generation } => {
-                        attempt.reused = true;
-                        if !matches!(&self.send, Some((o, g, _)) if *o == origin && g == generation)
-                        {
-                            self.send = Some((origin, *generation, send.clone()));
-                        }
-                        return Ok(());
-                    }
-                    State::Connecting => true,
-                    State::Idle => false,
+    ) -> Result<u64, Failure> {
+        let opening = match self.shared.conns.acquire(origin).await {
+            Acquired::Ready(generation) => {
+                attempt.reused = true;
+                if !matches!(&self.send, Some((o, g, _)) if *o == origin && *g == generation) {
+                    let handle = self.shared.conns.handle(origin).expect("ready");
+                    self.send = Some((origin, generation, handle));
                 }
-            };
-            if waiting {
-                self.shared.changed.notified().await;
-                continue;
+                return Ok(generation);
             }
-            self.shared.states.borrow_mut()[origin] = State::Connecting;
-            let mut opening = Opening {
-                shared: &self.shared,
-                origin,
-                armed: true,
-            };
-            w.connect_gate().permit(w, true).await?;
-            let plan = w.plan();
-            let config = plan.quic.as_ref().expect("planned for HTTP/3");
-            let (quic, est) = connect_quic(
-                &self.shared.endpoints,
-                &plan.origins[origin],
-                config,
-                plan.connect_timeout,
-            )
-            .await?;
-            let open = OpenConn::new(w);
-            // h3's defaults but for grease (reserved frame and setting
-            // types that test a peer's tolerance): a load test measures
-            // the server, and sends only what it asks for.
-            let (mut driver, send) = h3::client::builder()
-                .max_field_section_size(MAX_FIELD_SECTION)
-                .send_grease(false)
-                .build(h3_quinn::Connection::new(quic))
-                .await
-                .map_err(|e| {
-                    Failure::new(
-                        ErrorKind::Connect,
-                        format!(
-                            "{}: HTTP/3 could not start on the QUIC connection: {e}",
-                            plan.origins[origin].addr
-                        ),
-                    )
-                })?;
-            w.record_connection(&est);
-            let generation = self.shared.generation.get() + 1;
-            self.shared.generation.set(generation);
-            let shared = self.shared.clone();
-            tokio::task::spawn_local(async move {
-                // Ends when the connection closes, however; its streams
-                // see the error themselves. Counted open until then.
-                let _open = open;
-                let _ = poll_fn(|cx| driver.poll_close(cx)).await;
-                shared.retire(origin, generation);
-            });
-            self.shared.states.borrow_mut()[origin] = State::Ready {
-                send: send.clone(),
-                generation,
-            };
-            opening.armed = false;
-            self.shared.changed.notify_waiters();
-            self.send = Some((origin, generation, send));
-            attempt.reused = false;
-            return Ok(());
-        }
+            Acquired::Open(opening) => opening,
+        };
+        w.connect_gate().permit(w, true).await?;
+        let plan = w.plan();
+        let config = plan.quic.as_ref().expect("planned for HTTP/3");
+        let (quic, est) = connect_quic(
+            &self.shared.endpoints,
+            &plan.origins[origin],
+            config,
+            plan.connect_timeout,
+        )
+        .await?;
+        // Its packet counts feed the run's loss warning, as TCP's do.
+        let open = OpenConn::new(w).watch_quic(&quic);
+        let quic = Quic {
+            inner: h3_quinn::Connection::new(quic),
+            reserved: Reserved::default(),
+        };
+        let opener = h3::quic::Connection::<Bytes>::opener(&quic);
+        // h3's defaults but for grease (reserved frame and setting types
+        // that test a peer's tolerance): a load test measures the server,
+        // and sends only what it asks for.
+        let (mut driver, send) = h3::client::builder()
+            .max_field_section_size(MAX_FIELD_SECTION)
+            .send_grease(false)
+            .build(quic)
+            .await
+            .map_err(|e| {
+                Failure::new(
+                    ErrorKind::Connect,
+                    format!(
+                        "{}: HTTP/3 could not start on the QUIC connection: {e}",
+                        plan.origins[origin].addr
+                    ),
+                )
+            })?;
+        w.record_connection(&est);
+        let handle = Handle { send, opener };
+        let generation = opening.ready(handle.clone());
+        let conns = self.shared.conns.clone();
+        tokio::task::spawn_local(async move {
+            // Ends when the connection closes, however; its streams see
+            // the error themselves. Counted open until then.
+            let mut open = open;
+            let _ = poll_fn(|cx| driver.poll_close(cx)).await;
+            open.settle();
+            conns.retire(origin, generation);
+        });
+        self.send = Some((origin, generation, handle));
+        attempt.reused = false;
+        Ok(generation)
+    }
+
+    /// Opens the stream for the next request, waiting while the server's
+    /// stream credit is used up: before the request's clock starts.
+    async fn reserve(&mut self, generation: u64) -> Result<(), (Failure, Unprocessed)> {
+        let (_, _, handle) = self.send.as_mut().expect("handle() set it");
+        let stream = poll_fn(|cx| handle.opener.inner.poll_open_bidi(cx))
+            .await
+            .map_err(|e| {
+                // Nothing was sent: a closed connection's request goes to
+                // a new one.
+                let f = Failure::new(
+                    ErrorKind::Closed,
+                    format!(
+                        "the QUIC connection ended before the request could open a stream: {e}"
+                    ),
+                );
+                (f, Unprocessed::Closing(generation))
+            })?;
+        handle.opener.reserved.borrow_mut().push_back(stream);
+        Ok(())
     }
 
     /// Sends `req` (with `body`, if any) on a new stream and reads its
@@ -202,15 +299,17 @@ impl H3Sender {
         req: http::Request<()>,
         body: Option<&Bytes>,
         earlier: u64,
-    ) -> Result<(http::Response<()>, RequestStream), Failure> {
-        let (_, _, send) = self.send.as_mut().expect("handle() set it");
+        generation: u64,
+    ) -> Result<(http::Response<()>, RequestStream), (Failure, Unprocessed)> {
+        let (_, _, handle) = self.send.as_mut().expect("handle() set it");
         let io = |e: &h3::error::StreamError, kind| {
             let mut f = classify(e, kind, 0);
             f.bytes_in = earlier;
-            f
+            (f, unprocessed(e, generation))
         };
-        // Waits while the server's limit on concurrent streams is reached.
-        let mut stream = send
+        // The stream is reserved: this waits for no credit.
+        let mut stream = handle
+            .send
             .send_request(req)
             .await
             .map_err(|e| io(&e, ErrorKind::Write))?;
@@ -237,10 +336,14 @@ impl H3Sender {
         target: u32,
         sender: usize,
         attempt: &mut Attempt,
-    ) -> Result<Response, Failure> {
+    ) -> Result<Response, (Failure, Unprocessed)> {
         let plan = w.plan();
         let origin = plan.target_origin[target as usize];
-        self.handle(w, origin, attempt).await?;
+        let generation = self
+            .handle(w, origin, attempt)
+            .await
+            .map_err(|f| (f, Unprocessed::No))?;
+        self.reserve(generation).await?;
         let request = &plan.h2_requests[target as usize];
         let mut head = request.request();
         *head.version_mut() = http::Version::HTTP_3;
@@ -250,7 +353,7 @@ impl H3Sender {
         }
         attempt.sent = Some(w.mark_sent(sender));
         let body = (!request.body.is_empty()).then_some(&request.body);
-        let (response, mut stream) = self.exchange(head, body, 0).await?;
+        let (response, mut stream) = self.exchange(head, body, 0, generation).await?;
         attempt.bytes_out = request.bytes_out;
         attempt.first_byte = Some(w.now());
         if let Some(jar) = &mut self.jar {
@@ -267,13 +370,43 @@ impl H3Sender {
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_owned())
                 .filter(|v| !v.is_empty())
         });
-        let resp = read_body(&mut stream, &response, 0).await?;
+        let resp = read_body(&mut stream, &response, 0)
+            .await
+            .map_err(|f| (f, Unprocessed::No))?;
+        if location.is_none() {
+            self.stamp_done(w, origin, attempt);
+        }
         if let Some(server) = server {
             w.note_server(server);
         }
         match location {
-            Some(location) => self.follow(w, target, resp, location, attempt).await,
+            Some(location) => self
+                .follow(w, target, resp, location, attempt, generation)
+                .await
+                .map_err(|f| (f, Unprocessed::No)),
             None => Ok(resp),
+        }
+    }
+
+    /// The response is in: its time is the kernel's arrival of the latest
+    /// datagram read from the worker's socket (never before the response's
+    /// last packet, see `conn::udp_stamp`), not pelt's clock, when there
+    /// is one from after the request went out. A redirect chain's hops
+    /// are timed by pelt's clock, as over HTTP/1.1.
+    fn stamp_done(&self, w: &impl Runner, origin: usize, attempt: &mut Attempt) {
+        let crate::conn::Addr::Tcp(addr) = &w.plan().origins[origin].addr else {
+            return;
+        };
+        let Some(stamp) = self.shared.endpoints.latest_stamp(addr) else {
+            return;
+        };
+        let now = w.now();
+        let done = KernelClock::at(now, || w.now()).run_time(stamp);
+        if done >= attempt.sent.unwrap_or(now) {
+            let done = done.min(now);
+            attempt.done = Some(done);
+            // The head came in no later than the body's end.
+            attempt.first_byte = attempt.first_byte.map(|f| f.min(done));
         }
     }
 
@@ -287,6 +420,7 @@ impl H3Sender {
         mut resp: Response,
         mut location: String,
         attempt: &mut Attempt,
+        generation: u64,
     ) -> Result<Response, Failure> {
         let plan = w.plan();
         let t = &plan.targets[target as usize];
@@ -304,42 +438,21 @@ impl H3Sender {
                     ),
                 ));
             }
-            let mut req = prepared.request();
+            let (mut req, send_body) = chain.hop_request(prepared, "HTTP/3")?;
             *req.version_mut() = http::Version::HTTP_3;
-            let method = chain.method;
-            *req.method_mut() = http::Method::from_bytes(method.as_bytes()).map_err(|_| {
-                Failure::new(
-                    ErrorKind::InvalidResponse,
-                    format!("invalid method {method}"),
-                )
-            })?;
-            let uri = format!(
-                "{}://{}{}",
-                prepared.uri.scheme_str().unwrap_or("https"),
-                prepared.uri.authority().map_or("", |a| a.as_str()),
-                chain.url.path_and_query
-            );
-            *req.uri_mut() = uri.parse().map_err(|e| {
-                Failure::new(
-                    ErrorKind::InvalidResponse,
-                    format!(
-                        "cannot follow the redirect to {} over HTTP/3: {e}",
-                        chain.url
-                    ),
-                )
-            })?;
-            let send_body = chain.body && !prepared.body.is_empty();
-            if !chain.body {
-                req.headers_mut().remove(http::header::CONTENT_LENGTH);
-                req.headers_mut().remove(http::header::CONTENT_TYPE);
-            }
             let cookie_url = self.jar.as_ref().map(|_| cookie_url(&chain.url));
             if let (Some(jar), Some(url)) = (&mut self.jar, &cookie_url) {
                 attempt.cookie |= jar.add_to(req.headers_mut(), url);
             }
             let earlier = resp.bytes_in;
             let body = send_body.then_some(&prepared.body);
-            let (response, mut stream) = self.exchange(req, body, earlier).await?;
+            // A redirect's hop is part of one request: its refusal is
+            // no retry.
+            self.reserve(generation).await.map_err(|(f, _)| f)?;
+            let (response, mut stream) = self
+                .exchange(req, body, earlier, generation)
+                .await
+                .map_err(|(f, _)| f)?;
             attempt.bytes_out += match send_body {
                 true => prepared.bytes_out,
                 false => prepared.bytes_out - prepared.body.len() as u64,
@@ -355,15 +468,6 @@ impl H3Sender {
         }
         Ok(resp)
     }
-}
-
-/// A response's Location header (empty if it has none).
-fn location_of(response: &http::Response<()>) -> String {
-    response
-        .headers()
-        .get(http::header::LOCATION)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string())
-        .unwrap_or_default()
 }
 
 /// Reads a response's body to the end, counting it. `earlier` bytes of
@@ -407,12 +511,82 @@ impl Transport for H3Sender {
         sender: usize,
         attempt: &mut Attempt,
     ) -> Result<Response, Failure> {
-        self.once(w, target, sender, attempt).await
+        let mut redirected = 0;
+        let mut retried = false;
+        loop {
+            let unprocessed = match self.once(w, target, sender, attempt).await {
+                Ok(r) => return Ok(r),
+                Err((failure, Unprocessed::No)) => return Err(failure),
+                Err((failure, unprocessed)) => match unprocessed {
+                    // It never left: a closing connection's request goes
+                    // to a new one, uncounted (a few times at most).
+                    Unprocessed::Closing(_) if redirected < MAX_REDIRECTS_TO_NEW_CONNECTION => {
+                        redirected += 1;
+                        unprocessed
+                    }
+                    // Refused unprocessed (RFC 9114 §4.1.1, §5.2): safe to
+                    // send again, once, as HTTP/2's REFUSED_STREAM, so a
+                    // server refusing everything still shows as errors.
+                    Unprocessed::Rejected(_) if !retried => {
+                        retried = true;
+                        unprocessed
+                    }
+                    _ => return Err(failure),
+                },
+            };
+            let origin = w.plan().target_origin[target as usize];
+            if let Unprocessed::Closing(generation) = unprocessed {
+                self.shared.conns.retire(origin, generation);
+            }
+            *attempt = Attempt::default();
+        }
     }
 
     fn reset(&mut self) {
         // The shared connection outlives a failed stream; if the
         // connection itself failed, its driver retires it.
+    }
+}
+
+/// Whether a failed request was refused unprocessed, and so may be sent
+/// again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unprocessed {
+    No,
+    /// H3_REQUEST_REJECTED on connection generation `.0` (the server did
+    /// no processing; the connection may still work).
+    Rejected(u64),
+    /// Connection generation `.0` was closing (GOAWAY) or closed before
+    /// the request's stream was opened or its headers accepted: nothing
+    /// of it was processed; a new connection takes it.
+    Closing(u64),
+}
+
+/// Whether the server refused a stream it had not processed. Called
+/// only before a response head arrived.
+fn unprocessed(e: &h3::error::StreamError, generation: u64) -> Unprocessed {
+    use h3::error::ConnectionError as C;
+    use h3::error::StreamError as S;
+    use h3::quic::ConnectionErrorIncoming as I;
+    match e {
+        S::RemoteTerminate { code, .. } if *code == h3::error::Code::H3_REQUEST_REJECTED => {
+            Unprocessed::Rejected(generation)
+        }
+        S::RemoteClosing { .. } => Unprocessed::Closing(generation),
+        // A graceful close (after GOAWAY, RFC 9114 §5.2): the server
+        // finished what it took before closing, so a request still
+        // without a response was not taken (it crossed the GOAWAY).
+        S::ConnectionError {
+            0:
+                C::Remote {
+                    0: I::ApplicationClose { error_code },
+                    ..
+                },
+            ..
+        } if h3::error::Code::from(*error_code) == h3::error::Code::H3_NO_ERROR => {
+            Unprocessed::Closing(generation)
+        }
+        _ => Unprocessed::No,
     }
 }
 

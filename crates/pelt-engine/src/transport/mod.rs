@@ -23,6 +23,7 @@ pub(crate) mod h1;
 pub(crate) mod h2;
 pub(crate) mod h3;
 pub(crate) mod redirect;
+pub(crate) mod shared;
 #[cfg(test)]
 mod tests;
 
@@ -95,13 +96,15 @@ pub(crate) trait Runner {
 }
 
 /// A worker's connections: how many are open (the live views' gauge),
-/// and the kernel's TCP counts of its HTTP/1.1 connections, read from
-/// each as it ends and from those still open when the run does.
+/// and the kernel's TCP counts of its HTTP/1.1 connections (quinn's
+/// packet counts of its QUIC ones), read from each as it ends and from
+/// those still open when the run does.
 #[derive(Debug, Default)]
 pub(crate) struct ConnLedger {
     open: Cell<u64>,
-    /// Open TCP connections' sockets, by id, for the counts at the end.
-    sockets: std::cell::RefCell<std::collections::HashMap<u64, std::os::fd::RawFd>>,
+    /// Open connections' sockets (QUIC: connections), by id, for the
+    /// counts at the end.
+    sockets: std::cell::RefCell<std::collections::HashMap<u64, Watched>>,
     next_id: Cell<u64>,
     /// Counts of connections that ended and were not yet handed on.
     counts: Cell<TcpCounts>,
@@ -118,8 +121,8 @@ impl ConnLedger {
     pub fn take_counts(&self, at_end: bool) -> TcpCounts {
         let mut c = self.counts.take();
         if at_end {
-            for &fd in self.sockets.borrow().values() {
-                c.add(crate::conn::tcp_counts(fd));
+            for watched in self.sockets.borrow().values() {
+                c.add(watched.counts());
             }
             self.sockets.borrow_mut().clear();
         }
@@ -152,26 +155,63 @@ impl OpenConn {
     /// [`OpenConn::settle`] when the connection ends, or at the run's end
     /// if it is still open then. The caller calls `settle` before the
     /// socket closes, so a registered descriptor is always its own.
-    pub fn watch(mut self, stream: &crate::conn::Stream) -> OpenConn {
-        if let Some(fd) = stream.tcp_fd() {
-            let id = self.ledger.next_id.get();
-            self.ledger.next_id.set(id + 1);
-            self.ledger.sockets.borrow_mut().insert(id, fd);
-            self.socket = Some(id);
+    pub fn watch(self, stream: &crate::conn::Stream) -> OpenConn {
+        match stream.tcp_fd() {
+            Some(fd) => self.register(Watched::Tcp(fd)),
+            None => self,
         }
+    }
+
+    /// Also keeps a QUIC connection's packet counts (quinn's: packets
+    /// sent, and lost, which QUIC sends again in new packets), as
+    /// [`OpenConn::watch`] keeps a TCP socket's.
+    pub fn watch_quic(self, conn: &quinn::Connection) -> OpenConn {
+        self.register(Watched::Quic(conn.clone()))
+    }
+
+    fn register(mut self, watched: Watched) -> OpenConn {
+        let id = self.ledger.next_id.get();
+        self.ledger.next_id.set(id + 1);
+        self.ledger.sockets.borrow_mut().insert(id, watched);
+        self.socket = Some(id);
         self
     }
 
     /// The connection is ending: its socket's counts go to the ledger.
     pub fn settle(&mut self) {
-        if let Some(fd) = self
+        if let Some(watched) = self
             .socket
             .take()
             .and_then(|id| self.ledger.sockets.borrow_mut().remove(&id))
         {
             let mut c = self.ledger.counts.get();
-            c.add(crate::conn::tcp_counts(fd));
+            c.add(watched.counts());
             self.ledger.counts.set(c);
+        }
+    }
+}
+
+/// What a connection's counts are read from.
+#[derive(Debug)]
+enum Watched {
+    /// A TCP socket: the kernel's `TCP_INFO`.
+    Tcp(std::os::fd::RawFd),
+    /// A QUIC connection: quinn's path statistics (readable after it
+    /// closed too).
+    Quic(quinn::Connection),
+}
+
+impl Watched {
+    fn counts(&self) -> Option<TcpCounts> {
+        match self {
+            Watched::Tcp(fd) => crate::conn::tcp_counts(*fd),
+            Watched::Quic(conn) => {
+                let path = conn.stats().path;
+                Some(TcpCounts {
+                    segs_out: path.sent_packets,
+                    retrans: path.lost_packets,
+                })
+            }
         }
     }
 }

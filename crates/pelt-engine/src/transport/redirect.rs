@@ -2,6 +2,7 @@
 //! (each differs only in how it sends a hop). The whole chain is one
 //! request: its time, the bytes of every hop, the final status.
 
+use crate::h2::PreparedH2;
 use crate::outcome::Failure;
 use pelt_core::{ErrorKind, HttpOptions, Target, Url};
 
@@ -83,4 +84,53 @@ impl<'a> Redirects<'a> {
         self.url = next;
         Ok(same)
     }
+}
+
+impl Redirects<'_> {
+    /// HTTP/2 and HTTP/3: the next hop's request head, from the target's
+    /// prepared request (`protocol` names the protocol in errors), and
+    /// whether the hop carries the body. The caller adds cookies.
+    pub fn hop_request(
+        &self,
+        prepared: &PreparedH2,
+        protocol: &str,
+    ) -> Result<(http::Request<()>, bool), Failure> {
+        let mut req = prepared.request();
+        let method = self.method;
+        *req.method_mut() = http::Method::from_bytes(method.as_bytes()).map_err(|_| {
+            Failure::new(
+                ErrorKind::InvalidResponse,
+                format!("invalid method {method}"),
+            )
+        })?;
+        let uri = format!(
+            "{}://{}{}",
+            prepared.uri.scheme_str().unwrap_or("http"),
+            prepared.uri.authority().map_or("", |a| a.as_str()),
+            self.url.path_and_query
+        );
+        *req.uri_mut() = uri.parse().map_err(|e| {
+            Failure::new(
+                ErrorKind::InvalidResponse,
+                format!(
+                    "cannot follow the redirect to {} over {protocol}: {e}",
+                    self.url
+                ),
+            )
+        })?;
+        if !self.body {
+            req.headers_mut().remove(http::header::CONTENT_LENGTH);
+            req.headers_mut().remove(http::header::CONTENT_TYPE);
+        }
+        Ok((req, self.body && !prepared.body.is_empty()))
+    }
+}
+
+/// A response's Location header (empty if it has none).
+pub(crate) fn location_of<T>(response: &http::Response<T>) -> String {
+    response
+        .headers()
+        .get(http::header::LOCATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string())
+        .unwrap_or_default()
 }

@@ -145,6 +145,14 @@ pub struct ServeArgs {
     /// server with a leak slows down.
     #[arg(long = "delay-growth", value_name = "DURATION")]
     pub delay_growth: Option<String>,
+
+    /// Serve HTTP/3 too: QUIC on the UDP port of the same number, with a
+    /// self-signed certificate made at start (so `pelt run --http3
+    /// --insecure https://127.0.0.1:PORT/`). The same controls; chunked=1
+    /// is ignored, fault=extra is a plain response, and the faults that
+    /// break a TCP connection reset the request's stream (hangup: GOAWAY).
+    #[arg(long)]
+    pub http3: bool,
 }
 
 #[derive(Debug, Clone, Args)]

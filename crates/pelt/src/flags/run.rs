@@ -220,8 +220,10 @@ pub struct RunArgs {
     /// TCP-only server included, counts `connect` errors after
     /// --connect-timeout; a server that will not speak h3 counts `tls`
     /// errors. The QUIC handshake (transport and TLS in one round trip) is
-    /// timed as connect. Not with --http2, --proxy (no CONNECT-UDP) or
-    /// --unix-socket.
+    /// timed as connect; a wait for the server's stream credit is the
+    /// client's, not service time; packets QUIC lost give the
+    /// retransmissions warning. Not with --http2, --proxy (no CONNECT-UDP)
+    /// or --unix-socket.
     #[arg(long)]
     pub http3: bool,
 

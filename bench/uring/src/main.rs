@@ -146,12 +146,17 @@ fn write(s: &TcpStream, bytes: &[u8]) {
 
 const SEND: u64 = 1 << 32;
 
-fn uring(streams: &[TcpStream], size: usize, deadline: Instant) -> u64 {
-    let mut ring: IoUring = IoUring::builder()
+/// A ring with room for a send and a receive per connection.
+fn new_ring(connections: usize) -> IoUring {
+    IoUring::builder()
         .setup_single_issuer()
         .setup_coop_taskrun()
-        .build((streams.len() * 2).next_power_of_two().max(64) as u32)
-        .expect("io_uring");
+        .build((connections * 2).next_power_of_two().max(64) as u32)
+        .expect("io_uring")
+}
+
+fn uring(streams: &[TcpStream], size: usize, deadline: Instant) -> u64 {
+    let mut ring = new_ring(streams.len());
     let mut bufs = vec![[0u8; 2048]; streams.len()];
     let mut have = vec![0usize; streams.len()];
     let mut pending: Vec<squeue::Entry> = Vec::with_capacity(streams.len() * 2);
@@ -174,15 +179,8 @@ fn uring(streams: &[TcpStream], size: usize, deadline: Instant) -> u64 {
     }
     let mut done = 0u64;
     while Instant::now() < deadline {
-        push(&mut ring, &mut pending);
-        ring.submit_and_wait(1).expect("submit");
-        let cqes: Vec<cqueue::Entry> = ring.completion().collect();
-        for c in cqes {
-            let data = c.user_data();
-            if data & SEND != 0 {
-                continue;
-            }
-            let i = data as usize;
+        for c in reap(&mut ring, &mut pending) {
+            let i = c.user_data() as usize;
             assert!(c.result() > 0, "recv: {}", c.result());
             have[i] += c.result() as usize;
             if have[i] >= size {
@@ -201,6 +199,14 @@ fn uring(streams: &[TcpStream], size: usize, deadline: Instant) -> u64 {
         }
     }
     done
+}
+
+/// Submits `pending`, waits for at least one completion, and returns the
+/// receives' completions (a send's tells nothing this probe needs).
+fn reap(ring: &mut IoUring, pending: &mut Vec<squeue::Entry>) -> Vec<cqueue::Entry> {
+    push(ring, pending);
+    ring.submit_and_wait(1).expect("submit");
+    ring.completion().filter(|c| c.user_data() & SEND == 0).collect()
 }
 
 fn push(ring: &mut IoUring, pending: &mut Vec<squeue::Entry>) {
@@ -282,11 +288,7 @@ impl BufRing {
 }
 
 fn uring_multi(streams: &[TcpStream], size: usize, deadline: Instant) -> u64 {
-    let mut ring: IoUring = IoUring::builder()
-        .setup_single_issuer()
-        .setup_coop_taskrun()
-        .build((streams.len() * 2).next_power_of_two().max(64) as u32)
-        .expect("io_uring");
+    let mut ring = new_ring(streams.len());
     let mut bufs = BufRing::new(&ring, (streams.len() * 2).next_power_of_two().clamp(64, 32768) as u16);
     let recv = |i: usize| {
         opcode::RecvMulti::new(types::Fd(streams[i].as_raw_fd()), GROUP)
@@ -302,15 +304,8 @@ fn uring_multi(streams: &[TcpStream], size: usize, deadline: Instant) -> u64 {
     let mut have = vec![0usize; streams.len()];
     let mut done = 0u64;
     while Instant::now() < deadline {
-        push(&mut ring, &mut pending);
-        ring.submit_and_wait(1).expect("submit");
-        let cqes: Vec<cqueue::Entry> = ring.completion().collect();
-        for c in cqes {
-            let data = c.user_data();
-            if data & SEND != 0 {
-                continue;
-            }
-            let i = data as usize;
+        for c in reap(&mut ring, &mut pending) {
+            let i = c.user_data() as usize;
             if c.result() == -libc::ENOBUFS {
                 bufs.publish();
                 pending.push(recv(i));

@@ -1,0 +1,1 @@
+//! HAR import (filled in below).

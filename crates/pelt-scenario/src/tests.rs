@@ -193,7 +193,7 @@ fn each_mistake_names_its_line() {
     );
     error_at(
         &format!("{FLOW}url = \"/a\"\nbogus = 1\n"),
-        4,
+        6,
         "unknown field",
     );
     error_at(

@@ -16,10 +16,13 @@
 //!   request, a `-c` schedule's active connections, the rate dispatcher;
 //! - [`exchange`]: one request under `--timeout`, turned into its sample,
 //!   with ab's length check;
-//! - [`unfinished`]: what the run's end cut off.
+//! - [`unfinished`]: what the run's end cut off;
+//! - [`flows`]: `--scenario`'s virtual users, each sender running flows
+//!   of steps.
 
 mod dispatch;
 mod exchange;
+mod flows;
 mod senders;
 mod unfinished;
 

@@ -51,8 +51,14 @@ pub struct RunArgs {
     pub sharding: ShardArgs,
 
     /// The URL to load: http:// or https://, with host and optional port and path.
-    #[arg(required_unless_present = "targets_file")]
+    #[arg(required_unless_present_any = ["targets_file", "scenario"])]
     pub url: Option<String>,
+
+    /// Run the user journeys in FILE (a scenario: feeds, flows of steps with
+    /// templates, extraction, checks; docs/SCENARIOS.md) instead of a URL:
+    /// -c N virtual users each loop flows, or --rate R starts R flows/s.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "targets_file"])]
+    pub scenario: Option<PathBuf>,
 
     /// Load the targets in FILE instead of one URL: a list of URLs, siege's
     /// urls file, or vegeta's http or JSON-lines format (detected). Weights:
@@ -565,6 +571,10 @@ impl RunArgs {
                     weight: 1,
                 }]
             }
+            // Replaced by the scenario's steps below.
+            (None, None) if a.scenario.is_some() => {
+                vec![Target::get(Url::parse("http://127.0.0.1/").expect("a URL"))]
+            }
             (None, None) => return Err(UserError("give a URL, or a targets file with -f".into())),
         };
         let mut targets = targets;
@@ -624,7 +634,11 @@ impl RunArgs {
                     ),
                 },
                 abort_on: a.abort_on.clone(),
+                scenario: None,
             };
+        if let Some(path) = &a.scenario {
+            pelt_scenario::lower(path, &mut config).map_err(|e| UserError(e.to_string()))?;
+        }
         a.sharding.apply(&mut config)?;
         config
             .validate()

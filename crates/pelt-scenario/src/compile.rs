@@ -252,6 +252,18 @@ pub(crate) fn compile(text: &str, file: &Path) -> Result<Scenario, ScenarioError
                 ),
             );
         }
+        if f.name.get_ref().is_empty()
+            || f.name.get_ref().contains('/')
+            || f.name.get_ref() == "once"
+        {
+            return c.err(
+                f.name.span(),
+                format!(
+                    "flow name {:?}: give a non-empty name without '/', other than \"once\"",
+                    f.name.get_ref()
+                ),
+            );
+        }
         let weight = f.weight.as_ref().map_or(Ok(1), |w| {
             if *w.get_ref() == 0 {
                 c.err(

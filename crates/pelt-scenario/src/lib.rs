@@ -126,8 +126,10 @@ impl Scenario {
         let mut t: Vec<Target> = self.steps.iter().map(|s| s.target.clone()).collect();
         for f in &self.flows {
             let first = &self.steps[f.steps[0]].target;
+            // Never sent: the row's method and URL are its first step's
+            // (a registered method, so nothing warns about it).
             t.push(Target {
-                method: "FLOW".into(),
+                method: first.method.clone(),
                 url: first.url.clone(),
                 headers: Vec::new(),
                 body: Vec::new(),
@@ -254,6 +256,12 @@ pub fn lower(file: &Path, config: &mut RunConfig) -> Result<(), ScenarioError> {
         path: file.to_string_lossy().into_owned(),
         text,
         steps: scenario.steps.len(),
+        names: scenario
+            .steps
+            .iter()
+            .map(|s| s.label.clone())
+            .chain(scenario.flows.iter().map(|f| f.name.clone()))
+            .collect(),
     });
     Ok(())
 }

@@ -81,7 +81,7 @@ fn a_scenario_compiles_into_steps_and_flows() {
         t[3].url.to_string(),
         "http://127.0.0.1:8000/item/:id?vu=:vu"
     );
-    assert_eq!(t[6].method, "FLOW");
+    assert_eq!(t[6].url, t[2].url);
     assert_eq!(s.steps[3].label, "browse/item");
 }
 

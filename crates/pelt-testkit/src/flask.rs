@@ -43,6 +43,10 @@ pub struct Entry {
     pub csrf: Option<String>,
     /// The user a login POST named.
     pub login_user: Option<String>,
+    /// The CSRF token the response handed out (login page, item page).
+    pub issued: Option<String>,
+    /// The session that token belongs to.
+    pub issued_sid: Option<String>,
 }
 
 impl FlaskApp {
@@ -72,7 +76,11 @@ impl FlaskApp {
             let _ = tx.send(line);
         });
         let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
-        let Some(port) = line.trim().strip_prefix("port ").and_then(|p| p.parse().ok()) else {
+        let Some(port) = line
+            .trim()
+            .strip_prefix("port ")
+            .and_then(|p| p.parse().ok())
+        else {
             let _ = child.kill();
             let _ = child.wait();
             panic!("the Flask app did not start (is python3-flask installed? scripts/test installs it): {line:?}");
@@ -113,6 +121,8 @@ impl FlaskApp {
                     status: v["status"].as_u64().unwrap_or(0) as u16,
                     csrf: s("csrf"),
                     login_user: s("login_user"),
+                    issued: s("issued"),
+                    issued_sid: s("issued_sid"),
                 }
             })
             .collect()

@@ -55,6 +55,10 @@ def log(resp):
         "status": resp.status_code,
         "csrf": g.get("csrf_sent"),
         "login_user": request.form.get("user") if request.path == "/login" and request.method == "POST" else None,
+        # The CSRF token this response handed out, and the session it
+        # belongs to (set now for a first visit).
+        "issued": g.get("issued"),
+        "issued_sid": g.get("issued_sid"),
     }
     with LOCK:
         LOG.write(json.dumps(entry) + "\n")
@@ -77,6 +81,7 @@ def login_page():
     with LOCK:
         prev = SESSIONS.get(sid, {})
         SESSIONS[sid] = {"user": prev.get("user"), "csrf": token}
+    g.issued, g.issued_sid = token, sid
     return resp
 
 
@@ -113,7 +118,8 @@ def item(item):
         return Response("log in first", status=401)
     if item not in ITEMS[user]:
         return Response("no such item", status=404)
-    _, s = session()
+    sid, s = session()
+    g.issued, g.issued_sid = s["csrf"], sid
     return Response(
         f'<h1>Item {item}</h1><form method="post" action="/item/{item}/note">'
         f'<input type="hidden" name="csrf" value="{s["csrf"]}"><textarea name="text"></textarea></form>'

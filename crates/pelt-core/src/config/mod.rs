@@ -103,6 +103,23 @@ pub struct ScenarioSource {
     /// Targets from the first: steps (`targets[..steps]`), the rest
     /// flows (one row each: a flow's count, failures and duration).
     pub steps: usize,
+    /// Each target row's name: `flow/step` for a step (`once/step` for a
+    /// once step), the flow's name for a flow.
+    pub names: Vec<String>,
+}
+
+impl ScenarioSource {
+    /// Steps skipped at target row `step` (a step): a failed step ends its
+    /// flow, so the flows that failed at an earlier step of the same flow
+    /// never reached it. `failed(row)` is a row's failed count.
+    pub fn skipped(&self, step: usize, failed: impl Fn(usize) -> u64) -> u64 {
+        let flow = |i: usize| self.names[i].split_once('/').map_or("", |(f, _)| f);
+        (0..step)
+            .rev()
+            .take_while(|&j| flow(j) == flow(step))
+            .map(failed)
+            .sum()
+    }
 }
 
 /// How rate mode spaces its requests over time (the mean rate is the

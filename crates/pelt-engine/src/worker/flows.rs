@@ -66,7 +66,10 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize) {
     let number = worker.share.global(sender as u64);
     let cookie_urls: Vec<url::Url> = sc.steps.iter().map(|s| cookie_url(&s.target.url)).collect();
     let mut user = User {
-        vars: sc.vu(number, pelt_core::splitmix64(number ^ plan.unix_ns_at_epoch)),
+        vars: sc.vu(
+            number,
+            pelt_core::splitmix64(number ^ plan.unix_ns_at_epoch),
+        ),
         conn: None,
         jar: Jar::default(),
         request: Vec::with_capacity(512),
@@ -81,6 +84,9 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize) {
     }
     let mut began = false;
     while let Some((_, intended)) = worker.next_job(sender).await {
+        if worker.rows_out.get() {
+            break;
+        }
         let mut at = intended;
         if !began {
             began = true;
@@ -91,7 +97,9 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize) {
             // The login: once per user, before its first flow, each step
             // measured as any other; the flow then starts after it.
             for &step in &sc.once {
-                let e = worker.step(&sc, &mut user, &cookie_urls, sender, step, at).await;
+                let e = worker
+                    .step(&sc, &mut user, &cookie_urls, sender, step, at)
+                    .await;
                 at = e.done;
                 if e.error.is_some() {
                     break;
@@ -114,14 +122,18 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize) {
                 ended = None;
                 break;
             }
-            let e = worker.step(&sc, &mut user, &cookie_urls, sender, step, at).await;
+            let e = worker
+                .step(&sc, &mut user, &cookie_urls, sender, step, at)
+                .await;
             let failed = e.error.is_some() || !(200..400).contains(&e.status);
             let last = k + 1 == f.steps.len();
             ended = Some(e);
             if failed || last {
                 break;
             }
-            at = worker.think(&sc, step, ended.as_ref().map_or(at, |e| e.done), number).await;
+            at = worker
+                .think(&sc, step, ended.as_ref().map_or(at, |e| e.done), number)
+                .await;
         }
         worker.senders[sender].in_flight.set(InFlight::IDLE);
         if let Some(e) = ended {
@@ -140,10 +152,16 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize) {
 
 impl Worker {
     /// A `unique` feed has no row left: this worker starts no more flows
-    /// (flows under way finish their current step).
+    /// (flows under way finish; the run ends when every user stopped).
     fn out_of_rows(&self) {
-        let now = self.now();
-        self.begin_stop(now);
+        if !self.rows_out.replace(true) {
+            // The run's end, as --until's: complete, not interrupted, its
+            // duration up to here.
+            self.plan
+                .enough
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            self.cut.set(self.cut.get().min(self.now()));
+        }
     }
 
     /// Waits out step `step`'s think time after `done`; returns when the
@@ -183,7 +201,13 @@ impl Worker {
             intended,
             sent: None,
         });
-        sc.render(step, &mut user.vars, plan.keepalive, &mut user.request, &mut user.scratch);
+        sc.render(
+            step,
+            &mut user.vars,
+            plan.keepalive,
+            &mut user.request,
+            &mut user.scratch,
+        );
         let mut cookie = false;
         let bytes: &[u8] = match user.jar.header_line(&cookie_urls[step]) {
             Some(line) => {
@@ -219,7 +243,9 @@ impl Worker {
             }
             let c = user.conn.as_mut().expect("just set");
             sent = Some(self.mark_sent(sender));
-            let io = |e: std::io::Error| crate::outcome::Failure::new(crate::outcome::write_error_kind(&e), e.to_string());
+            let io = |e: std::io::Error| {
+                crate::outcome::Failure::new(crate::outcome::write_error_kind(&e), e.to_string())
+            };
             c.stream.write_all(bytes).await.map_err(io)?;
             c.stream.flush().await.map_err(io)?;
             let copies = Copies {
@@ -240,12 +266,18 @@ impl Worker {
             status: 0,
             bytes_in: 0,
             body_bytes: 0,
-            bytes_out: if sent.is_some() { bytes.len() as u64 } else { 0 },
+            bytes_out: if sent.is_some() {
+                bytes.len() as u64
+            } else {
+                0
+            },
             reused,
             error: None,
         };
         if cookie {
-            self.intervals.borrow_mut().count_cookie(intended, sample.done);
+            self.intervals
+                .borrow_mut()
+                .count_cookie(intended, sample.done);
         }
         match result {
             Ok(Ok(resp)) => {
@@ -266,7 +298,9 @@ impl Worker {
                 };
                 match sc.after(step, &mut user.vars, reply) {
                     Ok(()) => {}
-                    Err(StepFailure::Extract(m)) => self.fail(&mut sample, ErrorKind::Extract, || m),
+                    Err(StepFailure::Extract(m)) => {
+                        self.fail(&mut sample, ErrorKind::Extract, || m)
+                    }
                     Err(StepFailure::Check(m)) => self.fail(&mut sample, ErrorKind::Check, || m),
                 }
             }

@@ -128,6 +128,9 @@ pub(crate) struct Worker {
     /// be looked at (see [`Runner::wants_server`]), and what it said.
     server_wanted: Cell<bool>,
     server: RefCell<Option<String>>,
+    /// `--scenario`: a `unique` feed ran out, so no flow starts here again
+    /// (flows under way finish).
+    rows_out: Cell<bool>,
 }
 
 impl Runner for Worker {
@@ -202,6 +205,7 @@ impl Worker {
             started: Cell::new(false),
             server_wanted: Cell::new(true),
             server: RefCell::new(None),
+            rows_out: Cell::new(false),
             intervals: RefCell::new(intervals),
             connect_gate: ConnectGate::new(plan.connect_interval),
             plan,

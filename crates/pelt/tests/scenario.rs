@@ -1,0 +1,451 @@
+//! `--scenario` against a real app (issue 25): pelt-testkit's Flask app,
+//! with a login form and its CSRF token, a session cookie, a JSON API of
+//! the user's item ids, an item page and a form POST. The app's log of
+//! every request and its user is the witness: journeys complete and in
+//! order, values used only by the virtual user that received them, unique
+//! feed rows used once, failures counted by kind, flows started on
+//! schedule, bad files refused with their line.
+
+use pelt_testkit::flask::{Entry, FlaskApp};
+use pelt_testkit::pelt::{bad_input, pelt, run_json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Writes `scenario` (with `{base}` replaced by the app's) and a `users`
+/// feed of `users` rows (u0.., their passwords) into a temp folder.
+fn files(app: &FlaskApp, scenario: &str, users: usize) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("name,password\n");
+    for i in 0..users {
+        csv.push_str(&format!("u{i},pw-u{i}\n"));
+    }
+    std::fs::write(dir.path().join("users.csv"), csv).unwrap();
+    let path = dir.path().join("journey.toml");
+    std::fs::write(&path, scenario.replace("{base}", &app.base())).unwrap();
+    (dir, path)
+}
+
+/// The login (once per virtual user) and a three-step flow: the item ids
+/// from the JSON API, the page of the second, a note posted with the
+/// page's CSRF token. Every request names its virtual user (`X-VU`).
+const JOURNEY: &str = r#"
+base = "{base}"
+
+[[feed]]
+name = "users"
+file = "users.csv"
+pick = "unique"
+per = "user"
+
+[[once]]
+name = "login page"
+url = "/login"
+headers = { "X-VU" = "{{vu}}" }
+extract = { csrf = { regex = 'name="csrf" value="([^"]+)"' } }
+
+[[once]]
+name = "login"
+method = "POST"
+url = "/login"
+headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu}}" }
+body = "user={{users.name}}&password={{users.password}}&csrf={{csrf|url}}"
+check = { status = [302] }
+
+[[flow]]
+name = "browse"
+[[flow.step]]
+name = "list"
+url = "/api/items"
+headers = { "X-VU" = "{{vu}}" }
+extract = { id = { json = "items[1].id" } }
+check = { status = [200], json = { "/ok" = true } }
+[[flow.step]]
+name = "item"
+url = "/item/{{id}}"
+headers = { "X-VU" = "{{vu}}" }
+think = "5ms..15ms"
+extract = { token = { regex = 'name="csrf" value="([^"]+)"' } }
+check = { body_contains = "<h1>Item" }
+[[flow.step]]
+name = "note"
+method = "POST"
+url = "/item/{{id}}/note"
+headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu}}" }
+body = "csrf={{token|url}}&text=hello"
+check = { json = { "/ok" = true } }
+"#;
+
+/// The app's requests by virtual user, in the order it answered them.
+fn by_user(log: &[Entry]) -> BTreeMap<String, Vec<Entry>> {
+    let mut m: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+    for e in log {
+        m.entry(e.vu.clone().expect("every request names its user"))
+            .or_default()
+            .push(e.clone());
+    }
+    m
+}
+
+/// The scenario section's step `name`.
+fn step<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["scenario"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no step {name}"))
+}
+
+fn items_of(user: &str) -> Vec<u64> {
+    let i: u64 = user[1..].parse().unwrap();
+    vec![i * 1000 + 1, i * 1000 + 2, i * 1000 + 3]
+}
+
+#[test]
+fn journeys_are_complete_in_order_and_values_stay_with_their_user() {
+    let app = FlaskApp::start();
+    let (_dir, path) = files(&app, JOURNEY, 10);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "4",
+        "-t",
+        "2",
+        "-d",
+        "2s",
+    ]);
+    pelt_testkit::schema::run(&report);
+    let log = app.log();
+    let users = by_user(&log);
+    assert_eq!(users.len(), 4, "four virtual users: {:?}", users.keys());
+    let mut logged_in = BTreeSet::new();
+    for (vu, entries) in &users {
+        // The login first: the page, then the form with that page's token
+        // in the session that page opened.
+        assert_eq!(
+            (entries[0].method.as_str(), entries[0].path.as_str()),
+            ("GET", "/login"),
+            "{vu}"
+        );
+        assert_eq!(
+            (entries[1].method.as_str(), entries[1].path.as_str()),
+            ("POST", "/login"),
+            "{vu}"
+        );
+        assert_eq!(
+            entries[1].csrf, entries[0].issued,
+            "{vu} sent another user's token"
+        );
+        assert_eq!(
+            entries[1].sid, entries[0].issued_sid,
+            "{vu} used another session"
+        );
+        assert_eq!(entries[1].status, 302, "{vu}");
+        let user = entries[1].login_user.clone().unwrap();
+        assert!(
+            logged_in.insert(user.clone()),
+            "two users logged in as {user}"
+        );
+        // Then flows of three steps in order (the last perhaps cut off
+        // by the run's end), all as this user, in this session, with
+        // this user's ids and this session's tokens.
+        let flows = &entries[2..];
+        assert!(flows.len() >= 3, "{vu} ran no flow: {flows:?}");
+        for (k, e) in flows.iter().enumerate() {
+            assert_eq!(e.user.as_deref(), Some(user.as_str()), "{vu}: {e:?}");
+            assert_eq!(e.sid, entries[1].sid, "{vu}: {e:?}");
+            assert!(e.status < 400, "{vu}: {e:?}");
+            let want = items_of(&user)[1];
+            match k % 3 {
+                0 => assert_eq!(
+                    (e.method.as_str(), e.path.as_str()),
+                    ("GET", "/api/items"),
+                    "{vu}"
+                ),
+                1 => assert_eq!(
+                    e.path,
+                    format!("/item/{want}"),
+                    "{vu}: the id from its own list"
+                ),
+                _ => {
+                    assert_eq!(
+                        (e.method.as_str(), e.path.clone()),
+                        ("POST", format!("/item/{want}/note")),
+                        "{vu}"
+                    );
+                    assert_eq!(
+                        e.csrf,
+                        flows[k - 1].issued,
+                        "{vu}: the token from its own page"
+                    );
+                }
+            }
+        }
+    }
+    // The report's per-step counts are the app's.
+    let count = |m: &str, p: &dyn Fn(&str) -> bool| {
+        log.iter().filter(|e| e.method == m && p(&e.path)).count() as u64
+    };
+    assert_eq!(
+        step(&report, "login page")["requests"],
+        count("GET", &|p| p == "/login")
+    );
+    assert_eq!(
+        step(&report, "login")["requests"],
+        count("POST", &|p| p == "/login")
+    );
+    assert_eq!(
+        step(&report, "list")["requests"],
+        count("GET", &|p| p == "/api/items")
+    );
+    assert_eq!(
+        step(&report, "item")["requests"],
+        count("GET", &|p| p.starts_with("/item/"))
+    );
+    let notes = count("POST", &|p| p.ends_with("/note"));
+    assert_eq!(step(&report, "note")["requests"], notes);
+    let flow = &report["scenario"]["flows"][0];
+    assert_eq!(flow["name"], "browse");
+    assert_eq!(flow["completed"], notes, "a flow completes with its note");
+    assert_eq!(flow["failed"], 0);
+    assert_eq!(report["requests"]["failed"], 0);
+    // The whole run counts requests, never flows.
+    assert_eq!(report["requests"]["total"].as_u64(), Some(log.len() as u64));
+}
+
+#[test]
+fn unique_rows_are_each_used_exactly_once_and_the_run_ends_when_they_run_out() {
+    let app = FlaskApp::start();
+    let scenario = r#"
+base = "{base}"
+
+[[feed]]
+name = "users"
+file = "users.csv"
+pick = "unique"
+per = "iteration"
+
+[[flow]]
+name = "login"
+[[flow.step]]
+name = "page"
+url = "/login"
+headers = { "X-VU" = "{{vu}}" }
+extract = { csrf = { regex = 'value="([^"]+)"' } }
+[[flow.step]]
+name = "form"
+method = "POST"
+url = "/login"
+headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu}}" }
+body = "user={{users.name}}&password={{users.password}}&csrf={{csrf|url}}"
+check = { status = [302] }
+"#;
+    let (_dir, path) = files(&app, scenario, 40);
+    let started = std::time::Instant::now();
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "3",
+        "-t",
+        "1",
+        "-d",
+        "60s",
+    ]);
+    assert!(
+        started.elapsed().as_secs() < 50,
+        "the run ends when the rows run out"
+    );
+    let logins: Vec<String> = app.log().into_iter().filter_map(|e| e.login_user).collect();
+    let distinct: BTreeSet<&String> = logins.iter().collect();
+    assert_eq!(logins.len(), 40, "each row once: {logins:?}");
+    assert_eq!(distinct.len(), 40);
+    assert_eq!(report["scenario"]["flows"][0]["completed"], 40);
+}
+
+#[test]
+fn a_wrong_csrf_token_and_a_missing_id_are_counted_failures_with_examples() {
+    let app = FlaskApp::start();
+    // A token the app never issued: every login fails its check.
+    let wrong = JOURNEY.replace("csrf={{csrf|url}}", "csrf=x{{csrf|url}}");
+    let (_dir, path) = files(&app, &wrong, 10);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+    ]);
+    let login = step(&report, "login");
+    assert_eq!(login["requests"], 2);
+    assert_eq!(login["failures"]["check"], 2, "{login}");
+    let examples = report["error_examples"].as_array().unwrap();
+    assert!(
+        examples
+            .iter()
+            .any(|e| e["kind"] == "check" && e["message"].as_str().unwrap().contains("status 400")),
+        "{examples:?}"
+    );
+    // The same failures in the whole run's one count of failed.
+    assert!(report["requests"]["failed"].as_u64().unwrap() >= 2);
+    assert!(report["failures"]["check"].as_u64().unwrap() >= 2);
+
+    // An id that is not there: the list's extract fails, and the item
+    // and note steps are skipped, never sent.
+    let app = FlaskApp::start();
+    let missing = JOURNEY.replace("items[1].id", "items[7].id");
+    let (_dir, path) = files(&app, &missing, 10);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+    ]);
+    let list = step(&report, "list");
+    let lists = list["requests"].as_u64().unwrap();
+    assert!(lists > 0);
+    assert_eq!(list["failures"]["extract"].as_u64(), Some(lists), "{list}");
+    assert_eq!(step(&report, "item")["requests"], 0);
+    assert_eq!(step(&report, "item")["skipped"].as_u64(), Some(lists));
+    assert_eq!(
+        report["scenario"]["flows"][0]["failures"]["extract"].as_u64(),
+        Some(lists)
+    );
+    assert!(report["error_examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["kind"] == "extract" && e["message"].as_str().unwrap().contains("/items/7/id")));
+    assert!(
+        !app.log().iter().any(|e| e.path.starts_with("/item/")),
+        "skipped steps are never sent"
+    );
+}
+
+#[test]
+fn rate_mode_starts_exactly_r_flows_per_second() {
+    let app = FlaskApp::start();
+    let scenario = JOURNEY.replace("think = \"5ms..15ms\"\n", "");
+    let (_dir, path) = files(&app, &scenario, 20);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--rate",
+        "20",
+        "-c",
+        "10",
+        "-t",
+        "1",
+        "-d",
+        "3s",
+    ]);
+    let starts: Vec<f64> = app
+        .log()
+        .into_iter()
+        .filter(|e| e.path == "/api/items")
+        .map(|e| e.t)
+        .collect();
+    assert_eq!(starts.len(), 60, "20 flows/s for 3 s");
+    // And 20 in each second of the schedule (first flow at its start).
+    let t0 = starts.iter().cloned().fold(f64::MAX, f64::min);
+    for s in 0..3 {
+        let n = starts
+            .iter()
+            .filter(|&&t| t - t0 >= s as f64 && t - t0 < (s + 1) as f64)
+            .count();
+        assert!((19..=21).contains(&n), "second {s}: {n} flows");
+    }
+    assert_eq!(step(&report, "list")["requests"], 60);
+    assert_eq!(report["mode"], "rate");
+}
+
+/// Runs `--scenario` on `text` (feeds from `dir`) and checks it is
+/// refused with exit 2, one line naming the file and `line`.
+fn refused(dir: &Path, text: &str, line: usize, says: &str) {
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = pelt()
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "1",
+            "-d",
+            "1s",
+        ])
+        .output()
+        .unwrap();
+    let err = bad_input(&out, text);
+    assert!(
+        err.contains(&format!("{}:{line}: ", path.display())),
+        "{err}"
+    );
+    assert!(err.contains(says), "{err} lacks {says:?}");
+}
+
+#[test]
+fn bad_scenarios_exit_2_naming_the_file_and_line_before_any_load() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("empty.csv"), "name\n").unwrap();
+    // Port 1: nothing listens; a refusal proves no load was tried.
+    let head = "base = \"http://127.0.0.1:1\"\n[[flow]]\nname = \"f\"\n[[flow.step]]\n";
+    refused(
+        dir.path(),
+        &format!("{head}url = \"/a/{{{{nope}}}}\"\n"),
+        5,
+        "unknown variable 'nope'",
+    );
+    refused(
+        dir.path(),
+        &format!("{head}url = \"/a\"\nextract = {{ x = {{ regex = \"([\" }} }}\n"),
+        6,
+        "bad regex",
+    );
+    refused(
+        dir.path(),
+        &format!("{head}url = \"/a\"\nextract = {{ x = {{ json = \"a[x]\" }} }}\n"),
+        6,
+        "cannot match",
+    );
+    let feed = |extra: &str| {
+        format!("[[feed]]\nname = \"u\"\n{extra}\n[[flow]]\nname = \"f\"\n[[flow.step]]\nurl = \"http://127.0.0.1:1/\"\n")
+    };
+    refused(
+        dir.path(),
+        &feed("file = \"nowhere.csv\""),
+        3,
+        "cannot open feed",
+    );
+    refused(
+        dir.path(),
+        &feed("file = \"empty.csv\"\npick = \"unique\""),
+        3,
+        "has no rows",
+    );
+    refused(
+        dir.path(),
+        "base = \"http://127.0.0.1:1\"\n[[flow]]\nname = \"a\"\n[[flow.step]]\nflow = \"b\"\n[[flow]]\nname = \"b\"\n[[flow.step]]\nflow = \"a\"\n",
+        9,
+        "cycle",
+    );
+    refused(
+        dir.path(),
+        &format!("{head}url = \"/a\"\nmethod = [\n"),
+        6,
+        "",
+    );
+}

@@ -449,3 +449,115 @@ fn bad_scenarios_exit_2_naming_the_file_and_line_before_any_load() {
         "",
     );
 }
+
+/// The committed recording (crates/pelt/tests/data/flask-journey.har):
+/// the app's login page, its stylesheet, the login form, the item list
+/// (with a bearer token), an item page, a note posted on it.
+fn har() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/flask-journey.har")
+}
+
+#[test]
+fn a_har_recording_imports_into_a_scenario_that_runs_clean() {
+    let app = FlaskApp::start();
+    let out = pelt()
+        .args([
+            "import",
+            "har",
+            har().to_str().unwrap(),
+            "--base",
+            &app.base(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let scenario = String::from_utf8(out.stdout).unwrap();
+    // Secrets stay out; the jar handles cookies; assets are left out;
+    // the token and the id are carried, not replayed.
+    assert!(!scenario.contains("recorded-secret-token"), "{scenario}");
+    assert!(
+        scenario.contains("{{env.PELT_SECRET_AUTHORIZATION}}"),
+        "{scenario}"
+    );
+    let headers: Vec<&str> = scenario
+        .lines()
+        .filter(|l| l.starts_with("headers"))
+        .collect();
+    assert!(
+        headers
+            .iter()
+            .all(|l| !l.to_ascii_lowercase().contains("\"cookie\"")),
+        "{scenario}"
+    );
+    assert!(!scenario.contains("site.css"), "{scenario}");
+    assert!(scenario.contains("csrf={{csrf|url}}"), "{scenario}");
+    assert!(
+        scenario.contains("url = \"/item/{{item_id|url}}/note\""),
+        "{scenario}"
+    );
+    assert!(scenario.contains("think = \""), "{scenario}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("imported.toml");
+    std::fs::write(&path, &scenario).unwrap();
+    let out = pelt()
+        .env("PELT_SECRET_AUTHORIZATION", "Bearer from-the-environment")
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-d",
+            "2s",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let report = pelt_testkit::pelt::ok_json(&out);
+    assert_eq!(
+        report["requests"]["failed"], 0,
+        "{}",
+        report["error_examples"]
+    );
+    let flows = &report["scenario"]["flows"][0];
+    assert!(flows["completed"].as_u64().unwrap() >= 2, "{flows}");
+    let log = app.log();
+    assert!(
+        log.iter()
+            .any(|e| e.path == "/item/7002/note" && e.status == 200),
+        "the recorded user's item, posted to"
+    );
+    assert!(log.iter().all(|e| e.status < 400), "{log:?}");
+
+    // Assets on request.
+    let out = pelt()
+        .args(["import", "har", har().to_str().unwrap(), "--include-assets"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("/static/site.css"));
+}
+
+#[test]
+fn a_har_that_is_not_json_is_refused_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.har");
+    std::fs::write(
+        &path,
+        "{\n  \"log\": {\n    \"entries\": [ oops ]\n  }\n}\n",
+    )
+    .unwrap();
+    let out = pelt()
+        .args(["import", "har", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = bad_input(&out, "broken HAR");
+    assert!(err.contains(&format!("{}:3: ", path.display())), "{err}");
+    assert!(err.contains("not a HAR file"), "{err}");
+}

@@ -561,3 +561,79 @@ fn a_har_that_is_not_json_is_refused_with_its_line() {
     assert!(err.contains(&format!("{}:3: ", path.display())), "{err}");
     assert!(err.contains("not a HAR file"), "{err}");
 }
+
+/// A step's response time by percentile `p` ("p50", "p90"...) in seconds.
+fn step_p(report: &serde_json::Value, name: &str, p: &str) -> f64 {
+    step(report, name)["response_time"]["percentiles_s"][p]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{name} {p}"))
+}
+
+#[test]
+fn each_step_is_timed_from_its_intended_start() {
+    // pelt's own server: 100 ms for the first step, at once for the second.
+    let server = pelt_testkit::pelt::server(None);
+    let base = format!("http://{}", server.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("timed.toml");
+    let write = |think: &str| {
+        std::fs::write(
+            &path,
+            format!(
+                "base = \"{base}\"\n[[flow]]\nname = \"f\"\n[[flow.step]]\nname = \"slow\"\nurl = \"/?delay=100ms\"\n{think}\n[[flow.step]]\nname = \"fast\"\nurl = \"/\"\n"
+            ),
+        )
+        .unwrap();
+    };
+    // Closed loop with a think time: the pause is the user's, in no step's
+    // time, but in the flow's.
+    write("think = \"200ms\"");
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-d",
+        "2s",
+    ]);
+    assert!(
+        step_p(&report, "fast", "p90") < 0.05,
+        "{}",
+        step(&report, "fast")
+    );
+    let flow = report["scenario"]["flows"][0]["duration"]["percentiles_s"]["p50"]
+        .as_f64()
+        .unwrap();
+    assert!(flow >= 0.3, "slow + think + fast: {flow}");
+    // Rate mode, one user, twice the flows it can run: each flow's slot
+    // waits for the user, and the wait is in its first step's time (as
+    // its user would feel it), never hidden; the next step still runs
+    // from its predecessor's end.
+    write("");
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--rate",
+        "20",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-d",
+        "2s",
+    ]);
+    assert!(
+        step_p(&report, "slow", "p90") > 0.4,
+        "{}",
+        step(&report, "slow")
+    );
+    assert!(
+        step_p(&report, "fast", "p90") < 0.05,
+        "{}",
+        step(&report, "fast")
+    );
+}

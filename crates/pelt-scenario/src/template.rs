@@ -110,7 +110,7 @@ impl Template {
         let mut base = 0;
         while let Some(open) = rest.find("{{") {
             if open > 0 {
-                parts.push(Part::Lit(rest[..open].as_bytes().to_vec()));
+                parts.push(Part::Lit(rest.as_bytes()[..open].to_vec()));
             }
             let Some(close) = rest[open..].find("}}") else {
                 return Err(TemplateError {

@@ -637,3 +637,30 @@ fn each_step_is_timed_from_its_intended_start() {
         step(&report, "fast")
     );
 }
+
+#[test]
+fn a_connection_schedule_adds_virtual_users_as_it_rises() {
+    let app = FlaskApp::start();
+    let (_dir, path) = files(&app, JOURNEY, 10);
+    run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "1..3/2s",
+        "-t",
+        "1",
+        "-d",
+        "2s",
+    ]);
+    let users = by_user(&app.log());
+    assert_eq!(users.len(), 3, "{:?}", users.keys());
+    // The third user starts when the level passes 2, about 1 s later than
+    // the first (the level rises from 1 to 3 over 2 s).
+    let first = |vu: &str| users[vu][0].t;
+    let late = first("2") - first("0");
+    assert!(
+        (0.8..1.6).contains(&late),
+        "user 2 started {late:.2}s after user 0"
+    );
+}

@@ -14,11 +14,12 @@
 //! before).
 
 use super::{InFlight, Worker};
-use crate::conn::Stream;
+use crate::conn::{KernelClock, Stream};
 use crate::h1::{read_response_copies, with_header, Copies, READ_BUF};
+use crate::outcome::{Failure, Response};
 use crate::session::{jar::cookie_url, Jar};
 use crate::transport::dial::open;
-use crate::transport::{OpenConn, Runner};
+use crate::transport::{Attempt, OpenConn, Runner, Transport};
 use pelt_core::{ErrorKind, Nanos, Sample};
 use pelt_scenario::{Reply, Scenario, StepFailure, VuVars};
 use std::rc::Rc;
@@ -52,6 +53,24 @@ struct User {
     buf: Box<[u8]>,
 }
 
+/// A `-c` schedule's inactive user closes its connection (its jar and
+/// variables stay): the worker's `wait_active` sees a user only as this.
+impl Transport for User {
+    async fn attempt(
+        &mut self,
+        _w: &impl Runner,
+        _target: u32,
+        _sender: usize,
+        _attempt: &mut Attempt,
+    ) -> Result<Response, Failure> {
+        unreachable!("a virtual user sends its steps itself (`Worker::step`)")
+    }
+
+    fn reset(&mut self) {
+        self.conn = None;
+    }
+}
+
 /// How a step ended: its sample (recorded), and whether the flow goes on.
 struct Ended {
     done: Nanos,
@@ -83,7 +102,10 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize) {
         tokio::time::sleep_until(plan.instant(0)).await;
     }
     let mut began = false;
-    while let Some((_, intended)) = worker.next_job(sender).await {
+    while worker.wait_active(sender, &mut user).await {
+        let Some((_, intended)) = worker.next_job(sender).await else {
+            break;
+        };
         if worker.rows_out.get() {
             break;
         }
@@ -242,6 +264,7 @@ impl Worker {
                 });
             }
             let c = user.conn.as_mut().expect("just set");
+            c.stream.clear_stamps();
             sent = Some(self.mark_sent(sender));
             let io = |e: std::io::Error| {
                 crate::outcome::Failure::new(crate::outcome::write_error_kind(&e), e.to_string())
@@ -254,7 +277,10 @@ impl Worker {
                 ..Copies::default()
             };
             let on_first = || first_byte = Some(self.now());
-            read_response_copies(&mut c.stream, &mut user.buf, head_request, on_first, copies).await
+            let r =
+                read_response_copies(&mut c.stream, &mut user.buf, head_request, on_first, copies)
+                    .await;
+            r.map(|resp| (resp, c.stream.stamps()))
         };
         let result = tokio::time::timeout_at(deadline, exchange).await;
         let mut sample = Sample {
@@ -280,7 +306,20 @@ impl Worker {
                 .count_cookie(intended, sample.done);
         }
         match result {
-            Ok(Ok(resp)) => {
+            Ok(Ok((resp, stamps))) => {
+                // The kernel's arrival times, as the HTTP/1.1 transport
+                // takes them (see `StampedTcp`): a late read is not a slow
+                // server. A stamp from before the send is not this
+                // response's.
+                if let (Some((first, last)), Some(at)) = (stamps, sent) {
+                    let now = sample.done;
+                    let clock = KernelClock::at(now, || self.now());
+                    let (first, last) = (clock.run_time(first), clock.run_time(last));
+                    if first >= at {
+                        sample.first_byte = Some(first.min(now));
+                        sample.done = last.clamp(first, now);
+                    }
+                }
                 sample.status = resp.status;
                 sample.bytes_in = resp.bytes_in;
                 sample.body_bytes = resp.body_bytes;

@@ -664,3 +664,30 @@ fn a_connection_schedule_adds_virtual_users_as_it_rises() {
         "user 2 started {late:.2}s after user 0"
     );
 }
+
+#[test]
+fn request_flags_that_a_scenario_would_ignore_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    std::fs::write(
+        &path,
+        "[[flow]]\nname = \"f\"\n[[flow.step]]\nurl = \"http://127.0.0.1:1/\"\n",
+    )
+    .unwrap();
+    for extra in [
+        &["-H", "X-A: 1"][..],
+        &["-m", "POST"],
+        &["--login", "POST http://127.0.0.1:1/login a=b"],
+    ] {
+        let out = pelt()
+            .args(["run", "--scenario", path.to_str().unwrap(), "-d", "1s"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = bad_input(&out, &format!("{extra:?}"));
+        assert!(
+            err.contains("put methods, headers, bodies and a login"),
+            "{err}"
+        );
+    }
+}

@@ -442,6 +442,18 @@ impl RunArgs {
                 "--targets-format applies to a targets file; add -f FILE, or drop it for a single URL".into(),
             ));
         }
+        if a.scenario.is_some()
+            && (a.method.is_some()
+                || a.body.is_some()
+                || a.body_file.is_some()
+                || !a.headers.is_empty()
+                || a.host.is_some()
+                || a.session.login.is_some())
+        {
+            return Err(UserError(
+                "-m, --body, -H, --host and --login apply to a URL or targets file; with --scenario, put methods, headers, bodies and a login ([[once]] steps) in the scenario file".into(),
+            ));
+        }
         if a.targets_file.is_some()
             && (a.method.is_some() || a.body.is_some() || a.body_file.is_some())
         {

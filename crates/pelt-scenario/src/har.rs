@@ -546,6 +546,99 @@ mod tests {
         assert_eq!(millis("1970-01-01T00:00:01Z"), Some(1000.0));
     }
 
+    fn entry(
+        t: &str,
+        method: &str,
+        url: &str,
+        headers: &str,
+        post: &str,
+        mime: &str,
+        body: &str,
+    ) -> String {
+        format!(
+            r#"{{"startedDateTime":"{t}","time":10,"request":{{"method":"{method}","url":"{url}","headers":[{headers}]{post}}},"response":{{"status":200,"content":{{"mimeType":"{mime}","text":{}}}}}}}"#,
+            serde_json::to_string(body).unwrap()
+        )
+    }
+
+    #[test]
+    fn a_recording_becomes_one_flow_with_values_carried_and_secrets_left_out() {
+        let entries = [
+            entry(
+                "2024-01-01T00:00:00.000Z",
+                "GET",
+                "http://h:1/list",
+                r#"{"name":"Authorization","value":"Bearer s3cret"},{"name":"Cookie","value":"a=1"}"#,
+                "",
+                "application/json",
+                r#"{"items":[{"id":4711}]}"#,
+            ),
+            entry(
+                "2024-01-01T00:00:00.020Z",
+                "GET",
+                "http://h:1/logo.png",
+                "",
+                "",
+                "image/png",
+                "",
+            ),
+            entry(
+                "2024-01-01T00:00:00.510Z",
+                "GET",
+                "http://h:1/item/4711?x=1",
+                "",
+                "",
+                "text/html",
+                r#"<input type="hidden" name="token" value="Tk-0123456789abcdef">"#,
+            ),
+            entry(
+                "2024-01-01T00:00:01.000Z",
+                "POST",
+                "http://h:1/item/4711/buy",
+                "",
+                r#","postData":{"mimeType":"application/x-www-form-urlencoded","text":"token=Tk-0123456789abcdef&n=2"}"#,
+                "text/html",
+                "ok",
+            ),
+        ];
+        let har = format!(r#"{{"log":{{"entries":[{}]}}}}"#, entries.join(","));
+        let out = import(&har, Path::new("r.har"), &HarOptions::default()).unwrap();
+        assert!(
+            !out.contains("s3cret") && out.contains("{{env.PELT_SECRET_AUTHORIZATION}}"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("\"Cookie\"") && !out.contains("logo.png"),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"extract = { item_id = { json = "/items/0/id" } }"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"url = "/item/{{item_id|url}}?x=1""#),
+            "{out}"
+        );
+        assert!(out.contains(r#"body = "token={{token|url}}&n=2""#), "{out}");
+        // 500 ms from the list's end (10 ms) to the item, skipping the asset.
+        assert!(out.contains("think = \"500ms\""), "{out}");
+        // And it compiles as a scenario.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.toml");
+        std::env::set_var("PELT_SECRET_AUTHORIZATION", "x");
+        crate::Scenario::compile(&out, &path).unwrap();
+        let with_assets = import(
+            &har,
+            Path::new("r.har"),
+            &HarOptions {
+                include_assets: true,
+                base: None,
+            },
+        )
+        .unwrap();
+        assert!(with_assets.contains("logo.png"));
+    }
+
     #[test]
     fn not_json_names_the_line() {
         let e = import(

@@ -23,6 +23,8 @@ Examples:
   pelt run http://127.0.0.1:8080/ -c 1..50/30s        a closed loop ramping 1 to 50 connections
   pelt run http://127.0.0.1:8080/api -m POST -H 'Content-Type: application/json' --body '{\"a\":1}'
   pelt run http://127.0.0.1:8080/ --rate 500 -d 10m --abort-on 'failed > 50% for 5s'
+  pelt run --scenario journey.toml -c 50 -d 1m        user journeys: 50 virtual users looping flows
+  pelt run --scenario journey.toml --rate 20 -c 200   20 flows started per second (docs/SCENARIOS.md)
 
 Which mode? A closed loop (-c) tells you the most a server can do with N
 busy clients, but it cannot see queueing: when the server stalls, the
@@ -33,7 +35,8 @@ on a fixed schedule, and each is timed from when it should have been sent.
 Words: a request *failed* when it got no usable response: no response at
 all (connect, tls, reset, closed, timeout, unfinished, ...), a response that
 broke off or failed ab's length check, or a complete response whose status is
-outside 2xx/3xx (status_4xx, status_5xx). Every report, live view, metric,
+outside 2xx/3xx (status_4xx, status_5xx), or with --scenario a failed
+extract or check. Every report, live view, metric,
 --assert ('failed < 1%', also written 'errors'), history, compare and
 experiment counts that one number, broken down by kind.
 

@@ -246,9 +246,15 @@ impl RunPlan {
             logins: 0,
             stamp_reads,
             stamp_sends: stamp_reads && config.http.tx_stamps,
-            // A scenario's steps are timed by pelt's clock as read, so
-            // its reads must not wait out a send window.
-            send_window: match stamp_reads && config.http.follow == 0 && scenario.is_none() {
+            // A scenario's later step is sent when the previous response
+            // is read: while the thread waits out a send window it reads
+            // nothing, so the step would go out up to a window late (its
+            // time counts it, as send lag). So no window unless asked for
+            // (`--send-window D`: fewer wake-ups for that lateness).
+            send_window: match stamp_reads && config.http.follow == 0 {
+                true if scenario.is_some() && config.send_window.is_auto() => {
+                    pelt_core::SendWindow::Max(std::time::Duration::ZERO)
+                }
                 true => config.send_window,
                 false => pelt_core::SendWindow::Max(std::time::Duration::ZERO),
             },

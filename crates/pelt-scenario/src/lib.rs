@@ -178,12 +178,15 @@ impl Scenario {
     }
 
     /// Writes step `step`'s HTTP/1.1 request for `vu` into `out` (cleared
-    /// first); `scratch` holds the body while its length is unknown.
+    /// first), with `extra` (whole header lines, such as the jar's
+    /// `Cookie: ...\r\n`, or nothing) among its headers; `scratch` holds
+    /// the body while its length is unknown.
     pub fn render(
         &self,
         step: usize,
         vu: &mut VuVars,
         keepalive: bool,
+        extra: &[u8],
         out: &mut Vec<u8>,
         scratch: &mut Vec<u8>,
     ) {
@@ -209,6 +212,7 @@ impl Scenario {
         if !keepalive {
             out.extend_from_slice(b"Connection: close\r\n");
         }
+        out.extend_from_slice(extra);
         scratch.clear();
         if let Some(body) = &s.body {
             body.render(vu, &self.counter, scratch);

@@ -103,10 +103,11 @@ fn requests_render_with_the_user_s_values() {
     )
     .unwrap();
     let (mut out, mut scratch) = (Vec::new(), Vec::new());
-    s.render(1, &mut vu, true, &mut out, &mut scratch);
+    s.render(1, &mut vu, true, b"Cookie: a=1\r\n", &mut out, &mut scratch);
     let text = String::from_utf8(out.clone()).unwrap();
     assert!(text.starts_with("POST /login HTTP/1.1\r\n"), "{text}");
     assert!(text.contains("Host: 127.0.0.1:8000\r\n"), "{text}");
+    assert!(text.contains("\r\nCookie: a=1\r\n"), "{text}");
     let body = "user=ann&password=pw1&csrf=a%2Bb%2Fc%3D";
     assert!(
         text.ends_with(&format!("Content-Length: {}\r\n\r\n{body}", body.len())),
@@ -123,7 +124,7 @@ fn requests_render_with_the_user_s_values() {
         },
     )
     .unwrap();
-    s.render(3, &mut vu, false, &mut out, &mut scratch);
+    s.render(3, &mut vu, false, b"", &mut out, &mut scratch);
     let text = String::from_utf8(out).unwrap();
     assert!(text.starts_with("GET /item/42?vu=4 HTTP/1.1\r\n"), "{text}");
     assert!(text.contains("Connection: close\r\n"), "{text}");

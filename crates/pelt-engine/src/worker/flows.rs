@@ -15,7 +15,7 @@
 
 use super::{InFlight, Worker};
 use crate::conn::{KernelClock, Stream};
-use crate::h1::{read_response_copies, with_header, Copies, READ_BUF};
+use crate::h1::{read_response_copies, Copies, READ_BUF};
 use crate::outcome::{Failure, Response};
 use crate::session::{jar::cookie_url, Jar};
 use crate::transport::dial::open;
@@ -45,8 +45,14 @@ struct User {
     vars: VuVars,
     conn: Option<Conn>,
     jar: Jar,
+    /// The jar's `Cookie` line per step, as last built: (the jar's
+    /// generation then, when it was built, the line). Built again when
+    /// the jar took a cookie since, or a second later (a cookie may have
+    /// expired).
+    cookie_lines: Vec<(u64, Nanos, Vec<u8>)>,
+    /// Responses with a `Set-Cookie` the jar took so far.
+    jar_generation: u64,
     request: Vec<u8>,
-    with_cookies: Vec<u8>,
     scratch: Vec<u8>,
     head: Vec<u8>,
     body: Vec<u8>,
@@ -91,8 +97,9 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize) {
         ),
         conn: None,
         jar: Jar::default(),
+        cookie_lines: vec![(u64::MAX, 0, Vec::new()); sc.steps.len()],
+        jar_generation: 0,
         request: Vec::with_capacity(512),
-        with_cookies: Vec::new(),
         scratch: Vec::new(),
         head: Vec::new(),
         body: Vec::new(),
@@ -223,22 +230,23 @@ impl Worker {
             intended,
             sent: None,
         });
+        let now = self.now();
+        let (generation, built, line) = &mut user.cookie_lines[step];
+        if *generation != user.jar_generation || now.saturating_sub(*built) >= 1_000_000_000 {
+            line.clear();
+            line.extend_from_slice(user.jar.header_line(&cookie_urls[step]).unwrap_or_default());
+            (*generation, *built) = (user.jar_generation, now);
+        }
+        let cookie = !line.is_empty();
         sc.render(
             step,
             &mut user.vars,
             plan.keepalive,
+            line,
             &mut user.request,
             &mut user.scratch,
         );
-        let mut cookie = false;
-        let bytes: &[u8] = match user.jar.header_line(&cookie_urls[step]) {
-            Some(line) => {
-                with_header(&user.request, line, &mut user.with_cookies);
-                cookie = true;
-                &user.with_cookies
-            }
-            None => &user.request,
-        };
+        let bytes: &[u8] = &user.request;
         let origin = plan.target_origin[step];
         let head_request = sc.steps[step].head_request;
         let reads = sc.steps[step].reads_response();
@@ -326,7 +334,11 @@ impl Worker {
                 if !(resp.reusable && plan.keepalive) {
                     user.conn = None;
                 }
-                user.jar.absorb(&user.head, &cookie_urls[step]);
+                // The jar parses a head only when it sets a cookie.
+                if has_set_cookie(&user.head) {
+                    user.jar.absorb(&user.head, &cookie_urls[step]);
+                    user.jar_generation += 1;
+                }
                 if !reads {
                     user.body.clear();
                 }
@@ -369,4 +381,10 @@ impl Worker {
             status: sample.status,
         }
     }
+}
+
+/// Whether a response head has a `Set-Cookie` header (any case).
+fn has_set_cookie(head: &[u8]) -> bool {
+    head.windows(12)
+        .any(|w| w[0] == b'\n' && w[1..].eq_ignore_ascii_case(b"set-cookie:"))
 }

@@ -13,7 +13,12 @@
 #
 # in a closed loop at full speed (-c 50, 50 Locust users) and, for pelt,
 # at a rate (--rate: requests per second; the scenario's flows per second
-# are half, two requests a flow).
+# are half, two requests a flow). A plain rate run batches its sends in a
+# send window by default (fewer wake-ups); a scenario does not (a later
+# step would wait the window out), so the rate rows are also given at
+# equal precision: plain with --send-window 0, and the scenario with
+# --send-window 1ms. Last, peak RSS with 1,000 virtual users (pelt -c 1000,
+# Locust -u 1000).
 #
 #   bench/scenario.sh [--pelt PATH] [--duration S] [--rate R] [--no-locust]
 set -euo pipefail
@@ -74,13 +79,15 @@ nginx_pid=$!
 for _ in $(seq 50); do curl -s -o /dev/null "$base/api/items" && break; sleep 0.1; done
 printf '%s/api/items\n%s/item/7002\n' "$base" "$base" > "$work/targets.txt"
 
-# One pelt run: prints "cpu_s requests failed".
+# One pelt run: prints "cpu_s requests failed" (and leaves its peak RSS,
+# KB, in $work/rss).
 run_pelt() {
-    PELT_NO_HISTORY=1 BENCH_BASE="$base" /usr/bin/time -f '%U %S' -o "$work/time" \
+    PELT_NO_HISTORY=1 BENCH_BASE="$base" /usr/bin/time -f '%U %S %M' -o "$work/time" \
         "$pelt" run "$@" -t 1 -d "${duration}s" -q --no-save --format json > "$work/out.json"
     python3 - "$work/time" "$work/out.json" <<'PY'
 import json, sys
-u, s = open(sys.argv[1]).read().split()[-2:]
+u, s, m = open(sys.argv[1]).read().split()[-3:]
+open(sys.argv[1] + ".rss", "w").write(m)
 r = json.load(open(sys.argv[2]))
 print(float(u) + float(s), r["requests"]["completed"], r["requests"]["failed"])
 PY
@@ -100,11 +107,19 @@ read -r c3 r3 f3 < <(run_pelt -f "$work/targets.txt" --rate "$rate" -c 200)
 row "plain, --rate $rate" "$c3" "$r3" "$f3"
 read -r c4 r4 f4 < <(run_pelt --scenario bench/scenario/journey.toml --rate $((rate / 2)) -c 200)
 row "scenario, --rate $((rate / 2)) flows/s" "$c4" "$r4" "$f4"
+read -r c5 r5 f5 < <(run_pelt -f "$work/targets.txt" --rate "$rate" -c 200 --send-window 0)
+row "plain, --rate $rate --send-window 0" "$c5" "$r5" "$f5"
+read -r c6 r6 f6 < <(run_pelt --scenario bench/scenario/journey.toml --rate $((rate / 2)) -c 200 --send-window 1ms)
+row "scenario, --rate $((rate / 2)) flows/s --send-window 1ms" "$c6" "$r6" "$f6"
 python3 -c "
 import sys
-c1,r1,c2,r2,c3,r3,c4,r4=map(float,sys.argv[1:])
-print(f'\nscenario / plain CPU per request: closed loop {c2/r2/(c1/r1):.2f}x, rate {c4/r4/(c3/r3):.2f}x (goal: at most 1.25x)')
-" "$c1" "$r1" "$c2" "$r2" "$c3" "$r3" "$c4" "$r4"
+c1,r1,c2,r2,c3,r3,c4,r4=map(float,sys.argv[1:9])
+c5,r5,c6,r6=map(float,sys.argv[9:])
+print(f'\nscenario / plain CPU per request (goal: at most 1.25x): closed loop {c2/r2/(c1/r1):.2f}x; rate, each by default {c4/r4/(c3/r3):.2f}x; rate, no window either {c4/r4/(c5/r5):.2f}x; rate, both windowed {c6/r6/(c3/r3):.2f}x')
+" "$c1" "$r1" "$c2" "$r2" "$c3" "$r3" "$c4" "$r4" "$c5" "$r5" "$c6" "$r6"
+read -r c7 r7 f7 < <(run_pelt --scenario bench/scenario/journey.toml -c 1000)
+pelt_rss=$(cat "$work/time.rss")
+row "scenario, closed loop -c 1000" "$c7" "$r7" "$f7"
 
 if [ "$locust" = 1 ]; then
     venv="$HOME/.cache/pelt/locust"
@@ -129,4 +144,12 @@ import sys
 c2,r2,lc,lr=map(float,sys.argv[1:])
 print(f'pelt scenario / locust CPU per request: {c2/r2/(lc/lr):.3f}x (goal: at most 0.1x)')
 " "$c2" "$r2" "$lc" "$lr"
+    /usr/bin/time -f '%U %S %M' -o "$work/ltime" "$venv/bin/locust" -f bench/scenario/locustfile.py \
+        --headless -u 1000 -r 1000 -t "${duration}s" --host "$base" --only-summary >/dev/null 2>&1 || true
+    locust_rss=$(awk 'END { print $3 }' "$work/ltime")
+    python3 -c "
+import sys
+p,l=map(float,sys.argv[1:])
+print(f'peak RSS at 1,000 virtual users: pelt {p/1024:.1f} MB, locust {l/1024:.1f} MB: {p/l:.3f}x (goal: at most 0.2x)')
+" "$pelt_rss" "$locust_rss"
 fi

@@ -126,9 +126,12 @@ impl RunPlan {
                     "a scenario runs over HTTP/1.1 only (for now)".into(),
                 ))
             }
-            Some(source) => Some(std::sync::Arc::new(pelt_scenario::Scenario::from_source(
-                source,
-            )?)),
+            Some(source) => {
+                let mut sc = pelt_scenario::Scenario::from_source(source)?;
+                let shard = config.shard_or_whole();
+                sc.for_shard(shard.index, shard.count);
+                Some(std::sync::Arc::new(sc))
+            }
             None => None,
         };
         let (origins, target_origin) = resolve_origins(config)?;

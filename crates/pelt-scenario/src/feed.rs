@@ -56,6 +56,10 @@ pub struct Feed {
     path: PathBuf,
     format: Format,
     source: Mutex<Source>,
+    /// `--shard I/N`: this process takes rows `k` with `k mod N == I`
+    /// (`in turn` and `unique`), so shards share a feed out, each row to
+    /// one of them.
+    shard: (u64, u64),
 }
 
 #[derive(Debug)]
@@ -68,6 +72,8 @@ struct Source {
     offsets: Vec<u64>,
     /// `unique`: whether the last row has been handed out.
     exhausted: bool,
+    /// The number of the next row read (from 0, again after a rewind).
+    row: u64,
 }
 
 impl Feed {
@@ -139,6 +145,7 @@ impl Feed {
             line,
             offsets: Vec::new(),
             exhausted: false,
+            row: 0,
         };
         source
             .reader
@@ -188,7 +195,14 @@ impl Feed {
             path: path.to_path_buf(),
             format,
             source: Mutex::new(source),
+            shard: (0, 1),
         })
+    }
+
+    /// Makes this process shard `index` of `count` (`--shard`): it takes
+    /// every `count`-th row from the `index`-th (`in turn`, `unique`).
+    pub fn set_shard(&mut self, index: u32, count: u32) {
+        self.shard = (u64::from(index), u64::from(count.max(1)));
     }
 
     /// The file it reads.
@@ -225,13 +239,24 @@ impl Feed {
                         return false;
                     }
                     // In turn: from the top again.
-                    if s.reader.seek(SeekFrom::Start(s.data_start)).is_err() {
+                    // A pass with no row for this shard would loop for ever.
+                    if s.row <= self.shard.0
+                        || s.reader.seek(SeekFrom::Start(s.data_start)).is_err()
+                    {
                         return false;
                     }
+                    s.row = 0;
                     continue;
                 }
                 Ok(_) if s.line.trim().is_empty() => continue,
-                Ok(_) => break,
+                Ok(_) if self.pick == Pick::Random => break,
+                Ok(_) => {
+                    let k = s.row;
+                    s.row += 1;
+                    if k % self.shard.1 == self.shard.0 {
+                        break;
+                    }
+                }
             }
         }
         let line = s.line.trim_end_matches(['\r', '\n']);
@@ -384,6 +409,25 @@ mod tests {
             let r = r.unwrap();
             assert!(r == ["1", "x"] || r == ["2", "y"], "{r:?}");
         }
+    }
+
+    #[test]
+    fn shards_share_a_unique_feed_out() {
+        let f = file("n\na\nb\nc\nd\ne\n", ".csv");
+        let mut all = Vec::new();
+        for shard in 0..2 {
+            let mut feed = Feed::open("u", f.path(), None, Pick::Unique, Per::User, 0).unwrap();
+            feed.set_shard(shard, 2);
+            all.extend(rows(&feed, 4).into_iter().flatten().map(|r| r[0].clone()));
+        }
+        all.sort();
+        assert_eq!(all, ["a", "b", "c", "d", "e"]);
+        // In turn, a shard the file has no row for gets none (and does
+        // not read the file round for ever).
+        let f = file("n\na\n", ".csv");
+        let mut feed = Feed::open("u", f.path(), None, Pick::InTurn, Per::User, 0).unwrap();
+        feed.set_shard(1, 2);
+        assert_eq!(rows(&feed, 1), [None]);
     }
 
     #[test]

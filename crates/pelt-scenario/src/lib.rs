@@ -121,6 +121,16 @@ impl Scenario {
         compile::compile(&source.text, Path::new(&source.path))
     }
 
+    /// Makes this process shard `index` of `count` of the run
+    /// (`--shard I/N`): `in turn` and `unique` feeds hand it only its
+    /// share of rows (row k to shard k mod N), so a `unique` row is used
+    /// once across all shards.
+    pub fn for_shard(&mut self, index: u32, count: u32) {
+        for f in &mut self.feeds {
+            f.set_shard(index, count);
+        }
+    }
+
     /// The run's targets: a row per step, then a row per flow.
     pub fn targets(&self) -> Vec<Target> {
         let mut t: Vec<Target> = self.steps.iter().map(|s| s.target.clone()).collect();

@@ -691,3 +691,59 @@ fn request_flags_that_a_scenario_would_ignore_are_refused() {
         );
     }
 }
+
+#[test]
+fn shards_share_a_unique_feed_each_row_once() {
+    let app = FlaskApp::start();
+    let scenario = r#"
+base = "{base}"
+
+[[feed]]
+name = "users"
+file = "users.csv"
+pick = "unique"
+per = "iteration"
+
+[[flow]]
+name = "login"
+[[flow.step]]
+url = "/login"
+headers = { "X-VU" = "{{vu}}" }
+extract = { csrf = { regex = 'value="([^"]+)"' } }
+[[flow.step]]
+method = "POST"
+url = "/login"
+headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu}}" }
+body = "user={{users.name}}&password={{users.password}}&csrf={{csrf|url}}"
+check = { status = [302] }
+"#;
+    let (_dir, path) = files(&app, scenario, 30);
+    // Two shards of one run, one after the other: row k goes to shard
+    // k mod 2, so between them every row is used, none twice.
+    let mut flows = 0;
+    for shard in ["0/2", "1/2"] {
+        let report = run_json(&[
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-d",
+            "30s",
+            "--shard",
+            shard,
+        ]);
+        flows += report["scenario"]["flows"][0]["completed"]
+            .as_u64()
+            .unwrap();
+    }
+    let logins: Vec<String> = app.log().into_iter().filter_map(|e| e.login_user).collect();
+    let distinct: BTreeSet<&String> = logins.iter().collect();
+    assert_eq!(
+        (logins.len(), distinct.len(), flows),
+        (30, 30, 30),
+        "{logins:?}"
+    );
+}

@@ -173,7 +173,7 @@ fn millis(iso: &str) -> Option<f64> {
 }
 
 /// A TOML basic string.
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {

@@ -15,7 +15,8 @@
 //! - [`template`]: `{{...}}` holes and built-ins;
 //! - [`feed`]: CSV and JSON-lines feeds, streamed;
 //! - [`response`]: extraction and checks;
-//! - [`har`]: a browser's HAR export turned into a scenario.
+//! - [`har`]: a browser's HAR export turned into a scenario;
+//! - [`targets`]: a targets file turned into a scenario.
 
 #![warn(missing_docs)]
 
@@ -24,6 +25,7 @@ mod error;
 pub mod feed;
 pub mod har;
 pub mod response;
+pub mod targets;
 pub mod template;
 
 pub use error::ScenarioError;

@@ -747,3 +747,48 @@ check = { status = [302] }
         "{logins:?}"
     );
 }
+
+#[test]
+fn a_siege_targets_file_imports_into_a_scenario_that_runs() {
+    let app = FlaskApp::start();
+    let dir = tempfile::tempdir().unwrap();
+    let targets = dir.path().join("urls.txt");
+    // siege's form: URL, then POST and a body.
+    std::fs::write(
+        &targets,
+        format!("{0}/login\n{0}/login POST user=u1&password=x\n", app.base()),
+    )
+    .unwrap();
+    let out = pelt()
+        .args(["import", "targets", targets.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = dir.path().join("s.toml");
+    std::fs::write(&path, &out.stdout).unwrap();
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "3",
+    ]);
+    let steps = report["scenario"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    let log = app.log();
+    // Three flows: each the page, then the form (refused: no CSRF token,
+    // which the file cannot know; the scenario is where to add it).
+    assert_eq!(
+        log.iter().map(|e| e.method.as_str()).collect::<Vec<_>>(),
+        ["GET", "POST", "GET", "POST", "GET", "POST"]
+    );
+    assert_eq!(report["scenario"]["flows"][0]["failures"]["status_4xx"], 3);
+}

@@ -7,7 +7,8 @@ pub const IMPORT_HELP: &str = "\
 Examples:
   pelt import har session.har > journey.toml       then: pelt run --scenario journey.toml -c 10 -d 1m
   pelt import har session.har --base http://127.0.0.1:8080 > local.toml
-  pelt import har session.har --include-assets > with-assets.toml";
+  pelt import har session.har --include-assets > with-assets.toml
+  pelt import targets urls.txt > journey.toml         a URL list, siege or vegeta targets file";
 
 #[derive(Debug, Clone, Args)]
 pub struct ImportArgs {
@@ -22,6 +23,20 @@ pub enum ImportWhat {
     /// to the jar, secret headers read from the environment, tokens and ids
     /// carried from response to request.
     Har(HarArgs),
+    /// A targets file (a URL list, siege's urls file, vegeta's http or JSON
+    /// lines) as a scenario: one flow, its requests in order, to which you
+    /// add extraction, checks and templates.
+    Targets(TargetsImportArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TargetsImportArgs {
+    /// The targets file.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Its format (plain, siege, http, json) instead of detecting it.
+    #[arg(long = "targets-format", value_name = "FORMAT")]
+    pub format: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -792,3 +792,42 @@ fn a_siege_targets_file_imports_into_a_scenario_that_runs() {
     );
     assert_eq!(report["scenario"]["flows"][0]["failures"]["status_4xx"], 3);
 }
+
+#[test]
+fn the_html_report_names_steps_and_flows() {
+    let app = FlaskApp::start();
+    let (_dir, path) = files(&app, JOURNEY, 10);
+    let out = pelt()
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "-n",
+            "2",
+            "--format",
+            "html",
+        ])
+        .output()
+        .unwrap();
+    let html = pelt_testkit::pelt::ok_stdout(&out);
+    assert!(
+        html.contains("<h2>Steps and flows</h2>"),
+        "no steps section"
+    );
+    for name in [
+        "once/login page",
+        "browse/list",
+        "browse/item",
+        "browse/note",
+    ] {
+        assert!(
+            html.contains(&format!("step <code>{name}</code>")),
+            "no row for {name}"
+        );
+    }
+    assert!(html.contains("flow <code>browse</code>"));
+}

@@ -23,6 +23,8 @@
 mod compile;
 mod error;
 pub mod feed;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod har;
 pub mod response;
 pub mod targets;

@@ -831,3 +831,45 @@ fn the_html_report_names_steps_and_flows() {
     }
     assert!(html.contains("flow <code>browse</code>"));
 }
+
+#[test]
+fn a_saved_scenario_run_reports_its_steps_again() {
+    let app = FlaskApp::start();
+    let (dir, path) = files(&app, JOURNEY, 10);
+    let saved = dir.path().join("run.pelt");
+    let live = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+        "-o",
+        saved.to_str().unwrap(),
+    ]);
+    let out = pelt()
+        .args(["report", saved.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    let again = pelt_testkit::pelt::ok_json(&out);
+    pelt_testkit::schema::run(&again);
+    for (a, b) in live["scenario"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(again["scenario"]["steps"].as_array().unwrap())
+    {
+        assert_eq!(
+            (&a["name"], &a["requests"], &a["failed"], &a["skipped"]),
+            (&b["name"], &b["requests"], &b["failed"], &b["skipped"])
+        );
+    }
+    assert_eq!(
+        live["scenario"]["flows"][0]["completed"],
+        again["scenario"]["flows"][0]["completed"]
+    );
+    assert!(again["scenario"]["flows"][0]["completed"].as_u64().unwrap() > 0);
+}

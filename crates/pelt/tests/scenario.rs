@@ -873,3 +873,46 @@ fn a_saved_scenario_run_reports_its_steps_again() {
     );
     assert!(again["scenario"]["flows"][0]["completed"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn in_rate_mode_a_unique_feed_running_out_ends_the_run_at_once() {
+    let app = FlaskApp::start();
+    let scenario = r#"
+base = "{base}"
+
+[[feed]]
+name = "users"
+file = "users.csv"
+pick = "unique"
+
+[[flow]]
+name = "page"
+[[flow.step]]
+url = "/login?u={{users.name}}"
+headers = { "X-VU" = "{{vu}}" }
+"#;
+    let (_dir, path) = files(&app, scenario, 10);
+    // 10 rows at 20 flows/s: out after half a second, with 50 idle users
+    // that must not each wait for a slot to learn it.
+    let started = std::time::Instant::now();
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--rate",
+        "20",
+        "-c",
+        "50",
+        "-t",
+        "1",
+        "-d",
+        "20s",
+    ]);
+    assert!(
+        started.elapsed().as_secs_f64() < 5.0,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(report["scenario"]["flows"][0]["completed"], 10);
+    assert_eq!(app.log().len(), 10);
+}

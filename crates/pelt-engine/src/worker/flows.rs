@@ -190,6 +190,12 @@ impl Worker {
                 .enough
                 .store(true, std::sync::atomic::Ordering::SeqCst);
             self.cut.set(self.cut.get().min(self.now()));
+            // Idle users (rate mode) wake to find no flow to start; the
+            // dispatcher, waiting for one of them, wakes to stop.
+            for sender in self.idle.borrow_mut().drain(..) {
+                self.senders[sender].wake.notify_one();
+            }
+            self.idle_added.notify_one();
         }
     }
 

@@ -35,11 +35,18 @@ pub enum ErrorKind {
     Length,
     /// Still waiting (in flight, or queued in the client) when the run ended.
     Unfinished,
+    /// `--scenario`: a value a step extracts (a JSON pointer, a regex
+    /// group, a header, a cookie) was not in its response; the flow's
+    /// later steps are skipped.
+    Extract,
+    /// `--scenario`: a step's check (status in a set, body contains, a
+    /// JSON value) did not pass; the flow's later steps are skipped.
+    Check,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the recorder's count array.
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::Connect,
         ErrorKind::Tls,
         ErrorKind::Write,
@@ -50,6 +57,8 @@ impl ErrorKind {
         ErrorKind::InvalidResponse,
         ErrorKind::Length,
         ErrorKind::Unfinished,
+        ErrorKind::Extract,
+        ErrorKind::Check,
     ];
     /// Number of kinds; the size of the recorder's count array.
     pub const COUNT: usize = Self::ALL.len();
@@ -72,6 +81,8 @@ impl ErrorKind {
             ErrorKind::InvalidResponse => "invalid_response",
             ErrorKind::Length => "length",
             ErrorKind::Unfinished => "unfinished",
+            ErrorKind::Extract => "extract",
+            ErrorKind::Check => "check",
         }
     }
 
@@ -88,6 +99,8 @@ impl ErrorKind {
             ErrorKind::InvalidResponse => "response is not valid HTTP",
             ErrorKind::Length => "body length differs from the first response",
             ErrorKind::Unfinished => "still pending when the run ended",
+            ErrorKind::Extract => "a value to extract was missing from the response",
+            ErrorKind::Check => "a scenario check failed on the response",
         }
     }
 
@@ -102,7 +115,11 @@ impl ErrorKind {
     pub fn is_timed(self) -> bool {
         matches!(
             self,
-            ErrorKind::Timeout | ErrorKind::Unfinished | ErrorKind::Length
+            ErrorKind::Timeout
+                | ErrorKind::Unfinished
+                | ErrorKind::Length
+                | ErrorKind::Extract
+                | ErrorKind::Check
         )
     }
 }

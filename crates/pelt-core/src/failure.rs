@@ -2,6 +2,7 @@
 //!
 //! A request **failed** when it got no usable response: a transport
 //! failure (an [`ErrorKind`]: refused, reset, timed out, unfinished, a
+//! scenario step's failed extract or check, a
 //! length mismatch...) or a complete response whose status is outside
 //! 2xx/3xx. Every request is exactly one of: a success, a transport
 //! failure, or a failed status, so

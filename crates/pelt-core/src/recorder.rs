@@ -351,6 +351,29 @@ impl Recorder {
         }
     }
 
+    /// `--scenario`: records a flow that ended, in its own row of
+    /// `targets` only (a flow is not a request: the run's totals, which
+    /// its steps are in, leave it out). `s.intended` is the flow's start,
+    /// `s.done` its end, `s.error` the kind that failed it (its failing
+    /// step's status is in `s.status`).
+    pub fn record_flow(&mut self, s: &Sample) {
+        let t = s.target as usize;
+        if t >= self.targets.len() {
+            self.targets.resize_with(t + 1, TargetStats::default);
+        }
+        let per = &mut self.targets[t];
+        per.requests += 1;
+        per.successes += u64::from(s.is_success());
+        per.errors += u64::from(s.error.is_some());
+        if s.status != 0 && s.error.is_none() {
+            per.status_classes[usize::from(s.status / 100).min(9)] += 1;
+        }
+        if let Some(kind) = s.error {
+            per.error_kinds[kind.index()] += 1;
+        }
+        per.record_response(t, s.done.saturating_sub(s.intended), 1);
+    }
+
     /// Records `n` requests for `target` that were due at about `intended`
     /// and never sent before the run ended: unfinished, timed up to `done`.
     pub fn record_unsent(&mut self, target: u32, intended: Nanos, done: Nanos, n: u64) {

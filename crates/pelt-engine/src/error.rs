@@ -23,6 +23,9 @@ pub enum EngineError {
     /// A target cannot be sent as configured (over HTTP/2).
     #[error("{0}; fix the request, or unset `http.http2` (or `http.http3`)")]
     Request(String),
+    /// `--scenario`: the scenario file (or a feed it names) cannot be run.
+    #[error("{0}")]
+    Scenario(#[from] pelt_scenario::ScenarioError),
     /// `--login` failed for a sender: the run stops before any load.
     #[error("the login (`http.session.login`) failed, no load sent: {0}")]
     Login(String),

@@ -108,6 +108,18 @@ impl Intervals {
         self.end
     }
 
+    /// `--scenario`: records a flow that ended (see
+    /// [`Recorder::record_flow`]); warm-up flows are left out.
+    pub fn record_flow(&mut self, s: &Sample) {
+        if s.intended < self.measure_from {
+            return;
+        }
+        if s.done >= self.end {
+            self.rotate(s.done);
+        }
+        self.current.record_flow(s);
+    }
+
     /// Records a finished request (warm-up requests are only counted).
     pub fn record(&mut self, s: &Sample) {
         if s.sent.is_some() {

@@ -107,6 +107,9 @@ pub(crate) struct RunPlan {
     /// condition asked for (`--until`), so the run ends complete, not
     /// interrupted.
     pub enough: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// `--scenario`: the compiled scenario the senders run as virtual
+    /// users (`worker::flows`); targets are then its steps and flows.
+    pub scenario: Option<std::sync::Arc<pelt_scenario::Scenario>>,
 }
 
 impl RunPlan {
@@ -117,6 +120,20 @@ impl RunPlan {
         let stop = config.effective_stop();
         let workers = config.effective_threads();
 
+        let scenario = match &config.scenario {
+            Some(_) if config.http.multiplexed() => {
+                return Err(EngineError::Request(
+                    "a scenario runs over HTTP/1.1 only (for now)".into(),
+                ))
+            }
+            Some(source) => {
+                let mut sc = pelt_scenario::Scenario::from_source(source)?;
+                let shard = config.shard_or_whole();
+                sc.for_shard(shard.index, shard.count);
+                Some(std::sync::Arc::new(sc))
+            }
+            None => None,
+        };
         let (origins, target_origin) = resolve_origins(config)?;
         // A redirect to another host may need TLS even if no target does.
         let tls = (origins.iter().any(|o| o.tls.is_some()) || config.http.follow_any_host)
@@ -232,10 +249,19 @@ impl RunPlan {
             logins: 0,
             stamp_reads,
             stamp_sends: stamp_reads && config.http.tx_stamps,
+            // A scenario's later step is sent when the previous response
+            // is read: while the thread waits out a send window it reads
+            // nothing, so the step would go out up to a window late (its
+            // time counts it, as send lag). So no window unless asked for
+            // (`--send-window D`: fewer wake-ups for that lateness).
             send_window: match stamp_reads && config.http.follow == 0 {
+                true if scenario.is_some() && config.send_window.is_auto() => {
+                    pelt_core::SendWindow::Max(std::time::Duration::ZERO)
+                }
                 true => config.send_window,
                 false => pelt_core::SendWindow::Max(std::time::Duration::ZERO),
             },
+            scenario,
         })
     }
 

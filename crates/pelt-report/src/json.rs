@@ -168,6 +168,44 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
             })
         })
         .collect();
+    // --scenario: per step and per flow, from the same rows.
+    let scenario = s.config.scenario.as_ref().map(|sc| {
+        let empty = TargetStats::default();
+        let row = |i: usize| t.targets.get(i).unwrap_or(&empty);
+        let hist = |n: &TargetStats| n.response.as_deref().map_or(Value::Null, latency);
+        let steps: Vec<Value> = (0..sc.steps.min(sc.names.len()))
+            .map(|i| {
+                let n = row(i);
+                let (flow, name) = sc.names[i].split_once('/').unwrap_or(("", &sc.names[i]));
+                json!({
+                    "name": name,
+                    "flow": flow,
+                    "target": i,
+                    "requests": n.requests,
+                    "successes": n.successes,
+                    "failed": n.failed(),
+                    "failures": failure_map(n.failures()),
+                    "skipped": sc.skipped(i, |j| row(j).failed()),
+                    "response_time": hist(n),
+                })
+            })
+            .collect();
+        let flows: Vec<Value> = (sc.steps..sc.names.len())
+            .map(|i| {
+                let n = row(i);
+                json!({
+                    "name": sc.names[i],
+                    "target": i,
+                    "started": n.requests,
+                    "completed": n.successes,
+                    "failed": n.failed(),
+                    "failures": failure_map(n.failures()),
+                    "duration": hist(n),
+                })
+            })
+            .collect();
+        json!({ "file": sc.path, "steps": steps, "flows": flows })
+    });
     let rate_mode = s.is_rate_mode();
     let mut v = json!({
         "schema": SCHEMA_ID,
@@ -263,6 +301,7 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
             "tls": latency(&t.tls),
         },
         "targets": targets,
+        "scenario": scenario,
         "status_codes": statuses,
         "failures": failures,
         "transport_errors": errors,

@@ -37,6 +37,7 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
         send_window: Default::default(),
         arrivals: Default::default(),
         abort_on: Vec::new(),
+        scenario: None,
     };
     let header = RunHeader {
         config,

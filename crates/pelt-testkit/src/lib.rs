@@ -1,7 +1,8 @@
 //! What the workspace's tests share: the `pelt` binary run in the
 //! foreground or the background, its JSON read and checked against the
 //! committed schemas, ports, and the third-party servers and browser the
-//! tests drive (nginx, tinyproxy, PostgreSQL, Prometheus, Chromium).
+//! tests drive (nginx, tinyproxy, PostgreSQL, Prometheus, Chromium, a
+//! Flask app for scenarios).
 //!
 //! Every server is a private instance: its own temp directory, a port of
 //! its own on loopback, started as a child of the test and stopped by its
@@ -16,6 +17,7 @@
 pub mod aioquic;
 pub mod caddy;
 pub mod chromium;
+pub mod flask;
 pub mod http;
 pub mod nginx;
 #[cfg(feature = "pelt")]

@@ -87,6 +87,7 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             send_window: Default::default(),
             arrivals: Default::default(),
             abort_on: Vec::new(),
+            scenario: None,
         };
         // Demo runs are not saved: `pelt report --last` stays yours.
         let summary = execute(config, false, Keep::default(), Vec::new())?;

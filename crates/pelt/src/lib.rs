@@ -17,6 +17,7 @@ mod flags;
 #[doc(hidden)]
 pub mod fuzz;
 mod history;
+mod import;
 mod launch;
 mod live;
 mod manual;
@@ -80,6 +81,7 @@ pub fn main() -> ExitCode {
         Command::History(args) => history::command::command(*args),
         Command::K8s(args) => launch::k8s(args),
         Command::Slurm(args) => launch::slurm(args),
+        Command::Import(args) => import::command(args),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),
     };

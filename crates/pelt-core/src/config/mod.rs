@@ -86,6 +86,41 @@ pub struct RunConfig {
     /// second of its timeline (see [`crate::abort`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub abort_on: Vec<crate::abort::AbortRule>,
+    /// `--scenario`: user journeys (pelt-scenario's file, compiled by
+    /// the engine at the start); `targets` then holds one row per step
+    /// and per flow, in the scenario's order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<ScenarioSource>,
+}
+
+/// A scenario file as a run keeps it: its path (feeds are found beside
+/// it) and its text, so a stored run says what it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScenarioSource {
+    /// The file's path, as given.
+    pub path: String,
+    /// The file's text.
+    pub text: String,
+    /// Targets from the first: steps (`targets[..steps]`), the rest
+    /// flows (one row each: a flow's count, failures and duration).
+    pub steps: usize,
+    /// Each target row's name: `flow/step` for a step (`once/step` for a
+    /// once step), the flow's name for a flow.
+    pub names: Vec<String>,
+}
+
+impl ScenarioSource {
+    /// Steps skipped at target row `step` (a step): a failed step ends its
+    /// flow, so the flows that failed at an earlier step of the same flow
+    /// never reached it. `failed(row)` is a row's failed count.
+    pub fn skipped(&self, step: usize, failed: impl Fn(usize) -> u64) -> u64 {
+        let flow = |i: usize| self.names[i].split_once('/').map_or("", |(f, _)| f);
+        (0..step)
+            .rev()
+            .take_while(|&j| flow(j) == flow(step))
+            .map(failed)
+            .sum()
+    }
 }
 
 /// How rate mode spaces its requests over time (the mean rate is the
@@ -198,6 +233,7 @@ impl RunConfig {
             send_window: SendWindow::Auto,
             arrivals: Arrivals::Uniform,
             abort_on: Vec::new(),
+            scenario: None,
         }
     }
 

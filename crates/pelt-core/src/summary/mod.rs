@@ -312,6 +312,9 @@ impl RunSummary {
             ErrorKind::Unfinished => format!(
                 "no response before the run ended ({all} still pending): is the server stuck? Run longer to wait for it"
             ),
+            ErrorKind::Extract | ErrorKind::Check => {
+                format!("{} ({all}), e.g. {example}", kind.describe())
+            }
             _ => format!("no response: {} ({all}), e.g. {example}", kind.describe()),
         })
     }

@@ -60,6 +60,20 @@ pub(crate) struct Copies<'a> {
     /// none. The sender asks only for a worker's first response (see
     /// `Runner::wants_server`).
     pub server: Option<&'a mut Option<String>>,
+    /// The body as received, framing and all (cleared first; at most
+    /// [`MAX_BODY_COPY`] bytes), for a scenario's extraction and checks.
+    pub body: Option<&'a mut Vec<u8>>,
+}
+
+/// The most of a body [`Copies::body`] keeps.
+pub(crate) const MAX_BODY_COPY: usize = 1 << 20;
+
+/// Appends `bytes` to the body copy, if one is wanted, up to its cap.
+fn keep(copy: &mut Option<&mut Vec<u8>>, bytes: &[u8]) {
+    if let Some(out) = copy {
+        let room = MAX_BODY_COPY.saturating_sub(out.len());
+        out.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
 }
 
 impl Copies<'_> {
@@ -90,9 +104,14 @@ pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
     on_first_byte: impl FnMut(),
     copies: Copies<'_>,
 ) -> Result<Response, Failure> {
+    let mut copies = copies;
+    let mut body = copies.body.take();
+    if let Some(b) = &mut body {
+        b.clear();
+    }
     let read = read_head(stream, buf, head_request, on_first_byte).await?;
     copies.take_from(&buf[..read.head.len], read.head.status);
-    read_body(stream, buf, read).await
+    read_body(stream, buf, read, body).await
 }
 
 /// A final response's head read into the buffer, and what came with it.
@@ -207,6 +226,7 @@ async fn read_body<S: AsyncRead + Unpin>(
     stream: &mut S,
     buf: &mut [u8],
     read: HeadRead,
+    mut copy: Option<&mut Vec<u8>>,
 ) -> Result<Response, Failure> {
     let HeadRead {
         head,
@@ -223,6 +243,7 @@ async fn read_body<S: AsyncRead + Unpin>(
             let mut remaining = len;
             loop {
                 let take = (leftover.len() as u64).min(remaining);
+                keep(&mut copy, &leftover[..take as usize]);
                 remaining -= take;
                 body_bytes += take;
                 if leftover.len() as u64 > take {
@@ -253,12 +274,13 @@ async fn read_body<S: AsyncRead + Unpin>(
             loop {
                 match decoder.feed(leftover) {
                     Ok(Some(used)) => {
+                        keep(&mut copy, &leftover[..used]);
                         if used < leftover.len() {
                             reusable = false;
                         }
                         break;
                     }
-                    Ok(None) => {}
+                    Ok(None) => keep(&mut copy, leftover),
                     Err(detail) => return fail(ErrorKind::InvalidResponse, detail, bytes_in),
                 }
                 let n = match stream.read(buf).await {
@@ -280,10 +302,12 @@ async fn read_body<S: AsyncRead + Unpin>(
         Framing::UntilClose => {
             reusable = false;
             body_bytes += leftover.len() as u64;
+            keep(&mut copy, leftover);
             loop {
                 match stream.read(buf).await {
                     Ok(0) => break,
                     Ok(n) => {
+                        keep(&mut copy, &buf[..n]);
                         bytes_in += n as u64;
                         body_bytes += n as u64;
                     }
@@ -477,6 +501,7 @@ mod tests {
                 let mut server = Some("stale".to_string());
                 let copies = Copies {
                     server: Some(&mut server),
+                    body: None,
                     ..Copies::default()
                 };
                 let r = read_response_copies(&mut client, &mut buf, false, || {}, copies)

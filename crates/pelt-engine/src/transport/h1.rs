@@ -307,6 +307,7 @@ impl H1Sender {
                 location: follow.then_some(&mut self.location),
                 head: self.session.as_mut().map(|s| &mut s.head),
                 server: Some(&mut server),
+                body: None,
             };
             let r =
                 read_response_copies(&mut c.stream, &mut self.buf, request.head, on_first, copies)
@@ -323,6 +324,7 @@ impl H1Sender {
                 location: follow.then_some(&mut self.location),
                 head: Some(&mut s.head),
                 server: None,
+                body: None,
             };
             let r =
                 read_response_copies(&mut c.stream, &mut self.buf, request.head, on_first, copies)
@@ -451,6 +453,7 @@ async fn send_on(
                 location: Some(location),
                 head: Some(response_head),
                 server: None,
+                body: None,
             };
             let r = read_response_copies(stream, buf, head, || {}, copies).await;
             if r.is_ok() {

@@ -83,7 +83,8 @@ impl Worker {
         // once (the wait shows in its response time); otherwise it goes
         // idle and the dispatcher hands it a slot when one falls due.
         loop {
-            if self.stopping.get() {
+            // A scenario's unique feed that ran out starts no more flows.
+            if self.stopping.get() || self.rows_out.get() {
                 return None;
             }
             match self.next_slot() {
@@ -160,7 +161,7 @@ pub(super) async fn dispatcher(worker: Rc<Worker>) {
     let mut last_wake: Nanos = 0;
     let mut window: Nanos = 0;
     loop {
-        if worker.stopping.get() {
+        if worker.stopping.get() || worker.rows_out.get() {
             return;
         }
         let Some((seq, target, intended)) = worker.next_slot() else {

@@ -141,7 +141,12 @@ impl Worker {
 
     /// Marks `sample` failed with `kind`, keeping the message as an example
     /// only if the recorder wants one (so the message is rarely built).
-    fn fail(&self, sample: &mut Sample, kind: ErrorKind, detail: impl FnOnce() -> String) {
+    pub(super) fn fail(
+        &self,
+        sample: &mut Sample,
+        kind: ErrorKind,
+        detail: impl FnOnce() -> String,
+    ) {
         sample.error = Some(kind);
         self.intervals
             .borrow_mut()

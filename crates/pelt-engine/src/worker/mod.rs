@@ -16,10 +16,13 @@
 //!   request, a `-c` schedule's active connections, the rate dispatcher;
 //! - [`exchange`]: one request under `--timeout`, turned into its sample,
 //!   with ab's length check;
-//! - [`unfinished`]: what the run's end cut off.
+//! - [`unfinished`]: what the run's end cut off;
+//! - [`flows`]: `--scenario`'s virtual users, each sender running flows
+//!   of steps.
 
 mod dispatch;
 mod exchange;
+mod flows;
 mod senders;
 mod unfinished;
 
@@ -125,6 +128,9 @@ pub(crate) struct Worker {
     /// be looked at (see [`Runner::wants_server`]), and what it said.
     server_wanted: Cell<bool>,
     server: RefCell<Option<String>>,
+    /// `--scenario`: a `unique` feed ran out, so no flow starts here again
+    /// (flows under way finish).
+    rows_out: Cell<bool>,
 }
 
 impl Runner for Worker {
@@ -199,6 +205,7 @@ impl Worker {
             started: Cell::new(false),
             server_wanted: Cell::new(true),
             server: RefCell::new(None),
+            rows_out: Cell::new(false),
             intervals: RefCell::new(intervals),
             connect_gate: ConnectGate::new(plan.connect_interval),
             plan,

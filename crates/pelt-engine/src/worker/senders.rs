@@ -79,6 +79,14 @@ pub(super) fn spawn_senders(worker: &Rc<Worker>, jars: Vec<Jar>) {
     let mut jars = jars.into_iter();
     let session = !plan.http.session.is_off();
     let mut jar = move || session.then(|| jars.next().unwrap_or_default());
+    if plan.scenario.is_some() {
+        // Virtual users: each sender runs flows on a connection and jar
+        // of its own (HTTP/1.1).
+        for sender in 0..worker.senders.len() {
+            tokio::task::spawn_local(super::flows::run_user(worker.clone(), sender));
+        }
+        return;
+    }
     if plan.quic.is_some() {
         // HTTP/3: as HTTP/2, `streams` consecutive senders share each
         // connection; all the worker's connections share its UDP socket.

@@ -45,7 +45,12 @@ impl Worker {
                 // Each group is recorded at its middle slot's time.
                 // Groups are attributed to their middle slot's target.
                 let mid = self.share.global(seq + n / 2);
-                let target = self.plan.picker.pick(mid) as u32;
+                // A scenario's slot is a flow never started: its first
+                // step's (the first flow's) request was never sent.
+                let target = match &self.plan.scenario {
+                    Some(sc) => sc.flows[0].steps[0] as u32,
+                    None => self.plan.picker.pick(mid) as u32,
+                };
                 self.intervals
                     .borrow_mut()
                     .record_unsent(target, pacer.at(mid), now, n);

@@ -118,7 +118,22 @@ pub(super) fn write_targets(
     if runs.iter().all(|r| r.summary.config.targets.len() < 2) {
         return Ok(());
     }
-    writeln!(o, "<section id=\"targets\"><h2>Targets</h2>")?;
+    let scenario = runs.iter().any(|r| r.summary.config.scenario.is_some());
+    writeln!(
+        o,
+        "<section id=\"targets\"><h2>{}</h2>",
+        if scenario {
+            "Steps and flows"
+        } else {
+            "Targets"
+        }
+    )?;
+    if scenario {
+        writeln!(
+            o,
+            "<p>A step's time runs from its intended start (the flow's, then the previous step's end plus think time); a flow's row counts flows (started = completed + failed) and their duration, and is in no figure of the run's requests.</p>"
+        )?;
+    }
     for (run, (r, json)) in runs.iter().zip(jsons).enumerate() {
         let targets = json["targets"].as_array().map_or(&[][..], Vec::as_slice);
         if runs.len() > 1 {
@@ -132,7 +147,21 @@ pub(super) fn write_targets(
         for (j, t) in targets.iter().enumerate().take(MAX_TARGET_ROWS) {
             let method = t["method"].as_str().unwrap_or_default();
             let url = t["url"].as_str().unwrap_or_default();
-            write!(o, "<tr><th><code>{} {}</code></th>", esc(method), esc(url))?;
+            // --scenario: rows are steps, then flows, named by the file.
+            match r.summary.config.scenario.as_ref().and_then(|sc| {
+                sc.names
+                    .get(j)
+                    .map(|n| (n, if j < sc.steps { "step" } else { "flow" }))
+            }) {
+                Some((name, kind)) => write!(
+                    o,
+                    "<tr><th>{kind} <code>{}</code><br><small><code>{} {}</code></small></th>",
+                    esc(name),
+                    esc(method),
+                    esc(url)
+                )?,
+                None => write!(o, "<tr><th><code>{} {}</code></th>", esc(method), esc(url))?,
+            }
             for field in ["requests", "successes", "failed"] {
                 o.push_str(&num_cell(
                     run,

@@ -6,6 +6,7 @@
 //! and what it can and cannot see.
 
 mod latency;
+mod scenario;
 mod targets;
 mod timeline;
 
@@ -255,7 +256,9 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     writeln!(o)?;
     write_histogram(o, &t.response)?;
 
-    if c.targets.len() > 1 {
+    if let Some(sc) = &c.scenario {
+        scenario::write_scenario(o, s, sc)?;
+    } else if c.targets.len() > 1 {
         write_targets(o, s)?;
     }
 

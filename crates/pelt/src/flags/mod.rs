@@ -9,6 +9,7 @@ mod campaign;
 mod errors;
 mod experiment;
 mod history;
+mod import;
 mod launch;
 mod live;
 mod parse;
@@ -21,6 +22,7 @@ pub use campaign::*;
 pub use errors::*;
 pub use experiment::*;
 pub use history::*;
+pub use import::*;
 pub use launch::*;
 pub use live::*;
 pub use parse::*;
@@ -74,6 +76,9 @@ pub enum Command {
     K8s(K8sArgs),
     /// Print a Slurm batch script running a sharded run with srun and merging it.
     Slurm(SlurmArgs),
+    /// Turn a browser's recording (HAR) into a scenario for `pelt run --scenario`.
+    #[command(after_help = IMPORT_HELP)]
+    Import(ImportArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     #[command(after_help = COMPLETIONS_HELP)]
     Completions(CompletionsArgs),
@@ -104,7 +109,7 @@ Examples:
 /// Every subcommand's name, in `pelt --help`'s order: the one list that
 /// `pelt URL` (an implicit `run`), error hints and `pelt man NAME` read.
 /// A test holds it to the clap enum above, so the two cannot drift.
-pub const SUBCOMMANDS: [&str; 14] = [
+pub const SUBCOMMANDS: [&str; 15] = [
     "run",
     "serve",
     "demo",
@@ -116,6 +121,7 @@ pub const SUBCOMMANDS: [&str; 14] = [
     "history",
     "k8s",
     "slurm",
+    "import",
     "completions",
     "man",
     "help",

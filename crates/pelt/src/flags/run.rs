@@ -24,6 +24,8 @@ Examples:
   pelt run http://127.0.0.1:8080/ -c 1..50/30s        a closed loop ramping 1 to 50 connections
   pelt run http://127.0.0.1:8080/api -m POST -H 'Content-Type: application/json' --body '{\"a\":1}'
   pelt run http://127.0.0.1:8080/ --rate 500 -d 10m --abort-on 'failed > 50% for 5s'
+  pelt run --scenario journey.toml -c 50 -d 1m        user journeys: 50 virtual users looping flows
+  pelt run --scenario journey.toml --rate 20 -c 200   20 flows started per second (docs/SCENARIOS.md)
 
 Which mode? A closed loop (-c) tells you the most a server can do with N
 busy clients, but it cannot see queueing: when the server stalls, the
@@ -34,7 +36,8 @@ on a fixed schedule, and each is timed from when it should have been sent.
 Words: a request *failed* when it got no usable response: no response at
 all (connect, tls, reset, closed, timeout, unfinished, ...), a response that
 broke off or failed ab's length check, or a complete response whose status is
-outside 2xx/3xx (status_4xx, status_5xx). Every report, live view, metric,
+outside 2xx/3xx (status_4xx, status_5xx), or with --scenario a failed
+extract or check. Every report, live view, metric,
 --assert ('failed < 1%', also written 'errors'), history, compare and
 experiment counts that one number, broken down by kind.
 
@@ -52,8 +55,14 @@ pub struct RunArgs {
     pub sharding: ShardArgs,
 
     /// The URL to load: http:// or https://, with host and optional port and path.
-    #[arg(required_unless_present = "targets_file")]
+    #[arg(required_unless_present_any = ["targets_file", "scenario"])]
     pub url: Option<String>,
+
+    /// Run the user journeys in FILE (a scenario: feeds, flows of steps with
+    /// templates, extraction, checks; docs/SCENARIOS.md) instead of a URL:
+    /// -c N virtual users each loop flows, or --rate R starts R flows/s.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "targets_file"])]
+    pub scenario: Option<PathBuf>,
 
     /// Load the targets in FILE instead of one URL: a list of URLs, siege's
     /// urls file, or vegeta's http or JSON-lines format (detected). Weights:
@@ -439,6 +448,18 @@ impl RunArgs {
                 "--targets-format applies to a targets file; add -f FILE, or drop it for a single URL".into(),
             ));
         }
+        if a.scenario.is_some()
+            && (a.method.is_some()
+                || a.body.is_some()
+                || a.body_file.is_some()
+                || !a.headers.is_empty()
+                || a.host.is_some()
+                || a.session.login.is_some())
+        {
+            return Err(UserError(
+                "-m, --body, -H, --host and --login apply to a URL or targets file; with --scenario, put methods, headers, bodies and a login ([[once]] steps) in the scenario file".into(),
+            ));
+        }
         if a.targets_file.is_some()
             && (a.method.is_some() || a.body.is_some() || a.body_file.is_some())
         {
@@ -556,6 +577,12 @@ impl RunArgs {
             }
             // One set of rules for a request's words, a program's too.
             (Some(_), None) => vec![words.target().map_err(word_error)?],
+            // Replaced by the scenario's steps below.
+            (None, None) if a.scenario.is_some() => {
+                vec![pelt_core::Target::get(
+                    pelt_core::Url::parse("http://127.0.0.1/").expect("a URL"),
+                )]
+            }
             (None, None) => return Err(UserError("give a URL, or a targets file with -f".into())),
         };
         a.session.apply(&mut targets)?;
@@ -610,7 +637,11 @@ impl RunArgs {
                     ),
                 },
                 abort_on: a.abort_on.clone(),
+                scenario: None,
             };
+        if let Some(path) = &a.scenario {
+            pelt_scenario::lower(path, &mut config).map_err(|e| UserError(e.to_string()))?;
+        }
         a.sharding.apply(&mut config)?;
         config
             .validate()

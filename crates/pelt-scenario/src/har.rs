@@ -1,0 +1,653 @@
+//! `pelt import har FILE.har`: a browser's recording (DevTools "Save all
+//! as HAR") turned into a scenario of one flow, its requests in the order
+//! recorded.
+//!
+//! - Static assets (images, styles, scripts, fonts) are left out unless
+//!   asked for: a browser caches them, and they are rarely the question.
+//! - Think times are the recorded gaps: from a request's end to the next
+//!   one's start (none when they overlapped).
+//! - Cookies are left to each virtual user's jar: `Cookie` headers are
+//!   dropped, and the responses' `Set-Cookie` fill the jar as recorded.
+//! - Secrets are not copied: `Authorization`, `Proxy-Authorization` and
+//!   API-key headers become `{{env.PELT_SECRET_<NAME>}}`, set at run time.
+//! - Values a response handed out and a later request sent back (a CSRF
+//!   token in a form, an id from a JSON list in a URL) are correlated:
+//!   the earlier step extracts them (a JSON pointer, or a regex from the
+//!   text around them) and the later one sends the variable, so the
+//!   journey replays with fresh tokens and the ids each user gets.
+
+use crate::error::ScenarioError;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// What the import keeps.
+#[derive(Debug, Clone, Default)]
+pub struct HarOptions {
+    /// Keep requests for static assets too.
+    pub include_assets: bool,
+    /// Send to this origin (`http://host:port`) instead of the recorded
+    /// one (the first request's).
+    pub base: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Har {
+    log: Log,
+}
+
+#[derive(Debug, Deserialize)]
+struct Log {
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    started_date_time: String,
+    #[serde(default)]
+    time: f64,
+    request: Request,
+    response: Response,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Request {
+    method: String,
+    url: String,
+    #[serde(default)]
+    headers: Vec<Header>,
+    post_data: Option<PostData>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Header {
+    name: String,
+    value: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PostData {
+    #[serde(default)]
+    mime_type: String,
+    #[serde(default)]
+    text: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Response {
+    #[serde(default)]
+    content: Content,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Content {
+    #[serde(default)]
+    mime_type: String,
+    text: Option<String>,
+    encoding: Option<String>,
+}
+
+/// Headers never copied: the transport's own, the jar's, and those that
+/// would change the response's encoding (pelt does not decompress).
+const DROPPED: &[&str] = &[
+    "host",
+    "content-length",
+    "cookie",
+    "connection",
+    "keep-alive",
+    "accept-encoding",
+    "transfer-encoding",
+    "upgrade",
+    "te",
+    "proxy-connection",
+];
+
+/// Headers whose values are secrets.
+const SECRET: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "x-auth-token",
+    "api-key",
+];
+
+const ASSET_EXTENSIONS: &[&str] = &[
+    ".css", ".js", ".mjs", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".webp", ".avif",
+    ".woff", ".woff2", ".ttf", ".otf", ".eot", ".map", ".mp4", ".webm", ".mp3",
+];
+
+fn is_asset(e: &Entry) -> bool {
+    let mime = e.response.content.mime_type.to_ascii_lowercase();
+    let path = e
+        .request
+        .url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    [
+        "image/",
+        "font/",
+        "text/css",
+        "javascript",
+        "video/",
+        "audio/",
+    ]
+    .iter()
+    .any(|m| mime.contains(m))
+        || ASSET_EXTENSIONS.iter().any(|x| path.ends_with(x))
+}
+
+/// Milliseconds since the epoch of an ISO 8601 time (`2024-01-02T03:04:05.678Z`
+/// or with an offset), for gaps between requests.
+fn millis(iso: &str) -> Option<f64> {
+    let (date, rest) = iso.split_once('T')?;
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let (clock, offset_min) = match rest.find(['Z', '+', '-']) {
+        Some(i) if &rest[i..i + 1] == "Z" => (&rest[..i], 0i64),
+        Some(i) => {
+            let sign = if &rest[i..i + 1] == "-" { -1 } else { 1 };
+            let off = rest[i + 1..].replace(':', "");
+            let h: i64 = off.get(..2)?.parse().ok()?;
+            let mi: i64 = off.get(2..4).unwrap_or("0").parse().ok()?;
+            (&rest[..i], sign * (h * 60 + mi))
+        }
+        None => (rest, 0),
+    };
+    let mut c = clock.split(':');
+    let (h, mi): (i64, i64) = (c.next()?.parse().ok()?, c.next()?.parse().ok()?);
+    let s: f64 = c.next().unwrap_or("0").parse().ok()?;
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let (y, m) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    Some(((days * 86_400 + h * 3600 + mi * 60 - offset_min * 60) as f64 + s) * 1000.0)
+}
+
+/// A TOML basic string.
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn url_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16)
+                {
+                    Ok(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A plain variable name from `hint`.
+fn var_name(hint: &str, taken: &mut BTreeMap<String, usize>) -> String {
+    let mut base: String = hint
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+        base = format!("v_{base}");
+    }
+    let n = taken.entry(base.clone()).or_insert(0);
+    *n += 1;
+    if *n == 1 {
+        base
+    } else {
+        format!("{base}_{n}")
+    }
+}
+
+/// Every scalar in `v` with its JSON pointer.
+fn scalars(v: &serde_json::Value, at: String, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                scalars(
+                    x,
+                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    out,
+                );
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                scalars(x, format!("{at}/{i}"), out);
+            }
+        }
+        serde_json::Value::String(s) => out.push((at, s.clone())),
+        serde_json::Value::Number(n) => out.push((at, n.to_string())),
+        _ => {}
+    }
+}
+
+/// An extraction for `value` from a recorded response `text`: a JSON
+/// pointer when the body is JSON and holds it, else a regex from the
+/// text just before it.
+fn extraction_for(value: &str, text: &str, json: bool) -> Option<String> {
+    if json {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+            let mut all = Vec::new();
+            scalars(&v, String::new(), &mut all);
+            return all
+                .into_iter()
+                .find(|(_, s)| s == value)
+                .map(|(p, _)| format!("{{ json = {} }}", quote(&p)));
+        }
+    }
+    let at = text.find(value)?;
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .nth(23)
+        .map_or(0, |(i, _)| i);
+    let mut prefix = &text[start..at];
+    // From the attribute or tag it is in, so that the regex holds on a
+    // page that differs elsewhere.
+    if let Some(i) = prefix.rfind(['<', '\n']) {
+        prefix = &prefix[i + 1..];
+    }
+    // From a word's start: `name="csrf" value="`, not `den" name=...`.
+    if let Some(i) = prefix.find(' ').filter(|&i| prefix.len() - i > 6) {
+        prefix = &prefix[i + 1..];
+    }
+    if prefix.len() < 6 {
+        return None;
+    }
+    let re = format!("{}([^\"'&<>\\s]+)", regex::escape(prefix));
+    Some(format!("{{ regex = {} }}", quote(&re)))
+}
+
+/// Converts the HAR `text` (read from `file`) into a scenario's text.
+pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, ScenarioError> {
+    let har: Har = serde_json::from_str(text).map_err(|e| {
+        ScenarioError::at(file, Some(e.line()), format!("not a HAR file ({e}); export one from the browser's network panel (Save all as HAR)"))
+    })?;
+    let entries: Vec<&Entry> = har
+        .log
+        .entries
+        .iter()
+        .filter(|e| options.include_assets || !is_asset(e))
+        .filter(|e| e.request.url.starts_with("http://") || e.request.url.starts_with("https://"))
+        .collect();
+    let Some(first) = entries.first() else {
+        return Err(ScenarioError::at(
+            file,
+            None,
+            "the HAR has no HTTP requests to import (only assets? add --include-assets)",
+        ));
+    };
+    let origin_of = |url: &str| -> String {
+        let after = url.find("://").map_or(0, |i| i + 3);
+        let end = url[after..]
+            .find(['/', '?', '#'])
+            .map_or(url.len(), |i| after + i);
+        url[..end].to_string()
+    };
+    let recorded = origin_of(&first.request.url);
+    let base = options.base.clone().unwrap_or_else(|| recorded.clone());
+    // Values handed out by responses, most recent first when searched.
+    let mut taken = BTreeMap::new();
+    let mut extracts: Vec<Vec<(String, String)>> = vec![Vec::new(); entries.len()];
+    let mut known: Vec<(String, String)> = Vec::new(); // value -> variable
+                                                       // Correlates `value` (sent by request `i`) with the latest earlier
+                                                       // response that holds it; returns the variable to send instead.
+    let mut correlate = |i: usize,
+                         value: &str,
+                         hint: &str,
+                         extracts: &mut Vec<Vec<(String, String)>>,
+                         known: &mut Vec<(String, String)>|
+     -> Option<String> {
+        // Ids and tokens, not words: a path's `login` is on every page.
+        let token_like =
+            value.len() >= 3 && (value.bytes().any(|b| b.is_ascii_digit()) || value.len() >= 16);
+        if !token_like {
+            return None;
+        }
+        // Seen before: the variable that already holds it.
+        if let Some((_, var)) = known.iter().find(|(v, _)| v == value) {
+            return Some(var.clone());
+        }
+        for j in (0..i).rev() {
+            let c = &entries[j].response.content;
+            let Some(body) = c.text.as_deref().filter(|_| c.encoding.is_none()) else {
+                continue;
+            };
+            if !body.contains(value) {
+                continue;
+            }
+            let how = extraction_for(value, body, c.mime_type.contains("json"))?;
+            let var = var_name(hint, &mut taken);
+            extracts[j].push((var.clone(), how));
+            known.push((value.to_string(), var.clone()));
+            return Some(var);
+        }
+        None
+    };
+    // Each request's URL (path and query) and body, with correlated
+    // values replaced by variables.
+    let mut urls = Vec::new();
+    let mut bodies = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let url = &e.request.url;
+        let o = origin_of(url);
+        let rest = url[o.len()..].split('#').next().unwrap_or("");
+        let (path, query) = rest
+            .split_once('?')
+            .map_or((rest, None), |(p, q)| (p, Some(q)));
+        let mut out = String::new();
+        for seg in path.split('/').skip(1) {
+            out.push('/');
+            let prev = out
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let hint = if prev.is_empty() || prev.starts_with("{{") {
+                "id".to_string()
+            } else {
+                format!("{prev}_id")
+            };
+            match correlate(i, &url_decode(seg), &hint, &mut extracts, &mut known) {
+                Some(var) => {
+                    let _ = write!(out, "{{{{{var}|url}}}}");
+                }
+                None => out.push_str(seg),
+            }
+        }
+        if out.is_empty() {
+            out.push('/');
+        }
+        if let Some(q) = query {
+            out.push('?');
+            let pairs: Vec<String> = q
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, v)) => {
+                        match correlate(i, &url_decode(v), k, &mut extracts, &mut known) {
+                            Some(var) => format!("{k}={{{{{var}|url}}}}"),
+                            None => kv.to_string(),
+                        }
+                    }
+                    None => kv.to_string(),
+                })
+                .collect();
+            out.push_str(&pairs.join("&"));
+        }
+        let full = if o == recorded {
+            out
+        } else {
+            format!("{o}{out}")
+        };
+        urls.push(full);
+        let body = e.request.post_data.as_ref().map(|p| {
+            if p.mime_type.contains("x-www-form-urlencoded") {
+                p.text
+                    .split('&')
+                    .map(|kv| match kv.split_once('=') {
+                        Some((k, v)) => {
+                            match correlate(i, &url_decode(v), k, &mut extracts, &mut known) {
+                                Some(var) => format!("{k}={{{{{var}|url}}}}"),
+                                None => kv.to_string(),
+                            }
+                        }
+                        None => kv.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("&")
+            } else {
+                p.text.clone()
+            }
+        });
+        bodies.push(body);
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Imported by `pelt import har` from {}: one flow, the requests in their",
+        file.display()
+    );
+    let _ = writeln!(
+        out,
+        "# recorded order{}. Cookies are left to each",
+        if options.include_assets {
+            ""
+        } else {
+            " (static assets left out; --include-assets keeps them)"
+        }
+    );
+    let _ = writeln!(
+        out,
+        "# virtual user's jar; secret headers read environment variables."
+    );
+    let _ = writeln!(
+        out,
+        "# Think times are the recorded gaps. See docs/SCENARIOS.md."
+    );
+    let _ = writeln!(out, "base = {}", quote(&base));
+    let _ = writeln!(out, "\n[[flow]]\nname = \"recorded\"");
+    for (i, e) in entries.iter().enumerate() {
+        let r = &e.request;
+        let o = origin_of(&r.url);
+        let path_only = r.url[o.len()..].split(['?', '#']).next().unwrap_or("");
+        let _ = writeln!(out, "\n[[flow.step]]");
+        let _ = writeln!(
+            out,
+            "name = {}",
+            quote(&format!("{} {} {}", i + 1, r.method, path_only))
+        );
+        if r.method != "GET" {
+            let _ = writeln!(out, "method = {}", quote(&r.method));
+        }
+        let _ = writeln!(out, "url = {}", quote(&urls[i]));
+        let mut headers = Vec::new();
+        for h in &r.headers {
+            let lower = h.name.to_ascii_lowercase();
+            if lower.starts_with(':')
+                || DROPPED.contains(&lower.as_str())
+                || headers
+                    .iter()
+                    .any(|(n, _): &(String, String)| n.eq_ignore_ascii_case(&h.name))
+            {
+                continue;
+            }
+            let value = if SECRET.contains(&lower.as_str()) {
+                format!(
+                    "{{{{env.PELT_SECRET_{}}}}}",
+                    lower.to_ascii_uppercase().replace('-', "_")
+                )
+            } else {
+                h.value.replace("{{", "{ {")
+            };
+            headers.push((h.name.clone(), value));
+        }
+        if !headers.is_empty() {
+            let list: Vec<String> = headers
+                .iter()
+                .map(|(n, v)| format!("{} = {}", quote(n), quote(v)))
+                .collect();
+            let _ = writeln!(out, "headers = {{ {} }}", list.join(", "));
+        }
+        if let Some(b) = &bodies[i] {
+            let _ = writeln!(out, "body = {}", quote(b));
+        }
+        // The gap from this request's end to the next one's start.
+        if let (Some(next), Some(start)) = (entries.get(i + 1), millis(&e.started_date_time)) {
+            if let Some(next_start) = millis(&next.started_date_time) {
+                let gap = next_start - (start + e.time.max(0.0));
+                if gap >= 1.0 {
+                    let _ = writeln!(out, "think = \"{}ms\"", gap.round() as u64);
+                }
+            }
+        }
+        if !extracts[i].is_empty() {
+            let list: Vec<String> = extracts[i]
+                .iter()
+                .map(|(n, how)| format!("{n} = {how}"))
+                .collect();
+            let _ = writeln!(out, "extract = {{ {} }}", list.join(", "));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_parse_to_the_millisecond() {
+        let a = millis("2024-03-01T10:00:00.250Z").unwrap();
+        let b = millis("2024-03-01T11:00:01.000+01:00").unwrap();
+        assert_eq!(b - a, 750.0);
+        assert_eq!(millis("1970-01-01T00:00:01Z"), Some(1000.0));
+    }
+
+    fn entry(
+        t: &str,
+        method: &str,
+        url: &str,
+        headers: &str,
+        post: &str,
+        mime: &str,
+        body: &str,
+    ) -> String {
+        format!(
+            r#"{{"startedDateTime":"{t}","time":10,"request":{{"method":"{method}","url":"{url}","headers":[{headers}]{post}}},"response":{{"status":200,"content":{{"mimeType":"{mime}","text":{}}}}}}}"#,
+            serde_json::to_string(body).unwrap()
+        )
+    }
+
+    #[test]
+    fn a_recording_becomes_one_flow_with_values_carried_and_secrets_left_out() {
+        let entries = [
+            entry(
+                "2024-01-01T00:00:00.000Z",
+                "GET",
+                "http://h:1/list",
+                r#"{"name":"Authorization","value":"Bearer s3cret"},{"name":"Cookie","value":"a=1"}"#,
+                "",
+                "application/json",
+                r#"{"items":[{"id":4711}]}"#,
+            ),
+            entry(
+                "2024-01-01T00:00:00.020Z",
+                "GET",
+                "http://h:1/logo.png",
+                "",
+                "",
+                "image/png",
+                "",
+            ),
+            entry(
+                "2024-01-01T00:00:00.510Z",
+                "GET",
+                "http://h:1/item/4711?x=1",
+                "",
+                "",
+                "text/html",
+                r#"<input type="hidden" name="token" value="Tk-0123456789abcdef">"#,
+            ),
+            entry(
+                "2024-01-01T00:00:01.000Z",
+                "POST",
+                "http://h:1/item/4711/buy",
+                "",
+                r#","postData":{"mimeType":"application/x-www-form-urlencoded","text":"token=Tk-0123456789abcdef&n=2"}"#,
+                "text/html",
+                "ok",
+            ),
+        ];
+        let har = format!(r#"{{"log":{{"entries":[{}]}}}}"#, entries.join(","));
+        let out = import(&har, Path::new("r.har"), &HarOptions::default()).unwrap();
+        assert!(
+            !out.contains("s3cret") && out.contains("{{env.PELT_SECRET_AUTHORIZATION}}"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("\"Cookie\"") && !out.contains("logo.png"),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"extract = { item_id = { json = "/items/0/id" } }"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"url = "/item/{{item_id|url}}?x=1""#),
+            "{out}"
+        );
+        assert!(out.contains(r#"body = "token={{token|url}}&n=2""#), "{out}");
+        // 500 ms from the list's end (10 ms) to the item, skipping the asset.
+        assert!(out.contains("think = \"500ms\""), "{out}");
+        // And it compiles as a scenario.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.toml");
+        std::env::set_var("PELT_SECRET_AUTHORIZATION", "x");
+        crate::Scenario::compile(&out, &path).unwrap();
+        let with_assets = import(
+            &har,
+            Path::new("r.har"),
+            &HarOptions {
+                include_assets: true,
+                base: None,
+            },
+        )
+        .unwrap();
+        assert!(with_assets.contains("logo.png"));
+    }
+
+    #[test]
+    fn not_json_names_the_line() {
+        let e = import(
+            "{\n  \"log\": [\n  nope",
+            Path::new("x.har"),
+            &HarOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert!(e.message.contains("not a HAR file"), "{e}");
+    }
+}

@@ -1,0 +1,294 @@
+//! pelt-scenario: user journeys for pelt (`pelt run --scenario FILE`).
+//!
+//! A scenario file (TOML, docs/SCENARIOS.md) holds data feeds, steps
+//! (a request with templates in its method, URL, headers and body; what
+//! to extract from its response; what to check), flows of steps with
+//! think times and weights, and `once` steps each virtual user runs
+//! before its first flow (a login). It is compiled once, before any load,
+//! into plain data ([`Scenario`]): templates into literal bytes and
+//! holes, names into slots, regexes and JSON pointers checked, flows
+//! inlined. Every mistake is a [`ScenarioError`] naming the file and
+//! line. The engine then runs it with no interpreter: a request is
+//! rendered by copying bytes into a buffer ([`Scenario::render`]), a
+//! response is matched by [`Scenario::after`].
+//!
+//! - [`template`]: `{{...}}` holes and built-ins;
+//! - [`feed`]: CSV and JSON-lines feeds, streamed;
+//! - [`response`]: extraction and checks;
+//! - [`har`]: a browser's HAR export turned into a scenario;
+//! - [`targets`]: a targets file turned into a scenario.
+
+#![warn(missing_docs)]
+
+mod compile;
+mod error;
+pub mod feed;
+#[doc(hidden)]
+pub mod fuzz;
+pub mod har;
+pub mod response;
+pub mod targets;
+pub mod template;
+
+pub use error::ScenarioError;
+pub use feed::Feed;
+pub use response::{Reply, StepFailure};
+pub use template::{Template, VuVars};
+
+use pelt_core::{RunConfig, ScenarioSource, Target, ThinkTime, Url};
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+
+/// One step: a request to render, and what to do with its response.
+#[derive(Debug)]
+pub struct Step {
+    /// Its name in the file (`step N` when unnamed).
+    pub name: String,
+    /// The flow it belongs to (`once` for once steps).
+    pub flow: String,
+    /// `flow/name`, as reports show it.
+    pub label: String,
+    /// The method.
+    pub method: Template,
+    /// Whether it is a HEAD request (its response has no body).
+    pub head_request: bool,
+    /// The path and query.
+    pub path: Template,
+    /// The `Host` header's value (the URL's, fixed).
+    pub host: String,
+    /// Extra headers.
+    pub headers: Vec<(String, Template)>,
+    /// The body, if any.
+    pub body: Option<Template>,
+    /// The pause after it, before the flow's next step.
+    pub think: Option<ThinkTime>,
+    /// Values to take from its response.
+    pub extract: Vec<response::Extraction>,
+    /// What its response must be.
+    pub checks: response::Checks,
+    /// Its row in the run's targets (method, URL with holes as `:name`).
+    pub target: Target,
+}
+
+impl Step {
+    /// Whether its response's head and body are needed (extraction or
+    /// checks beyond the status); else they are counted and dropped.
+    pub fn reads_response(&self) -> bool {
+        !self.extract.is_empty()
+            || !self.checks.body_contains.is_empty()
+            || !self.checks.json_equals.is_empty()
+            || !self.checks.json_matches.is_empty()
+    }
+}
+
+/// A flow: steps in order, and how often it is picked.
+#[derive(Debug, Clone)]
+pub struct FlowDef {
+    /// Its name.
+    pub name: String,
+    /// Its share of flows started, relative to the others.
+    pub weight: u32,
+    /// Its steps (indices into [`Scenario::steps`]), included flows inlined.
+    pub steps: Vec<usize>,
+    /// Its row in the run's targets (after every step's).
+    pub row: usize,
+}
+
+/// A compiled scenario: plain data for the engine, shared by its workers.
+#[derive(Debug)]
+pub struct Scenario {
+    /// Every step: once steps first, then each flow's. Step `i` is the
+    /// run's target `i`.
+    pub steps: Vec<Step>,
+    /// Steps each virtual user runs once, before its first flow.
+    pub once: Vec<usize>,
+    /// The flows.
+    pub flows: Vec<FlowDef>,
+    /// The feeds, open.
+    pub feeds: Vec<Feed>,
+    /// Variable slots a virtual user holds.
+    pub slots: usize,
+    /// `{{counter}}`: one count for the whole process.
+    pub counter: AtomicU64,
+    cumulative: Vec<u64>,
+}
+
+impl Scenario {
+    /// Compiles the scenario `text` read from `file` (feeds are opened
+    /// from its folder).
+    pub fn compile(text: &str, file: &Path) -> Result<Scenario, ScenarioError> {
+        compile::compile(text, file)
+    }
+
+    /// Compiles the scenario a run keeps.
+    pub fn from_source(source: &ScenarioSource) -> Result<Scenario, ScenarioError> {
+        compile::compile(&source.text, Path::new(&source.path))
+    }
+
+    /// Makes this process shard `index` of `count` of the run
+    /// (`--shard I/N`): `in turn` and `unique` feeds hand it only its
+    /// share of rows (row k to shard k mod N), so a `unique` row is used
+    /// once across all shards.
+    pub fn for_shard(&mut self, index: u32, count: u32) {
+        for f in &mut self.feeds {
+            f.set_shard(index, count);
+        }
+    }
+
+    /// The run's targets: a row per step, then a row per flow.
+    pub fn targets(&self) -> Vec<Target> {
+        let mut t: Vec<Target> = self.steps.iter().map(|s| s.target.clone()).collect();
+        for f in &self.flows {
+            let first = &self.steps[f.steps[0]].target;
+            // Never sent: the row's method and URL are its first step's
+            // (a registered method, so nothing warns about it).
+            t.push(Target {
+                method: first.method.clone(),
+                url: first.url.clone(),
+                headers: Vec::new(),
+                body: Vec::new(),
+                weight: f.weight,
+            });
+        }
+        t
+    }
+
+    /// A virtual user's variables: `number` across the run, random
+    /// numbers from `seed`.
+    pub fn vu(&self, number: u64, seed: u64) -> VuVars {
+        VuVars {
+            slots: vec![Vec::new(); self.slots],
+            set: vec![false; self.slots],
+            vu: number,
+            iteration: 0,
+            rng: fastrand::Rng::with_seed(seed),
+        }
+    }
+
+    /// Takes the rows of feeds read once per virtual user (before its
+    /// `once` steps). `false`: a `unique` feed ran out.
+    pub fn begin_user(&self, vu: &mut VuVars) -> bool {
+        self.draw(vu, feed::Per::User)
+    }
+
+    /// Starts a flow: takes the rows of feeds read per iteration and
+    /// picks a flow by weight. `None`: a `unique` feed ran out (no flow
+    /// starts; the run ends when every virtual user has stopped).
+    pub fn begin_flow(&self, vu: &mut VuVars) -> Option<usize> {
+        if !self.draw(vu, feed::Per::Iteration) {
+            return None;
+        }
+        vu.iteration += 1;
+        let total = *self.cumulative.last().unwrap_or(&1);
+        let r = vu.rng.u64(..total);
+        Some(self.cumulative.iter().position(|&c| r < c).unwrap_or(0))
+    }
+
+    fn draw(&self, vu: &mut VuVars, per: feed::Per) -> bool {
+        self.feeds
+            .iter()
+            .filter(|f| f.per == per)
+            .all(|f| f.next_row(&mut vu.rng, &mut vu.slots, &mut vu.set))
+    }
+
+    /// Writes step `step`'s HTTP/1.1 request for `vu` into `out` (cleared
+    /// first), with `extra` (whole header lines, such as the jar's
+    /// `Cookie: ...\r\n`, or nothing) among its headers; `scratch` holds
+    /// the body while its length is unknown.
+    pub fn render(
+        &self,
+        step: usize,
+        vu: &mut VuVars,
+        keepalive: bool,
+        extra: &[u8],
+        out: &mut Vec<u8>,
+        scratch: &mut Vec<u8>,
+    ) {
+        let s = &self.steps[step];
+        out.clear();
+        s.method.render(vu, &self.counter, out);
+        out.push(b' ');
+        s.path.render(vu, &self.counter, out);
+        out.extend_from_slice(b" HTTP/1.1\r\n");
+        let mut has_host = false;
+        for (name, value) in &s.headers {
+            has_host |= name.eq_ignore_ascii_case("host");
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b": ");
+            value.render(vu, &self.counter, out);
+            out.extend_from_slice(b"\r\n");
+        }
+        if !has_host {
+            out.extend_from_slice(b"Host: ");
+            out.extend_from_slice(s.host.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        if !keepalive {
+            out.extend_from_slice(b"Connection: close\r\n");
+        }
+        out.extend_from_slice(extra);
+        scratch.clear();
+        if let Some(body) = &s.body {
+            body.render(vu, &self.counter, scratch);
+        }
+        if s.body.is_some() || matches!(s.target.method.as_str(), "POST" | "PUT" | "PATCH") {
+            use std::io::Write;
+            let _ = write!(out, "Content-Length: {}\r\n", scratch.len());
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(scratch);
+    }
+
+    /// Applies step `step`'s extractions and checks to its response,
+    /// storing what it extracts in `vu`'s variables.
+    pub fn after(&self, step: usize, vu: &mut VuVars, reply: Reply<'_>) -> Result<(), StepFailure> {
+        let s = &self.steps[step];
+        if s.extract.is_empty() && s.checks.is_empty() {
+            return Ok(());
+        }
+        let mut scratch = Vec::new();
+        let body = response::dechunked(reply.head, reply.body, &mut scratch);
+        let reply = Reply { body, ..reply };
+        response::apply(&s.label, reply, &s.extract, &s.checks, |slot, v| {
+            vu.slots[slot].clear();
+            vu.slots[slot].extend_from_slice(v);
+            vu.set[slot] = true;
+        })
+    }
+}
+
+/// `pelt run --scenario FILE`: reads and compiles `file` (every check,
+/// feeds opened, before any load) and makes `config` run it: its targets
+/// become the scenario's rows, and the file's text goes with the run.
+pub fn lower(file: &Path, config: &mut RunConfig) -> Result<(), ScenarioError> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        ScenarioError::at(
+            file,
+            None,
+            format!("cannot read the scenario file: {e}; check the path"),
+        )
+    })?;
+    let scenario = Scenario::compile(&text, file)?;
+    config.targets = scenario.targets();
+    config.scenario = Some(ScenarioSource {
+        path: file.to_string_lossy().into_owned(),
+        text,
+        steps: scenario.steps.len(),
+        names: scenario
+            .steps
+            .iter()
+            .map(|s| s.label.clone())
+            .chain(scenario.flows.iter().map(|f| f.name.clone()))
+            .collect(),
+    });
+    Ok(())
+}
+
+/// A URL placeholder for a run's flags before `--scenario` replaces its
+/// targets.
+pub fn placeholder_url() -> Url {
+    Url::parse("http://127.0.0.1/").expect("a valid URL")
+}
+
+#[cfg(test)]
+mod tests;

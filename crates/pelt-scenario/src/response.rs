@@ -1,0 +1,428 @@
+//! What a step does with its response: extract values into the virtual
+//! user's variables (a JSON pointer or small path, a regex group on the
+//! body, a header, a cookie) and check it (status in a set, body
+//! contains, a JSON value equals or matches). Compiled once; applied to
+//! the response head and body bytes the engine copied.
+
+use regex::bytes::Regex;
+
+/// A response as a step sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Reply<'a> {
+    /// The final status code.
+    pub status: u16,
+    /// The head: status line and headers, as received.
+    pub head: &'a [u8],
+    /// The body, as received (chunked framing is removed here).
+    pub body: &'a [u8],
+}
+
+/// Where an extracted value comes from.
+#[derive(Debug, Clone)]
+pub enum From {
+    /// A JSON value at a pointer (RFC 6901) in the body; strings without
+    /// quotes, anything else as JSON text.
+    Json(String),
+    /// A regex's capture group (1 unless the regex has none) in the body.
+    Regex(Regex, usize),
+    /// A response header's value (the first, by name, any case).
+    Header(String),
+    /// A `Set-Cookie` value by cookie name.
+    Cookie(String),
+}
+
+/// One extraction: a variable set from the response.
+#[derive(Debug, Clone)]
+pub struct Extraction {
+    /// The variable's name.
+    pub name: String,
+    /// Its slot in the virtual user's variables.
+    pub slot: usize,
+    /// Where the value comes from.
+    pub from: From,
+}
+
+/// A step's checks; all must pass.
+#[derive(Debug, Clone, Default)]
+pub struct Checks {
+    /// The status must be one of these (empty: any).
+    pub status: Vec<u16>,
+    /// The body must contain each of these.
+    pub body_contains: Vec<Vec<u8>>,
+    /// The JSON value at each pointer must equal the value.
+    pub json_equals: Vec<(String, serde_json::Value)>,
+    /// The JSON value at each pointer, as text, must match the regex.
+    pub json_matches: Vec<(String, Regex)>,
+}
+
+impl Checks {
+    /// Whether there is nothing to check.
+    pub fn is_empty(&self) -> bool {
+        self.status.is_empty()
+            && self.body_contains.is_empty()
+            && self.json_equals.is_empty()
+            && self.json_matches.is_empty()
+    }
+
+    fn needs_json(&self) -> bool {
+        !self.json_equals.is_empty() || !self.json_matches.is_empty()
+    }
+}
+
+/// Why a step failed after a complete response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepFailure {
+    /// A value to extract was not there.
+    Extract(String),
+    /// A check did not pass.
+    Check(String),
+}
+
+/// The body with chunked framing removed, when the head says chunked.
+pub fn dechunked<'a>(head: &[u8], body: &'a [u8], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+    let chunked = header(head, "transfer-encoding")
+        .is_some_and(|v| v.windows(7).any(|w| w.eq_ignore_ascii_case(b"chunked")));
+    if !chunked {
+        return body;
+    }
+    scratch.clear();
+    let mut rest = body;
+    while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+        let size = std::str::from_utf8(&rest[..eol])
+            .ok()
+            .and_then(|s| usize::from_str_radix(s.split(';').next().unwrap_or("").trim(), 16).ok());
+        let Some(size) = size.filter(|&n| n > 0) else {
+            break;
+        };
+        let start = eol + 2;
+        let end = (start + size).min(rest.len());
+        scratch.extend_from_slice(&rest[start..end]);
+        rest = &rest[(end + 2).min(rest.len())..];
+    }
+    scratch
+}
+
+/// The first header `name`'s value (trimmed), any case.
+pub fn header<'a>(head: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    headers(head, name).next()
+}
+
+fn headers<'a, 'n>(head: &'a [u8], name: &'n str) -> impl Iterator<Item = &'a [u8]> + use<'a, 'n> {
+    head.split(|&b| b == b'\n').skip(1).filter_map(move |line| {
+        let colon = line.iter().position(|&b| b == b':')?;
+        line[..colon]
+            .eq_ignore_ascii_case(name.as_bytes())
+            .then(|| line[colon + 1..].trim_ascii())
+    })
+}
+
+/// The start of `text`, for an example message.
+fn excerpt(text: &[u8]) -> String {
+    let cut = text.len().min(80);
+    let mut s = String::from_utf8_lossy(&text[..cut]).replace(['\r', '\n'], " ");
+    if text.len() > cut {
+        s.push('…');
+    }
+    s
+}
+
+/// Applies `extractions` then `checks` to `reply`; each value found goes
+/// into `set(slot, value)`. The first failure ends it.
+pub fn apply(
+    step: &str,
+    reply: Reply<'_>,
+    extractions: &[Extraction],
+    checks: &Checks,
+    mut set: impl FnMut(usize, &[u8]),
+) -> Result<(), StepFailure> {
+    let needs_json =
+        checks.needs_json() || extractions.iter().any(|e| matches!(e.from, From::Json(_)));
+    let json: Option<serde_json::Value> = needs_json
+        .then(|| serde_json::from_slice(reply.body).ok())
+        .flatten();
+    let json_at = |pointer: &str| json.as_ref().and_then(|j| j.pointer(pointer));
+    if !checks.status.is_empty() && !checks.status.contains(&reply.status) {
+        return Err(StepFailure::Check(format!(
+            "step '{step}': status {} is not one of {:?}",
+            reply.status, checks.status
+        )));
+    }
+    for e in extractions {
+        let found: Option<std::borrow::Cow<'_, [u8]>> = match &e.from {
+            From::Json(p) => json_at(p).map(|v| match v {
+                serde_json::Value::String(s) => s.as_bytes().into(),
+                other => other.to_string().into_bytes().into(),
+            }),
+            From::Regex(re, group) => re
+                .captures(reply.body)
+                .and_then(|c| c.get(*group))
+                .map(|m| m.as_bytes().into()),
+            From::Header(name) => header(reply.head, name).map(Into::into),
+            From::Cookie(name) => headers(reply.head, "set-cookie").find_map(|v| {
+                let pair = v.split(|&b| b == b';').next()?;
+                let eq = pair.iter().position(|&b| b == b'=')?;
+                (pair[..eq].trim_ascii() == name.as_bytes())
+                    .then(|| pair[eq + 1..].trim_ascii().into())
+            }),
+        };
+        match found {
+            Some(v) => set(e.slot, &v),
+            None => {
+                let whence = match &e.from {
+                    From::Json(p) if json.is_none() => {
+                        format!("the body is not JSON (it starts: {})", excerpt(reply.body))
+                    }
+                    From::Json(p) => format!(
+                        "nothing at JSON pointer {p} (the body starts: {})",
+                        excerpt(reply.body)
+                    ),
+                    From::Regex(re, _) => format!(
+                        "regex {} did not match (the body starts: {})",
+                        re.as_str(),
+                        excerpt(reply.body)
+                    ),
+                    From::Header(h) => format!("no {h} header"),
+                    From::Cookie(c) => format!("no Set-Cookie for {c}"),
+                };
+                return Err(StepFailure::Extract(format!(
+                    "step '{step}': no value for '{}' (status {}): {whence}",
+                    e.name, reply.status
+                )));
+            }
+        }
+    }
+    for needle in &checks.body_contains {
+        if !reply
+            .body
+            .windows(needle.len().max(1))
+            .any(|w| w == &needle[..])
+        {
+            return Err(StepFailure::Check(format!(
+                "step '{step}': body does not contain {:?} (it starts: {})",
+                String::from_utf8_lossy(needle),
+                excerpt(reply.body)
+            )));
+        }
+    }
+    for (p, want) in &checks.json_equals {
+        let got = json_at(p);
+        if got != Some(want) {
+            return Err(StepFailure::Check(format!(
+                "step '{step}': JSON at {p} is {} where {want} was expected",
+                got.map_or("missing".to_string(), ToString::to_string)
+            )));
+        }
+    }
+    for (p, re) in &checks.json_matches {
+        let text = json_at(p).map(|v| match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+        if !text.as_deref().is_some_and(|t| re.is_match(t.as_bytes())) {
+            return Err(StepFailure::Check(format!(
+                "step '{step}': JSON at {p} ({}) does not match {}",
+                text.as_deref().unwrap_or("missing"),
+                re.as_str()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A JSON pointer from a pointer (`/items/0/id`) or a small path
+/// (`items[0].id`, `$.items[0].id`); `Err` says why it can never match.
+pub fn json_pointer(path: &str) -> Result<String, String> {
+    if path.is_empty() {
+        return Ok(String::new());
+    }
+    if path.starts_with('/') {
+        // RFC 6901: `~` only as `~0` or `~1`.
+        let b = path.as_bytes();
+        for (i, &c) in b.iter().enumerate() {
+            if c == b'~' && !matches!(b.get(i + 1), Some(b'0' | b'1')) {
+                return Err(format!("JSON pointer {path} has a '~' not followed by 0 or 1 (write ~0 for ~, ~1 for /)"));
+            }
+        }
+        return Ok(path.to_string());
+    }
+    let bad = |why: &str| {
+        Err(format!("JSON path {path} cannot match: {why}; write a pointer like /items/0/id or a path like items[0].id"))
+    };
+    let rest = path
+        .strip_prefix("$.")
+        .or_else(|| path.strip_prefix('$'))
+        .unwrap_or(path);
+    let mut out = String::new();
+    for seg in rest.split('.') {
+        if seg.is_empty() {
+            return bad("an empty name between dots");
+        }
+        let (name, mut idx) = match seg.find('[') {
+            Some(i) => (&seg[..i], &seg[i..]),
+            None => (seg, ""),
+        };
+        if !name.is_empty() {
+            out.push('/');
+            out.push_str(&name.replace('~', "~0").replace('/', "~1"));
+        }
+        while !idx.is_empty() {
+            let Some(close) = idx.find(']') else {
+                return bad("a '[' without ']'");
+            };
+            let n = &idx[1..close];
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                return bad("an index that is not a number");
+            }
+            out.push('/');
+            out.push_str(n);
+            idx = &idx[close + 1..];
+            if !idx.is_empty() && !idx.starts_with('[') {
+                return bad("text after ']'");
+            }
+        }
+        if name.is_empty() && !seg.starts_with('[') {
+            return bad("an empty name");
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nSet-Cookie: a=1; Path=/\r\nSet-Cookie: session=xyz; HttpOnly\r\nX-Token: t1\r\n\r\n";
+
+    fn run(
+        body: &[u8],
+        ex: &[Extraction],
+        checks: &Checks,
+    ) -> (Result<(), StepFailure>, Vec<(usize, String)>) {
+        let mut got = Vec::new();
+        let r = apply(
+            "s",
+            Reply {
+                status: 200,
+                head: HEAD,
+                body,
+            },
+            ex,
+            checks,
+            |slot, v| got.push((slot, String::from_utf8_lossy(v).into_owned())),
+        );
+        (r, got)
+    }
+
+    #[test]
+    fn extracts_json_regex_header_and_cookie() {
+        let ex = vec![
+            Extraction {
+                name: "id".into(),
+                slot: 0,
+                from: From::Json(json_pointer("items[1].id").unwrap()),
+            },
+            Extraction {
+                name: "n".into(),
+                slot: 1,
+                from: From::Json("/items/0/name".into()),
+            },
+            Extraction {
+                name: "r".into(),
+                slot: 2,
+                from: From::Regex(Regex::new(r#""name":"(\w+)""#).unwrap(), 1),
+            },
+            Extraction {
+                name: "h".into(),
+                slot: 3,
+                from: From::Header("x-token".into()),
+            },
+            Extraction {
+                name: "c".into(),
+                slot: 4,
+                from: From::Cookie("session".into()),
+            },
+        ];
+        let (r, got) = run(
+            br#"{"items":[{"id":1,"name":"a"},{"id":22}]}"#,
+            &ex,
+            &Checks::default(),
+        );
+        assert_eq!(r, Ok(()));
+        let vals: Vec<_> = got.into_iter().map(|(_, v)| v).collect();
+        assert_eq!(vals, ["22", "a", "a", "t1", "xyz"]);
+    }
+
+    #[test]
+    fn a_missing_value_is_an_extract_failure_with_an_example() {
+        let ex = vec![Extraction {
+            name: "id".into(),
+            slot: 0,
+            from: From::Json("/items/5/id".into()),
+        }];
+        let (r, _) = run(br#"{"items":[]}"#, &ex, &Checks::default());
+        let Err(StepFailure::Extract(m)) = r else {
+            panic!("{r:?}")
+        };
+        assert!(
+            m.contains("no value for 'id'") && m.contains("/items/5/id"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn checks_fail_as_checks() {
+        let checks = Checks {
+            status: vec![201],
+            ..Checks::default()
+        };
+        assert!(matches!(
+            run(b"{}", &[], &checks).0,
+            Err(StepFailure::Check(_))
+        ));
+        let checks = Checks {
+            body_contains: vec![b"hello".to_vec()],
+            ..Checks::default()
+        };
+        assert!(matches!(run(b"oh hello", &[], &checks).0, Ok(())));
+        assert!(matches!(
+            run(b"bye", &[], &checks).0,
+            Err(StepFailure::Check(_))
+        ));
+        let checks = Checks {
+            json_equals: vec![("/ok".into(), serde_json::json!(true))],
+            json_matches: vec![("/user".into(), Regex::new("^al").unwrap())],
+            ..Checks::default()
+        };
+        assert!(matches!(
+            run(br#"{"ok":true,"user":"alice"}"#, &[], &checks).0,
+            Ok(())
+        ));
+        assert!(matches!(
+            run(br#"{"ok":false,"user":"alice"}"#, &[], &checks).0,
+            Err(StepFailure::Check(_))
+        ));
+        assert!(matches!(
+            run(br#"{"ok":true,"user":"bob"}"#, &[], &checks).0,
+            Err(StepFailure::Check(_))
+        ));
+    }
+
+    #[test]
+    fn paths_become_pointers_or_say_why_they_cannot_match() {
+        assert_eq!(json_pointer("$.a.b[2][0].c").unwrap(), "/a/b/2/0/c");
+        assert_eq!(json_pointer("/a/0").unwrap(), "/a/0");
+        assert!(json_pointer("a..b").is_err());
+        assert!(json_pointer("a[x]").is_err());
+        assert!(json_pointer("/a~2").is_err());
+    }
+
+    #[test]
+    fn chunked_bodies_are_decoded() {
+        let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        let mut scratch = Vec::new();
+        assert_eq!(
+            dechunked(head, b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n", &mut scratch),
+            b"abcde"
+        );
+    }
+}

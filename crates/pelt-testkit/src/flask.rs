@@ -1,0 +1,137 @@
+//! A small web app for the scenario tests: `flask_app.py` (beside this
+//! file) on Flask (Debian's `python3-flask`; scripts/test installs it): a
+//! login form with a CSRF token and a session cookie, a JSON API of the
+//! ids the user owns, a page that needs an id, a form POST. It logs each
+//! request with its user as a JSON line ([`Entry`]), the tests' witness.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+use tempfile::TempDir;
+
+/// The running app, stopped when dropped.
+#[derive(Debug)]
+pub struct FlaskApp {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+    /// Held open: the app exits when it closes.
+    _stdin: ChildStdin,
+    _dir: TempDir,
+}
+
+/// One logged request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Seconds since the Unix epoch, when answered.
+    pub t: f64,
+    /// The session's user, if logged in (after the request).
+    pub user: Option<String>,
+    /// The session id (`sid` cookie) it carried.
+    pub sid: Option<String>,
+    /// The `X-VU` header it carried.
+    pub vu: Option<String>,
+    /// Method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// Status answered.
+    pub status: u16,
+    /// The CSRF token a POST carried.
+    pub csrf: Option<String>,
+    /// The user a login POST named.
+    pub login_user: Option<String>,
+    /// The CSRF token the response handed out (login page, item page).
+    pub issued: Option<String>,
+    /// The session that token belongs to.
+    pub issued_sid: Option<String>,
+}
+
+impl FlaskApp {
+    /// Starts the app on a free loopback port; waits (at most 30 s) until
+    /// it listens.
+    pub fn start() -> FlaskApp {
+        let dir = tempfile::Builder::new()
+            .prefix("pelt-flask-")
+            .tempdir()
+            .expect("temp dir for the app's log");
+        let log = dir.path().join("requests.jsonl");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/flask_app.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .arg(&log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start python3 (scripts/test installs python3-flask)");
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+        let Some(port) = line
+            .trim()
+            .strip_prefix("port ")
+            .and_then(|p| p.parse().ok())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the Flask app did not start (is python3-flask installed? scripts/test installs it): {line:?}");
+        };
+        FlaskApp {
+            child,
+            port,
+            log,
+            _stdin: stdin,
+            _dir: dir,
+        }
+    }
+
+    /// Its port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The requests it answered so far, in the order logged.
+    pub fn log(&self) -> Vec<Entry> {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        text.lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("a JSON log line");
+                let s = |k: &str| v[k].as_str().map(str::to_owned);
+                Entry {
+                    t: v["t"].as_f64().unwrap_or(0.0),
+                    user: s("user"),
+                    sid: s("sid"),
+                    vu: s("vu"),
+                    method: s("method").unwrap_or_default(),
+                    path: s("path").unwrap_or_default(),
+                    status: v["status"].as_u64().unwrap_or(0) as u16,
+                    csrf: s("csrf"),
+                    login_user: s("login_user"),
+                    issued: s("issued"),
+                    issued_sid: s("issued_sid"),
+                }
+            })
+            .collect()
+    }
+}
+
+impl Drop for FlaskApp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,918 @@
+//! `--scenario` against a real app (issue 25): pelt-testkit's Flask app,
+//! with a login form and its CSRF token, a session cookie, a JSON API of
+//! the user's item ids, an item page and a form POST. The app's log of
+//! every request and its user is the witness: journeys complete and in
+//! order, values used only by the virtual user that received them, unique
+//! feed rows used once, failures counted by kind, flows started on
+//! schedule, bad files refused with their line.
+
+use pelt_testkit::flask::{Entry, FlaskApp};
+use pelt_testkit::pelt::{bad_input, pelt, run_json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Writes `scenario` (with `{base}` replaced by the app's) and a `users`
+/// feed of `users` rows (u0.., their passwords) into a temp folder.
+fn files(app: &FlaskApp, scenario: &str, users: usize) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("name,password\n");
+    for i in 0..users {
+        csv.push_str(&format!("u{i},pw-u{i}\n"));
+    }
+    std::fs::write(dir.path().join("users.csv"), csv).unwrap();
+    let path = dir.path().join("journey.toml");
+    std::fs::write(&path, scenario.replace("{base}", &app.base())).unwrap();
+    (dir, path)
+}
+
+/// The login (once per virtual user) and a three-step flow: the item ids
+/// from the JSON API, the page of the second, a note posted with the
+/// page's CSRF token. Every request names its virtual user (`X-VU`).
+const JOURNEY: &str = r#"
+base = "{base}"
+
+[[feed]]
+name = "users"
+file = "users.csv"
+pick = "unique"
+per = "user"
+
+[[once]]
+name = "login page"
+url = "/login"
+headers = { "X-VU" = "{{vu}}" }
+extract = { csrf = { regex = 'name="csrf" value="([^"]+)"' } }
+
+[[once]]
+name = "login"
+method = "POST"
+url = "/login"
+headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu}}" }
+body = "user={{users.name}}&password={{users.password}}&csrf={{csrf|url}}"
+check = { status = [302] }
+
+[[flow]]
+name = "browse"
+[[flow.step]]
+name = "list"
+url = "/api/items"
+headers = { "X-VU" = "{{vu}}" }
+extract = { id = { json = "items[1].id" } }
+check = { status = [200], json = { "/ok" = true } }
+[[flow.step]]
+name = "item"
+url = "/item/{{id}}"
+headers = { "X-VU" = "{{vu}}" }
+think = "5ms..15ms"
+extract = { token = { regex = 'name="csrf" value="([^"]+)"' } }
+check = { body_contains = "<h1>Item" }
+[[flow.step]]
+name = "note"
+method = "POST"
+url = "/item/{{id}}/note"
+headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu}}" }
+body = "csrf={{token|url}}&text=hello"
+check = { json = { "/ok" = true } }
+"#;
+
+/// The app's requests by virtual user, in the order it answered them.
+fn by_user(log: &[Entry]) -> BTreeMap<String, Vec<Entry>> {
+    let mut m: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+    for e in log {
+        m.entry(e.vu.clone().expect("every request names its user"))
+            .or_default()
+            .push(e.clone());
+    }
+    m
+}
+
+/// The scenario section's step `name`.
+fn step<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["scenario"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no step {name}"))
+}
+
+fn items_of(user: &str) -> Vec<u64> {
+    let i: u64 = user[1..].parse().unwrap();
+    vec![i * 1000 + 1, i * 1000 + 2, i * 1000 + 3]
+}
+
+#[test]
+fn journeys_are_complete_in_order_and_values_stay_with_their_user() {
+    let app = FlaskApp::start();
+    let (_dir, path) = files(&app, JOURNEY, 10);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "4",
+        "-t",
+        "2",
+        "-d",
+        "2s",
+    ]);
+    pelt_testkit::schema::run(&report);
+    let log = app.log();
+    let users = by_user(&log);
+    assert_eq!(users.len(), 4, "four virtual users: {:?}", users.keys());
+    let mut logged_in = BTreeSet::new();
+    for (vu, entries) in &users {
+        // The login first: the page, then the form with that page's token
+        // in the session that page opened.
+        assert_eq!(
+            (entries[0].method.as_str(), entries[0].path.as_str()),
+            ("GET", "/login"),
+            "{vu}"
+        );
+        assert_eq!(
+            (entries[1].method.as_str(), entries[1].path.as_str()),
+            ("POST", "/login"),
+            "{vu}"
+        );
+        assert_eq!(
+            entries[1].csrf, entries[0].issued,
+            "{vu} sent another user's token"
+        );
+        assert_eq!(
+            entries[1].sid, entries[0].issued_sid,
+            "{vu} used another session"
+        );
+        assert_eq!(entries[1].status, 302, "{vu}");
+        let user = entries[1].login_user.clone().unwrap();
+        assert!(
+            logged_in.insert(user.clone()),
+            "two users logged in as {user}"
+        );
+        // Then flows of three steps in order (the last perhaps cut off
+        // by the run's end), all as this user, in this session, with
+        // this user's ids and this session's tokens.
+        let flows = &entries[2..];
+        assert!(flows.len() >= 3, "{vu} ran no flow: {flows:?}");
+        for (k, e) in flows.iter().enumerate() {
+            assert_eq!(e.user.as_deref(), Some(user.as_str()), "{vu}: {e:?}");
+            assert_eq!(e.sid, entries[1].sid, "{vu}: {e:?}");
+            assert!(e.status < 400, "{vu}: {e:?}");
+            let want = items_of(&user)[1];
+            match k % 3 {
+                0 => assert_eq!(
+                    (e.method.as_str(), e.path.as_str()),
+                    ("GET", "/api/items"),
+                    "{vu}"
+                ),
+                1 => assert_eq!(
+                    e.path,
+                    format!("/item/{want}"),
+                    "{vu}: the id from its own list"
+                ),
+                _ => {
+                    assert_eq!(
+                        (e.method.as_str(), e.path.clone()),
+                        ("POST", format!("/item/{want}/note")),
+                        "{vu}"
+                    );
+                    assert_eq!(
+                        e.csrf,
+                        flows[k - 1].issued,
+                        "{vu}: the token from its own page"
+                    );
+                }
+            }
+        }
+    }
+    // The report's per-step counts are the app's.
+    let count = |m: &str, p: &dyn Fn(&str) -> bool| {
+        log.iter().filter(|e| e.method == m && p(&e.path)).count() as u64
+    };
+    assert_eq!(
+        step(&report, "login page")["requests"],
+        count("GET", &|p| p == "/login")
+    );
+    assert_eq!(
+        step(&report, "login")["requests"],
+        count("POST", &|p| p == "/login")
+    );
+    assert_eq!(
+        step(&report, "list")["requests"],
+        count("GET", &|p| p == "/api/items")
+    );
+    assert_eq!(
+        step(&report, "item")["requests"],
+        count("GET", &|p| p.starts_with("/item/"))
+    );
+    let notes = count("POST", &|p| p.ends_with("/note"));
+    assert_eq!(step(&report, "note")["requests"], notes);
+    let flow = &report["scenario"]["flows"][0];
+    assert_eq!(flow["name"], "browse");
+    assert_eq!(flow["completed"], notes, "a flow completes with its note");
+    assert_eq!(flow["failed"], 0);
+    assert_eq!(report["requests"]["failed"], 0);
+    // The whole run counts requests, never flows.
+    assert_eq!(report["requests"]["total"].as_u64(), Some(log.len() as u64));
+}
+
+#[test]
+fn unique_rows_are_each_used_exactly_once_and_the_run_ends_when_they_run_out() {
+    let app = FlaskApp::start();
+    let scenario = r#"
+base = "{base}"
+
+[[feed]]
+name = "users"
+file = "users.csv"
+pick = "unique"
+per = "iteration"
+
+[[flow]]
+name = "login"
+[[flow.step]]
+name = "page"
+url = "/login"
+headers = { "X-VU" = "{{vu}}" }
+extract = { csrf = { regex = 'value="([^"]+)"' } }
+[[flow.step]]
+name = "form"
+method = "POST"
+url = "/login"
+headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu}}" }
+body = "user={{users.name}}&password={{users.password}}&csrf={{csrf|url}}"
+check = { status = [302] }
+"#;
+    let (_dir, path) = files(&app, scenario, 40);
+    let started = std::time::Instant::now();
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "3",
+        "-t",
+        "1",
+        "-d",
+        "60s",
+    ]);
+    assert!(
+        started.elapsed().as_secs() < 50,
+        "the run ends when the rows run out"
+    );
+    let logins: Vec<String> = app.log().into_iter().filter_map(|e| e.login_user).collect();
+    let distinct: BTreeSet<&String> = logins.iter().collect();
+    assert_eq!(logins.len(), 40, "each row once: {logins:?}");
+    assert_eq!(distinct.len(), 40);
+    assert_eq!(report["scenario"]["flows"][0]["completed"], 40);
+}
+
+#[test]
+fn a_wrong_csrf_token_and_a_missing_id_are_counted_failures_with_examples() {
+    let app = FlaskApp::start();
+    // A token the app never issued: every login fails its check.
+    let wrong = JOURNEY.replace("csrf={{csrf|url}}", "csrf=x{{csrf|url}}");
+    let (_dir, path) = files(&app, &wrong, 10);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+    ]);
+    let login = step(&report, "login");
+    assert_eq!(login["requests"], 2);
+    assert_eq!(login["failures"]["check"], 2, "{login}");
+    let examples = report["error_examples"].as_array().unwrap();
+    assert!(
+        examples
+            .iter()
+            .any(|e| e["kind"] == "check" && e["message"].as_str().unwrap().contains("status 400")),
+        "{examples:?}"
+    );
+    // The same failures in the whole run's one count of failed.
+    assert!(report["requests"]["failed"].as_u64().unwrap() >= 2);
+    assert!(report["failures"]["check"].as_u64().unwrap() >= 2);
+
+    // An id that is not there: the list's extract fails, and the item
+    // and note steps are skipped, never sent.
+    let app = FlaskApp::start();
+    let missing = JOURNEY.replace("items[1].id", "items[7].id");
+    let (_dir, path) = files(&app, &missing, 10);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+    ]);
+    let list = step(&report, "list");
+    let lists = list["requests"].as_u64().unwrap();
+    assert!(lists > 0);
+    assert_eq!(list["failures"]["extract"].as_u64(), Some(lists), "{list}");
+    assert_eq!(step(&report, "item")["requests"], 0);
+    assert_eq!(step(&report, "item")["skipped"].as_u64(), Some(lists));
+    assert_eq!(
+        report["scenario"]["flows"][0]["failures"]["extract"].as_u64(),
+        Some(lists)
+    );
+    assert!(report["error_examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["kind"] == "extract" && e["message"].as_str().unwrap().contains("/items/7/id")));
+    assert!(
+        !app.log().iter().any(|e| e.path.starts_with("/item/")),
+        "skipped steps are never sent"
+    );
+}
+
+#[test]
+fn rate_mode_starts_exactly_r_flows_per_second() {
+    let app = FlaskApp::start();
+    let scenario = JOURNEY.replace("think = \"5ms..15ms\"\n", "");
+    let (_dir, path) = files(&app, &scenario, 20);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--rate",
+        "20",
+        "-c",
+        "10",
+        "-t",
+        "1",
+        "-d",
+        "3s",
+    ]);
+    let starts: Vec<f64> = app
+        .log()
+        .into_iter()
+        .filter(|e| e.path == "/api/items")
+        .map(|e| e.t)
+        .collect();
+    assert_eq!(starts.len(), 60, "20 flows/s for 3 s");
+    // And 20 in each second of the schedule (first flow at its start).
+    let t0 = starts.iter().cloned().fold(f64::MAX, f64::min);
+    for s in 0..3 {
+        let n = starts
+            .iter()
+            .filter(|&&t| t - t0 >= s as f64 && t - t0 < (s + 1) as f64)
+            .count();
+        assert!((19..=21).contains(&n), "second {s}: {n} flows");
+    }
+    assert_eq!(step(&report, "list")["requests"], 60);
+    assert_eq!(report["mode"], "rate");
+}
+
+/// Runs `--scenario` on `text` (feeds from `dir`) and checks it is
+/// refused with exit 2, one line naming the file and `line`.
+fn refused(dir: &Path, text: &str, line: usize, says: &str) {
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = pelt()
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "1",
+            "-d",
+            "1s",
+        ])
+        .output()
+        .unwrap();
+    let err = bad_input(&out, text);
+    assert!(
+        err.contains(&format!("{}:{line}: ", path.display())),
+        "{err}"
+    );
+    assert!(err.contains(says), "{err} lacks {says:?}");
+}
+
+#[test]
+fn bad_scenarios_exit_2_naming_the_file_and_line_before_any_load() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("empty.csv"), "name\n").unwrap();
+    // Port 1: nothing listens; a refusal proves no load was tried.
+    let head = "base = \"http://127.0.0.1:1\"\n[[flow]]\nname = \"f\"\n[[flow.step]]\n";
+    refused(
+        dir.path(),
+        &format!("{head}url = \"/a/{{{{nope}}}}\"\n"),
+        5,
+        "unknown variable 'nope'",
+    );
+    refused(
+        dir.path(),
+        &format!("{head}url = \"/a\"\nextract = {{ x = {{ regex = \"([\" }} }}\n"),
+        6,
+        "bad regex",
+    );
+    refused(
+        dir.path(),
+        &format!("{head}url = \"/a\"\nextract = {{ x = {{ json = \"a[x]\" }} }}\n"),
+        6,
+        "cannot match",
+    );
+    let feed = |extra: &str| {
+        format!("[[feed]]\nname = \"u\"\n{extra}\n[[flow]]\nname = \"f\"\n[[flow.step]]\nurl = \"http://127.0.0.1:1/\"\n")
+    };
+    refused(
+        dir.path(),
+        &feed("file = \"nowhere.csv\""),
+        3,
+        "cannot open feed",
+    );
+    refused(
+        dir.path(),
+        &feed("file = \"empty.csv\"\npick = \"unique\""),
+        3,
+        "has no rows",
+    );
+    refused(
+        dir.path(),
+        "base = \"http://127.0.0.1:1\"\n[[flow]]\nname = \"a\"\n[[flow.step]]\nflow = \"b\"\n[[flow]]\nname = \"b\"\n[[flow.step]]\nflow = \"a\"\n",
+        9,
+        "cycle",
+    );
+    refused(
+        dir.path(),
+        &format!("{head}url = \"/a\"\nmethod = [\n"),
+        6,
+        "",
+    );
+}
+
+/// The committed recording (crates/pelt/tests/data/flask-journey.har):
+/// the app's login page, its stylesheet, the login form, the item list
+/// (with a bearer token), an item page, a note posted on it.
+fn har() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/flask-journey.har")
+}
+
+#[test]
+fn a_har_recording_imports_into_a_scenario_that_runs_clean() {
+    let app = FlaskApp::start();
+    let out = pelt()
+        .args([
+            "import",
+            "har",
+            har().to_str().unwrap(),
+            "--base",
+            &app.base(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let scenario = String::from_utf8(out.stdout).unwrap();
+    // Secrets stay out; the jar handles cookies; assets are left out;
+    // the token and the id are carried, not replayed.
+    assert!(!scenario.contains("recorded-secret-token"), "{scenario}");
+    assert!(
+        scenario.contains("{{env.PELT_SECRET_AUTHORIZATION}}"),
+        "{scenario}"
+    );
+    let headers: Vec<&str> = scenario
+        .lines()
+        .filter(|l| l.starts_with("headers"))
+        .collect();
+    assert!(
+        headers
+            .iter()
+            .all(|l| !l.to_ascii_lowercase().contains("\"cookie\"")),
+        "{scenario}"
+    );
+    assert!(!scenario.contains("site.css"), "{scenario}");
+    assert!(scenario.contains("csrf={{csrf|url}}"), "{scenario}");
+    assert!(
+        scenario.contains("url = \"/item/{{item_id|url}}/note\""),
+        "{scenario}"
+    );
+    assert!(scenario.contains("think = \""), "{scenario}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("imported.toml");
+    std::fs::write(&path, &scenario).unwrap();
+    let out = pelt()
+        .env("PELT_SECRET_AUTHORIZATION", "Bearer from-the-environment")
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-d",
+            "2s",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let report = pelt_testkit::pelt::ok_json(&out);
+    assert_eq!(
+        report["requests"]["failed"], 0,
+        "{}",
+        report["error_examples"]
+    );
+    let flows = &report["scenario"]["flows"][0];
+    assert!(flows["completed"].as_u64().unwrap() >= 2, "{flows}");
+    let log = app.log();
+    assert!(
+        log.iter()
+            .any(|e| e.path == "/item/7002/note" && e.status == 200),
+        "the recorded user's item, posted to"
+    );
+    assert!(log.iter().all(|e| e.status < 400), "{log:?}");
+
+    // Assets on request.
+    let out = pelt()
+        .args(["import", "har", har().to_str().unwrap(), "--include-assets"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("/static/site.css"));
+}
+
+#[test]
+fn a_har_that_is_not_json_is_refused_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.har");
+    std::fs::write(
+        &path,
+        "{\n  \"log\": {\n    \"entries\": [ oops ]\n  }\n}\n",
+    )
+    .unwrap();
+    let out = pelt()
+        .args(["import", "har", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = bad_input(&out, "broken HAR");
+    assert!(err.contains(&format!("{}:3: ", path.display())), "{err}");
+    assert!(err.contains("not a HAR file"), "{err}");
+}
+
+/// A step's response time by percentile `p` ("p50", "p90"...) in seconds.
+fn step_p(report: &serde_json::Value, name: &str, p: &str) -> f64 {
+    step(report, name)["response_time"]["percentiles_s"][p]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{name} {p}"))
+}
+
+#[test]
+fn each_step_is_timed_from_its_intended_start() {
+    // pelt's own server: 100 ms for the first step, at once for the second.
+    let server = pelt_testkit::pelt::server(None);
+    let base = format!("http://{}", server.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("timed.toml");
+    let write = |think: &str| {
+        std::fs::write(
+            &path,
+            format!(
+                "base = \"{base}\"\n[[flow]]\nname = \"f\"\n[[flow.step]]\nname = \"slow\"\nurl = \"/?delay=100ms\"\n{think}\n[[flow.step]]\nname = \"fast\"\nurl = \"/\"\n"
+            ),
+        )
+        .unwrap();
+    };
+    // Closed loop with a think time: the pause is the user's, in no step's
+    // time, but in the flow's.
+    write("think = \"200ms\"");
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-d",
+        "2s",
+    ]);
+    assert!(
+        step_p(&report, "fast", "p90") < 0.05,
+        "{}",
+        step(&report, "fast")
+    );
+    let flow = report["scenario"]["flows"][0]["duration"]["percentiles_s"]["p50"]
+        .as_f64()
+        .unwrap();
+    assert!(flow >= 0.3, "slow + think + fast: {flow}");
+    // Rate mode, one user, twice the flows it can run: each flow's slot
+    // waits for the user, and the wait is in its first step's time (as
+    // its user would feel it), never hidden; the next step still runs
+    // from its predecessor's end.
+    write("");
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--rate",
+        "20",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-d",
+        "2s",
+    ]);
+    assert!(
+        step_p(&report, "slow", "p90") > 0.4,
+        "{}",
+        step(&report, "slow")
+    );
+    assert!(
+        step_p(&report, "fast", "p90") < 0.05,
+        "{}",
+        step(&report, "fast")
+    );
+}
+
+#[test]
+fn a_connection_schedule_adds_virtual_users_as_it_rises() {
+    let app = FlaskApp::start();
+    let (_dir, path) = files(&app, JOURNEY, 10);
+    run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "1..3/2s",
+        "-t",
+        "1",
+        "-d",
+        "2s",
+    ]);
+    let users = by_user(&app.log());
+    assert_eq!(users.len(), 3, "{:?}", users.keys());
+    // The third user starts when the level passes 2, about 1 s later than
+    // the first (the level rises from 1 to 3 over 2 s).
+    let first = |vu: &str| users[vu][0].t;
+    let late = first("2") - first("0");
+    assert!(
+        (0.8..1.6).contains(&late),
+        "user 2 started {late:.2}s after user 0"
+    );
+}
+
+#[test]
+fn request_flags_that_a_scenario_would_ignore_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    std::fs::write(
+        &path,
+        "[[flow]]\nname = \"f\"\n[[flow.step]]\nurl = \"http://127.0.0.1:1/\"\n",
+    )
+    .unwrap();
+    for extra in [
+        &["-H", "X-A: 1"][..],
+        &["-m", "POST"],
+        &["--login", "POST http://127.0.0.1:1/login a=b"],
+    ] {
+        let out = pelt()
+            .args(["run", "--scenario", path.to_str().unwrap(), "-d", "1s"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = bad_input(&out, &format!("{extra:?}"));
+        assert!(
+            err.contains("put methods, headers, bodies and a login"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn shards_share_a_unique_feed_each_row_once() {
+    let app = FlaskApp::start();
+    let scenario = r#"
+base = "{base}"
+
+[[feed]]
+name = "users"
+file = "users.csv"
+pick = "unique"
+per = "iteration"
+
+[[flow]]
+name = "login"
+[[flow.step]]
+url = "/login"
+headers = { "X-VU" = "{{vu}}" }
+extract = { csrf = { regex = 'value="([^"]+)"' } }
+[[flow.step]]
+method = "POST"
+url = "/login"
+headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu}}" }
+body = "user={{users.name}}&password={{users.password}}&csrf={{csrf|url}}"
+check = { status = [302] }
+"#;
+    let (_dir, path) = files(&app, scenario, 30);
+    // Two shards of one run, one after the other: row k goes to shard
+    // k mod 2, so between them every row is used, none twice.
+    let mut flows = 0;
+    for shard in ["0/2", "1/2"] {
+        let report = run_json(&[
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-d",
+            "30s",
+            "--shard",
+            shard,
+        ]);
+        flows += report["scenario"]["flows"][0]["completed"]
+            .as_u64()
+            .unwrap();
+    }
+    let logins: Vec<String> = app.log().into_iter().filter_map(|e| e.login_user).collect();
+    let distinct: BTreeSet<&String> = logins.iter().collect();
+    assert_eq!(
+        (logins.len(), distinct.len(), flows),
+        (30, 30, 30),
+        "{logins:?}"
+    );
+}
+
+#[test]
+fn a_siege_targets_file_imports_into_a_scenario_that_runs() {
+    let app = FlaskApp::start();
+    let dir = tempfile::tempdir().unwrap();
+    let targets = dir.path().join("urls.txt");
+    // siege's form: URL, then POST and a body.
+    std::fs::write(
+        &targets,
+        format!("{0}/login\n{0}/login POST user=u1&password=x\n", app.base()),
+    )
+    .unwrap();
+    let out = pelt()
+        .args(["import", "targets", targets.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = dir.path().join("s.toml");
+    std::fs::write(&path, &out.stdout).unwrap();
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "3",
+    ]);
+    let steps = report["scenario"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    let log = app.log();
+    // Three flows: each the page, then the form (refused: no CSRF token,
+    // which the file cannot know; the scenario is where to add it).
+    assert_eq!(
+        log.iter().map(|e| e.method.as_str()).collect::<Vec<_>>(),
+        ["GET", "POST", "GET", "POST", "GET", "POST"]
+    );
+    assert_eq!(report["scenario"]["flows"][0]["failures"]["status_4xx"], 3);
+}
+
+#[test]
+fn the_html_report_names_steps_and_flows() {
+    let app = FlaskApp::start();
+    let (_dir, path) = files(&app, JOURNEY, 10);
+    let out = pelt()
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "-n",
+            "2",
+            "--format",
+            "html",
+        ])
+        .output()
+        .unwrap();
+    let html = pelt_testkit::pelt::ok_stdout(&out);
+    assert!(
+        html.contains("<h2>Steps and flows</h2>"),
+        "no steps section"
+    );
+    for name in [
+        "once/login page",
+        "browse/list",
+        "browse/item",
+        "browse/note",
+    ] {
+        assert!(
+            html.contains(&format!("step <code>{name}</code>")),
+            "no row for {name}"
+        );
+    }
+    assert!(html.contains("flow <code>browse</code>"));
+}
+
+#[test]
+fn a_saved_scenario_run_reports_its_steps_again() {
+    let app = FlaskApp::start();
+    let (dir, path) = files(&app, JOURNEY, 10);
+    let saved = dir.path().join("run.pelt");
+    let live = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+        "-o",
+        saved.to_str().unwrap(),
+    ]);
+    let out = pelt()
+        .args(["report", saved.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    let again = pelt_testkit::pelt::ok_json(&out);
+    pelt_testkit::schema::run(&again);
+    for (a, b) in live["scenario"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(again["scenario"]["steps"].as_array().unwrap())
+    {
+        assert_eq!(
+            (&a["name"], &a["requests"], &a["failed"], &a["skipped"]),
+            (&b["name"], &b["requests"], &b["failed"], &b["skipped"])
+        );
+    }
+    assert_eq!(
+        live["scenario"]["flows"][0]["completed"],
+        again["scenario"]["flows"][0]["completed"]
+    );
+    assert!(again["scenario"]["flows"][0]["completed"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn in_rate_mode_a_unique_feed_running_out_ends_the_run_at_once() {
+    let app = FlaskApp::start();
+    let scenario = r#"
+base = "{base}"
+
+[[feed]]
+name = "users"
+file = "users.csv"
+pick = "unique"
+
+[[flow]]
+name = "page"
+[[flow.step]]
+url = "/login?u={{users.name}}"
+headers = { "X-VU" = "{{vu}}" }
+"#;
+    let (_dir, path) = files(&app, scenario, 10);
+    // 10 rows at 20 flows/s: out after half a second, with 50 idle users
+    // that must not each wait for a slot to learn it.
+    let started = std::time::Instant::now();
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--rate",
+        "20",
+        "-c",
+        "50",
+        "-t",
+        "1",
+        "-d",
+        "20s",
+    ]);
+    assert!(
+        started.elapsed().as_secs_f64() < 5.0,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(report["scenario"]["flows"][0]["completed"], 10);
+    assert_eq!(app.log().len(), 10);
+}

@@ -44,6 +44,8 @@ pub fn config_error(e: &ConfigError) -> String {
         ProxyWith => "--proxy works with plain HTTP/1.1 requests only for now; drop --http2, --follow or --unix-socket".into(),
         StreamsWithoutHttp2 => "--streams is for HTTP/2; add --http2 (or --http3), or use -c for more HTTP/1.1 connections".into(),
         NoKeepaliveWithHttp2 => "--no-keepalive is HTTP/1.1's Connection: close; HTTP/2 and HTTP/3 always reuse their connections, so drop one of them".into(),
+        NoKeepaliveWithStreams => "--no-keepalive with --http3 opens a QUIC connection per request, one stream each; drop --streams or --no-keepalive".into(),
+        ZeroRttWithoutHttp3 => "--0rtt is QUIC's 0-RTT resumption, for HTTP/3 only; add --http3 or drop --0rtt".into(),
         Http3WithHttp2 => "--http2 and --http3 ask for different protocols; give one of them".into(),
         Http3NeedsHttps => "--http3 runs over QUIC, which always uses TLS; use an https:// URL".into(),
         Http3WithProxy => "--proxy cannot carry HTTP/3 (QUIC runs over UDP, and pelt speaks no CONNECT-UDP); drop --proxy or --http3".into(),

@@ -704,3 +704,29 @@ fn zero_rtt_without_http3_is_a_usage_error() {
     let err = pelt_testkit::pelt::bad_input(&out, "--no-keepalive --streams 2 --http3");
     assert!(err.contains("one stream each"), "{err}");
 }
+
+#[test]
+fn http3_0rtt_against_caddy() {
+    // Caddy (quic-go) gives tickets that invite 0-RTT, and accepts it;
+    // its log shows each request once. It answers a 0-RTT request before
+    // the handshake ends and sends its ticket after that, so a connection
+    // closed at its response (--no-keepalive) often leaves with no ticket
+    // and the next one is 1-RTT: they take turns, about half resuming.
+    let tls = self_signed_cert();
+    let caddy = Caddy::start(&tls);
+    let r = h3_run(
+        &["-n", "10", "-c", "1", "--no-keepalive", "--0rtt"],
+        &caddy.url("/ok"),
+    );
+    assert_eq!(r["requests"]["successes"], 10, "{}", error_examples(&r));
+    assert_eq!(caddy.log_lines(), vec!["GET /ok 200 HTTP/3.0"; 10]);
+    let [one, accepted, rejected] = handshakes(&r);
+    assert_eq!((one + accepted, rejected), (10, 0), "{}", r["connections"]);
+    assert!(accepted >= 3, "{}", r["connections"]);
+    // Kept alive: two connections dialled at once, before any ticket,
+    // both 1-RTT, and no other is needed.
+    let r = h3_run(&["-n", "10", "-c", "2", "--0rtt"], &caddy.url("/ok"));
+    assert_eq!(r["requests"]["successes"], 10, "{}", error_examples(&r));
+    assert_eq!(handshakes(&r), [2, 0, 0], "{}", r["connections"]);
+    assert_eq!(caddy.log_lines().len(), 20);
+}

@@ -687,7 +687,10 @@ fn zero_rtt_without_http3_is_a_usage_error() {
         .output()
         .unwrap();
     let err = pelt_testkit::pelt::bad_input(&out, "--0rtt without --http3");
-    assert!(err.contains("--0rtt") && err.contains("add --http3"), "{err}");
+    assert!(
+        err.contains("--0rtt") && err.contains("add --http3"),
+        "{err}"
+    );
     let out = pelt()
         .args([
             "run",
@@ -729,4 +732,52 @@ fn http3_0rtt_against_caddy() {
     assert_eq!(r["requests"]["successes"], 10, "{}", error_examples(&r));
     assert_eq!(handshakes(&r), [2, 0, 0], "{}", r["connections"]);
     assert_eq!(caddy.log_lines().len(), 20);
+}
+
+#[test]
+fn http3_0rtt_handshakes_of_shards_add_when_merged() {
+    // Two shards, each one connection at a time: each has its own
+    // first (1-RTT) handshake; merged, the counts are the sums.
+    let target = server_h3(ServeConfig::default());
+    let url = h3_url(&target, "/");
+    let data = tempfile::tempdir().unwrap();
+    let files: Vec<String> = (0..2)
+        .map(|i| {
+            data.path()
+                .join(format!("part{i}.pelt"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    for (i, file) in files.iter().enumerate() {
+        let shard = format!("{i}/2");
+        let r = h3_run(
+            &[
+                "-n",
+                "12",
+                "-c",
+                "2",
+                "--no-keepalive",
+                "--0rtt",
+                "--shard",
+                &shard,
+                "-q",
+                "-o",
+                file,
+            ],
+            &url,
+        );
+        assert_eq!(handshakes(&r), [1, 5, 0], "shard {i}: {}", r["connections"]);
+    }
+    let out = pelt()
+        .args([
+            "report", "--merge", &files[0], &files[1], "--format", "json",
+        ])
+        .output()
+        .unwrap();
+    let merged = pelt_testkit::pelt::ok_json(&out);
+    pelt_testkit::schema::run(&merged);
+    assert_eq!(merged["requests"]["successes"], 12);
+    assert_eq!(handshakes(&merged), [2, 10, 0], "{}", merged["connections"]);
+    assert_eq!(target.requests(), 12);
 }

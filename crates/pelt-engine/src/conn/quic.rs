@@ -145,7 +145,14 @@ pub(crate) async fn connect_quic(
     config: &quinn::ClientConfig,
     connect_timeout: Duration,
     early: bool,
-) -> Result<(quinn::Connection, Established, Option<quinn::ZeroRttAccepted>), Failure> {
+) -> Result<
+    (
+        quinn::Connection,
+        Established,
+        Option<quinn::ZeroRttAccepted>,
+    ),
+    Failure,
+> {
     let start = Instant::now();
     // Refused by the configuration (`http.unix_socket` with `http.http3`).
     let Addr::Tcp(addr) = &origin.addr else {

@@ -508,21 +508,22 @@ impl H3Sender {
         if let Some(server) = server {
             w.note_server(server);
         }
-        let result = match location {
+        match location {
             Some(location) => self
                 .follow(w, target, resp, location, attempt, generation)
                 .await
                 .map_err(|f| (f, Unprocessed::No)),
             None => Ok(resp),
-        };
-        if !plan.http.keepalive {
-            // `--no-keepalive`: a connection per request, closed now.
-            self.shared.conns.retire(origin, generation);
-            if let Some((_, _, handle)) = self.send.take() {
-                handle.conn.close(no_error(), b"");
-            }
         }
-        result
+    }
+
+    /// `--no-keepalive`: a connection per request, closed once its
+    /// request is done, however it ended.
+    fn close_own(&mut self) {
+        if let Some((origin, generation, handle)) = self.send.take() {
+            self.shared.conns.retire(origin, generation);
+            handle.conn.close(no_error(), b"");
+        }
     }
 
     /// `--0rtt`: records the handshake of the 0-RTT connection this sender
@@ -669,7 +670,12 @@ impl Transport for H3Sender {
         let mut retried = false;
         loop {
             let result = self.once(w, target, sender, attempt).await;
+            // Before any close: a 0-RTT handshake cut short by it would
+            // read as rejected.
             self.record_early(w).await;
+            if !w.plan().http.keepalive {
+                self.close_own();
+            }
             let unprocessed = match result {
                 Ok(r) => return Ok(r),
                 Err((failure, Unprocessed::No)) => return Err(failure),

@@ -712,9 +712,10 @@ fn zero_rtt_without_http3_is_a_usage_error() {
 fn http3_0rtt_against_caddy() {
     // Caddy (quic-go) gives tickets that invite 0-RTT, and accepts it;
     // its log shows each request once. It answers a 0-RTT request before
-    // the handshake ends and sends its ticket after that, so a connection
-    // closed at its response (--no-keepalive) often leaves with no ticket
-    // and the next one is 1-RTT: they take turns, about half resuming.
+    // the handshake ends and sends its ticket after that: pelt keeps each
+    // connection open one request longer (--no-keepalive --0rtt), so that
+    // every connection after the first two resumes (the second is dialled
+    // before the first's ticket came).
     let tls = self_signed_cert();
     let caddy = Caddy::start(&tls);
     let r = h3_run(
@@ -725,7 +726,7 @@ fn http3_0rtt_against_caddy() {
     assert_eq!(caddy.log_lines(), vec!["GET /ok 200 HTTP/3.0"; 10]);
     let [one, accepted, rejected] = handshakes(&r);
     assert_eq!((one + accepted, rejected), (10, 0), "{}", r["connections"]);
-    assert!(accepted >= 3, "{}", r["connections"]);
+    assert!(accepted >= 8, "{}", r["connections"]);
     // Kept alive: two connections dialled at once, before any ticket,
     // both 1-RTT, and no other is needed.
     let r = h3_run(&["-n", "10", "-c", "2", "--0rtt"], &caddy.url("/ok"));

@@ -251,6 +251,9 @@ pub(crate) struct H3Sender {
     /// `--0rtt`: the next connection this sender opens tries no 0-RTT (its
     /// request was rejected as 0-RTT once).
     no_early: bool,
+    /// `--no-keepalive --0rtt`: the last connection, left open for its
+    /// session ticket until the next one is done (see `close_own`).
+    previous: Option<Handle>,
 }
 
 impl H3Sender {
@@ -261,6 +264,7 @@ impl H3Sender {
             jar: jar.map(Box::new),
             opened_early: None,
             no_early: false,
+            previous: None,
         }
     }
 
@@ -517,12 +521,24 @@ impl H3Sender {
         }
     }
 
-    /// `--no-keepalive`: a connection per request, closed once its
-    /// request is done, however it ended.
-    fn close_own(&mut self) {
+    /// `--no-keepalive`: a connection per request, retired once its
+    /// request is done, however it ended. With `--0rtt` it is closed one
+    /// request later: servers (quic-go's Caddy) answer a 0-RTT request
+    /// before their handshake ends and send the session ticket after,
+    /// so a connection closed at its response would often leave without
+    /// one, and the next connection but one would have none to resume.
+    fn close_own(&mut self, zero_rtt: bool) {
         if let Some((origin, generation, handle)) = self.send.take() {
             self.shared.conns.retire(origin, generation);
-            handle.conn.close(no_error(), b"");
+            // h3 closes a connection when its last handle goes: the kept
+            // one holds it open.
+            let done = match zero_rtt {
+                true => self.previous.replace(handle),
+                false => Some(handle),
+            };
+            if let Some(done) = done {
+                done.conn.close(no_error(), b"");
+            }
         }
     }
 
@@ -674,7 +690,7 @@ impl Transport for H3Sender {
             // read as rejected.
             self.record_early(w).await;
             if !w.plan().http.keepalive {
-                self.close_own();
+                self.close_own(w.plan().http.zero_rtt);
             }
             let unprocessed = match result {
                 Ok(r) => return Ok(r),

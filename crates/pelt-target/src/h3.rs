@@ -121,9 +121,21 @@ pub(crate) async fn accept_loop(endpoint: quinn::Endpoint, shared: Arc<Shared>) 
         tokio::spawn(async move {
             // A handshake that fails (a client refusing the certificate,
             // one that gave up) concerns that client only.
-            if let Ok(conn) = incoming.await {
-                serve_connection(conn, shared).await;
-            }
+            let Ok(connecting) = incoming.accept() else {
+                return;
+            };
+            // Served from the client's first flight (0.5-RTT): a 0-RTT
+            // request is answered without waiting for the client's
+            // Finished, as HTTP/3 servers do (quic-go's Caddy); a server
+            // always may (quinn: `into_0rtt` never fails on this side).
+            let conn = match connecting.into_0rtt() {
+                Ok((conn, _)) => conn,
+                Err(connecting) => match connecting.await {
+                    Ok(conn) => conn,
+                    Err(_) => return,
+                },
+            };
+            serve_connection(conn, shared).await;
         });
     }
 }

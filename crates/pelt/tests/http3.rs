@@ -727,11 +727,13 @@ fn http3_0rtt_against_caddy() {
     let [one, accepted, rejected] = handshakes(&r);
     assert_eq!((one + accepted, rejected), (10, 0), "{}", r["connections"]);
     assert!(accepted >= 8, "{}", r["connections"]);
-    // Kept alive: two connections dialled at once, before any ticket,
-    // both 1-RTT, and no other is needed.
+    // Kept alive: two connections, and no other is needed; the second
+    // resumes only if its worker dialled after the first's ticket came.
     let r = h3_run(&["-n", "10", "-c", "2", "--0rtt"], &caddy.url("/ok"));
     assert_eq!(r["requests"]["successes"], 10, "{}", error_examples(&r));
-    assert_eq!(handshakes(&r), [2, 0, 0], "{}", r["connections"]);
+    let [one, accepted, rejected] = handshakes(&r);
+    assert_eq!((one + accepted, rejected), (2, 0), "{}", r["connections"]);
+    assert!(one >= 1, "{}", r["connections"]);
     assert_eq!(caddy.log_lines().len(), 20);
 }
 

@@ -78,7 +78,7 @@ pub enum ConfigError {
     )]
     StreamsWithoutHttp2,
     /// HTTP/2 or HTTP/3 without keep-alive.
-    #[error("`http.keepalive: false` is HTTP/1.1's Connection: close; HTTP/2 and HTTP/3 always reuse their connections, so change one of them")]
+    #[error("`http.keepalive: false` is HTTP/1.1's Connection: close (and HTTP/3's connection per request); HTTP/2 always reuses its connections, so change one of them")]
     NoKeepaliveWithHttp2,
     /// HTTP/3 without keep-alive and with more than one stream: each
     /// request has a connection of its own, so it has no streams to share.

@@ -43,7 +43,7 @@ pub fn config_error(e: &ConfigError) -> String {
         TooManyStreams => "-c × --streams must be at most 1,000,000 streams in flight; use fewer connections or streams, like -c 100 --streams 100".into(),
         ProxyWith => "--proxy works with plain HTTP/1.1 requests only for now; drop --http2, --follow or --unix-socket".into(),
         StreamsWithoutHttp2 => "--streams is for HTTP/2; add --http2 (or --http3), or use -c for more HTTP/1.1 connections".into(),
-        NoKeepaliveWithHttp2 => "--no-keepalive is HTTP/1.1's Connection: close; HTTP/2 and HTTP/3 always reuse their connections, so drop one of them".into(),
+        NoKeepaliveWithHttp2 => "--no-keepalive is HTTP/1.1's Connection: close (and HTTP/3's connection per request); HTTP/2 always reuses its connections, so drop one of them".into(),
         NoKeepaliveWithStreams => "--no-keepalive with --http3 opens a QUIC connection per request, one stream each; drop --streams or --no-keepalive".into(),
         ZeroRttWithoutHttp3 => "--0rtt is QUIC's 0-RTT resumption, for HTTP/3 only; add --http3 or drop --0rtt".into(),
         Http3WithHttp2 => "--http2 and --http3 ask for different protocols; give one of them".into(),

@@ -3,8 +3,14 @@
 //! with its time. Kept apart from the [`Recorder`](crate::Recorder)'s
 //! other fields (which every run has) because only `--0rtt` runs fill it.
 
-use crate::recorder::new_histogram;
 use hdrhistogram::Histogram;
+
+/// The recorder's histogram bounds (`recorder::new_histogram`; that
+/// module imports this one, so they are said again here): histograms
+/// read from a results file have them, and add to these.
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant bounds are valid")
+}
 
 /// How a QUIC connection was set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +115,15 @@ mod tests {
         let counts: Vec<u64> = Handshake::ALL.iter().map(|&k| a.count(k)).collect();
         assert_eq!(counts, [1, 2, 1]);
         assert!(a.of(Handshake::ZeroRttAccepted).max() < 61_000);
+        // The recorder's histograms (a results file's) add to these.
+        a.times[0]
+            .add(crate::recorder::new_histogram())
+            .expect("same bounds");
+        let r = crate::recorder::new_histogram();
+        assert_eq!(
+            (a.times[0].high(), a.times[0].sigfig()),
+            (r.high(), r.sigfig())
+        );
         a.reset();
         assert!(a.is_empty());
     }

@@ -18,6 +18,7 @@ pub mod error;
 pub mod failure;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod handshake;
 pub mod header;
 pub mod independence;
 pub mod op;

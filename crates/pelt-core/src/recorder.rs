@@ -232,6 +232,9 @@ pub struct Recorder {
     /// Planned against actual send instants, for the schedule check (see
     /// [`crate::independence`]).
     pub sends: SendGrid,
+    /// `--0rtt` runs: HTTP/3 handshakes by kind, with their times (none
+    /// in other runs, which so carry no extra histograms).
+    pub handshakes: Option<Box<crate::handshake::Handshakes>>,
 }
 
 impl Default for Recorder {
@@ -280,6 +283,7 @@ impl Recorder {
             last_done: 0,
             lag1: Lag1::default(),
             sends: SendGrid::default(),
+            handshakes: None,
         }
     }
 
@@ -405,6 +409,11 @@ impl Recorder {
         if let Some(t) = tls_ns {
             self.tls.saturating_record(t);
         }
+    }
+
+    /// Records a QUIC handshake of `kind` that took `ns` (`--0rtt` runs).
+    pub fn record_handshake(&mut self, kind: crate::handshake::Handshake, ns: u64) {
+        self.handshakes.get_or_insert_default().record(kind, ns);
     }
 
     /// Records a `--proxy` tunnel's set-up time (its connection's
@@ -556,6 +565,9 @@ impl Recorder {
         self.last_done = 0;
         self.lag1.reset();
         self.sends.reset();
+        if let Some(h) = &mut self.handshakes {
+            h.reset();
+        }
     }
 
     /// Adds `other` into `self`. Associative and commutative for every
@@ -614,6 +626,9 @@ impl Recorder {
         self.last_done = self.last_done.max(other.last_done);
         self.lag1.merge(&other.lag1);
         self.sends.merge(&other.sends);
+        if let Some(theirs) = &other.handshakes {
+            self.handshakes.get_or_insert_default().merge(theirs);
+        }
     }
 }
 
@@ -685,6 +700,12 @@ pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
         (b.tcp_segs_out, b.tcp_retrans, b.tx_stamped, b.cut_short)
     );
     assert_eq!(a.sends, b.sends);
+    let counts = |r: &Recorder| {
+        r.handshakes.as_ref().map_or([0; 3], |h| {
+            crate::handshake::Handshake::ALL.map(|k| h.count(k))
+        })
+    };
+    assert_eq!(counts(a), counts(b));
 }
 
 #[cfg(test)]

@@ -232,6 +232,14 @@ impl Intervals {
         }
     }
 
+    /// Records a QUIC handshake of `kind` known at `at` (outside warm-up
+    /// only), as its connection is.
+    pub fn record_handshake(&mut self, at: Nanos, kind: pelt_core::handshake::Handshake, ns: u64) {
+        if at >= self.measure_from {
+            self.current.record_handshake(kind, ns);
+        }
+    }
+
     /// Keeps `detail` as an example of `kind` for a request intended at
     /// `intended`, if the recorder wants one: the message is built only
     /// then, which is rarely.

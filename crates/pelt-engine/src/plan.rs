@@ -152,7 +152,7 @@ impl RunPlan {
         let quic = config
             .http
             .http3
-            .then(|| quic_client_config(config.http.insecure));
+            .then(|| quic_client_config(config.http.insecure, config.http.zero_rtt));
         let h2_requests = match config.http.multiplexed() {
             true => config
                 .targets

@@ -315,6 +315,22 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
         let c = &mut v["connections"];
         c["quic_packets_sent"] = json!(t.tcp_segs_out);
         c["quic_packets_lost"] = json!(t.tcp_retrans);
+        // --0rtt: handshakes by kind, each with its count and time.
+        if let Some(h) = t.handshakes.as_deref() {
+            let kinds: Map<String, Value> = pelt_core::handshake::Handshake::ALL
+                .iter()
+                .map(|&k| {
+                    let times = h.of(k);
+                    let v = json!({
+                        "count": times.len(),
+                        "mean_s": secs(if times.is_empty() { 0.0 } else { times.mean() }),
+                        "p99_s": secs(pelt_core::rank::percentile(times, 99.0) as f64),
+                    });
+                    (k.name().to_string(), v)
+                })
+                .collect();
+            c["handshakes"] = Value::Object(kinds);
+        }
     }
     v
 }

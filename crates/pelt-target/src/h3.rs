@@ -41,10 +41,12 @@ const DATA_CHUNK: usize = FILLER.len();
 
 /// quinn's server configuration: TLS 1.3 on ring with ALPN `h3` and a
 /// self-signed certificate for `localhost`, the loopback addresses and
-/// `ip`; `max_streams` concurrent request streams per connection.
+/// `ip`; `max_streams` concurrent request streams per connection. 0-RTT
+/// is accepted (clients' `--0rtt`) unless `reject_0rtt`.
 pub(crate) fn server_config(
     ip: std::net::IpAddr,
     max_streams: u32,
+    reject_0rtt: bool,
 ) -> io::Result<quinn::ServerConfig> {
     let mut names = vec![
         "localhost".to_string(),
@@ -65,9 +67,13 @@ pub(crate) fn server_config(
         .with_single_cert(vec![cert], key)
         .map_err(io::Error::other)?;
     tls.alpn_protocols = vec![b"h3".to_vec()];
-    // A load test's server answers what it is asked: no session tickets
-    // to keep, no 0-RTT to replay.
-    tls.max_early_data_size = 0;
+    // 0-RTT accepted: clients' `--0rtt` needs a server that takes it
+    // (QUIC allows no limit but none or all, RFC 9001 §4.6.1). rustls
+    // keeps the sessions its tickets name, each resumed once.
+    tls.max_early_data_size = u32::MAX;
+    if reject_0rtt {
+        tls.session_storage = Arc::new(Forgetful);
+    }
     let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(Arc::new(tls))
         .map_err(io::Error::other)?;
     let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
@@ -79,6 +85,26 @@ pub(crate) fn server_config(
         .send_window(16 << 20);
     config.transport_config(Arc::new(transport));
     Ok(config)
+}
+
+/// Session storage that takes every session and gives none back: the
+/// tickets issued invite 0-RTT, and every attempt is rejected.
+#[derive(Debug)]
+struct Forgetful;
+
+impl rustls::server::StoresServerSessions for Forgetful {
+    fn put(&self, _key: Vec<u8>, _value: Vec<u8>) -> bool {
+        true
+    }
+    fn get(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+    fn take(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+    fn can_cache(&self) -> bool {
+        true
+    }
 }
 
 /// Binds the UDP socket for HTTP/3 on `addr` (the TCP listener's).
@@ -95,9 +121,21 @@ pub(crate) async fn accept_loop(endpoint: quinn::Endpoint, shared: Arc<Shared>) 
         tokio::spawn(async move {
             // A handshake that fails (a client refusing the certificate,
             // one that gave up) concerns that client only.
-            if let Ok(conn) = incoming.await {
-                serve_connection(conn, shared).await;
-            }
+            let Ok(connecting) = incoming.accept() else {
+                return;
+            };
+            // Served from the client's first flight (0.5-RTT): a 0-RTT
+            // request is answered without waiting for the client's
+            // Finished, as HTTP/3 servers do (quic-go's Caddy); a server
+            // always may (quinn: `into_0rtt` never fails on this side).
+            let conn = match connecting.into_0rtt() {
+                Ok((conn, _)) => conn,
+                Err(connecting) => match connecting.await {
+                    Ok(conn) => conn,
+                    Err(_) => return,
+                },
+            };
+            serve_connection(conn, shared).await;
         });
     }
 }

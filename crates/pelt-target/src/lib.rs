@@ -144,6 +144,12 @@ pub struct ServeConfig {
     /// a connection (QUIC's MAX_STREAMS credit; 128 by default, as
     /// HTTP/2 servers commonly allow). Lower, clients wait for credit.
     pub http3_max_streams: u32,
+    /// With `http3`: refuse every 0-RTT attempt. The server still gives
+    /// session tickets that invite early data, but keeps no sessions, so
+    /// each resumption falls back to a full handshake and the early data
+    /// is rejected (as a server restarted, or one guarding against
+    /// replays, rejects it). Off: 0-RTT is accepted.
+    pub http3_reject_0rtt: bool,
 }
 
 impl Default for ServeConfig {
@@ -156,6 +162,7 @@ impl Default for ServeConfig {
             delay_growth: Duration::ZERO,
             http3: false,
             http3_max_streams: h3::MAX_STREAMS,
+            http3_reject_0rtt: false,
         }
     }
 }
@@ -280,7 +287,11 @@ impl Server {
         };
         runtime.spawn(accept_loop(listener, Arc::clone(&shared)));
         if let Some(udp) = self.udp {
-            let config = h3::server_config(self.local_addr.ip(), self.config.http3_max_streams)?;
+            let config = h3::server_config(
+                self.local_addr.ip(),
+                self.config.http3_max_streams,
+                self.config.http3_reject_0rtt,
+            )?;
             let endpoint = {
                 let _enter = runtime.enter();
                 quinn::Endpoint::new(

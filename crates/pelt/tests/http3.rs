@@ -568,3 +568,219 @@ fn http3_keeps_cookies_per_stream_against_caddy() {
         .iter()
         .all(|l| l == "GET /login 200 HTTP/3.0"));
 }
+
+/// `--0rtt`'s handshake counts from a JSON report: 1-RTT, 0-RTT accepted,
+/// 0-RTT rejected.
+fn handshakes(r: &Value) -> [u64; 3] {
+    let h = &r["connections"]["handshakes"];
+    ["one_rtt", "zero_rtt_accepted", "zero_rtt_rejected"].map(|k| count(&h[k]["count"]))
+}
+
+#[test]
+fn http3_0rtt_resumes_every_connection_after_the_first() {
+    // A connection per request, one at a time: the first has no ticket
+    // (a full handshake), each later one resumes with its request as
+    // 0-RTT data, which pelt serve accepts.
+    let target = server_h3(ServeConfig::default());
+    let url = h3_url(&target, "/?size=100");
+    let args = ["-n", "12", "-c", "1", "--no-keepalive", "--0rtt"];
+    let r = h3_run(&args, &url);
+    pelt_testkit::schema::run(&r);
+    assert_eq!(r["requests"]["successes"], 12, "{}", error_examples(&r));
+    assert_eq!(target.requests(), 12, "each request served once");
+    assert_eq!(r["connections"]["opened"], 12);
+    assert_eq!(r["connections"]["reused_requests"], 0);
+    assert_eq!(handshakes(&r), [1, 11, 0], "{}", r["connections"]);
+    // No round trip before a 0-RTT request leaves: a small part of the
+    // 1-RTT handshake's time.
+    let h = &r["connections"]["handshakes"];
+    let (one, zero) = (
+        number(&h["one_rtt"]["mean_s"]),
+        number(&h["zero_rtt_accepted"]["mean_s"]),
+    );
+    assert!(zero > 0.0 && zero < one, "0-RTT {zero} s, 1-RTT {one} s");
+    // The text report's connect line, split by handshake.
+    let mut all = vec!["run", "--http3", "--insecure"];
+    all.extend_from_slice(&args);
+    all.push(&url);
+    let out = pelt().args(&all).output().unwrap();
+    let text = pelt_testkit::pelt::ok_stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.contains("connect by handshake (--0rtt)"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("1-RTT 1 (mean ")
+            && line.contains("0-RTT accepted 11 (mean ")
+            && line.contains("0-RTT rejected 0"),
+        "{line}"
+    );
+    assert_eq!(target.requests(), 24);
+    // Without --0rtt, no such line and no such JSON.
+    let r = h3_run(&["-n", "3", "-c", "1", "--no-keepalive"], &url);
+    assert_eq!(r["connections"]["opened"], 3);
+    assert!(r["connections"].get("handshakes").is_none());
+}
+
+#[test]
+fn http3_0rtt_waits_for_the_handshake_before_a_post() {
+    // A POST is not sent as 0-RTT data (a replay could repeat it): it
+    // waits for the handshake, which still resumes with 0-RTT.
+    let target = server_h3(ServeConfig::default());
+    let r = h3_run(
+        &[
+            "-n",
+            "8",
+            "-c",
+            "1",
+            "--no-keepalive",
+            "--0rtt",
+            "-m",
+            "POST",
+            "--body",
+            "hello",
+        ],
+        &h3_url(&target, "/"),
+    );
+    assert_eq!(r["requests"]["successes"], 8, "{}", error_examples(&r));
+    assert_eq!(target.requests(), 8, "each request served once");
+    assert_eq!(handshakes(&r), [1, 7, 0], "{}", r["connections"]);
+}
+
+#[test]
+fn http3_0rtt_rejected_requests_are_sent_again_and_answered_once() {
+    // The server's tickets invite 0-RTT, and it rejects every attempt:
+    // the requests sent as 0-RTT never reached it, so each goes again on
+    // a connection without 0-RTT. None is lost, none served twice.
+    let target = server_h3(ServeConfig {
+        http3_reject_0rtt: true,
+        ..ServeConfig::default()
+    });
+    let r = h3_run(
+        &["-n", "10", "-c", "1", "--no-keepalive", "--0rtt"],
+        &h3_url(&target, "/"),
+    );
+    pelt_testkit::schema::run(&r);
+    assert_eq!(r["requests"]["successes"], 10, "{}", error_examples(&r));
+    assert_eq!(target.requests(), 10, "each request served once");
+    // The first: 1-RTT. Each later one: a rejected 0-RTT attempt, then
+    // 1-RTT for its request (whose tickets invite 0-RTT again).
+    assert_eq!(handshakes(&r), [10, 0, 9], "{}", r["connections"]);
+    assert_eq!(r["connections"]["opened"], 19);
+    // Streams sharing connections that end (GOAWAY after each response):
+    // every new one's 0-RTT is rejected under several senders' requests.
+    let r = h3_run(
+        &["-n", "40", "-c", "1", "--streams", "4", "--0rtt"],
+        &h3_url(&target, "/?fault=hangup&delay=5ms"),
+    );
+    assert_eq!(r["requests"]["successes"], 40, "{}", error_examples(&r));
+    assert_eq!(target.requests(), 50, "each request served once");
+    let [_, accepted, rejected] = handshakes(&r);
+    assert_eq!(accepted, 0);
+    assert!(rejected >= 1, "{}", r["connections"]);
+}
+
+#[test]
+fn zero_rtt_without_http3_is_a_usage_error() {
+    let out = pelt()
+        .args(["run", "--0rtt", "-n", "1", "https://127.0.0.1:1/"])
+        .output()
+        .unwrap();
+    let err = pelt_testkit::pelt::bad_input(&out, "--0rtt without --http3");
+    assert!(
+        err.contains("--0rtt") && err.contains("add --http3"),
+        "{err}"
+    );
+    let out = pelt()
+        .args([
+            "run",
+            "--http3",
+            "--no-keepalive",
+            "--streams",
+            "2",
+            "-n",
+            "1",
+            "https://127.0.0.1:1/",
+        ])
+        .output()
+        .unwrap();
+    let err = pelt_testkit::pelt::bad_input(&out, "--no-keepalive --streams 2 --http3");
+    assert!(err.contains("one stream each"), "{err}");
+}
+
+#[test]
+fn http3_0rtt_against_caddy() {
+    // Caddy (quic-go) gives tickets that invite 0-RTT, and accepts it;
+    // its log shows each request once. It answers a 0-RTT request before
+    // the handshake ends and sends its ticket after that: pelt keeps each
+    // connection open one request longer (--no-keepalive --0rtt), so that
+    // every connection after the first two resumes (the second is dialled
+    // before the first's ticket came).
+    let tls = self_signed_cert();
+    let caddy = Caddy::start(&tls);
+    let r = h3_run(
+        &["-n", "10", "-c", "1", "--no-keepalive", "--0rtt"],
+        &caddy.url("/ok"),
+    );
+    assert_eq!(r["requests"]["successes"], 10, "{}", error_examples(&r));
+    assert_eq!(caddy.log_lines(), vec!["GET /ok 200 HTTP/3.0"; 10]);
+    let [one, accepted, rejected] = handshakes(&r);
+    assert_eq!((one + accepted, rejected), (10, 0), "{}", r["connections"]);
+    assert!(accepted >= 8, "{}", r["connections"]);
+    // Kept alive: two connections, and no other is needed; the second
+    // resumes only if its worker dialled after the first's ticket came.
+    let r = h3_run(&["-n", "10", "-c", "2", "--0rtt"], &caddy.url("/ok"));
+    assert_eq!(r["requests"]["successes"], 10, "{}", error_examples(&r));
+    let [one, accepted, rejected] = handshakes(&r);
+    assert_eq!((one + accepted, rejected), (2, 0), "{}", r["connections"]);
+    assert!(one >= 1, "{}", r["connections"]);
+    assert_eq!(caddy.log_lines().len(), 20);
+}
+
+#[test]
+fn http3_0rtt_handshakes_of_shards_add_when_merged() {
+    // Two shards, each one connection at a time: each has its own
+    // first (1-RTT) handshake; merged, the counts are the sums.
+    let target = server_h3(ServeConfig::default());
+    let url = h3_url(&target, "/");
+    let data = tempfile::tempdir().unwrap();
+    let files: Vec<String> = (0..2)
+        .map(|i| {
+            data.path()
+                .join(format!("part{i}.pelt"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    for (i, file) in files.iter().enumerate() {
+        let shard = format!("{i}/2");
+        let r = h3_run(
+            &[
+                "-n",
+                "12",
+                "-c",
+                "2",
+                "--no-keepalive",
+                "--0rtt",
+                "--shard",
+                &shard,
+                "-q",
+                "-o",
+                file,
+            ],
+            &url,
+        );
+        assert_eq!(handshakes(&r), [1, 5, 0], "shard {i}: {}", r["connections"]);
+    }
+    let out = pelt()
+        .args([
+            "report", "--merge", &files[0], &files[1], "--format", "json",
+        ])
+        .output()
+        .unwrap();
+    let merged = pelt_testkit::pelt::ok_json(&out);
+    pelt_testkit::schema::run(&merged);
+    assert_eq!(merged["requests"]["successes"], 12);
+    assert_eq!(handshakes(&merged), [2, 10, 0], "{}", merged["connections"]);
+    assert_eq!(target.requests(), 12);
+}

@@ -78,8 +78,15 @@ pub enum ConfigError {
     )]
     StreamsWithoutHttp2,
     /// HTTP/2 or HTTP/3 without keep-alive.
-    #[error("`http.keepalive: false` is HTTP/1.1's Connection: close; HTTP/2 and HTTP/3 always reuse their connections, so change one of them")]
+    #[error("`http.keepalive: false` is HTTP/1.1's Connection: close (and HTTP/3's connection per request); HTTP/2 always reuses its connections, so change one of them")]
     NoKeepaliveWithHttp2,
+    /// HTTP/3 without keep-alive and with more than one stream: each
+    /// request has a connection of its own, so it has no streams to share.
+    #[error("`http.keepalive: false` with `http.http3` opens a connection per request, one stream each; set `http.streams` to 1 or keep connections alive")]
+    NoKeepaliveWithStreams,
+    /// `http.zero_rtt` without `http.http3`.
+    #[error("`http.zero_rtt` is QUIC's 0-RTT resumption, for HTTP/3 only; set `http.http3` or unset `http.zero_rtt`")]
+    ZeroRttWithoutHttp3,
     /// Both `http.http2` and `http.http3`.
     #[error("`http.http2` and `http.http3` ask for different protocols; set one of them")]
     Http3WithHttp2,

@@ -37,6 +37,13 @@ pub struct HttpOptions {
     /// every other run's, so their files read as before).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub http3: bool,
+    /// `--0rtt`, with `http3` only: keep the TLS session tickets servers
+    /// give for the run, and send requests with safe methods (GET, HEAD,
+    /// OPTIONS, TRACE) as 0-RTT data on each later connection to an
+    /// origin; other methods wait for the handshake. Handshakes are then
+    /// counted by kind (`Recorder::handshakes`). Absent when off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zero_rtt: bool,
     /// HTTP/2 and HTTP/3 only: concurrent streams per connection. Each stream is a
     /// sender, as an HTTP/1.1 connection is, so a closed loop keeps
     /// connections × streams requests in flight.
@@ -260,6 +267,7 @@ impl Default for HttpOptions {
             insecure: false,
             http2: false,
             http3: false,
+            zero_rtt: false,
             streams: 1,
             connect_to: Vec::new(),
             unix_socket: None,

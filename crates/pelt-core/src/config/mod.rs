@@ -400,8 +400,16 @@ impl RunConfig {
         if self.http.streams > 1 && !self.http.multiplexed() {
             return Err(ConfigError::StreamsWithoutHttp2);
         }
-        if self.http.multiplexed() && !self.http.keepalive {
+        // HTTP/3 without keep-alive is a QUIC connection per request (a
+        // handshake each, which `--0rtt` measures); HTTP/2 has no such mode.
+        if self.http.http2 && !self.http.keepalive {
             return Err(ConfigError::NoKeepaliveWithHttp2);
+        }
+        if self.http.http3 && !self.http.keepalive && self.http.streams > 1 {
+            return Err(ConfigError::NoKeepaliveWithStreams);
+        }
+        if self.http.zero_rtt && !self.http.http3 {
+            return Err(ConfigError::ZeroRttWithoutHttp3);
         }
         if let Some(r) = self.http.connect_rate {
             if !(r.is_finite() && (MIN_RATE..=MAX_CONNECT_RATE).contains(&r)) {
@@ -623,10 +631,24 @@ mod tests {
         c.http.follow_any_host = true;
         assert_eq!(c.validate(), Err(ConfigError::AnyHostWithHttp2));
         c.http.follow_any_host = false;
+        c.http.follow = 0;
         c.http.keepalive = false;
-        assert_eq!(c.validate(), Err(ConfigError::NoKeepaliveWithHttp2));
+        assert_eq!(c.validate(), Err(ConfigError::NoKeepaliveWithStreams));
+        // A connection per request: one stream each.
+        c.http.streams = 1;
+        assert_eq!(c.validate(), Ok(()));
+        c.http.zero_rtt = true;
+        assert_eq!(c.validate(), Ok(()));
+        c.http.http3 = false;
+        c.targets = config().targets;
+        c.http.keepalive = true;
+        assert_eq!(c.validate(), Err(ConfigError::ZeroRttWithoutHttp3));
+        c.http.http3 = true;
+        https(&mut c);
         // Each message names fields, never flags.
         for e in [
+            ConfigError::NoKeepaliveWithStreams,
+            ConfigError::ZeroRttWithoutHttp3,
             ConfigError::Http3WithHttp2,
             ConfigError::Http3NeedsHttps,
             ConfigError::Http3WithProxy,

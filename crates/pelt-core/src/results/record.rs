@@ -75,6 +75,10 @@ pub(super) struct IntervalRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     target_detail: Vec<TargetDetail>,
     examples: Vec<(ErrorKind, String)>,
+    /// `--0rtt` runs: handshake times by kind (1-RTT, 0-RTT accepted,
+    /// 0-RTT rejected), encoded as `histograms` are; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    handshakes: Option<[String; 3]>,
     /// HdrHistogram V2 + deflate, base64: response, service, send_lag,
     /// ttfb, connect, tls.
     histograms: [String; 6],
@@ -266,6 +270,13 @@ impl IntervalRecord {
                 .iter()
                 .map(|e| (e.kind, e.message.clone()))
                 .collect(),
+            handshakes: match r.handshakes.as_deref().filter(|h| !h.is_empty()) {
+                Some(h) => {
+                    let [a, b, c] = &h.times;
+                    Some([encode(a)?, encode(b)?, encode(c)?])
+                }
+                None => None,
+            },
             histograms: [
                 encode(&r.response)?,
                 encode(&r.service)?,
@@ -286,6 +297,11 @@ impl IntervalRecord {
         r.ttfb = decode(&ttfb)?;
         r.connect = decode(&connect)?;
         r.tls = decode(&tls)?;
+        if let Some([a, b, c]) = self.handshakes {
+            r.handshakes = Some(Box::new(crate::handshake::Handshakes {
+                times: [decode(&a)?, decode(&b)?, decode(&c)?],
+            }));
+        }
         r.requests = self.requests;
         r.successes = self.successes;
         r.bytes_in = self.bytes_in;
@@ -435,6 +451,26 @@ mod tests {
         let old: IntervalRecord = serde_json::from_value(old).unwrap();
         let old = old.into_recorder().unwrap();
         assert_eq!((old.lag1.pairs, old.sends.trimmed()), (0, None));
+    }
+
+    /// `--0rtt`'s handshakes by kind survive a file and add when merged;
+    /// other runs' records carry none.
+    #[test]
+    fn handshakes_round_trip_and_are_absent_from_other_runs() {
+        use crate::handshake::Handshake;
+        let mut r = Recorder::new();
+        let json = serde_json::to_string(&IntervalRecord::from_recorder(1, &r).unwrap()).unwrap();
+        assert!(!json.contains("handshakes"), "{json}");
+        r.record_handshake(Handshake::OneRtt, 2_000_000);
+        r.record_handshake(Handshake::ZeroRttAccepted, 40_000);
+        r.record_handshake(Handshake::ZeroRttAccepted, 45_000);
+        let json = serde_json::to_string(&IntervalRecord::from_recorder(1, &r).unwrap()).unwrap();
+        let back: IntervalRecord = serde_json::from_str(&json).unwrap();
+        let mut back = back.into_recorder().unwrap();
+        back.merge(&r);
+        let h = back.handshakes.as_ref().unwrap();
+        let counts = Handshake::ALL.map(|k| h.count(k));
+        assert_eq!(counts, [2, 4, 0]);
     }
 
     /// Regression: hdrhistogram's deserialiser allocated whatever payload

@@ -24,6 +24,10 @@ const STREAM_WINDOW: u32 = 1 << 20;
 /// The connection's receive window.
 const CONNECTION_WINDOW: u32 = 16 << 20;
 
+/// Server names whose session tickets `--0rtt` keeps (rustls keeps a few
+/// tickets for each).
+const TICKET_CACHE: usize = 4096;
+
 /// The TLS alert a server sends when it speaks none of the protocols
 /// offered by ALPN (RFC 8446 §6; QUIC carries it as error 0x100 + alert).
 const NO_APPLICATION_PROTOCOL: u64 = 0x100 + 120;
@@ -31,9 +35,20 @@ const NO_APPLICATION_PROTOCOL: u64 = 0x100 + 120;
 /// The QUIC client configuration every HTTP/3 connection of a run uses:
 /// TLS 1.3 on ring, ALPN offering only `h3` (a server that will not speak
 /// HTTP/3 must fail visibly), certificates verified unless `insecure`.
-pub(crate) fn quic_client_config(insecure: bool) -> quinn::ClientConfig {
+/// With `zero_rtt` (`--0rtt`), the session tickets servers send are kept
+/// for the run (in memory, shared by its workers) and offered with early
+/// data.
+pub(crate) fn quic_client_config(insecure: bool, zero_rtt: bool) -> quinn::ClientConfig {
     let mut tls = client_config(insecure, true);
     tls.alpn_protocols = vec![b"h3".to_vec()];
+    if zero_rtt {
+        // rustls keeps a few tickets per server name, each used once:
+        // enough for the run's connections to take turns.
+        tls.resumption = rustls::client::Resumption::store(Arc::new(
+            rustls::client::ClientSessionMemoryCache::new(TICKET_CACHE),
+        ));
+        tls.enable_early_data = true;
+    }
     let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(Arc::new(tls))
         .expect("ring offers TLS_AES_128_GCM_SHA256, QUIC's initial suite");
     let mut transport = quinn::TransportConfig::default();
@@ -117,12 +132,27 @@ impl Endpoints {
 
 /// Opens a QUIC connection to `origin` (its address and TLS name) within
 /// `connect_timeout`, the handshake timed as its `connect` phase.
+///
+/// With `early` (`--0rtt`, and a ticket for the server kept from an
+/// earlier connection), the connection is returned at once, before the
+/// handshake, with the future of its 0-RTT's fate (`ZeroRttAccepted`,
+/// which resolves when the handshake completes: true if the server took
+/// the early data); `connect` is then the time until it could carry
+/// requests. The caller bounds that handshake by `connect_timeout`.
 pub(crate) async fn connect_quic(
     endpoints: &Endpoints,
     origin: &Origin,
     config: &quinn::ClientConfig,
     connect_timeout: Duration,
-) -> Result<(quinn::Connection, Established), Failure> {
+    early: bool,
+) -> Result<
+    (
+        quinn::Connection,
+        Established,
+        Option<quinn::ZeroRttAccepted>,
+    ),
+    Failure,
+> {
     let start = Instant::now();
     // Refused by the configuration (`http.unix_socket` with `http.http3`).
     let Addr::Tcp(addr) = &origin.addr else {
@@ -146,15 +176,24 @@ pub(crate) async fn connect_quic(
     let connecting = endpoint
         .connect_with(config.clone(), *addr, &name)
         .map_err(|e| Failure::new(ErrorKind::Connect, format!("{addr}: {e}")))?;
+    let established = |start: Instant| Established {
+        connect_ns: start.elapsed().as_nanos() as u64,
+        tls_ns: None,
+        tunnel_ns: None,
+    };
+    // Without a ticket for this server (the run's first connection to
+    // it), rustls offers no early data and this gives the handshake back.
+    let connecting = match early {
+        true => match connecting.into_0rtt() {
+            Ok((connection, accepted)) => {
+                return Ok((connection, established(start), Some(accepted)))
+            }
+            Err(connecting) => connecting,
+        },
+        false => connecting,
+    };
     match tokio::time::timeout(connect_timeout, connecting).await {
-        Ok(Ok(connection)) => Ok((
-            connection,
-            Established {
-                connect_ns: start.elapsed().as_nanos() as u64,
-                tls_ns: None,
-                tunnel_ns: None,
-            },
-        )),
+        Ok(Ok(connection)) => Ok((connection, established(start), None)),
         Ok(Err(e)) => Err(handshake_failure(addr, &e)),
         // UDP has no refusal to wait for: a port with nothing listening
         // (or a TCP-only server) just never answers.
@@ -223,8 +262,8 @@ mod tests {
     #[test]
     fn the_client_offers_h3_only_over_tls13() {
         // Builds (QUIC's initial suite is there) for both certificate rules.
-        let _ = quic_client_config(false);
-        let _ = quic_client_config(true);
+        let _ = quic_client_config(false, false);
+        let _ = quic_client_config(true, true);
         let tls = client_config(false, true);
         assert!(tls.alpn_protocols.is_empty(), "the caller sets ALPN");
     }

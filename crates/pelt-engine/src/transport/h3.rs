@@ -26,6 +26,16 @@
 //! datagram quinn had read from the worker's socket when the body ended
 //! (`conn::udp_stamp`), so a sender that ran late does not add its
 //! lateness to the server's service time.
+//!
+//! `--0rtt`: a connection to a server that gave a session ticket earlier
+//! in the run is shared as soon as it is dialled (0-RTT), and requests
+//! with safe methods go out with the handshake; others wait for it
+//! ([`Early`]). If the server rejects the early data, it never saw those
+//! requests (quinn fails their streams with `ZeroRttRejected`, and h3's
+//! own control streams, opened in 0-RTT too, are lost with them): the
+//! connection is closed and each such request is sent again, uncounted,
+//! on a connection that does not try 0-RTT. `--no-keepalive`: each
+//! request dials a connection of its own and closes it after the response.
 
 use super::redirect::{location_of, Redirects};
 use super::shared::{Acquired, SharedConns};
@@ -36,8 +46,9 @@ use crate::outcome::{is_redirect, Failure, Response};
 use crate::session::{jar::cookie_url, Jar};
 use bytes::{Buf, Bytes};
 use h3::quic::OpenStreams as _;
+use pelt_core::handshake::Handshake;
 use pelt_core::ErrorKind;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::rc::Rc;
@@ -171,6 +182,50 @@ pub(crate) struct SharedQuic {
 struct Handle {
     send: SendRequest,
     opener: Opener,
+    /// The QUIC connection, to close it (`--no-keepalive`).
+    conn: quinn::Connection,
+    /// Set while a 0-RTT connection's handshake runs, and after.
+    early: Option<Rc<Early>>,
+}
+
+/// What became of a 0-RTT connection's early data, known when its
+/// handshake completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Accepted,
+    /// The server completed the handshake without the early data.
+    Rejected,
+    /// The connection failed before its handshake completed.
+    Failed,
+}
+
+/// A 0-RTT connection's [`Fate`], set by a task that awaits quinn's
+/// `ZeroRttAccepted`, and the time its handshake took.
+#[derive(Debug, Default)]
+struct Early {
+    fate: Cell<Option<Fate>>,
+    handshake_ns: Cell<u64>,
+    known: tokio::sync::Notify,
+}
+
+impl Early {
+    /// Waits for the handshake's end (bounded by `--connect-timeout`).
+    async fn fate(&self) -> Fate {
+        loop {
+            // Registered before the cell is read: a fate set in between
+            // is not missed.
+            let known = self.known.notified();
+            if let Some(fate) = self.fate.get() {
+                return fate;
+            }
+            known.await;
+        }
+    }
+}
+
+/// HTTP/3's code for a connection's graceful end (RFC 9114 §8.1).
+fn no_error() -> quinn::VarInt {
+    quinn::VarInt::from_u64(h3::error::Code::H3_NO_ERROR.value()).expect("a small code")
 }
 
 impl SharedQuic {
@@ -190,6 +245,15 @@ pub(crate) struct H3Sender {
     send: Option<(usize, u64, Handle)>,
     /// `--cookies`: this stream's jar, kept across new connections.
     jar: Option<Box<Jar>>,
+    /// `--0rtt`: the 0-RTT connection this sender opened, whose handshake
+    /// it records once its fate is known, with its connect time.
+    opened_early: Option<(Rc<Early>, u64)>,
+    /// `--0rtt`: the next connection this sender opens tries no 0-RTT (its
+    /// request was rejected as 0-RTT once).
+    no_early: bool,
+    /// `--no-keepalive --0rtt`: the last connection, left open for its
+    /// session ticket until the next one is done (see `close_own`).
+    previous: Option<Handle>,
 }
 
 impl H3Sender {
@@ -198,6 +262,9 @@ impl H3Sender {
             shared,
             send: None,
             jar: jar.map(Box::new),
+            opened_early: None,
+            no_early: false,
+            previous: None,
         }
     }
 
@@ -223,13 +290,16 @@ impl H3Sender {
         w.connect_gate().permit(w, true).await?;
         let plan = w.plan();
         let config = plan.quic.as_ref().expect("planned for HTTP/3");
-        let (quic, est) = connect_quic(
+        let zero_rtt = plan.http.zero_rtt;
+        let (quic, est, accepted) = connect_quic(
             &self.shared.endpoints,
             &plan.origins[origin],
             config,
             plan.connect_timeout,
+            zero_rtt && !std::mem::take(&mut self.no_early),
         )
         .await?;
+        let conn = quic.clone();
         // Its packet counts feed the run's loss warning, as TCP's do.
         let open = OpenConn::new(w).watch_quic(&quic);
         let quic = Quic {
@@ -255,8 +325,50 @@ impl H3Sender {
                 )
             })?;
         w.record_connection(&est);
-        let handle = Handle { send, opener };
+        if zero_rtt && accepted.is_none() {
+            w.record_handshake(Handshake::OneRtt, est.connect_ns);
+        }
+        let early = accepted.is_some().then(|| Rc::new(Early::default()));
+        let handle = Handle {
+            send,
+            opener,
+            conn: conn.clone(),
+            early: early.clone(),
+        };
         let generation = opening.ready(handle.clone());
+        if let (Some(accepted), Some(early)) = (accepted, early) {
+            self.opened_early = Some((early.clone(), est.connect_ns));
+            let conns = self.shared.conns.clone();
+            let timeout = plan.connect_timeout;
+            let start = std::time::Instant::now() - std::time::Duration::from_nanos(est.connect_ns);
+            tokio::task::spawn_local(async move {
+                let (accepted, timed_out) = match tokio::time::timeout(timeout, accepted).await {
+                    Ok(accepted) => (accepted, false),
+                    Err(_) => {
+                        conn.close(no_error(), b"no QUIC handshake within the connect timeout");
+                        (false, true)
+                    }
+                };
+                // A rejection ends the handshake with the connection up
+                // (or closed by h3, whose control streams it lost).
+                let fate = match (accepted, conn.close_reason()) {
+                    (true, _) => Fate::Accepted,
+                    (false, None | Some(quinn::ConnectionError::LocallyClosed)) if !timed_out => {
+                        Fate::Rejected
+                    }
+                    (false, _) => Fate::Failed,
+                };
+                early.handshake_ns.set(start.elapsed().as_nanos() as u64);
+                if fate == Fate::Rejected {
+                    // Its HTTP/3 layer went with the early data: no new
+                    // request may take it.
+                    conns.retire(origin, generation);
+                    conn.close(no_error(), b"0-RTT rejected");
+                }
+                early.fate.set(Some(fate));
+                early.known.notify_waiters();
+            });
+        }
         let conns = self.shared.conns.clone();
         tokio::task::spawn_local(async move {
             // Ends when the connection closes, however; its streams see
@@ -343,9 +455,26 @@ impl H3Sender {
             .handle(w, origin, attempt)
             .await
             .map_err(|f| (f, Unprocessed::No))?;
-        self.reserve(generation).await?;
         let request = &plan.h2_requests[target as usize];
         let mut head = request.request();
+        let early = self.send.as_ref().and_then(|(_, _, h)| h.early.clone());
+        // 0-RTT data can be replayed by an attacker (RFC 8470): only safe
+        // methods go with it; the others wait for the handshake.
+        if let Some(early) = &early {
+            if !head.method().is_safe() && early.fate().await == Fate::Rejected {
+                let f = Failure::new(ErrorKind::Closed, "0-RTT rejected before the request left");
+                return Err((f, Unprocessed::EarlyRejected));
+            }
+        }
+        let rejected = |(f, u): (Failure, Unprocessed)| async move {
+            match &early {
+                Some(e) if e.fate().await == Fate::Rejected => (f, Unprocessed::EarlyRejected),
+                _ => (f, u),
+            }
+        };
+        if let Err(e) = self.reserve(generation).await {
+            return Err(rejected(e).await);
+        }
         *head.version_mut() = http::Version::HTTP_3;
         if let Some(jar) = &mut self.jar {
             let url = &plan.cookie_urls[target as usize];
@@ -353,7 +482,11 @@ impl H3Sender {
         }
         attempt.sent = Some(w.mark_sent(sender));
         let body = (!request.body.is_empty()).then_some(&request.body);
-        let (response, mut stream) = self.exchange(head, body, 0, generation).await?;
+        let (response, mut stream) = match self.exchange(head, body, 0, generation).await {
+            Ok(exchanged) => exchanged,
+            // The server never saw a request sent as rejected 0-RTT data.
+            Err(e) => return Err(rejected(e).await),
+        };
         attempt.bytes_out = request.bytes_out;
         attempt.first_byte = Some(w.now());
         if let Some(jar) = &mut self.jar {
@@ -385,6 +518,44 @@ impl H3Sender {
                 .await
                 .map_err(|f| (f, Unprocessed::No)),
             None => Ok(resp),
+        }
+    }
+
+    /// `--no-keepalive`: a connection per request, retired once its
+    /// request is done, however it ended. With `--0rtt` it is closed one
+    /// request later: servers (quic-go's Caddy) answer a 0-RTT request
+    /// before their handshake ends and send the session ticket after,
+    /// so a connection closed at its response would often leave without
+    /// one, and the next connection but one would have none to resume.
+    fn close_own(&mut self, zero_rtt: bool) {
+        if let Some((origin, generation, handle)) = self.send.take() {
+            self.shared.conns.retire(origin, generation);
+            // h3 closes a connection when its last handle goes: the kept
+            // one holds it open.
+            let done = match zero_rtt {
+                true => self.previous.replace(handle),
+                false => Some(handle),
+            };
+            if let Some(done) = done {
+                done.conn.close(no_error(), b"");
+            }
+        }
+    }
+
+    /// `--0rtt`: records the handshake of the 0-RTT connection this sender
+    /// opened, once its fate is known (by the end of its first request, as
+    /// a rejection fails that request and an accepted handshake ends
+    /// before its response can be read).
+    async fn record_early(&mut self, w: &impl Runner) {
+        let Some((early, connect_ns)) = self.opened_early.take() else {
+            return;
+        };
+        match early.fate().await {
+            Fate::Accepted => w.record_handshake(Handshake::ZeroRttAccepted, connect_ns),
+            Fate::Rejected => {
+                w.record_handshake(Handshake::ZeroRttRejected, early.handshake_ns.get())
+            }
+            Fate::Failed => {}
         }
     }
 
@@ -514,7 +685,14 @@ impl Transport for H3Sender {
         let mut redirected = 0;
         let mut retried = false;
         loop {
-            let unprocessed = match self.once(w, target, sender, attempt).await {
+            let result = self.once(w, target, sender, attempt).await;
+            // Before any close: a 0-RTT handshake cut short by it would
+            // read as rejected.
+            self.record_early(w).await;
+            if !w.plan().http.keepalive {
+                self.close_own(w.plan().http.zero_rtt);
+            }
+            let unprocessed = match result {
                 Ok(r) => return Ok(r),
                 Err((failure, Unprocessed::No)) => return Err(failure),
                 Err((failure, unprocessed)) => match unprocessed {
@@ -522,6 +700,14 @@ impl Transport for H3Sender {
                     // to a new one, uncounted (a few times at most).
                     Unprocessed::Closing(_) if redirected < MAX_REDIRECTS_TO_NEW_CONNECTION => {
                         redirected += 1;
+                        unprocessed
+                    }
+                    // Rejected as 0-RTT data: unseen by the server, so
+                    // sent again on a connection that tries no 0-RTT
+                    // (this one is closed).
+                    Unprocessed::EarlyRejected if redirected < MAX_REDIRECTS_TO_NEW_CONNECTION => {
+                        redirected += 1;
+                        self.no_early = true;
                         unprocessed
                     }
                     // Refused unprocessed (RFC 9114 §4.1.1, §5.2): safe to
@@ -560,6 +746,10 @@ pub(crate) enum Unprocessed {
     /// the request's stream was opened or its headers accepted: nothing
     /// of it was processed; a new connection takes it.
     Closing(u64),
+    /// Sent as 0-RTT data the server rejected (so never saw), or held
+    /// back for a handshake that rejected it: a connection without 0-RTT
+    /// takes it.
+    EarlyRejected,
 }
 
 /// Whether the server refused a stream it had not processed. Called

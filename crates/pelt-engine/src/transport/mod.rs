@@ -79,6 +79,9 @@ pub(crate) trait Runner {
     /// Records a new connection's phase times.
     fn record_connection(&self, est: &Established);
 
+    /// Records a QUIC handshake by kind (`--0rtt` runs), `ns` long.
+    fn record_handshake(&self, kind: pelt_core::handshake::Handshake, ns: u64);
+
     /// The worker's `--connect-rate` allowance.
     fn connect_gate(&self) -> &ConnectGate;
 

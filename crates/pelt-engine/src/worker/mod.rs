@@ -158,6 +158,12 @@ impl Runner for Worker {
         );
     }
 
+    fn record_handshake(&self, kind: pelt_core::handshake::Handshake, ns: u64) {
+        self.intervals
+            .borrow_mut()
+            .record_handshake(self.now(), kind, ns);
+    }
+
     fn connect_gate(&self) -> &ConnectGate {
         &self.connect_gate
     }

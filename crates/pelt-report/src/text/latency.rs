@@ -2,6 +2,39 @@
 
 use super::*;
 
+/// `--0rtt` runs: the connect line split by handshake kind, each with
+/// its count and time (mean, p99). Other runs have none.
+fn write_handshakes(o: &mut String, s: &RunSummary) -> std::fmt::Result {
+    use pelt_core::handshake::Handshake;
+    let Some(h) = s.total.handshakes.as_deref() else {
+        return Ok(());
+    };
+    let kind = |k: Handshake| {
+        let times = h.of(k);
+        match times.len() {
+            0 => "0".to_string(),
+            n => format!(
+                "{} (mean {}, p99 {})",
+                thousands(n),
+                human_ns(times.mean() as u64),
+                human_ns(pelt_core::rank::percentile(times, 99.0))
+            ),
+        }
+    };
+    writeln!(
+        o,
+        "  connect by handshake (--0rtt): 1-RTT {}; 0-RTT accepted {}; 0-RTT rejected {}",
+        kind(Handshake::OneRtt),
+        kind(Handshake::ZeroRttAccepted),
+        kind(Handshake::ZeroRttRejected)
+    )?;
+    writeln!(
+        o,
+        "    (0-RTT accepted: until requests could go, with the handshake; rejected: until the\n    \
+         handshake ended, its requests then sent again on a new connection)"
+    )
+}
+
 pub(super) fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let t = &s.total;
     let rate_mode = s.is_rate_mode();
@@ -92,6 +125,7 @@ pub(super) fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result 
             )?;
         }
     }
+    write_handshakes(o, s)?;
     if let Some(mean) = t.read_lag_ns_sum.checked_div(t.kernel_timed) {
         writeln!(
             o,

@@ -151,6 +151,7 @@ pub struct ServeArgs {
     /// --insecure https://127.0.0.1:PORT/`). The same controls; chunked=1
     /// is ignored, fault=extra is a plain response, and the faults that
     /// break a TCP connection reset the request's stream (hangup: GOAWAY).
+    /// 0-RTT is accepted (`pelt run --http3 --0rtt`).
     #[arg(long)]
     pub http3: bool,
 }

@@ -182,7 +182,8 @@ pub struct RunArgs {
     #[arg(short = 'k', long = "keepalive", conflicts_with = "no_keepalive")]
     pub keepalive: bool,
 
-    /// Open a new connection for every request (sends `Connection: close`).
+    /// Open a new connection for every request (HTTP/1.1: sends
+    /// `Connection: close`; HTTP/3: a QUIC connection each, one stream).
     #[arg(long = "no-keepalive")]
     pub no_keepalive: bool,
 
@@ -232,9 +233,21 @@ pub struct RunArgs {
     /// timed as connect; a wait for the server's stream credit is the
     /// client's, not service time; packets QUIC lost give the
     /// retransmissions warning. Not with --http2, --proxy (no CONNECT-UDP)
-    /// or --unix-socket.
+    /// or --unix-socket. With --no-keepalive, each request has a QUIC
+    /// connection (and handshake) of its own.
     #[arg(long)]
     pub http3: bool,
+
+    /// With --http3: 0-RTT resumption. pelt keeps the TLS session tickets
+    /// servers give during the run, and each later connection to a server
+    /// sends its first requests with the handshake (0-RTT data), not a
+    /// round trip after it. Only GET, HEAD, OPTIONS and TRACE go as 0-RTT
+    /// (0-RTT data can be replayed); other methods wait for the handshake.
+    /// A request the server rejected as 0-RTT (it never saw it) is sent
+    /// again once, on a connection without 0-RTT. The report counts 1-RTT
+    /// handshakes and 0-RTT ones accepted and rejected, each with its time.
+    #[arg(long = "0rtt")]
+    pub zero_rtt: bool,
 
     /// With --http2 or --http3: concurrent streams per connection [default:
     /// 1]. Each stream works like one HTTP/1.1 connection, so a closed loop
@@ -525,6 +538,7 @@ impl RunArgs {
             insecure: a.insecure,
             http2: a.http2,
             http3: a.http3,
+            zero_rtt: a.zero_rtt,
             streams: a.streams.unwrap_or(1),
             connect_to: a
                 .connect_to

@@ -1,0 +1,130 @@
+//! HTTP/3 handshakes by kind (`--0rtt`): full 1-RTT handshakes, and
+//! resumptions whose 0-RTT data the server accepted or rejected, each
+//! with its time. Kept apart from the [`Recorder`](crate::Recorder)'s
+//! other fields (which every run has) because only `--0rtt` runs fill it.
+
+use hdrhistogram::Histogram;
+
+/// The recorder's histogram bounds (`recorder::new_histogram`; that
+/// module imports this one, so they are said again here): histograms
+/// read from a results file have them, and add to these.
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant bounds are valid")
+}
+
+/// How a QUIC connection was set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handshake {
+    /// A full handshake: requests waited one round trip for it.
+    OneRtt,
+    /// A resumption whose 0-RTT data the server took: requests went out
+    /// with the first flight.
+    ZeroRttAccepted,
+    /// A resumption whose 0-RTT data the server refused: the requests
+    /// sent as 0-RTT were never seen by the server, and were sent again.
+    ZeroRttRejected,
+}
+
+impl Handshake {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [Handshake; 3] = [
+        Handshake::OneRtt,
+        Handshake::ZeroRttAccepted,
+        Handshake::ZeroRttRejected,
+    ];
+
+    /// The name reports use (JSON keys).
+    pub fn name(self) -> &'static str {
+        match self {
+            Handshake::OneRtt => "one_rtt",
+            Handshake::ZeroRttAccepted => "zero_rtt_accepted",
+            Handshake::ZeroRttRejected => "zero_rtt_rejected",
+        }
+    }
+}
+
+/// Handshake times by kind, one value per connection (nanoseconds): for
+/// a 1-RTT handshake, until it completed; for an accepted 0-RTT one,
+/// until the connection could carry requests (no round trip); for a
+/// rejected one, until the handshake completed and the rejection was
+/// known. Counts are the histograms' lengths, so merging adds them.
+#[derive(Debug, Clone)]
+pub struct Handshakes {
+    /// By [`Handshake`] kind, in [`Handshake::ALL`]'s order.
+    pub times: [Histogram<u64>; 3],
+}
+
+impl Default for Handshakes {
+    fn default() -> Self {
+        Handshakes {
+            times: [new_histogram(), new_histogram(), new_histogram()],
+        }
+    }
+}
+
+impl Handshakes {
+    /// Records one handshake of `kind` that took `ns`.
+    pub fn record(&mut self, kind: Handshake, ns: u64) {
+        self.times[kind as usize].saturating_record(ns);
+    }
+
+    /// The times of handshakes of `kind`.
+    pub fn of(&self, kind: Handshake) -> &Histogram<u64> {
+        &self.times[kind as usize]
+    }
+
+    /// Handshakes of `kind`.
+    pub fn count(&self, kind: Handshake) -> u64 {
+        self.of(kind).len()
+    }
+
+    /// Whether none was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.times.iter().all(|h| h.is_empty())
+    }
+
+    /// Adds `other`'s into these.
+    pub fn merge(&mut self, other: &Handshakes) {
+        for (a, b) in self.times.iter_mut().zip(&other.times) {
+            a.add(b)
+                .expect("handshake histograms share bounds, so adding cannot fail");
+        }
+    }
+
+    /// Empties them, keeping their memory.
+    pub fn reset(&mut self) {
+        for h in &mut self.times {
+            h.reset();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_counted_apart_and_merging_adds() {
+        let mut a = Handshakes::default();
+        a.record(Handshake::OneRtt, 1_000_000);
+        a.record(Handshake::ZeroRttAccepted, 50_000);
+        let mut b = Handshakes::default();
+        b.record(Handshake::ZeroRttAccepted, 60_000);
+        b.record(Handshake::ZeroRttRejected, 900_000);
+        a.merge(&b);
+        let counts: Vec<u64> = Handshake::ALL.iter().map(|&k| a.count(k)).collect();
+        assert_eq!(counts, [1, 2, 1]);
+        assert!(a.of(Handshake::ZeroRttAccepted).max() < 61_000);
+        // The recorder's histograms (a results file's) add to these.
+        a.times[0]
+            .add(crate::recorder::new_histogram())
+            .expect("same bounds");
+        let r = crate::recorder::new_histogram();
+        assert_eq!(
+            (a.times[0].high(), a.times[0].sigfig()),
+            (r.high(), r.sigfig())
+        );
+        a.reset();
+        assert!(a.is_empty());
+    }
+}

@@ -40,8 +40,8 @@ pub use civil::UtcTime;
 pub use config::{
     check_header, check_method, connect_address, splitmix64, unregistered_method, Arrivals,
     ConfigError, ConnectTo, ConnectToError, HttpOptions, Load, Order, Proxy, ProxyOptions,
-    RunConfig, SendWindow, SessionOptions, Stop, Target, TargetError, TargetPicker, ThinkTime,
-    ThinkTimeError, REGISTERED_METHODS,
+    RunConfig, SendWindow, SessionOptions, Stop, Target, TargetError, TargetPicker, Targets,
+    ThinkTime, ThinkTimeError, REGISTERED_METHODS,
 };
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;

@@ -147,7 +147,7 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
             }
             let mut kinds = Map::new();
             for kind in ErrorKind::ALL {
-                let n = c.error_kinds[kind.index()];
+                let n = c.error_kinds()[kind.index()];
                 if n > 0 {
                     kinds.insert(kind.name().to_string(), json!(n));
                 }
@@ -156,15 +156,15 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
                 "method": target.method,
                 "url": target.url.to_string(),
                 "weight": target.weight,
-                "requests": c.requests,
-                "successes": c.successes,
+                "requests": c.requests(),
+                "successes": c.successes(),
                 "failed": c.failed(),
                 "failures": failure_map(c.failures()),
                 "status_classes": classes,
                 "transport_errors": kinds,
                 // Null when not timed: beyond the first MAX_TIMED_TARGETS,
                 // no timed request, or a file from an older pelt.
-                "response_time": c.response.as_deref().map_or(Value::Null, latency),
+                "response_time": c.response().map_or(Value::Null, latency),
             })
         })
         .collect();

@@ -575,7 +575,7 @@ impl RunArgs {
         }
         let mut config =
             RunConfig {
-                targets,
+                targets: targets.into(),
                 order: if a.random {
                     Order::Random {
                         seed: a.seed.unwrap_or(1),

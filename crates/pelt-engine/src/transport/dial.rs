@@ -76,13 +76,16 @@ pub(crate) async fn dial(
 ) -> Result<(Stream, Established), Failure> {
     w.connect_gate().permit(w, unsent).await?;
     let plan = w.plan();
-    connect(
+    // Boxed, once per connection: the connect and TLS handshake's state
+    // is the largest part of a sender's future, which every sender task
+    // holds for the whole run (issue 27: memory per connection).
+    Box::pin(connect(
         origin,
         plan.tls.as_ref(),
         plan.connect_timeout,
         plan.stamp_reads,
         plan.stamp_sends,
-    )
+    ))
     .await
 }
 

@@ -439,3 +439,76 @@ fn connect_to_works_over_tls_with_the_urls_name() {
         HashSet::from(["secure.test".to_string()])
     );
 }
+
+/// Issue 27: `--source-addresses` binds connections to local addresses
+/// in turn: nginx sees them come from each, counts exact. A foreign
+/// address, a range backwards or a family without a source is refused
+/// before any load, in one line.
+#[test]
+fn source_addresses_spread_connections_over_local_addresses() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("peers.log");
+    let http = format!(
+        "log_format peer '$remote_addr $connection';\n    access_log \"{}\" peer;",
+        log.display()
+    );
+    let nginx = Nginx::start_http(&http, "");
+    for list in ["127.0.0.2-127.0.0.9", "127.0.0.8/29"] {
+        let before = nginx.access_log_lines(None).len();
+        let r = run_json(&[
+            &nginx.url("/ok"),
+            "--source-addresses",
+            list,
+            "-c",
+            "32",
+            "-t",
+            "2",
+            "-n",
+            "640",
+        ]);
+        assert_eq!(r["requests"]["successes"], 640, "{}", r["error_examples"]);
+        assert_eq!(count(&r["connections"]["opened"]), 32);
+        let first = pelt_core::parse_source_addresses(list).unwrap()[0].to_string();
+        assert_eq!(r["config"]["http"]["source_addresses"][0], first.as_str());
+        nginx.access_log_lines(Some(before + 640));
+        let text = std::fs::read_to_string(&log).unwrap();
+        let lines: Vec<&str> = text.lines().skip(before).collect();
+        assert_eq!(lines.len(), 640);
+        // Connections (nginx's serial numbers) by the address they came from.
+        let mut by_addr = std::collections::HashMap::<&str, HashSet<&str>>::new();
+        for l in &lines {
+            let (addr, conn) = l.split_once(' ').unwrap();
+            by_addr.entry(addr).or_default().insert(conn);
+        }
+        let want: HashSet<String> = pelt_core::parse_source_addresses(list)
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let got: HashSet<String> = by_addr.keys().map(|a| a.to_string()).collect();
+        assert_eq!(got, want, "{list}: every address used, no other");
+        // 32 connections over 8 addresses in turn: 4 each.
+        assert!(
+            by_addr.values().all(|c| c.len() == 4),
+            "{list}: {by_addr:?}"
+        );
+    }
+    for (list, says) in [
+        ("127.0.0.9-127.0.0.2", "runs backwards"),
+        // TEST-NET-1: documentation only, never a machine's.
+        ("192.0.2.1", "cannot use 192.0.2.1"),
+        ("::1", "no address of the family of 127.0.0.1:"),
+        ("127.0.0.0/8", "more than 65536 addresses"),
+    ] {
+        let out = pelt()
+            .args([&nginx.url("/ok"), "--source-addresses", list, "-n", "1"])
+            .output()
+            .unwrap();
+        let err = pelt_testkit::pelt::bad_input(&out, list);
+        assert!(
+            err.starts_with("error: ") && err.contains(says),
+            "{list}: {err}"
+        );
+        assert!(err.contains("--source-addresses"), "{err}");
+    }
+}

@@ -10,6 +10,7 @@ mod http;
 mod load;
 mod pick;
 mod proxy;
+mod source;
 mod target;
 mod words;
 
@@ -25,6 +26,7 @@ pub use load::{
 };
 pub use pick::{splitmix64, Order, TargetPicker};
 pub use proxy::{Proxy, ProxyOptions};
+pub use source::{parse_source_addresses, SourceAddressError, MAX_SOURCE_ADDRESSES};
 pub use target::{
     check_header, check_method, unregistered_method, Target, Targets, MAX_BODY, REGISTERED_METHODS,
 };

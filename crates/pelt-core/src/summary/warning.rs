@@ -269,7 +269,7 @@ impl LocalResource {
             }
             LocalResource::LocalPorts => {
                 "pelt ran out of local ports for new connections (EADDRNOTAVAIL): keep connections alive (drop --no-keepalive), \
-                 use fewer, widen net.ipv4.ip_local_port_range, or spread the load over more client addresses"
+                 use fewer, widen net.ipv4.ip_local_port_range, or spread connections over more local addresses with --source-addresses (like 127.0.0.2-127.0.0.9 to a loopback target)"
             }
         }
     }

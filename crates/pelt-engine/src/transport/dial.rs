@@ -3,7 +3,7 @@
 //! TLS), and classify a failure.
 
 use super::Runner;
-use crate::conn::{connect, Established, Origin, Stream};
+use crate::conn::{connect_from, Established, Origin, Stream};
 use crate::outcome::Failure;
 use pelt_core::{ErrorKind, Nanos};
 use std::cell::Cell;
@@ -79,8 +79,9 @@ pub(crate) async fn dial(
     // Boxed, once per connection: the connect and TLS handshake's state
     // is the largest part of a sender's future, which every sender task
     // holds for the whole run (issue 27: memory per connection).
-    Box::pin(connect(
+    Box::pin(connect_from(
         origin,
+        plan.source_for(origin),
         plan.tls.as_ref(),
         plan.connect_timeout,
         plan.stamp_reads,

@@ -583,3 +583,19 @@ impl std::fmt::Display for Warning {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 27: running out of local ports points at the flag that
+    /// spreads connections over more addresses.
+    #[test]
+    fn out_of_local_ports_names_source_addresses() {
+        let kind = LocalResource::of("127.0.0.1:80: Cannot assign requested address (os error 99)");
+        assert_eq!(kind, Some(LocalResource::LocalPorts));
+        assert!(LocalResource::LocalPorts
+            .advice()
+            .contains("--source-addresses (like 127.0.0.2-127.0.0.9"));
+    }
+}

@@ -69,6 +69,14 @@ fn bench_peers_quick_reports_pelt_requests_per_second() {
         panic!("no pelt row with a req/s figure in:\n{stdout}\nstderr:\n{stderr}")
     });
     assert!(rate > 0.0, "pelt's req/s is {rate}:\n{stdout}");
+    // The scale test (issue 27): pelt's row at 1,000 connections, and its
+    // memory with one and 1,000 targets.
+    let scale = stdout
+        .split("## Scale: connections and targets")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no scale section in:\n{stdout}\nstderr:\n{stderr}"));
+    assert!(scale.contains("\n| 1,000 | 1 | – | "), "{scale}");
+    assert!(scale.contains("1,000 distinct URLs"), "{scale}");
 
     // The report is also saved, with the raw JSON beside it.
     let saved: Vec<String> = std::fs::read_dir(out_dir.path())

@@ -563,3 +563,36 @@ fn ten_thousand_connections_are_held_and_counted_exactly() {
     let addrs: HashSet<&str> = lines.iter().map(|l| l.split(' ').nth(1).unwrap()).collect();
     assert_eq!(addrs, HashSet::from(["127.0.0.2", "127.0.0.3"]));
 }
+
+/// Issue 27: `--connect-rate` with thousands of connections waiting on a
+/// worker (held open, a request each second). Every waiter slept until
+/// the next token and woke with the others, so each connection opened
+/// woke all of them: 5,000 waiters at 2,500/s kept their worker on a CPU
+/// for 1.3 – 1.5 s of the 2 s (a debug build), and 100,000 connections
+/// at 20,000/s from six processes on two cores opened 21,741 in 10 s.
+/// One waiter now sleeps for the token and hands the turn on: 0.15 –
+/// 0.25 s here, and 76,946 of the 100,000.
+#[test]
+fn connect_rate_with_thousands_of_waiters_keeps_its_pace() {
+    let _machine = exclusive();
+    let nginx = Nginx::start_for_connections(5_000, "");
+    let out = pelt_testkit::pelt::under("prlimit", ["--nofile=7000"])
+        .args(["run", &nginx.url("/ok"), "-c", "5000", "-t", "1"])
+        .args(["--connect-rate", "2500", "-d", "2s", "--delay", "1s"])
+        .args(["--format", "json", "--no-save"])
+        .output()
+        .expect("prlimit (util-linux) runs pelt");
+    let r = pelt_testkit::pelt::ok_json(&out);
+    let opened = count(&r["connections"]["opened"]);
+    // 2 s at 2,500/s: 5,000, less what a busy machine's debug build
+    // cannot keep up with.
+    assert!(
+        (3_000..=5_000).contains(&opened),
+        "opened {opened} in 2 s at 2,500/s"
+    );
+    let on_cpu = number(&r["client_threads"][0]["on_cpu"]);
+    assert!(
+        on_cpu < 0.5,
+        "the worker was on a CPU {on_cpu:.2} of the run to open {opened} connections"
+    );
+}

@@ -74,6 +74,8 @@ impl ConnectGate {
             let now = w.now();
             let at = self.next.get();
             if unsent && plan.pacer.is_none() && plan.deadline.is_some_and(|d| at.max(now) >= d) {
+                // The waiters after this one learn the same at once.
+                self.turn.notify_one();
                 return Err(Failure::new(
                     ErrorKind::Unfinished,
                     "the run ended before --connect-rate allowed a connection",

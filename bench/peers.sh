@@ -210,6 +210,10 @@ if wants pelt && [ -z "$pelt_bin" ]; then
     pelt_bin="$target_dir/release/pelt"
 fi
 
+# The scale test's 10,000 connections need as many descriptors: as many as
+# the hard limit allows.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
 args=(--tools "$tools" --command-line "$COMMAND_LINE")
 [ -z "$pelt_bin" ] || args+=(--pelt "$pelt_bin")
 exec python3 -m bench.peers "${args[@]}" ${passthrough[@]+"${passthrough[@]}"}

@@ -23,6 +23,7 @@ from .common import ALL_TOOLS, CONNECTIONS, OHA_H3, REPO, log
 from .measure import CURRENT, Interrupted, Quiet, on_signal, run_one, stall_truth
 from .nginx import Nginx
 from .report import fmt_lat, render, summarise_all
+from .scale import run_scale
 from .system import find_binary, machine_info, pick_cpus
 from .tools import WIDE_WINDOW, Oha, Pelt, PeltH3, TOOL_CLASSES, Tool
 
@@ -42,11 +43,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--path", default="/", help="URL path for the max-load and rate tests: / (ok), /1k.bin, /100k.bin")
     p.add_argument(
         "--tests",
-        default="max,rate,stall,h2,h3,ceiling",
-        help="comma-separated subset of max,rate,stall,h2,h3,ceiling (h2: pelt --http2 against h2load, h2c and "
+        default="max,rate,stall,h2,h3,ceiling,scale",
+        help="comma-separated subset of max,rate,stall,h2,h3,ceiling,scale (h2: pelt --http2 against h2load, h2c and "
         "TLS; h3: pelt --http3 against pelt --http2 and oha's http3 build, on Caddy; ceiling: the highest rate "
-        "each rate tool holds on one core)",
+        "each rate tool holds on one core; scale: pelt against wrk at many connections, and pelt's memory with "
+        "1,000 targets)",
     )
+    p.add_argument("--scale-connections", help="connections for the scale test (default 1000,10000; --quick 1000)")
+    p.add_argument("--scale-threads", help="threads for the scale test (default 1,2; --quick 1)")
     p.add_argument("--out-dir", default=str(REPO / "bench/out"), help="where the .md and .json go (default bench/out)")
     p.add_argument(
         "--wait-quiet",
@@ -63,7 +67,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.rates = args.rates or "2000"
         args.stall = {"rate": 1000.0, "duration_s": 2.0, "at_s": 0.5, "length_s": 0.5}
         args.wait_quiet = 0.0 if args.wait_quiet is None else args.wait_quiet
+        args.scale_connections = args.scale_connections or "1000"
+        args.scale_threads = args.scale_threads or "1"
     else:
+        args.scale_connections = args.scale_connections or "1000,10000"
+        args.scale_threads = args.scale_threads or "1,2"
         args.rounds = args.rounds or 3
         args.duration = args.duration or 10.0
         args.rates = args.rates or "5000,20000"
@@ -77,8 +85,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if unknown:
         p.error(f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(ALL_TOOLS)}")
     args.test_list = [t.strip() for t in args.tests.split(",") if t.strip()]
-    if not set(args.test_list) <= {"max", "rate", "stall", "h2", "h3", "ceiling"}:
-        p.error("--tests takes a subset of max,rate,stall,h2,h3,ceiling")
+    if not set(args.test_list) <= {"max", "rate", "stall", "h2", "h3", "ceiling", "scale"}:
+        p.error("--tests takes a subset of max,rate,stall,h2,h3,ceiling,scale")
+    try:
+        args.scale_connection_list = [int(c) for c in args.scale_connections.split(",") if c.strip()]
+        args.scale_thread_list = [int(t) for t in args.scale_threads.split(",") if t.strip()]
+    except ValueError:
+        p.error("--scale-connections and --scale-threads take whole numbers, like 1000,10000")
     if not args.path.startswith("/"):
         p.error("--path must start with /")
     return args
@@ -136,6 +149,8 @@ def main(argv: list[str]) -> int:
             "seed": args.seed,
             "path": args.path,
             "tests": args.test_list,
+            "scale_connections": args.scale_connection_list,
+            "scale_threads": args.scale_thread_list,
             "connections": CONNECTIONS,
             "client_cpu": client_cpu,
             "server_cpu": server_cpu,
@@ -334,6 +349,16 @@ def main(argv: list[str]) -> int:
                 }
                 log(f"  {tool.name}: holds {best} req/s, not {fail}")
             result["ceiling"] = ceilings
+        if "scale" in args.test_list:
+            # Once, after the rounds, like the ceiling.
+            def keep(rec: dict) -> None:
+                result["runs"].append(rec)
+                save()
+
+            run_scale(
+                tools, url, args.duration, nginx, workdir, client_cpu,
+                args.scale_connection_list, args.scale_thread_list, keep,
+            )
         summarise_all(result, args, tools, stall_tools, rate_tools, h2_tools, h3_tools)
         save()
     except Interrupted as e:

@@ -9,6 +9,7 @@ from typing import Any, Callable, Optional
 
 from .common import CONNECTIONS, HAVE_TIME, NOISY_OTHER_CPU, SATURATED
 from .tools import dur
+from .scale import render_scale, summarise_scale
 
 
 def median(values: list[float]) -> Optional[float]:
@@ -312,6 +313,8 @@ def render(result: dict) -> str:
                     f"{fmt_num(s['errors']['median'])} | {runs_cell(s)} |"
                 )
         add("")
+    if result["summary"].get("scale"):
+        render_scale(result["summary"]["scale"], cfg["duration_s"], add)
 
     failures = [r for r in result["runs"] if "error" in r]
     noisy = [r for r in result["runs"] if r.get("noisy")]
@@ -339,13 +342,14 @@ def render(result: dict) -> str:
     seen = set()
     for r in result["runs"]:
         rate = None if r["test"] == "ceiling" else r.get("offered_rate")
-        key = (r["test"], r["tool"], rate, r.get("proto"))
+        key = (r["test"], r["tool"], rate, r.get("proto"), r.get("scale"))
         if key in seen:
             continue
         seen.add(key)
         argv = [Path(a).name if i == 0 else shown_arg(a, result) for i, a in enumerate(r["argv"])]
         label = r["test"] + (f" {fmt_num(r['offered_rate'])}/s" if r.get("offered_rate") else "")
         label += f" {r['proto']}" if r.get("proto") else ""
+        label += f" {r['scale']}" if r.get("scale") else ""
         add(f"- {label}, {r['tool']}: `{' '.join(argv)}`")
     add("")
     return "\n".join(lines)
@@ -430,4 +434,6 @@ def summarise_all(
             }
             for proto in ("h3", "h2", "h3-serve")
         }
+    if "scale" in args.test_list:
+        summary["scale"] = summarise_scale(runs)
     result["summary"] = summary

@@ -399,7 +399,7 @@ impl Assertion {
         let empty = crate::recorder::TargetStats::default();
         let t = s.total.targets.get(i).unwrap_or(&empty);
         let timed = i < crate::recorder::MAX_TIMED_TARGETS;
-        match (&t.response, self.measure) {
+        match (t.response(), self.measure) {
             (_, Measure::Percentile(_) | Measure::Mean | Measure::Max) if !timed => (
                 f64::NAN,
                 format!(
@@ -407,7 +407,7 @@ impl Assertion {
                     crate::recorder::MAX_TIMED_TARGETS
                 ),
             ),
-            (h, _) => self.measure_of(h.as_deref(), t.requests, t.successes),
+            (h, _) => self.measure_of(h, t.requests(), t.successes()),
         }
     }
 

@@ -54,32 +54,121 @@ pub fn new_target_histogram() -> Histogram<u64> {
 }
 
 /// Figures for one target (index into `RunConfig::targets`).
+///
+/// Sized for runs of 100,000 targets: every recorder (each worker's
+/// second, the collector's, the total) holds one per target index, so the
+/// common case, a target whose every request got a complete 2xx response
+/// and that is not timed, takes 16 bytes: a count and an empty pointer.
+/// Anything else (another status class, a transport failure, the
+/// response-time histogram of the first [`MAX_TIMED_TARGETS`] targets)
+/// goes to a [`TargetDetail`] made on the target's first such request in
+/// that recorder (once per target per interval, never per request). The
+/// counts are exact either way; the accessors add both parts.
 #[derive(Debug, Clone, Default)]
 pub struct TargetStats {
-    /// Requests recorded for the target, failed or not.
+    /// Complete 2xx responses not counted in `detail`.
+    plain_2xx: u64,
+    detail: Option<Box<TargetDetail>>,
+}
+
+/// The part of a [`TargetStats`] beyond its plain 2xx count. Its counts
+/// are of the requests it was told of; [`TargetStats`]'s accessors add
+/// the plain 2xx count to them.
+#[derive(Debug, Clone, Default)]
+pub struct TargetDetail {
+    /// Requests recorded here, failed or not.
     pub requests: u64,
-    /// Requests without error and with a 2xx or 3xx status.
+    /// Of those, requests without error and with a 2xx or 3xx status.
     pub successes: u64,
-    /// Requests that failed in transport (an [`ErrorKind`]); with the
-    /// responses outside 2xx/3xx, they make [`TargetStats::failed`].
+    /// Of those, requests that failed in transport (an [`ErrorKind`]).
     pub errors: u64,
     /// Complete responses (no transport failure) by status class: index =
     /// code / 100 (2 = 2xx, ...).
     pub status_classes: [u64; 10],
     /// Transport failures by kind (index = `ErrorKind::index`).
     pub error_kinds: [u64; ErrorKind::COUNT],
-    /// Response time, for the first [`MAX_TIMED_TARGETS`] targets; made on
-    /// the target's first timed request in this recorder (once per target
-    /// per interval, never per request).
-    pub response: Option<Box<Histogram<u64>>>,
+    /// Response time of every timed request of the target (the plain 2xx
+    /// ones too), for the first [`MAX_TIMED_TARGETS`] targets.
+    pub response: Option<Histogram<u64>>,
 }
 
+/// What a target without detail reports for its error kinds.
+const NO_ERRORS: [u64; ErrorKind::COUNT] = [0; ErrorKind::COUNT];
+
 impl TargetStats {
-    fn record_response(&mut self, target: usize, ns: u64, n: u64) {
-        if target < MAX_TIMED_TARGETS {
+    /// Requests recorded for the target, failed or not.
+    pub fn requests(&self) -> u64 {
+        self.plain_2xx + self.detail.as_ref().map_or(0, |d| d.requests)
+    }
+
+    /// Requests without error and with a 2xx or 3xx status.
+    pub fn successes(&self) -> u64 {
+        self.plain_2xx + self.detail.as_ref().map_or(0, |d| d.successes)
+    }
+
+    /// Requests that failed in transport (an [`ErrorKind`]); with the
+    /// responses outside 2xx/3xx, they make [`TargetStats::failed`].
+    pub fn errors(&self) -> u64 {
+        self.detail.as_ref().map_or(0, |d| d.errors)
+    }
+
+    /// Complete responses (no transport failure) by status class: index =
+    /// code / 100 (2 = 2xx, ...).
+    pub fn status_classes(&self) -> [u64; 10] {
+        let mut c = self.detail.as_ref().map_or([0; 10], |d| d.status_classes);
+        c[2] += self.plain_2xx;
+        c
+    }
+
+    /// Transport failures by kind (index = `ErrorKind::index`).
+    pub fn error_kinds(&self) -> &[u64; ErrorKind::COUNT] {
+        self.detail.as_ref().map_or(&NO_ERRORS, |d| &d.error_kinds)
+    }
+
+    /// Response time, for the first [`MAX_TIMED_TARGETS`] targets; made on
+    /// the target's first timed request in this recorder.
+    pub fn response(&self) -> Option<&Histogram<u64>> {
+        self.detail.as_ref().and_then(|d| d.response.as_ref())
+    }
+
+    /// The detail, made empty if there was none: for building a target's
+    /// figures from elsewhere (a results file). Counts added to it add to
+    /// the target's.
+    pub fn detail_mut(&mut self) -> &mut TargetDetail {
+        self.detail.get_or_insert_with(Default::default)
+    }
+
+    /// Folds in `n` requests of one outcome: a complete response of
+    /// `status` (0: none) or a transport failure `error`, timed at
+    /// `response_ns` when `timed`.
+    fn record(
+        &mut self,
+        target: usize,
+        status: u16,
+        error: Option<ErrorKind>,
+        timed: Option<u64>,
+        n: u64,
+    ) {
+        let answered = status != 0 && error.is_none();
+        if answered && status / 100 == 2 {
+            self.plain_2xx += n;
+        } else {
+            let d = self.detail_mut();
+            d.requests += n;
+            if answered {
+                d.status_classes[usize::from(status / 100).min(9)] += n;
+                d.successes += u64::from(status / 100 == 3) * n;
+            }
+            if let Some(kind) = error {
+                d.errors += n;
+                d.error_kinds[kind.index()] += n;
+            }
+        }
+        if let Some(ns) = timed.filter(|_| target < MAX_TIMED_TARGETS) {
             let h = self
+                .detail_mut()
                 .response
-                .get_or_insert_with(|| Box::new(new_target_histogram()));
+                .get_or_insert_with(new_target_histogram);
             let _ = h.record_n(ns.min(MAX_TRACKABLE_NS), n);
         }
     }
@@ -87,7 +176,7 @@ impl TargetStats {
     /// Requests that failed: a transport failure or a status outside
     /// 2xx/3xx (see [`crate::failure`]).
     pub fn failed(&self) -> u64 {
-        self.requests - self.successes
+        self.requests() - self.successes()
     }
 
     /// The failures by kind, most common first (see [`crate::failure`]).
@@ -95,35 +184,40 @@ impl TargetStats {
         let statuses = self
             .classes()
             .filter_map(|(c, n)| FailureKind::of_status(u16::from(c) * 100).map(|k| (k, n)));
-        failure::breakdown(&self.error_kinds, statuses)
+        failure::breakdown(self.error_kinds(), statuses)
     }
 
     /// Status classes that occurred, as `(class digit, count)`.
-    pub fn classes(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
-        self.status_classes
-            .iter()
+    pub fn classes(&self) -> impl Iterator<Item = (u8, u64)> {
+        self.status_classes()
+            .into_iter()
             .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(c, &n)| (c as u8, n))
+            .filter(|&(_, n)| n > 0)
+            .map(|(c, n)| (c as u8, n))
     }
 
     /// Adds `other` into `self`.
     pub fn merge(&mut self, other: &TargetStats) {
-        self.requests += other.requests;
-        self.successes += other.successes;
-        self.errors += other.errors;
-        for (a, b) in self.status_classes.iter_mut().zip(other.status_classes) {
+        self.plain_2xx += other.plain_2xx;
+        let Some(theirs) = &other.detail else {
+            return;
+        };
+        let mine = self.detail_mut();
+        mine.requests += theirs.requests;
+        mine.successes += theirs.successes;
+        mine.errors += theirs.errors;
+        for (a, b) in mine.status_classes.iter_mut().zip(theirs.status_classes) {
             *a += b;
         }
-        for (a, b) in self.error_kinds.iter_mut().zip(other.error_kinds) {
+        for (a, b) in mine.error_kinds.iter_mut().zip(theirs.error_kinds) {
             *a += b;
         }
-        if let Some(theirs) = &other.response {
-            match &mut self.response {
-                Some(mine) => mine
-                    .add(&**theirs)
+        if let Some(h) = &theirs.response {
+            match &mut mine.response {
+                Some(m) => m
+                    .add(h)
                     .expect("per-target histograms share bounds, so adding cannot fail"),
-                None => self.response = Some(theirs.clone()),
+                None => mine.response = Some(h.clone()),
             }
         }
     }
@@ -298,20 +392,10 @@ impl Recorder {
             self.targets.resize_with(t + 1, TargetStats::default);
         }
         let success = u64::from(s.is_success());
-        let per = &mut self.targets[t];
-        per.requests += 1;
-        per.successes += success;
-        per.errors += u64::from(s.error.is_some());
         // A status counts only for a complete response: one that failed
         // mid-body is a transport failure, so statuses and transport
         // failures add up to the requests.
         let answered = s.status != 0 && s.error.is_none();
-        if answered {
-            per.status_classes[usize::from(s.status / 100).min(9)] += 1;
-        }
-        if let Some(kind) = s.error {
-            per.error_kinds[kind.index()] += 1;
-        }
         self.bytes_in += s.bytes_in;
         self.body_bytes_in += s.body_bytes;
         self.bytes_out += s.bytes_out;
@@ -338,6 +422,7 @@ impl Recorder {
                 kind.is_timed()
             }
         };
+        let mut timed_ns = None;
         if timed {
             // A request sent ahead of its slot (rate mode's send window)
             // waited for nothing: its clock starts when it went out.
@@ -345,7 +430,7 @@ impl Recorder {
             let response = s.done.saturating_sub(start);
             self.response.saturating_record(response);
             self.lag1.record(response);
-            self.targets[t].record_response(t, response, 1);
+            timed_ns = Some(response);
             if let Some(sent) = s.sent {
                 self.service.saturating_record(s.done.saturating_sub(sent));
                 if let Some(fb) = s.first_byte {
@@ -353,6 +438,7 @@ impl Recorder {
                 }
             }
         }
+        self.targets[t].record(t, s.status, s.error, timed_ns, 1);
     }
 
     /// `--scenario`: records a flow that ended, in its own row of
@@ -365,17 +451,8 @@ impl Recorder {
         if t >= self.targets.len() {
             self.targets.resize_with(t + 1, TargetStats::default);
         }
-        let per = &mut self.targets[t];
-        per.requests += 1;
-        per.successes += u64::from(s.is_success());
-        per.errors += u64::from(s.error.is_some());
-        if s.status != 0 && s.error.is_none() {
-            per.status_classes[usize::from(s.status / 100).min(9)] += 1;
-        }
-        if let Some(kind) = s.error {
-            per.error_kinds[kind.index()] += 1;
-        }
-        per.record_response(t, s.done.saturating_sub(s.intended), 1);
+        let duration = s.done.saturating_sub(s.intended);
+        self.targets[t].record(t, s.status, s.error, Some(duration), 1);
     }
 
     /// Records `n` requests for `target` that were due at about `intended`
@@ -388,11 +465,13 @@ impl Recorder {
         if t >= self.targets.len() {
             self.targets.resize_with(t + 1, TargetStats::default);
         }
-        let per = &mut self.targets[t];
-        per.requests += n;
-        per.errors += n;
-        per.error_kinds[ErrorKind::Unfinished.index()] += n;
-        per.record_response(t, done.saturating_sub(intended), n);
+        self.targets[t].record(
+            t,
+            0,
+            Some(ErrorKind::Unfinished),
+            Some(done.saturating_sub(intended)),
+            n,
+        );
         self.requests += n;
         self.errors[ErrorKind::Unfinished.index()] += n;
         self.first_intended = self.first_intended.min(intended);
@@ -656,13 +735,13 @@ pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
             b.targets.get(i).unwrap_or(&empty),
         );
         assert_eq!(
-            (x.requests, x.successes, x.errors),
-            (y.requests, y.successes, y.errors),
+            (x.requests(), x.successes(), x.errors()),
+            (y.requests(), y.successes(), y.errors()),
             "target {i}"
         );
-        assert_eq!(x.status_classes, y.status_classes, "target {i}");
-        assert_eq!(x.error_kinds, y.error_kinds, "target {i}");
-        match (&x.response, &y.response) {
+        assert_eq!(x.status_classes(), y.status_classes(), "target {i}");
+        assert_eq!(x.error_kinds(), y.error_kinds(), "target {i}");
+        match (x.response(), y.response()) {
             (Some(hx), Some(hy)) => assert_same_histogram(hx, hy),
             (None, None) => {}
             (hx, hy) => assert_eq!(
@@ -824,6 +903,72 @@ mod tests {
         }
     }
 
+    /// Every count the run reports per target adds up to the run's own.
+    fn assert_targets_sum_to_total(r: &Recorder) {
+        let sum = |f: &dyn Fn(&TargetStats) -> u64| r.targets.iter().map(f).sum::<u64>();
+        assert_eq!(sum(&|t| t.requests()), r.requests);
+        assert_eq!(sum(&|t| t.successes()), r.successes);
+        assert_eq!(sum(&|t| t.errors()), r.error_count());
+        for kind in ErrorKind::ALL {
+            let i = kind.index();
+            assert_eq!(sum(&|t| t.error_kinds()[i]), r.errors[i], "{kind:?}");
+        }
+        let mut classes = [0u64; 10];
+        for (code, n) in r.status_counts() {
+            classes[usize::from(code / 100).min(9)] += n;
+        }
+        for (c, &n) in classes.iter().enumerate() {
+            assert_eq!(sum(&|t| t.status_classes()[c]), n, "{c}xx");
+        }
+        // Timed targets: one response time per timed request.
+        let timed: u64 = r
+            .targets
+            .iter()
+            .take(MAX_TIMED_TARGETS)
+            .filter_map(|t| t.response().map(|h| h.len()))
+            .sum();
+        assert!(timed <= r.response.len());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Per-target counts sum exactly to the totals, whether a target
+        /// is timed or beyond [`MAX_TIMED_TARGETS`], whether its requests
+        /// were plain 2xx responses or not, recorded one by one, unsent,
+        /// merged from several recorders or read back from a results file.
+        #[test]
+        fn per_target_counts_sum_to_the_total(
+            parts in prop::collection::vec(
+                prop::collection::vec(
+                    (sample_strategy(), prop::sample::select(vec![0u32, 1, 2, 999, 1_000, 1_001, 70_000])),
+                    0..60,
+                ),
+                1..4,
+            ),
+            unsent in prop::collection::vec((0u32..1_200, 1u64..5), 0..4),
+        ) {
+            let mut total = Recorder::new();
+            for part in &parts {
+                let mut r = Recorder::new();
+                for &(mut s, target) in part {
+                    s.target = target;
+                    r.record(&s);
+                }
+                assert_targets_sum_to_total(&r);
+                total.merge(&r);
+            }
+            for &(target, n) in &unsent {
+                total.record_unsent(target, 10, 1_000_000, n);
+            }
+            assert_targets_sum_to_total(&total);
+            let all = parts.iter().map(Vec::len).sum::<usize>() as u64;
+            prop_assert_eq!(total.requests, all + unsent.iter().map(|u| u.1).sum::<u64>());
+            let back = crate::results::through_record(&total);
+            assert_targets_sum_to_total(&back);
+            assert_same(&back, &total);
+        }
+    }
+
     #[test]
     fn censored_failures_are_timed_and_fast_failures_are_not() {
         let mut r = Recorder::new();
@@ -855,20 +1000,20 @@ mod tests {
         far.target = MAX_TIMED_TARGETS as u32;
         r.record(&far);
         let t = &r.targets[1];
-        assert_eq!((t.requests, t.successes, t.errors), (3, 1, 1));
-        assert_eq!((t.status_classes[2], t.status_classes[5]), (1, 1));
-        assert_eq!(t.error_kinds[ErrorKind::Closed.index()], 1);
-        let h = t.response.as_ref().unwrap();
+        assert_eq!((t.requests(), t.successes(), t.errors()), (3, 1, 1));
+        assert_eq!((t.status_classes()[2], t.status_classes()[5]), (1, 1));
+        assert_eq!(t.error_kinds()[ErrorKind::Closed.index()], 1);
+        let h = t.response().unwrap();
         assert_eq!(h.len(), 2);
         assert!(h.equivalent(h.value_at_quantile(1.0), 9_000_000));
-        assert!(r.targets[0].response.is_none(), "untouched target");
+        assert!(r.targets[0].response().is_none(), "untouched target");
         let beyond = &r.targets[MAX_TIMED_TARGETS];
-        assert_eq!(beyond.requests, 1);
-        assert!(beyond.response.is_none(), "beyond the cap: counted only");
+        assert_eq!(beyond.requests(), 1);
+        assert!(beyond.response().is_none(), "beyond the cap: counted only");
         r.record_unsent(1, 0, 20_000_000, 4);
         let t = &r.targets[1];
-        assert_eq!(t.error_kinds[ErrorKind::Unfinished.index()], 4);
-        assert_eq!(t.response.as_ref().unwrap().len(), 6);
+        assert_eq!(t.error_kinds()[ErrorKind::Unfinished.index()], 4);
+        assert_eq!(t.response().unwrap().len(), 6);
     }
 
     #[test]

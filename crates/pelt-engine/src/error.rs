@@ -26,6 +26,22 @@ pub enum EngineError {
     /// `--scenario`: the scenario file (or a feed it names) cannot be run.
     #[error("{0}")]
     Scenario(#[from] pelt_scenario::ScenarioError),
+    /// `http.source_addresses` (`--source-addresses`) holds no address of
+    /// a target's family.
+    #[error("--source-addresses (`http.source_addresses`) has no address of the family of {to}; give IPv4 sources for an IPv4 target and IPv6 for IPv6, like 127.0.0.2-127.0.0.9 or ::1")]
+    SourceFamily {
+        /// Where the target's connections go.
+        to: std::net::SocketAddr,
+    },
+    /// An address of `http.source_addresses` cannot be bound to: not one
+    /// of this machine's.
+    #[error("--source-addresses (`http.source_addresses`): cannot use {addr}: {error}; give addresses of this machine (`ip addr` lists them; all of 127/8 is loopback)")]
+    SourceUnusable {
+        /// The address.
+        addr: std::net::IpAddr,
+        /// Why binding to it failed.
+        error: std::io::Error,
+    },
     /// `--login` failed for a sender: the run stops before any load.
     #[error("the login (`http.session.login`) failed, no load sent: {0}")]
     Login(String),

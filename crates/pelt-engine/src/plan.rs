@@ -25,6 +25,36 @@ const START_DELAY: Duration = Duration::from_millis(20);
 /// Marks a target whose first successful body length is not known yet.
 pub(crate) const LENGTH_UNSET: u64 = u64::MAX;
 
+/// `--source-addresses` split by family (IPv4, IPv6); refused when a TCP
+/// origin has none of its family.
+fn sources_by_family(
+    all: &[std::net::IpAddr],
+    origins: &[Origin],
+) -> Result<[Vec<std::net::IpAddr>; 2], EngineError> {
+    for &addr in all {
+        // A foreign address would fail every connect as EADDRNOTAVAIL,
+        // which reads as running out of ports: refuse it now instead.
+        let socket = match addr {
+            std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
+            std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
+        };
+        if let Err(error) = socket.and_then(|s| s.bind(std::net::SocketAddr::new(addr, 0))) {
+            return Err(EngineError::SourceUnusable { addr, error });
+        }
+    }
+    let (v6, v4): (Vec<_>, Vec<_>) = all.iter().partition(|a| a.is_ipv6());
+    if !all.is_empty() {
+        for o in origins {
+            if let crate::conn::Addr::Tcp(to) = o.addr {
+                if [&v4, &v6][usize::from(to.is_ipv6())].is_empty() {
+                    return Err(EngineError::SourceFamily { to });
+                }
+            }
+        }
+    }
+    Ok([v4, v6])
+}
+
 /// Read-only facts every worker shares.
 pub(crate) struct RunPlan {
     /// Time zero of the run; all `Nanos` are measured from here.
@@ -80,7 +110,7 @@ pub(crate) struct RunPlan {
     /// interval (its share of the rate).
     pub connect_interval: Option<Nanos>,
     /// The targets as configured, for building redirected requests.
-    pub targets: Vec<pelt_core::Target>,
+    pub targets: pelt_core::Targets,
     /// `--log-requests`: the file every worker appends its requests to.
     pub request_log: Option<std::sync::Arc<crate::request_log::SharedLog>>,
     pub http: pelt_core::HttpOptions,
@@ -103,6 +133,11 @@ pub(crate) struct RunPlan {
     /// go unstamped (a reader that batches its wake-ups would then add its
     /// lateness to the server's time).
     pub send_window: pelt_core::SendWindow,
+    /// `--source-addresses`, by family (IPv4, IPv6): connections take
+    /// them in turn (see [`RunPlan::source_for`]).
+    pub sources: [Vec<std::net::IpAddr>; 2],
+    /// The next connection's turn in `sources`, across workers.
+    pub next_source: std::sync::atomic::AtomicUsize,
     /// Set by [`crate::Canceller::enough`]: a stop the caller's own
     /// condition asked for (`--until`), so the run ends complete, not
     /// interrupted.
@@ -113,6 +148,23 @@ pub(crate) struct RunPlan {
 }
 
 impl RunPlan {
+    /// The local address the next connection to `origin` is bound to
+    /// (`--source-addresses`, in turn), or `None` to let the system pick.
+    pub fn source_for(&self, origin: &Origin) -> Option<std::net::IpAddr> {
+        let crate::conn::Addr::Tcp(to) = origin.addr else {
+            return None;
+        };
+        let list = &self.sources[usize::from(to.is_ipv6())];
+        if list.is_empty() {
+            return None;
+        }
+        // Once per connection, not per request.
+        let turn = self
+            .next_source
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(list[turn % list.len()])
+    }
+
     /// Plans a run of `config` (already validated): resolves its hosts,
     /// serialises its requests, picks its pacer and sets its clock's zero
     /// a moment ahead, for the workers to start on together.
@@ -146,6 +198,9 @@ impl RunPlan {
                 let mut r = PreparedRequest::new(t, config.http.keepalive);
                 // --proxy: plain HTTP goes to the proxy in absolute form.
                 r.bytes = for_origin(r.bytes, &t.url, &origins[o]);
+                // Serialised with room to spare: 100,000 targets kept
+                // 25 MB of it.
+                r.bytes.shrink_to_fit();
                 r
             })
             .collect();
@@ -197,7 +252,10 @@ impl RunPlan {
             .unwrap_or_default();
         let (epoch, unix_ns_at_epoch, late_ns) =
             start_time(now, start_wall, config.start_at_unix_ns, config.warmup);
+        let sources = sources_by_family(&config.http.source_addresses, &origins)?;
         Ok(RunPlan {
+            sources,
+            next_source: Default::default(),
             epoch,
             enough: Default::default(),
             unix_ns_at_epoch,

@@ -52,7 +52,7 @@ pub struct RequestLogSpec {
     /// The targets as the log should name them (say, with secrets in
     /// their URLs replaced), in the config's order; `None` names the
     /// config's own.
-    pub targets_shown: Option<Vec<Target>>,
+    pub targets_shown: Option<pelt_core::Targets>,
 }
 
 /// What the workers share: the file's path and format, each target's
@@ -79,7 +79,7 @@ impl SharedLog {
             path: spec.path.display().to_string(),
             source: e,
         };
-        let targets = spec.targets_shown.as_deref().unwrap_or(targets);
+        let targets = spec.targets_shown.as_ref().map_or(targets, |t| &t[..]);
         let mut file = File::create(&spec.path).map_err(cannot)?;
         if spec.format == RequestLogFormat::Csv {
             writeln!(file, "{CSV_HEADER}").map_err(cannot)?;

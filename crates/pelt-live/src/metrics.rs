@@ -203,10 +203,14 @@ pub fn render(s: &State) -> String {
             let label = s.targets.of(i).unwrap_or("other");
             match per.iter_mut().find(|(l, _, _)| *l == label) {
                 Some(p) => {
-                    p.1 += target.requests;
-                    p.2 += target.requests - target.successes;
+                    p.1 += target.requests();
+                    p.2 += target.requests() - target.successes();
                 }
-                None => per.push((label, target.requests, target.requests - target.successes)),
+                None => per.push((
+                    label,
+                    target.requests(),
+                    target.requests() - target.successes(),
+                )),
             }
         }
         head(

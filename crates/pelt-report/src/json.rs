@@ -81,6 +81,117 @@ pub fn json_value(s: &RunSummary) -> Value {
 
 /// The JSON document for `s` exactly as given.
 pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
+    json_value_rows(s, true)
+}
+
+/// The JSON report as text: [`json_value_as_is`] pretty-printed, with
+/// `extra` applied to the value, but its per-target rows and the
+/// configuration's targets made and written one at a time rather than
+/// held as values all at once. A row as a `serde_json::Value` takes about
+/// 10 KB (its latency and intervals) and a configured target ~1 KB, so
+/// 1,000 targets took ~30 MB and 100,000 ~400 MB at the end of a run
+/// (issue 27); the text is the same, byte for byte.
+pub(crate) fn report_text(s: &RunSummary, extra: impl FnOnce(&mut Value)) -> String {
+    let mut v = json_value_rows(s, false);
+    extra(&mut v);
+    let out = pretty(&v);
+    if s.config.targets.is_empty() {
+        return out;
+    }
+    // Keys are indented two spaces a level: the configuration's targets
+    // are the first second-level `targets` after `config`, the report's
+    // the only top-level one (after `config`: keys are sorted).
+    const CONFIG: &str = "\n  \"config\": {";
+    const CONFIG_TARGETS: &str = "\n    \"targets\": []";
+    const TARGETS: &str = "\n  \"targets\": []";
+    let config = out.find(CONFIG).expect("the report has its config");
+    let config_targets = config
+        + out[config..]
+            .find(CONFIG_TARGETS)
+            .expect("the config has targets");
+    let targets = out.find(TARGETS).expect("the report has targets");
+    assert!(config_targets < targets, "keys are sorted");
+    let mut text = String::with_capacity(out.len() + 600 * s.config.targets.len());
+    text.push_str(&out[..config_targets]);
+    write_array(
+        &mut text,
+        2,
+        s.config
+            .targets
+            .iter()
+            .map(|t| serde_json::to_value(t).unwrap_or(Value::Null)),
+    );
+    text.push_str(&out[config_targets + CONFIG_TARGETS.len()..targets]);
+    write_array(
+        &mut text,
+        1,
+        s.config
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, target)| target_row(s, i, target)),
+    );
+    text.push_str(&out[targets + TARGETS.len()..]);
+    text
+}
+
+/// Writes `"targets": [...]` at `depth` (after a line break), as
+/// `serde_json`'s pretty printer would, a value at a time.
+fn write_array(out: &mut String, depth: usize, items: impl Iterator<Item = Value>) {
+    let indent = "  ".repeat(depth);
+    out.push('\n');
+    out.push_str(&indent);
+    out.push_str("\"targets\": [");
+    let inner = format!("\n{indent}  ");
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&inner);
+        let text = serde_json::to_string_pretty(&item).expect("a JSON value always serialises");
+        // Line breaks within strings are escaped: each one here is the
+        // pretty printer's, indented a level deeper.
+        out.push_str(&text.replace('\n', &inner));
+    }
+    out.push('\n');
+    out.push_str(&indent);
+    out.push(']');
+}
+
+/// One target's row of the report.
+fn target_row(s: &RunSummary, i: usize, target: &pelt_core::Target) -> Value {
+    let empty = TargetStats::default();
+    let c = s.total.targets.get(i).unwrap_or(&empty);
+    let mut classes = Map::new();
+    for (class, n) in c.classes() {
+        classes.insert(format!("{class}xx"), json!(n));
+    }
+    let mut kinds = Map::new();
+    for kind in ErrorKind::ALL {
+        let n = c.error_kinds()[kind.index()];
+        if n > 0 {
+            kinds.insert(kind.name().to_string(), json!(n));
+        }
+    }
+    json!({
+        "method": target.method,
+        "url": target.url.to_string(),
+        "weight": target.weight,
+        "requests": c.requests(),
+        "successes": c.successes(),
+        "failed": c.failed(),
+        "failures": failure_map(c.failures()),
+        "status_classes": classes,
+        "transport_errors": kinds,
+        // Null when not timed: beyond the first MAX_TIMED_TARGETS,
+        // no timed request, or a file from an older pelt.
+        "response_time": c.response().map_or(Value::Null, latency),
+    })
+}
+
+/// The JSON document for `s`, with its per-target rows or (`rows`
+/// false) an empty `targets` array.
+fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
     let t = &s.total;
     let mut statuses = Map::new();
     for (code, n) in t.status_counts() {
@@ -133,46 +244,21 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
             v
         })
         .collect();
-    let targets: Vec<Value> = s
-        .config
-        .targets
-        .iter()
-        .enumerate()
-        .map(|(i, target)| {
-            let empty = TargetStats::default();
-            let c = t.targets.get(i).unwrap_or(&empty);
-            let mut classes = Map::new();
-            for (class, n) in c.classes() {
-                classes.insert(format!("{class}xx"), json!(n));
-            }
-            let mut kinds = Map::new();
-            for kind in ErrorKind::ALL {
-                let n = c.error_kinds[kind.index()];
-                if n > 0 {
-                    kinds.insert(kind.name().to_string(), json!(n));
-                }
-            }
-            json!({
-                "method": target.method,
-                "url": target.url.to_string(),
-                "weight": target.weight,
-                "requests": c.requests,
-                "successes": c.successes,
-                "failed": c.failed(),
-                "failures": failure_map(c.failures()),
-                "status_classes": classes,
-                "transport_errors": kinds,
-                // Null when not timed: beyond the first MAX_TIMED_TARGETS,
-                // no timed request, or a file from an older pelt.
-                "response_time": c.response.as_deref().map_or(Value::Null, latency),
-            })
-        })
-        .collect();
+    let targets: Vec<Value> = match rows {
+        true => s
+            .config
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, target)| target_row(s, i, target))
+            .collect(),
+        false => Vec::new(),
+    };
     // --scenario: per step and per flow, from the same rows.
     let scenario = s.config.scenario.as_ref().map(|sc| {
         let empty = TargetStats::default();
         let row = |i: usize| t.targets.get(i).unwrap_or(&empty);
-        let hist = |n: &TargetStats| n.response.as_deref().map_or(Value::Null, latency);
+        let hist = |n: &TargetStats| n.response().map_or(Value::Null, latency);
         let steps: Vec<Value> = (0..sc.steps.min(sc.names.len()))
             .map(|i| {
                 let n = row(i);
@@ -181,8 +267,8 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
                     "name": name,
                     "flow": flow,
                     "target": i,
-                    "requests": n.requests,
-                    "successes": n.successes,
+                    "requests": n.requests(),
+                    "successes": n.successes(),
                     "failed": n.failed(),
                     "failures": failure_map(n.failures()),
                     "skipped": sc.skipped(i, |j| row(j).failed()),
@@ -196,8 +282,8 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
                 json!({
                     "name": sc.names[i],
                     "target": i,
-                    "started": n.requests,
-                    "completed": n.successes,
+                    "started": n.requests(),
+                    "completed": n.successes(),
                     "failed": n.failed(),
                     "failures": failure_map(n.failures()),
                     "duration": hist(n),
@@ -209,7 +295,14 @@ pub(crate) fn json_value_as_is(s: &RunSummary) -> Value {
     let rate_mode = s.is_rate_mode();
     let mut v = json!({
         "schema": SCHEMA_ID,
-        "config": s.config,
+        "config": match rows {
+            true => json!(s.config),
+            // report_text writes them a target at a time.
+            false => json!(pelt_core::RunConfig {
+                targets: pelt_core::Targets::default(),
+                ..s.config.clone()
+            }),
+        },
         "environment": s.env,
         "mode": if rate_mode { "rate" } else { "closed" },
         "headline": if rate_mode { "response_time" } else { "service_time" },

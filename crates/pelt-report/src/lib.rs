@@ -103,13 +103,11 @@ pub fn render_with(summary: &RunSummary, format: Format, options: &Options) -> S
             }
             out
         }
-        Format::Json => {
-            let mut v = json::json_value_as_is(summary);
+        Format::Json => json::report_text(summary, |v| {
             if let Some(b) = &options.buckets {
                 v["buckets"] = json::buckets(summary, b);
             }
-            json::pretty(&v)
-        }
+        }),
         Format::PercentilesCsv => csv::percentiles(summary),
         Format::Csv => csv::csv(summary),
         Format::Markdown => markdown::markdown(summary),

@@ -175,7 +175,7 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let empty = TargetStats::default();
     for (i, target) in s.config.targets.iter().enumerate().take(MAX_TARGET_ROWS) {
         let n = s.total.targets.get(i).unwrap_or(&empty);
-        let p = |q: f64| match &n.response {
+        let p = |q: f64| match n.response() {
             Some(h) if !h.is_empty() => human_ns(pelt_core::rank::quantile(h, q)).to_string(),
             _ => "–".to_string(),
         };
@@ -185,16 +185,16 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             .collect();
         let failures: Vec<String> = ErrorKind::ALL
             .iter()
-            .filter(|k| n.error_kinds[k.index()] > 0)
-            .map(|k| format!("{} {}", k.name(), thousands(n.error_kinds[k.index()])))
+            .filter(|k| n.error_kinds()[k.index()] > 0)
+            .map(|k| format!("{} {}", k.name(), thousands(n.error_kinds()[k.index()])))
             .collect();
         writeln!(
             o,
             "| `{} {}` | {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&target.method),
             cell(&target.url.to_string()),
-            thousands(n.requests),
-            thousands(n.successes),
+            thousands(n.requests()),
+            thousands(n.successes()),
             thousands(n.failed()),
             p(0.5),
             p(0.9),

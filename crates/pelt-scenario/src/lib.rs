@@ -269,7 +269,7 @@ pub fn lower(file: &Path, config: &mut RunConfig) -> Result<(), ScenarioError> {
         )
     })?;
     let scenario = Scenario::compile(&text, file)?;
-    config.targets = scenario.targets();
+    config.targets = scenario.targets().into();
     config.scenario = Some(ScenarioSource {
         path: file.to_string_lossy().into_owned(),
         text,

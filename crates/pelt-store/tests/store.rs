@@ -20,7 +20,8 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
             headers: vec![("Accept".into(), "*/*".into())],
             body: Vec::new(),
             weight: 1,
-        }],
+        }]
+        .into(),
         order: Order::default(),
         think: None,
         load: Load::closed(1),

@@ -72,7 +72,8 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
             think: None,
             targets: vec![Target::get(
                 Url::parse(&url).map_err(|e| UserError(e.to_string()))?,
-            )],
+            )]
+            .into(),
             load,
             stop: Stop {
                 requests: None,

@@ -80,6 +80,14 @@ fn bench_peers_quick_reports_pelt_requests_per_second() {
     for row in ["| h3 | pelt |", "| h2 | pelt |", "| h3-serve | pelt |"] {
         assert!(h3.contains(row), "no {row} row in:\n{h3}");
     }
+    // The scale test (issue 27): pelt's row at 1,000 connections, and its
+    // memory with one and 1,000 targets.
+    let scale = stdout
+        .split("## Scale: connections and targets")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no scale section in:\n{stdout}\nstderr:\n{stderr}"));
+    assert!(scale.contains("\n| 1,000 | 1 | – | "), "{scale}");
+    assert!(scale.contains("1,000 distinct URLs"), "{scale}");
 
     // The report is also saved, with the raw JSON beside it.
     let saved: Vec<String> = std::fs::read_dir(out_dir.path())

@@ -129,6 +129,55 @@ fn a_plain_targets_file_is_sent_in_turn() {
     }
 }
 
+/// Issue 27: a targets file of 1,000 distinct URLs (per-target counters
+/// kept compactly, most targets without a histogram of their own): each
+/// target's count in the report is exactly nginx's count of its URL, and
+/// the per-target counts add up to the total.
+#[test]
+fn a_thousand_targets_count_exactly_per_target_against_nginx_log() {
+    let nginx = Nginx::start("");
+    let dir = tempfile::tempdir().unwrap();
+    let urls: String = (0..1000)
+        .map(|i| format!("{}?t={i}\n", nginx.url("/ok")))
+        .collect();
+    let file = write(dir.path(), "urls.txt", &urls);
+    let r = run_json(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-n",
+        "3000",
+        "-c",
+        "8",
+        "-t",
+        "2",
+    ]);
+    assert_eq!(r["requests"]["total"], 3000);
+    let targets = r["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 1000);
+    let lines = nginx.access_log_lines(Some(3000));
+    assert_eq!(lines.len(), 3000, "nginx logged every request, once");
+    let mut logged = std::collections::HashMap::<String, u64>::new();
+    for l in &lines {
+        let uri = l.split(' ').nth(1).unwrap().to_string();
+        *logged.entry(uri).or_default() += 1;
+    }
+    let mut sum = 0;
+    for (i, t) in targets.iter().enumerate() {
+        let uri = format!("/ok?t={i}");
+        assert_eq!(t["url"], nginx.url(&uri), "report order is the file's");
+        let n = t["requests"].as_u64().unwrap();
+        assert_eq!(n, 3, "target {i}");
+        assert_eq!(logged.get(&uri), Some(&n), "target {i}: nginx's count");
+        assert_eq!(t["successes"], 3);
+        assert_eq!(t["status_classes"]["2xx"], 3);
+        sum += n;
+    }
+    assert_eq!(sum, 3000, "per-target counts add up to the total");
+    // Timed targets carry a response-time summary; all here are among
+    // the first 1,000.
+    assert!(targets.iter().all(|t| t["response_time"].is_object()));
+}
+
 #[test]
 fn siege_and_vegeta_files_send_their_methods_headers_and_bodies() {
     let nginx = Nginx::start("");

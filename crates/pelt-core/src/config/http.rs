@@ -56,6 +56,13 @@ pub struct HttpOptions {
     /// `--unix-socket`: every connection goes to this Unix domain socket.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unix_socket: Option<String>,
+    /// `--source-addresses`: TCP connections are bound to these local
+    /// addresses in turn before connecting, to open more connections to
+    /// one destination than one source address has ports for. Empty: the
+    /// system picks (the usual). Each target needs an address of its
+    /// family (refused before the run otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_addresses: Vec<std::net::IpAddr>,
     /// `--connect-rate`: at most this many new connections per second, in
     /// total across workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -271,6 +278,7 @@ impl Default for HttpOptions {
             streams: 1,
             connect_to: Vec::new(),
             unix_socket: None,
+            source_addresses: Vec::new(),
             connect_rate: None,
             follow: 0,
             follow_any_host: false,

@@ -10,6 +10,7 @@ mod http;
 mod load;
 mod pick;
 mod proxy;
+mod source;
 mod target;
 mod words;
 
@@ -25,8 +26,9 @@ pub use load::{
 };
 pub use pick::{splitmix64, Order, TargetPicker};
 pub use proxy::{Proxy, ProxyOptions, ProxyUrlError};
+pub use source::{parse_source_addresses, SourceAddressError, MAX_SOURCE_ADDRESSES};
 pub use target::{
-    check_header, check_method, unregistered_method, Target, MAX_BODY, REGISTERED_METHODS,
+    check_header, check_method, unregistered_method, Target, Targets, MAX_BODY, REGISTERED_METHODS,
 };
 pub use words::{
     add_authorization, apply_host, check_host, default_method, parse_header, userinfo,
@@ -43,7 +45,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunConfig {
     /// What to send; a request goes to one of them, per [`order`](RunConfig::order).
-    pub targets: Vec<Target>,
+    pub targets: Targets,
     /// Which target each request goes to.
     #[serde(default)]
     pub order: Order,
@@ -219,7 +221,7 @@ impl RunConfig {
     /// HTTP/1.1 with [`HttpOptions::default`]'s timeouts.
     pub fn new(targets: Vec<Target>, load: Load, stop: Stop) -> RunConfig {
         RunConfig {
-            targets,
+            targets: targets.into(),
             order: Order::RoundRobin,
             think: None,
             load,
@@ -603,7 +605,7 @@ mod tests {
     #[test]
     fn http3_refuses_what_quic_cannot_carry() {
         let https = |c: &mut RunConfig| {
-            c.targets = vec![Target::get(Url::parse("https://127.0.0.1:1/").unwrap())];
+            c.targets = vec![Target::get(Url::parse("https://127.0.0.1:1/").unwrap())].into();
         };
         let mut c = config();
         c.http.http3 = true;

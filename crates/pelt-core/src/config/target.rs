@@ -255,3 +255,73 @@ mod method_tests {
         assert_eq!(unregistered_method("FROBNICATE"), Some(""));
     }
 }
+
+/// A run's targets, shared: a results file's header, the engine's plan,
+/// the redacted copy every file gets and the caller's configuration all
+/// hold the same list, so cloning a [`RunConfig`](crate::RunConfig) never
+/// copies 100,000 targets (each copy of such a list took 23 MB). Reads
+/// like a `Vec<Target>`; a change through `&mut` copies the list first if
+/// it is shared (`Arc::make_mut`). Serialised as the plain list.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Targets(std::sync::Arc<Vec<Target>>);
+
+impl Targets {
+    /// Whether `self` and `other` are the same list in memory (not only
+    /// equal): no copy was made.
+    pub fn shares(&self, other: &Targets) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::ops::Deref for Targets {
+    type Target = Vec<Target>;
+    fn deref(&self) -> &Vec<Target> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Targets {
+    fn deref_mut(&mut self) -> &mut Vec<Target> {
+        std::sync::Arc::make_mut(&mut self.0)
+    }
+}
+
+impl From<Vec<Target>> for Targets {
+    fn from(list: Vec<Target>) -> Targets {
+        Targets(std::sync::Arc::new(list))
+    }
+}
+
+impl FromIterator<Target> for Targets {
+    fn from_iter<I: IntoIterator<Item = Target>>(iter: I) -> Targets {
+        Targets::from(iter.into_iter().collect::<Vec<_>>())
+    }
+}
+
+impl<'a> IntoIterator for &'a Targets {
+    type Item = &'a Target;
+    type IntoIter = std::slice::Iter<'a, Target>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Targets {
+    type Item = &'a mut Target;
+    type IntoIter = std::slice::IterMut<'a, Target>;
+    fn into_iter(self) -> Self::IntoIter {
+        std::sync::Arc::make_mut(&mut self.0).iter_mut()
+    }
+}
+
+impl Serialize for Targets {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Targets {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Targets, D::Error> {
+        Vec::<Target>::deserialize(d).map(Targets::from)
+    }
+}

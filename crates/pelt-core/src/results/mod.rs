@@ -27,6 +27,16 @@ pub use record::HistogramError;
 use crate::recorder::Recorder;
 use crate::secrets::Redactor;
 use record::IntervalRecord;
+
+/// `rec` written as a results file's interval record and read back
+/// (tests elsewhere in the crate).
+#[cfg(test)]
+pub(crate) fn through_record(rec: &crate::Recorder) -> crate::Recorder {
+    IntervalRecord::from_recorder(0, rec)
+        .expect("a recorder encodes")
+        .into_recorder()
+        .expect("and decodes")
+}
 use std::io::{self, Read, Write};
 
 /// The first eight bytes of every results file.

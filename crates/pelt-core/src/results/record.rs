@@ -244,24 +244,24 @@ impl IntervalRecord {
                 .targets
                 .iter()
                 .enumerate()
-                .filter(|(_, t)| t.requests > 0)
-                .map(|(i, t)| (i as u32, t.requests, t.successes, t.errors))
+                .filter(|(_, t)| t.requests() > 0)
+                .map(|(i, t)| (i as u32, t.requests(), t.successes(), t.errors()))
                 .collect(),
             target_detail: r
                 .targets
                 .iter()
                 .enumerate()
-                .filter(|(_, t)| t.requests > 0)
+                .filter(|(_, t)| t.requests() > 0)
                 .map(|(i, t)| {
                     Ok(TargetDetail {
                         target: i as u32,
                         classes: t.classes().collect(),
                         errors: ErrorKind::ALL
                             .iter()
-                            .filter(|k| t.error_kinds[k.index()] > 0)
-                            .map(|&k| (k, t.error_kinds[k.index()]))
+                            .filter(|k| t.error_kinds()[k.index()] > 0)
+                            .map(|&k| (k, t.error_kinds()[k.index()]))
                             .collect(),
-                        response: t.response.as_deref().map(encode).transpose()?,
+                        response: t.response().map(encode).transpose()?,
                     })
                 })
                 .collect::<io::Result<_>>()?,
@@ -354,7 +354,7 @@ impl IntervalRecord {
                 r.targets
                     .resize_with(i + 1, crate::recorder::TargetStats::default);
             }
-            let t = &mut r.targets[i];
+            let t = r.targets[i].detail_mut();
             (t.requests, t.successes, t.errors) = (requests, successes, errors);
         }
         for d in self.target_detail {
@@ -363,7 +363,8 @@ impl IntervalRecord {
                 .get_mut(d.target as usize)
                 .ok_or(Corruption::Counts(
                     "target detail for a target without counts",
-                ))?;
+                ))?
+                .detail_mut();
             for (class, n) in d.classes {
                 *t.status_classes
                     .get_mut(usize::from(class))
@@ -373,7 +374,7 @@ impl IntervalRecord {
                 t.error_kinds[kind.index()] += n;
             }
             if let Some(h) = d.response {
-                t.response = Some(Box::new(decode_target(&h)?));
+                t.response = Some(decode_target(&h)?);
             }
         }
         r.examples = self
@@ -401,17 +402,17 @@ mod tests {
         assert!(!json.contains("target_detail"));
         let back: IntervalRecord = serde_json::from_str(&json).unwrap();
         let back = back.into_recorder().unwrap();
-        assert_eq!(back.targets[0].requests, 1);
-        assert_eq!(back.targets[1].requests, 1);
-        assert!(back.targets[0].response.is_none());
-        assert_eq!(back.targets[1].status_classes, [0; 10]);
+        assert_eq!(back.targets[0].requests(), 1);
+        assert_eq!(back.targets[1].requests(), 1);
+        assert!(back.targets[0].response().is_none());
+        assert_eq!(back.targets[1].status_classes(), [0; 10]);
         // With the detail, classes and histograms come back.
         let full = IntervalRecord::from_recorder(100, &r)
             .unwrap()
             .into_recorder()
             .unwrap();
-        assert_eq!(full.targets[1].status_classes[5], 1);
-        assert_eq!(full.targets[1].response.as_ref().unwrap().len(), 1);
+        assert_eq!(full.targets[1].status_classes()[5], 1);
+        assert_eq!(full.targets[1].response().unwrap().len(), 1);
     }
 
     /// The independence sums and the send grid survive a file, and files

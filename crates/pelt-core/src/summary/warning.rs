@@ -273,7 +273,7 @@ impl LocalResource {
             }
             LocalResource::LocalPorts => {
                 "pelt ran out of local ports for new connections (EADDRNOTAVAIL): keep connections alive (drop --no-keepalive), \
-                 use fewer, widen net.ipv4.ip_local_port_range, or spread the load over more client addresses"
+                 use fewer, widen net.ipv4.ip_local_port_range, or spread connections over more local addresses with --source-addresses (like 127.0.0.2-127.0.0.9 to a loopback target)"
             }
         }
     }
@@ -597,5 +597,21 @@ impl std::fmt::Display for Warning {
                 waiting * 100.0
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 27: running out of local ports points at the flag that
+    /// spreads connections over more addresses.
+    #[test]
+    fn out_of_local_ports_names_source_addresses() {
+        let kind = LocalResource::of("127.0.0.1:80: Cannot assign requested address (os error 99)");
+        assert_eq!(kind, Some(LocalResource::LocalPorts));
+        assert!(LocalResource::LocalPorts
+            .advice()
+            .contains("--source-addresses (like 127.0.0.2-127.0.0.9"));
     }
 }

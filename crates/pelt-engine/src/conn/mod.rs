@@ -23,10 +23,11 @@ use tls::{no_application_protocol, plain_text_reply};
 use crate::outcome::Failure;
 use pelt_core::ErrorKind;
 use std::io;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::{TcpSocket, TcpStream, UnixStream};
 
 /// A connected stream, plain or TLS.
 #[derive(Debug)]
@@ -63,6 +64,30 @@ pub struct Established {
     pub tunnel_ns: Option<u64>,
 }
 
+/// A TCP connection to `addr`, from `source` if given: bound to it before
+/// connecting, with the port left to `connect` (`IP_BIND_ADDRESS_NO_PORT`
+/// on Linux), so that each source address has its own ~28,000 ephemeral
+/// ports per destination rather than one port per bind whatever the
+/// destination.
+async fn tcp_connect(addr: SocketAddr, source: Option<IpAddr>) -> io::Result<TcpStream> {
+    let Some(ip) = source else {
+        return TcpStream::connect(addr).await;
+    };
+    let socket = match addr {
+        SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    // Failure only costs the port sharing: binding still works.
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::socket::setsockopt(
+        &socket,
+        nix::sys::socket::sockopt::IpBindAddressNoPort,
+        &true,
+    );
+    socket.bind(SocketAddr::new(ip, 0))?;
+    socket.connect(addr).await
+}
+
 /// Opens a connection to `origin`. Time limits are the caller's: the whole
 /// request runs under `--timeout`, and `connect_timeout` bounds this part
 /// (TCP connect and TLS handshake together). With `stamp`, the kernel
@@ -75,17 +100,33 @@ pub async fn connect(
     stamp: bool,
     stamp_sends: bool,
 ) -> Result<(Stream, Established), Failure> {
+    connect_from(origin, None, tls, connect_timeout, stamp, stamp_sends).await
+}
+
+/// [`connect`] from the local address `source` (`--source-addresses`),
+/// when given, for a TCP origin.
+pub async fn connect_from(
+    origin: &Origin,
+    source: Option<std::net::IpAddr>,
+    tls: Option<&tokio_rustls::TlsConnector>,
+    connect_timeout: std::time::Duration,
+    stamp: bool,
+    stamp_sends: bool,
+) -> Result<(Stream, Established), Failure> {
     let start = std::time::Instant::now();
     let addr = match &origin.addr {
         Addr::Tcp(a) => *a,
         Addr::Unix(path) => return connect_unix(path, connect_timeout, start).await,
     };
-    let tcp = match tokio::time::timeout(connect_timeout, TcpStream::connect(addr)).await {
+    let tcp = match tokio::time::timeout(connect_timeout, tcp_connect(addr, source)).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             return Err(Failure::new(
                 ErrorKind::Connect,
-                format!("{}: {e}", origin.addr),
+                match source {
+                    Some(from) => format!("{} from {from}: {e}", origin.addr),
+                    None => format!("{}: {e}", origin.addr),
+                },
             ))
         }
         Err(_) => {

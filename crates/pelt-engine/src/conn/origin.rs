@@ -57,18 +57,20 @@ pub struct ProxyRoute {
 pub(crate) fn resolve_origins(
     config: &RunConfig,
 ) -> Result<(Vec<Origin>, Vec<usize>), EngineError> {
-    let mut keys: Vec<(Scheme, String, u16)> = Vec::new();
+    // A map, not a list searched per target: 100,000 targets on as many
+    // hosts would make ten billion comparisons (issue 27).
+    let mut keys: std::collections::HashMap<(Scheme, &str, u16), usize> = Default::default();
     let mut origins = Vec::new();
-    let mut target_origin = Vec::new();
+    let mut target_origin = Vec::with_capacity(config.targets.len());
     for t in &config.targets {
-        let key = (t.url.scheme, t.url.host.clone(), t.url.port);
-        if let Some(i) = keys.iter().position(|k| *k == key) {
+        let key = (t.url.scheme, t.url.host.as_str(), t.url.port);
+        if let Some(&i) = keys.get(&key) {
             target_origin.push(i);
             continue;
         }
         let origin = resolve_origin(&t.url, &config.http)?;
         target_origin.push(origins.len());
-        keys.push(key);
+        keys.insert(key, origins.len());
         origins.push(origin);
     }
     Ok((origins, target_origin))

@@ -7,7 +7,7 @@ use super::{Attempt, OpenConn, Runner, Transport};
 use crate::conn::{lookup_origin, KernelClock, Stream};
 use crate::h1::{
     read_response, read_response_copies, read_response_location, with_header, write_request,
-    Copies, RequestLine, READ_BUF,
+    Copies, RequestLine, FIRST_READ_BUF,
 };
 use crate::outcome::{is_redirect, write_error_kind, Failure, Response};
 use crate::session::{jar::cookie_url, Jar};
@@ -17,7 +17,7 @@ use tokio::io::AsyncWriteExt;
 /// HTTP/1.1: one connection, one request at a time.
 pub(crate) struct H1Sender {
     conn: Option<Conn>,
-    buf: Box<[u8]>,
+    buf: Vec<u8>,
     /// `--follow` only: the last redirect's Location, and the redirected
     /// request (both reused, so following allocates only for the URL).
     location: Vec<u8>,
@@ -74,7 +74,7 @@ impl H1Sender {
     pub fn new(jar: Option<Jar>) -> H1Sender {
         H1Sender {
             conn: None,
-            buf: vec![0u8; READ_BUF].into_boxed_slice(),
+            buf: vec![0u8; FIRST_READ_BUF],
             location: Vec::new(),
             redirect: Vec::new(),
             session: jar.map(|jar| {
@@ -435,7 +435,7 @@ impl<'a> Hop<'a> {
 async fn send_on(
     stream: &mut Stream,
     hop: Hop<'_>,
-    buf: &mut [u8],
+    buf: &mut Vec<u8>,
     head: bool,
     location: &mut Vec<u8>,
     earlier_bytes_in: u64,

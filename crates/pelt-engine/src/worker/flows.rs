@@ -15,7 +15,7 @@
 
 use super::{InFlight, Worker};
 use crate::conn::{KernelClock, Stream};
-use crate::h1::{read_response_copies, Copies, READ_BUF};
+use crate::h1::{read_response_copies, Copies, FIRST_READ_BUF};
 use crate::outcome::{Failure, Response};
 use crate::session::{jar::cookie_url, Jar};
 use crate::transport::dial::open;
@@ -56,7 +56,7 @@ struct User {
     scratch: Vec<u8>,
     head: Vec<u8>,
     body: Vec<u8>,
-    buf: Box<[u8]>,
+    buf: Vec<u8>,
 }
 
 /// A `-c` schedule's inactive user closes its connection (its jar and
@@ -103,7 +103,7 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize) {
         scratch: Vec::new(),
         head: Vec::new(),
         body: Vec::new(),
-        buf: vec![0u8; READ_BUF].into_boxed_slice(),
+        buf: vec![0u8; FIRST_READ_BUF],
     };
     if plan.pacer.is_none() {
         tokio::time::sleep_until(plan.instant(0)).await;

@@ -458,3 +458,29 @@ fn a_run_through_a_proxy_says_so() {
     assert!(page.contains("<code>http://127.0.0.1:8888 (with credentials)</code>"));
     assert!(!page.contains("c2VjcmV0"));
 }
+
+/// Issue 27: the JSON report written a target row at a time (to hold one
+/// row in memory, not 100,000) is exactly the one made from the whole
+/// value, with hostile text in the targets, with and without buckets,
+/// and without targets at all.
+#[test]
+fn the_json_report_written_row_by_row_is_the_whole_values() {
+    for rate_mode in [true, false] {
+        let mut s = summary(rate_mode, 3, 200, 1);
+        let whole = crate::json::pretty(&crate::json::json_value_as_is(&s));
+        assert_eq!(crate::json::report_text(&s, |_| {}), whole);
+        let value: serde_json::Value = serde_json::from_str(&whole).unwrap();
+        assert_eq!(value["targets"].as_array().unwrap().len(), 2);
+        let buckets: pelt_core::buckets::Buckets = "0,1ms,10ms".parse().unwrap();
+        let with =
+            crate::json::report_text(&s, |v| v["buckets"] = crate::json::buckets(&s, &buckets));
+        let mut v = crate::json::json_value_as_is(&s);
+        v["buckets"] = crate::json::buckets(&s, &buckets);
+        assert_eq!(with, crate::json::pretty(&v));
+        s.config.targets = Vec::new().into();
+        assert_eq!(
+            crate::json::report_text(&s, |_| {}),
+            crate::json::pretty(&crate::json::json_value_as_is(&s))
+        );
+    }
+}

@@ -11,7 +11,7 @@ pub(super) fn write_scenario(o: &mut String, s: &RunSummary, sc: &ScenarioSource
     let t = &s.total;
     let empty = TargetStats::default();
     let row = |i: usize| t.targets.get(i).unwrap_or(&empty);
-    let p = |n: &TargetStats, q: f64| match &n.response {
+    let p = |n: &TargetStats, q: f64| match n.response() {
         Some(h) if !h.is_empty() => human_ns(pelt_core::rank::quantile(h, q)).to_string(),
         _ => "-".to_string(),
     };
@@ -37,8 +37,8 @@ pub(super) fn write_scenario(o: &mut String, s: &RunSummary, sc: &ScenarioSource
         writeln!(
             o,
             "  {:>19} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}  ({})",
-            thousands(n.requests),
-            thousands(n.successes),
+            thousands(n.requests()),
+            thousands(n.successes()),
             thousands(n.failed()),
             thousands(skipped),
             p(n, 0.5),
@@ -62,8 +62,8 @@ pub(super) fn write_scenario(o: &mut String, s: &RunSummary, sc: &ScenarioSource
         writeln!(
             o,
             "  {:>19} {:>10} {:>9} {:>9} {:>9} {:>9}  {}  ({})",
-            thousands(n.requests),
-            thousands(n.successes),
+            thousands(n.requests()),
+            thousands(n.successes()),
             thousands(n.failed()),
             p(n, 0.5),
             p(n, 0.9),

@@ -14,7 +14,7 @@ pub(super) fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result 
     let empty = TargetStats::default();
     for (i, target) in c.targets.iter().enumerate().take(MAX_TARGET_ROWS) {
         let n = t.targets.get(i).unwrap_or(&empty);
-        let p = |q: f64| match &n.response {
+        let p = |q: f64| match n.response() {
             Some(h) if !h.is_empty() => human_ns(pelt_core::rank::quantile(h, q)).to_string(),
             _ => "-".to_string(),
         };
@@ -25,8 +25,8 @@ pub(super) fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result 
             .join(", ");
         let failures: Vec<String> = ErrorKind::ALL
             .iter()
-            .filter(|k| n.error_kinds[k.index()] > 0)
-            .map(|k| format!("{} {}", k.name(), thousands(n.error_kinds[k.index()])))
+            .filter(|k| n.error_kinds()[k.index()] > 0)
+            .map(|k| format!("{} {}", k.name(), thousands(n.error_kinds()[k.index()])))
             .collect();
         if !failures.is_empty() {
             if !mix.is_empty() {
@@ -42,8 +42,8 @@ pub(super) fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result 
         writeln!(
             o,
             "  {:>19} {:>9} {:>9} {:>9} {:>9} {:>9}  {} {}{weight}  ({})",
-            thousands(n.requests),
-            thousands(n.successes),
+            thousands(n.requests()),
+            thousands(n.successes()),
             thousands(n.failed()),
             p(0.5),
             p(0.9),

@@ -281,6 +281,14 @@ pub struct RunArgs {
     #[arg(long = "unix-socket", value_name = "PATH")]
     pub unix_socket: Option<PathBuf>,
 
+    /// Bind TCP connections to these local addresses in turn (a list,
+    /// ranges, CIDR blocks: 127.0.0.2-127.0.0.9, 127.0.0.0/29,
+    /// 10.0.0.1,10.0.0.2), to open more connections to one server than one
+    /// address has ports for (~28,000 by default); loopback has all of
+    /// 127/8. Targets need an address of their family.
+    #[arg(long = "source-addresses", value_name = "LIST")]
+    pub source_addresses: Option<String>,
+
     /// Open at most N new connections per second, in total (each worker
     /// paces its share). Reconnects count too (after Connection: close,
     /// --no-keepalive or errors). A request waiting for a connection waits
@@ -550,6 +558,12 @@ impl RunArgs {
                 .unix_socket
                 .as_ref()
                 .map(|p| p.to_string_lossy().into_owned()),
+            source_addresses: match &a.source_addresses {
+                Some(list) => {
+                    pelt_core::parse_source_addresses(list).map_err(|e| UserError(e.to_string()))?
+                }
+                None => Vec::new(),
+            },
             connect_rate: a.connect_rate,
             follow: a.follow.unwrap_or(0),
             follow_any_host: a.follow_any_host,
@@ -602,7 +616,7 @@ impl RunArgs {
         a.session.apply(&mut targets)?;
         let mut config =
             RunConfig {
-                targets,
+                targets: targets.into(),
                 order: if a.random {
                     Order::Random {
                         seed: a.seed.unwrap_or(1),

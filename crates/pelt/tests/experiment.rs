@@ -581,7 +581,10 @@ fn example_plans_check_out() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 3, "three example plans");
+    assert_eq!(
+        checked, 4,
+        "four example plans: concurrency, http3, proxy-cache, rewrite-rules"
+    );
 }
 
 /// Ctrl-C used to kill pelt outright before the first run (during a setup

@@ -916,3 +916,147 @@ headers = { "X-VU" = "{{vu}}" }
     assert_eq!(report["scenario"]["flows"][0]["completed"], 10);
     assert_eq!(app.log().len(), 10);
 }
+
+/// The login and a two-step flow, its item page `delay_ms` slower.
+fn journey_with_delay(base: &str, delay_ms: u32) -> String {
+    format!(
+        r#"
+base = "{base}"
+
+[[once]]
+name = "login page"
+url = "/login"
+extract = {{ csrf = {{ regex = 'name="csrf" value="([^"]+)"' }} }}
+
+[[once]]
+name = "login"
+method = "POST"
+url = "/login"
+headers = {{ "Content-Type" = "application/x-www-form-urlencoded" }}
+body = "user=u{{{{vu}}}}&password=pw-u{{{{vu}}}}&csrf={{{{csrf|url}}}}"
+check = {{ status = [302] }}
+
+[[flow]]
+name = "browse"
+[[flow.step]]
+name = "list"
+url = "/api/items"
+extract = {{ id = {{ json = "items[1].id" }} }}
+[[flow.step]]
+name = "item"
+url = "/item/{{{{id}}}}?delay_ms={delay_ms}"
+check = {{ body_contains = "<h1>Item" }}
+"#
+    )
+}
+
+/// The metric row `name` of the first comparison of an experiment's or
+/// `pelt compare`'s JSON (`rows` is `metrics`).
+fn metric_row<'a>(rows: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"]["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name} in {rows}"))
+}
+
+#[test]
+fn an_experiment_of_two_scenarios_judges_each_step() {
+    let _machine = pelt_testkit::pelt::exclusive();
+    let app = FlaskApp::start();
+    let dir = tempfile::tempdir().unwrap();
+    // Scenario files beside the plan, named relative to it; the item
+    // page is 20 ms slower in B, the list is the same.
+    std::fs::create_dir(dir.path().join("plans")).unwrap();
+    std::fs::write(
+        dir.path().join("plans/fast.toml"),
+        journey_with_delay(&app.base(), 0),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("plans/slow.toml"),
+        journey_with_delay(&app.base(), 20),
+    )
+    .unwrap();
+    let plan = r#"
+name = "steps"
+blocks = 6
+[load]
+connections = 1
+duration = "600ms"
+warmup = "200ms"
+threads = 1
+[[variant]]
+name = "A"
+scenario = "fast.toml"
+[[variant]]
+name = "B"
+scenario = "slow.toml"
+"#;
+    std::fs::write(dir.path().join("plans/plan.toml"), plan).unwrap();
+    let out = pelt()
+        .current_dir(dir.path())
+        .args(["experiment", "plans/plan.toml", "-o", "out"])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/report.json")).unwrap())
+            .unwrap();
+    pelt_testkit::schema::experiment(&report);
+    let rows = &report["comparisons"][0]["metrics"];
+    // The whole run's rows first, then three per step of either flow.
+    assert!(metric_row(rows, "p50")["comparison"].is_object());
+    let item = &metric_row(rows, "browse/item p50")["comparison"];
+    assert_eq!(item["verdict"]["kind"], "regression", "{stdout}");
+    assert_eq!(item["verdict"]["material"], true, "{stdout}");
+    assert_eq!(item["design"]["blocks"], 6);
+    for name in [
+        "browse/list p50",
+        "browse/list p99",
+        "browse/item p99",
+        "browse/item failed",
+    ] {
+        assert!(
+            metric_row(rows, name)["comparison"]["verdict"]["kind"].is_string(),
+            "{name}: {}",
+            metric_row(rows, name)
+        );
+    }
+    // Nothing failed on either side: no step's failed share changed.
+    assert_ne!(
+        metric_row(rows, "browse/item failed")["comparison"]["verdict"]["kind"],
+        "regression"
+    );
+    assert!(stdout.contains("browse/item p50"), "{stdout}");
+    // The login, made once per user in the warm-up, has no timed figure
+    // in any run: no row, rather than one that cannot compare.
+    assert!(!rows.to_string().contains("once/login p50"), "{rows}");
+
+    // A scenario in args is refused: its path would not start at the plan.
+    std::fs::write(
+        dir.path().join("plans/bad.toml"),
+        plan.replace(
+            "scenario = \"slow.toml\"",
+            "args = [\"--scenario\", \"slow.toml\"]",
+        ),
+    )
+    .unwrap();
+    let out = pelt()
+        .current_dir(dir.path())
+        .args(["experiment", "plans/bad.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("scenario = \\\"file.toml\\\"") || err.contains("scenario = \"file.toml\""),
+        "{err}"
+    );
+}

@@ -1060,3 +1060,89 @@ scenario = "slow.toml"
         "{err}"
     );
 }
+
+#[test]
+fn compare_judges_each_step_of_two_sets_of_scenario_runs() {
+    let app = FlaskApp::start();
+    let dir = tempfile::tempdir().unwrap();
+    // One file; the item page's delay comes from the environment. Its
+    // value is in the step's URL, so the runs differ in their work:
+    // --allow-mismatch says that is meant.
+    let path = dir.path().join("journey.toml");
+    std::fs::write(
+        &path,
+        journey_with_delay(&app.base(), 0).replace("delay_ms=0", "delay_ms={{env.DELAY_MS}}"),
+    )
+    .unwrap();
+    let run = |name: &str, delay: &str| {
+        let file = dir.path().join(format!("{name}.pelt"));
+        let out = pelt()
+            .env("DELAY_MS", delay)
+            .args(["run", "--scenario", path.to_str().unwrap()])
+            .args(["-c", "1", "-t", "1", "-d", "500ms", "-q", "-o"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        file
+    };
+    // Interleaved, so that no drift of the machine is taken for the change.
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 0..5 {
+        a.push(run(&format!("a{i}"), "0"));
+        b.push(run(&format!("b{i}"), "20"));
+    }
+    let out = pelt()
+        .arg("compare")
+        .args(&a)
+        .arg("--vs")
+        .args(&b)
+        .args([
+            "--format",
+            "json",
+            "--fail-on",
+            "material",
+            "--allow-mismatch",
+        ])
+        .output()
+        .unwrap();
+    // The item step's material regression fails the gate.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    pelt_testkit::schema::compare(&doc);
+    let rows = &doc["metrics"];
+    let item = &metric_row(rows, "browse/item p50")["comparison"];
+    assert_eq!(item["verdict"]["kind"], "regression", "{doc:#}");
+    assert_eq!(item["verdict"]["material"], true, "{doc:#}");
+    // Every step has its rows (the list's may move too: after a 20 ms
+    // idle wait the machine's caches and clocks are colder).
+    for name in [
+        "browse/list p50",
+        "browse/list p99",
+        "browse/item p99",
+        "browse/item failed",
+    ] {
+        assert!(metric_row(rows, name)["comparison"].is_object(), "{name}");
+    }
+    // The text table has the same rows.
+    let out = pelt()
+        .arg("compare")
+        .args(&a)
+        .arg("--vs")
+        .args(&b)
+        .arg("--allow-mismatch")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("browse/item p50"), "{text}");
+    assert!(text.contains("browse/item failed"), "{text}");
+}

@@ -242,7 +242,8 @@ headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu
 body = "user={{users.name}}&password={{users.password}}&csrf={{csrf|url}}"
 check = { status = [302] }
 "#;
-    let (_dir, path) = files(&app, scenario, 40);
+    let (dir, path) = files(&app, scenario, 40);
+    let saved = dir.path().join("run.pelt");
     let started = std::time::Instant::now();
     let report = run_json(&[
         "run",
@@ -254,6 +255,8 @@ check = { status = [302] }
         "1",
         "-d",
         "60s",
+        "-o",
+        saved.to_str().unwrap(),
     ]);
     assert!(
         started.elapsed().as_secs() < 50,
@@ -264,6 +267,36 @@ check = { status = [302] }
     assert_eq!(logins.len(), 40, "each row once: {logins:?}");
     assert_eq!(distinct.len(), 40);
     assert_eq!(report["scenario"]["flows"][0]["completed"], 40);
+    // The report says why the run ended, and when: complete, its data
+    // used up (JSON: the stop cause and a warning; text: the warning).
+    pelt_testkit::schema::run(&report);
+    assert_eq!(report["interrupted"], false);
+    let by = &report["stopped_by"];
+    assert_eq!(by["by"], "feed_ran_out", "{by}");
+    assert_eq!(
+        (&by["feed"], &by["rows"]),
+        (&"users.csv".into(), &40.into())
+    );
+    let at = by["at_s"].as_f64().unwrap();
+    assert!(at > 0.0 && at < 50.0, "{at}");
+    let note = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "feed_ran_out")
+        .unwrap_or_else(|| panic!("{}", report["warnings"]));
+    assert!(
+        note["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("feed users.csv: all 40 rows used"),
+        "{note}"
+    );
+    // A saved run says it again.
+    let out = pelt().args(["report"]).arg(&saved).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("feed users.csv: all 40 rows used"), "{text}");
+    assert!(text.contains("no new flows started after"), "{text}");
 }
 
 #[test]

@@ -1179,3 +1179,118 @@ fn compare_judges_each_step_of_two_sets_of_scenario_runs() {
     assert!(text.contains("browse/item p50"), "{text}");
     assert!(text.contains("browse/item failed"), "{text}");
 }
+
+/// A TOML scenario as JSON (what schema/scenario.schema.json describes).
+fn as_json(toml_text: &str, what: &str) -> serde_json::Value {
+    let v: toml::Value = toml::from_str(toml_text).unwrap_or_else(|e| panic!("{what}: {e}"));
+    serde_json::to_value(v).unwrap()
+}
+
+/// The ```toml blocks of a Markdown file that are scenarios (they have
+/// flows; the experiment plans among them do not).
+fn toml_blocks(markdown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut block: Option<String> = None;
+    for line in markdown.lines() {
+        match (&mut block, line.trim_start()) {
+            (None, "```toml") => block = Some(String::new()),
+            (Some(b), "```") => {
+                if b.contains("[[flow]]") {
+                    out.push(std::mem::take(b));
+                }
+                block = None;
+            }
+            (Some(b), _) => {
+                b.push_str(line);
+                b.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn every_scenario_in_the_repo_matches_the_schema_and_bad_ones_do_not() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut scenarios: Vec<(String, String)> = Vec::new();
+    for file in [
+        "bench/scenario/journey.toml",
+        "fuzz/seeds/scenario/journey.toml",
+    ] {
+        scenarios.push((
+            file.into(),
+            std::fs::read_to_string(root.join(file)).unwrap(),
+        ));
+    }
+    for doc in ["docs/SCENARIOS.md", "README.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        for (i, block) in toml_blocks(&text).into_iter().enumerate() {
+            scenarios.push((format!("{doc} block {}", i + 1), block));
+        }
+    }
+    assert!(
+        scenarios.len() >= 4,
+        "the docs' scenarios were found: {}",
+        scenarios.len()
+    );
+    // The tests' own, and what `pelt import` writes.
+    scenarios.push(("JOURNEY".into(), JOURNEY.into()));
+    scenarios.push((
+        "journey_with_delay".into(),
+        journey_with_delay("http://127.0.0.1:1", 5),
+    ));
+    let out = pelt().args(["import", "har"]).arg(har()).output().unwrap();
+    assert!(out.status.success());
+    scenarios.push((
+        "pelt import har".into(),
+        String::from_utf8(out.stdout).unwrap(),
+    ));
+    for (what, text) in &scenarios {
+        if let Err(e) = pelt_testkit::schema::check(&as_json(text, what), "scenario.schema.json") {
+            panic!("{what} does not match schema/scenario.schema.json: {e}\n{text}");
+        }
+    }
+    // Each mistake a shape can show is refused.
+    let good =
+        "base = \"http://127.0.0.1:1\"\n[[flow]]\nname = \"f\"\n[[flow.step]]\nurl = \"/\"\n";
+    pelt_testkit::schema::scenario(&as_json(good, "good"));
+    for (bad, why) in [
+        (
+            good.replace("url = \"/\"", "url = \"/\"\ntimeout = \"1s\""),
+            "an unknown key",
+        ),
+        (
+            good.replace("url = \"/\"", "method = \"GET\""),
+            "a step without url",
+        ),
+        (
+            good.replace(
+                "url = \"/\"",
+                "url = \"/\"\nextract = { x = { json = \"/a\", regex = \"b\" } }",
+            ),
+            "two sources for one variable",
+        ),
+        (
+            format!("[[feed]]\nname = \"u\"\nfile = \"u.csv\"\npick = \"sometimes\"\n{good}"),
+            "an unknown pick",
+        ),
+        (
+            good.replace("url = \"/\"", "url = \"/\"\ncheck = { status = \"200\" }"),
+            "a status that is not a list",
+        ),
+        (
+            good.replace("[[flow]]\nname = \"f\"\n[[flow.step]]\nurl = \"/\"\n", ""),
+            "no flow",
+        ),
+        (
+            good.replace("url = \"/\"", "flow = \"g\"\nurl = \"/\""),
+            "an include with a url of its own",
+        ),
+    ] {
+        assert!(
+            pelt_testkit::schema::check(&as_json(&bad, why), "scenario.schema.json").is_err(),
+            "{why} passed:\n{bad}"
+        );
+    }
+}

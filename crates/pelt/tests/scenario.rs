@@ -1294,3 +1294,83 @@ fn every_scenario_in_the_repo_matches_the_schema_and_bad_ones_do_not() {
         );
     }
 }
+
+#[test]
+fn the_history_keeps_a_scenario_runs_steps_and_shows_them() {
+    let app = FlaskApp::start();
+    let (dir, path) = files(&app, JOURNEY, 10);
+    let db = dir.path().join("h.db");
+    let history = |args: &[&str]| {
+        pelt()
+            .env("PELT_DATA_DIR", dir.path())
+            .env("PELT_HISTORY", &db)
+            .env_remove("PELT_NO_HISTORY")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = history(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut store = pelt_store::open(db.to_str().unwrap()).unwrap();
+    let rows = store.list(&pelt_store::Filter::default()).unwrap();
+    assert_eq!(rows.len(), 1);
+    let id = rows[0].id;
+    let steps = store.get(id).unwrap().unwrap().steps;
+    let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "once/login page",
+            "once/login",
+            "browse/list",
+            "browse/item",
+            "browse/note"
+        ]
+    );
+    let list = &steps[2];
+    assert!(list.requests > 0 && list.failed == 0, "{list:?}");
+    assert!(
+        list.p50_ns.is_some() && list.p99_ns >= list.p50_ns,
+        "{list:?}"
+    );
+    // Shown from the results file, with the report's Steps table ...
+    let out = history(&["history", "show", &id.to_string(), "--format", "text"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("Steps"), "{text}");
+    // ... and, with the results file gone, from what the history kept.
+    drop(store);
+    let mut db_raw = pelt_store::sqlite::Sqlite::open(&db).unwrap();
+    use pelt_store::Backend;
+    db_raw
+        .execute("DELETE FROM pelt_results WHERE run_id = ?1", &[id.into()])
+        .unwrap();
+    drop(db_raw);
+    let out = history(&["history", "show", &id.to_string(), "--format", "text"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("steps as recorded"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.ends_with("browse/list") && l.contains(&list.requests.to_string())),
+        "{text}"
+    );
+}

@@ -57,6 +57,10 @@ pub struct RunRecord {
     pub file: PathBuf,
     /// In the order of [`runs::metrics`].
     pub values: Vec<f64>,
+    /// A scenario run's steps ([`runs::step_names`]); empty otherwise.
+    pub steps: Vec<String>,
+    /// The steps' values, three a step ([`runs::step_values`] of `steps`).
+    pub step_values: Vec<f64>,
     /// p50 of response time, for the latency-versus-load chart.
     pub p50_ns: u64,
     /// p99 of response time, for the latency-versus-load chart.
@@ -89,12 +93,26 @@ impl RunRecord {
             level,
             file,
             values: runs::values(run),
+            step_values: runs::step_values(run, &runs::step_names(run)),
+            steps: runs::step_names(run),
             p50_ns,
             p99_ns,
             interrupted: run.interrupted,
             client_busy: runs::client_busy(run),
             warnings: run.warnings.clone(),
         }
+    }
+
+    /// This run's values of `steps` (three a step, NaN for a step it
+    /// does not have), in the order of [`runs::step_metrics`].
+    pub fn values_of_steps(&self, steps: &[String]) -> Vec<f64> {
+        steps
+            .iter()
+            .flat_map(|s| match self.steps.iter().position(|n| n == s) {
+                Some(i) => self.step_values[3 * i..3 * i + 3].to_vec(),
+                None => vec![f64::NAN; 3],
+            })
+            .collect()
     }
 }
 
@@ -178,23 +196,41 @@ impl Outcome {
             let base = self.runs_of(0, level);
             for variant in 1..variants {
                 let other = self.runs_of(variant, level);
-                let (a, b): (Vec<Vec<f64>>, Vec<Vec<f64>>) = base
+                let pairs: Vec<(&RunRecord, &RunRecord)> = base
                     .iter()
                     .filter_map(|ra| {
                         other
                             .iter()
                             .find(|rb| rb.block == ra.block)
-                            .map(|rb| (ra.values.clone(), rb.values.clone()))
+                            .map(|rb| (*ra, *rb))
                     })
-                    .unzip();
-                if a.is_empty() {
+                    .collect();
+                if pairs.is_empty() {
                     continue;
+                }
+                let (a, b): (Vec<Vec<f64>>, Vec<Vec<f64>>) = pairs
+                    .iter()
+                    .map(|(ra, rb)| (ra.values.clone(), rb.values.clone()))
+                    .unzip();
+                let mut rows = runs::compare_values(&a, &b, true);
+                // Scenario runs: each step both variants ran, judged alike.
+                let steps = runs::common_steps(
+                    pairs
+                        .iter()
+                        .flat_map(|(ra, rb)| [ra.steps.as_slice(), rb.steps.as_slice()]),
+                );
+                if !steps.is_empty() {
+                    let (sa, sb): (Vec<Vec<f64>>, Vec<Vec<f64>>) = pairs
+                        .iter()
+                        .map(|(ra, rb)| (ra.values_of_steps(&steps), rb.values_of_steps(&steps)))
+                        .unzip();
+                    rows.extend(runs::compare_steps(&steps, &sa, &sb, true));
                 }
                 out.push(LevelComparison {
                     level,
                     variant,
-                    blocks: a.len(),
-                    rows: runs::compare_values(&a, &b, true),
+                    blocks: pairs.len(),
+                    rows,
                 });
             }
         }
@@ -211,7 +247,8 @@ pub struct LevelComparison {
     pub variant: usize,
     /// Blocks with a complete run of both.
     pub blocks: usize,
-    /// One row per metric of [`runs::metrics`].
+    /// One row per metric of [`runs::metrics`], then with scenario runs
+    /// [`runs::step_metrics`]' of the steps both ran.
     pub rows: Vec<Row>,
 }
 
@@ -271,6 +308,8 @@ mod tests {
             level,
             file: PathBuf::from("runs/x.pelt"),
             values: vec![x, x, x, x, 0.0, 1e9 / x, f64::NAN],
+            steps: Vec::new(),
+            step_values: Vec::new(),
             p50_ns: x as u64,
             p99_ns: 2 * x as u64,
             interrupted: false,

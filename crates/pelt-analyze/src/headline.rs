@@ -152,7 +152,9 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
         | Warning::Incomplete
         | Warning::PartialMerge { .. } => ("every metric", "the run did not cover its whole plan"),
         Warning::LateShard { .. } => ("every metric", "a shard started late"),
-        Warning::RequestLog { .. } | Warning::Sharded { .. } => return None,
+        Warning::RequestLog { .. } | Warning::Sharded { .. } | Warning::FeedRanOut { .. } => {
+            return None
+        }
     })
 }
 
@@ -173,6 +175,7 @@ pub fn kind(w: &Warning) -> &'static str {
         Warning::Until { .. } => "until",
         Warning::Autocorrelation { .. } => "autocorrelation",
         Warning::OffSchedule { .. } => "off_schedule",
+        Warning::FeedRanOut { .. } => "feed_ran_out",
         Warning::DebugBuild => "debug_build",
         Warning::Redirects { .. } => "redirects",
         Warning::Interrupted => "interrupted",

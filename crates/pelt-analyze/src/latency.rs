@@ -75,11 +75,18 @@ impl Latency {
         }
     }
 
-    /// The rows a comparison judges: all of them for a latency, the sole
-    /// metric's row alone otherwise.
+    /// The rows a comparison judges: all of them for response time, the
+    /// whole run's for another latency (a scenario's per-step rows are of
+    /// response time), the sole metric's row alone otherwise.
     pub fn judge(self, rows: Vec<Row>) -> Vec<Row> {
         match self.sole() {
             Some(name) => rows.into_iter().filter(|r| r.metric.name == name).collect(),
+            // Steps keep response time only (per target): their rows
+            // would not measure the latency asked for.
+            None if self != Latency::ResponseTime => rows
+                .into_iter()
+                .filter(|r| !runs::is_step_metric(&r.metric))
+                .collect(),
             None => rows,
         }
     }

@@ -142,7 +142,123 @@ pub fn compare_runs(a: &[RunSummary], b: &[RunSummary], paired: bool) -> Vec<Row
 
 /// [`compare_runs`] on runs already reduced by [`values`]: `a[run][metric]`.
 pub fn compare_values(a: &[Vec<f64>], b: &[Vec<f64>], paired: bool) -> Vec<Row> {
-    metrics()
+    compare_metrics(metrics(), a, b, paired)
+}
+
+/// A scenario run's steps by name (`flow/step`, `once/step`), in the
+/// file's order; none for a run of plain targets.
+pub fn step_names(run: &RunSummary) -> Vec<String> {
+    match &run.config.scenario {
+        Some(sc) => sc.names[..sc.steps.min(sc.names.len())].to_vec(),
+        None => Vec::new(),
+    }
+}
+
+/// The steps every one of `runs` has, in the first run's order: the
+/// steps two sets of scenario runs can be compared on (variants of an
+/// experiment may run different scenarios).
+pub fn common_steps<'a>(runs: impl IntoIterator<Item = &'a [String]>) -> Vec<String> {
+    let mut runs = runs.into_iter();
+    let Some(first) = runs.next() else {
+        return Vec::new();
+    };
+    let mut names = first.to_vec();
+    for other in runs {
+        names.retain(|n| other.contains(n));
+    }
+    names
+}
+
+/// The per-step metrics of `steps`, three a step in order: `STEP p50`
+/// and `STEP p99` (response time from the step's intended start, as the
+/// Steps table has it) and `STEP failed` (the step's failed share of its
+/// requests, by the one rule: `check` and `extract` failures count), with
+/// the whole run's margins for the same figures.
+pub fn step_metrics(steps: &[String]) -> Vec<Metric> {
+    steps
+        .iter()
+        .flat_map(|s| {
+            [
+                Metric::latency(format!("{s} p50"), MARGIN_P50),
+                Metric::latency(format!("{s} p99"), MARGIN_P99),
+                Metric::new(
+                    format!("{s} failed"),
+                    Scale::Points,
+                    Direction::HigherIsWorse,
+                    MARGIN_ERRORS,
+                ),
+            ]
+        })
+        .collect()
+}
+
+/// Whether `metric` is one of [`step_metrics`]' rather than the whole
+/// run's ([`metrics`]).
+pub fn is_step_metric(metric: &Metric) -> bool {
+    !metrics().iter().any(|m| m.name == metric.name)
+}
+
+/// Each of `steps`' values in `run`, in the order of [`step_metrics`]:
+/// NaN for a step the run does not have, or a figure it has no request
+/// for.
+pub fn step_values(run: &RunSummary, steps: &[String]) -> Vec<f64> {
+    let names = step_names(run);
+    let empty = pelt_core::TargetStats::default();
+    steps
+        .iter()
+        .flat_map(|s| {
+            let row = names
+                .iter()
+                .position(|n| n == s)
+                .map(|i| run.total.targets.get(i).unwrap_or(&empty));
+            let pct = |q: f64| match row.and_then(|t| t.response.as_deref()) {
+                Some(h) if !h.is_empty() => pelt_core::rank::percentile(h, q) as f64,
+                _ => f64::NAN,
+            };
+            let failed = match row {
+                Some(t) if t.requests > 0 => t.failed() as f64 / t.requests as f64,
+                _ => f64::NAN,
+            };
+            [pct(50.0), pct(99.0), failed]
+        })
+        .collect()
+}
+
+/// Each step's metrics of B's runs against A's ([`step_metrics`] of
+/// `steps`; `a[run]` from [`step_values`]), judged as [`compare_values`]
+/// judges the whole run's.
+/// A figure no run measured on either side (a `once` step made in the
+/// warm-up, a step never reached) has no row.
+pub fn compare_steps(steps: &[String], a: &[Vec<f64>], b: &[Vec<f64>], paired: bool) -> Vec<Row> {
+    let measured = |i: usize| a.iter().chain(b).any(|v| !v[i].is_nan());
+    let keep: Vec<usize> = (0..3 * steps.len()).filter(|&i| measured(i)).collect();
+    let pick = |runs: &[Vec<f64>]| -> Vec<Vec<f64>> {
+        runs.iter()
+            .map(|v| keep.iter().map(|&i| v[i]).collect())
+            .collect()
+    };
+    let metrics = step_metrics(steps);
+    let metrics = keep.iter().map(|&i| metrics[i].clone()).collect();
+    compare_metrics(metrics, &pick(a), &pick(b), paired)
+}
+
+/// The steps both sides' runs all have, compared ([`compare_steps`]);
+/// no rows unless both sides ran scenarios.
+pub fn compare_runs_steps(a: &[RunSummary], b: &[RunSummary], paired: bool) -> Vec<Row> {
+    let names: Vec<Vec<String>> = a.iter().chain(b).map(step_names).collect();
+    let steps = common_steps(names.iter().map(Vec::as_slice));
+    if steps.is_empty() {
+        return Vec::new();
+    }
+    let values = |runs: &[RunSummary]| -> Vec<Vec<f64>> {
+        runs.iter().map(|r| step_values(r, &steps)).collect()
+    };
+    compare_steps(&steps, &values(a), &values(b), paired)
+}
+
+/// Each of `metrics` compared: `a[run][i]` is run's value of `metrics[i]`.
+fn compare_metrics(metrics: Vec<Metric>, a: &[Vec<f64>], b: &[Vec<f64>], paired: bool) -> Vec<Row> {
+    metrics
         .into_iter()
         .enumerate()
         .map(|(i, metric)| {
@@ -290,6 +406,46 @@ mod tests {
                 "the runs mix rate and closed-loop load"
             );
         }
+    }
+
+    #[test]
+    fn steps_are_compared_by_name_and_unmeasured_figures_have_no_row() {
+        let a: Vec<String> = ["once/login", "f/list", "f/item"]
+            .map(String::from)
+            .to_vec();
+        let b: Vec<String> = ["f/item", "f/list", "f/extra"].map(String::from).to_vec();
+        let steps = common_steps([a.as_slice(), b.as_slice()]);
+        assert_eq!(steps, ["f/list", "f/item"]);
+        let names: Vec<String> = step_metrics(&steps).into_iter().map(|m| m.name).collect();
+        assert_eq!(
+            names,
+            [
+                "f/list p50",
+                "f/list p99",
+                "f/list failed",
+                "f/item p50",
+                "f/item p99",
+                "f/item failed"
+            ]
+        );
+        assert!(is_step_metric(&step_metrics(&steps)[0]));
+        assert!(!is_step_metric(&metrics()[0]));
+        // f/list never timed on either side (NaN): its latency rows go;
+        // f/item twice as slow in B: a material regression.
+        let run = |x: f64| vec![f64::NAN, f64::NAN, 0.0, x, 2.0 * x, 0.0];
+        let side = |base: f64| -> Vec<Vec<f64>> {
+            (0..6)
+                .map(|i| run(base * (1.0 + i as f64 * 0.001)))
+                .collect()
+        };
+        let rows = compare_steps(&steps, &side(1e6), &side(2e6), true);
+        let names: Vec<&str> = rows.iter().map(|r| r.metric.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["f/list failed", "f/item p50", "f/item p99", "f/item failed"]
+        );
+        assert!(regressed(&rows[1..2], true));
+        assert!(!regressed(&rows[..1], false));
     }
 
     #[test]

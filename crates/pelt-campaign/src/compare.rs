@@ -120,6 +120,9 @@ impl Comparison {
         let allowed = like_with_like(&a, &b, o.allow_mismatch)?;
         let (ta, tb) = (timed(&a.runs, o.latency), timed(&b.runs, o.latency));
         let mut rows = runs::compare_values(&values(&ta), &values(&tb), o.paired);
+        // Scenario runs: each step's p50, p99 and failed share beside the
+        // whole run's, judged by the same method.
+        rows.extend(runs::compare_runs_steps(&a.runs, &b.runs, o.paired));
         rows = o.latency.judge(rows);
         let time_design = design::assess(&runs::metrics(), &ta, &tb, o.sequential_ok);
         design::withhold_material(&mut rows, &time_design);

@@ -43,6 +43,17 @@ pub enum StopCause {
         /// of the second that completed it.
         at_s: f64,
     },
+    /// `--scenario`: a `unique` feed had no row left, so no flow started
+    /// after it and the run ended when the flows under way did. The run
+    /// is complete (not interrupted): it used its data up.
+    FeedRanOut {
+        /// The feed's file name.
+        feed: String,
+        /// Rows used (with `--shard`, this shard's).
+        rows: u64,
+        /// When: seconds from the start of measurement.
+        at_s: f64,
+    },
 }
 
 /// Written last, when the run ended normally, by Ctrl-C or another
@@ -59,7 +70,8 @@ pub struct RunFooter {
     /// before its stop condition.
     pub interrupted: bool,
     /// Which of them, when known (files written before pelt said, and
-    /// runs stopped through the library without a cause, have none).
+    /// runs stopped through the library without a cause, have none); or
+    /// for a complete run, a scenario's unique feed that ran out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<StopCause>,
     /// How busy each worker thread was; empty where the platform does not

@@ -7,8 +7,8 @@ use crate::intervals::WorkerMsg;
 use crate::plan::RunPlan;
 use crate::priority::Background;
 use pelt_core::{
-    AbortWatch, IntervalRow, Nanos, Recorder, RunFooter, RunHeader, RunSummary, SummaryBuilder,
-    ThreadLoad,
+    AbortWatch, IntervalRow, Nanos, Recorder, RunFooter, RunHeader, RunSummary, StopCause,
+    SummaryBuilder, ThreadLoad,
 };
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver};
@@ -234,8 +234,20 @@ impl Collector {
             warmup_requests: self.warmup_requests,
             interrupted,
             // Only a run the stop cut short has a cause: a signal after
-            // the deadline changed nothing.
-            stopped_by: interrupted.then(|| self.canceller.cause()).flatten(),
+            // the deadline changed nothing. A scenario's unique feed that
+            // ran out ended a complete run, and the report says so.
+            stopped_by: match interrupted {
+                true => self.canceller.cause(),
+                false => plan
+                    .scenario
+                    .as_ref()
+                    .and_then(|sc| sc.ran_out())
+                    .map(|(feed, rows)| StopCause::FeedRanOut {
+                        feed,
+                        rows,
+                        at_s: self.cut.map_or(duration, |c| c.saturating_sub(start)) as f64 / 1e9,
+                    }),
+            },
             // All or nothing: a partial list would hide a busy thread.
             worker_load: self
                 .worker_load

@@ -318,9 +318,16 @@ pub fn text(rows: &[Row], a: &[String], b: &[String], paired: bool, ctx: &Contex
 /// verdict is possible.
 pub fn table(rows: &[Row]) -> String {
     let mut o = String::new();
+    // A scenario's step rows (`browse/item p50`) widen the first column.
+    let w = rows
+        .iter()
+        .map(|r| r.metric.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(11);
     let _ = writeln!(
         o,
-        "{:<11} {:>12} {:>12} {:>10}  {:<22} verdict",
+        "{:<w$} {:>12} {:>12} {:>10}  {:<22} verdict",
         "metric", "A (median)", "B (median)", "change", "95% interval"
     );
     let mut flipped = false;
@@ -335,12 +342,12 @@ pub fn table(rows: &[Row]) -> String {
                 }
                 let _ = writeln!(
                     o,
-                    "{:<11} {a:>12} {b:>12} {change:>10}  {ci:<22} {verdict}",
+                    "{:<w$} {a:>12} {b:>12} {change:>10}  {ci:<22} {verdict}",
                     m.name
                 );
             }
             Err(e) => {
-                let _ = writeln!(o, "{:<11} cannot compare: {e}", m.name);
+                let _ = writeln!(o, "{:<w$} cannot compare: {e}", m.name);
             }
         }
     }

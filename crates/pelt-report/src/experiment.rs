@@ -419,6 +419,8 @@ mod tests {
             level,
             file: PathBuf::from("runs/x.pelt"),
             values: Vec::new(),
+            steps: Vec::new(),
+            step_values: Vec::new(),
             p50_ns: 0,
             p99_ns: 0,
             interrupted: false,

@@ -74,6 +74,8 @@ struct Source {
     exhausted: bool,
     /// The number of the next row read (from 0, again after a rewind).
     row: u64,
+    /// Rows this process handed out.
+    used: u64,
 }
 
 impl Feed {
@@ -146,6 +148,7 @@ impl Feed {
             offsets: Vec::new(),
             exhausted: false,
             row: 0,
+            used: 0,
         };
         source
             .reader
@@ -210,6 +213,14 @@ impl Feed {
         &self.path
     }
 
+    /// A `unique` feed with no row left: the rows this process handed
+    /// out (all of them, or with `--shard` its share); `None` while rows
+    /// remain, and for other picks.
+    pub fn ran_out(&self) -> Option<u64> {
+        let s = self.source.lock().unwrap_or_else(|p| p.into_inner());
+        s.exhausted.then_some(s.used)
+    }
+
     /// Writes the next row's values into `slots` (columns from
     /// `first_slot`). Returns `false` when a `unique` feed has no row
     /// left. A row with fewer fields than columns leaves the rest empty.
@@ -259,6 +270,7 @@ impl Feed {
                 }
             }
         }
+        s.used += 1;
         let line = s.line.trim_end_matches(['\r', '\n']);
         let n = self.columns.len();
         let out = &mut slots[self.first_slot..self.first_slot + n];

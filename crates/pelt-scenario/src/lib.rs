@@ -184,6 +184,19 @@ impl Scenario {
         Some(self.cumulative.iter().position(|&c| r < c).unwrap_or(0))
     }
 
+    /// The first `unique` feed that ran out: its file's name and the
+    /// rows this process used of it (the report says so).
+    pub fn ran_out(&self) -> Option<(String, u64)> {
+        self.feeds.iter().find_map(|f| {
+            let rows = f.ran_out()?;
+            let file = f
+                .path()
+                .file_name()
+                .map_or_else(|| f.name.clone(), |n| n.to_string_lossy().into_owned());
+            Some((file, rows))
+        })
+    }
+
     fn draw(&self, vu: &mut VuVars, per: feed::Per) -> bool {
         self.feeds
             .iter()

@@ -28,7 +28,9 @@ pub use pelt_core::secrets;
 pub mod sqlite;
 
 pub use backend::{Backend, Dialect, Value};
-pub use model::{Figures, Filter, Kind, Metric, NewRun, Results, RunRow, StoredRun, Unit};
+pub use model::{
+    Figures, Filter, Kind, Metric, NewRun, Results, RunRow, StepFigures, StoredRun, Unit,
+};
 pub use schema::VERSION as SCHEMA_VERSION;
 pub use secrets::{Redactor, MARKER};
 
@@ -369,7 +371,7 @@ impl Store {
             return Ok(None);
         };
         let parts = self.db.query(
-            "SELECT config_json, env_json, report_json FROM pelt_runs WHERE id = ?1",
+            "SELECT config_json, env_json, report_json, steps_json FROM pelt_runs WHERE id = ?1",
             &[Value::Int(id)],
         )?;
         let text = |i: usize| {
@@ -395,6 +397,8 @@ impl Store {
             config_json: text(0),
             env_json: text(1),
             report_json: text(2),
+            // Unreadable (a newer pelt's?) or absent: no steps to show.
+            steps: serde_json::from_str(&text(3)).unwrap_or_default(),
             results,
             row,
         }))
@@ -492,6 +496,11 @@ fn insert(db: &mut dyn Backend, run: &NewRun) -> Result<i64, StoreError> {
         Results::File(p) => Some(p.clone()),
         _ => None,
     };
+    let steps = crate::model::StepFigures::of(s);
+    let steps_json = match steps.is_empty() {
+        true => None,
+        false => Some(json(serde_json::to_string(&steps))?),
+    };
     let params: Vec<Value> = vec![
         recorded_ms.into(),
         s.env.started_unix_ms.into(),
@@ -525,11 +534,12 @@ fn insert(db: &mut dyn Backend, run: &NewRun) -> Result<i64, StoreError> {
         json(serde_json::to_string(&s.env))?.into(),
         run.report_json.clone().into(),
         results_path.into(),
+        steps_json.into(),
     ];
     let names = "recorded_ms, started_ms, kind, label, url, method, targets, mode, connections, \
          offered_rate, duration_s, requests, sent, successes, errors, error_ratio, rate, throughput, \
          p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, capacity, complete, interrupted, \
-         pelt_version, config_json, env_json, report_json, results_path";
+         pelt_version, config_json, env_json, report_json, results_path, steps_json";
     let marks: Vec<String> = (1..=params.len()).map(|i| format!("?{i}")).collect();
     let sql = format!(
         "INSERT INTO pelt_runs ({names}) VALUES ({}) RETURNING id",

@@ -1,7 +1,7 @@
 //! What a history holds: one row per run, its tags and its results file.
 
 use pelt_core::RunSummary;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A run's summary figures, kept as columns so that they can be queried,
 /// filtered and drawn without reading any results file.
@@ -344,6 +344,57 @@ pub struct StoredRun {
     pub report_json: String,
     /// The run's results file, kept or referenced.
     pub results: Results,
+    /// A scenario run's steps, as recorded (schema 3); empty for other
+    /// runs and runs recorded before.
+    pub steps: Vec<StepFigures>,
+}
+
+/// One step of a scenario run (`--scenario`) as the history keeps it:
+/// the Steps table's figures, so they outlive the results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepFigures {
+    /// `flow/step` (`once/step` for a once step).
+    pub name: String,
+    /// Requests the step made.
+    pub requests: u64,
+    /// Of them failed, by the one rule (`check` and `extract` included).
+    pub failed: u64,
+    /// Flows that failed before reaching it.
+    pub skipped: u64,
+    /// Median response time from the step's intended start; `None`
+    /// without a timed request.
+    pub p50_ns: Option<u64>,
+    /// 99th percentile of the same.
+    pub p99_ns: Option<u64>,
+}
+
+impl StepFigures {
+    /// The steps of a scenario run, in the file's order; none for a run
+    /// of plain targets.
+    pub fn of(s: &RunSummary) -> Vec<StepFigures> {
+        let Some(sc) = &s.config.scenario else {
+            return Vec::new();
+        };
+        let empty = pelt_core::TargetStats::default();
+        let row = |i: usize| s.total.targets.get(i).unwrap_or(&empty);
+        (0..sc.steps.min(sc.names.len()))
+            .map(|i| {
+                let t = row(i);
+                let p = |q: f64| match t.response.as_deref() {
+                    Some(h) if !h.is_empty() => Some(pelt_core::rank::percentile(h, q)),
+                    _ => None,
+                };
+                StepFigures {
+                    name: sc.names[i].clone(),
+                    requests: t.requests,
+                    failed: t.failed(),
+                    skipped: sc.skipped(i, |j| row(j).failed()),
+                    p50_ns: p(50.0),
+                    p99_ns: p(99.0),
+                }
+            })
+            .collect()
+    }
 }
 
 /// Which runs a query is about. Every condition given must hold.

@@ -16,7 +16,7 @@ use crate::backend::Dialect;
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Migration `i` takes a database from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // 1: runs with their figures as columns, tags, and results files.
     "
 CREATE TABLE pelt_runs (
@@ -70,6 +70,8 @@ CREATE TABLE pelt_results (
 ",
     // 2: a sweep's capacity (`pelt sweep`, kind `sweep`).
     "ALTER TABLE pelt_runs ADD COLUMN capacity {real};",
+    // 3: a scenario run's steps (`StepFigures`, as JSON).
+    "ALTER TABLE pelt_runs ADD COLUMN steps_json TEXT;",
 ];
 
 /// The table that says which version a database is at; created before

@@ -337,6 +337,41 @@ fn sqlite_two_writers_both_succeed() {
 /// Schema 2 (a sweep's capacity): a version-1 history, with a run in it,
 /// is migrated in place; the old run keeps its figures, a new one its
 /// capacity.
+/// Schema 3: a scenario run's steps are recorded with it and read back;
+/// a run of plain targets has none.
+fn scenario_steps_round_trip(location: &str) {
+    let mut s = pelt_store::open(location).unwrap();
+    let mut journey = new_run("http://127.0.0.1:1/login", 4, 3_000_000, &[], None);
+    // Target 0 is the scenario's one step (its 10 requests of 4 ms each).
+    journey.summary.config.scenario = Some(pelt_core::ScenarioSource {
+        path: "journey.toml".into(),
+        text: String::new(),
+        steps: 1,
+        names: vec!["browse/login".into(), "browse".into()],
+    });
+    let id = s.record(&journey).unwrap();
+    let plain = s
+        .record(&new_run("http://127.0.0.1:1/", 4, 3_000_001, &[], None))
+        .unwrap();
+    let steps = s.get(id).unwrap().unwrap().steps;
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    assert_eq!(
+        (
+            steps[0].name.as_str(),
+            steps[0].requests,
+            steps[0].failed,
+            steps[0].skipped
+        ),
+        ("browse/login", 10, 0, 0)
+    );
+    // A step's histogram is a target's: values within 10 %.
+    for p in [steps[0].p50_ns, steps[0].p99_ns] {
+        let p = p.expect("a percentile");
+        assert!(p.abs_diff(4_000_000) * 10 <= 4_000_000, "{p}");
+    }
+    assert!(s.get(plain).unwrap().unwrap().steps.is_empty());
+}
+
 #[test]
 fn sqlite_version_1_gains_the_capacity_column() {
     let dir = tempfile::tempdir().unwrap();
@@ -349,7 +384,7 @@ fn sqlite_version_1_gains_the_capacity_column() {
     {
         // Back to version 1, as a pelt before sweeps were recorded left it.
         let mut db = pelt_store::sqlite::Sqlite::open(&path).unwrap();
-        db.batch("ALTER TABLE pelt_runs DROP COLUMN capacity")
+        db.batch("ALTER TABLE pelt_runs DROP COLUMN capacity; ALTER TABLE pelt_runs DROP COLUMN steps_json")
             .unwrap();
         db.execute(
             "UPDATE pelt_meta SET value = '1' WHERE key = 'schema_version'",
@@ -358,7 +393,10 @@ fn sqlite_version_1_gains_the_capacity_column() {
         .unwrap();
     }
     let mut store = pelt_store::open(location).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    // Schemas 2 (capacity) and 3 (a scenario run's steps) in turn.
+    assert_eq!(store.schema_version().unwrap(), 3);
+    assert!(store.get(old).unwrap().unwrap().steps.is_empty());
+    scenario_steps_round_trip(location);
     let mut sweep = new_run("http://a/", 6, 100, &[], None);
     sweep.kind = Kind::Sweep;
     sweep.capacity = Some(1234.5);
@@ -434,6 +472,16 @@ fn postgres_same_checks() {
     record_and_query(&cluster.fresh_db());
     import_runs_once(&cluster.fresh_db());
     concurrent_writers(&cluster.fresh_db());
+    // Schema 3 (a scenario run's steps): a version-2 history migrates.
+    let url = cluster.fresh_db();
+    pelt_store::open(&url).unwrap();
+    let db = url.rsplit('/').next().unwrap();
+    cluster.psql(
+        db,
+        "ALTER TABLE pelt_runs DROP COLUMN steps_json; UPDATE pelt_meta SET value = '2' WHERE key = 'schema_version'",
+    );
+    assert_eq!(pelt_store::open(&url).unwrap().schema_version().unwrap(), 3);
+    scenario_steps_round_trip(&url);
     // Newer schema: refused, left as it was.
     let url = cluster.fresh_db();
     pelt_store::open(&url).unwrap();

@@ -40,6 +40,11 @@ def session():
 @app.before_request
 def start():
     g.csrf_sent = request.form.get("csrf") if request.method == "POST" else None
+    # `?delay_ms=N` on any page: a slower app, for comparisons that must
+    # see a known change.
+    delay = request.args.get("delay_ms")
+    if delay:
+        time.sleep(int(delay) / 1000)
 
 
 @app.after_request

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 /// Every schema in schema/, by file name. Compiled in, so a change to one
 /// rebuilds the tests that check against it.
-const SCHEMAS: [(&str, &str); 4] = [
+const SCHEMAS: [(&str, &str); 5] = [
     (
         "run.schema.json",
         include_str!("../../../schema/run.schema.json"),
@@ -21,12 +21,24 @@ const SCHEMAS: [(&str, &str); 4] = [
         "experiment.schema.json",
         include_str!("../../../schema/experiment.schema.json"),
     ),
+    (
+        "scenario.schema.json",
+        include_str!("../../../schema/scenario.schema.json"),
+    ),
 ];
 
 /// Checks `doc` against schema/`file` (`run.schema.json`...); the others
 /// are known too, for the references between them (an experiment's rows
 /// are comparisons). Panics naming what does not match.
 pub fn validate(doc: &Value, file: &str) {
+    if let Err(e) = check(doc, file) {
+        panic!("{doc:#}\ndoes not match schema/{file}: {e}");
+    }
+}
+
+/// What in `doc` does not match schema/`file`, if anything (for tests
+/// that a bad document is refused).
+pub fn check(doc: &Value, file: &str) -> Result<(), String> {
     let mut schemas = boon::Schemas::new();
     let mut compiler = boon::Compiler::new();
     let mut wanted = None;
@@ -40,9 +52,7 @@ pub fn validate(doc: &Value, file: &str) {
     }
     let id = wanted.unwrap_or_else(|| panic!("no schema/{file}"));
     let index = compiler.compile(&id, &mut schemas).unwrap();
-    if let Err(e) = schemas.validate(doc, index) {
-        panic!("{doc:#}\ndoes not match schema/{file}: {e:#}");
-    }
+    schemas.validate(doc, index).map_err(|e| format!("{e:#}"))
 }
 
 /// Checks a run report against schema/run.schema.json.
@@ -58,6 +68,12 @@ pub fn compare(doc: &Value) {
 /// Checks a sweep's report against schema/sweep.schema.json.
 pub fn sweep(report: &Value) {
     validate(report, "sweep.schema.json");
+}
+
+/// Checks a scenario file, as JSON (its TOML converted), against
+/// schema/scenario.schema.json.
+pub fn scenario(doc: &Value) {
+    validate(doc, "scenario.schema.json");
 }
 
 /// Checks an experiment's report against schema/experiment.schema.json

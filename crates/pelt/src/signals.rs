@@ -81,7 +81,8 @@ pub fn ending(summary: &RunSummary) -> Option<ExitCode> {
                 .map_or(0, |&(_, n)| n);
             ExitCode::from(code_of(number))
         }
-        None => exit_code(),
+        // A feed that ran out ends a complete run, never an interrupted one.
+        Some(StopCause::FeedRanOut { .. }) | None => exit_code(),
     })
 }
 

@@ -242,7 +242,8 @@ headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu
 body = "user={{users.name}}&password={{users.password}}&csrf={{csrf|url}}"
 check = { status = [302] }
 "#;
-    let (_dir, path) = files(&app, scenario, 40);
+    let (dir, path) = files(&app, scenario, 40);
+    let saved = dir.path().join("run.pelt");
     let started = std::time::Instant::now();
     let report = run_json(&[
         "run",
@@ -254,6 +255,8 @@ check = { status = [302] }
         "1",
         "-d",
         "60s",
+        "-o",
+        saved.to_str().unwrap(),
     ]);
     assert!(
         started.elapsed().as_secs() < 50,
@@ -264,6 +267,36 @@ check = { status = [302] }
     assert_eq!(logins.len(), 40, "each row once: {logins:?}");
     assert_eq!(distinct.len(), 40);
     assert_eq!(report["scenario"]["flows"][0]["completed"], 40);
+    // The report says why the run ended, and when: complete, its data
+    // used up (JSON: the stop cause and a warning; text: the warning).
+    pelt_testkit::schema::run(&report);
+    assert_eq!(report["interrupted"], false);
+    let by = &report["stopped_by"];
+    assert_eq!(by["by"], "feed_ran_out", "{by}");
+    assert_eq!(
+        (&by["feed"], &by["rows"]),
+        (&"users.csv".into(), &40.into())
+    );
+    let at = by["at_s"].as_f64().unwrap();
+    assert!(at > 0.0 && at < 50.0, "{at}");
+    let note = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "feed_ran_out")
+        .unwrap_or_else(|| panic!("{}", report["warnings"]));
+    assert!(
+        note["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("feed users.csv: all 40 rows used"),
+        "{note}"
+    );
+    // A saved run says it again.
+    let out = pelt().args(["report"]).arg(&saved).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("feed users.csv: all 40 rows used"), "{text}");
+    assert!(text.contains("no new flows started after"), "{text}");
 }
 
 #[test]
@@ -915,4 +948,429 @@ headers = { "X-VU" = "{{vu}}" }
     );
     assert_eq!(report["scenario"]["flows"][0]["completed"], 10);
     assert_eq!(app.log().len(), 10);
+}
+
+/// The login and a two-step flow, its item page `delay_ms` slower.
+fn journey_with_delay(base: &str, delay_ms: u32) -> String {
+    format!(
+        r#"
+base = "{base}"
+
+[[once]]
+name = "login page"
+url = "/login"
+extract = {{ csrf = {{ regex = 'name="csrf" value="([^"]+)"' }} }}
+
+[[once]]
+name = "login"
+method = "POST"
+url = "/login"
+headers = {{ "Content-Type" = "application/x-www-form-urlencoded" }}
+body = "user=u{{{{vu}}}}&password=pw-u{{{{vu}}}}&csrf={{{{csrf|url}}}}"
+check = {{ status = [302] }}
+
+[[flow]]
+name = "browse"
+[[flow.step]]
+name = "list"
+url = "/api/items"
+extract = {{ id = {{ json = "items[1].id" }} }}
+[[flow.step]]
+name = "item"
+url = "/item/{{{{id}}}}?delay_ms={delay_ms}"
+check = {{ body_contains = "<h1>Item" }}
+"#
+    )
+}
+
+/// The metric row `name` of the first comparison of an experiment's or
+/// `pelt compare`'s JSON (`rows` is `metrics`).
+fn metric_row<'a>(rows: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"]["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name} in {rows}"))
+}
+
+#[test]
+fn an_experiment_of_two_scenarios_judges_each_step() {
+    let _machine = pelt_testkit::pelt::exclusive();
+    let app = FlaskApp::start();
+    let dir = tempfile::tempdir().unwrap();
+    // Scenario files beside the plan, named relative to it; the item
+    // page is 20 ms slower in B, the list is the same.
+    std::fs::create_dir(dir.path().join("plans")).unwrap();
+    std::fs::write(
+        dir.path().join("plans/fast.toml"),
+        journey_with_delay(&app.base(), 0),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("plans/slow.toml"),
+        journey_with_delay(&app.base(), 20),
+    )
+    .unwrap();
+    let plan = r#"
+name = "steps"
+blocks = 6
+[load]
+connections = 1
+duration = "600ms"
+warmup = "200ms"
+threads = 1
+[[variant]]
+name = "A"
+scenario = "fast.toml"
+[[variant]]
+name = "B"
+scenario = "slow.toml"
+"#;
+    std::fs::write(dir.path().join("plans/plan.toml"), plan).unwrap();
+    let out = pelt()
+        .current_dir(dir.path())
+        .args(["experiment", "plans/plan.toml", "-o", "out"])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/report.json")).unwrap())
+            .unwrap();
+    pelt_testkit::schema::experiment(&report);
+    let rows = &report["comparisons"][0]["metrics"];
+    // The whole run's rows first, then three per step of either flow.
+    assert!(metric_row(rows, "p50")["comparison"].is_object());
+    let item = &metric_row(rows, "browse/item p50")["comparison"];
+    assert_eq!(item["verdict"]["kind"], "regression", "{stdout}");
+    assert_eq!(item["verdict"]["material"], true, "{stdout}");
+    assert_eq!(item["design"]["blocks"], 6);
+    for name in [
+        "browse/list p50",
+        "browse/list p99",
+        "browse/item p99",
+        "browse/item failed",
+    ] {
+        assert!(
+            metric_row(rows, name)["comparison"]["verdict"]["kind"].is_string(),
+            "{name}: {}",
+            metric_row(rows, name)
+        );
+    }
+    // Nothing failed on either side: no step's failed share changed.
+    assert_ne!(
+        metric_row(rows, "browse/item failed")["comparison"]["verdict"]["kind"],
+        "regression"
+    );
+    assert!(stdout.contains("browse/item p50"), "{stdout}");
+    // The login, made once per user in the warm-up, has no timed figure
+    // in any run: no row, rather than one that cannot compare.
+    assert!(!rows.to_string().contains("once/login p50"), "{rows}");
+
+    // A scenario in args is refused: its path would not start at the plan.
+    std::fs::write(
+        dir.path().join("plans/bad.toml"),
+        plan.replace(
+            "scenario = \"slow.toml\"",
+            "args = [\"--scenario\", \"slow.toml\"]",
+        ),
+    )
+    .unwrap();
+    let out = pelt()
+        .current_dir(dir.path())
+        .args(["experiment", "plans/bad.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("scenario = \\\"file.toml\\\"") || err.contains("scenario = \"file.toml\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn compare_judges_each_step_of_two_sets_of_scenario_runs() {
+    let app = FlaskApp::start();
+    let dir = tempfile::tempdir().unwrap();
+    // One file; the item page's delay comes from the environment. Its
+    // value is in the step's URL, so the runs differ in their work:
+    // --allow-mismatch says that is meant.
+    let path = dir.path().join("journey.toml");
+    std::fs::write(
+        &path,
+        journey_with_delay(&app.base(), 0).replace("delay_ms=0", "delay_ms={{env.DELAY_MS}}"),
+    )
+    .unwrap();
+    let run = |name: &str, delay: &str| {
+        let file = dir.path().join(format!("{name}.pelt"));
+        let out = pelt()
+            .env("DELAY_MS", delay)
+            .args(["run", "--scenario", path.to_str().unwrap()])
+            .args(["-c", "1", "-t", "1", "-d", "500ms", "-q", "-o"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        file
+    };
+    // Interleaved, so that no drift of the machine is taken for the change.
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 0..5 {
+        a.push(run(&format!("a{i}"), "0"));
+        b.push(run(&format!("b{i}"), "20"));
+    }
+    let out = pelt()
+        .arg("compare")
+        .args(&a)
+        .arg("--vs")
+        .args(&b)
+        .args([
+            "--format",
+            "json",
+            "--fail-on",
+            "material",
+            "--allow-mismatch",
+        ])
+        .output()
+        .unwrap();
+    // The item step's material regression fails the gate.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    pelt_testkit::schema::compare(&doc);
+    let rows = &doc["metrics"];
+    let item = &metric_row(rows, "browse/item p50")["comparison"];
+    assert_eq!(item["verdict"]["kind"], "regression", "{doc:#}");
+    assert_eq!(item["verdict"]["material"], true, "{doc:#}");
+    // Every step has its rows (the list's may move too: after a 20 ms
+    // idle wait the machine's caches and clocks are colder).
+    for name in [
+        "browse/list p50",
+        "browse/list p99",
+        "browse/item p99",
+        "browse/item failed",
+    ] {
+        assert!(metric_row(rows, name)["comparison"].is_object(), "{name}");
+    }
+    // The text table has the same rows.
+    let out = pelt()
+        .arg("compare")
+        .args(&a)
+        .arg("--vs")
+        .args(&b)
+        .arg("--allow-mismatch")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("browse/item p50"), "{text}");
+    assert!(text.contains("browse/item failed"), "{text}");
+}
+
+/// A TOML scenario as JSON (what schema/scenario.schema.json describes).
+fn as_json(toml_text: &str, what: &str) -> serde_json::Value {
+    let v: toml::Value = toml::from_str(toml_text).unwrap_or_else(|e| panic!("{what}: {e}"));
+    serde_json::to_value(v).unwrap()
+}
+
+/// The ```toml blocks of a Markdown file that are scenarios (they have
+/// flows; the experiment plans among them do not).
+fn toml_blocks(markdown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut block: Option<String> = None;
+    for line in markdown.lines() {
+        match (&mut block, line.trim_start()) {
+            (None, "```toml") => block = Some(String::new()),
+            (Some(b), "```") => {
+                if b.contains("[[flow]]") {
+                    out.push(std::mem::take(b));
+                }
+                block = None;
+            }
+            (Some(b), _) => {
+                b.push_str(line);
+                b.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn every_scenario_in_the_repo_matches_the_schema_and_bad_ones_do_not() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut scenarios: Vec<(String, String)> = Vec::new();
+    for file in [
+        "bench/scenario/journey.toml",
+        "fuzz/seeds/scenario/journey.toml",
+    ] {
+        scenarios.push((
+            file.into(),
+            std::fs::read_to_string(root.join(file)).unwrap(),
+        ));
+    }
+    for doc in ["docs/SCENARIOS.md", "README.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        for (i, block) in toml_blocks(&text).into_iter().enumerate() {
+            scenarios.push((format!("{doc} block {}", i + 1), block));
+        }
+    }
+    assert!(
+        scenarios.len() >= 4,
+        "the docs' scenarios were found: {}",
+        scenarios.len()
+    );
+    // The tests' own, and what `pelt import` writes.
+    scenarios.push(("JOURNEY".into(), JOURNEY.into()));
+    scenarios.push((
+        "journey_with_delay".into(),
+        journey_with_delay("http://127.0.0.1:1", 5),
+    ));
+    let out = pelt().args(["import", "har"]).arg(har()).output().unwrap();
+    assert!(out.status.success());
+    scenarios.push((
+        "pelt import har".into(),
+        String::from_utf8(out.stdout).unwrap(),
+    ));
+    for (what, text) in &scenarios {
+        if let Err(e) = pelt_testkit::schema::check(&as_json(text, what), "scenario.schema.json") {
+            panic!("{what} does not match schema/scenario.schema.json: {e}\n{text}");
+        }
+    }
+    // Each mistake a shape can show is refused.
+    let good =
+        "base = \"http://127.0.0.1:1\"\n[[flow]]\nname = \"f\"\n[[flow.step]]\nurl = \"/\"\n";
+    pelt_testkit::schema::scenario(&as_json(good, "good"));
+    for (bad, why) in [
+        (
+            good.replace("url = \"/\"", "url = \"/\"\ntimeout = \"1s\""),
+            "an unknown key",
+        ),
+        (
+            good.replace("url = \"/\"", "method = \"GET\""),
+            "a step without url",
+        ),
+        (
+            good.replace(
+                "url = \"/\"",
+                "url = \"/\"\nextract = { x = { json = \"/a\", regex = \"b\" } }",
+            ),
+            "two sources for one variable",
+        ),
+        (
+            format!("[[feed]]\nname = \"u\"\nfile = \"u.csv\"\npick = \"sometimes\"\n{good}"),
+            "an unknown pick",
+        ),
+        (
+            good.replace("url = \"/\"", "url = \"/\"\ncheck = { status = \"200\" }"),
+            "a status that is not a list",
+        ),
+        (
+            good.replace("[[flow]]\nname = \"f\"\n[[flow.step]]\nurl = \"/\"\n", ""),
+            "no flow",
+        ),
+        (
+            good.replace("url = \"/\"", "flow = \"g\"\nurl = \"/\""),
+            "an include with a url of its own",
+        ),
+    ] {
+        assert!(
+            pelt_testkit::schema::check(&as_json(&bad, why), "scenario.schema.json").is_err(),
+            "{why} passed:\n{bad}"
+        );
+    }
+}
+
+#[test]
+fn the_history_keeps_a_scenario_runs_steps_and_shows_them() {
+    let app = FlaskApp::start();
+    let (dir, path) = files(&app, JOURNEY, 10);
+    let db = dir.path().join("h.db");
+    let history = |args: &[&str]| {
+        pelt()
+            .env("PELT_DATA_DIR", dir.path())
+            .env("PELT_HISTORY", &db)
+            .env_remove("PELT_NO_HISTORY")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = history(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut store = pelt_store::open(db.to_str().unwrap()).unwrap();
+    let rows = store.list(&pelt_store::Filter::default()).unwrap();
+    assert_eq!(rows.len(), 1);
+    let id = rows[0].id;
+    let steps = store.get(id).unwrap().unwrap().steps;
+    let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "once/login page",
+            "once/login",
+            "browse/list",
+            "browse/item",
+            "browse/note"
+        ]
+    );
+    let list = &steps[2];
+    assert!(list.requests > 0 && list.failed == 0, "{list:?}");
+    assert!(
+        list.p50_ns.is_some() && list.p99_ns >= list.p50_ns,
+        "{list:?}"
+    );
+    // Shown from the results file, with the report's Steps table ...
+    let out = history(&["history", "show", &id.to_string(), "--format", "text"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("Steps"), "{text}");
+    // ... and, with the results file gone, from what the history kept.
+    drop(store);
+    let mut db_raw = pelt_store::sqlite::Sqlite::open(&db).unwrap();
+    use pelt_store::Backend;
+    db_raw
+        .execute("DELETE FROM pelt_results WHERE run_id = ?1", &[id.into()])
+        .unwrap();
+    drop(db_raw);
+    let out = history(&["history", "show", &id.to_string(), "--format", "text"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("steps as recorded"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.ends_with("browse/list") && l.contains(&list.requests.to_string())),
+        "{text}"
+    );
 }

@@ -49,6 +49,7 @@ struct PlanFile {
 struct LoadFile {
     url: Option<String>,
     targets: Option<PathBuf>,
+    scenario: Option<PathBuf>,
     rate: Option<OneOrMany<f64>>,
     connections: Option<OneOrMany<u32>>,
     duration: Option<String>,
@@ -71,6 +72,7 @@ struct VariantFile {
     teardown: Option<String>,
     url: Option<String>,
     targets: Option<PathBuf>,
+    scenario: Option<PathBuf>,
     #[serde(default)]
     args: Vec<String>,
 }
@@ -254,25 +256,40 @@ impl Plan {
         let warmup = file_duration(&load.warmup, "[load] warmup")?.unwrap_or(DEFAULT_WARMUP);
         let mut variants = Vec::new();
         for v in &file.variants {
-            let url = v.url.as_ref().or(load.url.as_ref());
-            let targets = v.targets.as_ref().or(load.targets.as_ref());
-            if url.is_none() && targets.is_none() {
-                return bad(format!(
-                    "variant '{}' has no target: set url = \"http://...\" (or targets = \"file\") in [load] or in the variant",
-                    v.name
-                ));
-            }
-            // A variant's own target wins over [load]'s.
-            let (url, targets) = match (targets, url) {
-                (Some(t), _) if v.targets.is_some() || v.url.is_none() => (None, Some(dir.join(t))),
-                (_, Some(u)) => (Some(u.clone()), None),
-                (Some(t), None) => (None, Some(dir.join(t))),
-                (None, None) => (None, None),
+            // A variant's own target (a URL, a targets file or a
+            // scenario) wins over [load]'s; one place gives one of them.
+            let own = |url: &Option<String>,
+                       targets: &Option<PathBuf>,
+                       scenario: &Option<PathBuf>,
+                       at: &str| {
+                match (url, targets, scenario) {
+                    (None, None, None) => Ok(None),
+                    (None, None, Some(s)) => Ok(Some((None, None, Some(dir.join(s))))),
+                    (_, _, Some(_)) => Err(Error::Other(format!(
+                        "{at} gives a scenario and a url or targets; keep one (a scenario names its own URLs)"
+                    ))),
+                    // A targets file wins over a URL beside it, as it always has.
+                    (_, Some(t), None) => Ok(Some((None, Some(dir.join(t)), None))),
+                    (Some(u), None, None) => Ok(Some((Some(u.clone()), None, None))),
+                }
             };
+            let variant_at = format!("variant '{}'", v.name);
+            let (url, targets, scenario) =
+                match own(&v.url, &v.targets, &v.scenario, &variant_at)? {
+                    Some(t) => t,
+                    None => match own(&load.url, &load.targets, &load.scenario, "[load]")? {
+                        Some(t) => t,
+                        None => return bad(format!(
+                            "variant '{}' has no target: set url = \"http://...\" (or targets = \"file\", or scenario = \"file.toml\") in [load] or in the variant",
+                            v.name
+                        )),
+                    },
+                };
             let words = RunWords {
                 args: load.args.iter().chain(&v.args).cloned().collect(),
                 url,
                 targets,
+                scenario,
                 duration: file_duration(&load.duration, "[load] duration")?,
                 warmup,
                 threads: load.threads,
@@ -387,6 +404,9 @@ pub struct RunWords {
     pub url: Option<String>,
     /// The variant's targets file, its path resolved from the plan's folder.
     pub targets: Option<PathBuf>,
+    /// The variant's scenario file (`pelt run --scenario`), its path
+    /// resolved from the plan's folder.
+    pub scenario: Option<PathBuf>,
     /// `[load] duration`.
     pub duration: Option<Duration>,
     /// `[load] warmup` (or [`DEFAULT_WARMUP`]).

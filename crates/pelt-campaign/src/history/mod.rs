@@ -462,6 +462,39 @@ pub fn results_bytes(run: &pelt_store::StoredRun) -> Result<Vec<u8>> {
     }
 }
 
+/// A recorded scenario run's steps as the history kept them (schema 3),
+/// for when its results file is gone: a table like the report's Steps
+/// table, under a line saying what it is. Empty for a run without steps.
+pub fn recorded_steps(run: &pelt_store::StoredRun) -> String {
+    use std::fmt::Write;
+    if run.steps.is_empty() {
+        return String::new();
+    }
+    let ns =
+        |v: Option<u64>| v.map_or_else(|| "-".to_string(), |n| pelt_core::human_ns(n).to_string());
+    let mut o = format!(
+        "run {} ({}), steps as recorded (its results file is not at hand):\n",
+        run.row.id, run.row.url
+    );
+    let _ = writeln!(
+        o,
+        "Steps        requests    failed   skipped       p50       p99  step"
+    );
+    for s in &run.steps {
+        let _ = writeln!(
+            o,
+            "  {:>19} {:>9} {:>9} {:>9} {:>9}  {}",
+            s.requests,
+            s.failed,
+            s.skipped,
+            ns(s.p50_ns),
+            ns(s.p99_ns),
+            s.name
+        );
+    }
+    o
+}
+
 /// A recorded run's configuration; `None` when it cannot be read (a run
 /// recorded by a pelt whose configuration this one cannot parse).
 pub fn stored_config(store: &mut Store, id: i64) -> Result<Option<pelt_core::RunConfig>> {

@@ -465,6 +465,12 @@ impl RunSummary {
                 },
                 _ => Warning::Interrupted,
             });
+        } else if let Some(StopCause::FeedRanOut { feed, rows, at_s }) = &self.stopped_by {
+            w.push(Warning::FeedRanOut {
+                feed: feed.clone(),
+                rows: *rows,
+                at_s: *at_s,
+            });
         }
         // Nothing to connect to leaves requests unsent and the workers
         // busy failing fast: the client's shortfall then says nothing

@@ -107,6 +107,16 @@ pub enum Warning {
         /// Its name, like `SIGTERM`.
         signal: String,
     },
+    /// `--scenario`: a `unique` feed ran out; no flow started after it,
+    /// and the run ended, complete, when the flows under way did.
+    FeedRanOut {
+        /// The feed's file name.
+        feed: String,
+        /// Rows used (with `--shard`, this shard's).
+        rows: u64,
+        /// When: seconds from the start of measurement.
+        at_s: f64,
+    },
     /// An `--abort-on` rule stopped the run.
     Aborted {
         /// The rule as written.
@@ -448,6 +458,11 @@ impl std::fmt::Display for Warning {
             Warning::Aborted { rule, at_s } => write!(
                 f,
                 "aborted after {at_s:.1}s by --abort-on '{rule}': the figures cover the run up to then"
+            ),
+            Warning::FeedRanOut { feed, rows, at_s } => write!(
+                f,
+                "feed {feed}: all {rows} rows used (pick = \"unique\"); no new flows started after {at_s:.1} s, \
+                 and the run ended when the flows under way did: give more rows, or a shorter run"
             ),
             Warning::RequestLog { error } => write!(
                 f,

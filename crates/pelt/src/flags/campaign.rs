@@ -142,6 +142,7 @@ A plan (TOML):
   # teardown = \"./backend.sh stop\"   # once after everything, whatever happened
   [load]
   url = \"http://127.0.0.1:20080/\"   # or targets = \"urls.txt\" (a targets file, as with -f)
+                                     # or scenario = \"journey.toml\" (--scenario; paths from the plan's folder)
   rate = 1000                        # or a list of load levels: rate = [250, 500, 1000]
   # connections = 50                 # closed loop instead of rate (a list makes levels)
   # sweep = \"p99 < 50ms\"            # instead of rate: each variant's capacity (pelt sweep)
@@ -154,7 +155,7 @@ A plan (TOML):
   teardown = \"nginx -p . -c conf/0.conf -s quit\"
   # ready = \"...\"                    # a command that succeeds once it serves
   # ready_url = \"http://...\"         # polled until it answers [default: the variant's URL]
-  # url = \"...\"  args = [...]        # this variant's own target and extra flags
+  # url = \"...\"  args = [...]        # this variant's own target (url, targets or scenario) and extra flags
   [[variant]]
   name = \"819 rules\"
   ...
@@ -164,7 +165,8 @@ directory's experiments/), with the commands' output in logs/ (the plan's
 own in logs/@plan.log), and report.txt, report.md, report.json and
 report.html. For each load level and each variant against the first,
 every metric gets a change, a 95 % interval and a verdict, paired by block
-(see `pelt compare --help`). Commands see PELT_EXPERIMENT_DIR (absolute)
+(see `pelt compare --help`); scenario runs add each step's p50, p99 and
+failed share (the steps both variants ran). Commands see PELT_EXPERIMENT_DIR (absolute)
 and PELT (this pelt, to start `$PELT serve` as a backend); a variant's
 also PELT_VARIANT and PELT_BLOCK.
 

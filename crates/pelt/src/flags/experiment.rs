@@ -53,13 +53,14 @@ fn flags<T: clap::Args + clap::FromArgMatches>(
 
 /// The plan's target in `run`'s flags: given there, it would be twice.
 fn aim(words: &RunWords, run: &mut RunArgs) -> Result<(), UserError> {
-    if run.url.is_some() || run.targets_file.is_some() {
+    if run.url.is_some() || run.targets_file.is_some() || run.scenario.is_some() {
         return Err(UserError(
-            "a URL or -f has no place in args: give url = \"...\" or targets = \"file\" in [load] or the variant".into(),
+            "a URL, -f or --scenario has no place in args: give url = \"...\", targets = \"file\" or scenario = \"file.toml\" in [load] or the variant (paths from the plan's folder)".into(),
         ));
     }
     run.url = words.url.clone();
     run.targets_file = words.targets.clone();
+    run.scenario = words.scenario.clone();
     Ok(())
 }
 

@@ -267,7 +267,8 @@ pub struct ShowArgs {
     pub id: i64,
 
     /// json: the report as the run printed it (kept in the history); other
-    /// formats are rendered again from the run's results file.
+    /// formats are rendered again from the run's results file (text of a
+    /// scenario run whose results file is gone: its steps as recorded).
     #[arg(long, value_enum, default_value_t = FormatArg::Json)]
     pub format: FormatArg,
 }

@@ -28,7 +28,9 @@ the 95 % interval exact Wilcoxon (paired) or Mann-Whitney (unpaired).
 A verdict says REGRESSION/IMPROVEMENT when the interval excludes no change
 (\"material\" when all of it is beyond the margin: 2 % for p50 and
 throughput, 5 % p90/p99, 10 % p99.9, 0.1 point for errors), EQUIVALENT when
-all of it is within the margin, else INCONCLUSIVE with the runs needed.";
+all of it is within the margin, else INCONCLUSIVE with the runs needed.
+Scenario runs (--scenario) add each step's p50, p99 and failed share
+(`flow/step p50`, ...: the steps both sides ran), judged the same way.";
 
 pub const REPORT_EXAMPLES: &str = "\
 Examples:

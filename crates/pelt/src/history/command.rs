@@ -7,7 +7,9 @@ use crate::flags::{
     TrendArgs, TrendFormat,
 };
 use crate::UserError;
-use pelt_campaign::history::{render, rerun_config, results_bytes, store_error, summary_of, Trend};
+use pelt_campaign::history::{
+    recorded_steps, render, rerun_config, results_bytes, store_error, summary_of, Trend,
+};
 use std::process::ExitCode;
 
 pub fn command(args: HistoryArgs) -> Result<ExitCode, UserError> {
@@ -77,7 +79,16 @@ fn show(loc: &Location, a: ShowArgs) -> Result<ExitCode, UserError> {
         crate::emit(run.report_json.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let bytes = results_bytes(&run)?;
+    let bytes = match results_bytes(&run) {
+        Ok(bytes) => bytes,
+        // A scenario run's steps outlive its results file.
+        Err(e) if a.format == FormatArg::Text && !run.steps.is_empty() => {
+            eprintln!("pelt: {e}");
+            crate::emit(recorded_steps(&run).as_bytes())?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => return Err(e.into()),
+    };
     if a.format == FormatArg::Hdrlog {
         return Err(UserError(
             "--format hdrlog reads a results file: pelt history show ID --format json, or pelt report FILE --format hdrlog".into(),

@@ -211,12 +211,12 @@ pub fn step_values(run: &RunSummary, steps: &[String]) -> Vec<f64> {
                 .iter()
                 .position(|n| n == s)
                 .map(|i| run.total.targets.get(i).unwrap_or(&empty));
-            let pct = |q: f64| match row.and_then(|t| t.response.as_deref()) {
+            let pct = |q: f64| match row.and_then(|t| t.response()) {
                 Some(h) if !h.is_empty() => pelt_core::rank::percentile(h, q) as f64,
                 _ => f64::NAN,
             };
             let failed = match row {
-                Some(t) if t.requests > 0 => t.failed() as f64 / t.requests as f64,
+                Some(t) if t.requests() > 0 => t.failed() as f64 / t.requests() as f64,
                 _ => f64::NAN,
             };
             [pct(50.0), pct(99.0), failed]

@@ -380,13 +380,13 @@ impl StepFigures {
         (0..sc.steps.min(sc.names.len()))
             .map(|i| {
                 let t = row(i);
-                let p = |q: f64| match t.response.as_deref() {
+                let p = |q: f64| match t.response() {
                     Some(h) if !h.is_empty() => Some(pelt_core::rank::percentile(h, q)),
                     _ => None,
                 };
                 StepFigures {
                     name: sc.names[i].clone(),
-                    requests: t.requests,
+                    requests: t.requests(),
                     failed: t.failed(),
                     skipped: sc.skipped(i, |j| row(j).failed()),
                     p50_ns: p(50.0),

@@ -215,10 +215,8 @@ fn journeys_are_complete_in_order_and_values_stay_with_their_user() {
     assert_eq!(report["requests"]["total"].as_u64(), Some(log.len() as u64));
 }
 
-#[test]
-fn unique_rows_are_each_used_exactly_once_and_the_run_ends_when_they_run_out() {
-    let app = FlaskApp::start();
-    let scenario = r#"
+/// Logins, each with a row of a `unique` feed of users.
+const UNIQUE_LOGINS: &str = r#"
 base = "{base}"
 
 [[feed]]
@@ -242,6 +240,11 @@ headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu
 body = "user={{users.name}}&password={{users.password}}&csrf={{csrf|url}}"
 check = { status = [302] }
 "#;
+
+#[test]
+fn unique_rows_are_each_used_exactly_once_and_the_run_ends_when_they_run_out() {
+    let app = FlaskApp::start();
+    let scenario = UNIQUE_LOGINS;
     let (dir, path) = files(&app, scenario, 40);
     let saved = dir.path().join("run.pelt");
     let started = std::time::Instant::now();
@@ -728,28 +731,7 @@ fn request_flags_that_a_scenario_would_ignore_are_refused() {
 #[test]
 fn shards_share_a_unique_feed_each_row_once() {
     let app = FlaskApp::start();
-    let scenario = r#"
-base = "{base}"
-
-[[feed]]
-name = "users"
-file = "users.csv"
-pick = "unique"
-per = "iteration"
-
-[[flow]]
-name = "login"
-[[flow.step]]
-url = "/login"
-headers = { "X-VU" = "{{vu}}" }
-extract = { csrf = { regex = 'value="([^"]+)"' } }
-[[flow.step]]
-method = "POST"
-url = "/login"
-headers = { "Content-Type" = "application/x-www-form-urlencoded", "X-VU" = "{{vu}}" }
-body = "user={{users.name}}&password={{users.password}}&csrf={{csrf|url}}"
-check = { status = [302] }
-"#;
+    let scenario = UNIQUE_LOGINS;
     let (_dir, path) = files(&app, scenario, 30);
     // Two shards of one run, one after the other: row k goes to shard
     // k mod 2, so between them every row is used, none twice.

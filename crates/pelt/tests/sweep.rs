@@ -370,7 +370,7 @@ blocks = 6
 sweep = "p99 < 50ms, errors < 0.1%"
 duration = "500ms"
 warmup = "100ms"
-args = ["--start-rate", "400", "--tolerance", "30%", "--confirm", "500ms"]
+args = ["--start-rate", "300", "--tolerance", "30%", "--confirm", "500ms"]
 [[variant]]
 name = "1ms"
 url = "{url}?work=1ms"
@@ -382,6 +382,9 @@ url = "{url}?work=2ms"
     )
     .unwrap();
     let out_dir = dir.path().join("out");
+    // 300 req/s is ~60 % of the slow variant's capacity: a start at 80 %
+    // (400) failed its first step on a momentary stall once in CI, and
+    // that block had no capacity to compare.
     let dry = pelt()
         .args(["experiment", plan.to_str().unwrap(), "--dry-run"])
         .output()

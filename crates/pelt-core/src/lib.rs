@@ -20,6 +20,7 @@ pub mod failure;
 pub mod fuzz;
 pub mod handshake;
 pub mod header;
+pub mod histogram;
 pub mod independence;
 pub mod op;
 mod quote;

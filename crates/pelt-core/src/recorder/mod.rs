@@ -11,21 +11,14 @@ use crate::independence::{Lag1, SendGrid};
 use crate::sample::{Nanos, Sample};
 use hdrhistogram::Histogram;
 
-/// Highest latency tracked: one hour in nanoseconds. Larger values are
-/// clamped to it (and a run that long has bigger problems).
-pub const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
-/// Three significant digits: 0.1 % value resolution at every magnitude.
-pub const SIGNIFICANT_DIGITS: u8 = 3;
 /// Highest status code counted individually; anything above is invalid.
 pub const MAX_STATUS: usize = 999;
 /// How many example messages are kept for each error kind.
 pub const EXAMPLES_PER_KIND: usize = 3;
 
-/// A new latency histogram with pelt's bounds.
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS)
-        .expect("constant histogram bounds are valid")
-}
+pub use crate::histogram::{
+    new_histogram, record_ns, record_ns_n, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS,
+};
 
 mod target;
 
@@ -219,8 +212,7 @@ impl Recorder {
         }
         if let Some(sent) = s.sent {
             self.last_sent = self.last_sent.max(sent);
-            self.send_lag
-                .saturating_record(sent.saturating_sub(s.intended));
+            record_ns(&mut self.send_lag, sent.saturating_sub(s.intended));
             self.sends.record(s.intended, sent);
         }
         let timed = match s.error {
@@ -239,13 +231,13 @@ impl Recorder {
             // waited for nothing: its clock starts when it went out.
             let start = s.sent.map_or(s.intended, |sent| sent.min(s.intended));
             let response = s.done.saturating_sub(start);
-            self.response.saturating_record(response);
+            record_ns(&mut self.response, response);
             self.lag1.record(response);
             timed_ns = Some(response);
             if let Some(sent) = s.sent {
-                self.service.saturating_record(s.done.saturating_sub(sent));
+                record_ns(&mut self.service, s.done.saturating_sub(sent));
                 if let Some(fb) = s.first_byte {
-                    self.ttfb.saturating_record(fb.saturating_sub(sent));
+                    record_ns(&mut self.ttfb, fb.saturating_sub(sent));
                 }
             }
         }
@@ -287,17 +279,15 @@ impl Recorder {
         self.errors[ErrorKind::Unfinished.index()] += n;
         self.first_intended = self.first_intended.min(intended);
         self.last_done = self.last_done.max(done);
-        let _ = self
-            .response
-            .record_n(done.saturating_sub(intended).min(MAX_TRACKABLE_NS), n);
+        record_ns_n(&mut self.response, done.saturating_sub(intended), n);
     }
 
     /// Records a successfully opened connection and its phase times.
     pub fn record_connection(&mut self, connect_ns: u64, tls_ns: Option<u64>) {
         self.connections += 1;
-        self.connect.saturating_record(connect_ns);
+        record_ns(&mut self.connect, connect_ns);
         if let Some(t) = tls_ns {
-            self.tls.saturating_record(t);
+            record_ns(&mut self.tls, t);
         }
     }
 
@@ -472,7 +462,7 @@ impl Recorder {
             (&mut self.tls, &other.tls),
         ] {
             mine.add(theirs)
-                .expect("recorders share histogram bounds, so adding cannot fail");
+                .expect("recorders' histograms grow to take any other's values");
         }
         self.requests += other.requests;
         self.successes += other.successes;

@@ -186,6 +186,14 @@ fn decode(text: &str) -> Result<Histogram<u64>, HistogramError> {
     let h: Histogram<u64> = Deserializer::new()
         .deserialize(&mut &bytes[..])
         .map_err(|e| HistogramError::Decode(format!("{e:?}")))?;
+    // Beyond pelt's bounds is not a file pelt wrote (the recorder clamps
+    // to them); a growing histogram would otherwise take it.
+    if !h.is_empty() && h.lowest_equivalent(h.max()) > crate::recorder::MAX_TRACKABLE_NS {
+        return Err(HistogramError::Range(format!(
+            "a value of {} ns, above pelt's limit of one hour",
+            h.max()
+        )));
+    }
     // Re-home into pelt's bounds so recorders from any file merge.
     let mut out = crate::recorder::new_histogram();
     out.add(&h)
@@ -500,5 +508,18 @@ mod tests {
         h.record(12345).unwrap();
         let back = decode(&encode(&h).unwrap()).unwrap();
         assert_eq!(back.len(), 1);
+    }
+
+    #[test]
+    fn a_histogram_past_the_hour_is_refused() {
+        // pelt's recorder clamps to the hour, so a file with more was not
+        // written by it; pelt's histograms grow, and must not grow for it.
+        let mut h = Histogram::<u64>::new_with_bounds(1, u64::MAX / 4, 3).unwrap();
+        h.record(crate::recorder::MAX_TRACKABLE_NS * 100).unwrap();
+        let err = decode(&encode(&h).unwrap()).unwrap_err();
+        assert!(matches!(err, HistogramError::Range(_)), "{err:?}");
+        let mut ok = Histogram::<u64>::new_with_bounds(1, u64::MAX / 4, 3).unwrap();
+        ok.record(crate::recorder::MAX_TRACKABLE_NS).unwrap();
+        assert_eq!(decode(&encode(&ok).unwrap()).unwrap().len(), 1);
     }
 }

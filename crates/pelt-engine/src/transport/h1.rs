@@ -378,7 +378,10 @@ impl H1Sender {
         if follow && is_redirect(resp.status) {
             // The chain's later hops are timed by the worker's clock.
             attempt.done = None;
-            return self.follow(w, target, resp, attempt).await;
+            // Boxed, once per redirected request: following's state is
+            // larger than the rest of a request's, and a sender task holds
+            // its largest state for the whole run (memory per connection).
+            return Box::pin(self.follow(w, target, resp, attempt)).await;
         }
         Ok(resp)
     }

@@ -1,23 +1,87 @@
-//! A sender's cookie jar. The RFC 6265 rules (domain and path matching,
-//! `Expires`/`Max-Age`, `Secure`, replacement by name) are
-//! `cookie_store`'s; this module only moves headers in and out of it, off
-//! the hot path of runs without `--cookies`.
-
-use cookie_store::CookieStore;
+//! A sender's cookie jar, by RFC 6265's rules: domain and path matching,
+//! `Expires`/`Max-Age` (an expired cookie removes the one it names),
+//! `Secure`, replacement by name, domain and path. `Set-Cookie` values
+//! are parsed by the `cookie` crate; this module keeps what they say.
+//!
+//! The jar is a short list, not a store of nested maps: a virtual user
+//! holds one, with a cookie or two, and at 1,000 users the maps'
+//! per-user cost (about 1.7 KB for one cookie) was a tenth of the run's
+//! memory (issue 25's comparison with Locust). A list searched in full
+//! is also the fastest for the few cookies a site sets.
 
 /// Cookies a sender has been given, by the origin and path that set them.
 #[derive(Debug, Default)]
 pub(crate) struct Jar {
-    store: CookieStore,
+    cookies: Vec<Stored>,
     /// The last `Cookie` header line built (reused, so a request with
     /// cookies allocates nothing once it has grown).
     line: Vec<u8>,
 }
 
-/// The URL a jar matches cookies against: a target's, in the form
-/// `cookie_store` reads.
+/// One cookie as the jar keeps it.
+#[derive(Debug)]
+struct Stored {
+    name: Box<str>,
+    value: Box<str>,
+    /// The host that set it (`host_only`), or the `Domain` it names,
+    /// lower case, without a leading dot.
+    domain: Box<str>,
+    path: Box<str>,
+    /// When it expires, in Unix seconds; `i64::MAX` for a session cookie.
+    expires: i64,
+    host_only: bool,
+    secure: bool,
+}
+
+/// The URL a jar matches cookies against: a target's, as `url` parses
+/// it (its host lower-cased, an IPv6 host in brackets).
 pub(crate) fn cookie_url(url: &pelt_core::Url) -> url::Url {
     url::Url::parse(&url.to_string()).expect("a pelt URL is a valid URL")
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// RFC 6265 5.1.3: `host` is `domain` or a name under it (never an IP
+/// address under a suffix).
+fn domain_matches(host: &str, domain: &str) -> bool {
+    host == domain
+        || (host.len() > domain.len()
+            && host.ends_with(domain)
+            && host.as_bytes()[host.len() - domain.len() - 1] == b'.'
+            && host.parse::<std::net::Ipv4Addr>().is_err()
+            && !host.starts_with('['))
+}
+
+/// RFC 6265 5.1.4: the request path is the cookie's, or below it.
+fn path_matches(request: &str, cookie: &str) -> bool {
+    request == cookie
+        || (request.starts_with(cookie)
+            && (cookie.ends_with('/') || request.as_bytes().get(cookie.len()) == Some(&b'/')))
+}
+
+/// RFC 6265 5.1.4: a cookie without a `Path` gets its URL's directory.
+fn default_path(url: &url::Url) -> &str {
+    let path = url.path();
+    match path.rfind('/') {
+        Some(i) if i > 0 => &path[..i],
+        _ => "/",
+    }
+}
+
+/// Whether `url` may carry `Secure` cookies: https, or a loopback name
+/// (a secure context, as browsers treat it).
+fn is_secure(url: &url::Url) -> bool {
+    url.scheme() == "https"
+        || match url.host() {
+            Some(url::Host::Domain(d)) => d == "localhost",
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        }
 }
 
 impl Jar {
@@ -47,9 +111,65 @@ impl Jar {
     pub fn absorb_values<'a>(&mut self, values: impl Iterator<Item = &'a [u8]>, url: &url::Url) {
         for value in values {
             if let Ok(value) = std::str::from_utf8(value) {
-                // A cookie the store refuses is simply not kept.
-                let _ = self.store.parse(value, url);
+                // A cookie the rules refuse is simply not kept.
+                self.keep(value, url);
             }
+        }
+    }
+
+    /// Keeps one `Set-Cookie` value received for a request to `url`
+    /// (RFC 6265 5.3), unless it is malformed or names a domain `url`'s
+    /// host is not in.
+    fn keep(&mut self, value: &str, url: &url::Url) {
+        let Ok(raw) = cookie::Cookie::parse(value) else {
+            return;
+        };
+        let Some(host) = url.host_str() else {
+            return;
+        };
+        let (domain, host_only) = match raw.domain() {
+            None => (host.to_owned(), true),
+            Some(d) => {
+                let d = d.trim().to_ascii_lowercase();
+                if d.is_empty() || !d.is_ascii() || !domain_matches(host, &d) {
+                    return;
+                }
+                (d, false)
+            }
+        };
+        let path = match raw.path() {
+            Some(p) if p.starts_with('/') => p,
+            _ => default_path(url),
+        };
+        // Max-Age wins over Expires; neither makes a session cookie.
+        let expires = match (raw.max_age(), raw.expires_datetime()) {
+            (Some(age), _) => unix_now().saturating_add(age.whole_seconds()),
+            (None, Some(at)) => at.unix_timestamp(),
+            (None, None) => i64::MAX,
+        };
+        let same = self
+            .cookies
+            .iter()
+            .position(|c| &*c.name == raw.name() && *c.domain == *domain && &*c.path == path);
+        if expires <= unix_now() {
+            // Already expired: it removes the cookie it names.
+            if let Some(i) = same {
+                self.cookies.remove(i);
+            }
+            return;
+        }
+        let stored = Stored {
+            name: raw.name().into(),
+            value: raw.value().into(),
+            domain: domain.into(),
+            path: path.into(),
+            expires,
+            host_only,
+            secure: raw.secure().unwrap_or(false),
+        };
+        match same {
+            Some(i) => self.cookies[i] = stored,
+            None => self.cookies.push(stored),
         }
     }
 
@@ -87,7 +207,22 @@ impl Jar {
     /// other paths or hosts).
     pub fn header_line(&mut self, url: &url::Url) -> Option<&[u8]> {
         self.line.clear();
-        for (name, value) in self.store.get_request_values(url) {
+        if self.cookies.is_empty() {
+            return None;
+        }
+        let (host, path) = (url.host_str().unwrap_or_default(), url.path());
+        let (secure, now) = (is_secure(url), unix_now());
+        // Expired cookies go as they are met.
+        self.cookies.retain(|c| c.expires > now);
+        for c in &self.cookies {
+            let host_ok = match c.host_only {
+                true => *c.domain == *host,
+                false => domain_matches(host, &c.domain),
+            };
+            if !host_ok || !path_matches(path, &c.path) || (c.secure && !secure) {
+                continue;
+            }
+            let (name, value) = (&c.name, &c.value);
             self.line.extend_from_slice(if self.line.is_empty() {
                 b"Cookie: "
             } else {
@@ -203,5 +338,44 @@ mod tests {
             &url("http://localhost/"),
         );
         assert_eq!(cookie(&mut jar, "http://localhost/"), None);
+    }
+
+    #[test]
+    fn a_domain_cookie_reaches_names_under_it_and_a_host_cookie_does_not() {
+        let mut jar = Jar::default();
+        jar.absorb(
+            &head(&["d=1; Domain=.Example.test", "h=2"]),
+            &url("http://www.example.test/"),
+        );
+        assert_eq!(
+            cookie(&mut jar, "http://www.example.test/").as_deref(),
+            Some("d=1; h=2")
+        );
+        assert_eq!(
+            cookie(&mut jar, "http://api.example.test/").as_deref(),
+            Some("d=1")
+        );
+        assert_eq!(cookie(&mut jar, "http://notexample.test/"), None);
+        // A cookie of the same name, domain and path replaces it; one of
+        // another path sits beside it.
+        jar.absorb(
+            &head(&[
+                "d=3; Domain=example.test",
+                "d=4; Domain=example.test; Path=/x",
+            ]),
+            &url("http://www.example.test/"),
+        );
+        assert_eq!(
+            cookie(&mut jar, "http://api.example.test/x/y").as_deref(),
+            Some("d=3; d=4")
+        );
+        // An IP address is never under a domain, and malformed values
+        // are dropped.
+        jar.absorb(
+            &head(&["ip=1; Domain=0.1", "=novalue", "junk"]),
+            &url("http://127.0.0.1/"),
+        );
+        assert_eq!(cookie(&mut jar, "http://127.0.0.1/"), None);
+        assert!(!path_matches("/xy", "/x") && path_matches("/x/y", "/x"));
     }
 }

@@ -99,7 +99,8 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize) {
         jar: Jar::default(),
         cookie_lines: vec![(u64::MAX, 0, Vec::new()); sc.steps.len()],
         jar_generation: 0,
-        request: Vec::with_capacity(512),
+        // Grows to the longest request the user renders, once.
+        request: Vec::new(),
         scratch: Vec::new(),
         head: Vec::new(),
         body: Vec::new(),

@@ -623,6 +623,62 @@ fn http3_0rtt_resumes_every_connection_after_the_first() {
 }
 
 #[test]
+fn http3_0rtt_handshakes_show_in_every_view() {
+    // One real --0rtt run (a connection per request: 1 full handshake,
+    // then 11 resumed with 0-RTT), saved, then shown in each format: the
+    // split reads the same wherever it is shown (issue 26).
+    let target = server_h3(ServeConfig::default());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.pelt");
+    let out = pelt()
+        .args(["run", "--http3", "--insecure", "--0rtt", "-q"])
+        .args(["-n", "12", "-c", "1", "--no-keepalive", "-o"])
+        .arg(&file)
+        .arg(h3_url(&target, "/?size=100"))
+        .output()
+        .unwrap();
+    pelt_testkit::pelt::ok(&out);
+    let report = |format: &str| {
+        let out = pelt()
+            .arg("report")
+            .arg(&file)
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        pelt_testkit::pelt::ok_stdout(&out)
+    };
+    let r: Value = serde_json::from_str(&report("json")).unwrap();
+    assert_eq!(r["requests"]["successes"], 12, "{}", error_examples(&r));
+    assert_eq!(handshakes(&r), [1, 11, 0], "{}", r["connections"]);
+    let split = |shown: &str, what: &str| {
+        assert!(
+            shown.contains("connect by handshake (--0rtt)")
+                && shown.contains("1-RTT 1 (mean ")
+                && shown.contains("; 0-RTT accepted 11 (mean ")
+                && shown.contains("; 0-RTT rejected 0"),
+            "{what}: {shown}"
+        );
+    };
+    let text = report("text");
+    let line = text.lines().find(|l| l.contains("connect by handshake"));
+    split(line.unwrap_or(&text), "text");
+    let markdown = report("markdown");
+    let row = markdown
+        .lines()
+        .find(|l| l.starts_with("| connect by handshake (--0rtt) | 1-RTT "));
+    split(row.unwrap_or(&markdown), "markdown");
+    let html = report("html");
+    let row = html
+        .lines()
+        .find(|l| l.starts_with("<tr><th>connect by handshake (--0rtt)</th><td>1-RTT "));
+    split(row.unwrap_or(&html), "html");
+    assert!(html.contains("0-RTT accepted: until requests could go"));
+    // The CSV is the per-second timeline: no whole-run connection figures.
+    let csv = report("csv");
+    assert!(!csv.contains("RTT"), "{csv}");
+}
+
+#[test]
 fn http3_0rtt_waits_for_the_handshake_before_a_post() {
     // A POST is not sent as 0-RTT data (a replay could repeat it): it
     // waits for the handshake, which still resumes with 0-RTT.

@@ -679,6 +679,59 @@ fn http3_0rtt_handshakes_show_in_every_view() {
 }
 
 #[test]
+fn http3_0rtt_to_a_server_that_never_answers_fails_as_connect() {
+    // The first request gets a session ticket from pelt serve. The second
+    // goes to a UDP port on the same address where a socket takes every
+    // datagram and answers none: tickets are kept per server name (the
+    // IP), so it resumes, and its request leaves as 0-RTT data on a
+    // handshake that never completes. That is a failed connect, as when
+    // nothing answers a full handshake, not a read or write error.
+    let target = server_h3(ServeConfig::default());
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let targets = dir.path().join("targets.txt");
+    let silent_url = format!("https://127.0.0.1:{}/", silent.local_addr().unwrap().port());
+    // A POST is held back until the handshake ends (0-RTT data could be
+    // replayed): it fails the same way, never having left.
+    for method in ["GET", "POST hello"] {
+        std::fs::write(
+            &targets,
+            format!("{} {method}\n{silent_url} {method}\n", h3_url(&target, "/")),
+        )
+        .unwrap();
+        let r = run_json(&[
+            "run",
+            "--http3",
+            "--insecure",
+            "--0rtt",
+            "-n",
+            "2",
+            "-c",
+            "1",
+            "--no-keepalive",
+            "--connect-timeout",
+            "500ms",
+            "-f",
+            targets.to_str().unwrap(),
+        ]);
+        assert_eq!(r["requests"]["successes"], 1, "{}", error_examples(&r));
+        assert_eq!(
+            r["transport_errors"]["connect"],
+            1,
+            "{method}: {}",
+            error_examples(&r)
+        );
+        assert!(
+            error_examples(&r).contains("0-RTT) QUIC handshake never completed"),
+            "{}",
+            error_examples(&r)
+        );
+        // The silent server's connection ended with no handshake: no kind.
+        assert_eq!(handshakes(&r), [1, 0, 0], "{}", r["connections"]);
+    }
+}
+
+#[test]
 fn http3_0rtt_waits_for_the_handshake_before_a_post() {
     // A POST is not sent as 0-RTT data (a replay could repeat it): it
     // waits for the handshake, which still resumes with 0-RTT.

@@ -499,7 +499,7 @@ fn a_summary_is_copied_to_redact_only_when_it_holds_a_secret() {
         .headers
         .push(("Authorization".into(), "Bearer hunter2".into()));
     let mut secret = s.clone();
-    secret.config = RunConfig::new(vec![target], s.config.load.clone(), s.config.stop.clone());
+    secret.config = RunConfig::new(vec![target], s.config.load.clone(), s.config.stop);
     secret
         .total
         .add_example(ErrorKind::Reset, "reset after Bearer hunter2".into());

@@ -95,11 +95,11 @@ fn results_file_and_json_report_hold_no_secret() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = pelt_store::Store::sqlite(&dir.path().join("history.db")).unwrap();
     let id = store
-        .record(&pelt_store::NewRun {
+        .record(pelt_store::NewRun {
             kind: pelt_store::Kind::Run,
             label: None,
             tags: vec![],
-            summary: summary.clone(),
+            summary: std::borrow::Cow::Borrowed(&summary),
             report_json: json.clone(),
             results: pelt_store::Results::Blob(file.clone()),
             capacity: None,

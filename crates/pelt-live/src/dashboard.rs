@@ -115,7 +115,7 @@ pub fn serve(bound: Bound, live: Live, token: Option<String>) -> std::io::Result
                 }
             }
             "/report.json" => match live.read(|s| s.report.clone()) {
-                Some(r) => Response::ok("application/json", r.into_bytes()),
+                Some(r) => Response::ok("application/json", r.as_bytes().to_vec()),
                 None => Response::not_found(),
             },
             _ => Response::not_found(),
@@ -141,7 +141,7 @@ fn stream(live: &Live, out: &mut TcpStream) {
         }
         if done {
             let report = live.read(|s| s.report.clone()).unwrap_or_default();
-            let _ = write!(out, "event: final\ndata: {report}\n\n").and_then(|_| out.flush());
+            let _ = write_final(out, &report);
             // Written: the run may end now.
             live.delivered(true);
             return;
@@ -159,6 +159,28 @@ fn stream(live: &Live, out: &mut TcpStream) {
             }
         }
     }
+}
+
+/// Writes the `final` event: the report (JSON as `--format json` prints
+/// it, over many lines) as one `data:` line per line, which a browser
+/// joins with line breaks again. Buffered: with many targets the report
+/// has millions of lines.
+fn write_final(out: &mut TcpStream, report: &str) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::with_capacity(64 * 1024, out);
+    w.write_all(b"event: final\n")?;
+    let mut lines = report.lines().peekable();
+    if lines.peek().is_none() {
+        // No report: an empty `data:` still dispatches the event (the
+        // page then stops listening), where no data line would not.
+        w.write_all(b"data: \n")?;
+    }
+    for line in lines {
+        w.write_all(b"data: ")?;
+        w.write_all(line.as_bytes())?;
+        w.write_all(b"\n")?;
+    }
+    w.write_all(b"\n")?;
+    w.flush()
 }
 
 #[cfg(test)]

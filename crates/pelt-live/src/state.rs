@@ -65,8 +65,10 @@ pub struct State {
     /// The run's measured length, once it has ended (so the last,
     /// partial second's rate can be per second of the run it covered).
     pub elapsed_s: Option<f64>,
-    /// The final report (JSON), once the run has ended, for the dashboard.
-    pub report: Option<String>,
+    /// The final report (JSON), once the run has ended, for the dashboard;
+    /// shared by every view (with many targets it is the largest thing
+    /// pelt makes).
+    pub report: Option<Arc<String>>,
     /// Bumped on every change, for readers that wait for one.
     pub generation: u64,
     /// Scrapes served so far, and how many of them after the end.
@@ -185,7 +187,7 @@ impl Live {
 
     /// Marks the figures final, with the run's JSON report and its
     /// measured length in seconds.
-    pub fn finish_run(&self, report: Option<String>, elapsed_s: f64) {
+    pub fn finish_run(&self, report: Option<Arc<String>>, elapsed_s: f64) {
         self.lock().elapsed_s = Some(elapsed_s);
         self.finish_with(report);
     }
@@ -196,7 +198,7 @@ impl Live {
     }
 
     /// Marks the figures final, with the run's JSON report.
-    pub fn finish_with(&self, report: Option<String>) {
+    pub fn finish_with(&self, report: Option<Arc<String>>) {
         let mut s = self.lock();
         s.finished = true;
         if report.is_some() {

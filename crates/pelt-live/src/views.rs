@@ -5,6 +5,7 @@
 
 use crate::{Live, TargetLabels};
 use pelt_core::{Redactor, RunConfig, RunSummary};
+use std::sync::Arc;
 
 /// What to watch a run with.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +46,9 @@ pub enum ViewsError {
 pub struct Views {
     live: Vec<Live>,
     tui: Option<Live>,
+    /// Whether a view shows the final report (the web dashboard does;
+    /// the terminal dashboard and the metrics do not).
+    shows_report: bool,
 }
 
 impl Views {
@@ -149,6 +153,7 @@ impl Views {
                 .collect();
             said.push(format!("dashboard on {}", urls.join(" ")));
             views.live.push(live);
+            views.shows_report = true;
         }
         Ok((views, said))
     }
@@ -172,6 +177,7 @@ impl Views {
     /// After a campaign: shows its final report (JSON), and lets watchers
     /// collect the final figures.
     pub fn close_campaign(&self, report: String) {
+        let report = Arc::new(report);
         for live in &self.live {
             live.finish_with(Some(report.clone()));
         }
@@ -202,12 +208,13 @@ impl Views {
         if self.live.is_empty() {
             return;
         }
-        // Made only when something watches: for a run of many targets
-        // the JSON report is the largest thing pelt builds.
-        let report = report();
+        // Made only when a view shows it, and once for all of them: for a
+        // run of many targets the JSON report is the largest thing pelt
+        // builds.
+        let report = self.shows_report.then(|| Arc::new(report()));
         let elapsed = summary.elapsed.as_secs_f64();
         for live in &self.live {
-            live.finish_run(Some(report.clone()), elapsed);
+            live.finish_run(report.clone(), elapsed);
         }
         for live in &self.live {
             live.wait_final_scrape(crate::FINAL_SCRAPE_WAIT);

@@ -45,10 +45,8 @@ pub struct Labeled<'a> {
 /// Each run's secrets are replaced ([`crate::without_secrets`]), as in
 /// every report; the labels are shown as given.
 pub fn render(runs: &[Labeled<'_>]) -> String {
-    let redacted: Vec<RunSummary> = runs
-        .iter()
-        .map(|r| crate::without_secrets(r.summary))
-        .collect();
+    let redacted: Vec<std::borrow::Cow<'_, RunSummary>> =
+        runs.iter().map(|r| crate::redacted(r.summary)).collect();
     let runs: Vec<Labeled<'_>> = runs
         .iter()
         .zip(&redacted)

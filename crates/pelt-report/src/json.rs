@@ -76,7 +76,7 @@ fn failure_map(kinds: Vec<(FailureKind, u64)>) -> Map<String, Value> {
 /// The JSON document for `s`, its secrets replaced
 /// ([`crate::without_secrets`]; [`crate::render_with`] can keep them).
 pub fn json_value(s: &RunSummary) -> Value {
-    json_value_as_is(&crate::without_secrets(s))
+    json_value_as_is(&crate::redacted(s))
 }
 
 /// The JSON document for `s` exactly as given.
@@ -409,17 +409,16 @@ fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
         c["quic_packets_sent"] = json!(t.tcp_segs_out);
         c["quic_packets_lost"] = json!(t.tcp_retrans);
         // --0rtt: handshakes by kind, each with its count and time.
-        if let Some(h) = t.handshakes.as_deref() {
-            let kinds: Map<String, Value> = pelt_core::handshake::Handshake::ALL
+        if let Some(kinds) = crate::handshakes::of(s) {
+            let kinds: Map<String, Value> = kinds
                 .iter()
-                .map(|&k| {
-                    let times = h.of(k);
+                .map(|k| {
                     let v = json!({
-                        "count": times.len(),
-                        "mean_s": secs(if times.is_empty() { 0.0 } else { times.mean() }),
-                        "p99_s": secs(pelt_core::rank::percentile(times, 99.0) as f64),
+                        "count": k.count,
+                        "mean_s": secs(k.mean_ns),
+                        "p99_s": secs(k.p99_ns as f64),
                     });
-                    (k.name().to_string(), v)
+                    (k.kind.name().to_string(), v)
                 })
                 .collect();
             c["handshakes"] = Value::Object(kinds);

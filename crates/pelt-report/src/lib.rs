@@ -11,6 +11,7 @@
 pub mod compare;
 mod csv;
 pub mod experiment;
+mod handshakes;
 pub mod hdrlog;
 pub mod html;
 mod json;
@@ -25,29 +26,43 @@ pub use json::{json_value, SCHEMA_ID};
 pub use table::Table;
 
 use pelt_core::{Redactor, RunSummary};
+use std::borrow::Cow;
 
 /// `s` with its secrets replaced by the default rules: what every report
 /// shows unless told otherwise ([`Options::keep_secrets`]).
 pub fn without_secrets(s: &RunSummary) -> RunSummary {
+    redacted(s).into_owned()
+}
+
+/// [`without_secrets`], copied only when there is a secret to replace: a
+/// run's summary holds a histogram per target (1,000 targets: ~4 MB), and
+/// most runs have nothing to redact in it.
+pub(crate) fn redacted(s: &RunSummary) -> Cow<'_, RunSummary> {
+    let rules = Redactor::for_config(&s.config);
+    let config = rules.config(&s.config);
+    if config == s.config && !rules.recorder_needs(&s.total) {
+        return Cow::Borrowed(s);
+    }
     let mut copy = s.clone();
-    Redactor::for_config(&s.config).summary(&mut copy);
-    copy
+    copy.config = config;
+    rules.recorder(&mut copy.total);
+    Cow::Owned(copy)
 }
 
 /// The text report of `s`, its secrets replaced ([`without_secrets`]).
 pub fn text(s: &RunSummary) -> String {
-    text::text(&without_secrets(s))
+    text::text(&redacted(s))
 }
 
 /// The markdown summary of `s`, its secrets replaced.
 pub fn markdown(s: &RunSummary) -> String {
-    markdown::markdown(&without_secrets(s))
+    markdown::markdown(&redacted(s))
 }
 
 /// The per-second CSV of `s` (it names no URL; redacted all the same,
 /// like every report).
 pub fn csv(s: &RunSummary) -> String {
-    csv::csv(&without_secrets(s))
+    csv::csv(&redacted(s))
 }
 
 /// Output formats for a single run.
@@ -88,13 +103,12 @@ pub fn render(summary: &RunSummary, format: Format) -> String {
 
 /// Renders `summary` in `format`, with `options`.
 pub fn render_with(summary: &RunSummary, format: Format, options: &Options) -> String {
-    let redacted;
     let summary = if options.keep_secrets {
-        summary
+        Cow::Borrowed(summary)
     } else {
-        redacted = without_secrets(summary);
-        &redacted
+        redacted(summary)
     };
+    let summary = summary.as_ref();
     match format {
         Format::Text => {
             let mut out = text::text(summary);

@@ -66,6 +66,14 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         bytes(t.bytes_out as f64)
     )?;
     writeln!(o, "| connections | {} opened |", thousands(t.connections))?;
+    if let Some(line) = crate::handshakes::line(s) {
+        writeln!(
+            o,
+            "| {} | {line} ({}) |",
+            crate::handshakes::TITLE,
+            crate::handshakes::NOTE
+        )?;
+    }
     if let Some(b) = s.busiest_thread() {
         writeln!(
             o,

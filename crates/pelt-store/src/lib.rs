@@ -34,6 +34,7 @@ pub use model::{
 pub use schema::VERSION as SCHEMA_VERSION;
 pub use secrets::{Redactor, MARKER};
 
+use pelt_core::RunConfig;
 use std::path::Path;
 
 /// Set in a test's environment, recording stops inside its transaction,
@@ -226,10 +227,16 @@ impl Store {
     /// the CLI's `--secret-header`, redacts first: twice changes nothing).
     /// The report and results file are kept as given: pelt-report and
     /// `ResultsWriter::new` redact them by default.
-    pub fn record(&mut self, run: &NewRun) -> Result<i64, StoreError> {
-        let mut run = run.clone();
-        Redactor::for_config(&run.summary.config).summary(&mut run.summary);
-        self.in_transaction(false, |db| insert(db, &run))
+    ///
+    /// The run is taken whole so that its report and results file go to
+    /// the database without a copy; only the configuration is redacted
+    /// into a new value (the error messages the default rules would also
+    /// scrub are not stored: the history keeps no part of the summary's
+    /// recorder but its figures).
+    pub fn record(&mut self, run: NewRun<'_>) -> Result<i64, StoreError> {
+        let s = &run.summary;
+        let config = Redactor::for_config(&s.config).config(&s.config);
+        self.in_transaction(false, |db| insert(db, run, &config))
     }
 
     /// Runs `f` in a transaction: committed if it succeeds, rolled back
@@ -259,7 +266,7 @@ impl Store {
     pub fn import_once(
         &mut self,
         key: &str,
-        import: impl FnOnce() -> Vec<NewRun>,
+        import: impl FnOnce() -> Vec<NewRun<'static>>,
     ) -> Result<Option<usize>, StoreError> {
         let key = format!("imported:{key}");
         if self.meta(&key)?.is_some() {
@@ -274,17 +281,16 @@ impl Store {
                 return Ok(None);
             }
             let runs = import();
-            for run in &runs {
-                insert(db, run)?;
+            let n = runs.len();
+            for run in runs {
+                let config = run.summary.config.clone();
+                insert(db, run, &config)?;
             }
             db.execute(
                 "INSERT INTO pelt_meta (key, value) VALUES (?1, ?2)",
-                &[
-                    Value::from(key.as_str()),
-                    Value::from(runs.len().to_string()),
-                ],
+                &[Value::from(key.as_str()), Value::from(n.to_string())],
             )?;
-            Ok(Some(runs.len()))
+            Ok(Some(n))
         })
     }
 
@@ -479,10 +485,21 @@ fn refuse_newer(place: &str, found: i64) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn insert(db: &mut dyn Backend, run: &NewRun) -> Result<i64, StoreError> {
-    let s = &run.summary;
+/// Inserts `run` with `config` (its configuration as stored: redacted)
+/// in place of the summary's own.
+fn insert(db: &mut dyn Backend, run: NewRun<'_>, config: &RunConfig) -> Result<i64, StoreError> {
+    let NewRun {
+        kind,
+        label,
+        tags,
+        summary,
+        report_json,
+        results,
+        capacity,
+    } = run;
+    let s = summary.as_ref();
     let f = Figures::of(s);
-    let first = &s.config.targets[0];
+    let first = &config.targets[0];
     let json = |v: Result<String, serde_json::Error>| {
         v.map_err(|e| StoreError::Db {
             place: "(encoding)".into(),
@@ -492,9 +509,10 @@ fn insert(db: &mut dyn Backend, run: &NewRun) -> Result<i64, StoreError> {
     let recorded_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let results_path = match &run.results {
-        Results::File(p) => Some(p.clone()),
-        _ => None,
+    let (results_path, blob) = match results {
+        Results::File(p) => (Some(p), None),
+        Results::Blob(bytes) => (None, Some(bytes)),
+        Results::None => (None, None),
     };
     let steps = crate::model::StepFigures::of(s);
     let steps_json = match steps.is_empty() {
@@ -504,13 +522,13 @@ fn insert(db: &mut dyn Backend, run: &NewRun) -> Result<i64, StoreError> {
     let params: Vec<Value> = vec![
         recorded_ms.into(),
         s.env.started_unix_ms.into(),
-        run.kind.name().into(),
-        run.label.clone().into(),
+        kind.name().into(),
+        label.into(),
         first.url.to_string().into(),
         first.method.clone().into(),
-        (s.config.targets.len() as u64).into(),
+        (config.targets.len() as u64).into(),
         if s.is_rate_mode() { "rate" } else { "closed" }.into(),
-        u64::from(s.config.load.connections()).into(),
+        u64::from(config.load.connections()).into(),
         s.offered_rate().into(),
         s.duration.as_secs_f64().into(),
         f.requests.into(),
@@ -526,13 +544,13 @@ fn insert(db: &mut dyn Backend, run: &NewRun) -> Result<i64, StoreError> {
         f.p999_ns.into(),
         f.max_ns.into(),
         f.client_busy.into(),
-        run.capacity.into(),
+        capacity.into(),
         s.complete.into(),
         s.interrupted.into(),
         s.env.pelt_version.clone().into(),
-        json(serde_json::to_string(&s.config))?.into(),
+        json(serde_json::to_string(config))?.into(),
         json(serde_json::to_string(&s.env))?.into(),
-        run.report_json.clone().into(),
+        report_json.into(),
         results_path.into(),
         steps_json.into(),
     ];
@@ -551,16 +569,16 @@ fn insert(db: &mut dyn Backend, run: &NewRun) -> Result<i64, StoreError> {
             place: "(insert)".into(),
             detail: "the database returned no id".into(),
         })?;
-    for (k, v) in &run.tags {
+    for (k, v) in &tags {
         db.execute(
             "INSERT INTO pelt_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
             &[Value::Int(id), k.as_str().into(), v.as_str().into()],
         )?;
     }
-    if let Results::Blob(bytes) = &run.results {
+    if let Some(bytes) = blob {
         db.execute(
             "INSERT INTO pelt_results (run_id, bytes) VALUES (?1, ?2)",
-            &[Value::Int(id), Value::Blob(bytes.clone())],
+            &[Value::Int(id), Value::Blob(bytes)],
         )?;
     }
     if std::env::var_os(HOLD_ENV).is_some() {

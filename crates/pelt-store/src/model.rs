@@ -2,6 +2,7 @@
 
 use pelt_core::RunSummary;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// A run's summary figures, kept as columns so that they can be queried,
 /// filtered and drawn without reading any results file.
@@ -265,16 +266,22 @@ impl Kind {
 
 /// A run to record. Its parts must already be free of secrets: the store
 /// keeps what it is given (see [`crate::Redactor`]).
+///
+/// The summary is borrowed where the caller still needs it (a run's
+/// summary is printed and judged after it is recorded): with many
+/// targets it holds a histogram per target, and a copy of it only for
+/// the history was most of the history's memory.
 #[derive(Debug, Clone)]
-pub struct NewRun {
+pub struct NewRun<'a> {
     /// What kind of thing the row records.
     pub kind: Kind,
     /// The run's label (`--label`), if any.
     pub label: Option<String>,
     /// The run's tags (`--tag KEY=VALUE`), as key and value.
     pub tags: Vec<(String, String)>,
-    /// The redacted summary: configuration, environment and figures.
-    pub summary: RunSummary,
+    /// The redacted summary: configuration, environment and figures
+    /// (`Cow::Borrowed(&summary)`, or owned).
+    pub summary: Cow<'a, RunSummary>,
     /// The run's JSON report, as `--format json` printed it.
     pub report_json: String,
     /// Where the run's results file is: kept, referenced or not kept.

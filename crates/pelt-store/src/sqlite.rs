@@ -89,15 +89,18 @@ impl Sqlite {
     }
 }
 
-fn to_sql(v: &Value) -> rusqlite::types::Value {
-    use rusqlite::types::Value as V;
-    match v {
-        Value::Null => V::Null,
-        Value::Int(i) => V::Integer(*i),
-        Value::Real(r) => V::Real(*r),
-        Value::Text(s) => V::Text(s.clone()),
-        Value::Blob(b) => V::Blob(b.clone()),
-    }
+/// A parameter bound as a borrowed value: a run's JSON report and results
+/// file are megabytes with many targets, and SQLite copies what it is
+/// given anyway, so a copy here would only raise the peak.
+fn to_sql(v: &Value) -> rusqlite::types::ToSqlOutput<'_> {
+    use rusqlite::types::ToSqlOutput::Borrowed;
+    Borrowed(match v {
+        Value::Null => ValueRef::Null,
+        Value::Int(i) => ValueRef::Integer(*i),
+        Value::Real(r) => ValueRef::Real(*r),
+        Value::Text(s) => ValueRef::Text(s.as_bytes()),
+        Value::Blob(b) => ValueRef::Blob(b),
+    })
 }
 
 fn from_sql(v: ValueRef<'_>) -> Value {

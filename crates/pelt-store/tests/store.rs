@@ -93,7 +93,7 @@ fn new_run(
     start_ms: u64,
     tags: &[(&str, &str)],
     label: Option<&str>,
-) -> NewRun {
+) -> NewRun<'static> {
     NewRun {
         kind: Kind::Run,
         label: label.map(str::to_string),
@@ -101,7 +101,7 @@ fn new_run(
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
-        summary: run(url, 10, ms, start_ms),
+        summary: std::borrow::Cow::Owned(run(url, 10, ms, start_ms)),
         report_json: format!("{{\"ms\":{ms}}}\n"),
         results: Results::Blob(vec![1, 2, 3, ms as u8]),
         capacity: None,
@@ -112,7 +112,7 @@ fn record_and_query(location: &str) {
     let mut s = pelt_store::open(location).unwrap();
     assert_eq!(s.schema_version().unwrap(), pelt_store::SCHEMA_VERSION);
     let a = s
-        .record(&new_run(
+        .record(new_run(
             "http://127.0.0.1:1/a",
             2,
             1_000_000,
@@ -121,7 +121,7 @@ fn record_and_query(location: &str) {
         ))
         .unwrap();
     let b = s
-        .record(&new_run(
+        .record(new_run(
             "http://127.0.0.1:1/a",
             5,
             2_000_000,
@@ -130,7 +130,7 @@ fn record_and_query(location: &str) {
         ))
         .unwrap();
     let c = s
-        .record(&new_run(
+        .record(new_run(
             "http://127.0.0.1:1/b",
             9,
             3_000_000,
@@ -226,7 +226,7 @@ fn record_and_query(location: &str) {
     assert_eq!(s.list(&Filter::default()).unwrap().len(), 2);
     // A removed id is not given again.
     let d = s
-        .record(&new_run("http://127.0.0.1:1/a", 1, 4_000_000, &[], None))
+        .record(new_run("http://127.0.0.1:1/a", 1, 4_000_000, &[], None))
         .unwrap();
     assert!(d > c);
 }
@@ -264,7 +264,7 @@ fn concurrent_writers(location: &str) {
             std::thread::spawn(move || {
                 let mut s = pelt_store::open(&location).unwrap();
                 for i in 0..50u64 {
-                    s.record(&new_run(
+                    s.record(new_run(
                         "http://127.0.0.1:1/c",
                         1,
                         t * 100 + i,
@@ -297,10 +297,10 @@ fn sqlite_rows_list_in_id_order_whatever_their_start() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = pelt_store::open(dir.path().join("h.db").to_str().unwrap()).unwrap();
     let a = s
-        .record(&new_run("http://127.0.0.1:1/a", 2, 2_000_000, &[], None))
+        .record(new_run("http://127.0.0.1:1/a", 2, 2_000_000, &[], None))
         .unwrap();
     let b = s
-        .record(&new_run("http://127.0.0.1:1/b", 2, 1_000_000, &[], None))
+        .record(new_run("http://127.0.0.1:1/b", 2, 1_000_000, &[], None))
         .unwrap();
     let listed: Vec<i64> = s
         .list(&Filter::default())
@@ -343,15 +343,15 @@ fn scenario_steps_round_trip(location: &str) {
     let mut s = pelt_store::open(location).unwrap();
     let mut journey = new_run("http://127.0.0.1:1/login", 4, 3_000_000, &[], None);
     // Target 0 is the scenario's one step (its 10 requests of 4 ms each).
-    journey.summary.config.scenario = Some(pelt_core::ScenarioSource {
+    journey.summary.to_mut().config.scenario = Some(pelt_core::ScenarioSource {
         path: "journey.toml".into(),
         text: String::new(),
         steps: 1,
         names: vec!["browse/login".into(), "browse".into()],
     });
-    let id = s.record(&journey).unwrap();
+    let id = s.record(journey).unwrap();
     let plain = s
-        .record(&new_run("http://127.0.0.1:1/", 4, 3_000_001, &[], None))
+        .record(new_run("http://127.0.0.1:1/", 4, 3_000_001, &[], None))
         .unwrap();
     let steps = s.get(id).unwrap().unwrap().steps;
     assert_eq!(steps.len(), 1, "{steps:?}");
@@ -379,7 +379,7 @@ fn sqlite_version_1_gains_the_capacity_column() {
     let location = path.to_str().unwrap();
     let old = pelt_store::open(location)
         .unwrap()
-        .record(&new_run("http://a/", 5, 100, &[], None))
+        .record(new_run("http://a/", 5, 100, &[], None))
         .unwrap();
     {
         // Back to version 1, as a pelt before sweeps were recorded left it.
@@ -400,7 +400,7 @@ fn sqlite_version_1_gains_the_capacity_column() {
     let mut sweep = new_run("http://a/", 6, 100, &[], None);
     sweep.kind = Kind::Sweep;
     sweep.capacity = Some(1234.5);
-    let new = store.record(&sweep).unwrap();
+    let new = store.record(sweep).unwrap();
     let rows = store.list(&Filter::default()).unwrap();
     let of = |id| rows.iter().find(|r| r.id == id).unwrap();
     assert_eq!(of(old).figures.capacity, None);

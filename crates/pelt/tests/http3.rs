@@ -623,6 +623,115 @@ fn http3_0rtt_resumes_every_connection_after_the_first() {
 }
 
 #[test]
+fn http3_0rtt_handshakes_show_in_every_view() {
+    // One real --0rtt run (a connection per request: 1 full handshake,
+    // then 11 resumed with 0-RTT), saved, then shown in each format: the
+    // split reads the same wherever it is shown (issue 26).
+    let target = server_h3(ServeConfig::default());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.pelt");
+    let out = pelt()
+        .args(["run", "--http3", "--insecure", "--0rtt", "-q"])
+        .args(["-n", "12", "-c", "1", "--no-keepalive", "-o"])
+        .arg(&file)
+        .arg(h3_url(&target, "/?size=100"))
+        .output()
+        .unwrap();
+    pelt_testkit::pelt::ok(&out);
+    let report = |format: &str| {
+        let out = pelt()
+            .arg("report")
+            .arg(&file)
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        pelt_testkit::pelt::ok_stdout(&out)
+    };
+    let r: Value = serde_json::from_str(&report("json")).unwrap();
+    assert_eq!(r["requests"]["successes"], 12, "{}", error_examples(&r));
+    assert_eq!(handshakes(&r), [1, 11, 0], "{}", r["connections"]);
+    let split = |shown: &str, what: &str| {
+        assert!(
+            shown.contains("connect by handshake (--0rtt)")
+                && shown.contains("1-RTT 1 (mean ")
+                && shown.contains("; 0-RTT accepted 11 (mean ")
+                && shown.contains("; 0-RTT rejected 0"),
+            "{what}: {shown}"
+        );
+    };
+    let text = report("text");
+    let line = text.lines().find(|l| l.contains("connect by handshake"));
+    split(line.unwrap_or(&text), "text");
+    let markdown = report("markdown");
+    let row = markdown
+        .lines()
+        .find(|l| l.starts_with("| connect by handshake (--0rtt) | 1-RTT "));
+    split(row.unwrap_or(&markdown), "markdown");
+    let html = report("html");
+    let row = html
+        .lines()
+        .find(|l| l.starts_with("<tr><th>connect by handshake (--0rtt)</th><td>1-RTT "));
+    split(row.unwrap_or(&html), "html");
+    assert!(html.contains("0-RTT accepted: until requests could go"));
+    // The CSV is the per-second timeline: no whole-run connection figures.
+    let csv = report("csv");
+    assert!(!csv.contains("RTT"), "{csv}");
+}
+
+#[test]
+fn http3_0rtt_to_a_server_that_never_answers_fails_as_connect() {
+    // The first request gets a session ticket from pelt serve. The second
+    // goes to a UDP port on the same address where a socket takes every
+    // datagram and answers none: tickets are kept per server name (the
+    // IP), so it resumes, and its request leaves as 0-RTT data on a
+    // handshake that never completes. That is a failed connect, as when
+    // nothing answers a full handshake, not a read or write error.
+    let target = server_h3(ServeConfig::default());
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let targets = dir.path().join("targets.txt");
+    let silent_url = format!("https://127.0.0.1:{}/", silent.local_addr().unwrap().port());
+    // A POST is held back until the handshake ends (0-RTT data could be
+    // replayed): it fails the same way, never having left.
+    for method in ["GET", "POST hello"] {
+        std::fs::write(
+            &targets,
+            format!("{} {method}\n{silent_url} {method}\n", h3_url(&target, "/")),
+        )
+        .unwrap();
+        let r = run_json(&[
+            "run",
+            "--http3",
+            "--insecure",
+            "--0rtt",
+            "-n",
+            "2",
+            "-c",
+            "1",
+            "--no-keepalive",
+            "--connect-timeout",
+            "500ms",
+            "-f",
+            targets.to_str().unwrap(),
+        ]);
+        assert_eq!(r["requests"]["successes"], 1, "{}", error_examples(&r));
+        assert_eq!(
+            r["transport_errors"]["connect"],
+            1,
+            "{method}: {}",
+            error_examples(&r)
+        );
+        assert!(
+            error_examples(&r).contains("0-RTT) QUIC handshake never completed"),
+            "{}",
+            error_examples(&r)
+        );
+        // The silent server's connection ended with no handshake: no kind.
+        assert_eq!(handshakes(&r), [1, 0, 0], "{}", r["connections"]);
+    }
+}
+
+#[test]
 fn http3_0rtt_waits_for_the_handshake_before_a_post() {
     // A POST is not sent as 0-RTT data (a replay could repeat it): it
     // waits for the handshake, which still resumes with 0-RTT.

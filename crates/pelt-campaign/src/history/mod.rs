@@ -14,6 +14,7 @@ use crate::results as save;
 use crate::{Error, Result};
 use pelt_core::{ResultsReader, ResultsWriter, RunSummary, SummaryBuilder};
 use pelt_store::{Kind, NewRun, Redactor, Results, Store, StoreError};
+use std::borrow::Cow;
 use std::path::Path;
 
 /// What to record runs as, and where.
@@ -177,12 +178,12 @@ impl Recording {
             kind: self.kind,
             label: self.label.clone(),
             tags: self.tags.clone(),
-            summary: summary.clone(),
+            summary: Cow::Borrowed(summary),
             report_json: pelt_report::render(summary, pelt_report::Format::Json),
             results,
             capacity: None,
         };
-        self.store.record(&run).map_err(store_error)
+        self.store.record(run).map_err(store_error)
     }
 
     /// The history for `pelt sweep` (its flags: --tag, --label,
@@ -258,13 +259,13 @@ impl Recording {
             kind,
             label: self.label.clone(),
             tags,
-            summary: summary.clone(),
+            summary: Cow::Borrowed(summary),
             report_json: report_json
                 .unwrap_or_else(|| pelt_report::render(summary, pelt_report::Format::Json)),
             results,
             capacity,
         };
-        match self.store.record(&run) {
+        match self.store.record(run) {
             Ok(id) => Some(id),
             Err(e) => {
                 eprintln!("pelt: warning: not recorded in the history: {e}");
@@ -342,12 +343,12 @@ impl Recording {
             kind,
             label: self.label.clone(),
             tags,
-            summary: summary.clone(),
+            summary: Cow::Borrowed(summary),
             report_json: pelt_report::render(summary, pelt_report::Format::Json),
             results,
             capacity: None,
         };
-        match self.store.record(&run) {
+        match self.store.record(run) {
             Ok(id) => Some(id),
             Err(e) => {
                 eprintln!("pelt: warning: the run was not recorded in the history: {e}");
@@ -365,7 +366,7 @@ impl Recording {
 /// The data folder's saved runs, redacted, as runs to record. A file that
 /// cannot be read is skipped with a warning: the import must not stop
 /// every later run.
-fn import_saved(dir: &Path) -> Vec<NewRun> {
+fn import_saved(dir: &Path) -> Vec<NewRun<'static>> {
     let redactor = Redactor::default();
     let mut runs = Vec::new();
     for path in save::saved_runs(dir) {
@@ -382,7 +383,7 @@ fn import_saved(dir: &Path) -> Vec<NewRun> {
 
 /// One saved run, re-encoded with its secrets replaced (files written
 /// before pelt redacted them may hold some).
-fn import_one(path: &Path, redactor: &Redactor) -> Result<NewRun, String> {
+fn import_one(path: &Path, redactor: &Redactor) -> Result<NewRun<'static>, String> {
     let (summary, bytes) =
         read_redacted(&std::fs::read(path).map_err(|e| e.to_string())?, redactor)?;
     // A shard's saved copy is a part, as when it is recorded as it ends.
@@ -401,7 +402,7 @@ fn import_one(path: &Path, redactor: &Redactor) -> Result<NewRun, String> {
         label: None,
         tags,
         report_json: pelt_report::render(&summary, pelt_report::Format::Json),
-        summary,
+        summary: Cow::Owned(summary),
         results: Results::Blob(bytes),
         capacity: None,
     })

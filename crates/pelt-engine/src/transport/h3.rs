@@ -468,8 +468,16 @@ impl H3Sender {
         }
         let rejected = |(f, u): (Failure, Unprocessed)| async move {
             match &early {
-                Some(e) if e.fate().await == Fate::Rejected => (f, Unprocessed::EarlyRejected),
-                _ => (f, u),
+                Some(e) => match e.fate().await {
+                    Fate::Rejected => (f, Unprocessed::EarlyRejected),
+                    // The request went as 0-RTT data (or waited for the
+                    // handshake) on a connection whose handshake never
+                    // completed: it failed to connect, as a full
+                    // handshake with no answer does, not to read or write.
+                    Fate::Failed => (early_failed(f), Unprocessed::No),
+                    Fate::Accepted => (f, u),
+                },
+                None => (f, u),
             }
         };
         if let Err(e) = self.reserve(generation).await {
@@ -731,6 +739,20 @@ impl Transport for H3Sender {
     fn reset(&mut self) {
         // The shared connection outlives a failed stream; if the
         // connection itself failed, its driver retires it.
+    }
+}
+
+/// `f`, a request's failure on a 0-RTT connection whose handshake never
+/// completed, counted as `connect`.
+fn early_failed(f: Failure) -> Failure {
+    Failure {
+        kind: ErrorKind::Connect,
+        detail: format!(
+            "the resumed (0-RTT) QUIC handshake never completed: {}; \
+             does an HTTP/3 server still listen on this UDP port?",
+            f.detail
+        ),
+        ..f
     }
 }
 

@@ -170,6 +170,19 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
     for (label, key, fmt) in rows {
         num_row(o, label, jsons, &fixed(key), fmt);
     }
+    let handshakes = runs.iter().any(|r| r.summary.total.handshakes.is_some());
+    if handshakes {
+        // --0rtt: the text report's line, in a row of its own.
+        html_row(
+            o,
+            crate::handshakes::TITLE,
+            runs.iter()
+                .map(|r| match crate::handshakes::line(r.summary) {
+                    Some(line) => esc(&line),
+                    None => "<span class=\"none\">not counted</span>".to_string(),
+                }),
+        );
+    }
     let rate_runs = runs.iter().filter(|r| r.summary.is_rate_mode()).count();
     let latency_title = if rate_runs == n {
         "Latency: response time (from each request's scheduled send)"
@@ -251,6 +264,13 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
         }),
     );
     writeln!(o, "</tbody></table>")?;
+    if handshakes {
+        writeln!(
+            o,
+            "<p class=\"note\">Connect by handshake: {}.</p>",
+            esc(crate::handshakes::NOTE)
+        )?;
+    }
     if rate_runs > 0 {
         writeln!(
             o,

@@ -484,3 +484,37 @@ fn the_json_report_written_row_by_row_is_the_whole_values() {
         );
     }
 }
+
+#[test]
+fn a_summary_is_copied_to_redact_only_when_it_holds_a_secret() {
+    use std::borrow::Cow;
+    // Nothing secret: the report reads the run's own summary (a copy of
+    // its per-target histograms was the biggest part of a report's
+    // memory with many targets).
+    let s = summary(true, 2, 50, 0);
+    assert!(matches!(crate::redacted(&s), Cow::Borrowed(_)));
+    // A secret header, its value quoted by an error message too.
+    let mut target = s.config.targets[0].clone();
+    target
+        .headers
+        .push(("Authorization".into(), "Bearer hunter2".into()));
+    let mut secret = s.clone();
+    secret.config = RunConfig::new(vec![target], s.config.load.clone(), s.config.stop);
+    secret
+        .total
+        .add_example(ErrorKind::Reset, "reset after Bearer hunter2".into());
+    let redacted = crate::redacted(&secret);
+    assert!(matches!(redacted, Cow::Owned(_)));
+    assert_eq!(
+        redacted.config.targets[0].headers.last().unwrap().1,
+        "REDACTED"
+    );
+    for format in [
+        crate::Format::Json,
+        crate::Format::Markdown,
+        crate::Format::Text,
+    ] {
+        let shown = crate::render(&secret, format);
+        assert!(!shown.contains("hunter2"), "{format:?}: {shown}");
+    }
+}

@@ -5,34 +5,14 @@ use super::*;
 /// `--0rtt` runs: the connect line split by handshake kind, each with
 /// its count and time (mean, p99). Other runs have none.
 fn write_handshakes(o: &mut String, s: &RunSummary) -> std::fmt::Result {
-    use pelt_core::handshake::Handshake;
-    let Some(h) = s.total.handshakes.as_deref() else {
+    use crate::handshakes::{line, NOTE, TITLE};
+    let Some(line) = line(s) else {
         return Ok(());
     };
-    let kind = |k: Handshake| {
-        let times = h.of(k);
-        match times.len() {
-            0 => "0".to_string(),
-            n => format!(
-                "{} (mean {}, p99 {})",
-                thousands(n),
-                human_ns(times.mean() as u64),
-                human_ns(pelt_core::rank::percentile(times, 99.0))
-            ),
-        }
-    };
-    writeln!(
-        o,
-        "  connect by handshake (--0rtt): 1-RTT {}; 0-RTT accepted {}; 0-RTT rejected {}",
-        kind(Handshake::OneRtt),
-        kind(Handshake::ZeroRttAccepted),
-        kind(Handshake::ZeroRttRejected)
-    )?;
-    writeln!(
-        o,
-        "    (0-RTT accepted: until requests could go, with the handshake; rejected: until the\n    \
-         handshake ended, its requests then sent again on a new connection)"
-    )
+    writeln!(o, "  {TITLE}: {line}")?;
+    // The note in two lines of the report's width.
+    let (first, rest) = NOTE.split_at(NOTE.find("handshake ended").unwrap_or(0));
+    writeln!(o, "    ({}\n    {rest})", first.trim_end())
 }
 
 pub(super) fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {

@@ -5,10 +5,8 @@
 //! and logs each request it answers.
 
 use crate::nginx::TlsFiles;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 use tempfile::TempDir;
 
@@ -57,30 +55,11 @@ impl H3Server {
             .spawn()
             .expect("start the aioquic server");
         let stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        // The first line says the port; read on a thread so a server that
-        // never says it fails the test instead of hanging it.
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(line) => line,
-            Err(_) => {
-                let _ = child.kill();
-                panic!("the aioquic server did not start within 30 s");
-            }
-        };
-        let port = line
-            .trim()
-            .strip_prefix("port ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| {
-                let _ = child.kill();
-                panic!("the aioquic server did not say its port: {line:?}")
-            });
+        let port = crate::process::announced_port(
+            &mut child,
+            Duration::from_secs(30),
+            "the aioquic server",
+        );
         H3Server {
             child,
             port,

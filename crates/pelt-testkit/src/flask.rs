@@ -4,10 +4,8 @@
 //! ids the user owns, a page that needs an id, a form POST. It logs each
 //! request with its user as a JSON line ([`Entry`]), the tests' witness.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 use tempfile::TempDir;
 
@@ -68,23 +66,11 @@ impl FlaskApp {
             .spawn()
             .expect("start python3 (scripts/test installs python3-flask)");
         let stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
-        let Some(port) = line
-            .trim()
-            .strip_prefix("port ")
-            .and_then(|p| p.parse().ok())
-        else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the Flask app did not start (is python3-flask installed? scripts/test installs it): {line:?}");
-        };
+        let port = crate::process::announced_port(
+            &mut child,
+            Duration::from_secs(30),
+            "the Flask app (scripts/test installs python3-flask)",
+        );
         FlaskApp {
             child,
             port,

@@ -39,3 +39,31 @@ pub fn signal(child: &Child, signal: &str) {
         .unwrap();
     assert!(sent.success(), "kill -{signal} {}", child.id());
 }
+
+/// The port a helper server says on its first line of standard output
+/// (`port N`), read on a thread so a server that never says it fails the
+/// test within `limit` instead of hanging it; the child is killed and
+/// reaped before the panic, which names `what` and the line read.
+pub fn announced_port(child: &mut Child, limit: Duration, what: &str) -> u16 {
+    use std::io::{BufRead, BufReader};
+    let stdout = child.stdout.take().expect("the child's stdout is piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(limit).unwrap_or_default();
+    match line
+        .trim()
+        .strip_prefix("port ")
+        .and_then(|p| p.parse().ok())
+    {
+        Some(port) => port,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not say its port within {limit:?}: {line:?}");
+        }
+    }
+}

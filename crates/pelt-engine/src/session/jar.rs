@@ -169,7 +169,12 @@ impl Jar {
         };
         match same {
             Some(i) => self.cookies[i] = stored,
-            None => self.cookies.push(stored),
+            None => {
+                // One at a time: a user holds a cookie or two, and a
+                // vector's first growth would make room for four.
+                self.cookies.reserve_exact(1);
+                self.cookies.push(stored)
+            }
         }
     }
 

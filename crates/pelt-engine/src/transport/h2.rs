@@ -353,9 +353,7 @@ impl H2Sender {
                     self.shared.retire(origin, generation);
                 }
                 *attempt = Attempt::default();
-                self.once(w, out, sender, attempt)
-                    .await
-                    .map_err(|(f, _)| f)
+                self.once(w, out, sender, attempt).await.map_err(|(f, _)| f)
             }
         }
     }

@@ -348,8 +348,9 @@ impl Worker {
                         ..Copies::default()
                     };
                     let on_first = || attempt.first_byte = Some(self.now());
-                    let r = read_response_copies(&mut c.stream, buf, head_request, on_first, copies)
-                        .await;
+                    let r =
+                        read_response_copies(&mut c.stream, buf, head_request, on_first, copies)
+                            .await;
                     stamps = c.stream.stamps();
                     r
                 };

@@ -191,3 +191,51 @@ pub(crate) fn header_block_size(headers: &http::HeaderMap) -> u64 {
         .map(|(n, v)| field_size(n.as_str(), v.len()))
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rendered_request_keeps_its_fields_and_body_and_drops_connection_headers() {
+        let rendered = b"POST /item/17/note?x=1 HTTP/1.1\r\nContent-Type: text/plain\r\n\
+            Host: app.test:8443\r\nConnection: close\r\nCookie: sid=1\r\n\
+            Content-Length: 5\r\n\r\nhello";
+        let r = PreparedH2::from_rendered(rendered, "https").unwrap();
+        assert_eq!(r.method, http::Method::POST);
+        assert_eq!(r.uri, "https://app.test:8443/item/17/note?x=1");
+        assert_eq!(&r.body[..], b"hello");
+        let names: Vec<&str> = r.headers.keys().map(|n| n.as_str()).collect();
+        assert_eq!(names, ["content-type", "cookie", "content-length"]);
+        // Counted as HPACK sizes them, as for a prepared target.
+        let pseudo = field_size(":method", 4)
+            + field_size(":scheme", 5)
+            + field_size(":authority", 13)
+            + field_size(":path", 17);
+        assert_eq!(r.bytes_out, pseudo + header_block_size(&r.headers) + 5);
+    }
+
+    #[test]
+    fn a_header_value_http2_refuses_is_an_error_not_a_panic() {
+        let rendered = b"GET / HTTP/1.1\r\nHost: a\r\nX-Id: \x01\r\n\r\n";
+        let e = PreparedH2::from_rendered(rendered, "http").unwrap_err();
+        assert!(e.contains("X-Id") || e.contains("HTTP/2"), "{e}");
+    }
+
+    #[test]
+    fn a_response_head_is_written_as_http1_for_extractors_and_the_jar() {
+        let mut h = http::HeaderMap::new();
+        h.append("set-cookie", "a=1".parse().unwrap());
+        h.append("x-next", "n42".parse().unwrap());
+        let mut out = b"stale".to_vec();
+        write_head(201, &h, &mut out);
+        assert_eq!(
+            out,
+            b"HTTP/1.1 201 \r\nset-cookie: a=1\r\nx-next: n42\r\n\r\n".to_vec()
+        );
+        let mut fields = [httparse::EMPTY_HEADER; 4];
+        let mut resp = httparse::Response::new(&mut fields);
+        assert!(resp.parse(&out).unwrap().is_complete());
+        assert_eq!(resp.code, Some(201));
+    }
+}

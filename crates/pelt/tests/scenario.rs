@@ -1687,3 +1687,39 @@ fn streams_with_a_scenario_are_refused_in_one_line() {
     let msg = bad_input(&out, "--streams with --scenario");
     assert!(msg.contains("--streams") && msg.contains("-c"), "{msg}");
 }
+
+#[test]
+fn a_scenario_over_http3_with_0rtt_resumes_each_steps_connection() {
+    // --no-keepalive: a QUIC connection per step, as a plain run's per
+    // request; the user's first has no ticket, each later one resumes
+    // with its step's request as 0-RTT data (pelt serve accepts it).
+    let server = pelt_testkit::pelt::server_h3(pelt_target::ServeConfig::default());
+    let base = format!("https://127.0.0.1:{}", server.local_addr().port());
+    let (_dir, path) = scenario_file(H3_JOURNEY, &base);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--http3",
+        "--insecure",
+        "--0rtt",
+        "--no-keepalive",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "4",
+    ]);
+    // The extract still carries the value into the next step's URL.
+    assert_eq!(step(&report, "second")["successes"], 4);
+    assert_eq!(step(&report, "third")["failures"]["check"], 4);
+    assert_eq!(server.requests(), 12);
+    let c = &report["connections"];
+    assert_eq!(c["opened"], 12, "{c}");
+    assert_eq!(c["reused_requests"], 0, "{c}");
+    let h = &c["handshakes"];
+    let counts = ["one_rtt", "zero_rtt_accepted", "zero_rtt_rejected"]
+        .map(|k| h[k]["count"].as_u64().unwrap_or(u64::MAX));
+    assert_eq!(counts, [1, 11, 0], "{c}");
+}

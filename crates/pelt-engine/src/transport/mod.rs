@@ -115,10 +115,11 @@ impl Outgoing<'_> {
     /// Where a step's body goes, emptied first.
     fn body_copy(&mut self) -> Option<&mut Vec<u8>> {
         match self {
-            Outgoing::Step(s) => s.body.as_deref_mut().map(|b| {
+            Outgoing::Step(s) => {
+                let b = s.body.as_deref_mut()?;
                 b.clear();
-                b
-            }),
+                Some(b)
+            }
             Outgoing::Target(_) => None,
         }
     }

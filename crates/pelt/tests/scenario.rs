@@ -1723,3 +1723,55 @@ fn a_scenario_over_http3_with_0rtt_resumes_each_steps_connection() {
         .map(|k| h[k]["count"].as_u64().unwrap_or(u64::MAX));
     assert_eq!(counts, [1, 11, 0], "{c}");
 }
+
+#[test]
+fn a_scenarios_step_and_flow_counts_are_the_same_over_http1_and_http3() {
+    // pelt serve answers HTTP/1.1 on TCP and HTTP/3 on UDP at one port:
+    // the same scenario over each gives the same tables, in JSON and in
+    // text, but for the times.
+    let server = pelt_testkit::pelt::server_h3(pelt_target::ServeConfig::default());
+    let port = server.local_addr().port();
+    let counts = |scheme: &str, extra: &[&str]| {
+        let (_dir, path) = scenario_file(H3_JOURNEY, &format!("{scheme}://127.0.0.1:{port}"));
+        let mut args = vec!["run", "--scenario", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-c", "3", "-t", "1", "-n", "15"]);
+        let mut report = run_json(&args);
+        let mut tables = report["scenario"].take();
+        for table in ["steps", "flows"] {
+            for row in tables[table].as_array_mut().unwrap() {
+                let row = row.as_object_mut().unwrap();
+                row.remove("response_time");
+                row.remove("duration");
+            }
+        }
+        tables.as_object_mut().unwrap().remove("file");
+        let out = pelt()
+            .args(&args)
+            .args(["--format", "text", "--no-save"])
+            .output()
+            .unwrap();
+        let text = pelt_testkit::pelt::ok_stdout(&out);
+        // The Steps table's rows: the counts and the name with its
+        // failures, without the percentile columns.
+        let rows: Vec<String> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Steps"))
+            .skip(1)
+            .take(3)
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                format!("{} {}", w[..4].join(" "), w[7..].join(" "))
+            })
+            .collect();
+        (tables, rows)
+    };
+    let (h1, h1_text) = counts("http", &[]);
+    let (h3, h3_text) = counts("https", &["--http3", "--insecure"]);
+    assert_eq!(h1, h3, "JSON tables");
+    assert_eq!(h1_text, h3_text, "text Steps table");
+    assert_eq!(
+        h1_text[2], "15 0 15 0 journey/third (check 15)",
+        "{h1_text:?}"
+    );
+}

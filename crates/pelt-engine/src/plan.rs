@@ -173,11 +173,6 @@ impl RunPlan {
         let workers = config.effective_threads();
 
         let scenario = match &config.scenario {
-            Some(_) if config.http.multiplexed() => {
-                return Err(EngineError::Request(
-                    "a scenario runs over HTTP/1.1 only (for now)".into(),
-                ))
-            }
             Some(source) => {
                 let mut sc = pelt_scenario::Scenario::from_source(source)?;
                 let shard = config.shard_or_whole();
@@ -208,7 +203,9 @@ impl RunPlan {
             .http
             .http3
             .then(|| quic_client_config(config.http.insecure, config.http.zero_rtt));
-        let h2_requests = match config.http.multiplexed() {
+        // A scenario renders each step's request as it goes (its targets'
+        // URLs hold templates): nothing to prepare.
+        let h2_requests = match config.http.multiplexed() && scenario.is_none() {
             true => config
                 .targets
                 .iter()

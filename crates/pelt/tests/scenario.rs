@@ -4,7 +4,9 @@
 //! every request and its user is the witness: journeys complete and in
 //! order, values used only by the virtual user that received them, unique
 //! feed rows used once, failures counted by kind, flows started on
-//! schedule, bad files refused with their line.
+//! schedule, bad files refused with their line. At the end, the same
+//! semantics over HTTP/2 (nginx, h2c and TLS) and HTTP/3 (`pelt serve
+//! --http3`, Caddy), witnessed by those servers' logs and counts.
 
 use pelt_testkit::flask::{Entry, FlaskApp};
 use pelt_testkit::pelt::{bad_input, pelt, run_json};
@@ -1354,5 +1356,422 @@ fn the_history_keeps_a_scenario_runs_steps_and_shows_them() {
         text.lines()
             .any(|l| l.ends_with("browse/list") && l.contains(&list.requests.to_string())),
         "{text}"
+    );
+}
+
+// ---- Over HTTP/2 and HTTP/3 ----
+
+/// A three-step flow for nginx: `/start` answers JSON with an id and a
+/// header with a token (and the connection's first response sets a `sid`
+/// cookie), `/item/ID` echoes its path, and the POST to `/end` fails its
+/// check (its body never says "nope").
+const MUX_JOURNEY: &str = r#"
+base = "{base}"
+
+[[flow]]
+name = "journey"
+[[flow.step]]
+name = "start"
+url = "/start?vu={{vu}}"
+extract = { id = { json = "id" }, next = { header = "X-Next" } }
+check = { status = [200], json = { "/ok" = true } }
+[[flow.step]]
+name = "item"
+url = "/item/{{id}}?next={{next}}"
+check = { body_contains = "item /item/17" }
+[[flow.step]]
+name = "end"
+method = "POST"
+url = "/end"
+headers = { "Content-Type" = "application/x-www-form-urlencoded" }
+body = "id={{id}}"
+check = { body_contains = "nope" }
+"#;
+
+const MUX_LOCATIONS: &str = r#"
+        location = /start {
+            default_type application/json;
+            add_header X-Next "n42";
+            add_header Set-Cookie $first_sid;
+            return 200 '{"id": 17, "ok": true}';
+        }
+        location /item/ {
+            default_type text/plain;
+            return 200 "item $uri\n";
+        }
+        location = /end {
+            default_type text/plain;
+            return 200 "end\n";
+        }
+"#;
+
+/// Writes `text` (with `{base}` replaced) as a scenario in a temp folder.
+fn scenario_file(text: &str, base: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journey.toml");
+    std::fs::write(&path, text.replace("{base}", base)).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn a_scenario_over_http2_extracts_checks_and_keeps_a_connection_per_user() {
+    use pelt_testkit::nginx::{self_signed_cert, Nginx};
+    let tls = self_signed_cert();
+    for with_tls in [false, true] {
+        let nginx = Nginx::start_h2(MUX_LOCATIONS, with_tls.then_some(&tls));
+        let scheme = if with_tls { "https" } else { "http" };
+        let base = format!("{scheme}://127.0.0.1:{}", nginx.port());
+        let (_dir, path) = scenario_file(MUX_JOURNEY, &base);
+        let report = run_json(&[
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "--http2",
+            "--insecure",
+            "-c",
+            "3",
+            "-t",
+            "1",
+            "-n",
+            "12",
+        ]);
+        pelt_testkit::schema::run(&report);
+        assert_eq!(report["config"]["http"]["http2"], true);
+        // Twelve flows: every step sent twelve times, the first two
+        // clean, the last failing its check each time.
+        for (name, ok, check) in [("start", 12, 0), ("item", 12, 0), ("end", 0, 12)] {
+            let s = step(&report, name);
+            assert_eq!(s["requests"], 12, "{scheme} {name}: {s}");
+            assert_eq!(s["successes"], ok, "{scheme} {name}: {s}");
+            assert_eq!(s["failed"], 12 - ok, "{scheme} {name}: {s}");
+            assert_eq!(
+                s["failures"]["check"].as_u64().unwrap_or(0),
+                check,
+                "{scheme} {name}: {s}"
+            );
+            assert_eq!(s["skipped"], 0, "{scheme} {name}: {s}");
+        }
+        let flow = &report["scenario"]["flows"][0];
+        assert_eq!(flow["failures"]["check"], 12, "{flow}");
+        // nginx saw each step twelve times, over HTTP/2, the extracted id
+        // and token in the second step's URL.
+        let lines = nginx.access_log_lines(Some(36));
+        assert_eq!(lines.len(), 36, "{lines:?}");
+        assert!(lines.iter().all(|l| l.ends_with("HTTP/2.0")), "{lines:?}");
+        let count = |prefix: &str| lines.iter().filter(|l| l.starts_with(prefix)).count();
+        assert_eq!(count("GET /start?vu="), 12, "{lines:?}");
+        assert_eq!(count("GET /item/17?next=n42 200"), 12, "{lines:?}");
+        assert_eq!(count("POST /end 200"), 12, "{lines:?}");
+        // A connection per user (three), each carrying one user's
+        // requests, with the cookie its own first response set.
+        let session = nginx.session_log_lines(36);
+        let mut by_conn: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+        for line in &session {
+            let f: Vec<String> = line.split(' ').map(str::to_owned).collect();
+            by_conn.entry(f[0].clone()).or_default().push(f);
+        }
+        assert_eq!(by_conn.len(), 3, "{session:?}");
+        for (conn, reqs) in &by_conn {
+            let vus: BTreeSet<&str> = reqs
+                .iter()
+                .filter_map(|f| f[2].strip_prefix("/start?vu="))
+                .collect();
+            assert_eq!(vus.len(), 1, "connection {conn} carried one user: {reqs:?}");
+            for f in &reqs[1..] {
+                assert_eq!(
+                    f[3],
+                    format!("c{conn}"),
+                    "{scheme}: the jar's cookie: {reqs:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A three-step flow for `pelt serve --http3`: its `location=` query
+/// puts a value in a header, which the next step's URL carries as its
+/// status (a 201 only if the value got there); the last step's check
+/// fails.
+const H3_JOURNEY: &str = r#"
+base = "{base}"
+
+[[flow]]
+name = "journey"
+[[flow.step]]
+name = "first"
+url = "/a?location=201"
+extract = { code = { header = "Location" } }
+[[flow.step]]
+name = "second"
+url = "/b?status={{code}}"
+check = { status = [201] }
+[[flow.step]]
+name = "third"
+url = "/c?size=100"
+check = { body_contains = "nope" }
+"#;
+
+#[test]
+fn a_scenario_over_http3_carries_an_extract_and_counts_a_failed_check() {
+    let server = pelt_testkit::pelt::server_h3(pelt_target::ServeConfig::default());
+    let base = format!("https://127.0.0.1:{}", server.local_addr().port());
+    let (_dir, path) = scenario_file(H3_JOURNEY, &base);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--http3",
+        "--insecure",
+        "-c",
+        "4",
+        "-t",
+        "2",
+        "-n",
+        "20",
+    ]);
+    pelt_testkit::schema::run(&report);
+    assert_eq!(report["config"]["http"]["http3"], true);
+    for (name, ok, check) in [("first", 20, 0), ("second", 20, 0), ("third", 0, 20)] {
+        let s = step(&report, name);
+        assert_eq!(s["requests"], 20, "{name}: {s}");
+        assert_eq!(s["successes"], ok, "{name}: {s}");
+        assert_eq!(
+            s["failures"]["check"].as_u64().unwrap_or(0),
+            check,
+            "{name}: {s}"
+        );
+        assert_eq!(s["skipped"], 0, "{name}: {s}");
+    }
+    assert_eq!(
+        report["status_codes"]["201"], 20,
+        "{}",
+        report["status_codes"]
+    );
+    // The whole run counts steps: 60 requests, the server got 60.
+    assert_eq!(report["requests"]["total"], 60);
+    assert_eq!(server.requests(), 60);
+    // A QUIC connection per user.
+    assert_eq!(
+        report["connections"]["opened"], 4,
+        "{}",
+        report["connections"]
+    );
+    // The third step read its 100-byte body (the check ran on it).
+    assert_eq!(report["bytes"]["body_in"], 20 * 2 * 2 + 20 * 100);
+    let examples = report["error_examples"].to_string();
+    assert!(examples.contains("nope"), "{examples}");
+}
+
+#[test]
+fn a_scenario_over_http3_in_rate_mode_starts_exactly_the_flows_asked_for() {
+    let server = pelt_testkit::pelt::server_h3(pelt_target::ServeConfig::default());
+    let base = format!("https://127.0.0.1:{}", server.local_addr().port());
+    let two_steps = H3_JOURNEY
+        .split("[[flow.step]]\nname = \"third\"")
+        .next()
+        .unwrap();
+    let (_dir, path) = scenario_file(two_steps, &base);
+    let started = std::time::Instant::now();
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--http3",
+        "--insecure",
+        "--rate",
+        "50",
+        "-n",
+        "40",
+        "-c",
+        "5",
+        "-t",
+        "1",
+    ]);
+    assert_eq!(report["mode"], "rate");
+    let flow = &report["scenario"]["flows"][0];
+    assert_eq!(flow["started"], 40, "{flow}");
+    assert_eq!(flow["completed"], 40, "{flow}");
+    assert_eq!(step(&report, "first")["requests"], 40);
+    assert_eq!(step(&report, "second")["successes"], 40);
+    assert_eq!(server.requests(), 80);
+    // Forty flows at 50 a second: 0.78 s of schedule, not all at once.
+    assert!(started.elapsed() >= std::time::Duration::from_millis(780));
+    assert_eq!(report["latency"]["send_lag"]["count"], 80);
+}
+
+#[test]
+fn a_scenario_over_http3_reaches_caddy_step_by_step_with_the_users_cookie() {
+    use pelt_testkit::caddy::Caddy;
+    use pelt_testkit::nginx::self_signed_cert;
+    let tls = self_signed_cert();
+    let caddy = Caddy::start(&tls);
+    let scenario = r#"
+base = "{base}"
+
+[[once]]
+name = "login"
+url = "/login"
+extract = { s = { cookie = "session" } }
+
+[[flow]]
+name = "browse"
+[[flow.step]]
+name = "page"
+url = "/ok?s={{s}}"
+check = { body_contains = "ok" }
+[[flow.step]]
+name = "big"
+url = "/big"
+check = { body_contains = "xxxxxxxxxx" }
+[[flow.step]]
+name = "down"
+url = "/status/503"
+"#;
+    let (_dir, path) = scenario_file(scenario, &caddy.url(""));
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--http3",
+        "--insecure",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-n",
+        "10",
+    ]);
+    assert_eq!(step(&report, "login")["requests"], 2);
+    assert_eq!(step(&report, "page")["successes"], 10);
+    assert_eq!(step(&report, "big")["successes"], 10);
+    let down = step(&report, "down");
+    assert_eq!(down["requests"], 10, "{down}");
+    assert_eq!(down["failed"], 10, "{down}");
+    // Caddy's log: each path exactly as often, all over HTTP/3, and the
+    // login's cookie on every later request of its user.
+    let lines = caddy.log_lines();
+    let count = |line: &str| lines.iter().filter(|l| *l == line).count();
+    assert_eq!(lines.len(), 32, "{lines:?}");
+    assert_eq!(count("GET /login 200 HTTP/3.0"), 2, "{lines:?}");
+    assert_eq!(count("GET /ok?s=abc 200 HTTP/3.0"), 10, "{lines:?}");
+    assert_eq!(count("GET /big 200 HTTP/3.0"), 10, "{lines:?}");
+    assert_eq!(count("GET /status/503 503 HTTP/3.0"), 10, "{lines:?}");
+    let cookies = caddy.cookies();
+    assert_eq!(
+        cookies.iter().filter(|c| *c == "session=abc").count(),
+        30,
+        "{cookies:?}"
+    );
+}
+
+#[test]
+fn streams_with_a_scenario_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    std::fs::write(
+        &path,
+        "base = \"https://127.0.0.1:1\"\n[[flow]]\nname = \"f\"\n[[flow.step]]\nurl = \"/\"\n",
+    )
+    .unwrap();
+    let out = pelt()
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "--http3",
+            "--streams",
+            "4",
+        ])
+        .output()
+        .unwrap();
+    let msg = bad_input(&out, "--streams with --scenario");
+    assert!(msg.contains("--streams") && msg.contains("-c"), "{msg}");
+}
+
+#[test]
+fn a_scenario_over_http3_with_0rtt_resumes_each_steps_connection() {
+    // --no-keepalive: a QUIC connection per step, as a plain run's per
+    // request; the user's first has no ticket, each later one resumes
+    // with its step's request as 0-RTT data (pelt serve accepts it).
+    let server = pelt_testkit::pelt::server_h3(pelt_target::ServeConfig::default());
+    let base = format!("https://127.0.0.1:{}", server.local_addr().port());
+    let (_dir, path) = scenario_file(H3_JOURNEY, &base);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--http3",
+        "--insecure",
+        "--0rtt",
+        "--no-keepalive",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "4",
+    ]);
+    // The extract still carries the value into the next step's URL.
+    assert_eq!(step(&report, "second")["successes"], 4);
+    assert_eq!(step(&report, "third")["failures"]["check"], 4);
+    assert_eq!(server.requests(), 12);
+    let c = &report["connections"];
+    assert_eq!(c["opened"], 12, "{c}");
+    assert_eq!(c["reused_requests"], 0, "{c}");
+    let h = &c["handshakes"];
+    let counts = ["one_rtt", "zero_rtt_accepted", "zero_rtt_rejected"]
+        .map(|k| h[k]["count"].as_u64().unwrap_or(u64::MAX));
+    assert_eq!(counts, [1, 11, 0], "{c}");
+}
+
+#[test]
+fn a_scenarios_step_and_flow_counts_are_the_same_over_http1_and_http3() {
+    // pelt serve answers HTTP/1.1 on TCP and HTTP/3 on UDP at one port:
+    // the same scenario over each gives the same tables, in JSON and in
+    // text, but for the times.
+    let server = pelt_testkit::pelt::server_h3(pelt_target::ServeConfig::default());
+    let port = server.local_addr().port();
+    let counts = |scheme: &str, extra: &[&str]| {
+        let (_dir, path) = scenario_file(H3_JOURNEY, &format!("{scheme}://127.0.0.1:{port}"));
+        let mut args = vec!["run", "--scenario", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-c", "3", "-t", "1", "-n", "15"]);
+        let mut report = run_json(&args);
+        let mut tables = report["scenario"].take();
+        for table in ["steps", "flows"] {
+            for row in tables[table].as_array_mut().unwrap() {
+                let row = row.as_object_mut().unwrap();
+                row.remove("response_time");
+                row.remove("duration");
+            }
+        }
+        tables.as_object_mut().unwrap().remove("file");
+        let out = pelt()
+            .args(&args)
+            .args(["--format", "text", "--no-save"])
+            .output()
+            .unwrap();
+        let text = pelt_testkit::pelt::ok_stdout(&out);
+        // The Steps table's rows: the counts and the name with its
+        // failures, without the percentile columns.
+        let rows: Vec<String> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Steps"))
+            .skip(1)
+            .take(3)
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                format!("{} {}", w[..4].join(" "), w[7..].join(" "))
+            })
+            .collect();
+        (tables, rows)
+    };
+    let (h1, h1_text) = counts("http", &[]);
+    let (h3, h3_text) = counts("https", &["--http3", "--insecure"]);
+    assert_eq!(h1, h3, "JSON tables");
+    assert_eq!(h1_text, h3_text, "text Steps table");
+    assert_eq!(
+        h1_text[2], "15 0 15 0 journey/third (check 15)",
+        "{h1_text:?}"
     );
 }

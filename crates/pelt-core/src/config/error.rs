@@ -125,6 +125,10 @@ pub enum ConfigError {
     /// A connection schedule with HTTP/2 or HTTP/3.
     #[error("a connection schedule (`load: Load::Closed` with a schedule) counts HTTP/1.1 connections; with `http.http2` or `http.http3` use a rate schedule, or fixed connections with `http.streams`")]
     ConnectionScheduleWithHttp2,
+    /// A scenario with more than one stream per connection: each virtual
+    /// user has a connection of its own.
+    #[error("a scenario's virtual users each have a connection of their own (`load.connections` of them), so `http.streams` must be 1; set it to 1 and raise the connections for more users")]
+    ScenarioWithStreams,
     /// A target's method or a header cannot be written as given.
     #[error("{target}: {error}")]
     BadTarget {

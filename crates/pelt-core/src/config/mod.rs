@@ -452,6 +452,11 @@ impl RunConfig {
         {
             return Err(ConfigError::ConnectionScheduleWithHttp2);
         }
+        // A virtual user is a browser: its own connection (over HTTP/2
+        // and HTTP/3 too), so users never share one as streams.
+        if self.scenario.is_some() && self.http.streams > 1 {
+            return Err(ConfigError::ScenarioWithStreams);
+        }
         Ok(())
     }
 

@@ -62,15 +62,9 @@ impl PreparedH2 {
             add("accept", "*/*")?;
         }
         for (name, value) in &target.headers {
-            const HOP_BY_HOP: [&str; 6] = [
-                "host",
-                "connection",
-                "keep-alive",
-                "proxy-connection",
-                "transfer-encoding",
-                "upgrade",
-            ];
-            if HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h)) {
+            if name.eq_ignore_ascii_case("host")
+                || HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
+            {
                 continue;
             }
             add(name, value)?;
@@ -94,6 +88,58 @@ impl PreparedH2 {
         })
     }
 
+    /// A scenario step's request, rendered as HTTP/1.1 bytes (a head, then
+    /// the body), as HTTP/2 and HTTP/3 send it: `Host` becomes
+    /// `:authority`, HTTP/1.1's connection headers are dropped (as
+    /// [`PreparedH2::new`] drops them) and nothing is added, so each
+    /// protocol carries the same fields. `Err` says why it cannot be sent
+    /// (a header value an extraction filled with bytes HTTP/2 refuses).
+    pub fn from_rendered(bytes: &[u8], scheme: &str) -> Result<PreparedH2, String> {
+        let mut fields = [httparse::EMPTY_HEADER; 128];
+        let mut req = httparse::Request::new(&mut fields);
+        let head_len = match req.parse(bytes) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Err("an incomplete request head".into()),
+            Err(e) => return Err(format!("a request head HTTP/2 cannot carry ({e})")),
+        };
+        let method = http::Method::from_bytes(req.method.unwrap_or("GET").as_bytes())
+            .map_err(|_| "an invalid method".to_string())?;
+        let path = req.path.unwrap_or("/");
+        let mut authority: &[u8] = b"";
+        let mut headers = http::HeaderMap::with_capacity(req.headers.len());
+        for h in req.headers.iter() {
+            if h.name.eq_ignore_ascii_case("host") {
+                authority = h.value;
+                continue;
+            }
+            if HOP_BY_HOP.iter().any(|n| h.name.eq_ignore_ascii_case(n)) {
+                continue;
+            }
+            let name = http::HeaderName::from_bytes(h.name.as_bytes())
+                .map_err(|_| format!("an invalid header name '{}'", h.name))?;
+            let value = http::HeaderValue::from_bytes(h.value)
+                .map_err(|_| format!("an invalid value for header '{}'", h.name))?;
+            headers.append(name, value);
+        }
+        let authority = std::str::from_utf8(authority).map_err(|_| "an invalid Host")?;
+        let uri: http::Uri = format!("{scheme}://{authority}{path}")
+            .parse()
+            .map_err(|e| format!("a URI HTTP/2 cannot carry ({e})"))?;
+        let body = Bytes::copy_from_slice(&bytes[head_len..]);
+        let pseudo = field_size(":method", method.as_str().len())
+            + field_size(":scheme", scheme.len())
+            + field_size(":authority", authority.len())
+            + field_size(":path", path.len());
+        let bytes_out = pseudo + header_block_size(&headers) + body.len() as u64;
+        Ok(PreparedH2 {
+            method,
+            uri,
+            headers,
+            body,
+            bytes_out,
+        })
+    }
+
     /// A fresh `http` request with this one's method, URI and headers.
     pub(crate) fn request(&self) -> http::Request<()> {
         let mut req = http::Request::new(());
@@ -103,6 +149,33 @@ impl PreparedH2 {
         *req.headers_mut() = self.headers.clone();
         req
     }
+}
+
+/// HTTP/1.1's connection headers: no meaning in HTTP/2 or HTTP/3, and
+/// forbidden there (RFC 9113 §8.2.2).
+const HOP_BY_HOP: [&str; 5] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Writes a response's status and fields as an HTTP/1.1 head (status
+/// line, `name: value` lines, a blank line) into `out`: the form a
+/// scenario's extractors, checks and cookie jar read, whatever protocol
+/// carried the response.
+pub(crate) fn write_head(status: u16, headers: &http::HeaderMap, out: &mut Vec<u8>) {
+    use std::io::Write;
+    out.clear();
+    let _ = write!(out, "HTTP/1.1 {status} \r\n");
+    for (name, value) in headers {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
 }
 
 /// A header field's HPACK size: name, value and the fixed overhead.
@@ -117,4 +190,52 @@ pub(crate) fn header_block_size(headers: &http::HeaderMap) -> u64 {
         .iter()
         .map(|(n, v)| field_size(n.as_str(), v.len()))
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rendered_request_keeps_its_fields_and_body_and_drops_connection_headers() {
+        let rendered = b"POST /item/17/note?x=1 HTTP/1.1\r\nContent-Type: text/plain\r\n\
+            Host: app.test:8443\r\nConnection: close\r\nCookie: sid=1\r\n\
+            Content-Length: 5\r\n\r\nhello";
+        let r = PreparedH2::from_rendered(rendered, "https").unwrap();
+        assert_eq!(r.method, http::Method::POST);
+        assert_eq!(r.uri, "https://app.test:8443/item/17/note?x=1");
+        assert_eq!(&r.body[..], b"hello");
+        let names: Vec<&str> = r.headers.keys().map(|n| n.as_str()).collect();
+        assert_eq!(names, ["content-type", "cookie", "content-length"]);
+        // Counted as HPACK sizes them, as for a prepared target.
+        let pseudo = field_size(":method", 4)
+            + field_size(":scheme", 5)
+            + field_size(":authority", 13)
+            + field_size(":path", 17);
+        assert_eq!(r.bytes_out, pseudo + header_block_size(&r.headers) + 5);
+    }
+
+    #[test]
+    fn a_header_value_http2_refuses_is_an_error_not_a_panic() {
+        let rendered = b"GET / HTTP/1.1\r\nHost: a\r\nX-Id: \x01\r\n\r\n";
+        let e = PreparedH2::from_rendered(rendered, "http").unwrap_err();
+        assert!(e.contains("X-Id") || e.contains("HTTP/2"), "{e}");
+    }
+
+    #[test]
+    fn a_response_head_is_written_as_http1_for_extractors_and_the_jar() {
+        let mut h = http::HeaderMap::new();
+        h.append("set-cookie", "a=1".parse().unwrap());
+        h.append("x-next", "n42".parse().unwrap());
+        let mut out = b"stale".to_vec();
+        write_head(201, &h, &mut out);
+        assert_eq!(
+            out,
+            b"HTTP/1.1 201 \r\nset-cookie: a=1\r\nx-next: n42\r\n\r\n".to_vec()
+        );
+        let mut fields = [httparse::EMPTY_HEADER; 4];
+        let mut resp = httparse::Response::new(&mut fields);
+        assert!(resp.parse(&out).unwrap().is_complete());
+        assert_eq!(resp.code, Some(201));
+    }
 }

@@ -11,7 +11,7 @@
 use super::dial::dial;
 use super::redirect::{location_of, Redirects};
 use super::shared::{Acquired, SharedConns};
-use super::{Attempt, Runner, Transport};
+use super::{Attempt, Outgoing, Runner, Transport};
 use crate::conn::Stream;
 use crate::h2::{field_size, header_block_size};
 use crate::outcome::{is_redirect, read_error_kind, Failure, Response};
@@ -130,12 +130,13 @@ impl H2Sender {
     async fn once(
         &mut self,
         w: &impl Runner,
-        target: u32,
+        out: &mut Outgoing<'_>,
         sender: usize,
         attempt: &mut Attempt,
     ) -> Result<Response, (Failure, Unprocessed)> {
         let plan = w.plan();
-        let origin = plan.target_origin[target as usize];
+        let (origin, request) = out.parts(plan);
+        let target = out.target();
         let generation = self
             .handle(w, origin, attempt)
             .await
@@ -151,10 +152,9 @@ impl H2Sender {
         poll_fn(|cx| send.poll_ready(cx))
             .await
             .map_err(|e| unsent(&e))?;
-        let request = &plan.h2_requests[target as usize];
         let mut head = request.request();
-        if let Some(jar) = &mut self.jar {
-            let url = &plan.cookie_urls[target as usize];
+        if let (Some(jar), Some(t)) = (&mut self.jar, target) {
+            let url = &plan.cookie_urls[t as usize];
             attempt.cookie |= jar.add_to(head.headers_mut(), url);
         }
         attempt.sent = Some(w.mark_sent(sender));
@@ -175,12 +175,14 @@ impl H2Sender {
             )
         })?;
         attempt.first_byte = Some(w.now());
-        if let Some(jar) = &mut self.jar {
-            jar.absorb_headers(response.headers(), &plan.cookie_urls[target as usize]);
+        if let (Some(jar), Some(t)) = (&mut self.jar, target) {
+            jar.absorb_headers(response.headers(), &plan.cookie_urls[t as usize]);
         }
         let status = response.status().as_u16();
-        let location =
-            (plan.http.follow > 0 && is_redirect(status)).then(|| location_of(&response));
+        out.copy_head(status, response.headers());
+        let location = target
+            .filter(|_| plan.http.follow > 0 && is_redirect(status))
+            .map(|t| (t, location_of(&response)));
         // The worker's first response only (ab's "Server Software"): kept
         // once its body is in, as for HTTP/1.1.
         let server = w.wants_server().then(|| {
@@ -190,14 +192,14 @@ impl H2Sender {
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_owned())
                 .filter(|v| !v.is_empty())
         });
-        let resp = read_body(response, 0)
+        let resp = read_body(response, 0, out.body_copy())
             .await
             .map_err(|f| (f, Unprocessed::No))?;
         if let Some(server) = server {
             w.note_server(server);
         }
         match location {
-            Some(location) => self
+            Some((target, location)) => self
                 .follow(w, target, resp, location, attempt)
                 .await
                 .map_err(|f| (f, Unprocessed::No)),
@@ -268,7 +270,7 @@ impl H2Sender {
                 true => location_of(&response),
                 false => String::new(),
             };
-            resp = read_body(response, earlier).await?;
+            resp = read_body(response, earlier, None).await?;
         }
         Ok(resp)
     }
@@ -276,10 +278,12 @@ impl H2Sender {
 
 /// Reads a response's body to the end, counting it and releasing flow
 /// control capacity at once. `earlier` bytes of the same request (earlier
-/// redirects) are added to `bytes_in`.
+/// redirects) are added to `bytes_in`; `copy` (a scenario's step) keeps
+/// the body.
 async fn read_body(
     response: http::Response<h2::RecvStream>,
     earlier: u64,
+    mut copy: Option<&mut Vec<u8>>,
 ) -> Result<Response, Failure> {
     let status = response.status().as_u16();
     let mut bytes_in = earlier + field_size(":status", 3) + header_block_size(response.headers());
@@ -292,6 +296,9 @@ async fn read_body(
             f
         })?;
         let n = chunk.len();
+        if let Some(copy) = copy.as_deref_mut() {
+            copy.extend_from_slice(&chunk);
+        }
         body_bytes += n as u64;
         bytes_in += n as u64;
         let _ = body.flow_control().release_capacity(n);
@@ -312,7 +319,27 @@ impl Transport for H2Sender {
         sender: usize,
         attempt: &mut Attempt,
     ) -> Result<Response, Failure> {
-        match self.once(w, target, sender, attempt).await {
+        self.send(w, &mut Outgoing::Target(target), sender, attempt)
+            .await
+    }
+
+    fn reset(&mut self) {
+        // The shared connection outlives a failed stream; if the connection
+        // itself failed, its driver retires it.
+    }
+}
+
+impl H2Sender {
+    /// Sends `out` and reads its whole response, as [`Transport::attempt`]
+    /// does a target's: a scenario's virtual user sends its steps here.
+    pub(crate) async fn send(
+        &mut self,
+        w: &impl Runner,
+        out: &mut Outgoing<'_>,
+        sender: usize,
+        attempt: &mut Attempt,
+    ) -> Result<Response, Failure> {
+        match self.once(w, out, sender, attempt).await {
             Ok(r) => Ok(r),
             Err((failure, Unprocessed::No)) => Err(failure),
             Err((_, unprocessed)) => {
@@ -322,20 +349,13 @@ impl Transport for H2Sender {
                 // again. Once, so a server refusing everything still shows
                 // as errors; after a GOAWAY, on a new connection.
                 if let Unprocessed::GoAway(generation) = unprocessed {
-                    let origin = w.plan().target_origin[target as usize];
+                    let origin = out.parts(w.plan()).0;
                     self.shared.retire(origin, generation);
                 }
                 *attempt = Attempt::default();
-                self.once(w, target, sender, attempt)
-                    .await
-                    .map_err(|(f, _)| f)
+                self.once(w, out, sender, attempt).await.map_err(|(f, _)| f)
             }
         }
-    }
-
-    fn reset(&mut self) {
-        // The shared connection outlives a failed stream; if the connection
-        // itself failed, its driver retires it.
     }
 }
 

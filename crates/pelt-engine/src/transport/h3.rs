@@ -39,7 +39,7 @@
 
 use super::redirect::{location_of, Redirects};
 use super::shared::{Acquired, SharedConns};
-use super::{Attempt, OpenConn, Runner, Transport};
+use super::{Attempt, OpenConn, Outgoing, Runner, Transport};
 use crate::conn::{connect_quic, Endpoints, KernelClock};
 use crate::h2::{field_size, header_block_size};
 use crate::outcome::{is_redirect, Failure, Response};
@@ -445,17 +445,17 @@ impl H3Sender {
     async fn once(
         &mut self,
         w: &impl Runner,
-        target: u32,
+        out: &mut Outgoing<'_>,
         sender: usize,
         attempt: &mut Attempt,
     ) -> Result<Response, (Failure, Unprocessed)> {
         let plan = w.plan();
-        let origin = plan.target_origin[target as usize];
+        let (origin, request) = out.parts(plan);
+        let target = out.target();
         let generation = self
             .handle(w, origin, attempt)
             .await
             .map_err(|f| (f, Unprocessed::No))?;
-        let request = &plan.h2_requests[target as usize];
         let mut head = request.request();
         let early = self.send.as_ref().and_then(|(_, _, h)| h.early.clone());
         // 0-RTT data can be replayed by an attacker (RFC 8470): only safe
@@ -484,8 +484,8 @@ impl H3Sender {
             return Err(rejected(e).await);
         }
         *head.version_mut() = http::Version::HTTP_3;
-        if let Some(jar) = &mut self.jar {
-            let url = &plan.cookie_urls[target as usize];
+        if let (Some(jar), Some(t)) = (&mut self.jar, target) {
+            let url = &plan.cookie_urls[t as usize];
             attempt.cookie |= jar.add_to(head.headers_mut(), url);
         }
         attempt.sent = Some(w.mark_sent(sender));
@@ -497,12 +497,14 @@ impl H3Sender {
         };
         attempt.bytes_out = request.bytes_out;
         attempt.first_byte = Some(w.now());
-        if let Some(jar) = &mut self.jar {
-            jar.absorb_headers(response.headers(), &plan.cookie_urls[target as usize]);
+        if let (Some(jar), Some(t)) = (&mut self.jar, target) {
+            jar.absorb_headers(response.headers(), &plan.cookie_urls[t as usize]);
         }
         let status = response.status().as_u16();
-        let location =
-            (plan.http.follow > 0 && is_redirect(status)).then(|| location_of(&response));
+        out.copy_head(status, response.headers());
+        let location = target
+            .filter(|_| plan.http.follow > 0 && is_redirect(status))
+            .map(|t| (t, location_of(&response)));
         // The worker's first response only (ab's "Server Software").
         let server = w.wants_server().then(|| {
             response
@@ -511,7 +513,7 @@ impl H3Sender {
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_owned())
                 .filter(|v| !v.is_empty())
         });
-        let resp = read_body(&mut stream, &response, 0)
+        let resp = read_body(&mut stream, &response, 0, out.body_copy())
             .await
             .map_err(|f| (f, Unprocessed::No))?;
         if location.is_none() {
@@ -521,7 +523,7 @@ impl H3Sender {
             w.note_server(server);
         }
         match location {
-            Some(location) => self
+            Some((target, location)) => self
                 .follow(w, target, resp, location, attempt, generation)
                 .await
                 .map_err(|f| (f, Unprocessed::No)),
@@ -643,26 +645,36 @@ impl H3Sender {
                 true => location_of(&response),
                 false => String::new(),
             };
-            resp = read_body(&mut stream, &response, earlier).await?;
+            resp = read_body(&mut stream, &response, earlier, None).await?;
         }
         Ok(resp)
     }
 }
 
 /// Reads a response's body to the end, counting it. `earlier` bytes of
-/// the same request (earlier redirects) are added to `bytes_in`.
+/// the same request (earlier redirects) are added to `bytes_in`; `copy`
+/// (a scenario's step) keeps the body.
 async fn read_body(
     stream: &mut RequestStream,
     response: &http::Response<()>,
     earlier: u64,
+    mut copy: Option<&mut Vec<u8>>,
 ) -> Result<Response, Failure> {
     let status = response.status().as_u16();
     let mut bytes_in = earlier + field_size(":status", 3) + header_block_size(response.headers());
     let mut body_bytes = 0u64;
     loop {
         match stream.recv_data().await {
-            Ok(Some(chunk)) => {
+            Ok(Some(mut chunk)) => {
                 let n = chunk.remaining() as u64;
+                if let Some(copy) = copy.as_deref_mut() {
+                    while chunk.has_remaining() {
+                        let part = chunk.chunk();
+                        copy.extend_from_slice(part);
+                        let len = part.len();
+                        chunk.advance(len);
+                    }
+                }
                 body_bytes += n;
                 bytes_in += n;
             }
@@ -690,10 +702,30 @@ impl Transport for H3Sender {
         sender: usize,
         attempt: &mut Attempt,
     ) -> Result<Response, Failure> {
+        self.send(w, &mut Outgoing::Target(target), sender, attempt)
+            .await
+    }
+
+    fn reset(&mut self) {
+        // The shared connection outlives a failed stream; if the
+        // connection itself failed, its driver retires it.
+    }
+}
+
+impl H3Sender {
+    /// Sends `out` and reads its whole response, as [`Transport::attempt`]
+    /// does a target's: a scenario's virtual user sends its steps here.
+    pub(crate) async fn send(
+        &mut self,
+        w: &impl Runner,
+        out: &mut Outgoing<'_>,
+        sender: usize,
+        attempt: &mut Attempt,
+    ) -> Result<Response, Failure> {
         let mut redirected = 0;
         let mut retried = false;
         loop {
-            let result = self.once(w, target, sender, attempt).await;
+            let result = self.once(w, out, sender, attempt).await;
             // Before any close: a 0-RTT handshake cut short by it would
             // read as rejected.
             self.record_early(w).await;
@@ -728,17 +760,12 @@ impl Transport for H3Sender {
                     _ => return Err(failure),
                 },
             };
-            let origin = w.plan().target_origin[target as usize];
+            let origin = out.parts(w.plan()).0;
             if let Unprocessed::Closing(generation) = unprocessed {
                 self.shared.conns.retire(origin, generation);
             }
             *attempt = Attempt::default();
         }
-    }
-
-    fn reset(&mut self) {
-        // The shared connection outlives a failed stream; if the
-        // connection itself failed, its driver retires it.
     }
 }
 

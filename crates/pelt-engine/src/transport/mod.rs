@@ -61,6 +61,70 @@ pub(crate) trait Transport {
     async fn warm(&mut self, _w: &impl Runner, _target: u32) {}
 }
 
+/// What an HTTP/2 or HTTP/3 sender sends: a target's prepared request,
+/// as a plain run does, or a scenario step's (`worker::flows`), whose
+/// response head and body are copied out for its extractors, checks and
+/// jar, and whose redirects are not followed (as over HTTP/1.1).
+pub(crate) enum Outgoing<'a> {
+    Target(u32),
+    Step(StepRequest<'a>),
+}
+
+/// A scenario step's request and where its response goes.
+pub(crate) struct StepRequest<'a> {
+    pub origin: usize,
+    pub request: &'a crate::h2::PreparedH2,
+    /// The response's status and fields, as an HTTP/1.1 head
+    /// (`h2::write_head`).
+    pub head: &'a mut Vec<u8>,
+    /// The response's body, when the step reads it.
+    pub body: Option<&'a mut Vec<u8>>,
+}
+
+impl Outgoing<'_> {
+    /// The origin and the request to send.
+    fn parts<'p>(&self, plan: &'p RunPlan) -> (usize, &'p crate::h2::PreparedH2)
+    where
+        Self: 'p,
+    {
+        match self {
+            Outgoing::Target(t) => (
+                plan.target_origin[*t as usize],
+                &plan.h2_requests[*t as usize],
+            ),
+            Outgoing::Step(s) => (s.origin, s.request),
+        }
+    }
+
+    /// The target whose plain-run options apply (cookie jar, `--follow`):
+    /// none for a scenario's step.
+    fn target(&self) -> Option<u32> {
+        match self {
+            Outgoing::Target(t) => Some(*t),
+            Outgoing::Step(_) => None,
+        }
+    }
+
+    /// A step's response arrived: copies its head out.
+    fn copy_head(&mut self, response_status: u16, headers: &http::HeaderMap) {
+        if let Outgoing::Step(s) = self {
+            crate::h2::write_head(response_status, headers, s.head);
+        }
+    }
+
+    /// Where a step's body goes, emptied first.
+    fn body_copy(&mut self) -> Option<&mut Vec<u8>> {
+        match self {
+            Outgoing::Step(s) => {
+                let b = s.body.as_deref_mut()?;
+                b.clear();
+                Some(b)
+            }
+            Outgoing::Target(_) => None,
+        }
+    }
+}
+
 /// The worker running a transport, as the transport sees it: the plan, the
 /// run's clock, and where an attempt's milestones are noted.
 pub(crate) trait Runner {

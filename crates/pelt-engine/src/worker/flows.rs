@@ -1,8 +1,15 @@
 //! `--scenario`: each sender is a virtual user running flows. Its loop:
 //! take the next job (closed loop: now; rate mode: a schedule slot, one
 //! flow each), run its `once` steps the first time, pick a flow, and run
-//! its steps in order on the user's own HTTP/1.1 connection and cookie
-//! jar, each request rendered from the compiled scenario into a buffer.
+//! its steps in order on the user's own connection and cookie jar, each
+//! request rendered from the compiled scenario into a buffer.
+//!
+//! The user's connection is a [`Link`]: an HTTP/1.1 stream, or (`--http2`,
+//! `--http3`) a sender of the transport's own with a connection of its own
+//! (its private `SharedConns`, of one user), which sends the rendered
+//! request as `http` parts and copies the response's fields out as an
+//! HTTP/1.1 head, so extractors, checks and the jar read every protocol's
+//! responses alike.
 //!
 //! Each step's response time runs from its intended start: the flow's
 //! (the slot's, or now in a closed loop) for the first step, the previous
@@ -14,12 +21,16 @@
 //! before).
 
 use super::{InFlight, Worker};
-use crate::conn::{KernelClock, Stream};
+use crate::conn::{Endpoints, KernelClock, Stream};
 use crate::h1::{read_response_copies, Copies, FIRST_READ_BUF};
+use crate::h2::PreparedH2;
 use crate::outcome::{Failure, Response};
+use crate::plan::RunPlan;
 use crate::session::{jar::cookie_url, Jar};
 use crate::transport::dial::open;
-use crate::transport::{Attempt, OpenConn, Runner, Transport};
+use crate::transport::h2::{H2Sender, SharedConn};
+use crate::transport::h3::{H3Sender, SharedQuic};
+use crate::transport::{Attempt, OpenConn, Outgoing, Runner, StepRequest, Transport};
 use pelt_core::{ErrorKind, Nanos, Sample};
 use pelt_scenario::{Reply, Scenario, StepFailure, VuVars};
 use std::rc::Rc;
@@ -27,7 +38,7 @@ use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 
 /// A virtual user's connection, and the origin it goes to.
-struct Conn {
+pub(super) struct Conn {
     stream: Stream,
     origin: usize,
     _open: OpenConn,
@@ -39,11 +50,44 @@ impl Drop for Conn {
     }
 }
 
+/// A virtual user's connection, by protocol. HTTP/2 and HTTP/3 take
+/// the transports' senders whole (connection set-up, stream credit,
+/// retries of refused streams, `--0rtt`, HTTP/3's kernel stamps), each
+/// with connections no other user shares.
+pub(super) enum Link {
+    H1(Option<Conn>),
+    H2(H2Sender),
+    H3(H3Sender),
+}
+
+impl Link {
+    /// A new user's connection (none open yet) for `plan`'s protocol;
+    /// `endpoints`: the worker's UDP sockets, with `--http3`.
+    pub(super) fn new(plan: &RunPlan, endpoints: Option<&Rc<Endpoints>>) -> Link {
+        let origins = plan.origins.len();
+        match endpoints {
+            Some(e) => Link::H3(H3Sender::new(SharedQuic::new(origins, e.clone()), None)),
+            None if plan.streams > 0 => Link::H2(H2Sender::new(SharedConn::new(origins), None)),
+            None => Link::H1(None),
+        }
+    }
+
+    /// The step failed or timed out: an HTTP/1.1 connection may be in
+    /// any state, so it goes. An HTTP/2 or HTTP/3 connection outlives a
+    /// failed stream, as in a plain run (its driver retires it if the
+    /// connection itself failed).
+    fn reset(&mut self) {
+        if let Link::H1(conn) = self {
+            *conn = None;
+        }
+    }
+}
+
 /// A virtual user: its variables, connection, jar and buffers, reused
 /// for every request.
 struct User {
     vars: VuVars,
-    conn: Option<Conn>,
+    link: Link,
     jar: Jar,
     /// The jar's `Cookie` line per step, as last built: (the jar's
     /// generation then, when it was built, the line). Built again when
@@ -73,7 +117,8 @@ impl Transport for User {
     }
 
     fn reset(&mut self) {
-        self.conn = None;
+        // (A `-c` schedule is refused with HTTP/2 and HTTP/3.)
+        self.link.reset();
     }
 }
 
@@ -85,7 +130,7 @@ struct Ended {
 }
 
 /// One virtual user's life: sender `sender` of `worker`.
-pub(super) async fn run_user(worker: Rc<Worker>, sender: usize) {
+pub(super) async fn run_user(worker: Rc<Worker>, sender: usize, link: Link) {
     let plan = worker.plan.clone();
     let sc: Arc<Scenario> = plan.scenario.clone().expect("a scenario run");
     let number = worker.share.global(sender as u64);
@@ -95,7 +140,7 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize) {
             number,
             pelt_core::splitmix64(number ^ plan.unix_ns_at_epoch),
         ),
-        conn: None,
+        link,
         jar: Jar::default(),
         cookie_lines: vec![(u64::MAX, 0, Vec::new()); sc.steps.len()],
         jar_generation: 0,
@@ -253,66 +298,111 @@ impl Worker {
             &mut user.request,
             &mut user.scratch,
         );
-        let bytes: &[u8] = &user.request;
         let origin = plan.target_origin[step];
         let head_request = sc.steps[step].head_request;
         let reads = sc.steps[step].reads_response();
-        let mut sent = None;
-        let mut first_byte = None;
-        let mut reused = false;
+        let mut attempt = Attempt::default();
+        let mut stamps = None;
         let deadline = plan.instant(self.now()) + plan.timeout;
-        let exchange = async {
-            if user
-                .conn
-                .as_mut()
-                .is_some_and(|c| c.origin != origin || c.stream.has_spoken_unasked(&mut user.buf))
-            {
-                user.conn = None;
+        let User {
+            link,
+            request,
+            head,
+            body,
+            buf,
+            ..
+        } = user;
+        let bytes: &[u8] = request;
+        let result = match link {
+            Link::H1(conn) => {
+                let exchange = async {
+                    if conn
+                        .as_mut()
+                        .is_some_and(|c| c.origin != origin || c.stream.has_spoken_unasked(buf))
+                    {
+                        *conn = None;
+                    }
+                    attempt.reused = conn.is_some();
+                    if conn.is_none() {
+                        let stream = open(self, &plan.origins[origin], true).await?;
+                        *conn = Some(Conn {
+                            _open: OpenConn::new(self).watch(&stream),
+                            stream,
+                            origin,
+                        });
+                    }
+                    let c = conn.as_mut().expect("just set");
+                    c.stream.clear_stamps();
+                    attempt.sent = Some(self.mark_sent(sender));
+                    attempt.bytes_out = bytes.len() as u64;
+                    let io = |e: std::io::Error| {
+                        crate::outcome::Failure::new(
+                            crate::outcome::write_error_kind(&e),
+                            e.to_string(),
+                        )
+                    };
+                    c.stream.write_all(bytes).await.map_err(io)?;
+                    c.stream.flush().await.map_err(io)?;
+                    let copies = Copies {
+                        head: Some(head),
+                        body: reads.then_some(&mut *body),
+                        ..Copies::default()
+                    };
+                    let on_first = || attempt.first_byte = Some(self.now());
+                    let r =
+                        read_response_copies(&mut c.stream, buf, head_request, on_first, copies)
+                            .await;
+                    stamps = c.stream.stamps();
+                    r
+                };
+                tokio::time::timeout_at(deadline, exchange).await
             }
-            reused = user.conn.is_some();
-            if user.conn.is_none() {
-                let stream = open(self, &plan.origins[origin], true).await?;
-                user.conn = Some(Conn {
-                    _open: OpenConn::new(self).watch(&stream),
-                    stream,
-                    origin,
-                });
+            Link::H2(_) | Link::H3(_) => {
+                let protocol = match link {
+                    Link::H2(_) => "HTTP/2",
+                    _ => "HTTP/3",
+                };
+                let scheme = match sc.steps[step].target.url.scheme {
+                    pelt_core::Scheme::Http => "http",
+                    pelt_core::Scheme::Https => "https",
+                };
+                match PreparedH2::from_rendered(bytes, scheme) {
+                    Ok(prepared) => {
+                        let mut out = Outgoing::Step(StepRequest {
+                            origin,
+                            request: &prepared,
+                            head,
+                            body: reads.then_some(body),
+                        });
+                        let send = async {
+                            match link {
+                                Link::H2(s) => s.send(self, &mut out, sender, &mut attempt).await,
+                                Link::H3(s) => s.send(self, &mut out, sender, &mut attempt).await,
+                                Link::H1(_) => unreachable!("matched above"),
+                            }
+                        };
+                        tokio::time::timeout_at(deadline, send).await
+                    }
+                    // An extracted value HTTP/2 refuses in a header, say:
+                    // the step cannot be sent.
+                    Err(why) => Ok(Err(Failure::new(
+                        ErrorKind::Write,
+                        format!("cannot send this step over {protocol}: {why}"),
+                    ))),
+                }
             }
-            let c = user.conn.as_mut().expect("just set");
-            c.stream.clear_stamps();
-            sent = Some(self.mark_sent(sender));
-            let io = |e: std::io::Error| {
-                crate::outcome::Failure::new(crate::outcome::write_error_kind(&e), e.to_string())
-            };
-            c.stream.write_all(bytes).await.map_err(io)?;
-            c.stream.flush().await.map_err(io)?;
-            let copies = Copies {
-                head: Some(&mut user.head),
-                body: reads.then_some(&mut user.body),
-                ..Copies::default()
-            };
-            let on_first = || first_byte = Some(self.now());
-            let r =
-                read_response_copies(&mut c.stream, &mut user.buf, head_request, on_first, copies)
-                    .await;
-            r.map(|resp| (resp, c.stream.stamps()))
         };
-        let result = tokio::time::timeout_at(deadline, exchange).await;
         let mut sample = Sample {
             target: step as u32,
             intended,
-            sent,
-            first_byte,
+            sent: attempt.sent,
+            first_byte: attempt.first_byte,
             done: self.now(),
             status: 0,
             bytes_in: 0,
             body_bytes: 0,
-            bytes_out: if sent.is_some() {
-                bytes.len() as u64
-            } else {
-                0
-            },
-            reused,
+            bytes_out: attempt.bytes_out,
+            reused: attempt.reused,
             error: None,
         };
         if cookie {
@@ -321,12 +411,12 @@ impl Worker {
                 .count_cookie(intended, sample.done);
         }
         match result {
-            Ok(Ok((resp, stamps))) => {
+            Ok(Ok(resp)) => {
                 // The kernel's arrival times, as the HTTP/1.1 transport
                 // takes them (see `StampedTcp`): a late read is not a slow
                 // server. A stamp from before the send is not this
                 // response's.
-                if let (Some((first, last)), Some(at)) = (stamps, sent) {
+                if let (Some((first, last)), Some(at)) = (stamps, sample.sent) {
                     let now = sample.done;
                     let clock = KernelClock::at(now, || self.now());
                     let (first, last) = (clock.run_time(first), clock.run_time(last));
@@ -335,11 +425,18 @@ impl Worker {
                         sample.done = last.clamp(first, now);
                     }
                 }
+                // HTTP/3's, as its transport takes them: the latest
+                // datagram's arrival (see `H3Sender::stamp_done`).
+                if let Some(done) = attempt.done {
+                    sample.done = done;
+                }
                 sample.status = resp.status;
                 sample.bytes_in = resp.bytes_in;
                 sample.body_bytes = resp.body_bytes;
-                if !(resp.reusable && plan.keepalive) {
-                    user.conn = None;
+                if let Link::H1(conn) = &mut user.link {
+                    if !(resp.reusable && plan.keepalive) {
+                        *conn = None;
+                    }
                 }
                 // The jar parses a head only when it sets a cookie.
                 if has_set_cookie(&user.head) {
@@ -363,14 +460,14 @@ impl Worker {
                 }
             }
             Ok(Err(failure)) => {
-                user.conn = None;
+                user.link.reset();
                 sample.status = failure.status;
                 sample.bytes_in = failure.bytes_in;
                 let kind = failure.kind;
                 self.fail(&mut sample, kind, || failure.detail);
             }
             Err(_elapsed) => {
-                user.conn = None;
+                user.link.reset();
                 let timeout = plan.timeout;
                 self.fail(&mut sample, ErrorKind::Timeout, || {
                     format!("no complete response within --timeout {timeout:?}")

@@ -81,9 +81,11 @@ pub(super) fn spawn_senders(worker: &Rc<Worker>, jars: Vec<Jar>) {
     let mut jar = move || session.then(|| jars.next().unwrap_or_default());
     if plan.scenario.is_some() {
         // Virtual users: each sender runs flows on a connection and jar
-        // of its own (HTTP/1.1).
+        // of its own (with HTTP/3, the worker's UDP socket shared).
+        let endpoints = plan.quic.is_some().then(|| Rc::new(Endpoints::default()));
         for sender in 0..worker.senders.len() {
-            tokio::task::spawn_local(super::flows::run_user(worker.clone(), sender));
+            let link = super::flows::Link::new(plan, endpoints.as_ref());
+            tokio::task::spawn_local(super::flows::run_user(worker.clone(), sender, link));
         }
         return;
     }

@@ -57,6 +57,7 @@ pub fn config_error(e: &ConfigError) -> String {
         UnixSocketTls => "--unix-socket carries plain HTTP only; use an http:// URL (the URL still gives the Host header and path)".into(),
         EmptyUnixSocket => "--unix-socket needs a path, like --unix-socket /run/app.sock".into(),
         AnyHostWithUnixSocket => "--follow-any-host cannot leave a --unix-socket (other origins have no socket); drop one of them".into(),
+        ScenarioWithStreams => "with --scenario each virtual user has a connection of its own (over HTTP/2 and HTTP/3 too); drop --streams, and use -c for more users".into(),
         ConnectionScheduleWithHttp2 => "a -c schedule counts HTTP/1.1 connections; with --http2 or --http3 use a --rate schedule, or a fixed -c with --streams".into(),
         DuplicateHost { target, count } => {
             format!("{target} has {count} Host headers; give one (-H 'Host: NAME' or --host NAME)")

@@ -52,6 +52,8 @@ pub struct RunArgs {
     /// Run the user journeys in FILE (a scenario: feeds, flows of steps with
     /// templates, extraction, checks; docs/SCENARIOS.md) instead of a URL:
     /// -c N virtual users each loop flows, or --rate R starts R flows/s.
+    /// Each user has a connection of its own: HTTP/1.1, or an HTTP/2 or
+    /// QUIC one with --http2 or --http3 (so no --streams).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "targets_file"])]
     pub scenario: Option<PathBuf>,
 

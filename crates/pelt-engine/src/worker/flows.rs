@@ -56,8 +56,9 @@ impl Drop for Conn {
 /// with connections no other user shares.
 pub(super) enum Link {
     H1(Option<Conn>),
-    H2(H2Sender),
-    H3(H3Sender),
+    // Boxed: an HTTP/1.1 user holds only its connection.
+    H2(Box<H2Sender>),
+    H3(Box<H3Sender>),
 }
 
 impl Link {
@@ -66,8 +67,13 @@ impl Link {
     pub(super) fn new(plan: &RunPlan, endpoints: Option<&Rc<Endpoints>>) -> Link {
         let origins = plan.origins.len();
         match endpoints {
-            Some(e) => Link::H3(H3Sender::new(SharedQuic::new(origins, e.clone()), None)),
-            None if plan.streams > 0 => Link::H2(H2Sender::new(SharedConn::new(origins), None)),
+            Some(e) => Link::H3(Box::new(H3Sender::new(
+                SharedQuic::new(origins, e.clone()),
+                None,
+            ))),
+            None if plan.streams > 0 => {
+                Link::H2(Box::new(H2Sender::new(SharedConn::new(origins), None)))
+            }
             None => Link::H1(None),
         }
     }
@@ -130,8 +136,13 @@ struct Ended {
 }
 
 /// One virtual user's life: sender `sender` of `worker`.
-pub(super) async fn run_user(worker: Rc<Worker>, sender: usize, link: Link) {
+/// `endpoints`: the worker's UDP sockets, with `--http3` (the user's
+/// connection is made here: an argument would keep its room in the task
+/// for the whole run, beside the user's own).
+pub(super) async fn run_user(worker: Rc<Worker>, sender: usize, endpoints: Option<Rc<Endpoints>>) {
     let plan = worker.plan.clone();
+    let link = Link::new(&plan, endpoints.as_ref());
+    drop(endpoints);
     let sc: Arc<Scenario> = plan.scenario.clone().expect("a scenario run");
     let number = worker.share.global(sender as u64);
     let cookie_urls: Vec<url::Url> = sc.steps.iter().map(|s| cookie_url(&s.target.url)).collect();
@@ -366,30 +377,35 @@ impl Worker {
                     pelt_core::Scheme::Http => "http",
                     pelt_core::Scheme::Https => "https",
                 };
-                match PreparedH2::from_rendered(bytes, scheme) {
-                    Ok(prepared) => {
-                        let mut out = Outgoing::Step(StepRequest {
-                            origin,
-                            request: &prepared,
-                            head,
-                            body: reads.then_some(body),
-                        });
-                        let send = async {
-                            match link {
-                                Link::H2(s) => s.send(self, &mut out, sender, &mut attempt).await,
-                                Link::H3(s) => s.send(self, &mut out, sender, &mut attempt).await,
-                                Link::H1(_) => unreachable!("matched above"),
-                            }
-                        };
-                        tokio::time::timeout_at(deadline, send).await
+                // Boxed, per HTTP/2 or HTTP/3 step (which allocates for
+                // its request anyway): their send state is several times
+                // HTTP/1.1's, and every user's task would hold room for it
+                // otherwise.
+                let send = async {
+                    let prepared = match PreparedH2::from_rendered(bytes, scheme) {
+                        Ok(prepared) => prepared,
+                        // An extracted value HTTP/2 refuses in a header,
+                        // say: the step cannot be sent.
+                        Err(why) => {
+                            return Err(Failure::new(
+                                ErrorKind::Write,
+                                format!("cannot send this step over {protocol}: {why}"),
+                            ))
+                        }
+                    };
+                    let mut out = Outgoing::Step(StepRequest {
+                        origin,
+                        request: &prepared,
+                        head,
+                        body: reads.then_some(body),
+                    });
+                    match link {
+                        Link::H2(s) => s.send(self, &mut out, sender, &mut attempt).await,
+                        Link::H3(s) => s.send(self, &mut out, sender, &mut attempt).await,
+                        Link::H1(_) => unreachable!("matched above"),
                     }
-                    // An extracted value HTTP/2 refuses in a header, say:
-                    // the step cannot be sent.
-                    Err(why) => Ok(Err(Failure::new(
-                        ErrorKind::Write,
-                        format!("cannot send this step over {protocol}: {why}"),
-                    ))),
-                }
+                };
+                tokio::time::timeout_at(deadline, Box::pin(send)).await
             }
         };
         let mut sample = Sample {

@@ -84,8 +84,8 @@ pub(super) fn spawn_senders(worker: &Rc<Worker>, jars: Vec<Jar>) {
         // of its own (with HTTP/3, the worker's UDP socket shared).
         let endpoints = plan.quic.is_some().then(|| Rc::new(Endpoints::default()));
         for sender in 0..worker.senders.len() {
-            let link = super::flows::Link::new(plan, endpoints.as_ref());
-            tokio::task::spawn_local(super::flows::run_user(worker.clone(), sender, link));
+            let endpoints = endpoints.clone();
+            tokio::task::spawn_local(super::flows::run_user(worker.clone(), sender, endpoints));
         }
         return;
     }

@@ -185,8 +185,13 @@ pub async fn connect_from(
             // --connect-timeout, as with curl, not a `timeout` that says
             // only that no response came.
             let by = tokio::time::Instant::from_std(start + connect_timeout);
+            // Boxed: the handshake's state is most of a connect's, and
+            // plain TCP connects (a thousand at once, at a run's start)
+            // should not each hold room for it.
             let handshake =
-                match tokio::time::timeout_at(by, connector.connect(name.clone(), tcp)).await {
+                match tokio::time::timeout_at(by, Box::pin(connector.connect(name.clone(), tcp)))
+                    .await
+                {
                     Ok(done) => done,
                     Err(_) => {
                         return Err(Failure::new(

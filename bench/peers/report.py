@@ -334,7 +334,8 @@ def render(result: dict) -> str:
     add("## Commands")
     add("")
     add(
-        "Each run as `taskset -c CPU /usr/bin/time -f '%U %S %M' -o FILE <command>`"
+        "Each run as `taskset -c CPU /usr/bin/time -f '%U %S %M' -o FILE <command>`, "
+        "pelt's with `PELT_NO_HISTORY=1` (the peers keep no history either)"
         + ("" if HAVE_TIME else " (here without /usr/bin/time: CPU and RSS from wait4's rusage)")
         + "; $PORT is nginx's port, $WORK the harness's temp dir."
     )

@@ -13,7 +13,11 @@ use pelt_core::ErrorKind;
 use std::rc::Rc;
 
 /// One sender's loop: take the next request, exchange it, record it.
-async fn run_sender(worker: Rc<Worker>, sender: usize, mut transport: impl Transport) {
+///
+/// `transport` comes boxed: an `async fn` keeps its arguments' room for
+/// the whole task beside the locals they move into, and a task per
+/// connection would hold its transport twice.
+async fn run_sender<T: Transport>(worker: Rc<Worker>, sender: usize, mut transport: Box<T>) {
     let mut done = 0u64;
     if sender < worker.warm_senders() {
         // Before the run's start, in the moments the threads take to line
@@ -31,13 +35,13 @@ async fn run_sender(worker: Rc<Worker>, sender: usize, mut transport: impl Trans
         // millisecond late, and the first jobs would wait for it).
         tokio::time::sleep_until(worker.plan.instant(0)).await;
     }
-    while worker.wait_active(sender, &mut transport).await {
+    while worker.wait_active(sender, &mut *transport).await {
         let Some((target, intended)) = worker.next_job(sender).await else {
             break;
         };
         done += 1;
         let sample = worker
-            .exchange(&mut transport, target, intended, sender)
+            .exchange(&mut *transport, target, intended, sender)
             .await;
         worker.senders[sender].in_flight.set(InFlight::IDLE);
         if sample.error == Some(ErrorKind::Unfinished) {
@@ -103,7 +107,7 @@ pub(super) fn spawn_senders(worker: &Rc<Worker>, jars: Vec<Jar>) {
             tokio::task::spawn_local(run_sender(
                 worker.clone(),
                 sender,
-                H3Sender::new(conn, jar()),
+                Box::new(H3Sender::new(conn, jar())),
             ));
         }
     } else if plan.streams > 0 {
@@ -118,12 +122,16 @@ pub(super) fn spawn_senders(worker: &Rc<Worker>, jars: Vec<Jar>) {
             tokio::task::spawn_local(run_sender(
                 worker.clone(),
                 sender,
-                H2Sender::new(conn, jar()),
+                Box::new(H2Sender::new(conn, jar())),
             ));
         }
     } else {
         for sender in 0..worker.senders.len() {
-            tokio::task::spawn_local(run_sender(worker.clone(), sender, H1Sender::new(jar())));
+            tokio::task::spawn_local(run_sender(
+                worker.clone(),
+                sender,
+                Box::new(H1Sender::new(jar())),
+            ));
         }
     }
 }

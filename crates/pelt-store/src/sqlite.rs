@@ -9,6 +9,7 @@ use crate::backend::{Backend, Dialect, Value};
 use crate::StoreError;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -177,6 +178,42 @@ impl Backend for Sqlite {
             .iter()
             .filter_map(|r| r.first().and_then(Value::text).map(str::to_string))
             .collect())
+    }
+
+    fn insert_results(
+        &mut self,
+        run_id: i64,
+        len: u64,
+        bytes: &mut dyn std::io::Read,
+    ) -> Result<(), StoreError> {
+        // A blob of `len` zeros, then filled through SQLite's incremental
+        // blob I/O: only a chunk of the file is in memory at a time.
+        let size = i64::try_from(len).map_err(|_| StoreError::Db {
+            place: self.place(),
+            detail: format!("a results file of {len} bytes is too big to keep"),
+        })?;
+        self.execute(
+            "INSERT INTO pelt_results (run_id, bytes) VALUES (?1, zeroblob(?2))",
+            &[Value::Int(run_id), Value::Int(size)],
+        )?;
+        // The table's INTEGER PRIMARY KEY is its rowid.
+        let mut blob = self
+            .conn
+            .blob_open(rusqlite::MAIN_DB, c"pelt_results", c"bytes", run_id, false)
+            .map_err(|e| self.error(e))?;
+        let copied = std::io::copy(&mut bytes.take(len), &mut blob);
+        drop(blob);
+        match copied {
+            Ok(n) if n == len => Ok(()),
+            Ok(n) => Err(StoreError::Db {
+                place: self.place(),
+                detail: format!("the results file ended after {n} of its {len} bytes"),
+            }),
+            Err(e) => Err(StoreError::Db {
+                place: self.place(),
+                detail: format!("cannot copy the results file: {e}"),
+            }),
+        }
     }
 }
 

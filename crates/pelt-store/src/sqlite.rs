@@ -17,6 +17,10 @@ use std::time::Duration;
 /// takes milliseconds; the one-off import of saved runs can take seconds.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// SQLite's page cache, in pages, while a spooled results file is
+/// written into the history (its default is 2 MB).
+const RESULTS_CACHE_PAGES: i64 = 32;
+
 /// A history in one SQLite file (bundled: nothing to install), the
 /// default: one connection that waits up to [`BUSY_TIMEOUT`] for another
 /// pelt's write.
@@ -192,6 +196,17 @@ impl Backend for Sqlite {
             place: self.place(),
             detail: format!("a results file of {len} bytes is too big to keep"),
         })?;
+        // SQLite caches up to 2 MB of the pages it writes: a long run's
+        // file would raise the peak by that much for pages never read
+        // again. A small cache while the blob is written spills them to
+        // the WAL instead; the history's own size is restored after.
+        let cache: Option<i64> = self
+            .conn
+            .pragma_query_value(None, "cache_size", |r| r.get(0))
+            .ok();
+        let _ = self
+            .conn
+            .pragma_update(None, "cache_size", RESULTS_CACHE_PAGES);
         self.execute(
             "INSERT INTO pelt_results (run_id, bytes) VALUES (?1, zeroblob(?2))",
             &[Value::Int(run_id), Value::Int(size)],
@@ -203,6 +218,9 @@ impl Backend for Sqlite {
             .map_err(|e| self.error(e))?;
         let copied = std::io::copy(&mut bytes.take(len), &mut blob);
         drop(blob);
+        if let Some(pages) = cache {
+            let _ = self.conn.pragma_update(None, "cache_size", pages);
+        }
         match copied {
             Ok(n) if n == len => Ok(()),
             Ok(n) => Err(StoreError::Db {

@@ -30,7 +30,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             duration: Some(Duration::from_millis(500)),
         };
         let config = RunConfig::new(vec![Target::get(url)], Load::rate_of(rate, 10), stop);
-        // The results file kept in memory goes into the history with it.
+        // The results file, spooled to a temporary file as the run goes,
+        // goes into the history with it.
         let mut copy = None;
         let keep = Keep {
             copy: Some(&mut copy),

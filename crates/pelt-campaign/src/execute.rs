@@ -1,6 +1,6 @@
 //! Running a `RunConfig` as the CLI does: the results file written
-//! second by second (to `-o`, the data directory's saved copy, and memory
-//! for the history), secrets kept out of every copy, `--until`'s
+//! second by second (to `-o`, the data directory's saved copy, and a
+//! temporary file for the history), secrets kept out of every copy, `--until`'s
 //! precision stop, a cancel token, and an observer fed each second.
 
 use crate::observe::RunObserver;
@@ -21,8 +21,10 @@ pub struct Keep<'a> {
     /// Secrets to keep out of every copy and of the summary returned
     /// (the run itself sends them).
     pub secrets: Redactor,
-    /// Keep the results file in memory too, here (for the history).
-    pub copy: Option<&'a mut Option<Vec<u8>>>,
+    /// Keep the results file here too, for the history: spooled to a
+    /// temporary file with no name, so that memory stays flat however
+    /// long the run.
+    pub copy: Option<&'a mut Option<pelt_store::Spool>>,
     /// `--log-requests FILE`: every request, one line each.
     pub log: Option<&'a Path>,
     /// `--until`: stop once a percentile's interval is this narrow.
@@ -150,13 +152,13 @@ pub fn execute(
 }
 
 /// Writes and shows each second as it completes, then the whole run;
-/// returns it with the in-memory copy of its results file, if asked for.
+/// returns it with the history's copy of its results file, if asked for.
 fn follow(
     run: Run,
     mut sinks: Sinks,
     observer: &mut dyn RunObserver,
     until: Option<Until>,
-) -> (RunSummary, Option<Vec<u8>>) {
+) -> (RunSummary, Option<pelt_store::Spool>) {
     let mut priority = pelt_engine::Background::lower(run.header().config.load.rate().is_some());
     // --until: the response times so far, and how narrow the interval got.
     let mut so_far = None;

@@ -5,6 +5,7 @@ use crate::{Error, Result};
 use pelt_core::results::{MergeError, MergedReader};
 use pelt_core::Redactor;
 use pelt_core::{Recorder, ResultsReader, ResultsWriter, RunFooter, RunHeader, RunSummary, Window};
+use pelt_store::Spool;
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
@@ -64,8 +65,9 @@ pub fn saved_runs(dir: &Path) -> Vec<PathBuf> {
 #[derive(Debug, Default)]
 pub struct Sinks {
     writers: Vec<(PathBuf, ResultsWriter<BufWriter<File>>)>,
-    /// A copy in memory, for the history.
-    memory: Option<ResultsWriter<Vec<u8>>>,
+    /// A copy for the history, in a temporary file with no name (see
+    /// [`spool_file`]): in memory it would grow with the run's length.
+    spool: Option<ResultsWriter<BufWriter<File>>>,
     secrets: Redactor,
     /// Copies given up on, said for a person; the caller shows them
     /// ([`Sinks::take_problems`]): a library prints nothing.
@@ -115,13 +117,18 @@ impl Sinks {
         Ok((path, writer))
     }
 
-    /// Also keeps the results file in memory ([`Sinks::finish`] returns
-    /// it), and scrubs `secrets`' values from every copy.
+    /// Also keeps the results file for the history, spooled to a
+    /// temporary file ([`Sinks::finish`] returns it), and scrubs
+    /// `secrets`' values from every copy.
     pub fn with(mut self, secrets: Redactor, copy: bool, header: &RunHeader) -> Sinks {
         self.secrets = secrets;
         if copy {
-            // Writing to a Vec cannot fail.
-            self.memory = ResultsWriter::new(Vec::new(), header).ok();
+            match spool_file().and_then(|f| ResultsWriter::new(BufWriter::new(f), header)) {
+                Ok(w) => self.spool = Some(w),
+                Err(e) => self.problems.push(format!(
+                    "the history will keep this run without its results file: no temporary file for it ({e})"
+                )),
+            }
         }
         self
     }
@@ -137,10 +144,15 @@ impl Sinks {
         } else {
             rec
         };
-        if let Some(m) = &mut self.memory {
-            let _ = m.interval(second, rec);
-        }
         let problems = &mut self.problems;
+        if let Some(w) = &mut self.spool {
+            if let Err(e) = w.interval(second, rec) {
+                problems.push(format!(
+                    "the history will keep this run without its results file: {e}"
+                ));
+                self.spool = None;
+            }
+        }
         self.writers
             .retain_mut(|(path, w)| match w.interval(second, rec) {
                 Ok(()) => true,
@@ -156,17 +168,46 @@ impl Sinks {
         std::mem::take(&mut self.problems)
     }
 
-    /// Ends every copy; returns the one kept in memory, if asked for, and
-    /// the copies that could not be finished (one line each).
-    pub fn finish(self, footer: &RunFooter) -> (Option<Vec<u8>>, Vec<String>) {
+    /// Ends every copy; returns the one kept for the history, if asked
+    /// for, and the copies that could not be finished (one line each).
+    pub fn finish(self, footer: &RunFooter) -> (Option<Spool>, Vec<String>) {
         let mut problems = self.problems;
         for (path, w) in self.writers {
             if let Err(e) = w.finish(footer) {
                 problems.push(format!("could not finish {}: {e}", path.display()));
             }
         }
-        (self.memory.and_then(|m| m.finish(footer).ok()), problems)
+        let spool = self.spool.map(|w| {
+            w.finish(footer)
+                .and_then(|b| b.into_inner().map_err(std::io::IntoInnerError::into_error))
+                .and_then(Spool::new)
+        });
+        let spool = match spool {
+            Some(Err(e)) => {
+                problems.push(format!(
+                    "the history will keep this run without its results file: {e}"
+                ));
+                None
+            }
+            other => other.and_then(Result::ok),
+        };
+        (spool, problems)
     }
+}
+
+/// A temporary file for the history's copy of a run, created with no
+/// name (`O_TMPFILE`, or unlinked at once): however pelt ends (Ctrl-C,
+/// SIGTERM, even SIGKILL) the system frees it, and nothing is left to
+/// clean. In the data directory, which holds the saved copies of runs
+/// anyway (a temp dir is often a tmpfs, memory again); the system's temp
+/// dir without one.
+fn spool_file() -> std::io::Result<File> {
+    if let Some(dir) = data_dir() {
+        if let Ok(f) = std::fs::create_dir_all(&dir).and_then(|()| tempfile::tempfile_in(&dir)) {
+            return Ok(f);
+        }
+    }
+    tempfile::tempfile()
 }
 
 /// `20261121-160301` for a Unix time, UTC: file names that sort by time.

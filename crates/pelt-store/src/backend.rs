@@ -132,4 +132,13 @@ pub trait Backend: std::fmt::Debug {
     fn has_table(&mut self, name: &str) -> Result<bool, StoreError>;
     /// The database's own consistency check: `["ok"]` when sound.
     fn check(&mut self) -> Result<Vec<String>, StoreError>;
+    /// Inserts run `run_id`'s results file into `pelt_results`: the `len`
+    /// bytes `bytes` gives, copied in chunks (never held whole: a long
+    /// run's file would make memory grow with its length).
+    fn insert_results(
+        &mut self,
+        run_id: i64,
+        len: u64,
+        bytes: &mut dyn std::io::Read,
+    ) -> Result<(), StoreError>;
 }

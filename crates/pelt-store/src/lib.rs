@@ -29,7 +29,7 @@ pub mod sqlite;
 
 pub use backend::{Backend, Dialect, Value};
 pub use model::{
-    Figures, Filter, Kind, Metric, NewRun, Results, RunRow, StepFigures, StoredRun, Unit,
+    Figures, Filter, Kind, Metric, NewRun, Results, RunRow, Spool, StepFigures, StoredRun, Unit,
 };
 pub use schema::VERSION as SCHEMA_VERSION;
 pub use secrets::{Redactor, MARKER};
@@ -509,10 +509,11 @@ fn insert(db: &mut dyn Backend, run: NewRun<'_>, config: &RunConfig) -> Result<i
     let recorded_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let (results_path, blob) = match results {
-        Results::File(p) => (Some(p), None),
-        Results::Blob(bytes) => (None, Some(bytes)),
-        Results::None => (None, None),
+    let (results_path, blob, spool) = match results {
+        Results::File(p) => (Some(p), None, None),
+        Results::Blob(bytes) => (None, Some(bytes), None),
+        Results::Spool(spool) => (None, None, Some(spool)),
+        Results::None => (None, None, None),
     };
     let steps = crate::model::StepFigures::of(s);
     let steps_json = match steps.is_empty() {
@@ -580,6 +581,14 @@ fn insert(db: &mut dyn Backend, run: NewRun<'_>, config: &RunConfig) -> Result<i
             "INSERT INTO pelt_results (run_id, bytes) VALUES (?1, ?2)",
             &[Value::Int(id), Value::Blob(bytes)],
         )?;
+    }
+    if let Some(spool) = spool {
+        // Streamed in chunks: a long run's file is never in memory whole.
+        let mut bytes = spool.reader().map_err(|e| StoreError::Db {
+            place: "(results file)".into(),
+            detail: e.to_string(),
+        })?;
+        db.insert_results(id, spool.len(), &mut bytes)?;
     }
     if std::env::var_os(HOLD_ENV).is_some() {
         eprintln!("{HOLD_LINE}");

@@ -3,6 +3,9 @@
 use pelt_core::RunSummary;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::sync::Arc;
 
 /// A run's summary figures, kept as columns so that they can be queried,
 /// filtered and drawn without reading any results file.
@@ -209,11 +212,70 @@ impl std::str::FromStr for Metric {
 pub enum Results {
     /// Kept whole in the history.
     Blob(Vec<u8>),
+    /// Kept whole in the history, read from a temporary file as it is
+    /// stored: a run's results file, spooled to disk while it ran so that
+    /// memory does not grow with the run's length. Only recorded, never
+    /// read back (a stored run's file comes back as [`Results::Blob`]).
+    Spool(Spool),
     /// Left where the user saved it (`-o FILE`): an absolute path.
     File(String),
     /// Not kept (a run recorded without its file).
     None,
 }
+
+/// A results file in a temporary file, typically one created unlinked
+/// (`tempfile::tempfile`): it has no name, so the system removes it
+/// however the process ends, and it is read in chunks as it is stored.
+#[derive(Debug, Clone)]
+pub struct Spool {
+    file: Arc<File>,
+    len: u64,
+}
+
+impl Spool {
+    /// The file's bytes from its start to its end as they are now.
+    pub fn new(mut file: File) -> std::io::Result<Spool> {
+        let len = file.seek(SeekFrom::End(0))?;
+        Ok(Spool {
+            file: Arc::new(file),
+            len,
+        })
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether it holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A reader of every byte, from the start (a clone shares the file:
+    /// one reader at a time).
+    pub fn reader(&self) -> std::io::Result<impl Read + '_> {
+        let mut file = &*self.file;
+        file.seek(SeekFrom::Start(0))?;
+        Ok(file.take(self.len))
+    }
+
+    /// Reads it whole: for a caller that needs the bytes in memory.
+    pub fn to_vec(&self) -> std::io::Result<Vec<u8>> {
+        let mut bytes = Vec::with_capacity(usize::try_from(self.len).unwrap_or(0));
+        self.reader()?.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+}
+
+/// The same spool, not the same bytes: files are not compared.
+impl PartialEq for Spool {
+    fn eq(&self, other: &Spool) -> bool {
+        Arc::ptr_eq(&self.file, &other.file)
+    }
+}
+
+impl Eq for Spool {}
 
 /// What kind of thing a row records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

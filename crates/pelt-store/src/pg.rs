@@ -11,6 +11,7 @@ use crate::StoreError;
 use bytes::BytesMut;
 use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Client, NoTls};
+use std::io::{Read, Write};
 
 /// Any number: the advisory lock that makes migrations and the one-off
 /// import one at a time across every pelt sharing the database.
@@ -45,17 +46,22 @@ impl Postgres {
     }
 
     fn error(&self, e: postgres::Error) -> StoreError {
-        let busy = e.code().is_some_and(|c| {
-            *c == postgres::error::SqlState::T_R_SERIALIZATION_FAILURE
-                || *c == postgres::error::SqlState::T_R_DEADLOCK_DETECTED
-                || *c == postgres::error::SqlState::LOCK_NOT_AVAILABLE
-        });
-        let (place, detail) = (self.place.clone(), message(&e));
-        if busy {
-            StoreError::Busy { place, detail }
-        } else {
-            StoreError::Db { place, detail }
-        }
+        error_at(&self.place, e)
+    }
+}
+
+/// `e` as a store error, for the database at `place`.
+fn error_at(place: &str, e: postgres::Error) -> StoreError {
+    let busy = e.code().is_some_and(|c| {
+        *c == postgres::error::SqlState::T_R_SERIALIZATION_FAILURE
+            || *c == postgres::error::SqlState::T_R_DEADLOCK_DETECTED
+            || *c == postgres::error::SqlState::LOCK_NOT_AVAILABLE
+    });
+    let (place, detail) = (place.to_string(), message(&e));
+    if busy {
+        StoreError::Busy { place, detail }
+    } else {
+        StoreError::Db { place, detail }
     }
 }
 
@@ -196,6 +202,54 @@ impl Backend for Postgres {
         // extension): the store's own cross-table checks do the rest.
         self.query("SELECT 1", &[])?;
         Ok(vec!["ok".into()])
+    }
+
+    fn insert_results(
+        &mut self,
+        run_id: i64,
+        len: u64,
+        bytes: &mut dyn std::io::Read,
+    ) -> Result<(), StoreError> {
+        // One row in COPY's binary format, the file streamed into it: the
+        // client sends it in chunks of a few KB, so it is never in memory
+        // whole (a parameter would be, and an `||` per chunk would make
+        // the server rewrite the value each time).
+        let field = i32::try_from(len).map_err(|_| StoreError::Db {
+            place: self.place.clone(),
+            detail: format!("a results file of {len} bytes is too big for a bytea"),
+        })?;
+        let place = self.place.clone();
+        let mut writer = self
+            .client
+            .copy_in("COPY pelt_results (run_id, bytes) FROM STDIN (FORMAT binary)")
+            .map_err(|e| error_at(&place, e))?;
+        let mut head = Vec::with_capacity(40);
+        head.extend_from_slice(b"PGCOPY\n\xff\r\n\0"); // signature
+        head.extend_from_slice(&0i32.to_be_bytes()); // flags
+        head.extend_from_slice(&0i32.to_be_bytes()); // header extension
+        head.extend_from_slice(&2i16.to_be_bytes()); // fields in the row
+        head.extend_from_slice(&8i32.to_be_bytes()); // run_id: a BIGINT
+        head.extend_from_slice(&run_id.to_be_bytes());
+        head.extend_from_slice(&field.to_be_bytes()); // bytes: the file
+        let copied = writer
+            .write_all(&head)
+            .and_then(|()| std::io::copy(&mut bytes.take(len), &mut writer))
+            .and_then(|n| {
+                writer.write_all(&(-1i16).to_be_bytes())?; // the end
+                Ok(n)
+            });
+        match copied {
+            Ok(n) if n == len => writer.finish().map(drop).map_err(|e| error_at(&place, e)),
+            // Dropped unfinished, the COPY is aborted.
+            Ok(n) => Err(StoreError::Db {
+                place,
+                detail: format!("the results file ended after {n} of its {len} bytes"),
+            }),
+            Err(e) => Err(StoreError::Db {
+                place,
+                detail: format!("cannot copy the results file: {e}"),
+            }),
+        }
     }
 }
 

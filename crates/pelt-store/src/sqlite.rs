@@ -9,12 +9,17 @@ use crate::backend::{Backend, Dialect, Value};
 use crate::StoreError;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long a writer waits for another process's transaction. Recording
 /// takes milliseconds; the one-off import of saved runs can take seconds.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// SQLite's page cache, in pages, while a spooled results file is
+/// written into the history (its default is 2 MB).
+const RESULTS_CACHE_PAGES: i64 = 32;
 
 /// A history in one SQLite file (bundled: nothing to install), the
 /// default: one connection that waits up to [`BUSY_TIMEOUT`] for another
@@ -177,6 +182,56 @@ impl Backend for Sqlite {
             .iter()
             .filter_map(|r| r.first().and_then(Value::text).map(str::to_string))
             .collect())
+    }
+
+    fn insert_results(
+        &mut self,
+        run_id: i64,
+        len: u64,
+        bytes: &mut dyn std::io::Read,
+    ) -> Result<(), StoreError> {
+        // A blob of `len` zeros, then filled through SQLite's incremental
+        // blob I/O: only a chunk of the file is in memory at a time.
+        let size = i64::try_from(len).map_err(|_| StoreError::Db {
+            place: self.place(),
+            detail: format!("a results file of {len} bytes is too big to keep"),
+        })?;
+        // SQLite caches up to 2 MB of the pages it writes: a long run's
+        // file would raise the peak by that much for pages never read
+        // again. A small cache while the blob is written spills them to
+        // the WAL instead; the history's own size is restored after.
+        let cache: Option<i64> = self
+            .conn
+            .pragma_query_value(None, "cache_size", |r| r.get(0))
+            .ok();
+        let _ = self
+            .conn
+            .pragma_update(None, "cache_size", RESULTS_CACHE_PAGES);
+        self.execute(
+            "INSERT INTO pelt_results (run_id, bytes) VALUES (?1, zeroblob(?2))",
+            &[Value::Int(run_id), Value::Int(size)],
+        )?;
+        // The table's INTEGER PRIMARY KEY is its rowid.
+        let mut blob = self
+            .conn
+            .blob_open(rusqlite::MAIN_DB, c"pelt_results", c"bytes", run_id, false)
+            .map_err(|e| self.error(e))?;
+        let copied = std::io::copy(&mut bytes.take(len), &mut blob);
+        drop(blob);
+        if let Some(pages) = cache {
+            let _ = self.conn.pragma_update(None, "cache_size", pages);
+        }
+        match copied {
+            Ok(n) if n == len => Ok(()),
+            Ok(n) => Err(StoreError::Db {
+                place: self.place(),
+                detail: format!("the results file ended after {n} of its {len} bytes"),
+            }),
+            Err(e) => Err(StoreError::Db {
+                place: self.place(),
+                detail: format!("cannot copy the results file: {e}"),
+            }),
+        }
     }
 }
 

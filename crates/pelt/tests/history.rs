@@ -709,6 +709,81 @@ fn killed_while_recording(db: &Db<'_>) {
     ok(&out, "run after kills");
 }
 
+/// Whether pelt `pid` holds a file with no name (unlinked, or made
+/// with `O_TMPFILE`) in `dir`: the history's copy of its run, spooled.
+fn spooling(pid: u32, dir: &Path) -> bool {
+    let dir = dir.display().to_string();
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .map(|target| target.display().to_string())
+        .any(|t| t.starts_with(&dir) && t.ends_with(" (deleted)"))
+}
+
+/// The memory of a run with the history on and no `-o` stays flat
+/// however long it runs: its copy for the history is spooled to a file
+/// with no name in the data directory (not kept in memory), stored byte
+/// for byte as the results file saved beside it, and nothing of it is
+/// left whatever the ending: the run's end, Ctrl-C, SIGTERM.
+fn a_run_without_o_is_spooled_and_stored_byte_for_byte(db: &Db<'_>) {
+    let srv = server(None);
+    let url = format!("http://{}/", srv.local_addr());
+    for (ending, code) in [("end", 0), ("INT", 130), ("TERM", 143)] {
+        let data = tempfile::tempdir().unwrap();
+        let length = if ending == "end" { "3s" } else { "30s" };
+        let mut child = hcommand(db, data.path())
+            .args(["run", &url, "--rate", "200", "-d", length, "-c", "2", "-q"])
+            .args(["--tag", &format!("ending={ending}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_until(
+            Duration::from_secs(20),
+            "pelt never spooled its copy for the history",
+            || spooling(child.id(), data.path()),
+        );
+        // Nothing named in the data directory but the saved copy.
+        let named = files_under(data.path());
+        assert!(
+            named.len() == 1 && named[0].extension().is_some_and(|e| e == "pelt"),
+            "{ending}: {named:?}"
+        );
+        if ending != "end" {
+            // Load flowing first, so the signal stops a run under way.
+            let before = srv.requests();
+            wait_until(Duration::from_secs(20), "no load arrived", || {
+                srv.requests() >= before + 20
+            });
+            signal(&child, ending);
+        }
+        wait_until(Duration::from_secs(30), "pelt did not end", || {
+            child.try_wait().unwrap().is_some()
+        });
+        assert_eq!(child.wait().unwrap().code(), Some(code), "{ending}");
+        // Gone: the only file left is the saved copy.
+        let left = files_under(data.path());
+        assert_eq!(left.len(), 1, "{ending}: {left:?}");
+        let saved = std::fs::read(&left[0]).unwrap();
+        let rows = list(db, data.path(), &["--tag", &format!("ending={ending}")]);
+        assert_eq!(rows.len(), 1, "{ending}");
+        let run = db.store().get(ids(&rows)[0]).unwrap().unwrap();
+        match run.results {
+            pelt_store::Results::Blob(bytes) => assert!(
+                bytes == saved,
+                "{ending}: {} bytes stored, {} saved, not the same",
+                bytes.len(),
+                saved.len()
+            ),
+            other => panic!("{ending}: the results file was not kept: {other:?}"),
+        }
+        assert_eq!(run.row.interrupted, ending != "end", "{ending}");
+    }
+    db.assert_sound();
+}
+
 /// Issue 22 §3: shards are recorded as parts (kind `shard`, tagged with
 /// their run and shard) and kept out of baselines and trends; `pelt report
 /// --merge --record` records the merged run once.
@@ -866,6 +941,12 @@ fn sqlite_two_writers_100_rows() {
 }
 
 #[test]
+fn sqlite_a_run_without_o_is_spooled_and_stored_byte_for_byte() {
+    let (_d, p) = sqlite();
+    a_run_without_o_is_spooled_and_stored_byte_for_byte(&Db::Sqlite(p));
+}
+
+#[test]
 fn sqlite_killed_while_recording() {
     let (_d, p) = sqlite();
     killed_while_recording(&Db::Sqlite(p));
@@ -884,6 +965,7 @@ fn postgres_same_history_tests() {
     secrets_never_written(&db(&cluster));
     two_writers(&db(&cluster));
     killed_while_recording(&db(&cluster));
+    a_run_without_o_is_spooled_and_stored_byte_for_byte(&db(&cluster));
     {
         let _machine = pelt_testkit::pelt::exclusive();
         baselines(&db(&cluster));

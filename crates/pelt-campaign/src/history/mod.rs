@@ -305,20 +305,22 @@ impl Recording {
         self.record(summary, out, None)
     }
 
-    /// Whether the results file must be kept in memory for the history:
-    /// yes, unless the user saves it where they said (`-o`).
+    /// Whether the results file must be kept for the history (spooled
+    /// to a temporary file): yes, unless the user saves it where they
+    /// said (`-o`).
     pub fn wants_copy(out: Option<&Path>) -> bool {
         out.is_none()
     }
 
     /// Records `summary` (already redacted) with its results file: the
-    /// bytes kept in memory, or the `-o` file referenced. A failure is a
+    /// copy spooled while it ran (streamed into the history), or the `-o`
+    /// file referenced. A failure is a
     /// warning: the run happened and its results file is saved.
     pub fn record(
         &mut self,
         summary: &RunSummary,
         out: Option<&Path>,
-        copy: Option<Vec<u8>>,
+        copy: Option<pelt_store::Spool>,
     ) -> Option<i64> {
         let results = match (out, copy) {
             (Some(path), _) => Results::File(
@@ -327,7 +329,7 @@ impl Recording {
                     .to_string_lossy()
                     .into_owned(),
             ),
-            (None, Some(bytes)) => Results::Blob(bytes),
+            (None, Some(spool)) => Results::Spool(spool),
             (None, None) => Results::None,
         };
         let (mut kind, mut tags) = (self.kind, self.tags.clone());
@@ -450,6 +452,12 @@ pub fn utc(ms: i64) -> String {
 pub fn results_bytes(run: &pelt_store::StoredRun) -> Result<Vec<u8>> {
     match &run.results {
         Results::Blob(b) => Ok(b.clone()),
+        Results::Spool(s) => s.to_vec().map_err(|e| {
+            Error::other(format!(
+                "run {}'s results file cannot be read ({e}); the history keeps its figures and JSON report: use --format json",
+                run.row.id
+            ))
+        }),
         Results::File(p) => std::fs::read(p).map_err(|e| {
             Error::other(format!(
                 "run {}'s results file {p} cannot be read ({e}); the history keeps its figures and JSON report: use --format json",

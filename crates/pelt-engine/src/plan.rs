@@ -297,7 +297,9 @@ impl RunPlan {
             targets: config.targets.clone(),
             request_log: None,
             http: config.http.clone(),
-            cookie_urls: match config.http.session.is_off() {
+            // A scenario's users always keep a jar: its steps are the
+            // first targets, in order.
+            cookie_urls: match config.http.session.is_off() && scenario.is_none() {
                 true => Vec::new(),
                 false => config.targets.iter().map(|t| cookie_url(&t.url)).collect(),
             },

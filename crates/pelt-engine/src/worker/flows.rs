@@ -26,7 +26,7 @@ use crate::h1::{read_response_copies, Copies, FIRST_READ_BUF};
 use crate::h2::PreparedH2;
 use crate::outcome::{Failure, Response};
 use crate::plan::RunPlan;
-use crate::session::{jar::cookie_url, Jar};
+use crate::session::Jar;
 use crate::transport::dial::open;
 use crate::transport::h2::{H2Sender, SharedConn};
 use crate::transport::h3::{H3Sender, SharedQuic};
@@ -145,7 +145,9 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize, endpoints: Optio
     drop(endpoints);
     let sc: Arc<Scenario> = plan.scenario.clone().expect("a scenario run");
     let number = worker.share.global(sender as u64);
-    let cookie_urls: Vec<url::Url> = sc.steps.iter().map(|s| cookie_url(&s.target.url)).collect();
+    // Each step's URL as the jar matches cookies against it, made once
+    // for the run (the plan's, by target: steps are the first targets).
+    let cookie_urls = &plan.cookie_urls[..sc.steps.len()];
     let mut user = User {
         vars: sc.vu(
             number,
@@ -184,7 +186,7 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize, endpoints: Optio
             // measured as any other; the flow then starts after it.
             for &step in &sc.once {
                 let e = worker
-                    .step(&sc, &mut user, &cookie_urls, sender, step, at)
+                    .step(&sc, &mut user, cookie_urls, sender, step, at)
                     .await;
                 at = e.done;
                 if e.error.is_some() {
@@ -209,7 +211,7 @@ pub(super) async fn run_user(worker: Rc<Worker>, sender: usize, endpoints: Optio
                 break;
             }
             let e = worker
-                .step(&sc, &mut user, &cookie_urls, sender, step, at)
+                .step(&sc, &mut user, cookie_urls, sender, step, at)
                 .await;
             let failed = e.error.is_some() || !(200..400).contains(&e.status);
             let last = k + 1 == f.steps.len();

@@ -13,18 +13,57 @@ pub const SIGNIFICANT_DIGITS: u8 = 3;
 /// A new latency histogram with pelt's bounds: from 1 ns, three
 /// significant digits, up to [`MAX_TRACKABLE_NS`] through [`record_ns`].
 ///
-/// Its counts grow with the largest value recorded instead of being
-/// allocated for an hour up front: 16 KB empty, about 110 KB for values
+/// Its counts grow, exactly, with the largest value recorded instead of
+/// being allocated for an hour up front: 16 KB empty, about 110 KB for values
 /// up to 10 ms, 270 KB only at the full hour. A run holds a few dozen
 /// (six per recorder, a few recorders per worker), most of them empty
 /// (TLS, connect) or in the milliseconds, and at full size they were
 /// half of pelt's fixed memory. Percentiles are the same either way:
 /// the buckets a value falls in do not depend on how many there are.
 pub fn new_histogram() -> Histogram<u64> {
-    let mut h = Histogram::new_with_bounds(1, 2, SIGNIFICANT_DIGITS)
-        .expect("constant histogram bounds are valid");
+    sized_for(1)
+}
+
+/// An empty histogram with pelt's bounds whose counts cover exactly the
+/// buckets `ns` needs, and not one more.
+fn sized_for(ns: u64) -> Histogram<u64> {
+    let mut h = Histogram::new_with_bounds(1, covered_through(ns), SIGNIFICANT_DIGITS)
+        .expect("pelt's histogram bounds are valid");
+    // Merges into it still grow it if a caller adds directly.
     h.auto(true);
     h
+}
+
+/// The highest value the buckets needed for `ns` cover: each bucket
+/// doubles the range of the 2,048 sub-buckets that three significant
+/// digits take, so that is one less than a power of two, at least 2,047.
+fn covered_through(ns: u64) -> u64 {
+    (ns.min(MAX_TRACKABLE_NS) | 2047)
+        .checked_next_power_of_two()
+        .map_or(u64::MAX, |p| p - 1)
+}
+
+/// Grows `h` to cover `ns`, exactly. hdrhistogram's own growth resizes
+/// its counts like any `Vec`, doubling their capacity: a histogram for
+/// 40 ms (136 KB of counts) held 256 KB, and one recycled second after
+/// another kept the slack.
+#[cold]
+fn grow(h: &mut Histogram<u64>, ns: u64) {
+    let mut bigger = sized_for(ns);
+    bigger
+        .add(&*h)
+        .expect("a wider histogram takes a narrower one's values");
+    *h = bigger;
+}
+
+/// Adds `from` into `into`, growing `into` exactly as [`record_ns`] would
+/// for `from`'s largest value.
+pub fn add(into: &mut Histogram<u64>, from: &Histogram<u64>) {
+    if !from.is_empty() && from.max() > into.high() {
+        grow(into, from.max());
+    }
+    into.add(from)
+        .expect("a histogram grown for another's values takes them");
 }
 
 /// Records `ns` in a histogram from [`new_histogram`], clamped to
@@ -38,9 +77,13 @@ pub fn record_ns(h: &mut Histogram<u64>, ns: u64) {
 /// [`record_ns`] for `n` equal values.
 #[inline]
 pub fn record_ns_n(h: &mut Histogram<u64>, ns: u64, n: u64) {
-    // Cannot fail: the histogram grows, and the clamp keeps its size
-    // at most the full hour's.
-    let _ = h.record_n(ns.min(MAX_TRACKABLE_NS), n);
+    let ns = ns.min(MAX_TRACKABLE_NS);
+    if ns > h.high() {
+        grow(h, ns);
+    }
+    // Cannot fail: the histogram now covers `ns`, and the clamp keeps its
+    // size at most the full hour's.
+    let _ = h.record_n(ns, n);
 }
 
 #[cfg(test)]
@@ -92,6 +135,37 @@ mod tests {
         whole.add(&grown).unwrap();
         assert_eq!(sum.len(), 20_000);
         assert_eq!(sum.value_at_quantile(0.99), whole.value_at_quantile(0.99));
+    }
+
+    /// The counts a histogram covering `ns` from the start holds.
+    fn counts_for(ns: u64) -> usize {
+        Histogram::<u64>::new_with_bounds(1, ns.max(2), SIGNIFICANT_DIGITS)
+            .unwrap()
+            .distinct_values()
+    }
+
+    #[test]
+    fn a_histogram_grows_exactly_and_only_past_its_buckets() {
+        let mut h = new_histogram();
+        assert_eq!(h.distinct_values(), counts_for(2_047));
+        for ns in [5_000, 40_000_000, 1_900_000_000] {
+            record_ns(&mut h, ns);
+            assert_eq!(h.distinct_values(), counts_for(ns), "after {ns} ns");
+            // Anything else in the same buckets leaves it as it is.
+            let (counts, high) = (h.distinct_values(), h.high());
+            record_ns(&mut h, ns / 2 + 1);
+            record_ns(&mut h, high);
+            assert_eq!((h.distinct_values(), h.high()), (counts, high));
+            // `high` is where its buckets end: one past it needs more.
+            assert!(high >= ns && counts_for(high + 1) > counts, "{high}");
+        }
+        // Adding grows the same way: to the other's largest value.
+        let mut sum = new_histogram();
+        add(&mut sum, &h);
+        assert_eq!(sum.distinct_values(), h.distinct_values());
+        assert_eq!((sum.len(), sum.max()), (h.len(), h.max()));
+        add(&mut sum, &new_histogram());
+        assert_eq!(sum.len(), h.len());
     }
 
     #[test]

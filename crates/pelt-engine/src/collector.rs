@@ -10,6 +10,7 @@ use pelt_core::{
     AbortWatch, IntervalRow, Nanos, Recorder, RunFooter, RunHeader, RunSummary, StopCause,
     SummaryBuilder, ThreadLoad,
 };
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
@@ -34,8 +35,8 @@ pub struct Snapshot {
     pub connections_open: u64,
 }
 
-/// The collector's work each second (allocating, merging and emptying
-/// megabyte-sized recorders) comes in steps of a fraction of a millisecond;
+/// The collector's work each second (merging and dropping the workers'
+/// recorders, summarising the second) comes in steps of a fraction of a millisecond;
 /// between them it offers the CPU to a worker that shares its core. Even
 /// at a low priority the scheduler lets a thread finish its time slice (a
 /// millisecond or more) before a waking worker gets the core.
@@ -48,7 +49,9 @@ pub(crate) struct Collector {
     plan: Arc<RunPlan>,
     /// Highest second each worker has handed over; `u64::MAX` once done.
     through: Vec<Option<u64>>,
-    pending: BTreeMap<u64, Recorder>,
+    /// Seconds not yet emitted, each the first worker's recorder of it
+    /// with the others' merged in.
+    pending: BTreeMap<u64, Box<Recorder>>,
     /// Each pending second's requests in flight and open connections,
     /// summed over workers.
     gauges: BTreeMap<u64, (u64, u64)>,
@@ -59,8 +62,6 @@ pub(crate) struct Collector {
     cut: Option<Nanos>,
     /// Whether `-n` could end the run.
     count_limited: bool,
-    /// Per worker: where its merged recorders go back, emptied, for reuse.
-    recycle: Vec<mpsc::Sender<Box<Recorder>>>,
     /// Per worker: how busy its thread was, once it is done.
     worker_load: Vec<Option<ThreadLoad>>,
     /// The first `Server` header a worker reported.
@@ -75,14 +76,13 @@ pub(crate) struct Collector {
 const NS: u64 = 1_000_000_000;
 
 impl Collector {
-    /// A collector for `plan`'s workers, one per sender in `recycle`.
+    /// A collector for `plan`'s `workers`.
     pub fn new(
         plan: Arc<RunPlan>,
         header: RunHeader,
-        recycle: Vec<mpsc::Sender<Box<Recorder>>>,
+        workers: usize,
         canceller: Canceller,
     ) -> Collector {
-        let workers = recycle.len();
         let abort = AbortWatch::new(&header.config.abort_on);
         let first = header.measure_start_unix_ns / NS;
         let count_limited = header.config.stop.requests.is_some();
@@ -96,7 +96,6 @@ impl Collector {
             builder: SummaryBuilder::new(header, None),
             warmup_requests: 0,
             cut: None,
-            recycle,
             worker_load: vec![None; workers],
             server: None,
             abort,
@@ -120,7 +119,7 @@ impl Collector {
                 WorkerMsg::Interval {
                     worker,
                     second,
-                    mut rec,
+                    rec,
                     in_flight,
                     open,
                 } => {
@@ -128,15 +127,21 @@ impl Collector {
                     let gauges = self.gauges.entry(second).or_default();
                     gauges.0 += in_flight;
                     gauges.1 += open;
-                    let merged = self.pending.entry(second).or_default();
-                    yield_between_steps();
-                    merged.merge(&rec);
+                    // The first worker's second becomes the merged one;
+                    // the others are added to it and dropped, here, off
+                    // the workers' threads.
+                    match self.pending.entry(second) {
+                        Entry::Vacant(slot) => {
+                            slot.insert(rec);
+                        }
+                        Entry::Occupied(mut merged) => {
+                            yield_between_steps();
+                            merged.get_mut().merge(&rec);
+                            yield_between_steps();
+                            drop(rec);
+                        }
+                    }
                     self.through[worker] = Some(second);
-                    yield_between_steps();
-                    // Emptied here, off the worker's thread; a worker that
-                    // has finished no longer listens, which is fine.
-                    rec.reset();
-                    let _ = self.recycle[worker].send(rec);
                     yield_between_steps();
                 }
                 WorkerMsg::Done {
@@ -188,7 +193,7 @@ impl Collector {
                     total_failed: total.failed(),
                     in_flight,
                     connections_open,
-                    recorder: Box::new(rec),
+                    recorder: rec,
                 });
             }
         }

@@ -15,7 +15,7 @@ use crate::request_log::{RequestLogSpec, SharedLog};
 use crate::session::login::login_all;
 use crate::session::Jar;
 use crate::worker::run_worker;
-use pelt_core::{Environment, Recorder, RunConfig, RunFooter, RunHeader, RunSummary};
+use pelt_core::{Environment, RunConfig, RunFooter, RunHeader, RunSummary};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -193,11 +193,9 @@ impl Iterator for Snapshots<'_> {
     }
 }
 
-/// The running workers: their threads, and per worker where the collector
-/// sends emptied recorders back for reuse.
+/// The running workers' threads.
 struct Workers {
     handles: Vec<JoinHandle<()>>,
-    recycle: Vec<mpsc::Sender<Box<Recorder>>>,
 }
 
 /// `--login`: logs every sender of every worker in (see
@@ -244,15 +242,12 @@ fn spawn_workers(
         .map_err(EngineError::Runtime)?;
     let mut workers = Workers {
         handles: Vec::with_capacity(shares.len()),
-        recycle: Vec::with_capacity(shares.len()),
     };
     for ((share, rt), jars) in shares.into_iter().zip(runtimes).zip(jars) {
         let (plan, tx, cancel) = (plan.clone(), tx.clone(), cancel.clone());
-        let (recycle_tx, recycled) = mpsc::channel();
-        workers.recycle.push(recycle_tx);
         let handle = std::thread::Builder::new()
             .name(format!("pelt-worker-{}", share.index))
-            .spawn(move || run_worker(rt, plan, share, jars, tx, recycled, cancel))
+            .spawn(move || run_worker(rt, plan, share, jars, tx, cancel))
             .map_err(EngineError::Spawn)?;
         workers.handles.push(handle);
     }
@@ -271,7 +266,7 @@ fn spawn_collector(
 ) -> Result<JoinHandle<RunSummary>, EngineError> {
     let many = workers.handles.len() > MANY_WORKERS;
     let open_loop = plan.pacer.is_some();
-    let collector = Collector::new(plan, header, workers.recycle, canceller);
+    let collector = Collector::new(plan, header, workers.handles.len(), canceller);
     let handles = workers.handles;
     std::thread::Builder::new()
         .name("pelt-collector".into())

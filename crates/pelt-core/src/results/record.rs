@@ -196,8 +196,7 @@ fn decode(text: &str) -> Result<Histogram<u64>, HistogramError> {
     }
     // Re-home into pelt's bounds so recorders from any file merge.
     let mut out = crate::recorder::new_histogram();
-    out.add(&h)
-        .map_err(|e| HistogramError::Range(format!("{e:?}")))?;
+    crate::histogram::add(&mut out, &h);
     Ok(out)
 }
 

@@ -162,8 +162,7 @@ async fn exchange_counting(config: &RunConfig, requests: usize) -> (Vec<Sample>,
     let plan = Arc::new(RunPlan::new(config).expect("a plan"));
     let share = plan.shares(config)[0];
     let (tx, rx) = std::sync::mpsc::channel();
-    let (_recycle, recycled) = std::sync::mpsc::channel();
-    let worker = Worker::new(plan, share, tx, recycled);
+    let worker = Worker::new(plan, share, tx);
     // The plan's clock starts a moment ahead, as for a real run.
     tokio::time::sleep_until(worker.plan().instant(0)).await;
     let mut transport = H1Sender::new(None);

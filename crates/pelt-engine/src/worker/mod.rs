@@ -34,10 +34,10 @@ use crate::session::Jar;
 use crate::timer::PreciseTimer;
 use crate::transport::dial::ConnectGate;
 use crate::transport::Runner;
-use pelt_core::{Nanos, Recorder, Sample};
+use pelt_core::{Nanos, Sample};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use tokio::sync::{watch, Notify};
 
@@ -48,11 +48,10 @@ pub(crate) fn run_worker(
     share: Share,
     jars: Vec<Jar>,
     tx: Sender<WorkerMsg>,
-    recycled: Receiver<Box<Recorder>>,
     cancel: watch::Receiver<bool>,
 ) {
     let local_set = tokio::task::LocalSet::new();
-    let worker = Rc::new(Worker::new(plan, share, tx, recycled));
+    let worker = Rc::new(Worker::new(plan, share, tx));
     local_set.block_on(&rt, drive(worker.clone(), jars, cancel));
     // Dropping the set cancels sender tasks still waiting; the driver
     // has already recorded what they held as unfinished.
@@ -187,20 +186,10 @@ impl Runner for Worker {
 
 impl Worker {
     /// Worker `share.index` of `plan`, handing its seconds to `tx`.
-    pub(crate) fn new(
-        plan: Arc<RunPlan>,
-        share: Share,
-        tx: Sender<WorkerMsg>,
-        recycled: Receiver<Box<Recorder>>,
-    ) -> Worker {
+    pub(crate) fn new(plan: Arc<RunPlan>, share: Share, tx: Sender<WorkerMsg>) -> Worker {
         let senders = plan.senders(&share);
-        let mut intervals = Intervals::new(
-            share.index,
-            plan.unix_ns_at_epoch,
-            plan.measure_from,
-            tx,
-            recycled,
-        );
+        let mut intervals =
+            Intervals::new(share.index, plan.unix_ns_at_epoch, plan.measure_from, tx);
         if let Some(shared) = &plan.request_log {
             intervals.log_to(crate::request_log::RequestLog::open(shared.clone()));
         }

@@ -2,7 +2,7 @@
 //! Below the recorder (and the handshakes, which the recorder holds),
 //! so both share the one rule.
 
-use hdrhistogram::Histogram;
+use hdrhistogram::{Counter, Histogram};
 
 /// Highest latency tracked: one hour in nanoseconds. Larger values are
 /// clamped to it (and a run that long has bigger problems).
@@ -24,9 +24,16 @@ pub fn new_histogram() -> Histogram<u64> {
     sized_for(1)
 }
 
+/// [`new_histogram`] with counters of type `C`: a worker's one-second
+/// recorder counts in `u32` (no bucket sees four billion values in a
+/// second), which halves what its histograms hold.
+pub fn new_counts<C: Counter>() -> Histogram<C> {
+    sized_for(1)
+}
+
 /// An empty histogram with pelt's bounds whose counts cover exactly the
 /// buckets `ns` needs, and not one more.
-fn sized_for(ns: u64) -> Histogram<u64> {
+fn sized_for<C: Counter>(ns: u64) -> Histogram<C> {
     let mut h = Histogram::new_with_bounds(1, covered_through(ns), SIGNIFICANT_DIGITS)
         .expect("pelt's histogram bounds are valid");
     // Merges into it still grow it if a caller adds directly.
@@ -48,7 +55,7 @@ fn covered_through(ns: u64) -> u64 {
 /// 40 ms (136 KB of counts) held 256 KB, and one recycled second after
 /// another kept the slack.
 #[cold]
-fn grow(h: &mut Histogram<u64>, ns: u64) {
+fn grow<C: Counter>(h: &mut Histogram<C>, ns: u64) {
     let mut bigger = sized_for(ns);
     bigger
         .add(&*h)
@@ -58,7 +65,7 @@ fn grow(h: &mut Histogram<u64>, ns: u64) {
 
 /// Adds `from` into `into`, growing `into` exactly as [`record_ns`] would
 /// for `from`'s largest value.
-pub fn add(into: &mut Histogram<u64>, from: &Histogram<u64>) {
+pub fn add<C: Counter>(into: &mut Histogram<C>, from: &Histogram<C>) {
     if !from.is_empty() && from.max() > into.high() {
         grow(into, from.max());
     }
@@ -66,24 +73,52 @@ pub fn add(into: &mut Histogram<u64>, from: &Histogram<u64>) {
         .expect("a histogram grown for another's values takes them");
 }
 
+/// [`add`] from a histogram with narrower counters (a worker's second):
+/// value by recorded value, each at its bucket's highest equivalent, so
+/// every count lands in the same bucket as with [`add`].
+pub fn add_counts<C: Counter>(into: &mut Histogram<u64>, from: &Histogram<C>) {
+    if from.is_empty() {
+        return;
+    }
+    if from.max() > into.high() {
+        grow(into, from.max());
+    }
+    for v in from.iter_recorded() {
+        let _ = into.record_n(v.value_iterated_to(), v.count_at_value().as_u64());
+    }
+}
+
 /// Records `ns` in a histogram from [`new_histogram`], clamped to
 /// [`MAX_TRACKABLE_NS`] (its counts grow to hold it; a growing histogram
 /// would otherwise grow to any value, so the clamp is what bounds it).
 #[inline]
-pub fn record_ns(h: &mut Histogram<u64>, ns: u64) {
-    record_ns_n(h, ns, 1);
+pub fn record_ns<C: Counter>(h: &mut Histogram<C>, ns: u64) {
+    let ns = ns.min(MAX_TRACKABLE_NS);
+    if ns > h.high() {
+        grow(h, ns);
+    }
+    // Cannot fail: the histogram now covers `ns`.
+    let _ = h.record(ns);
 }
 
 /// [`record_ns`] for `n` equal values.
 #[inline]
-pub fn record_ns_n(h: &mut Histogram<u64>, ns: u64, n: u64) {
+pub fn record_ns_n<C: Counter>(h: &mut Histogram<C>, ns: u64, n: u64) {
     let ns = ns.min(MAX_TRACKABLE_NS);
     if ns > h.high() {
         grow(h, ns);
     }
     // Cannot fail: the histogram now covers `ns`, and the clamp keeps its
-    // size at most the full hour's.
-    let _ = h.record_n(ns, n);
+    // size at most the full hour's. A count too large for `C` goes in
+    // pieces (pelt's counters are at least `u32`).
+    let mut left = n;
+    while left > 0 {
+        let step = left.min(u64::from(u32::MAX));
+        let count = <C as num_traits::FromPrimitive>::from_u64(step)
+            .expect("pelt's histograms count in u32 or u64");
+        let _ = h.record_n(ns, count);
+        left -= step;
+    }
 }
 
 #[cfg(test)]
@@ -166,6 +201,31 @@ mod tests {
         assert_eq!((sum.len(), sum.max()), (h.len(), h.max()));
         add(&mut sum, &new_histogram());
         assert_eq!(sum.len(), h.len());
+    }
+
+    #[test]
+    fn narrow_counts_add_into_the_same_buckets() {
+        let (mut wide, mut narrow) = (new_histogram(), new_counts::<u32>());
+        let mut x = 99u64;
+        for _ in 0..5_000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let v = (x >> 33) % 3_000_000_000;
+            record_ns(&mut wide, v);
+            record_ns(&mut narrow, v);
+        }
+        record_ns_n(&mut wide, 7_777, 3);
+        record_ns_n(&mut narrow, 7_777, 3);
+        let (mut a, mut b) = (new_histogram(), new_histogram());
+        add(&mut a, &wide);
+        add_counts(&mut b, &narrow);
+        assert_eq!((a.len(), a.min(), a.max()), (b.len(), b.min(), b.max()));
+        assert_eq!(a.distinct_values(), b.distinct_values());
+        assert!(a.iter_recorded().eq(b.iter_recorded()));
+        // Into one that already holds values, too.
+        add(&mut a, &wide);
+        add_counts(&mut b, &narrow);
+        assert!(a.iter_recorded().eq(b.iter_recorded()));
+        assert_eq!(b.len(), 2 * 5_003);
     }
 
     #[test]

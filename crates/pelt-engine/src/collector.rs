@@ -10,7 +10,6 @@ use pelt_core::{
     AbortWatch, IntervalRow, Nanos, Recorder, RunFooter, RunHeader, RunSummary, StopCause,
     SummaryBuilder, ThreadLoad,
 };
-use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
@@ -49,8 +48,7 @@ pub(crate) struct Collector {
     plan: Arc<RunPlan>,
     /// Highest second each worker has handed over; `u64::MAX` once done.
     through: Vec<Option<u64>>,
-    /// Seconds not yet emitted, each the first worker's recorder of it
-    /// with the others' merged in.
+    /// Seconds not yet emitted, each the workers' recorders of it added.
     pending: BTreeMap<u64, Box<Recorder>>,
     /// Each pending second's requests in flight and open connections,
     /// summed over workers.
@@ -127,20 +125,12 @@ impl Collector {
                     let gauges = self.gauges.entry(second).or_default();
                     gauges.0 += in_flight;
                     gauges.1 += open;
-                    // The first worker's second becomes the merged one;
-                    // the others are added to it and dropped, here, off
-                    // the workers' threads.
-                    match self.pending.entry(second) {
-                        Entry::Vacant(slot) => {
-                            slot.insert(rec);
-                        }
-                        Entry::Occupied(mut merged) => {
-                            yield_between_steps();
-                            merged.get_mut().merge(&rec);
-                            yield_between_steps();
-                            drop(rec);
-                        }
-                    }
+                    // Merged here, off the workers' threads, and dropped.
+                    let merged = self.pending.entry(second).or_default();
+                    yield_between_steps();
+                    merged.merge_counts(&rec);
+                    drop(rec);
+                    yield_between_steps();
                     self.through[worker] = Some(second);
                     yield_between_steps();
                 }

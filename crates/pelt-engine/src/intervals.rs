@@ -18,7 +18,7 @@ pub(crate) enum WorkerMsg {
     Interval {
         worker: usize,
         second: u64,
-        rec: Box<Recorder>,
+        rec: Box<Second>,
         /// Requests sent and not yet answered when the second ended.
         in_flight: u64,
         /// Connections open when the second ended.
@@ -37,9 +37,13 @@ pub(crate) enum WorkerMsg {
     },
 }
 
+/// A worker's recorder of one second: counts in `u32`, half the memory
+/// of the run's `u64` ones, which the collector adds it into.
+pub(crate) type Second = Recorder<u32>;
+
 /// The worker's current one-second recorder and how to hand it on.
 pub(crate) struct Intervals {
-    current: Box<Recorder>,
+    current: Box<Second>,
     /// Wall-clock second (since the Unix epoch) `current` covers.
     second: u64,
     /// End of that second, in run nanoseconds.
@@ -70,7 +74,7 @@ impl Intervals {
     ) -> Intervals {
         let second = unix_ns_at_epoch / NS_PER_SEC;
         Intervals {
-            current: Box::new(Recorder::new()),
+            current: Box::new(Second::empty()),
             second,
             end: (second + 1) * NS_PER_SEC - unix_ns_at_epoch,
             unix_ns_at_epoch,
@@ -144,7 +148,7 @@ impl Intervals {
 
     /// The second being recorded (tests).
     #[cfg(test)]
-    pub fn current(&self) -> &Recorder {
+    pub fn current(&self) -> &Second {
         &self.current
     }
 
@@ -296,7 +300,7 @@ impl Intervals {
         // recording and one on its way back: reusing emptied recorders
         // kept two per worker at the size of the run's worst second
         // (800 KB a worker at 1,000 connections).
-        let mut rec = std::mem::replace(&mut self.current, Box::new(Recorder::new()));
+        let mut rec = std::mem::replace(&mut self.current, Box::new(Second::empty()));
         let c = self.open.take_counts(false);
         rec.tcp_segs_out += c.segs_out;
         rec.tcp_retrans += c.retrans;

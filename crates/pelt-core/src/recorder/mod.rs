@@ -9,7 +9,7 @@ use crate::error::ErrorKind;
 use crate::failure::{self, FailureKind};
 use crate::independence::{Lag1, SendGrid};
 use crate::sample::{Nanos, Sample};
-use hdrhistogram::Histogram;
+use hdrhistogram::{Counter, Histogram};
 
 /// Highest status code counted individually; anything above is invalid.
 pub const MAX_STATUS: usize = 999;
@@ -37,20 +37,25 @@ pub struct ErrorExample {
 }
 
 /// Histograms and counts for a set of requests.
+///
+/// Its latency histograms count in `C`: `u64` everywhere but in a
+/// worker's one-second recorder, which counts in `u32` (no bucket sees
+/// four billion values in a second) and so holds half the memory; the
+/// collector adds it into a `u64` one ([`Recorder::merge_counts`]).
 #[derive(Debug, Clone)]
-pub struct Recorder {
+pub struct Recorder<C: Counter = u64> {
     /// `done - intended`: what a user waiting for the response experiences.
-    pub response: Histogram<u64>,
+    pub response: Histogram<C>,
     /// `done - sent`: what the server (and network) took once asked.
-    pub service: Histogram<u64>,
+    pub service: Histogram<C>,
     /// `sent - intended`: how late the client sent; the client's health.
-    pub send_lag: Histogram<u64>,
+    pub send_lag: Histogram<C>,
     /// `first_byte - sent`: time to first byte.
-    pub ttfb: Histogram<u64>,
+    pub ttfb: Histogram<C>,
     /// TCP connect time, one value per new connection.
-    pub connect: Histogram<u64>,
+    pub connect: Histogram<C>,
     /// TLS handshake time, one value per new TLS connection.
-    pub tls: Histogram<u64>,
+    pub tls: Histogram<C>,
     /// Every recorded request, failed or not.
     pub requests: u64,
     /// Requests without error and with a 2xx or 3xx status.
@@ -144,13 +149,33 @@ impl Default for Recorder {
 impl Recorder {
     /// An empty recorder.
     pub fn new() -> Recorder {
+        Recorder::empty()
+    }
+
+    /// Adds `other` into `self`. Associative and commutative for every
+    /// count and histogram; examples keep the first few of each kind.
+    pub fn merge(&mut self, other: &Recorder) {
+        self.merge_with(other, crate::histogram::add);
+    }
+
+    /// [`Recorder::merge`] for a recorder with narrower counters (a
+    /// worker's second): the same figures, added value by value.
+    pub fn merge_counts<C: Counter>(&mut self, other: &Recorder<C>) {
+        self.merge_with(other, crate::histogram::add_counts);
+    }
+}
+
+impl<C: Counter> Recorder<C> {
+    /// An empty recorder counting in `C`.
+    pub fn empty() -> Recorder<C> {
+        use crate::histogram::new_counts;
         Recorder {
-            response: new_histogram(),
-            service: new_histogram(),
-            send_lag: new_histogram(),
-            ttfb: new_histogram(),
-            connect: new_histogram(),
-            tls: new_histogram(),
+            response: new_counts(),
+            service: new_counts(),
+            send_lag: new_counts(),
+            ttfb: new_counts(),
+            connect: new_counts(),
+            tls: new_counts(),
             requests: 0,
             successes: 0,
             statuses: Box::new([0; MAX_STATUS + 1]),
@@ -449,9 +474,12 @@ impl Recorder {
         }
     }
 
-    /// Adds `other` into `self`. Associative and commutative for every
-    /// count and histogram; examples keep the first few of each kind.
-    pub fn merge(&mut self, other: &Recorder) {
+    /// Adds `other` into `self`, its histograms through `add`.
+    fn merge_with<D: Counter>(
+        &mut self,
+        other: &Recorder<D>,
+        add: fn(&mut Histogram<C>, &Histogram<D>),
+    ) {
         for (mine, theirs) in [
             (&mut self.response, &other.response),
             (&mut self.service, &other.service),
@@ -460,7 +488,7 @@ impl Recorder {
             (&mut self.connect, &other.connect),
             (&mut self.tls, &other.tls),
         ] {
-            crate::histogram::add(mine, theirs);
+            add(mine, theirs);
         }
         self.requests += other.requests;
         self.successes += other.successes;

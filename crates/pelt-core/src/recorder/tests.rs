@@ -33,7 +33,11 @@ fn sample_strategy() -> impl Strategy<Value = Sample> {
 }
 
 fn recorder_of(samples: &[Sample]) -> Recorder {
-    let mut r = Recorder::new();
+    counted_in(samples)
+}
+
+fn counted_in<C: hdrhistogram::Counter>(samples: &[Sample]) -> Recorder<C> {
+    let mut r = Recorder::<C>::empty();
     for s in samples {
         r.record(s);
         if let Some(k) = s.error {
@@ -76,6 +80,38 @@ proptest! {
         prop_assert_eq!(
             left.error_count() + left.successes + all.iter().filter(|s| s.error.is_none() && !s.is_success()).count() as u64,
             all.len() as u64
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Workers' seconds count in `u32`: added into the run's recorder they
+    /// make exactly what `u64` seconds make, connections and handshakes
+    /// included.
+    #[test]
+    fn u32_seconds_merge_exactly_as_u64_ones(
+        a in prop::collection::vec(sample_strategy(), 0..40),
+        b in prop::collection::vec(sample_strategy(), 0..40),
+        connects in prop::collection::vec(1u64..5_000_000_000, 0..5),
+    ) {
+        let (mut wide, mut narrow) = (Recorder::new(), Recorder::new());
+        for part in [&a, &b] {
+            let (mut w, mut n) = (counted_in::<u64>(part), counted_in::<u32>(part));
+            for &c in &connects {
+                w.record_connection(c, Some(c / 3));
+                n.record_connection(c, Some(c / 3));
+                w.record_handshake(crate::handshake::Handshake::ZeroRttAccepted, c);
+                n.record_handshake(crate::handshake::Handshake::ZeroRttAccepted, c);
+            }
+            wide.merge(&w);
+            narrow.merge_counts(&n);
+        }
+        assert_same(&wide, &narrow);
+        prop_assert_eq!(wide.lag1, narrow.lag1);
+        prop_assert_eq!(
+            wide.handshakes.map(|h| h.count(crate::handshake::Handshake::ZeroRttAccepted)),
+            narrow.handshakes.map(|h| h.count(crate::handshake::Handshake::ZeroRttAccepted))
         );
     }
 }

@@ -93,24 +93,28 @@ pub fn add_counts<C: Counter>(into: &mut Histogram<u64>, from: &Histogram<C>) {
 /// would otherwise grow to any value, so the clamp is what bounds it).
 #[inline]
 pub fn record_ns<C: Counter>(h: &mut Histogram<C>, ns: u64) {
+    let ns = fit(h, ns);
+    // Cannot fail: the histogram now covers `ns`.
+    let _ = h.record(ns);
+}
+
+/// `ns` clamped to [`MAX_TRACKABLE_NS`], with `h` grown to cover it (the
+/// clamp keeps its size at most the full hour's).
+#[inline]
+fn fit<C: Counter>(h: &mut Histogram<C>, ns: u64) -> u64 {
     let ns = ns.min(MAX_TRACKABLE_NS);
     if ns > h.high() {
         grow(h, ns);
     }
-    // Cannot fail: the histogram now covers `ns`.
-    let _ = h.record(ns);
+    ns
 }
 
 /// [`record_ns`] for `n` equal values.
 #[inline]
 pub fn record_ns_n<C: Counter>(h: &mut Histogram<C>, ns: u64, n: u64) {
-    let ns = ns.min(MAX_TRACKABLE_NS);
-    if ns > h.high() {
-        grow(h, ns);
-    }
-    // Cannot fail: the histogram now covers `ns`, and the clamp keeps its
-    // size at most the full hour's. A count too large for `C` goes in
-    // pieces (pelt's counters are at least `u32`).
+    let ns = fit(h, ns);
+    // Cannot fail: the histogram covers `ns`. A count too large for `C`
+    // goes in pieces (pelt's counters are at least `u32`).
     let mut left = n;
     while left > 0 {
         let step = left.min(u64::from(u32::MAX));

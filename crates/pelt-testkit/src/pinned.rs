@@ -1,5 +1,6 @@
 //! Processes pinned to CPUs with taskset (util-linux): the built-in
-//! server on one CPU and pelt on the other, and busy loops to starve one.
+//! server on one CPU and pelt on the other, busy loops to starve one, and
+//! pulses of SIGSTOP to make a client read late on a beat.
 
 use crate::pelt::{served_url, under};
 use crate::process::Killed;
@@ -33,102 +34,46 @@ pub fn busy_on(cpu: &str) -> Killed {
     )
 }
 
-/// One CPU's use over a window, from /proc/stat: the share of its time
-/// that was busy (neither idle nor waiting for I/O), and the share the
-/// hypervisor gave to another guest (steal).
-#[derive(Debug, Clone, Copy)]
-pub struct CpuUse {
-    pub cpu: usize,
-    pub busy: f64,
-    pub steal: f64,
+/// A process stopped and continued by the kernel on a beat: `SIGSTOP`,
+/// `stop` later `SIGCONT`, `run` later again, until it exits. A client
+/// descheduled like this reads every response that arrives while it is
+/// stopped late by up to `stop`, whatever else the machine is doing: the
+/// lateness kernel stamps must keep out of service time, made certain
+/// rather than hoped for from a busy loop's share of a CPU.
+#[derive(Debug)]
+pub struct Pulses {
+    shell: Killed,
+    pid: u32,
 }
 
-fn cpu_ticks() -> Vec<(usize, u64, u64, u64)> {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    stat.lines()
-        .filter_map(|l| {
-            let mut words = l.split_whitespace();
-            let cpu: usize = words.next()?.strip_prefix("cpu")?.parse().ok()?;
-            let v: Vec<u64> = words.filter_map(|w| w.parse().ok()).collect();
-            // user nice system idle iowait irq softirq steal ...
-            let total: u64 = v.iter().take(8).sum();
-            let idle = v.get(3)? + v.get(4).unwrap_or(&0);
-            Some((cpu, total, idle, *v.get(7).unwrap_or(&0)))
-        })
-        .collect()
-}
-
-/// Each CPU's use over `window`, measured now.
-pub fn cpu_use(window: std::time::Duration) -> Vec<CpuUse> {
-    let before = cpu_ticks();
-    std::thread::sleep(window);
-    let after = cpu_ticks();
-    before
-        .iter()
-        .zip(&after)
-        .map(|(&(cpu, t0, i0, s0), &(_, t1, i1, s1))| {
-            let total = (t1 - t0).max(1) as f64;
-            CpuUse {
-                cpu,
-                busy: (total - (i1 - i0) as f64) / total,
-                steal: (s1 - s0) as f64 / total,
-            }
-        })
-        .collect()
-}
-
-/// Others' load, measured for a second while this test runs nothing:
-/// `Some(what)` when a CPU was more than 15 % busy or 5 % stolen, enough
-/// to move timings by the margins these tests hold.
-pub fn machine_busy() -> Option<String> {
-    let busy: Vec<String> = cpu_use(std::time::Duration::from_secs(1))
-        .iter()
-        .filter(|c| c.busy > 0.15 || c.steal > 0.05)
-        .map(|c| {
-            format!(
-                "CPU {} {:.0}% busy, {:.0}% stolen",
-                c.cpu,
-                c.busy * 100.0,
-                c.steal * 100.0
-            )
-        })
-        .collect();
-    (!busy.is_empty()).then(|| busy.join(", "))
-}
-
-/// A timing test on a machine that may be busy with other work: runs
-/// `attempt` (which returns why a bound failed) up to three times. After
-/// a failure it measures the machine with nothing of the test running:
-/// quiet, the failure is pelt's and panics at once; busy, the attempt is
-/// made again, and the last failure panics naming the load it met.
-pub fn timing<T>(mut attempt: impl FnMut() -> Result<T, String>) -> T {
-    const ATTEMPTS: usize = 3;
-    let mut seen = Vec::new();
-    for n in 1..=ATTEMPTS {
-        let why = match attempt() {
-            Ok(v) => return v,
-            Err(why) => why,
-        };
-        match machine_busy() {
-            None => panic!("{why} (the machine was quiet just after: not other work's doing)"),
-            Some(load) => {
-                eprintln!(
-                    "attempt {n} of {ATTEMPTS}: {why}; the machine is busy ({load}): trying again"
-                );
-                seen.push(format!("{why} [{load}]"));
-                // Up to ten more seconds' measuring for the load to pass
-                // (a build finishing), then the next attempt either way.
-                for _ in 0..10 {
-                    if n == ATTEMPTS || machine_busy().is_none() {
-                        break;
-                    }
-                }
-            }
+impl Pulses {
+    /// Starts the beat on `pid`.
+    pub fn start(pid: u32, stop: std::time::Duration, run: std::time::Duration) -> Self {
+        let script = format!(
+            "while kill -STOP {pid} 2>/dev/null; do sleep {}; kill -CONT {pid}; sleep {}; done",
+            stop.as_secs_f64(),
+            run.as_secs_f64()
+        );
+        let shell = Command::new("sh")
+            .args(["-c", &script])
+            .spawn()
+            .expect("sh runs the pulses");
+        Pulses {
+            shell: Killed(shell),
+            pid,
         }
     }
-    panic!(
-        "the machine was too busy with other work to hold these timings in {ATTEMPTS} attempts; \
-         run the test again on a quieter machine: {}",
-        seen.join("; ")
-    )
+}
+
+impl Drop for Pulses {
+    fn drop(&mut self) {
+        // The beat may stop between a STOP and its CONT: continue the
+        // process, or a test waiting on it would hang.
+        let _ = self.shell.0.kill();
+        let _ = self.shell.0.wait();
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.pid.to_string()])
+            .stderr(Stdio::null())
+            .status();
+    }
 }

@@ -1,185 +1,210 @@
 //! Kernel receive stamps: a client that reads late, because it is short of
 //! CPU or batches its wake-ups, must not report a slower server. The
-//! server (`pelt serve`) runs on one CPU, pelt on the other, and for the
-//! starved case a busy loop shares pelt's CPU.
+//! server (`pelt serve`, or nginx) runs on one CPU, pelt on the other.
+//!
+//! These tests assert what the stamps guarantee, not what a quiet machine
+//! happens to give (issue 45): a run whose client is made to read late,
+//! by milliseconds, on purpose, reports the same service time as the same
+//! run without, interleaved in pairs so that other work on the machine
+//! falls on both sides alike. Had pelt timed responses when it read them,
+//! service time would move by the whole of the added read lag; the bound
+//! allows a quarter of it. The figures themselves (send lag against
+//! bombardier, service time to a few microseconds against tcpdump) are
+//! benchmarks: bench/peers.sh and bench/wire.sh print them.
 
 use serde_json::Value;
+use std::process::Stdio;
+use std::time::Duration;
 
 use pelt_testkit::nginx::Nginx;
 use pelt_testkit::pelt::{exclusive, json, number as f, ok, ok_json, under};
-use pelt_testkit::pinned::{busy_on, pelt_on, serve_on, timing};
+use pelt_testkit::pinned::{busy_on, pelt_on, serve_on, Pulses};
 
-/// `Err(message)` unless `cond`: a timing bound, checked again by
-/// [`timing`] when the machine was busy.
-macro_rules! hold {
-    ($cond:expr, $($why:tt)+) => {
-        // Bound first: clippy reads `!(a < b)` as a NaN trap.
-        let held: bool = $cond;
-        if !held {
-            return Err(format!($($why)+));
-        }
-    };
-}
-
-/// A rate run pinned to `cpu`, as JSON.
-fn run_on(cpu: &str, url: &str, extra: &[&str]) -> Value {
-    run_at(cpu, url, "2000", extra)
-}
-
-/// A run at `rate` pinned to `cpu`, as JSON.
-fn run_at(cpu: &str, url: &str, rate: &str, extra: &[&str]) -> Value {
-    let out = pelt_on(cpu)
+/// A run pinned to CPU 0 at `rate` for 3 s, as JSON; with `pulses`, pelt
+/// is stopped 30 ms in every 60 ms while it runs.
+fn run_at(url: &str, rate: &str, extra: &[&str], pulses: bool) -> Value {
+    let child = pelt_on("0")
         .args(["run", url, "--rate", rate, "-d", "3s"])
         .args(["-c", "50", "-t", "1", "--format", "json"])
         .args(extra)
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    ok_json(&out)
+    let _beat = pulses.then(|| {
+        Pulses::start(
+            child.id(),
+            Duration::from_millis(30),
+            Duration::from_millis(30),
+        )
+    });
+    ok_json(&child.wait_with_output().unwrap())
 }
 
 fn service_p50(r: &Value) -> f64 {
     f(&r["latency"]["service_time"]["percentiles_s"]["p50"])
 }
 
-/// The issue's reproduction: with pelt's CPU shared with a busy loop, its
-/// own clock read service time ~1 ms (8 %) high at p50. Against `pelt
-/// serve ?delay=2ms` at 5,000 req/s, service time's p50 is 2 ms and a
-/// little with the client idle and with its core shared with a busy loop,
-/// the two within 100 µs, and the report says the kernel timed them.
+fn read_lag_mean(r: &Value) -> f64 {
+    f(&r["timing"]["read_lag_mean_s"])
+}
+
+/// Every response, or nearly, timed by the kernel: it may leave the first
+/// few unstamped while it turns stamping on (pelt's clock times those).
+fn assert_kernel_timed(r: &Value) {
+    let timed = f(&r["timing"]["kernel_timed"]);
+    let count = f(&r["latency"]["service_time"]["count"]);
+    assert!(timed >= count * 0.99, "{:#}", r["timing"]);
+}
+
+/// The median of `v`.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Three interleaved pairs of runs, `plain` then `late` (whose client
+/// reads most responses late on purpose): the added read lag must show,
+/// and the service time's p50 must not follow it (p50, not the mean: a
+/// busy machine's few slow responses move a mean by milliseconds). A pair's differences cancel what other work
+/// did to both; the median of three needs two pairs of three to cross the
+/// bound, so a pair that met a burst of other work (seen here: one in
+/// ten under a parallel build) cannot fail the test alone (about 3 %
+/// false failures if pairs crossed that often, and they cross far less:
+/// the bound is a quarter of an effect of milliseconds).
+fn late_reads_move_no_service_time(plain: impl Fn() -> Value, late: impl Fn() -> Value) {
+    let mut added_lag = Vec::new();
+    let mut moved = Vec::new();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let (a, b) = (plain(), late());
+        assert_kernel_timed(&a);
+        assert_kernel_timed(&b);
+        added_lag.push(read_lag_mean(&b) - read_lag_mean(&a));
+        moved.push(service_p50(&b) - service_p50(&a));
+        seen.push(format!(
+            "read lag mean {:.0} -> {:.0} µs, service p50 {:.0} -> {:.0} µs",
+            read_lag_mean(&a) * 1e6,
+            read_lag_mean(&b) * 1e6,
+            service_p50(&a) * 1e6,
+            service_p50(&b) * 1e6
+        ));
+    }
+    // Shown with --nocapture: the effect and the margin it left.
+    eprintln!("{seen:#?}");
+    let (added_lag, moved) = (median(added_lag), median(moved));
+    // The client did read late: the stamps are what keep the figures
+    // right, not luck.
+    assert!(added_lag > 500e-6, "no late reads to keep out: {seen:?}");
+    assert!(
+        moved.abs() < added_lag / 4.0,
+        "service time followed the read lag: {seen:?}"
+    );
+}
+
+/// The issue's reproduction: a client short of CPU read service time ~1 ms
+/// (8 %) high at p50 with its own clock. Here pelt is stopped 30 ms in
+/// every 60 ms (what a starved client lives through, made certain) at
+/// 200 req/s against `pelt serve ?delay=30ms`: half the responses arrive
+/// while it is stopped, so it reads them up to 30 ms late, and they keep
+/// their service time; none is shorter than the server held it. (The
+/// requests due while it is stopped go together when it goes on, a
+/// handful, queueing at the server for a fraction of a millisecond: the
+/// one genuine rise in service time here, kept small by the low rate.)
 #[test]
 fn a_starved_client_reports_the_servers_time() {
     let _machine = exclusive();
-    timing(starved_client_attempt);
-}
-
-fn starved_client_attempt() -> Result<(), String> {
     let (_server, base) = serve_on("1");
-    let url = format!("{base}?delay=2ms");
-    // The server's own time for a request without the delay: this debug
-    // build takes tens of microseconds to parse and answer, more when the
-    // machine is busy (a release build: 2.10 ms in all at p50 here).
-    let own = service_p50(&run_at("0", &base, "5000", &[]));
-    let idle = run_at("0", &url, "5000", &[]);
-    let starved = {
-        let _busy = busy_on("0");
-        run_at("0", &url, "5000", &[])
-    };
-    for (name, r) in [("idle", &idle), ("starved", &starved)] {
-        // Every response, or nearly: the kernel may leave the first few
-        // unstamped while it turns stamping on (pelt's clock times those).
-        let timed = f(&r["timing"]["kernel_timed"]);
-        let count = f(&r["latency"]["service_time"]["count"]);
-        assert!(timed >= count * 0.99, "{:#}", r["timing"]);
-        // The delay, kept to 150 µs (the issue's bound), plus the
-        // server's own time.
-        let p50 = service_p50(r);
-        hold!(
-            (2e-3..2.15e-3 + own).contains(&p50),
-            "{name}: service p50 {:.0} µs for a 2 ms delay (the server's own time: {:.0} µs)",
-            p50 * 1e6,
-            own * 1e6
-        );
-    }
-    // What the stamps are for: starving the client does not move it.
-    let (a, b) = (service_p50(&idle), service_p50(&starved));
-    hold!(
-        (a - b).abs() < 100e-6,
-        "service p50 idle {:.0} µs, starved {:.0} µs",
-        a * 1e6,
-        b * 1e6
+    let url = format!("{base}?delay=30ms");
+    late_reads_move_no_service_time(
+        || run_at(&url, "200", &[], false),
+        || {
+            let r = run_at(&url, "200", &[], true);
+            // A guarantee, on any machine: the server held each response
+            // 30 ms, so no service time is shorter (a stamp from the
+            // wrong clock, or a read time before the send, would be).
+            assert!(
+                service_p50(&r) >= 30e-3,
+                "{:#}",
+                r["latency"]["service_time"]
+            );
+            r
+        },
     );
-    // The starved client did read late: the stamps are what kept the
-    // figures right, not luck. On average: the longest read lag is one
-    // pause, and this VM pauses 1-5 ms now and then either way (an idle
-    // run's max once matched a starved one's, 5.7 ms).
-    let mean = |r: &Value| f(&r["timing"]["read_lag_mean_s"]);
-    let max = |r: &Value| f(&r["timing"]["read_lag_max_s"]);
-    hold!(
-        mean(&starved) > mean(&idle),
-        "read lag mean idle {} (max {}), starved {} (max {})",
-        mean(&idle),
-        max(&idle),
-        mean(&starved),
-        max(&starved)
-    );
-    Ok(())
 }
 
 /// The send window batches wake-ups; it must not move service time. nginx
 /// answers in tens of microseconds, so reading each response up to a
-/// window late would show at once if the stamps were not used: the same
-/// run with a wake-up per request agrees at p50 to within 50 µs.
+/// window late would show at once if the stamps were not used: a 10 ms
+/// window at 500 req/s (about five requests a wake-up, too few to queue
+/// at nginx) against a wake-up per request.
 #[test]
 fn the_send_window_does_not_move_service_time() {
     let _machine = exclusive();
     let nginx = Nginx::start("");
     let url = nginx.url("/ok");
-    timing(|| send_window_attempt(&url));
+    late_reads_move_no_service_time(
+        || run_at(&url, "500", &["--send-window", "0"], false),
+        || run_at(&url, "500", &["--send-window", "10ms"], false),
+    );
 }
 
-fn send_window_attempt(url: &str) -> Result<(), String> {
-    let url = url.to_string();
-    let windowed = run_on("0", &url, &["--send-window", "1ms"]);
-    let exact = run_on("0", &url, &["--send-window", "0"]);
-    let (a, b) = (service_p50(&windowed), service_p50(&exact));
-    hold!(
-        (a - b).abs() < 50e-6,
-        "service p50 with a 1 ms window {:.0} µs, without {:.0} µs",
-        a * 1e6,
-        b * 1e6
-    );
-    // The window did batch: pelt read responses later with it, by more
-    // than the service time it reports.
-    let mean_lag = |r: &Value| f(&r["timing"]["read_lag_mean_s"]);
-    hold!(
-        mean_lag(&windowed) > mean_lag(&exact) + 100e-6,
-        "read lag with the window {}, without {}",
-        mean_lag(&windowed),
-        mean_lag(&exact)
-    );
-    // Each request went within half a window (plus timer jitter) of its
-    // plan.
-    let lag_p99 = f(&windowed["latency"]["send_lag"]["percentiles_s"]["p99"]);
-    hold!(lag_p99 < 1e-3, "send lag p99 {lag_p99}");
-    Ok(())
+/// The warnings by which a run says the client may have set its pace:
+/// its worker wanted a CPU nearly all the time (`client_busy`), or read
+/// responses late for want of one (`read_lag`).
+const CLIENT_LIMITED: [&str; 2] = ["client_busy", "read_lag"];
+
+fn client_limited(r: &Value) -> Vec<String> {
+    r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["kind"].as_str())
+        .filter(|k| CLIENT_LIMITED.contains(k))
+        .map(String::from)
+        .collect()
 }
 
 /// `--strict`: a run the client may have limited fails, for CI: pelt
-/// pinned to a CPU it shares with a busy loop, loading flat out, wants a
-/// CPU all the time (client_busy): exit 1 and one line naming it. A light
-/// run with a core of its own passes.
+/// pinned to a CPU it shares with two busy loops, loading flat out, wants
+/// a CPU all the time (client_busy) or, when a busy machine slows the
+/// server too, reads its responses late (read_lag): exit 1 and one line
+/// naming the client. A light run passes unless the client limited it
+/// too: its exit code and its warnings always agree (a quiet machine
+/// gives it neither; a busy one may take its core).
 #[test]
 fn strict_fails_a_run_the_client_limited() {
     let _machine = exclusive();
     let (_server, url) = serve_on("1");
-    let strict = |extra: &[&str]| {
-        let _busy = busy_on("0");
+    let out = {
+        let _busy = [busy_on("0"), busy_on("0")];
         pelt_on("0")
-            .args(["run", &url, "-t", "1", "-d", "2s"])
+            .args(["run", &url, "-t", "1", "-d", "2s", "-c", "20"])
             .args(["--strict", "--format", "json"])
-            .args(extra)
             .output()
             .unwrap()
     };
-    let out = strict(&["-c", "20"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let line: Vec<&str> = stderr.lines().filter(|l| l.contains("--strict")).collect();
     assert_eq!(line.len(), 1, "{stderr}");
     assert!(line[0].contains("client"), "{stderr}");
     let r = json(&out);
-    assert!(r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|w| w["kind"] == "client_busy"));
+    assert!(!client_limited(&r).is_empty(), "{:#}", r["warnings"]);
 
     let out = pelt_on("0")
         .args(["run", &url, "-t", "1", "-d", "1s"])
-        .args(["--rate", "50", "--strict"])
+        .args(["--rate", "50", "--strict", "--format", "json"])
         .output()
         .unwrap();
-    ok(&out);
+    let limited = client_limited(&json(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if limited.is_empty() {
+        ok(&out);
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{limited:?}: {stderr}");
+        assert!(stderr.contains("--strict"), "{stderr}");
+    }
 }
 
 /// Out of file descriptors (EMFILE) is pelt's machine's limit, not the
@@ -212,18 +237,15 @@ fn running_out_of_file_descriptors_is_named_as_the_clients() {
 }
 
 /// `--tx-stamps`: the report says the kernel timed the departures too,
-/// and service time still reads the server's delay (2 ms and its own
-/// time; bench/wire.sh checks it against tcpdump to a few microseconds).
+/// and service time still reads the server's delay: never less than the
+/// 2 ms the server held each response, and not off by a clock's worth
+/// (bench/wire.sh checks it against tcpdump to a few microseconds).
 #[test]
 fn transmit_stamps_time_the_departures() {
     let _machine = exclusive();
-    timing(transmit_stamps_attempt);
-}
-
-fn transmit_stamps_attempt() -> Result<(), String> {
     let (_server, base) = serve_on("1");
-    let own = service_p50(&run_at("0", &base, "2000", &[]));
-    let r = run_at("0", &format!("{base}?delay=2ms"), "2000", &["--tx-stamps"]);
+    let url = format!("{base}?delay=2ms");
+    let r = run_at(&url, "500", &["--tx-stamps"], false);
     assert_eq!(r["config"]["http"]["tx_stamps"], true);
     let sends = f(&r["timing"]["sends_kernel_timed"]);
     let count = f(&r["latency"]["service_time"]["count"]);
@@ -232,15 +254,13 @@ fn transmit_stamps_attempt() -> Result<(), String> {
         "{sends} of {count}: {:#}",
         r["timing"]
     );
-    let p50 = service_p50(&r);
-    hold!(
-        (2e-3..2.15e-3 + own).contains(&p50),
-        "service p50 {:.0} µs (the server's own time: {:.0} µs)",
-        p50 * 1e6,
-        own * 1e6
-    );
+    // Departure and arrival from the same clock: at least the delay, and
+    // within the same run's own-clock figure by far less than a second
+    // (stamps from another clock are off by years).
+    let plain = run_at(&url, "500", &[], false);
+    let (stamped, own) = (service_p50(&r), service_p50(&plain));
+    assert!(stamped >= 2e-3, "service p50 {stamped} for a 2 ms delay");
+    assert!((stamped - own).abs() < 0.1, "{stamped} against {own}");
     // Without the switch, no departure is the kernel's.
-    let plain = run_at("0", &format!("{base}?delay=2ms"), "2000", &[]);
     assert_eq!(plain["timing"]["sends_kernel_timed"], 0);
-    Ok(())
 }

@@ -37,7 +37,9 @@ fn stall_is_measured_from_the_intended_send_time() {
     let service_p99 = f(&r["latency"]["service_time"]["percentiles_s"]["p99"]);
     let lag_p99 = f(&r["latency"]["send_lag"]["percentiles_s"]["p99"]);
     assert!(
-        (0.88..=1.0).contains(&response_p99),
+        // The truth is 0.94 s; hiding the stall (coordinated omission)
+        // would read ~0.01 s, so a busy machine's 100 ms is room to spare.
+        (0.88..=1.1).contains(&response_p99),
         "response-time p99 {response_p99:.3}s should be near the truth, 0.94s"
     );
     assert!(
@@ -113,7 +115,9 @@ fn rate_with_a_count_sends_exactly_that_many() {
     assert_eq!(s.requests(), 2000);
     let d = f(&r["duration_s"]);
     assert!(
-        (1.45..1.7).contains(&d),
+        // Not 2 s: the warm-up is not measured time (the upper bound has
+        // room for a busy machine's last responses).
+        (1.45..1.95).contains(&d),
         "1,500 at 1,000/s takes ~1.5 s: {d}"
     );
 }

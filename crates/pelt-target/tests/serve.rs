@@ -614,16 +614,20 @@ fn median_wait(server: &ServerHandle, target: &str, n: usize) -> Duration {
 
 /// A calibration server keeps its promise: `?delay=` waits the delay, not
 /// the delay rounded up to a millisecond timer's next tick (it answered
-/// `delay=2ms` after ~2.5 ms before). Beyond the same request without a
-/// delay, the median wait is the delay to within 100 µs here, the client's
+/// `delay=2ms` after ~2.5 ms before). A millisecond timer rounds each
+/// deadline up to its next tick, a wait of the delay plus 0 to 1 ms, so its
+/// median is 500 µs late; this server's, beyond the same request without a
+/// delay, is within tens of microseconds on a quiet machine, the client's
 /// own wake-up after sleeping through the delay included (pelt, timing by
 /// the kernel's stamps, sees the server alone: tests/kernel_time.rs).
 ///
 /// The client's wake-up is the noisy part: on a busy CI machine, with the
 /// other tests of this binary running beside it, one batch of 200 read a
-/// median 260 µs late. Noise only ever adds to a wait, so a few batches are
-/// measured and the best one judged: a server that is late by design (a
-/// millisecond timer) is late in every batch and still fails.
+/// median 260 µs late, and the best of five 132 µs with the load average
+/// at 11 on two cores. Noise only ever adds to a wait, so a few batches
+/// are measured and the best one judged against half the millisecond
+/// timer's lateness (250 µs): a server that is late by design is late in
+/// every batch and still fails.
 #[test]
 fn delays_are_accurate_to_tens_of_microseconds() {
     const BATCHES: usize = 5;
@@ -638,7 +642,7 @@ fn delays_are_accurate_to_tens_of_microseconds() {
             let got = median_wait(&server, target, 200);
             let extra = got.saturating_sub(baseline);
             seen.push(format!("{got:?} ({baseline:?} without a delay)"));
-            extra + Duration::from_micros(50) > delay && extra < delay + Duration::from_micros(100)
+            extra + Duration::from_micros(50) > delay && extra < delay + Duration::from_micros(250)
         });
         assert!(
             held,

@@ -34,6 +34,12 @@ pub struct Options {
     /// Compare runs whose work differs, listing the differences, instead
     /// of refusing.
     pub allow_mismatch: bool,
+    /// [`Comparison::runs`]: keep the runs' secrets (`Authorization`,
+    /// secret query values, a login's body) in what the comparison holds
+    /// and renders. Off, they are replaced with `REDACTED` as in every
+    /// file pelt writes, so that no rendering (text, JSON, Markdown,
+    /// HTML) or listed difference carries one.
+    pub keep_secrets: bool,
 }
 
 /// A judged comparison of A's runs with B's, ready to render or gate on.
@@ -98,8 +104,16 @@ impl Comparison {
 
     /// A's runs against B's, made by a program (named `a1`, `a2`, ...
     /// and `b1`, ...): the same checks and method as [`Comparison::files`].
+    /// The runs' secrets are replaced first (as a results file's are, so
+    /// two runs that differ only in a token compare as files of them
+    /// would), unless [`Options::keep_secrets`].
     pub fn runs(a: Vec<RunSummary>, b: Vec<RunSummary>, o: &Options) -> Result<Comparison> {
-        let side = |prefix: &str, runs: Vec<RunSummary>| {
+        let side = |prefix: &str, mut runs: Vec<RunSummary>| {
+            if !o.keep_secrets {
+                for s in &mut runs {
+                    pelt_core::Redactor::for_config(&s.config).summary(s);
+                }
+            }
             let names: Vec<String> = (1..=runs.len()).map(|i| format!("{prefix}{i}")).collect();
             Side {
                 sources: names.clone(),
@@ -369,5 +383,55 @@ mod tests {
         };
         let unequal = Comparison::files(&[a.clone(), b.clone()], &[b], &paired);
         assert!(unequal.unwrap_err().to_string().contains("--paired needs"));
+    }
+
+    /// Issue 35 §6: `Comparison::runs` on `Run::wait` summaries printed a
+    /// secret query value in text, JSON, Markdown and HTML (the listed
+    /// differences name each side's URL). Redacted by default; kept only
+    /// when asked.
+    #[test]
+    fn a_programs_runs_compare_without_their_secrets() {
+        let server = crate::loopback_server();
+        let (token_a, token_b) = ("T0KEN-SIDE-A-41c9", "T0KEN-SIDE-B-9d07");
+        let bearer = "BEARER-COMPARED-6a2f";
+        let run = |path: &str, token: &str| {
+            let url = format!("http://{}/{path}?token={token}", server.local_addr());
+            let mut target = Target::get(Url::parse(&url).unwrap());
+            target
+                .headers
+                .push(("Authorization".into(), format!("Bearer {bearer}")));
+            let stop = Stop {
+                requests: Some(50),
+                duration: None,
+            };
+            let mut config = RunConfig::new(vec![target], Load::closed(2), stop);
+            config.threads = 1;
+            pelt_engine::Run::start(config).unwrap().wait()
+        };
+        let (a, b) = (run("a", token_a), run("b", token_b));
+        let allow = Options {
+            allow_mismatch: true,
+            ..Options::default()
+        };
+        let c = Comparison::runs(vec![a.clone()], vec![b.clone()], &allow).unwrap();
+        let html = c.html().unwrap();
+        for (what, text) in [
+            ("text", c.text()),
+            ("JSON", c.json()),
+            ("Markdown", c.markdown()),
+            ("HTML", html),
+        ] {
+            for secret in [token_a, token_b, bearer] {
+                assert!(!text.contains(secret), "{what} holds {secret}:\n{text}");
+            }
+        }
+        assert!(c.text().contains("token=REDACTED"), "{}", c.text());
+        // Opting out keeps them: the check above could fail.
+        let keep = Options {
+            keep_secrets: true,
+            ..allow
+        };
+        let kept = Comparison::runs(vec![a], vec![b], &keep).unwrap();
+        assert!(kept.text().contains(token_a), "{}", kept.text());
     }
 }

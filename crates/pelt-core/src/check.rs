@@ -533,7 +533,7 @@ mod tests {
         ] {
             let s = summary_with_tail(n, tail);
             let h = &s.total.response;
-            let reported = crate::LatencyStats::of(h).at(99.9);
+            let reported = crate::LatencyStats::of(h).at(99.9).unwrap();
             assert_eq!(reported, h.highest_equivalent(want), "n = {n}");
             assert_eq!(reported, crate::rank::quantile(h, 0.999), "n = {n}");
             let at = format!("p99.9 <= {}ns", reported);

@@ -49,6 +49,13 @@ pub use config::{parse_source_addresses, MAX_SOURCE_ADDRESSES};
 pub use duration::{human_ns, parse_duration, DurationError, Human};
 pub use error::ErrorKind;
 pub use failure::FailureKind;
+/// The `hdrhistogram` crate itself, for its iterators and serialisers.
+pub use hdrhistogram;
+/// The histogram type a [`Recorder`] holds (`response`, `service`, ...)
+/// and [`LatencyStats::of`] and [`rank::percentile`] read: HdrHistogram,
+/// re-exported so that a library user names the same type without
+/// depending on the crate at the same version.
+pub use hdrhistogram::Histogram;
 pub use header::{Environment, Link, NotOneRun, RunFooter, RunHeader, StopCause, ThreadLoad};
 pub use recorder::{Recorder, TargetStats, MAX_TIMED_TARGETS};
 pub use results::{ResultsError, ResultsReader, ResultsWriter};

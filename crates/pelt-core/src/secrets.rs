@@ -128,6 +128,15 @@ impl Redactor {
                     for part in value.split([' ', ';', ',', '=']) {
                         self.add_value(part);
                     }
+                    // Basic credentials as people write them (`-A
+                    // user:pass`, a URL's `user:pass@`): a plan or a
+                    // server's echo holds them decoded.
+                    if let Some(decoded) = basic_credentials(value) {
+                        self.add_value(&decoded);
+                        if let Some((_, password)) = decoded.split_once(':') {
+                            self.add_value(password);
+                        }
+                    }
                 }
             }
             if let Some((_, query)) = t.url.path_and_query.split_once('?') {
@@ -274,6 +283,19 @@ pub fn split_userinfo(url: &str) -> Option<(String, String)> {
 pub fn basic_authorization(credentials: &str) -> String {
     let basic = base64::engine::general_purpose::STANDARD.encode(credentials);
     format!("Basic {basic}")
+}
+
+/// `user:pass` from an `Authorization: Basic ...` value; `None` for any
+/// other scheme, or base64 that does not decode to text.
+fn basic_credentials(value: &str) -> Option<String> {
+    let (scheme, encoded) = value.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// A database URL fit for messages: its password replaced.

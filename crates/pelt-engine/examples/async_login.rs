@@ -3,44 +3,46 @@
 //!
 //!     cargo run --release -p pelt-engine --example async_login
 //!
-//! `Run::start` is a blocking call (it resolves hosts and logs in, a few
-//! milliseconds); it works from inside a tokio runtime of either flavour.
-//! For a long run, wait for it on a blocking thread
-//! (`tokio::task::spawn_blocking(move || run.wait())`) so that the
-//! runtime's other tasks go on.
+//! `Run::start_async` and `Run::wait_async` never block the runtime, so
+//! they work on either flavour, even a current-thread one (a
+//! `#[tokio::test]`) with the server under test on it. A timeout around
+//! the wait that expires drops the run, which cancels it.
 
-use pelt_core::{Load, RunConfig, Stop, Target, Url};
+use pelt_core::{Load, RunConfig, SessionOptions, Stop, Target, Url};
 use pelt_engine::Run;
 use pelt_target::{ServeConfig, Server};
+use std::time::Duration;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // The target server (with a runtime of its own) lives outside the
-    // async code: a runtime cannot be dropped inside another.
-    let server = Server::bind(([127, 0, 0, 1], 0).into(), ServeConfig::default())?.spawn()?;
-    let base = format!("http://{}", server.local_addr());
-    tokio::runtime::Builder::new_multi_thread()
+    // The flavour of `#[tokio::test]`: one thread, the caller's.
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(harness(base))
+        .block_on(harness())
 }
 
 /// What a service's async benchmark harness would do.
-async fn harness(base: String) -> Result<(), Box<dyn std::error::Error>> {
+async fn harness() -> Result<(), Box<dyn std::error::Error>> {
+    // pelt's target server has a runtime of its own; it may be started
+    // and dropped in async code.
+    let server = Server::bind(([127, 0, 0, 1], 0).into(), ServeConfig::default())?.spawn()?;
+    let base = format!("http://{}", server.local_addr());
     let stop = Stop {
         requests: Some(500),
-        duration: Some(std::time::Duration::from_secs(10)),
+        duration: Some(Duration::from_secs(10)),
     };
     let mut config = RunConfig::new(
         vec![Target::get(Url::parse(&format!("{base}/"))?)],
         Load::closed(4),
         stop,
     );
-    let mut login = Target::get(Url::parse(&format!("{base}/login"))?);
-    login.method = "POST".into();
-    login.body = b"user=alice&password=example".to_vec();
-    config.http.session.login = Some(login);
-    let run = Run::start(config)?;
-    let summary = tokio::task::spawn_blocking(move || run.wait()).await?;
+    // The CLI's `--login`: the form as application/x-www-form-urlencoded,
+    // cookies on, so this run compares with `pelt run --login` like with
+    // like.
+    config.http.session =
+        SessionOptions::login(&format!("POST {base}/login user=alice&password=example"))?;
+    let run = Run::start_async(config).await?;
+    let summary = tokio::time::timeout(Duration::from_secs(30), run.wait_async()).await?;
     println!(
         "{} logins, {} requests, {} answered",
         summary.total.logins, summary.total.requests, summary.total.successes

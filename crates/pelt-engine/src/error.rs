@@ -45,6 +45,18 @@ pub enum EngineError {
     /// `--login` failed for a sender: the run stops before any load.
     #[error("the login (`http.session.login`) failed, no load sent: {0}")]
     Login(String),
+    /// A blocking call made on the thread that drives a current-thread
+    /// tokio runtime with other tasks alive: they (a server the run
+    /// loads, say) would stop while it blocks, and every login and
+    /// request would wait its whole timeout. [`Run::start`](crate::Run::start)
+    /// with a login returns it; the other blocking calls panic with it.
+    #[error("{call} blocks this thread, which drives a current-thread tokio runtime with {tasks} other task(s): they would stop while it blocks (a server the run loads would not answer, and every request would time out); await Run::start_async / Run::wait_async instead, call it inside tokio::task::spawn_blocking, or use the multi-thread runtime (#[tokio::test(flavor = \"multi_thread\")])")]
+    BlocksRuntime {
+        /// The call refused, like `Run::wait`.
+        call: &'static str,
+        /// The runtime's tasks that would have stalled.
+        tasks: usize,
+    },
     /// The operating system refused a thread.
     #[error("cannot start worker threads: {0}")]
     Spawn(std::io::Error),

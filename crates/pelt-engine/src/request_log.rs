@@ -49,9 +49,11 @@ pub struct RequestLogSpec {
     pub path: PathBuf,
     /// Its format.
     pub format: RequestLogFormat,
-    /// The targets as the log should name them (say, with secrets in
-    /// their URLs replaced), in the config's order; `None` names the
-    /// config's own.
+    /// The targets as the log should name them, in the config's order;
+    /// `None` names the config's own with their secrets replaced by
+    /// [`pelt_core::Redactor::for_config`]'s rules, as in every file
+    /// pelt writes (give the config's own targets to keep the secrets,
+    /// or a [`pelt_core::Redactor`] of more rules' copy to hide more).
     pub targets_shown: Option<pelt_core::Targets>,
 }
 

@@ -4,6 +4,19 @@
 //! Starting is three steps: plan (`RunPlan::new`: resolve, serialise,
 //! pace), spawn (a thread per worker, and the collector), and capture the
 //! environment the run's results will name.
+//!
+//! A `Run` owns its load: dropping it (or a future awaiting it, cut
+//! short by `tokio::time::timeout`) cancels the run as Ctrl-C does, so a
+//! test harness that gives up on a run never leaves it loading a server.
+//!
+//! The blocking calls (`start` with a login, `wait`, `observe`,
+//! `snapshots`, `progress`) park the caller's thread. On a current-thread
+//! tokio runtime that thread is the runtime: a server spawned on it
+//! would not answer while it is parked, and every login and request
+//! would time out. There they refuse at once, naming the fix
+//! ([`Run::start_async`], [`Run::wait_async`], `spawn_blocking`, or the
+//! multi-thread runtime); on a multi-thread runtime they block in place
+//! (`tokio::task::block_in_place`), so the runtime's other tasks go on.
 
 use crate::cancel::Canceller;
 use crate::collector::{Collector, Snapshot};
@@ -20,7 +33,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 
 /// What [`Run::progress`] saw.
 #[derive(Debug, Clone)]
@@ -35,12 +48,20 @@ pub enum Progress {
 
 /// A run in progress: started by [`Run::start`], watched with
 /// [`Run::progress`], ended early with a [`Canceller`], and turned into
-/// its summary by [`Run::wait`].
+/// its summary by [`Run::wait`] (or [`Run::wait_async`]).
+///
+/// Dropping a `Run` before it ends cancels it, as Ctrl-C does: sending
+/// stops at once and requests in flight get the usual short grace. So
+/// does dropping the future of [`Run::wait_async`] (a
+/// `tokio::time::timeout` around it that expires).
 #[derive(Debug)]
 pub struct Run {
     events: Receiver<Snapshot>,
     canceller: Canceller,
-    collector: JoinHandle<RunSummary>,
+    /// The collector's thread; taken by the wait.
+    collector: Option<JoinHandle<()>>,
+    /// The summary, sent by the collector's thread as its last act.
+    summary: Option<oneshot::Receiver<RunSummary>>,
     epoch: Instant,
     measure_from: Duration,
     header: RunHeader,
@@ -58,17 +79,45 @@ impl Run {
     /// [`Run::start`], also logging every measured request to the file
     /// `log` names, one line each, as they finish (`--log-requests`). The
     /// file is created before any load is sent.
+    ///
+    /// Unless `log.targets_shown` says otherwise, the log names each
+    /// target with its secrets replaced ([`pelt_core::Redactor::for_config`]),
+    /// as every file pelt writes does.
     pub fn start_with_log(
         config: RunConfig,
         log: Option<RequestLogSpec>,
     ) -> Result<Run, EngineError> {
+        if config.http.session.login.is_some() {
+            // The logins wait for their answers: refuse before a runtime
+            // whose server could not give them is parked for --timeout.
+            if let Some(tasks) = stalls_a_runtime() {
+                return Err(EngineError::BlocksRuntime {
+                    call: "Run::start with a login",
+                    tasks,
+                });
+            }
+        }
         config.validate()?;
         let mut plan = RunPlan::new(&config)?;
         let shares = plan.shares(&config);
         // Logins first: they set the clock's zero afresh, which the
         // request log's times count from.
-        let jars = log_in(&mut plan, &shares)?;
-        if let Some(spec) = log {
+        let jars = block_here(|| log_in(&mut plan, &shares)).map_err(|e| match e {
+            // A refused login may quote the server's answer, which may
+            // echo the form: the run's secrets go from the message.
+            EngineError::Login(why) => {
+                EngineError::Login(pelt_core::Redactor::for_config(&config).text(&why))
+            }
+            other => other,
+        })?;
+        if let Some(mut spec) = log {
+            if spec.targets_shown.is_none() {
+                spec.targets_shown = Some(
+                    pelt_core::Redactor::for_config(&config)
+                        .config(&config)
+                        .targets,
+                );
+            }
             plan.request_log = Some(SharedLog::create(
                 spec,
                 &config.targets,
@@ -94,23 +143,56 @@ impl Run {
             config,
         };
         let (events_tx, events) = mpsc::channel();
+        let (summary_tx, summary) = oneshot::channel();
         let collector = spawn_collector(
             plan.clone(),
             header.clone(),
             workers,
             rx,
             events_tx,
+            summary_tx,
             canceller.clone(),
         )?;
         Ok(Run {
             events,
             canceller,
-            collector,
+            collector: Some(collector),
+            summary: Some(summary),
             epoch: plan.epoch,
             measure_from: Duration::from_nanos(plan.measure_from),
             header,
             request_log: plan.request_log.clone(),
         })
+    }
+
+    /// [`Run::start`] for async code: the planning and the logins are made
+    /// on a thread of their own while this future waits, so the caller's
+    /// runtime (of either flavour, with the server the run loads on it)
+    /// goes on answering. Dropping the future before it is ready cancels
+    /// the run it was starting.
+    pub async fn start_async(config: RunConfig) -> Result<Run, EngineError> {
+        Run::start_with_log_async(config, None).await
+    }
+
+    /// [`Run::start_with_log`] for async code, as [`Run::start_async`].
+    pub async fn start_with_log_async(
+        config: RunConfig,
+        log: Option<RequestLogSpec>,
+    ) -> Result<Run, EngineError> {
+        let (tx, rx) = oneshot::channel();
+        std::thread::Builder::new()
+            .name("pelt-start".into())
+            .spawn(move || {
+                // If the caller gave up, the run comes back and is
+                // dropped here: cancelled.
+                let _ = tx.send(Run::start_with_log(config, log));
+            })
+            .map_err(EngineError::Spawn)?;
+        match rx.await {
+            Ok(started) => started,
+            // The thread ended without an answer: it panicked.
+            Err(_) => panic!("pelt's run-starting thread panicked"),
+        }
     }
 
     /// What the run is and where: the first record of its results file.
@@ -134,8 +216,13 @@ impl Run {
     }
 
     /// Waits up to `timeout` for the next completed second.
+    /// `Duration::ZERO` never blocks: async code may poll with it
+    /// between its own awaits.
     pub fn progress(&self, timeout: Duration) -> Progress {
-        match self.events.recv_timeout(timeout) {
+        if !timeout.is_zero() {
+            refuse_to_block("Run::progress with a timeout");
+        }
+        match block_here(|| self.events.recv_timeout(timeout)) {
             Ok(s) => Progress::Interval(s),
             Err(RecvTimeoutError::Timeout) => Progress::Waiting,
             Err(RecvTimeoutError::Disconnected) => Progress::Finished,
@@ -148,6 +235,7 @@ impl Run {
     /// the CLI's progress line and live views read; take them one way
     /// or the other, as each is handed out once.
     pub fn snapshots(&self) -> Snapshots<'_> {
+        refuse_to_block("Run::snapshots");
         Snapshots { run: self }
     }
 
@@ -155,18 +243,53 @@ impl Run {
     /// completes, and returns the summary: [`Run::snapshots`] and
     /// [`Run::wait`] in one call.
     pub fn observe(self, mut observer: impl FnMut(&Snapshot)) -> RunSummary {
+        refuse_to_block("Run::observe");
         for s in self.snapshots() {
             observer(&s);
         }
         self.wait()
     }
 
-    /// Waits for the run to end and returns its summary.
-    pub fn wait(self) -> RunSummary {
-        let mut summary = match self.collector.join() {
-            Ok(summary) => summary,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
+    /// Waits for the run to end and returns its summary. It blocks the
+    /// calling thread for the run's length: from async code, await
+    /// [`Run::wait_async`] instead (on a current-thread runtime with
+    /// other tasks this panics at once, naming the fix, rather than
+    /// starve them).
+    pub fn wait(mut self) -> RunSummary {
+        refuse_to_block("Run::wait");
+        if let Some(collector) = self.collector.take() {
+            if let Err(panic) = block_here(|| collector.join()) {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        // The collector's thread sent the summary before it ended.
+        let summary = self.summary.take().and_then(|mut rx| rx.try_recv().ok());
+        self.finish(summary.expect("the collector sends the summary before it ends"))
+    }
+
+    /// [`Run::wait`] for async code: the summary, awaited without
+    /// blocking the runtime (of either flavour). Dropping this future
+    /// before the run ends (a `tokio::time::timeout` that expires)
+    /// cancels the run.
+    pub async fn wait_async(mut self) -> RunSummary {
+        let rx = self.summary.take().expect("a run's summary is taken once");
+        match rx.await {
+            // The thread has nothing left to do but end: it is not joined.
+            Ok(summary) => self.finish(summary),
+            Err(_) => {
+                // No summary: the collector panicked. Its thread has
+                // ended (or is unwinding): join it for the panic.
+                let collector = self.collector.take().expect("joined once");
+                match collector.join() {
+                    Err(panic) => std::panic::resume_unwind(panic),
+                    Ok(()) => unreachable!("the collector sends the summary before it ends"),
+                }
+            }
+        }
+    }
+
+    /// The summary with what only the run knows added.
+    fn finish(&self, mut summary: RunSummary) -> RunSummary {
         // Every worker has flushed its part of the log before it said it
         // was done, so any write error is known by now.
         if let Some(error) = self.request_log.as_ref().and_then(|l| l.error.get()) {
@@ -175,6 +298,51 @@ impl Run {
             });
         }
         summary
+    }
+}
+
+impl Drop for Run {
+    /// Cancels the run if it is still going (a finished run has nothing
+    /// left to stop): nobody will read its results, so no server should
+    /// go on receiving its load.
+    fn drop(&mut self) {
+        self.canceller.cancel();
+    }
+}
+
+/// How many other tasks a blocking call would stall: `Some` when this
+/// thread drives a current-thread tokio runtime (it is polling that
+/// runtime's `block_on` future) that has tasks alive, a server the run
+/// loads perhaps. A task's own thread cannot be told from
+/// `spawn_blocking`'s (tokio says neither), so inside a task this
+/// assumes the latter, the fix it recommends.
+fn stalls_a_runtime() -> Option<usize> {
+    let handle = tokio::runtime::Handle::try_current().ok()?;
+    if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread
+        || tokio::task::try_id().is_some()
+    {
+        return None;
+    }
+    let tasks = handle.metrics().num_alive_tasks();
+    (tasks > 0).then_some(tasks)
+}
+
+/// Panics, naming the fix, where blocking would stall a runtime's tasks
+/// (see [`stalls_a_runtime`]); the run is then dropped, and so cancelled.
+fn refuse_to_block(call: &'static str) {
+    if let Some(tasks) = stalls_a_runtime() {
+        panic!("{}", EngineError::BlocksRuntime { call, tasks });
+    }
+}
+
+/// Runs `f`, which blocks, so that a multi-thread runtime this thread
+/// may be a worker of goes on running its other tasks meanwhile.
+fn block_here<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
     }
 }
 
@@ -189,7 +357,7 @@ impl Iterator for Snapshots<'_> {
 
     /// The next completed second; `None` once the run is over.
     fn next(&mut self) -> Option<Snapshot> {
-        self.run.events.recv().ok()
+        block_here(|| self.run.events.recv().ok())
     }
 }
 
@@ -262,8 +430,9 @@ fn spawn_collector(
     workers: Workers,
     rx: Receiver<WorkerMsg>,
     events: mpsc::Sender<Snapshot>,
+    done: oneshot::Sender<RunSummary>,
     canceller: Canceller,
-) -> Result<JoinHandle<RunSummary>, EngineError> {
+) -> Result<JoinHandle<()>, EngineError> {
     let many = workers.handles.len() > MANY_WORKERS;
     let open_loop = plan.pacer.is_some();
     let collector = Collector::new(plan, header, workers.handles.len(), canceller);
@@ -279,7 +448,8 @@ fn spawn_collector(
             for h in handles {
                 let _ = h.join();
             }
-            summary
+            // Nobody waiting (the run was dropped) is no error.
+            let _ = done.send(summary);
         })
         .map_err(EngineError::Spawn)
 }

@@ -362,7 +362,7 @@ mod tests {
         let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
         live.feed(&row, &rec, crate::Gauges::default());
         let text = live.read(render);
-        let report = pelt_core::LatencyStats::of(&rec.response).at(99.9);
+        let report = pelt_core::LatencyStats::of(&rec.response).at(99.9).unwrap();
         assert_eq!(report, rec.response.highest_equivalent(21_087_000));
         let line = format!(
             "pelt_response_time_quantile_seconds{{run=\"r\",quantile=\"0.999\"}} {}\n",

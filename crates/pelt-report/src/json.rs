@@ -2,7 +2,7 @@
 //! `schema/run.schema.json`. Durations are seconds as floats.
 
 use hdrhistogram::Histogram;
-use pelt_core::{ErrorKind, FailureKind, LatencyStats, RunSummary, TargetStats, PERCENTILES};
+use pelt_core::{ErrorKind, FailureKind, LatencyStats, RunSummary, TargetStats};
 use serde_json::{json, Map, Value};
 
 /// Identifies the document format; bumped on incompatible changes.
@@ -15,8 +15,8 @@ fn secs(ns: f64) -> f64 {
 fn latency(h: &Histogram<u64>) -> Value {
     let l = LatencyStats::of(h);
     let mut percentiles = Map::new();
-    for p in PERCENTILES {
-        percentiles.insert(format!("p{p}"), json!(secs(l.at(p) as f64)));
+    for &(p, v) in &l.percentiles {
+        percentiles.insert(format!("p{p}"), json!(secs(v as f64)));
     }
     // Each percentile's 95 % interval from the order statistics (issue 23
     // §5); absent for an empty histogram.

@@ -131,7 +131,10 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     row("min", &|l| l.min)?;
     row("mean", &|l| l.mean as u64)?;
     for p in [50.0, 90.0, 99.0, 99.9] {
-        row(&format!("p{p}"), &|l| l.at(p))?;
+        row(&format!("p{p}"), &|l| {
+            l.at(p)
+                .expect("LatencyStats::of holds every one of PERCENTILES")
+        })?;
     }
     row("max", &|l| l.max)?;
     writeln!(o)?;

@@ -44,6 +44,9 @@ pub fn options(args: &CompareArgs) -> Options {
         latency: args.metric.into(),
         sequential_ok: args.sequential_ok,
         allow_mismatch: args.allow_mismatch,
+        // `pelt compare` reads results files, written redacted: nothing
+        // to keep.
+        keep_secrets: false,
     }
 }
 

@@ -501,3 +501,93 @@ fn unlike_runs_are_refused() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("compared with itself"), "{err}");
 }
+
+/// A run made by a program as docs/LIBRARY.md says, written to a results
+/// file as a library user writes one: `session` as its session, 100
+/// requests over 2 connections to `url`.
+fn library_run(file: &std::path::Path, url: &str, session: pelt_core::SessionOptions) {
+    use pelt_core::{Load, ResultsWriter, RunConfig, Stop};
+    let target = pelt_core::config::RequestWords::get(url).target().unwrap();
+    let stop = Stop {
+        requests: Some(100),
+        duration: None,
+    };
+    let mut config = RunConfig::new(vec![target], Load::closed(2), stop);
+    config.http.session = session;
+    let run = pelt_engine::Run::start(config).unwrap();
+    let out = std::io::BufWriter::new(std::fs::File::create(file).unwrap());
+    let mut writer = ResultsWriter::new(out, run.header()).unwrap();
+    let summary = run.observe(|s| writer.interval(s.row.unix_second, &s.recorder).unwrap());
+    assert_eq!(summary.total.logins, 2, "each sender logged in");
+    writer.finish(&pelt_engine::footer_of(&summary)).unwrap();
+}
+
+/// Issue 35 §6: the docs' login (no Content-Type, cookies off) made a
+/// run that `pelt compare` refused against `pelt run --login`'s
+/// ("--cookies: off vs on"). `SessionOptions::login` makes the CLI's
+/// login, so the two compare like with like.
+#[test]
+fn a_programs_login_run_compares_with_the_clis() {
+    let server = server(None);
+    let url = format!("http://{}/", server.local_addr());
+    let login = format!(
+        "POST http://{}/login user=alice&password=example",
+        server.local_addr()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cli = dir.path().join("cli.pelt");
+    let out = pelt()
+        .arg(&url)
+        .args([
+            "-c",
+            "2",
+            "-n",
+            "100",
+            "--login",
+            &login,
+            "-q",
+            "--no-save",
+            "-o",
+        ])
+        .arg(&cli)
+        .output()
+        .unwrap();
+    ok(&out);
+    let compare = |lib: &std::path::Path| {
+        pelt()
+            .arg("compare")
+            .arg(lib)
+            .arg("--vs")
+            .arg(&cli)
+            .output()
+            .unwrap()
+    };
+
+    let lib = dir.path().join("lib.pelt");
+    library_run(
+        &lib,
+        &url,
+        pelt_core::SessionOptions::login(&login).unwrap(),
+    );
+    let out = compare(&lib);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(!said.contains("--cookies"), "{said}");
+
+    // The login the docs used to build by hand: the same request line,
+    // without the form's type, cookies off. Refused, naming the
+    // difference: the check above could fail.
+    let mut by_hand = pelt_core::targets::request_line(&login).unwrap();
+    by_hand.headers.clear();
+    let hand = dir.path().join("hand.pelt");
+    library_run(
+        &hand,
+        &url,
+        pelt_core::SessionOptions {
+            cookies: false,
+            login: Some(by_hand),
+        },
+    );
+    let said = pelt_testkit::pelt::bad_input(&compare(&hand), "a hand-made login");
+    assert!(said.contains("--cookies"), "{said}");
+}

@@ -403,7 +403,8 @@ pub fn default_folder(plan: &Plan) -> Result<PathBuf> {
 }
 
 /// Creates the folder (refusing one that holds anything) and keeps a copy
-/// of the plan in it.
+/// of the plan in it, without the secrets its runs use (see
+/// [`plan_copy`]).
 fn prepare_folder(folder: &Path, plan: &Plan) -> Result<()> {
     let cannot = |e: std::io::Error| {
         Error::other(format!(
@@ -414,8 +415,24 @@ fn prepare_folder(folder: &Path, plan: &Plan) -> Result<()> {
     crate::results::refuse_non_empty(folder)?;
     std::fs::create_dir_all(folder.join("runs")).map_err(cannot)?;
     std::fs::create_dir_all(folder.join("logs")).map_err(cannot)?;
-    std::fs::write(folder.join("plan.toml"), &plan.text).map_err(cannot)?;
+    std::fs::write(folder.join("plan.toml"), plan_copy(plan)).map_err(cannot)?;
     Ok(())
+}
+
+/// The plan's text with every secret value its runs send replaced by
+/// `REDACTED`, as in the runs' own files: a token in a URL's query, an
+/// `Authorization` or `Cookie` header in `args`, `-A`'s or a URL's
+/// credentials, a login's form. The plan keeps its shape (a copy to read
+/// and rerun once the secrets are given back), and the runs send the
+/// real values.
+fn plan_copy(plan: &Plan) -> String {
+    let mut secrets = pelt_core::Redactor::default();
+    for v in &plan.variants {
+        for config in v.configs.iter().chain(v.sweep.as_ref().map(|(_, c)| c)) {
+            secrets.learn(config);
+        }
+    }
+    secrets.text(&plan.text)
 }
 
 #[cfg(test)]
@@ -452,6 +469,19 @@ mod tests {
         }
     }
 
+    /// Every file under `dir`, at any depth.
+    fn files_under(dir: &Path) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            match path.is_dir() {
+                true => files.extend(files_under(&path)),
+                false => files.push(path),
+            }
+        }
+        files
+    }
+
     #[derive(Default)]
     struct Seen {
         runs: Vec<Vec<(String, String)>>,
@@ -475,12 +505,14 @@ mod tests {
     #[test]
     fn a_program_runs_an_experiment_with_its_own_lowering() {
         let server = crate::loopback_server();
+        // Issue 35 §6: the plan's copy in the folder kept this verbatim.
+        let token = "T0KEN-IN-THE-PLAN-0c5e";
         let plan = format!(
             r#"
             name = "a/a"
             blocks = 6
             [load]
-            url = "http://{}/"
+            url = "http://{}/?token={token}"
             connections = 2
             duration = "200ms"
             warmup = "0s"
@@ -505,6 +537,17 @@ mod tests {
         assert!(!done.regressed.material, "{}", done.text);
         for name in ["report.txt", "report.json", "report.html", "plan.toml"] {
             assert!(folder.join(name).exists(), "{name}");
+        }
+        // The runs sent the token; no file in the folder holds it.
+        let copy = std::fs::read_to_string(folder.join("plan.toml")).unwrap();
+        assert!(copy.contains("?token=REDACTED"), "{copy}");
+        for file in files_under(&folder) {
+            let bytes = std::fs::read(&file).unwrap();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(token),
+                "{} holds the token",
+                file.display()
+            );
         }
         // Args this lowering refuses are the plan's error, before any run.
         let bad = "[load]\nurl = \"http://127.0.0.1:9/\"\nrate = 1\nargs = [\"-k\"]\n[[variant]]\nname = \"a\"";

@@ -156,13 +156,22 @@ pub struct LatencyStats {
     pub stdev: f64,
     /// Largest value.
     pub max: u64,
-    /// `(percentile, value)` for each of [`PERCENTILES`].
+    /// `(percentile, value)` for each percentile asked for: those of
+    /// [`PERCENTILES`] from [`LatencyStats::of`].
     pub percentiles: Vec<(f64, u64)>,
 }
 
 impl LatencyStats {
-    /// The numbers of `h`; all zero for an empty histogram.
+    /// The numbers of `h` at [`PERCENTILES`]; all zero for an empty
+    /// histogram.
     pub fn of(h: &Histogram<u64>) -> LatencyStats {
+        LatencyStats::at_percentiles(h, &PERCENTILES)
+    }
+
+    /// The numbers of `h` at `percentiles` (each 0 to 100, like 98.0),
+    /// by nearest rank as every report reads them
+    /// ([`crate::rank::percentile`]); all zero for an empty histogram.
+    pub fn at_percentiles(h: &Histogram<u64>, percentiles: &[f64]) -> LatencyStats {
         if h.is_empty() {
             return LatencyStats {
                 count: 0,
@@ -170,7 +179,7 @@ impl LatencyStats {
                 mean: 0.0,
                 stdev: 0.0,
                 max: 0,
-                percentiles: PERCENTILES.iter().map(|&p| (p, 0)).collect(),
+                percentiles: percentiles.iter().map(|&p| (p, 0)).collect(),
             };
         }
         LatencyStats {
@@ -179,20 +188,22 @@ impl LatencyStats {
             mean: h.mean(),
             stdev: h.stdev(),
             max: h.max(),
-            percentiles: PERCENTILES
+            percentiles: percentiles
                 .iter()
                 .map(|&p| (p, crate::rank::percentile(h, p)))
                 .collect(),
         }
     }
 
-    /// The value at percentile `p` (one of [`PERCENTILES`]).
-    pub fn at(&self, p: f64) -> u64 {
+    /// The value at percentile `p`, if it is one these stats hold (one
+    /// of [`PERCENTILES`] for [`LatencyStats::of`]); `None` for any other,
+    /// which only the histogram can give: `LatencyStats::at_percentiles(h,
+    /// &[p])`, or [`crate::rank::percentile`]`(h, p)`.
+    pub fn at(&self, p: f64) -> Option<u64> {
         self.percentiles
             .iter()
             .find(|(q, _)| (*q - p).abs() < 1e-9)
             .map(|&(_, v)| v)
-            .unwrap_or(0)
     }
 }
 
@@ -870,4 +881,33 @@ pub fn explain_late_start(warnings: &mut Vec<Warning>, late_ns: u64) {
         !matches!(w, Warning::SendLag { p99_ns, .. } if *p99_ns <= late_ns.saturating_add(SEND_LAG_WARN_NS))
             && !matches!(w, Warning::OffSchedule { behind, at_s, .. } if *behind > 0 && *at_s <= late_s)
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 35 §6: `at(98.0)` answered 0 for a percentile the stats do
+    /// not hold, a value no histogram gave. Now it says it has none, and
+    /// the stats asked for it hold it, by the reports' rule.
+    #[test]
+    fn a_percentile_not_held_is_none_not_zero() {
+        // The type the API hands out, by pelt-core's own name for it.
+        let mut h: crate::Histogram<u64> = crate::histogram::new_histogram();
+        for ms in 1..=100u64 {
+            h.record(ms * 1_000_000).unwrap();
+        }
+        let stats = LatencyStats::of(&h);
+        assert_eq!(stats.at(98.0), None);
+        assert_eq!(stats.at(99.0), Some(crate::rank::percentile(&h, 99.0)));
+        let p98 = LatencyStats::at_percentiles(&h, &[98.0]).at(98.0).unwrap();
+        assert_eq!(p98, h.highest_equivalent(98_000_000));
+        assert_eq!(p98, crate::rank::percentile(&h, 98.0));
+        let empty = LatencyStats::at_percentiles(&crate::histogram::new_histogram(), &[98.0]);
+        assert_eq!(
+            empty.at(98.0),
+            Some(0),
+            "an empty histogram's zeros are its own"
+        );
+    }
 }

@@ -9,15 +9,12 @@
 use super::jar::{cookie_url, Jar};
 use crate::conn::{connect, for_origin, resolve_origin, tls_connector, Origin};
 use crate::error::EngineError;
-use crate::h1::PreparedRequest;
+use crate::h1::{read_response_copies, Copies, PreparedRequest};
 use pelt_core::{HttpOptions, Target};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
-/// The most of a login's response kept (its head and the body's first
-/// bytes are all that is used).
-const MAX_LOGIN_RESPONSE: usize = 1 << 20;
 /// Body bytes quoted when a login fails.
 const QUOTED: usize = 120;
 
@@ -29,6 +26,8 @@ struct Login {
     url: url::Url,
     /// What the failure message calls it: `POST http://host/login`.
     name: String,
+    /// A HEAD login's answer has no body, whatever its head says.
+    head: bool,
     timeout: Duration,
 }
 
@@ -64,6 +63,7 @@ pub(crate) fn login_all(
         tls,
         url: cookie_url(&login.url),
         name: format!("{} {}", login.method, login.url),
+        head: login.method.eq_ignore_ascii_case("HEAD"),
         timeout: http.timeout,
     });
     // The logins run on a thread of their own, with a runtime of their
@@ -123,22 +123,22 @@ async fn login_one(login: &Login) -> Result<Jar, String> {
             .flush()
             .await
             .map_err(|e| format!("{}: {e}", login.name))?;
-        // The request asked the server to close: read to the end.
-        let mut response = Vec::new();
-        let mut buf = [0u8; 8192];
-        loop {
-            match stream.read(&mut buf).await {
-                Ok(0) => break,
-                Ok(n) => response.extend_from_slice(&buf[..n]),
-                // rustls: a close without close_notify ends the body too.
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-                Err(e) => return Err(format!("{}: {e}", login.name)),
-            }
-            if response.len() >= MAX_LOGIN_RESPONSE {
-                break;
-            }
-        }
-        Ok(response)
+        // One response, read by its framing (Content-Length, chunked,
+        // or to the close when it has neither), as every measured one
+        // is: a server that ignores the request's `Connection: close`
+        // and keeps the connection open has still answered in full.
+        let mut buf = vec![0u8; crate::h1::FIRST_READ_BUF];
+        let mut answer = Answer::default();
+        let copies = Copies {
+            head: Some(&mut answer.head),
+            body: Some(&mut answer.body),
+            ..Copies::default()
+        };
+        let response = read_response_copies(&mut stream, &mut buf, login.head, || {}, copies)
+            .await
+            .map_err(|f| format!("{}: {}", login.name, f.detail))?;
+        answer.status = response.status;
+        Ok::<_, String>(answer)
     };
     let response = tokio::time::timeout(login.timeout, exchange)
         .await
@@ -151,25 +151,22 @@ async fn login_one(login: &Login) -> Result<Jar, String> {
     judge(login, &response)
 }
 
+/// A login's response: its status, head (for the cookies) and body as
+/// received (the first bytes are quoted when it failed).
+#[derive(Debug, Default)]
+struct Answer {
+    status: u16,
+    head: Vec<u8>,
+    body: Vec<u8>,
+}
+
 /// A login's response: its cookies in a new jar when its status is 2xx or
 /// 3xx (a login often redirects), else the failure with the status and the
 /// body's first bytes.
-fn judge(login: &Login, response: &[u8]) -> Result<Jar, String> {
-    let mut headers = vec![httparse::EMPTY_HEADER; 256];
-    let mut resp = httparse::Response::new(&mut headers);
-    let head_len = match resp.parse(response) {
-        Ok(httparse::Status::Complete(n)) => n,
-        _ => {
-            return Err(format!(
-                "{}: no valid HTTP response ({} bytes received)",
-                login.name,
-                response.len()
-            ))
-        }
-    };
-    let status = resp.code.unwrap_or(0);
+fn judge(login: &Login, answer: &Answer) -> Result<Jar, String> {
+    let status = answer.status;
     if !(200..400).contains(&status) {
-        let body = &response[head_len..response.len().min(head_len + QUOTED)];
+        let body = &answer.body[..answer.body.len().min(QUOTED)];
         let text: String = String::from_utf8_lossy(body)
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
@@ -177,11 +174,19 @@ fn judge(login: &Login, response: &[u8]) -> Result<Jar, String> {
         return Err(format!(
             "{} answered {status} {}: '{}'; check the credentials in --login",
             login.name,
-            resp.reason.unwrap_or(""),
+            reason(&answer.head),
             text.trim()
         ));
     }
     let mut jar = Jar::default();
-    jar.absorb(&response[..head_len], &login.url);
+    jar.absorb(&answer.head, &login.url);
     Ok(jar)
+}
+
+/// The reason phrase of a response head (`Unauthorized`).
+fn reason(head: &[u8]) -> String {
+    let mut headers = vec![httparse::EMPTY_HEADER; 256];
+    let mut resp = httparse::Response::new(&mut headers);
+    let _ = resp.parse(head);
+    resp.reason.unwrap_or("").to_string()
 }

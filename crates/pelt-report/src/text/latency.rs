@@ -64,7 +64,10 @@ pub(super) fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result 
     for p in pelt_core::PERCENTILES {
         write!(o, "  {:<10}", format!("p{p}"))?;
         for (_, l) in &columns {
-            write!(o, "{:>16}", cell(l, human_ns(l.at(p)).to_string()))?;
+            let v = l
+                .at(p)
+                .expect("LatencyStats::of holds every one of PERCENTILES");
+            write!(o, "{:>16}", cell(l, human_ns(v).to_string()))?;
         }
         writeln!(o)?;
     }
@@ -137,7 +140,7 @@ pub(super) fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result 
             o,
             "  TLS handshake: mean {}, p99 {}, max {}",
             human_ns(l.mean as u64),
-            human_ns(l.at(99.0)),
+            human_ns(pelt_core::rank::percentile(&t.tls, 99.0)),
             human_ns(l.max)
         )?;
     }
@@ -158,7 +161,7 @@ pub(super) fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result 
             o,
             "  TCP connect: mean {}, p99 {}, max {} ({} connections)",
             human_ns(l.mean as u64),
-            human_ns(l.at(99.0)),
+            human_ns(pelt_core::rank::percentile(&t.connect, 99.0)),
             human_ns(l.max),
             thousands(t.connections)
         )?;

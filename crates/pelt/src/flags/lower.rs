@@ -399,6 +399,34 @@ mod tests {
         assert_eq!(cli, library);
     }
 
+    /// Issue 35 §6: the docs' login sent its form with no Content-Type
+    /// and left cookies off, so `pelt compare` refused a program's run
+    /// against the CLI's ("--cookies: off vs on"). The library's builder
+    /// makes the CLI's login.
+    #[test]
+    fn a_programs_login_is_the_clis_login() {
+        let line = "POST http://127.0.0.1:1/login user=alice&password=example";
+        let cli = config(&["http://127.0.0.1:1/", "--login", line]).unwrap();
+        let mut library = RunConfig::new(
+            vec![pelt_core::config::RequestWords::get("http://127.0.0.1:1/")
+                .target()
+                .unwrap()],
+            Load::closed(pelt_core::config::DEFAULT_CLOSED_CONNECTIONS),
+            Stop::default(),
+        );
+        library.http.session = pelt_core::SessionOptions::login(line).unwrap();
+        assert_eq!(cli, library);
+        let login = library.http.session.login.as_ref().unwrap();
+        assert!(library.http.session.cookies);
+        assert_eq!(
+            login.headers,
+            [(
+                "Content-Type".to_string(),
+                "application/x-www-form-urlencoded".to_string()
+            )]
+        );
+    }
+
     #[test]
     fn defaults_follow_the_load_model() {
         let c = config(&["http://127.0.0.1:1/"]).unwrap();

@@ -38,14 +38,16 @@ pub struct SessionArgs {
 impl SessionArgs {
     /// The session options these flags ask for.
     pub fn options(&self) -> Result<SessionOptions, UserError> {
-        let mut login = self.login.as_deref().map(parse_login).transpose()?;
-        if let (Some(l), Some(header)) = (&mut login, self.basic_auth_header()?) {
+        // The library's builder: a program's login is the CLI's.
+        let mut session = match self.login.as_deref() {
+            Some(line) => login_session(line)?,
+            None => SessionOptions::default(),
+        };
+        session.cookies |= self.cookies;
+        if let (Some(l), Some(header)) = (&mut session.login, self.basic_auth_header()?) {
             add_authorization(l, &header);
         }
-        Ok(SessionOptions {
-            cookies: self.cookies || login.is_some(),
-            login,
-        })
+        Ok(session)
     }
 
     /// `-A user:pass` as an `Authorization` header value.
@@ -74,10 +76,10 @@ impl SessionArgs {
     }
 }
 
-/// `--login 'METHOD URL [BODY|<FILE]'`, by pelt-core's rule for a
-/// request line, worded for the flag.
-pub fn parse_login(text: &str) -> Result<Target, UserError> {
-    pelt_core::targets::request_line(text).map_err(|e| {
+/// `--login 'METHOD URL [BODY|<FILE]'`: the session pelt-core's
+/// [`SessionOptions::login`] makes of it, its error worded for the flag.
+pub fn login_session(text: &str) -> Result<SessionOptions, UserError> {
+    SessionOptions::login(text).map_err(|e| {
         UserError(format!(
             "--login: {e}; write it as 'METHOD URL [BODY|<FILE]', like 'POST http://127.0.0.1:8080/login user=a&pass=b'"
         ))
@@ -91,7 +93,7 @@ mod tests {
     #[test]
     fn a_bad_login_names_the_flag_once() {
         // Issue 22 §8: "--login: --login:1: ..." named it twice.
-        let e = parse_login("POST notaurl").unwrap_err().0;
+        let e = login_session("POST notaurl").unwrap_err().0;
         assert!(e.starts_with("--login: "), "{e}");
         assert_eq!(e.matches("--login").count(), 1, "{e}");
     }

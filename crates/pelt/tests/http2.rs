@@ -53,10 +53,16 @@ fn http2_over_tls_requests_appear_in_nginx_log_as_http2() {
     assert_eq!(r["bytes"]["body_in"], 200 * 3);
     // The kernel's TCP counts (for the retransmissions warning) are read
     // for HTTP/2's connections too: at least the handshake's segments and
-    // a request's each, none resent on loopback.
+    // a request's each, and of those few resent (none on a quiet
+    // loopback; a machine busy with other work resent 2 once, issue 45).
     let sent = r["connections"]["tcp_segments_sent"].as_u64().unwrap_or(0);
     assert!(sent >= 2 * 3, "segments sent: {}", r["connections"]);
-    assert_eq!(r["connections"]["tcp_retransmitted"], 0);
+    let resent = r["connections"]["tcp_retransmitted"].as_u64();
+    assert!(
+        resent.is_some_and(|n| n * 10 < sent),
+        "{}",
+        r["connections"]
+    );
     assert_logged_as_h2(&nginx, 200, "GET /ok 200 3 ");
 }
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use pelt_testkit::nginx::Nginx;
 use pelt_testkit::pelt::{exclusive, json, number as f, ok, ok_json, under};
-use pelt_testkit::pinned::{busy_on, pelt_on, serve_on, Pulses};
+use pelt_testkit::pinned::{pelt_on, serve_on, Pulses};
 
 /// A run pinned to CPU 0 at `rate` for 3 s, as JSON; with `pulses`, pelt
 /// is stopped 30 ms in every 60 ms while it runs.
@@ -165,24 +165,35 @@ fn client_limited(r: &Value) -> Vec<String> {
         .collect()
 }
 
-/// `--strict`: a run the client may have limited fails, for CI: pelt
-/// pinned to a CPU it shares with two busy loops, loading flat out, wants
-/// a CPU all the time (client_busy) or, when a busy machine slows the
-/// server too, reads its responses late (read_lag): exit 1 and one line
-/// naming the client. A light run passes unless the client limited it
-/// too: its exit code and its warnings always agree (a quiet machine
-/// gives it neither; a busy one may take its core).
+/// `--strict`: a run the client may have limited fails, for CI. pelt
+/// stopped 30 ms in every 60 ms reads responses late (read_lag), whatever
+/// else the machine does: exit 1 and one line naming the client. (A
+/// busy loop on pelt's CPU was the cause here before, but on a machine
+/// busy elsewhere the server on the other CPU is starved too, pelt waits
+/// for it, and the run is rightly not the client's: it passed.) A light
+/// run passes unless the client limited it too: its exit code and its
+/// warnings always agree (a quiet machine gives it neither; a busy one
+/// may take its core).
 #[test]
 fn strict_fails_a_run_the_client_limited() {
     let _machine = exclusive();
     let (_server, url) = serve_on("1");
+    // Held 30 ms, so half the responses arrive while pelt is stopped.
+    let late = format!("{url}?delay=30ms");
+    let child = pelt_on("0")
+        .args(["run", &late, "-t", "1", "-d", "2s", "--rate", "200"])
+        .args(["--strict", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let out = {
-        let _busy = [busy_on("0"), busy_on("0")];
-        pelt_on("0")
-            .args(["run", &url, "-t", "1", "-d", "2s", "-c", "20"])
-            .args(["--strict", "--format", "json"])
-            .output()
-            .unwrap()
+        let _beat = Pulses::start(
+            child.id(),
+            Duration::from_millis(30),
+            Duration::from_millis(30),
+        );
+        child.wait_with_output().unwrap()
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");

@@ -105,28 +105,6 @@ pub struct SessionOptions {
 }
 
 impl SessionOptions {
-    /// The session `pelt run --login 'METHOD URL [BODY|<FILE]'` makes,
-    /// by the same rule: the request line read as a targets file's siege
-    /// line (a body is sent as `application/x-www-form-urlencoded`, a
-    /// `<FILE` body read from the current directory), and cookies on, so
-    /// that each sender keeps what its login set. A run made with it
-    /// compares with the CLI's like with like.
-    ///
-    /// ```
-    /// let s = pelt_core::SessionOptions::login("POST http://127.0.0.1:8080/login user=a&pass=b")?;
-    /// assert!(s.cookies);
-    /// let login = s.login.unwrap();
-    /// assert_eq!(login.method, "POST");
-    /// assert!(login.headers.contains(&("Content-Type".into(), "application/x-www-form-urlencoded".into())));
-    /// # Ok::<(), pelt_core::config::WordError>(())
-    /// ```
-    pub fn login(request: &str) -> Result<SessionOptions, super::WordError> {
-        Ok(SessionOptions {
-            cookies: true,
-            login: Some(crate::targets::request_line(request)?),
-        })
-    }
-
     /// Neither cookies nor a login: requests are sent as configured.
     pub fn is_off(&self) -> bool {
         !self.cookies && self.login.is_none()

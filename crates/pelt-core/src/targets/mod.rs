@@ -35,6 +35,32 @@ mod lines;
 mod parser;
 mod plain;
 mod siege;
+// Here, beside the request line it reads, not in `config`: `config` is
+// below `targets` (crates/pelt/tests/layers.rs).
+impl crate::config::SessionOptions {
+    /// The session `pelt run --login 'METHOD URL [BODY|<FILE]'` makes,
+    /// by the same rule: the request line read as a targets file's siege
+    /// line (a body is sent as `application/x-www-form-urlencoded`, a
+    /// `<FILE` body read from the current directory), and cookies on, so
+    /// that each sender keeps what its login set. A run made with it
+    /// compares with the CLI's like with like.
+    ///
+    /// ```
+    /// let s = pelt_core::SessionOptions::login("POST http://127.0.0.1:8080/login user=a&pass=b")?;
+    /// assert!(s.cookies);
+    /// let login = s.login.unwrap();
+    /// assert_eq!(login.method, "POST");
+    /// assert!(login.headers.contains(&("Content-Type".into(), "application/x-www-form-urlencoded".into())));
+    /// # Ok::<(), pelt_core::config::WordError>(())
+    /// ```
+    pub fn login(request: &str) -> Result<crate::config::SessionOptions, crate::config::WordError> {
+        Ok(crate::config::SessionOptions {
+            cookies: true,
+            login: Some(request_line(request)?),
+        })
+    }
+}
+
 /// `METHOD URL [BODY|<FILE]` (a login): a targets file's siege line,
 /// method first as the request line reads. Relative `<FILE`s are from
 /// the current directory.

@@ -69,6 +69,7 @@ fn summary(rate_mode: bool, seconds: u64, per_second: u64, slow: u64) -> RunSumm
             1_700_000_000 + sec,
             sec as f64,
             &r,
+            pelt_core::Headline::ResponseTime,
         ));
         total.merge(&r);
     }

@@ -29,10 +29,14 @@
 //! called, while an A/A headlines a change at most 5 % of the time (the
 //! simulations below).
 //!
-//! The statistic of a row is its rank test's: the Wilcoxon signed-rank
-//! sum of the block differences (paired) or the Mann–Whitney sum of B's
-//! ranks (unpaired), each centred and divided by its standard deviation
-//! under "no change", so that rows of different scales compare. All
+//! The statistic of a row is the sum of its block differences (paired:
+//! Fisher's sign-flip test) or of B's values (unpaired: Pitman's
+//! permutation test), on the scale differences are taken on (log for a
+//! latency, so one slow run is a factor, not an outlier), each centred and
+//! divided by its standard deviation under relabelling, so that rows of
+//! different scales compare. Rank sums would do too, but they tie at the
+//! extreme across metrics (every metric whose six blocks agree in sign
+//! has the same largest sum), which costs six blocks their power. All
 //! `2ⁿ` sign patterns (paired, up to 16 blocks) or all relabellings
 //! (unpaired, up to 100,000 of them) are enumerated; beyond that a seeded
 //! draw of 20,000 stands in, so the same runs always get the same
@@ -198,8 +202,8 @@ fn step_down(samples: &[&Sample], alpha: f64) -> Vec<bool> {
 /// Each row's standardised rank statistic, under any relabelling.
 struct Statistics<'a> {
     samples: &'a [&'a Sample],
-    /// Paired: each row's signed ranks of |d| (0 for a zero difference).
-    /// Unpaired: each row's ranks of the pooled values (A's then B's).
+    /// Paired: each row's block differences. Unpaired: each row's pooled
+    /// values (A's then B's).
     ranks: Vec<Vec<f64>>,
     /// Each row's standard deviation of the statistic under no change.
     sd: Vec<f64>,
@@ -212,29 +216,22 @@ impl<'a> Statistics<'a> {
         for s in samples {
             match s {
                 Sample::Paired(d) => {
-                    let abs: Vec<f64> = d.iter().map(|x| x.abs()).collect();
-                    let r = average_ranks(&abs);
-                    let signed: Vec<f64> = d
-                        .iter()
-                        .zip(&r)
-                        .map(|(x, r)| match x.partial_cmp(&0.0) {
-                            Some(std::cmp::Ordering::Greater) => *r,
-                            Some(std::cmp::Ordering::Less) => -*r,
-                            _ => 0.0,
-                        })
-                        .collect();
-                    sd.push(signed.iter().map(|r| r * r).sum::<f64>().sqrt());
-                    ranks.push(signed);
+                    // Fisher's sign-flip statistic: the sum of the block
+                    // differences, over their root sum of squares (the
+                    // same under every flip). Finer than signed ranks,
+                    // whose sums tie at the extreme across metrics.
+                    sd.push(d.iter().map(|x| x * x).sum::<f64>().sqrt());
+                    ranks.push(d.clone());
                 }
                 Sample::Unpaired(a, b) => {
-                    let pooled: Vec<f64> = a.iter().chain(b.iter()).copied().collect();
-                    let r = average_ranks(&pooled);
+                    // Pitman's: B's sum of the pooled values, centred.
+                    let r: Vec<f64> = a.iter().chain(b.iter()).copied().collect();
                     let (m, n) = (a.len() as f64, b.len() as f64);
                     let total = m + n;
                     let mean = r.iter().sum::<f64>() / total;
                     let var_r = r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / total;
-                    // The variance of a sum of n ranks drawn without
-                    // replacement from the pooled ranks.
+                    // The variance of a sum of n values drawn without
+                    // replacement from the pooled ones.
                     sd.push((n * var_r * (total - n) / (total - 1.0).max(1.0)).sqrt());
                     ranks.push(r);
                 }
@@ -379,26 +376,6 @@ fn binomial(n: usize, k: usize) -> u64 {
     c
 }
 
-/// Ranks from 1, ties given their average.
-fn average_ranks(x: &[f64]) -> Vec<f64> {
-    let mut idx: Vec<usize> = (0..x.len()).collect();
-    idx.sort_by(|&i, &j| x[i].total_cmp(&x[j]));
-    let mut r = vec![0.0; x.len()];
-    let mut i = 0;
-    while i < idx.len() {
-        let mut j = i;
-        while j + 1 < idx.len() && x[idx[j + 1]] == x[idx[i]] {
-            j += 1;
-        }
-        let avg = (i + j) as f64 / 2.0 + 1.0;
-        for &k in &idx[i..=j] {
-            r[k] = avg;
-        }
-        i = j + 1;
-    }
-    r
-}
-
 /// SplitMix64, seeded: the same runs always get the same verdicts.
 struct Rng(u64);
 
@@ -490,11 +467,11 @@ mod tests {
     /// headlined the most severe, so it called a change far more often
     /// than 5 % of the time. Judged as one family, it calls one in at most
     /// 5 % of experiments. 2,000 seeded A/A experiments each, paired (10
-    /// and 6 blocks) and unpaired (8 runs a side); the seeds were fixed
+    /// and 6 blocks) and unpaired (6 runs a side); the seeds were fixed
     /// before the first run.
     #[test]
     fn simulated_a_a_headlines_a_change_at_most_5_percent_of_the_time() {
-        for (seed, blocks, paired) in [(35, 10, true), (36, 6, true), (37, 8, false)] {
+        for (seed, blocks, paired) in [(35, 10, true), (36, 6, true), (37, 6, false)] {
             let mut rng = SplitMix(seed);
             let (mut before, mut after) = (0, 0);
             let trials = 2000;

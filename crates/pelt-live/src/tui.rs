@@ -415,4 +415,50 @@ mod tests {
         }
         assert!(!screen.contains("0.5m "), "minutes for milliseconds");
     }
+
+    /// Issue 35 §2: the chart's "ms" axis title was drawn inside the plot
+    /// (its top row, over the legend and the lines); the unit is in the
+    /// chart's title and its labels. The header gives the failed count
+    /// with its share, and the latency drawn is the run's headline.
+    #[test]
+    fn the_chart_has_no_axis_title_over_its_plot_and_failed_has_its_share() {
+        let live = Live::new("r".into(), TargetLabels::default());
+        live.set_headline(pelt_core::Headline::ServiceTime);
+        for ms in [1u64, 2, 30] {
+            let mut rec = Recorder::new();
+            rec.requests = 4;
+            rec.successes = 3;
+            rec.service.record(ms * 1_000_000).unwrap();
+            rec.response.record(ms * 2_000_000).unwrap();
+            let row = pelt_core::IntervalRow::from_recorder(
+                0,
+                0.0,
+                &rec,
+                pelt_core::Headline::ServiceTime,
+            );
+            live.feed(&row, &rec, Gauges::default());
+        }
+        let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+        live.read(|s| term.draw(|f| frame(f, s, None)).map(|_| ()))
+            .unwrap();
+        let rows: Vec<String> = term
+            .backend()
+            .buffer()
+            .content()
+            .chunks(120)
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+            .collect();
+        let screen = rows.join("\n");
+        let title = rows
+            .iter()
+            .position(|r| r.contains("service time per second, ms"))
+            .unwrap_or_else(|| panic!("the chart's title:\n{screen}"));
+        // The row under the title is the plot's first: no lone "ms" there.
+        let first = &rows[title + 1];
+        // (It was drawn right after the y axis: "30.02 ms│ms ...".)
+        assert!(!first.contains("│ms "), "{first}\n{screen}");
+        assert!(screen.contains("failed 3 (25.00%)"), "{screen}");
+        assert!(screen.contains("service time p99 "), "{screen}");
+        assert!(screen.contains("requests by service time"), "{screen}");
+    }
 }

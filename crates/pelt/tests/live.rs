@@ -255,7 +255,9 @@ fn dashboard_updates_in_chromium_and_ends_with_the_report() {
     // Issue 35 §2: the failed count with its share, as every report.
     let failed = report["requests"]["failed"].as_u64().unwrap();
     assert!(
-        dom.contains(&format!("id=\"final-failed\" data-raw=\"{failed}\">{failed} (")),
+        dom.contains(&format!(
+            "id=\"final-failed\" data-raw=\"{failed}\">{failed} ("
+        )),
         "{dom}"
     );
     assert!(dom.contains("<polyline"), "charts drawn: {dom}");

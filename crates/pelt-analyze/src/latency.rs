@@ -137,7 +137,7 @@ impl Latency {
                 "Latency: response time, from each request's scheduled send to its response (the client's send lag included)."
             }
             Latency::ServiceTime => {
-                "Latency: service time, from each request's actual send to its response (the client's send lag left out)."
+                "Latency: service time, from each request's actual send to its response (a closed loop's headline; in rate runs, the client's send lag left out)."
             }
             Latency::SendLag => {
                 "Latency: send lag, from each request's scheduled send to its actual send (the client's health, not the server's)."

@@ -230,6 +230,10 @@ pub struct Comparison {
     pub design: Design,
     /// The verdict.
     pub verdict: Verdict,
+    /// The runs on the scale of the differences, for judging several
+    /// metrics as one family ([`crate::family`]); not reported.
+    #[serde(skip)]
+    pub sample: Option<crate::family::Sample>,
 }
 
 /// Compares paired runs: `a[i]` and `b[i]` come from block `i`.
@@ -259,6 +263,7 @@ pub fn compare_paired(metric: &Metric, a: &[f64], b: &[f64]) -> Result<Compariso
         n,
         design: Design::Paired { blocks: n },
         verdict: Verdict::NoVerdict,
+        sample: Some(crate::family::Sample::Paired(d.clone())),
     };
     if n == 1 {
         return Ok(out);
@@ -304,6 +309,7 @@ pub fn compare_unpaired(metric: &Metric, a: &[f64], b: &[f64]) -> Result<Compari
             runs_b: b.len(),
         },
         verdict: Verdict::NoVerdict,
+        sample: Some(crate::family::Sample::Unpaired(xa.clone(), xb.clone())),
     };
     if a.len() == 1 && b.len() == 1 {
         return Ok(out);
@@ -738,7 +744,8 @@ mod tests {
         let back: Verdict = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
         assert_eq!(back, v);
         let back: Comparison = serde_json::from_value(json).unwrap();
-        assert_eq!(back, c);
+        // The runs kept for the family are not reported.
+        assert_eq!(back, Comparison { sample: None, ..c });
         let m: Metric = serde_json::from_str(
             r#"{"name":"rps","scale":"ratio","direction":"higher_is_better","margin":0.02}"#,
         )

@@ -61,9 +61,11 @@ pub struct RunRecord {
     pub steps: Vec<String>,
     /// The steps' values, three a step ([`runs::step_values`] of `steps`).
     pub step_values: Vec<f64>,
-    /// p50 of response time, for the latency-versus-load chart.
+    /// p50 of the latency judged (the headline unless
+    /// [`RunRecord::judge`] says otherwise), for the latency-versus-load
+    /// chart.
     pub p50_ns: u64,
-    /// p99 of response time, for the latency-versus-load chart.
+    /// p99 of the same, for the latency-versus-load chart.
     pub p99_ns: u64,
     /// Stopped by Ctrl-C: saved and listed, left out of the verdicts.
     pub interrupted: bool,
@@ -78,15 +80,7 @@ pub struct RunRecord {
 impl RunRecord {
     /// The record of `run`, made in `block` of `variant` at `level`.
     pub fn new(block: u32, variant: usize, level: usize, file: PathBuf, run: &RunSummary) -> Self {
-        let h = &run.total.response;
-        let (p50_ns, p99_ns) = if h.is_empty() {
-            (0, 0)
-        } else {
-            (
-                pelt_core::rank::percentile(h, 50.0),
-                pelt_core::rank::percentile(h, 99.0),
-            )
-        };
+        let (p50_ns, p99_ns) = p50_p99(run.headline().of(&run.total));
         RunRecord {
             block,
             variant,
@@ -101,6 +95,16 @@ impl RunRecord {
             client_busy: runs::client_busy(run),
             warnings: run.warnings.clone(),
         }
+    }
+
+    /// Judge `latency` in `run` (this record's run): its values, and the
+    /// p50 and p99 the latency-against-load chart draws, so that the chart
+    /// shows what the verdicts judge.
+    pub fn judge(&mut self, run: &RunSummary, latency: crate::latency::Latency) {
+        self.values = crate::latency::values(run, latency);
+        let (p50_ns, p99_ns) = p50_p99(latency.histogram(run));
+        self.p50_ns = p50_ns;
+        self.p99_ns = p99_ns;
     }
 
     /// This run's values of `steps` (three a step, NaN for a step it
@@ -359,5 +363,17 @@ mod tests {
             (one.label(), one.slug()),
             ("1 connection".into(), "c-1".into())
         );
+    }
+}
+
+/// p50 and p99 of `h` (0 and 0 when it is empty).
+fn p50_p99(h: &hdrhistogram::Histogram<u64>) -> (u64, u64) {
+    if h.is_empty() {
+        (0, 0)
+    } else {
+        (
+            pelt_core::rank::percentile(h, 50.0),
+            pelt_core::rank::percentile(h, 99.0),
+        )
     }
 }

@@ -79,6 +79,22 @@ pub fn most_severe(rows: &[Row]) -> Option<&Row> {
         .map(|(_, row)| row)
 }
 
+/// When the verdicts point both ways: the metrics that improved and those
+/// that regressed, by name in row order (`None` when they agree, or when
+/// fewer than two changed). A headline that names only the most severe
+/// would hide the rest (p99 regressed while p50 and throughput improved).
+pub fn disagreeing(rows: &[Row]) -> Option<(Vec<&str>, Vec<&str>)> {
+    let (mut better, mut worse) = (Vec::new(), Vec::new());
+    for row in rows {
+        match row.result.as_ref().map(|c| c.verdict) {
+            Ok(Verdict::Improvement { .. }) => better.push(row.metric.name.as_str()),
+            Ok(Verdict::Regression { .. }) => worse.push(row.metric.name.as_str()),
+            _ => {}
+        }
+    }
+    (!better.is_empty() && !worse.is_empty()).then_some((better, worse))
+}
+
 /// The error-share comparison when it differs materially (either way,
 /// and whether or not the design confounds it with time): flagged at the
 /// top of every report.
@@ -127,6 +143,10 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
             "every metric",
             "latency drifted over the run: its percentiles mix conditions",
         ),
+        Warning::Step { .. } => (
+            "every metric",
+            "latency stepped to another level during the run: its percentiles mix two conditions",
+        ),
         Warning::Warmup { .. } => (LATENCY, "the run's start was slower than its rest"),
         Warning::Until { .. } => return None,
         Warning::OffSchedule { .. } => (
@@ -171,6 +191,7 @@ pub fn kind(w: &Warning) -> &'static str {
         Warning::Errors { .. } => "errors",
         Warning::KeepAliveRace { .. } => "keep_alive_race",
         Warning::Drift { .. } => "drift",
+        Warning::Step { .. } => "step",
         Warning::Warmup { .. } => "warmup",
         Warning::Until { .. } => "until",
         Warning::Autocorrelation { .. } => "autocorrelation",

@@ -29,8 +29,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Latency {
-    /// From the scheduled send to the response (the headline).
+    /// The runs' headline ([`pelt_core::Headline`]): response time in
+    /// rate runs, service time in a closed loop. The default; a comparison
+    /// resolves it ([`Latency::resolve`]) once it has its runs.
     #[default]
+    Headline,
+    /// From the scheduled send to the response (rate mode's headline).
     ResponseTime,
     /// From the actual send to the response: the server's part.
     ServiceTime,
@@ -47,12 +51,41 @@ impl Latency {
     /// `errors`.
     pub fn name(self) -> &'static str {
         match self {
+            Latency::Headline => "headline",
             Latency::ResponseTime => "response_time",
             Latency::ServiceTime => "service_time",
             Latency::SendLag => "send_lag",
             Latency::Throughput => "throughput",
             Latency::Errors => "errors",
         }
+    }
+
+    /// The latency [`Latency::Headline`] stands for in runs of this mode;
+    /// any other as it is.
+    pub fn resolve(self, rate_mode: bool) -> Latency {
+        match (self, pelt_core::Headline::for_rate_mode(rate_mode)) {
+            (Latency::Headline, pelt_core::Headline::ResponseTime) => Latency::ResponseTime,
+            (Latency::Headline, pelt_core::Headline::ServiceTime) => Latency::ServiceTime,
+            (other, _) => other,
+        }
+    }
+
+    /// [`Latency::resolve`] for `run`'s mode.
+    pub fn resolve_for(self, run: &RunSummary) -> Latency {
+        self.resolve(run.is_rate_mode())
+    }
+
+    /// Whether this is the headline of runs of this mode (what a report
+    /// shows first, and what needs no note).
+    pub fn is_headline(self, rate_mode: bool) -> bool {
+        self.resolve(rate_mode) == Latency::Headline.resolve(rate_mode)
+    }
+
+    /// Response time, or the headline unresolved: what a report needs
+    /// no note for (the reports' default before closed loops had their
+    /// own headline).
+    pub fn is_headline_of_rate_runs(self) -> bool {
+        matches!(self, Latency::ResponseTime | Latency::Headline)
     }
 
     /// The one metric judged ([`runs::metrics`]' name), when a comparison
@@ -71,6 +104,9 @@ impl Latency {
     pub fn weakened_by(self, group: &crate::headline::WarningGroup) -> bool {
         match self.sole() {
             Some(name) => group.weakens == "every metric" || group.weakens.contains(name),
+            // Send lag weakens response time's percentiles because they
+            // include it; service time's leave it out (issue 35).
+            None if self == Latency::ServiceTime => group.kind != "send_lag",
             None => true,
         }
     }
@@ -83,7 +119,7 @@ impl Latency {
             Some(name) => rows.into_iter().filter(|r| r.metric.name == name).collect(),
             // Steps keep response time only (per target): their rows
             // would not measure the latency asked for.
-            None if self != Latency::ResponseTime => rows
+            None if !matches!(self, Latency::ResponseTime | Latency::Headline) => rows
                 .into_iter()
                 .filter(|r| !runs::is_step_metric(&r.metric))
                 .collect(),
@@ -94,11 +130,14 @@ impl Latency {
     /// One sentence for a report.
     pub fn describe(self) -> &'static str {
         match self {
+            Latency::Headline => {
+                "Latency: the runs' headline, response time in rate runs and service time in a closed loop."
+            }
             Latency::ResponseTime => {
                 "Latency: response time, from each request's scheduled send to its response (the client's send lag included)."
             }
             Latency::ServiceTime => {
-                "Latency: service time, from each request's actual send to its response (the client's send lag left out)."
+                "Latency: service time, from each request's actual send to its response (a closed loop's headline; in rate runs, the client's send lag left out)."
             }
             Latency::SendLag => {
                 "Latency: send lag, from each request's scheduled send to its actual send (the client's health, not the server's)."
@@ -112,11 +151,26 @@ impl Latency {
         }
     }
 
-    fn histogram(self, run: &RunSummary) -> &Histogram<u64> {
+    /// What a chart of [`Latency::histogram`] draws, for its title:
+    /// `service time`, or `the headline latency` (unresolved, or for a
+    /// sole metric).
+    pub fn drawn(self) -> &'static str {
+        match self {
+            Latency::ResponseTime => "response time",
+            Latency::ServiceTime => "service time",
+            Latency::SendLag => "send lag",
+            _ => "the headline latency",
+        }
+    }
+
+    /// The histogram this latency reads in `run` (the headline's for a
+    /// sole metric).
+    pub fn histogram(self, run: &RunSummary) -> &Histogram<u64> {
         match self {
             Latency::ServiceTime => &run.total.service,
             Latency::SendLag => &run.total.send_lag,
-            _ => &run.total.response,
+            Latency::ResponseTime => &run.total.response,
+            _ => run.headline().of(&run.total),
         }
     }
 }
@@ -136,7 +190,7 @@ pub fn values(run: &RunSummary, latency: Latency) -> Vec<f64> {
         }
         return v;
     }
-    if latency == Latency::ResponseTime {
+    if latency.resolve_for(run) == Latency::ResponseTime {
         return v;
     }
     let h = latency.histogram(run);
@@ -164,6 +218,7 @@ mod tests {
     #[test]
     fn names_round_trip_through_serde() {
         for l in [
+            Latency::Headline,
             Latency::ResponseTime,
             Latency::ServiceTime,
             Latency::SendLag,

@@ -25,6 +25,7 @@ pub mod compare;
 pub mod design;
 pub mod error;
 pub mod experiment;
+pub mod family;
 pub mod headline;
 pub mod latency;
 pub mod predict;

@@ -327,6 +327,35 @@ pub fn single_url(runs: &[RunSummary]) -> Option<String> {
     urls.all(|u| u == first).then_some(first)
 }
 
+/// The baseline runs a one-run gate leaves out as outliers
+/// (`pelt_analyze::predict::outliers`), one sentence per run, saying the
+/// rule.
+fn outlier_notes(a: &[RunRow], values: &[Vec<f64>]) -> Vec<String> {
+    let found = pelt_analyze::predict::outliers(values);
+    let mut runs: Vec<usize> = found.iter().map(|o| o.run).collect();
+    runs.sort_unstable();
+    runs.dedup();
+    runs.iter()
+        .filter_map(|&run| {
+            let of: Vec<&pelt_analyze::predict::Outlier> =
+                found.iter().filter(|o| o.run == run).collect();
+            let first = of.first()?;
+            let id = a.get(run).map_or_else(|| format!("run {}", run + 1), |r| format!("#{}", r.id));
+            Some(format!(
+                "Outlier left out of the baseline: {id} for {} ({} {} against the baseline's median {}); \
+                 rule: a run more than {} robust standard deviations (1.4826 x the median absolute \
+                 deviation, log scale) from the baseline's median is left out, while {} runs remain.",
+                of.iter().map(|o| o.metric.as_str()).collect::<Vec<_>>().join(", "),
+                first.metric,
+                pelt_core::human_ns(first.value as u64),
+                pelt_core::human_ns(first.median as u64),
+                pelt_analyze::predict::OUTLIER_Z,
+                pelt_analyze::predict::MIN_BASELINE_RUNS,
+            ))
+        })
+        .collect()
+}
+
 /// Names of recorded runs, `#ID` each.
 fn names(rows: &[RunRow]) -> Vec<String> {
     rows.iter().map(|r| format!("#{}", r.id)).collect()
@@ -359,6 +388,7 @@ fn comparison(
         paired: false,
         runs: (Vec::new(), Vec::new()),
         preface,
+        unjudged: Vec::new(),
     }
 }
 
@@ -371,7 +401,7 @@ fn prediction_note(rows: &[Row]) -> String {
         .unwrap_or(pelt_analyze::CONFIDENCE);
     format!(
         "one run against the baseline's run-to-run spread: each interval is a {:.1}% Student t prediction\n\
-         interval of the baseline runs (log scale for latency; A = their geometric mean), {:.1}% so that\n\
+         interval of the baseline runs (log scale for latency; A = their mean: geometric for latencies, plain for shares), {:.1}% so that\n\
          the gate over all metrics calls a regression that is not there at most 5% of the time\n",
         confidence * 100.0,
         confidence * 100.0
@@ -405,7 +435,9 @@ pub fn against_files(
     }
     let selection = spec.select(store, &b, None, o.allow_mismatch)?;
     let a = &selection.runs;
-    let b_timed = crate::compare::timed(&b, o.latency);
+    // The default is the runs' headline (service time for a closed loop).
+    let latency = o.latency.resolve_for(&b[0]);
+    let b_timed = crate::compare::timed(&b, latency);
     // The baseline's runs were recorded before these, as a rule: the
     // change is confounded with time like any before/after.
     let a_timed: Vec<Timed> = a
@@ -413,7 +445,7 @@ pub fn against_files(
         .map(|r| {
             Ok(Timed {
                 started_ms: r.started_ms.max(0) as u64,
-                values: match o.latency {
+                values: match latency {
                     // The figure columns hold response time only.
                     Latency::ResponseTime => stored_values(r),
                     other => recorded_values(store, r.id, other)?,
@@ -424,11 +456,22 @@ pub fn against_files(
     // One new run is judged against the baseline's prediction interval
     // (pelt_analyze::predict): the rank test needs 39 baseline runs.
     let (av, bv) = (values(&a_timed), values(&b_timed));
+    let mut notes = selection.notes.clone();
+    let mut unjudged = Vec::new();
+    if let [one] = bv.as_slice() {
+        notes.extend(outlier_notes(a, &av));
+        unjudged = pelt_analyze::predict::unjudged(
+            &pelt_analyze::predict::compare_values(&av, one),
+            &av,
+            one,
+        );
+    }
     let mut rows = match bv.as_slice() {
         [one] => pelt_analyze::predict::compare_values(&av, one),
         more => compare_values(&av, more, false),
     };
-    rows = o.latency.judge(rows);
+    rows = latency.judge(rows);
+    let family = pelt_analyze::family::control(&mut rows);
     let time_design = design::assess(&runs::metrics(), &a_timed, &b_timed, o.sequential_ok);
     design::withhold_material(&mut rows, &time_design);
     b_mismatches.extend(selection.allowed.iter().cloned());
@@ -442,11 +485,14 @@ pub fn against_files(
         ),
         runs: b.len(),
         allowed: b_mismatches,
-        notes: selection.notes.clone(),
-        latency: o.latency,
+        notes,
+        latency,
         baseline: None,
+        family,
     };
-    Ok(comparison(spec, a, b_names, rows, context))
+    let mut c = comparison(spec, a, b_names, rows, context);
+    c.unjudged = unjudged;
+    Ok(c)
 }
 
 /// `pelt run ... --baseline SPEC`: the run just made (recorded as `id`,
@@ -462,23 +508,54 @@ pub fn against_run(
 ) -> Result<Comparison> {
     let selection = spec.select(store, std::slice::from_ref(summary), id, allow_mismatch)?;
     let a = &selection.runs;
-    let this_values = runs::values(summary);
-    let rows = rows(a, std::slice::from_ref(&this_values));
+    // The run's headline: service time for a closed loop, read from the
+    // recorded runs' results files (the figure columns hold response
+    // time). A baseline run kept without its file leaves the gate on
+    // response time, said in the notes.
+    let mut notes = selection.notes.clone();
+    let mut latency = Latency::Headline.resolve_for(summary);
+    let mut a_values: Vec<Vec<f64>> = Vec::new();
+    if latency != Latency::ResponseTime {
+        for r in a {
+            match recorded_values(store, r.id, latency) {
+                Ok(v) => a_values.push(v),
+                Err(e) => {
+                    notes.push(format!(
+                        "judged on response time, not the headline {}: {e}",
+                        latency.name()
+                    ));
+                    latency = Latency::ResponseTime;
+                    break;
+                }
+            }
+        }
+    }
+    if latency == Latency::ResponseTime {
+        a_values = a.iter().map(stored_values).collect();
+    }
+    let this_values = pelt_analyze::latency::values(summary, latency);
+    let rows = pelt_analyze::predict::compare_values(&a_values, &this_values);
+    notes.extend(outlier_notes(a, &a_values));
+    let unjudged = pelt_analyze::predict::unjudged(&rows, &a_values, &this_values);
     let name = id.map_or_else(|| "this run".to_string(), |id| format!("#{id} (this run)"));
     let timed = |started_ms: u64, values: Vec<f64>| Timed { started_ms, values };
     let baseline: Vec<Timed> = a
         .iter()
-        .map(|r| timed(r.started_ms.max(0) as u64, stored_values(r)))
+        .zip(a_values)
+        .map(|(r, v)| timed(r.started_ms.max(0) as u64, v))
         .collect();
     let this = [timed(summary.env.started_unix_ms, this_values)];
     let context = Context {
         design: Some(design::assess(&runs::metrics(), &baseline, &this, false)),
-        notes: selection.notes.clone(),
+        notes,
         allowed: selection.allowed.clone(),
         runs: 1,
+        latency,
         ..Context::default()
     };
-    Ok(comparison(spec, a, vec![name], rows, context))
+    let mut c = comparison(spec, a, vec![name], rows, context);
+    c.unjudged = unjudged;
+    Ok(c)
 }
 
 /// A sweep's capacity against the baseline's sweeps.

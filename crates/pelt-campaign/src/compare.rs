@@ -64,6 +64,10 @@ pub struct Comparison {
     pub runs: (Vec<RunSummary>, Vec<RunSummary>),
     /// Lines said above the text table (a baseline says what it is).
     pub preface: String,
+    /// The metrics a one-run gate could not judge although the run lies
+    /// outside the whole baseline (`pelt_analyze::predict::unjudged`):
+    /// `--fail-on` fails on them.
+    pub unjudged: Vec<String>,
 }
 
 impl Comparison {
@@ -132,12 +136,18 @@ impl Comparison {
         }
         pairs(a.runs.len(), b.runs.len(), o.paired)?;
         let allowed = like_with_like(&a, &b, o.allow_mismatch)?;
-        let (ta, tb) = (timed(&a.runs, o.latency), timed(&b.runs, o.latency));
+        // The default is the runs' headline: service time for a closed
+        // loop's, response time for rate runs' (alike: one load model).
+        let latency = o.latency.resolve_for(&b.runs[0]);
+        let (ta, tb) = (timed(&a.runs, latency), timed(&b.runs, latency));
         let mut rows = runs::compare_values(&values(&ta), &values(&tb), o.paired);
         // Scenario runs: each step's p50, p99 and failed share beside the
         // whole run's, judged by the same method.
         rows.extend(runs::compare_runs_steps(&a.runs, &b.runs, o.paired));
-        rows = o.latency.judge(rows);
+        rows = latency.judge(rows);
+        // The rows judged as one family: an A/A calls a change at most
+        // 5 % of the time however many metrics (pelt_analyze::family).
+        let family = pelt_analyze::family::control(&mut rows);
         let time_design = design::assess(&runs::metrics(), &ta, &tb, o.sequential_ok);
         design::withhold_material(&mut rows, &time_design);
         let context = Context {
@@ -155,8 +165,9 @@ impl Comparison {
                 .map(|d| format!("A and B ran against different servers ({d}): compared as two servers doing the same work."))
                 .into_iter()
                 .collect(),
-            latency: o.latency,
+            latency,
             baseline: None,
+            family,
         };
         Ok(Comparison {
             rows,
@@ -167,6 +178,7 @@ impl Comparison {
             paired: o.paired,
             runs: (a.runs, b.runs),
             preface: String::new(),
+            unjudged: Vec::new(),
         })
     }
 

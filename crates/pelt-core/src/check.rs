@@ -36,11 +36,16 @@ pub enum Measure {
 /// Which latency a latency measure reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Latency {
-    /// The report's headline: response time (from the planned start in
-    /// rate mode; a closed loop's is its service time).
+    /// The report's headline ([`crate::Headline`]): response time in
+    /// rate mode, service time in a closed loop. A bare `p99` reads it.
     #[default]
     Headline,
-    /// `service_time.`: from the first byte written to the last read.
+    /// `response_time.` (or `response `): from the planned start (in a
+    /// closed loop, from when the connection began the request, its
+    /// connect included).
+    Response,
+    /// `service_time.` (or `service `): from the first byte written to the
+    /// last read.
     Service,
     /// `send_lag.`: from the planned start to the first byte written.
     SendLag,
@@ -103,8 +108,8 @@ impl fmt::Display for Checked {
 
 const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'failed < 0.1%', 'failed == 0', \
 'rate >= 990', 'service_time.p99 < 5ms' or 'target[2].p99 < 20ms'; MEASURE is p50..p99.99, mean, \
-max (durations with a unit; of the headline latency, or prefixed service_time., response_time. or \
-send_lag.), failed or errors (the share of requests with no response or a status outside 2xx/3xx, with %), rate, throughput (per second) or requests (a count), \
+max (durations with a unit; of the headline latency: response time with --rate, service time in a \
+closed loop; or prefixed service_time., response_time. or send_lag., or 'service p50'), failed or errors (the share of requests with no response or a status outside 2xx/3xx, with %), rate, throughput (per second) or requests (a count), \
 optionally after target[N]. or target[/path].; OP is <, <=, >, >= or ==";
 
 /// Why an assertion did not parse: the text, what is wrong, and the
@@ -251,15 +256,16 @@ impl FromStr for Assertion {
             }
             None => (None, name),
         };
-        let (latency, prefixed, name) = match name.split_once('.') {
+        // `service p50`: the latency as a word before the measure.
+        let spaced = name
+            .split_once(char::is_whitespace)
+            .and_then(|(w, rest)| latency_word(w).map(|l| (l, rest.trim())));
+        let (latency, prefixed, name) = match (spaced, name.split_once('.')) {
+            (Some((l, rest)), _) => (l, true, rest),
             // A dot inside a percentile (p99.9) is not a prefix.
-            Some((prefix, rest)) if !prefix.starts_with('p') || prefix.contains('_') => {
-                let latency = match prefix.trim() {
-                    "response_time" | "response" => Latency::Headline,
-                    "service_time" | "service" => Latency::Service,
-                    "send_lag" => Latency::SendLag,
-                    _ => return Err(bad(AssertionProblem::UnknownScope)),
-                };
+            (None, Some((prefix, rest))) if !prefix.starts_with('p') || prefix.contains('_') => {
+                let latency = latency_word(prefix.trim())
+                    .ok_or_else(|| bad(AssertionProblem::UnknownScope))?;
                 (latency, true, rest.trim())
             }
             _ => (Latency::Headline, false, name),
@@ -294,8 +300,8 @@ impl FromStr for Assertion {
         if target.is_some() && matches!(measure, Measure::Rate | Measure::Throughput) {
             return Err(bad(AssertionProblem::TargetMeasure));
         }
-        if target.is_some() && latency != Latency::Headline {
-            // Only the headline latency is kept per target.
+        if target.is_some() && !matches!(latency, Latency::Headline | Latency::Response) {
+            // Only response time is kept per target.
             return Err(bad(AssertionProblem::TargetMeasure));
         }
         let threshold = match measure {
@@ -382,15 +388,19 @@ impl Assertion {
 impl Assertion {
     /// The measured value and its text, over the whole run.
     fn measure_run(&self, s: &RunSummary) -> (f64, String) {
-        let h = match self.latency {
-            Latency::Headline => &s.total.response,
-            Latency::Service => &s.total.service,
-            Latency::SendLag => &s.total.send_lag,
+        let (h, name) = match self.latency {
+            Latency::Headline => (s.headline().of(&s.total), s.headline().name()),
+            Latency::Response => (&s.total.response, "response time"),
+            Latency::Service => (&s.total.service, "service time"),
+            Latency::SendLag => (&s.total.send_lag, "send lag"),
         };
         match self.measure {
             Measure::Rate => (s.sent_rate(), format!("{:.1}/s", s.sent_rate())),
             Measure::Throughput => (s.throughput(), format!("{:.1}/s", s.throughput())),
-            _ => self.measure_of(Some(h), s.total.requests, s.total.successes),
+            _ => self.named(
+                self.measure_of(Some(h), s.total.requests, s.total.successes),
+                name,
+            ),
         }
     }
 
@@ -407,7 +417,23 @@ impl Assertion {
                     crate::recorder::MAX_TIMED_TARGETS
                 ),
             ),
-            (h, _) => self.measure_of(h, t.requests(), t.successes()),
+            // A target keeps response time only: said, since a closed
+            // loop's bare p99 is otherwise service time.
+            (h, _) => self.named(
+                self.measure_of(h, t.requests(), t.successes()),
+                "response time",
+            ),
+        }
+    }
+
+    /// A latency's text with the latency it read (`3.1ms service time`),
+    /// so that the line says which one was judged.
+    fn named(&self, (v, text): (f64, String), name: &str) -> (f64, String) {
+        match self.measure {
+            Measure::Percentile(_) | Measure::Mean | Measure::Max if v.is_finite() => {
+                (v, format!("{text} {name}"))
+            }
+            _ => (v, text),
         }
     }
 
@@ -442,6 +468,17 @@ impl Assertion {
             // Rate and throughput are the run's (refused per target).
             _ => (f64::NAN, "not measured".to_string()),
         }
+    }
+}
+
+/// A latency named as a prefix or a word: `service_time`, `service`,
+/// `response_time`, `response`, `send_lag`.
+fn latency_word(w: &str) -> Option<Latency> {
+    match w {
+        "response_time" | "response" => Some(Latency::Response),
+        "service_time" | "service" => Some(Latency::Service),
+        "send_lag" => Some(Latency::SendLag),
+        _ => None,
     }
 }
 
@@ -484,11 +521,17 @@ mod tests {
         let mut rec = crate::Recorder::new();
         rec.requests = n;
         rec.successes = n;
-        rec.response
+        // A closed loop: its headline is service time; response time
+        // here adds the same 1 ms turnaround to every request.
+        rec.service
             .record_n(1_000_000, n - tail.len() as u64)
             .unwrap();
+        rec.response
+            .record_n(2_000_000, n - tail.len() as u64)
+            .unwrap();
         for &v in tail {
-            rec.response.record(v).unwrap();
+            rec.service.record(v).unwrap();
+            rec.response.record(v + 1_000_000).unwrap();
         }
         let header = crate::RunHeader {
             config: RunConfig::new(
@@ -532,7 +575,7 @@ mod tests {
             (1_000, &[5_000_000, 9_000_000][..], 5_000_000),
         ] {
             let s = summary_with_tail(n, tail);
-            let h = &s.total.response;
+            let h = &s.total.service;
             let reported = crate::LatencyStats::of(h).at(99.9).unwrap();
             assert_eq!(reported, h.highest_equivalent(want), "n = {n}");
             assert_eq!(reported, crate::rank::quantile(h, 0.999), "n = {n}");
@@ -542,6 +585,30 @@ mod tests {
             let below = format!("p99.9 < {}ns", reported);
             assert!(!below.parse::<Assertion>().unwrap().check(&s).ok);
         }
+    }
+
+    // Issue 35 §2: JSON named a closed loop's headline service time while
+    // a bare `p50` judged response time (connect and turnaround in).
+    #[test]
+    fn a_closed_loops_bare_percentile_is_its_service_time() {
+        let s = summary_with_tail(1_000, &[]);
+        assert_eq!(s.headline(), crate::Headline::ServiceTime);
+        let check = |t: &str| t.parse::<Assertion>().unwrap().check(&s);
+        let bare = check("p50 < 1.5ms");
+        assert!(bare.ok, "{bare}");
+        assert!(bare.actual.ends_with("service time"), "{bare}");
+        assert!(check("service p50 < 1.5ms").ok);
+        assert!(check("service_time.p50 < 1.5ms").ok);
+        let response = check("response p50 < 1.5ms");
+        assert!(!response.ok, "{response}");
+        assert!(response.actual.ends_with("response time"), "{response}");
+        assert!(!check("response_time.p50 < 1.5ms").ok);
+        // A target keeps response time only: asked for by name too.
+        let a: Assertion = "target[1].response_time.p50 < 1ms".parse().unwrap();
+        assert_eq!(a.latency, Latency::Response);
+        assert!("target[1].service_time.p50 < 1ms"
+            .parse::<Assertion>()
+            .is_err());
     }
 
     #[test]
@@ -611,7 +678,12 @@ mod tests {
             (Measure::Percentile(99.9), Latency::SendLag)
         );
         let a: Assertion = "response_time.max < 1s".parse().unwrap();
-        assert_eq!((a.measure, a.latency), (Measure::Max, Latency::Headline));
+        assert_eq!((a.measure, a.latency), (Measure::Max, Latency::Response));
+        let a: Assertion = "service p50 < 1ms".parse().unwrap();
+        assert_eq!(
+            (a.measure, a.latency),
+            (Measure::Percentile(50.0), Latency::Service)
+        );
         let a: Assertion = "target[2].p99 < 20ms".parse().unwrap();
         assert_eq!(a.target, Some(TargetRef::Position(2)));
         let a: Assertion = "target[/search?q=1].errors < 1%".parse().unwrap();

@@ -53,6 +53,10 @@ pub fn event_with(s: &State, timeline: bool) -> serde_json::Value {
         "requests": t.requests,
         "successes": t.successes,
         "failed": t.failed(),
+        // pelt-core's one share, as every report gives it.
+        "failed_share": t.failed_share(),
+        // What the latency tiles and chart measure (the reports' headline).
+        "headline": s.headline.name(),
         "rate": pick("rate"),
         "offered": pick("offered"),
         "p50_ms": pick("p50_ms"),
@@ -207,7 +211,12 @@ mod tests {
             let mut rec = pelt_core::Recorder::new();
             rec.requests = n;
             rec.successes = n;
-            let mut row = pelt_core::IntervalRow::from_recorder(0, offset, &rec);
+            let mut row = pelt_core::IntervalRow::from_recorder(
+                0,
+                offset,
+                &rec,
+                pelt_core::Headline::ResponseTime,
+            );
             row.offered = Some(n as f64);
             live.feed(&row, &rec, crate::Gauges::default());
         }

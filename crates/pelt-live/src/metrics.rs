@@ -359,7 +359,8 @@ mod tests {
             rec.response.record(v).unwrap();
         }
         let live = Live::new("r".into(), TargetLabels::new(["GET http://x/".into()]));
-        let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
+        let row =
+            pelt_core::IntervalRow::from_recorder(0, 0.0, &rec, pelt_core::Headline::ResponseTime);
         live.feed(&row, &rec, crate::Gauges::default());
         let text = live.read(render);
         let report = pelt_core::LatencyStats::of(&rec.response).at(99.9).unwrap();
@@ -380,7 +381,8 @@ mod tests {
         let mut rec = Recorder::new();
         rec.requests = 3;
         rec.response.record(1_000_000).unwrap();
-        let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
+        let row =
+            pelt_core::IntervalRow::from_recorder(0, 0.0, &rec, pelt_core::Headline::ResponseTime);
         let gauges = |in_flight| crate::Gauges {
             in_flight,
             connections_open: 2,
@@ -433,7 +435,8 @@ mod tests {
         }
         rec.record(&sample(503, None));
         rec.record(&sample(0, Some(pelt_core::ErrorKind::Reset)));
-        let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
+        let row =
+            pelt_core::IntervalRow::from_recorder(0, 0.0, &rec, pelt_core::Headline::ResponseTime);
         live.feed(
             &row,
             &rec,

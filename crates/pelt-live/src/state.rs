@@ -50,6 +50,9 @@ pub struct State {
     pub targets: TargetLabels,
     /// Everything measured so far.
     pub total: Recorder,
+    /// The latency the views headline (response time with `--rate`,
+    /// service time in a closed loop), as the reports do.
+    pub headline: pelt_core::Headline,
     /// The newest second, with its recorder.
     pub last: Option<(IntervalRow, Box<Recorder>)>,
     /// Seconds fed so far.
@@ -114,6 +117,7 @@ impl Live {
                 run_id,
                 targets,
                 total: Recorder::new(),
+                headline: pelt_core::Headline::ResponseTime,
                 last: None,
                 seconds: 0,
                 gauges: Gauges::default(),
@@ -155,6 +159,12 @@ impl Live {
         s.generation += 1;
         drop(s);
         self.0.changed.notify_all();
+    }
+
+    /// Which latency the views headline: the run's
+    /// ([`pelt_core::RunSummary::headline`]).
+    pub fn set_headline(&self, headline: pelt_core::Headline) {
+        self.lock().headline = headline;
     }
 
     /// Publishes the progress of the campaign this run belongs to.

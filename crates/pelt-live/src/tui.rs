@@ -142,10 +142,11 @@ pub fn header(s: &State, planned: Option<Duration>) -> Vec<String> {
     let offered = row
         .and_then(|r| r.offered)
         .map_or(String::new(), |o| format!(" (offered {o:.0})"));
-    let p99 = if t.response.is_empty() {
+    let h = s.headline.of(t);
+    let p99 = if h.is_empty() {
         "-".to_string()
     } else {
-        human_ns(pelt_core::rank::quantile(&t.response, 0.99)).to_string()
+        human_ns(pelt_core::rank::quantile(h, 0.99)).to_string()
     };
     let lag = s
         .last
@@ -160,13 +161,17 @@ pub fn header(s: &State, planned: Option<Duration>) -> Vec<String> {
             if s.finished { ", finished" } else { "" }
         ),
         format!(
-            "requests {}   rate {rate}{offered}   failed {}",
+            "requests {}   rate {rate}{offered}   failed {} ({:.2}%)",
             t.requests,
-            t.failed()
+            t.failed(),
+            // pelt-core's one share, as every report gives it.
+            t.failed_share() * 100.0
         ),
         format!(
-            "p99 {p99} (run so far)   send lag p99 {lag} (last second)   in flight {}   connections {}",
-            s.gauges.in_flight, s.gauges.connections_open
+            "{} p99 {p99} (run so far)   send lag p99 {lag} (last second)   in flight {}   connections {}",
+            s.headline.name(),
+            s.gauges.in_flight,
+            s.gauges.connections_open
         ),
     ]
 }
@@ -237,11 +242,13 @@ fn latency_chart(f: &mut Frame<'_>, s: &State, area: Rect) {
                 .data(pts)
         })
         .collect();
+    // The unit is in the title and the labels: an axis title ("ms") is
+    // drawn inside the plot's top row, over the lines (issue 35).
     let chart = Chart::new(datasets)
-        .block(
-            Block::bordered()
-                .title("response time per second (p50, p90, p99, max of its requests)"),
-        )
+        .block(Block::bordered().title(format!(
+            "{} per second, ms (p50, p90, p99, max of its requests)",
+            s.headline.name()
+        )))
         .x_axis(
             Axis::default()
                 .title("time into the run")
@@ -253,7 +260,6 @@ fn latency_chart(f: &mut Frame<'_>, s: &State, area: Rect) {
         )
         .y_axis(
             Axis::default()
-                .title("ms")
                 .bounds([0.0, top])
                 .labels(["0 ms".to_string(), format!("{top:.2} ms")]),
         )
@@ -265,14 +271,17 @@ fn latency_chart(f: &mut Frame<'_>, s: &State, area: Rect) {
 }
 
 fn histogram(f: &mut Frame<'_>, s: &State, area: Rect) {
-    let bars = histogram_bars(&s.total.response);
+    let bars = histogram_bars(s.headline.of(&s.total));
     let bars: Vec<Bar<'_>> = bars
         .into_iter()
         .map(|(label, n)| Bar::default().value(n).label(Line::from(label)))
         .collect();
     f.render_widget(
         BarChart::default()
-            .block(Block::bordered().title("requests by response time, each bar up to its bound"))
+            .block(Block::bordered().title(format!(
+                "requests by {}, each bar up to its bound",
+                s.headline.name()
+            )))
             .bar_width(5)
             .bar_gap(1)
             .data(BarGroup::default().bars(&bars)),
@@ -374,7 +383,12 @@ mod tests {
             let mut rec = Recorder::new();
             rec.requests = 1;
             rec.response.record(ms * 1_000_000).unwrap();
-            let row = pelt_core::IntervalRow::from_recorder(0, 0.0, &rec);
+            let row = pelt_core::IntervalRow::from_recorder(
+                0,
+                0.0,
+                &rec,
+                pelt_core::Headline::ResponseTime,
+            );
             live.feed(&row, &rec, Gauges::default());
         }
         let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
@@ -400,5 +414,51 @@ mod tests {
             assert!(screen.contains(want), "{want} not on screen:\n{screen}");
         }
         assert!(!screen.contains("0.5m "), "minutes for milliseconds");
+    }
+
+    /// Issue 35 §2: the chart's "ms" axis title was drawn inside the plot
+    /// (its top row, over the legend and the lines); the unit is in the
+    /// chart's title and its labels. The header gives the failed count
+    /// with its share, and the latency drawn is the run's headline.
+    #[test]
+    fn the_chart_has_no_axis_title_over_its_plot_and_failed_has_its_share() {
+        let live = Live::new("r".into(), TargetLabels::default());
+        live.set_headline(pelt_core::Headline::ServiceTime);
+        for ms in [1u64, 2, 30] {
+            let mut rec = Recorder::new();
+            rec.requests = 4;
+            rec.successes = 3;
+            rec.service.record(ms * 1_000_000).unwrap();
+            rec.response.record(ms * 2_000_000).unwrap();
+            let row = pelt_core::IntervalRow::from_recorder(
+                0,
+                0.0,
+                &rec,
+                pelt_core::Headline::ServiceTime,
+            );
+            live.feed(&row, &rec, Gauges::default());
+        }
+        let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+        live.read(|s| term.draw(|f| frame(f, s, None)).map(|_| ()))
+            .unwrap();
+        let rows: Vec<String> = term
+            .backend()
+            .buffer()
+            .content()
+            .chunks(120)
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+            .collect();
+        let screen = rows.join("\n");
+        let title = rows
+            .iter()
+            .position(|r| r.contains("service time per second, ms"))
+            .unwrap_or_else(|| panic!("the chart's title:\n{screen}"));
+        // The row under the title is the plot's first: no lone "ms" there.
+        let first = &rows[title + 1];
+        // (It was drawn right after the y axis: "30.02 ms│ms ...".)
+        assert!(!first.contains("│ms "), "{first}\n{screen}");
+        assert!(screen.contains("failed 3 (25.00%)"), "{screen}");
+        assert!(screen.contains("service time p99 "), "{screen}");
+        assert!(screen.contains("requests by service time"), "{screen}");
     }
 }

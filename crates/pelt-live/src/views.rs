@@ -63,8 +63,10 @@ impl Views {
     ) -> Result<(Views, Vec<String>), ViewsError> {
         let mut views = Views::default();
         let mut said = Vec::new();
+        let headline = pelt_core::Headline::for_rate_mode(config.load.rate().is_some());
         if args.tui {
             let live = Live::new(String::new(), TargetLabels::default());
+            live.set_headline(headline);
             views.live.push(live.clone());
             views.tui = Some(live);
         }
@@ -155,6 +157,9 @@ impl Views {
             views.live.push(live);
             views.shows_report = true;
         }
+        for live in &views.live {
+            live.set_headline(headline);
+        }
         Ok((views, said))
     }
 
@@ -162,8 +167,10 @@ impl Views {
     /// named `run_id`; the views' figures start afresh.
     pub fn next_run(&self, run_id: &str, config: &RunConfig, secrets: &Redactor) {
         let labels = labels(config, secrets);
+        let headline = pelt_core::Headline::for_rate_mode(config.load.rate().is_some());
         for live in &self.live {
             live.next_run(run_id.to_string(), labels.clone());
+            live.set_headline(headline);
         }
     }
 

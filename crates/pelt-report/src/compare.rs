@@ -154,6 +154,8 @@ pub struct Context {
     pub latency: pelt_analyze::latency::Latency,
     /// Side A is recorded runs chosen by this (`tag:X`, `last:N`, ...).
     pub baseline: Option<String>,
+    /// How the rows were judged as one family ([`pelt_analyze::family`]).
+    pub family: Option<pelt_analyze::family::Family>,
 }
 
 impl Context {
@@ -183,12 +185,32 @@ pub fn headline(rows: &[Row]) -> String {
         Some(_) => format!(" ({})", ci(m, c)),
         None => String::new(),
     };
-    format!(
+    let severe = format!(
         "{} {}, {}{interval}",
         m.name,
         verdict(m, c, row.confounded),
         change(m, c.estimate),
-    )
+    );
+    // Verdicts that point both ways are said to, before the most severe
+    // one: "cache: p99 REGRESSION" alone hid p50 -97 % and throughput
+    // +134 % (issue 35).
+    match pelt_analyze::headline::disagreeing(rows) {
+        Some((better, worse)) => format!(
+            "the verdicts disagree: {} improved; {} regressed. Most severe: {severe}",
+            and_list(&better),
+            and_list(&worse)
+        ),
+        None => severe,
+    }
+}
+
+/// `p50`, `p50 and p99`, `p50, p90 and p99`.
+fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// The flag raised above everything when the error share differs
@@ -223,7 +245,7 @@ pub fn lead(rows: &[Row], ctx: &Context) -> Vec<String> {
     let mut out = Vec::new();
     out.extend(errors_flag(rows));
     out.push(format!("headline: {}", headline(rows)));
-    if ctx.latency != pelt_analyze::latency::Latency::default() {
+    if !ctx.latency.is_headline_of_rate_runs() {
         out.push(ctx.latency.describe().into());
     }
     if let Some(d) = &ctx.design {
@@ -266,6 +288,7 @@ pub fn lead(rows: &[Row], ctx: &Context) -> Vec<String> {
         ));
     }
     out.extend(warning_notes(&ctx.bearing_warnings(), ctx.runs));
+    out.extend(ctx.family.as_ref().map(pelt_analyze::family::note));
     out.extend(ctx.notes.iter().cloned());
     out
 }
@@ -290,6 +313,7 @@ pub fn json_context(rows: &[Row], ctx: &Context) -> serde_json::Value {
         "confounded_with_time": ctx.design.as_ref().is_some_and(|d| d.confounded()) && !prediction(rows),
         "warnings": ctx.bearing_warnings(),
         "mismatches_allowed": ctx.allowed,
+        "family": ctx.family,
         "notes": ctx.notes,
     })
 }
@@ -314,6 +338,31 @@ pub fn text(rows: &[Row], a: &[String], b: &[String], paired: bool, ctx: &Contex
     o
 }
 
+/// The heads of the A, B and interval columns, saying what they hold:
+/// each side's median and the 95 % rank interval; or, for one new run
+/// against a baseline's prediction interval, the baseline's mean
+/// (geometric for latencies: the centre the interval is built around),
+/// the run itself, and the interval's real confidence (98.3 %, say, so
+/// that the gate over all metrics errs at most 5 % in all).
+fn heads(rows: &[Row]) -> [String; 3] {
+    if !prediction(rows) {
+        return [
+            "A (median)".into(),
+            "B (median)".into(),
+            "95% interval".into(),
+        ];
+    }
+    let confidence = rows
+        .iter()
+        .find_map(|r| r.result.as_ref().ok().and_then(|c| c.confidence))
+        .unwrap_or(pelt_analyze::CONFIDENCE);
+    [
+        "A (mean)".into(),
+        "B (run)".into(),
+        format!("{:.1}% interval", confidence * 100.0),
+    ]
+}
+
 /// The per-metric table of a comparison as text, with a note when no
 /// verdict is possible.
 pub fn table(rows: &[Row]) -> String {
@@ -325,10 +374,11 @@ pub fn table(rows: &[Row]) -> String {
         .max()
         .unwrap_or(0)
         .max(11);
+    let [a_head, b_head, ci_head] = heads(rows);
     let _ = writeln!(
         o,
         "{:<w$} {:>12} {:>12} {:>10}  {:<22} verdict",
-        "metric", "A (median)", "B (median)", "change", "95% interval"
+        "metric", a_head, b_head, "change", ci_head
     );
     let mut flipped = false;
     for row in rows {
@@ -367,8 +417,9 @@ pub fn table(rows: &[Row]) -> String {
 
 /// The per-metric table as markdown.
 pub fn markdown(rows: &[Row]) -> String {
-    let mut o = String::from(
-        "| metric | A | B | change | 95% interval | verdict |\n|---|---:|---:|---:|---|---|\n",
+    let [a_head, b_head, ci_head] = heads(rows);
+    let mut o = format!(
+        "| metric | {a_head} | {b_head} | change | {ci_head} | verdict |\n|---|---:|---:|---:|---|---|\n",
     );
     let mut flipped = false;
     for row in rows {
@@ -417,16 +468,17 @@ pub fn markdown_report(rows: &[Row], ctx: &Context) -> String {
 /// The per-metric rows as a table for HTML pages.
 pub fn verdict_table(rows: &[Row]) -> Table {
     Table {
-        head: [
-            "metric",
-            "A (median)",
-            "B (median)",
-            "change",
-            "95% interval",
-            "verdict",
-        ]
-        .map(String::from)
-        .to_vec(),
+        head: {
+            let [a_head, b_head, ci_head] = heads(rows);
+            vec![
+                "metric".into(),
+                a_head,
+                b_head,
+                "change".into(),
+                ci_head,
+                "verdict".into(),
+            ]
+        },
         rows: rows
             .iter()
             .map(|row| match &row.result {
@@ -558,10 +610,12 @@ pub fn html(
                 label: "B".into(),
                 summary: &pb,
             },
-        ]),
+        ], ctx.latency),
         Block::Heading("Over time".into()),
         Block::Paragraph(format!(
-            "The first {TIMELINES_PER_SIDE} runs of each side, second by second."
+            "The first {TIMELINES_PER_SIDE} runs of each side, second by second; the latencies are each \
+             run's headline ({}), whatever the verdicts judge: a second keeps no other.",
+            headline_of(a)
         )),
         Block::Timelines(timelines),
     ]);
@@ -694,4 +748,11 @@ mod tests {
         assert_eq!(change(&errors, 0.00001), "+0.0010 pt");
         assert_eq!(value(&errors, f64::NAN), "n/a");
     }
+}
+
+/// The headline latency of `runs` (one load model: they are alike), for
+/// people.
+fn headline_of(runs: &[Labeled<'_>]) -> &'static str {
+    runs.first()
+        .map_or("response time", |r| r.summary.headline().name())
 }

@@ -42,11 +42,11 @@ pub fn csv(s: &RunSummary) -> String {
 }
 
 /// ab's `-e` file: for each whole percentile 0..=100, the headline latency
-/// (response time; service time as a closed loop sees it) in
-/// milliseconds, under ab's own header. Only the header when nothing was
-/// timed.
+/// ([`pelt_core::Headline`]: response time with `--rate`, service time in
+/// a closed loop) in milliseconds, under ab's own header. Only the header
+/// when nothing was timed.
 pub fn percentiles(s: &RunSummary) -> String {
-    let h = &s.total.response;
+    let h = s.headline().of(&s.total);
     let mut out = String::from("Percentage served,Time in ms\n");
     if h.is_empty() {
         return out;

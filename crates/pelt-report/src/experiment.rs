@@ -228,8 +228,18 @@ impl Experiment<'_> {
         let outcome = self.outcome;
         let mut comparisons = outcome.comparisons(self.variants.len(), self.levels.len());
         // `--metric throughput|errors`: that metric's verdicts alone.
+        // ... judged as one family each (pelt_analyze::family).
+        let mut family: Option<pelt_analyze::family::Family> = None;
         for c in &mut comparisons {
             c.rows = self.latency.judge(std::mem::take(&mut c.rows));
+            let f = pelt_analyze::family::control(&mut c.rows);
+            family = match (family, f) {
+                (Some(a), Some(b)) => Some(pelt_analyze::family::Family {
+                    rows: a.rows.max(b.rows),
+                    withheld: a.withheld + b.withheld,
+                }),
+                (a, b) => a.or(b),
+            };
         }
         let x_desc = match self.levels[0].kind {
             LevelKind::Rate => "offered load (requests per second)",
@@ -256,7 +266,13 @@ impl Experiment<'_> {
             let _ = writeln!(md, "- {note}");
             blocks.push(Block::Paragraph(note));
         }
-        if self.latency != pelt_analyze::latency::Latency::default() {
+        if let Some(f) = &family {
+            let note = pelt_analyze::family::note(f);
+            let _ = writeln!(text, "{note}");
+            let _ = writeln!(md, "- {note}");
+            blocks.push(Block::Paragraph(note));
+        }
+        if !self.latency.is_headline_of_rate_runs() {
             let note = self.latency.describe();
             let _ = writeln!(text, "{note}");
             let _ = writeln!(md, "- {note}");
@@ -316,21 +332,26 @@ impl Experiment<'_> {
                 blocks.push(Block::Paragraph(
                     "Every run of each variant at this level, pooled (a picture of the distributions; the verdicts above compare runs):".into(),
                 ));
-                blocks.push(Block::Spectrum(pooled));
+                blocks.push(Block::Spectrum(pooled, self.latency));
             }
         }
         let load_table = self.load_table(&series);
+        // The latency the verdicts judge (`--metric`), never another.
+        let drawn = self.latency.drawn();
         let _ = writeln!(
             text,
-            "\nLatency against load (median over runs of p50 / p99):\n{}",
+            "\nLatency against load (median over runs of p50 / p99 of {drawn}):\n{}",
             load_table.text()
         );
         let _ = writeln!(
             md,
-            "\n## Latency against load\n\nMedian over runs of p50 / p99:\n\n{}",
+            "\n## Latency against load\n\nMedian over runs of p50 / p99 of {drawn}:\n\n{}",
             load_table.markdown()
         );
         blocks.push(Block::Heading("Latency against load".into()));
+        blocks.push(Block::Paragraph(format!(
+            "Median over runs of p50 (thin) and p99 (thick) of {drawn}."
+        )));
         blocks.push(Block::LatencyVsLoad(x_desc.into(), series.clone()));
         blocks.push(Block::Table(load_table));
         let runs_note = format!(

@@ -305,7 +305,7 @@ fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
         },
         "environment": s.env,
         "mode": if rate_mode { "rate" } else { "closed" },
-        "headline": if rate_mode { "response_time" } else { "service_time" },
+        "headline": s.headline().key(),
         "offered_rate": s.offered_rate(),
         "duration_s": s.duration.as_secs_f64(),
         "elapsed_s": s.elapsed.as_secs_f64(),
@@ -437,7 +437,7 @@ pub(crate) fn pretty(v: &Value) -> String {
 /// `--buckets`: the headline latency counted into the user's ranges
 /// (vegeta's `hist`), seconds for bounds (`to_s` null for the last).
 pub fn buckets(s: &RunSummary, b: &pelt_core::buckets::Buckets) -> Value {
-    b.count(&s.total.response)
+    b.count(s.headline().of(&s.total))
         .iter()
         .map(|c| {
             json!({

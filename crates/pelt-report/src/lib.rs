@@ -126,7 +126,9 @@ pub fn render_with(summary: &RunSummary, format: Format, options: &Options) -> S
         Format::Csv => csv::csv(summary),
         Format::Markdown => markdown::markdown(summary),
         Format::Html => html::render(&[html::Labeled {
-            label: summary.config.targets[0].url.to_string(),
+            // The run's name (`3 targets`, not the first URL), its
+            // secrets replaced as everywhere in the page.
+            label: redacted(summary).config.name(),
             summary,
         }]),
     }

@@ -1,7 +1,7 @@
 //! Markdown: a summary to paste into an issue, a pull request or a wiki.
 
 use crate::units::{bytes, rate, thousands};
-use pelt_core::{human_ns, ErrorKind, Human, LatencyStats, RunSummary, TargetStats};
+use pelt_core::{human_ns, Human, LatencyStats, RunSummary, TargetStats};
 use std::fmt::Write;
 
 /// Pipes and newlines would break a table cell; everything else is text.
@@ -97,15 +97,16 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     }
     writeln!(o)?;
 
-    let headline = if s.is_rate_mode() {
-        "response time"
-    } else {
-        "latency"
-    };
-    let mut cols = vec![(headline, LatencyStats::of(&t.response))];
+    // The headline first (pelt_core::Headline), named as every view names it.
+    let mut cols = vec![(
+        format!("{} (headline)", s.headline().name()),
+        LatencyStats::of(s.headline().of(t)),
+    )];
     if s.is_rate_mode() {
-        cols.push(("service time", LatencyStats::of(&t.service)));
-        cols.push(("send lag", LatencyStats::of(&t.send_lag)));
+        cols.push(("service time".into(), LatencyStats::of(&t.service)));
+        cols.push(("send lag".into(), LatencyStats::of(&t.send_lag)));
+    } else {
+        cols.push(("response time".into(), LatencyStats::of(&t.response)));
     }
     write!(o, "| |")?;
     for (name, _) in &cols {
@@ -194,10 +195,11 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             .classes()
             .map(|(c, k)| format!("{c}xx {}", thousands(k)))
             .collect();
-        let failures: Vec<String> = ErrorKind::ALL
-            .iter()
-            .filter(|k| n.error_kinds()[k.index()] > 0)
-            .map(|k| format!("{} {}", k.name(), thousands(n.error_kinds()[k.index()])))
+        // pelt-core's one breakdown: statuses outside 2xx/3xx too.
+        let failures: Vec<String> = n
+            .failures()
+            .into_iter()
+            .map(|(k, count)| format!("{} {}", k.name(), thousands(count)))
             .collect();
         writeln!(
             o,

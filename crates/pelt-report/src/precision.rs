@@ -25,20 +25,56 @@ pub fn range(ci: &PercentileCi) -> String {
 
 /// What to do about an interval wider than ±5 %: a run this long would
 /// narrow it (widths shrink as 1/√samples).
+///
+/// A run that stopped by count (`-n`) is told a count: its length was the
+/// server's pace, and a length from it (0.6 s x 9,000 = "~90 min") reads
+/// as advice to run for that long.
 pub fn advice(ci: &PercentileCi, s: &RunSummary) -> Option<String> {
     let factor = ci.samples_factor()?;
-    let secs = (s.duration.as_secs_f64() * factor).ceil();
+    let by_count = s.config.stop.requests.is_some() && s.config.stop.duration.is_none();
+    let longer = match by_count {
+        true => format!(
+            "{} requests (-n)",
+            thousands((s.total.requests as f64 * factor).ceil() as u64)
+        ),
+        false => human_secs((s.duration.as_secs_f64() * factor).ceil()),
+    };
     Some(match ci.hi {
         Some(_) => format!(
-            "too wide: a run of ~{} would narrow it to ±{:.0}%",
-            human_secs(secs),
+            "too wide: a run of ~{longer} would narrow it to ±{:.0}%",
             WIDE * 100.0
         ),
-        None => format!(
-            "too few samples above it to bound it: run ~{} or more",
-            human_secs(secs)
-        ),
+        None => format!("too few samples above it to bound it: run ~{longer} or more"),
     })
+}
+
+/// `1,234,567`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Said under the intervals: they hold for one steady condition, and a
+/// run the stationarity checks flagged (a drift or a step) was not one.
+fn stationary_note(s: &RunSummary) -> &'static str {
+    let moved = s.warnings.iter().any(|w| {
+        matches!(
+            w,
+            pelt_core::Warning::Drift { .. } | pelt_core::Warning::Step { .. }
+        )
+    });
+    match moved {
+        true => "these intervals assume a stationary run (one steady condition), and this one was not (see the \
+                 warnings): they are too narrow, and the percentiles mix conditions",
+        false => "assumes a stationary run: one steady condition throughout (the warnings say when it was not)",
+    }
 }
 
 fn human_secs(s: f64) -> String {
@@ -51,19 +87,22 @@ fn human_secs(s: f64) -> String {
     }
 }
 
-/// The headline latency's intervals (response time), one line each.
+/// The headline latency's intervals ([`pelt_core::Headline`]), one line
+/// each.
 pub fn text(s: &RunSummary) -> String {
-    let cis = intervals(&s.total.response);
+    let cis = intervals(s.headline().of(&s.total));
     let mut o = String::new();
     if cis.is_empty() {
         return o;
     }
     let _ = writeln!(
         o,
-        "Precision   95% interval of each percentile from this run's {} samples (order statistics;\n            \
-         how exactly the run pinned its own percentiles, not how far a repeat would differ)",
+        "Precision   95% interval of each percentile of {} from this run's {} samples (order\n            \
+         statistics; how exactly the run pinned its own percentiles, not how far a repeat would differ)",
+        s.headline().name(),
         cis[0].n
     );
+    let _ = writeln!(o, "            {}", stationary_note(s));
     for ci in &cis {
         let _ = write!(
             o,
@@ -83,16 +122,18 @@ pub fn text(s: &RunSummary) -> String {
 
 /// The same as a markdown table.
 pub fn markdown(s: &RunSummary) -> String {
-    let cis = intervals(&s.total.response);
+    let cis = intervals(s.headline().of(&s.total));
     let mut o = String::new();
     if cis.is_empty() {
         return o;
     }
     let _ = writeln!(
         o,
-        "Precision: 95% interval of each percentile of response time, from {} samples.\n\n\
+        "Precision: 95% interval of each percentile of {}, from {} samples; {}.\n\n\
          | percentile | value | 95% interval | ± | note |\n|---|---:|---|---:|---|",
-        cis[0].n
+        s.headline().name(),
+        cis[0].n,
+        stationary_note(s)
     );
     for ci in &cis {
         let _ = writeln!(

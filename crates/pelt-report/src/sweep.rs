@@ -192,7 +192,10 @@ pub fn html(r: &SweepReport) -> String {
         .filter(|a| {
             matches!(a.measure, pelt_core::check::Measure::Percentile(_))
                 && a.target.is_none()
-                && a.latency == pelt_core::check::Latency::Headline
+                && matches!(
+                    a.latency,
+                    pelt_core::check::Latency::Headline | pelt_core::check::Latency::Response
+                )
         })
         .map(|a| a.threshold as u64)
         .min();

@@ -79,6 +79,7 @@ fn summary(slowdown: u64) -> RunSummary {
             1_700_000_000 + sec,
             sec as f64,
             &r,
+            pelt_core::Headline::ResponseTime,
         ));
         total.merge(&r);
     }

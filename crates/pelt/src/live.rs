@@ -66,7 +66,7 @@ impl Watch {
     /// campaign's report so far.
     pub fn finished(&mut self, summary: &pelt_core::RunSummary, verdicts: String) {
         let label = self.campaign.current.take().unwrap_or_default();
-        let l = &summary.total.response;
+        let l = summary.headline().of(&summary.total);
         let quantile = |q: f64| match l.is_empty() {
             true => "-".to_string(),
             false => pelt_core::human_ns(pelt_core::rank::quantile(l, q)).to_string(),

@@ -252,6 +252,14 @@ fn dashboard_updates_in_chromium_and_ends_with_the_report() {
         "{dom}"
     );
     assert!(dom.contains(&format!("id=\"final-p99\" data-raw=\"{p99}\"")));
+    // Issue 35 §2: the failed count with its share, as every report.
+    let failed = report["requests"]["failed"].as_u64().unwrap();
+    assert!(
+        dom.contains(&format!(
+            "id=\"final-failed\" data-raw=\"{failed}\">{failed} ("
+        )),
+        "{dom}"
+    );
     assert!(dom.contains("<polyline"), "charts drawn: {dom}");
 
     // Everything the page asked for came from pelt. (Chromium's own
@@ -531,7 +539,14 @@ fn tui_in_tmux_shows_the_run_and_restores_the_terminal() {
     assert_ne!(first, second, "the screen updates");
     let requests = |s: &str| after(s, "requests ").parse::<u64>().unwrap();
     assert!(requests(&first) < requests(&second));
-    for part in ["response time per second", "statuses and failures", "200: "] {
+    // Issue 35 §2: the failed count with its share, the chart's unit in
+    // its title (an axis title was drawn over the plot).
+    for part in [
+        "response time per second, ms",
+        "statuses and failures",
+        "200: ",
+        "failed 0 (0.00%)",
+    ] {
         assert!(second.contains(part), "{part}:\n{second}");
     }
 

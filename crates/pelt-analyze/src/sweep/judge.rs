@@ -33,7 +33,7 @@ pub fn parse_slo(text: &str) -> Result<Vec<Assertion>, pelt_core::check::Asserti
 fn is_latency(a: &Assertion) -> bool {
     use pelt_core::check::{Latency, Measure};
     a.target.is_none()
-        && a.latency == Latency::Headline
+        && matches!(a.latency, Latency::Headline | Latency::Response)
         && matches!(
             a.measure,
             Measure::Percentile(_) | Measure::Mean | Measure::Max

@@ -122,9 +122,20 @@ fn render(plan: &Plan, outcome: &Outcome) -> Reports {
         levels: &plan.levels,
         variants: &variants,
         outcome,
-        latency: plan.latency,
+        latency: latency(plan),
     }
     .render()
+}
+
+/// The latency the plan's verdicts judge: `--metric`, its default the
+/// runs' headline (service time for a closed loop's runs).
+fn latency(plan: &Plan) -> pelt_analyze::latency::Latency {
+    let rate_mode = plan
+        .variants
+        .first()
+        .and_then(|v| v.configs.first())
+        .is_some_and(|c| c.load.rate().is_some());
+    plan.latency.resolve(rate_mode)
 }
 
 /// Renders the report and writes it, in every format, to the folder.
@@ -207,14 +218,21 @@ fn measure_variant(
         } else {
             started.elapsed() / done as u32
         };
+        let left = match (done, plan.requests_per_run) {
+            // Count-limited runs: no pace yet, no guess.
+            (0, Some(_)) => "time left known after the first run".to_string(),
+            _ => format!(
+                "about {} left",
+                Human(round_s(per_run * (total - done) as u32))
+            ),
+        };
         observer.say(&format!(
-            "run {}/{total}: block {}/{}, {}, {} (about {} left)",
+            "run {}/{total}: block {}/{}, {}, {} ({left})",
             done + 1,
             block + 1,
             plan.blocks,
             variant.name,
             level.label(),
-            Human(round_s(per_run * (total - done) as u32)),
         ));
         let file = outcome.folder.join("runs").join(format!(
             "{}-b{:02}-{}.pelt",
@@ -258,7 +276,7 @@ fn measure_variant(
             tags.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         );
         let mut record = RunRecord::new(block, v, l, file, &summary);
-        record.values = pelt_analyze::latency::values(&summary, plan.latency);
+        record.judge(&summary, latency(plan));
         let interrupted = record.interrupted;
         let shown = summary.clone();
         outcome.add(record, summary);
@@ -292,13 +310,23 @@ pub fn schedule(plan: &Plan) -> String {
     } else {
         let _ = writeln!(
             o,
-            "pelt experiment '{}': {} variant(s) x {} load level(s) x {} block(s) = {} runs, about {} of load",
+            "pelt experiment '{}': {} variant(s) x {} load level(s) x {} block(s) = {} runs, {}",
             plan.name,
             plan.variants.len(),
             plan.levels.len(),
             plan.blocks,
             plan.total_runs(),
-            Human(plan.run_length * plan.total_runs() as u32)
+            match plan.requests_per_run {
+                // -n in args: the server's pace sets each run's length.
+                Some(n) => format!(
+                    "each until its {n} requests (how long that takes is the server's pace: the \
+                     progress lines say the time left from the first run on)"
+                ),
+                None => format!(
+                    "about {} of load",
+                    Human(plan.run_length * plan.total_runs() as u32)
+                ),
+            }
         );
     }
     for block in 0..plan.blocks {

@@ -131,8 +131,13 @@ pub struct Plan {
     pub ready_timeout: Duration,
     /// How long a setup or teardown command may take.
     pub command_timeout: Duration,
-    /// Warm-up plus measurement of one run.
+    /// Warm-up plus measurement of one run (the warm-up alone when the
+    /// runs stop by count: see `requests_per_run`).
     pub run_length: Duration,
+    /// Runs that stop after so many requests (`-n` in `args`, no
+    /// duration): how long they take is the server's pace, unknown until
+    /// the first has run.
+    pub requests_per_run: Option<u64>,
     /// `[load] sweep`: the SLO each variant's capacity is searched under.
     pub sweep: Option<String>,
     /// The plan's own commands, once before the first variant's setup and
@@ -342,11 +347,11 @@ impl Plan {
                 sweep,
             });
         }
-        // With -n only, the length is unknown until run: guess the default.
-        let measured = variants[0].configs[0]
-            .effective_stop()
-            .duration
-            .unwrap_or(pelt_core::config::DEFAULT_DURATION);
+        // With -n only, the length is unknown until run: say so rather
+        // than guess (a guess of the default 10 s said 8 min for 26 s).
+        let stop = variants[0].configs[0].effective_stop();
+        let requests_per_run = stop.requests.filter(|_| stop.duration.is_none());
+        let measured = stop.duration.unwrap_or(Duration::ZERO);
         Ok(Plan {
             name: file.name.unwrap_or_else(|| "experiment".into()),
             blocks,
@@ -358,6 +363,7 @@ impl Plan {
             command_timeout: timeout(&file.command_timeout, "command_timeout")?
                 .unwrap_or(DEFAULT_COMMAND_TIMEOUT),
             run_length: warmup + measured,
+            requests_per_run,
             sweep: load.sweep.clone(),
             setup: file.setup,
             teardown: file.teardown,

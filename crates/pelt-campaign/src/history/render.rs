@@ -33,28 +33,60 @@ pub fn text_table(rows: &[RunRow]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{:>5}  {:<19}  {:<12} {:<6} {:>9} {:>7} {:>9} {:>9} {:>10}  {:<30} tags",
-        "id", "started (UTC)", "label", "mode", "requests", "failed", "p50", "p99", "rate", "url"
+        "{:>5}  {:<19}  {:<12} {:<6} {:<11} {:>9} {:>7} {:>9} {:>9} {:>10}  {:<30} tags",
+        "id",
+        "started (UTC)",
+        "label",
+        "mode",
+        "ended",
+        "requests",
+        "failed",
+        "p50",
+        "p99",
+        "rate",
+        "url"
     );
     for r in rows {
         let f = &r.figures;
         let _ = writeln!(
             o,
-            "{:>5}  {:<19}  {:<12} {:<6} {:>9} {:>6.2}% {:>9} {:>9} {:>8.1}/s  {:<30} {}",
+            "{:>5}  {:<19}  {:<12} {:<6} {:<11} {:>9} {:>6.2}% {:>9} {:>9} {:>8.1}/s  {:<30} {}",
             r.id,
             utc(r.started_ms),
             r.label.as_deref().unwrap_or("-"),
             r.mode,
+            ended(r),
             f.requests,
             f.error_ratio * 100.0,
             ns(f.p50_ns),
             ns(f.p99_ns),
             f.rate,
-            r.url,
+            url_text(r),
             tags_text(&r.tags)
         );
     }
     o
+}
+
+/// How the run ended, as the listing says it: `complete`, `interrupted`
+/// (a signal or an `--abort-on` rule stopped it before its end) or
+/// `incomplete` (rebuilt from a results file without its footer). A
+/// comparison or baseline passes over the last two: the listing says why.
+fn ended(r: &RunRow) -> &'static str {
+    match (r.complete, r.interrupted) {
+        (_, true) => "interrupted",
+        (false, false) => "incomplete",
+        (true, false) => "complete",
+    }
+}
+
+/// The run's targets: its URL, or `3 targets: URL, ...` (the first of
+/// several is not the run).
+fn url_text(r: &RunRow) -> String {
+    match r.targets {
+        0 | 1 => r.url.clone(),
+        n => format!("{n} targets: {}, ...", r.url),
+    }
 }
 
 /// One run as a JSON object: the listing's columns, figures flat.

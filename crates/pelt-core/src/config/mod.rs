@@ -215,6 +215,18 @@ pub fn default_threads() -> usize {
 }
 
 impl RunConfig {
+    /// What the run loaded, in a few words, for a table's column head or
+    /// a listing: its one URL, `3 targets`, or `scenario FILE`. Never the
+    /// first of several URLs alone: that would name a part for the whole.
+    pub fn name(&self) -> String {
+        match (&self.scenario, self.targets.as_slice()) {
+            (Some(sc), _) => format!("scenario {}", sc.path),
+            (None, []) => "no target".to_string(),
+            (None, [one]) => one.url.to_string(),
+            (None, many) => format!("{} targets", many.len()),
+        }
+    }
+
     /// A run of `targets` under `load` until `stop`, with the CLI's
     /// defaults everywhere else: round-robin targets, no warm-up, one
     /// worker thread per core ([`default_threads`]), keep-alive

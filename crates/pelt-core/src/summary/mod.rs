@@ -62,14 +62,15 @@ pub struct IntervalRow {
     /// Bytes sent.
     #[serde(default)]
     pub bytes_out: u64,
-    /// Median response time of the requests completed in the interval,
-    /// nanoseconds.
+    /// Median of the headline latency ([`Headline`]: response time in
+    /// rate mode, service time in a closed loop) of the requests completed
+    /// in the interval, nanoseconds.
     pub p50_ns: u64,
-    /// 90th percentile response time, nanoseconds.
+    /// 90th percentile of the headline latency, nanoseconds.
     pub p90_ns: u64,
-    /// 99th percentile response time, nanoseconds.
+    /// 99th percentile of the headline latency, nanoseconds.
     pub p99_ns: u64,
-    /// Slowest response time, nanoseconds.
+    /// Slowest headline latency, nanoseconds.
     pub max_ns: u64,
     /// Rate runs: requests the schedule offered in the interval (the part
     /// of it inside the measured duration), to set beside `requests`.
@@ -108,8 +109,14 @@ impl IntervalRow {
         (to - from >= MIN_RATE_SPAN_S).then(|| self.requests as f64 / (to - from))
     }
 
-    /// Summarises one interval's recorder.
-    pub fn from_recorder(unix_second: u64, offset_s: f64, r: &Recorder) -> IntervalRow {
+    /// Summarises one interval's recorder, its latencies of `headline`.
+    pub fn from_recorder(
+        unix_second: u64,
+        offset_s: f64,
+        r: &Recorder,
+        headline: Headline,
+    ) -> IntervalRow {
+        let h = headline.of(r);
         IntervalRow {
             unix_second,
             offset_s,
@@ -118,14 +125,10 @@ impl IntervalRow {
             failed: r.failed(),
             bytes_in: r.bytes_in,
             bytes_out: r.bytes_out,
-            p50_ns: quantile(&r.response, 0.5),
-            p90_ns: quantile(&r.response, 0.9),
-            p99_ns: quantile(&r.response, 0.99),
-            max_ns: if r.response.is_empty() {
-                0
-            } else {
-                r.response.max()
-            },
+            p50_ns: quantile(h, 0.5),
+            p90_ns: quantile(h, 0.9),
+            p99_ns: quantile(h, 0.99),
+            max_ns: if h.is_empty() { 0 } else { h.max() },
             offered: None,
             active_connections: None,
         }
@@ -137,6 +140,57 @@ fn quantile(h: &Histogram<u64>, q: f64) -> u64 {
         0
     } else {
         crate::rank::quantile(h, q)
+    }
+}
+/// The headline latency, defined once. In rate mode it is response
+/// time: from each request's planned start, so time spent waiting for a
+/// connection or for the client counts, as it would for a user. A closed
+/// loop has no plan to measure from: its "intended" start is when a
+/// connection got round to the request, so response time there adds the
+/// connect and the client's own turnaround to what the server did, and the
+/// headline is service time (from the first byte written). Every view (text,
+/// markdown, HTML, CSV, JSON's `headline`, the TUI, `--assert pNN`, a
+/// comparison's default `--metric`) reads it from here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Headline {
+    /// Done minus the planned start (rate mode).
+    ResponseTime,
+    /// Done minus the first byte written (a closed loop).
+    ServiceTime,
+}
+
+impl Headline {
+    /// Rate mode's headline, or a closed loop's.
+    pub fn for_rate_mode(rate_mode: bool) -> Headline {
+        match rate_mode {
+            true => Headline::ResponseTime,
+            false => Headline::ServiceTime,
+        }
+    }
+
+    /// The JSON key: `response_time` or `service_time`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Headline::ResponseTime => "response_time",
+            Headline::ServiceTime => "service_time",
+        }
+    }
+
+    /// For people: `response time` or `service time`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Headline::ResponseTime => "response time",
+            Headline::ServiceTime => "service time",
+        }
+    }
+
+    /// This latency's histogram in `r`.
+    pub fn of(self, r: &Recorder) -> &Histogram<u64> {
+        match self {
+            Headline::ResponseTime => &r.response,
+            Headline::ServiceTime => &r.service,
+        }
     }
 }
 
@@ -429,6 +483,12 @@ impl RunSummary {
         self.config.load.rate().is_some()
     }
 
+    /// The run's headline latency: the one every view, `--assert pNN`
+    /// and a comparison's default `--metric` read (see [`Headline`]).
+    pub fn headline(&self) -> Headline {
+        Headline::for_rate_mode(self.is_rate_mode())
+    }
+
     /// Rate runs: how far the requests were the independent, on-schedule
     /// trials the run's figures assume (see [`crate::independence`]);
     /// `None` for a closed loop.
@@ -610,6 +670,14 @@ impl RunSummary {
                     z: d.z,
                     seconds: d.seconds,
                 });
+            } else if let Some(s) = stationarity::stepped(&self.timeline, elapsed) {
+                // A step Mann-Kendall did not see (issue 35).
+                w.push(Warning::Step {
+                    at_s: s.after_seconds as u64,
+                    before_ns: s.before_ns,
+                    after_ns: s.after_ns,
+                    p: s.p,
+                });
             } else if let Some((seconds, start_ns, rest_ns)) =
                 stationarity::warmup(&self.timeline, elapsed)
             {
@@ -771,7 +839,8 @@ impl SummaryBuilder {
         if self.window.is_some_and(|w| !w.contains(offset_s)) {
             return None;
         }
-        let mut row = IntervalRow::from_recorder(unix_second, offset_s, rec);
+        let headline = Headline::for_rate_mode(self.header.config.load.rate().is_some());
+        let mut row = IntervalRow::from_recorder(unix_second, offset_s, rec, headline);
         self.plan_row(&mut row);
         self.total.merge(rec);
         self.timeline.push(row);

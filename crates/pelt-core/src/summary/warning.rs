@@ -180,6 +180,19 @@ pub enum Warning {
         /// Seconds tested.
         seconds: usize,
     },
+    /// The run's latency stepped to another level partway through
+    /// (Pettitt's change-point test on the per-second p50): its
+    /// percentiles mix two conditions.
+    Step {
+        /// Seconds into the run (of those tested) where it stepped.
+        at_s: u64,
+        /// Median p50 of the seconds before, nanoseconds.
+        before_ns: u64,
+        /// Median p50 of the seconds after, nanoseconds.
+        after_ns: u64,
+        /// The test's p-value.
+        p: f64,
+    },
     /// The run's first seconds were slower (or faster) than the rest:
     /// MSER-5 suggests a warm-up for the next run. Nothing was dropped.
     Warmup {
@@ -503,6 +516,19 @@ impl std::fmt::Display for Warning {
                 f,
                 "shard {shard} started {} after --start-at: the requests it missed went out late, counted in send lag and response time",
                 human_ns(*late_ns)
+            ),
+            Warning::Step {
+                at_s,
+                before_ns,
+                after_ns,
+                p,
+            } => write!(
+                f,
+                "latency stepped from {} to {} about {at_s} s into the run (p50 per second; Pettitt's \
+                 change-point test, p = {p:.3}): the run was two conditions, so its percentiles mix them; \
+                 find the cause (a cache expiring, a neighbour starting, a failover) before comparing it",
+                human_ns(*before_ns),
+                human_ns(*after_ns)
             ),
             Warning::Drift {
                 from_ns,

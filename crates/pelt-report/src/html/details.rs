@@ -174,7 +174,9 @@ pub(super) fn write_targets(
                 let key = format!("targets.{j}.response_time.percentiles_s.{p}");
                 o.push_str(&num_cell(run, json, &key, Fmt::Seconds));
             }
-            for field in ["status_classes", "transport_errors"] {
+            // Failures by pelt-core's one breakdown: a 503 is a failure
+            // here as in every view, not only a transport error.
+            for field in ["status_classes", "failures"] {
                 let spans: Vec<String> = t[field]
                     .as_object()
                     .into_iter()

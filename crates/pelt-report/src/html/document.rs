@@ -3,6 +3,7 @@
 
 use super::style::{STYLE, VERDICT_STYLE};
 use super::{charts, esc, Labeled, Table};
+use pelt_analyze::latency::Latency;
 use std::fmt::Write;
 
 /// One variant's latency at each load level: (level, p50 ns, p99 ns).
@@ -56,8 +57,9 @@ pub enum Block<'a> {
     Paragraph(String),
     /// A table (cells escaped; verdicts coloured).
     Table(Table),
-    /// Percentile spectra of these runs, overlaid.
-    Spectrum(Vec<Labeled<'a>>),
+    /// Percentile spectra of these runs, overlaid, of this latency (the
+    /// one a comparison judges; `Headline`: each run's headline).
+    Spectrum(Vec<Labeled<'a>>, Latency),
     /// Per-second latency and throughput of these runs, overlaid.
     Timelines(Vec<Labeled<'a>>),
     /// Latency against load, one line per series; the string names the x axis.
@@ -134,11 +136,12 @@ fn write_document(o: &mut String, title: &str, blocks: &[Block<'_>]) -> std::fmt
                 }
                 writeln!(o, "</tbody></table>")?;
             }
-            Block::Spectrum(runs) => writeln!(
+            Block::Spectrum(runs, latency) => writeln!(
                 o,
                 "<figure class=\"chart\">\n{}</figure>\
-                 <p class=\"note\">Latency by percentile: each step right is ten times rarer.</p>",
-                charts::percentile_spectrum(runs)
+                 <p class=\"note\">Latency ({}) by percentile: each step right is ten times rarer.</p>",
+                charts::percentile_spectrum(runs, *latency),
+                latency.drawn()
             )?,
             Block::Timelines(runs) => writeln!(
                 o,

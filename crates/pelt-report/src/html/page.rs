@@ -6,18 +6,15 @@ use super::details::{write_config, write_errors, write_statuses, write_targets};
 use super::style::STYLE;
 use super::tables::{fixed, group_row, head_row, html_row, num_row, utc, Fmt};
 use super::{charts, esc, Labeled};
+use pelt_analyze::latency::Latency;
 use pelt_core::RunSummary;
 use serde_json::Value;
 use std::fmt::Write;
 
 /// `response_time` in rate mode, `service_time` in a closed loop: the
-/// JSON report's `headline`.
+/// JSON report's `headline` ([`pelt_core::Headline`]).
 fn headline_key(s: &RunSummary) -> &'static str {
-    if s.is_rate_mode() {
-        "response_time"
-    } else {
-        "service_time"
-    }
+    s.headline().key()
 }
 
 fn describe_target(s: &RunSummary) -> String {
@@ -205,14 +202,15 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
         let key = |i: usize| format!("latency.{}.{stat}", headline_key(runs[i].summary));
         num_row(o, label, jsons, &key, Fmt::Seconds);
     }
-    // Each percentile's 95 % interval (of response time, as the text
-    // report gives it), with what to do when it is too wide.
+    // Each percentile's 95 % interval (of the headline latency, as the
+    // text report gives it), with what to do when it is too wide.
     for p in [50.0, 90.0, 99.0, 99.9] {
         html_row(
             o,
             &format!("p{p}: 95% interval"),
             runs.iter().map(|r| {
-                match pelt_core::summary::quantile_ci::interval(&r.summary.total.response, p) {
+                let h = r.summary.headline().of(&r.summary.total);
+                match pelt_core::summary::quantile_ci::interval(h, p) {
                     Some(ci) => {
                         let mut cell = format!(
                             "{} {}",
@@ -307,13 +305,13 @@ fn write_charts(o: &mut String, runs: &[Labeled<'_>]) -> std::fmt::Result {
             "percentile-spectrum",
             "Latency by percentile",
             "The whole distribution, tail stretched: each step right is ten times rarer.",
-            charts::percentile_spectrum(runs),
+            charts::percentile_spectrum(runs, Latency::Headline),
         ),
         (
             "latency-histogram",
             "Latency histogram",
             "Share of timed requests in log-spaced latency buckets.",
-            charts::histogram(runs),
+            charts::histogram(runs, Latency::Headline),
         ),
     ];
     for (id, title, note, svg) in sections {

@@ -69,6 +69,7 @@ fn summary(rate_mode: bool, seconds: u64, per_second: u64, slow: u64) -> RunSumm
             1_700_000_000 + sec,
             sec as f64,
             &r,
+            pelt_core::Headline::ResponseTime,
         ));
         total.merge(&r);
     }
@@ -243,7 +244,7 @@ fn data_keys_equal_the_json_report() {
             "targets.1.failed",
             "targets.1.response_time.percentiles_s.p99",
             "targets.0.status_classes.5xx",
-            "targets.1.transport_errors.timeout",
+            "targets.1.failures.timeout",
         ] {
             assert!(keys.iter().any(|k| k == key), "page has {key}");
         }

@@ -33,8 +33,10 @@ pub(super) fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result 
             ("first byte", LatencyStats::of(&t.ttfb)),
         ]
     } else {
+        // The headline first (pelt_core::Headline), named as JSON names it.
         vec![
-            ("latency*", LatencyStats::of(&t.response)),
+            ("service time*", LatencyStats::of(&t.service)),
+            ("response time", LatencyStats::of(&t.response)),
             ("first byte", LatencyStats::of(&t.ttfb)),
             // Per connection opened, not per request as ab's row is.
             ("connect**", LatencyStats::of(&t.connect)),
@@ -88,7 +90,9 @@ pub(super) fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result 
     } else {
         writeln!(
             o,
-            "  * closed loop: each connection waits for a response before sending again, so queueing\n    \
+            "  * headline: service time, from each request's first byte written to its last byte read.\n    \
+             Response time adds what came before the send (a connect, the client's turnaround).\n    \
+             Closed loop: each connection waits for a response before sending again, so queueing\n    \
              at the server is not seen (a slow server just gets fewer requests). For the latency\n    \
              users would see at a given load, run with --rate."
         )?;

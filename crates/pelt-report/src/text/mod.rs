@@ -183,9 +183,15 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     } else {
         0.0
     };
+    // After a warm-up the connections in use were opened during it, and
+    // no figure counts the warm-up: "0 opened" alone reads as a bug.
+    let when = match s.warmup_requests > 0 || !s.config.warmup.is_zero() {
+        true => " after the warm-up (those it opened are not counted)",
+        false => "",
+    };
     writeln!(
         o,
-        "Connections  {} opened; {} requests reused one (keep-alive {reuse:.1}%)",
+        "Connections  {} opened{when}; {} requests reused one (keep-alive {reuse:.1}%)",
         thousands(t.connections),
         thousands(t.reused),
     )?;
@@ -254,7 +260,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     write_latency(o, s)?;
     o.push_str(&crate::precision::text(s));
     writeln!(o)?;
-    write_histogram(o, &t.response)?;
+    write_histogram(o, s.headline().of(t), s.headline().name())?;
 
     if let Some(sc) = &c.scenario {
         scenario::write_scenario(o, s, sc)?;
@@ -392,8 +398,12 @@ fn write_send_window(o: &mut String, s: &RunSummary) -> fmt::Result {
 /// `--buckets`: the headline latency counted into the user's ranges, in
 /// vegeta's `hist` layout, after the report.
 pub(crate) fn append_buckets(o: &mut String, s: &RunSummary, b: &pelt_core::buckets::Buckets) {
-    let counts = b.count(&s.total.response);
-    let _ = writeln!(o, "\nLatency buckets (headline latency; --buckets)");
+    let counts = b.count(s.headline().of(&s.total));
+    let _ = writeln!(
+        o,
+        "\nLatency buckets ({}, the headline; --buckets)",
+        s.headline().name()
+    );
     let _ = writeln!(
         o,
         "  {:<22} {:>10} {:>8}  histogram",
@@ -461,6 +471,7 @@ mod tests {
                 1_700_000_000 + sec,
                 sec as f64,
                 &r,
+                pelt_core::Headline::ResponseTime,
             ));
             total.merge(&r);
         }
@@ -501,6 +512,7 @@ mod tests {
             1_700_000_004,
             4.0,
             &Recorder::new(),
+            pelt_core::Headline::ResponseTime,
         ));
         let t = text(&s);
         assert!(t.contains("3.0-4.0"), "{t}");
@@ -576,7 +588,7 @@ mod tests {
 
     fn histogram_rows(h: &Histogram<u64>) -> Vec<(String, u64)> {
         let mut o = String::new();
-        write_histogram(&mut o, h).unwrap();
+        write_histogram(&mut o, h, "response time").unwrap();
         o.lines()
             .skip(1)
             .filter(|l| !l.trim().is_empty())

@@ -23,10 +23,11 @@ pub(super) fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result 
             .map(|(class, k)| format!("{class}xx {}", thousands(k)))
             .collect::<Vec<_>>()
             .join(", ");
-        let failures: Vec<String> = ErrorKind::ALL
-            .iter()
-            .filter(|k| n.error_kinds()[k.index()] > 0)
-            .map(|k| format!("{} {}", k.name(), thousands(n.error_kinds()[k.index()])))
+        // pelt-core's one breakdown: a 503 is a failure as in every view.
+        let failures: Vec<String> = n
+            .failures()
+            .into_iter()
+            .map(|(k, count)| format!("{} {}", k.name(), thousands(count)))
             .collect();
         if !failures.is_empty() {
             if !mix.is_empty() {

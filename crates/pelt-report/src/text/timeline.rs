@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn write_histogram(o: &mut String, h: &Histogram<u64>) -> std::fmt::Result {
+pub(super) fn write_histogram(o: &mut String, h: &Histogram<u64>, name: &str) -> std::fmt::Result {
     if h.len() < 2 || h.max() == h.min() {
         return Ok(());
     }
@@ -35,7 +35,12 @@ pub(super) fn write_histogram(o: &mut String, h: &Histogram<u64>) -> std::fmt::R
         }
     }
     let peak = buckets.iter().map(|b| b.1).max().unwrap_or(1).max(1);
-    writeln!(o, "Response time histogram (up to, count)")?;
+    // Named for the latency it counts: the run's headline.
+    let mut title = name.to_string();
+    if let Some(first) = title.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    writeln!(o, "{title} histogram (up to, count)")?;
     for (to, n) in buckets {
         let bar = (n * BAR_WIDTH).div_ceil(peak) as usize;
         writeln!(

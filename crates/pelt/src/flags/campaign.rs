@@ -197,11 +197,13 @@ pub struct ExperimentArgs {
     #[arg(long = "fail-on", value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
 
-    /// The latency the verdicts' p50 .. p99.9 compare: response_time (the
-    /// headline), service_time (without the client's send lag) or send_lag;
-    /// or one figure judged alone: throughput (successful responses per
-    /// second, higher is better) or errors (the failed share).
-    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::ResponseTime)]
+    /// The latency the verdicts' p50 .. p99.9 compare: headline (the runs'
+    /// report's: response time with --rate, service time in a closed
+    /// loop), response_time, service_time (without the client's send lag)
+    /// or send_lag; or one figure judged alone: throughput (successful
+    /// responses per second, higher is better) or errors (the failed
+    /// share).
+    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::Headline)]
     pub metric: LatencyArg,
 
     /// No progress lines on stderr.

@@ -52,8 +52,12 @@ pub struct RecordArgs {
     pub baseline: Option<String>,
 
     /// With --baseline: exit 1 when a metric regressed (`regression`), or
-    /// only beyond its margin (`material`). Needs a baseline of 3 or more
-    /// recorded runs, checked before any load (exit 2 otherwise).
+    /// only beyond its margin (`material`), and when a latency or the
+    /// error share is INCONCLUSIVE while this run is worse than every
+    /// baseline run (the gate could not judge: it never passes on that).
+    /// Needs a baseline of 3 or more recorded runs, checked before any
+    /// load (exit 2 otherwise). Outlying baseline runs are left out and
+    /// named.
     #[arg(
         long = "fail-on",
         value_enum,

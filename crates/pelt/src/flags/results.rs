@@ -105,10 +105,11 @@ pub struct ReportArgs {
     /// 'failed < 0.1%', 'failed == 0' or 'rate >= 990'. failed (or errors)
     /// is the share of requests with no response or a status outside
     /// 2xx/3xx. Latencies need a unit and shares a % sign (a bare 5 is refused: 5% or 500%?);
-    /// rate is the rate actually sent. A latency is the headline unless
-    /// prefixed service_time., response_time. or send_lag. (like
-    /// 'service_time.p99 < 5ms'); target[N]. or target[/path]. judges one
-    /// target (like 'target[2].p99 < 20ms'). Repeatable, or several terms
+    /// rate is the rate actually sent. A latency is the report's headline
+    /// (response time with --rate, service time in a closed loop) unless
+    /// prefixed service_time., response_time. or send_lag., or named as a
+    /// word (like 'service p99 < 5ms'); target[N]. or target[/path]. judges
+    /// one target's response time (like 'target[2].p99 < 20ms'). Repeatable, or several terms
     /// separated by commas as in --slo; results go to stderr.
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion, value_delimiter = ',')]
     pub asserts: Vec<pelt_core::Assertion>,
@@ -194,16 +195,17 @@ pub struct CompareArgs {
     #[arg(long = "fail-on", value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
 
-    /// The latency the p50 .. p99.9 rows compare: response_time (from the
-    /// scheduled send; the headline), service_time (from the actual send:
-    /// the server's part, without the client's timer jitter) or send_lag
-    /// (the client's part); errors, throughput and the share sent are
-    /// compared beside it. Or one figure judged alone, its verdict the only
-    /// one: throughput (successful responses per second of each run,
-    /// higher is better; rate runs too) or errors (the failed share of
-    /// each run, higher is worse). With --baseline, other than
+    /// The latency the p50 .. p99.9 rows compare: headline (the runs'
+    /// report's: response time with --rate, service time in a closed
+    /// loop), response_time (from the scheduled send), service_time (from
+    /// the actual send: the server's part, without the client's timer
+    /// jitter) or send_lag (the client's part); errors, throughput and the
+    /// share sent are compared beside it. Or one figure judged alone, its
+    /// verdict the only one: throughput (successful responses per second
+    /// of each run, higher is better; rate runs too) or errors (the failed
+    /// share of each run, higher is worse). With --baseline, other than
     /// response_time needs the recorded runs' results files.
-    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::ResponseTime)]
+    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::Headline)]
     pub metric: LatencyArg,
 
     /// When every A run came before every B run (or after), the change is
@@ -227,8 +229,10 @@ pub struct CompareArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 #[value(rename_all = "snake_case")]
 pub enum LatencyArg {
-    /// From each request's scheduled send to its response.
+    /// The runs' headline: response time with --rate, service time in a closed loop.
     #[default]
+    Headline,
+    /// From each request's scheduled send to its response.
     ResponseTime,
     /// From the actual send to the response.
     ServiceTime,
@@ -243,6 +247,7 @@ pub enum LatencyArg {
 impl From<LatencyArg> for pelt_analyze::latency::Latency {
     fn from(a: LatencyArg) -> Self {
         match a {
+            LatencyArg::Headline => Self::Headline,
             LatencyArg::ResponseTime => Self::ResponseTime,
             LatencyArg::ServiceTime => Self::ServiceTime,
             LatencyArg::SendLag => Self::SendLag,

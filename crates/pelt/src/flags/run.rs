@@ -349,10 +349,11 @@ pub struct RunArgs {
     /// 'failed < 0.1%', 'failed == 0' or 'rate >= 990'. failed (or errors)
     /// is the share of requests with no response or a status outside
     /// 2xx/3xx. Latencies need a unit and shares a % sign (a bare 5 is refused: 5% or 500%?);
-    /// rate is the rate actually sent. A latency is the headline unless
-    /// prefixed service_time., response_time. or send_lag. (like
-    /// 'service_time.p99 < 5ms'); target[N]. or target[/path]. judges one
-    /// target (like 'target[2].p99 < 20ms'). Repeatable, or several terms
+    /// rate is the rate actually sent. A latency is the report's headline
+    /// (response time with --rate, service time in a closed loop) unless
+    /// prefixed service_time., response_time. or send_lag., or named as a
+    /// word (like 'service p99 < 5ms'); target[N]. or target[/path]. judges
+    /// one target's response time (like 'target[2].p99 < 20ms'). Repeatable, or several terms
     /// separated by commas as in --slo; results go to stderr.
     #[arg(long = "assert", value_name = "'MEASURE OP VALUE'", value_parser = parse_assertion, value_delimiter = ',')]
     pub asserts: Vec<pelt_core::Assertion>,

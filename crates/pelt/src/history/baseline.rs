@@ -24,6 +24,26 @@ fn judged(c: &Comparison, fail_on: Option<FailOn>, why: String) -> Result<(), Us
     }
 }
 
+/// The gate's exit: 1 when `--fail-on` is met, and 1 too when a gated
+/// metric could not judge (its interval leaves a regression that matters
+/// possible): a gate never passes because it could not judge (issue 35).
+fn gate(c: &Comparison, fail_on: Option<FailOn>) -> ExitCode {
+    if fails(fail_on, |m| c.regressed(m)) {
+        eprintln!("pelt: --fail-on: this run regressed against the baseline");
+        return ExitCode::from(1);
+    }
+    if fail_on.is_some() && !c.unjudged.is_empty() {
+        eprintln!(
+            "pelt: --fail-on: the gate could not judge {}: this run is worse than every baseline run, \
+             yet the baseline's spread is too wide to call it; a gate does not pass on that. Record more \
+             baseline runs of this configuration, or repeat the new run (pelt compare --baseline SPEC FILES)",
+            c.unjudged.join(", ")
+        );
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
 /// `pelt compare --baseline SPEC FILE...`.
 pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
     let spec = Spec::parse(args.baseline.baseline.as_deref().unwrap_or_default())?;
@@ -41,10 +61,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, UserError> {
         c.b.len(),
         pelt_analyze::predict::MIN_BASELINE_RUNS
     ))?;
-    Ok(match fails(args.fail_on, |m| c.regressed(m)) {
-        true => ExitCode::from(1),
-        false => ExitCode::SUCCESS,
-    })
+    Ok(gate(&c, args.fail_on))
 }
 
 /// `pelt run ... --baseline SPEC`: the run just recorded (`id`) against
@@ -67,12 +84,7 @@ pub fn after_run(
         c.a.len(),
         pelt_analyze::predict::MIN_BASELINE_RUNS
     ))?;
-    Ok(if fails(fail_on, |m| c.regressed(m)) {
-        eprintln!("pelt: --fail-on: this run regressed against the baseline");
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(gate(&c, fail_on))
 }
 
 /// `pelt sweep ... --baseline SPEC`: this sweep's capacity against the

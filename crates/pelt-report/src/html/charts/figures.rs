@@ -4,6 +4,7 @@
 //! (axes, pens, legends, line charts) are in the parent module.
 
 use super::*;
+use pelt_analyze::latency::Latency;
 
 pub(in crate::html) fn latency_over_time(runs: &[Labeled<'_>]) -> String {
     if runs
@@ -198,8 +199,8 @@ pub(super) fn percentile_label(x: &f64) -> String {
 
 /// Latency against percentile, HdrHistogram's way: the x axis stretches
 /// the tail, one decade of 1/(1-p) per label.
-pub(in crate::html) fn percentile_spectrum(runs: &[Labeled<'_>]) -> String {
-    let hists: Vec<&Histogram<u64>> = runs.iter().map(|r| &r.summary.total.response).collect();
+pub(in crate::html) fn percentile_spectrum(runs: &[Labeled<'_>], latency: Latency) -> String {
+    let hists: Vec<&Histogram<u64>> = runs.iter().map(|r| latency.histogram(r.summary)).collect();
     if hists.iter().all(|h| h.is_empty()) {
         return no_data("timed responses");
     }
@@ -243,8 +244,8 @@ pub(in crate::html) fn percentile_spectrum(runs: &[Labeled<'_>]) -> String {
 }
 
 /// Share of requests per log-spaced latency bucket, runs overlaid.
-pub(in crate::html) fn histogram(runs: &[Labeled<'_>]) -> String {
-    let hists: Vec<&Histogram<u64>> = runs.iter().map(|r| &r.summary.total.response).collect();
+pub(in crate::html) fn histogram(runs: &[Labeled<'_>], latency: Latency) -> String {
+    let hists: Vec<&Histogram<u64>> = runs.iter().map(|r| latency.histogram(r.summary)).collect();
     let filled: Vec<&&Histogram<u64>> = hists.iter().filter(|h| !h.is_empty()).collect();
     if filled.is_empty() {
         return no_data("timed responses");

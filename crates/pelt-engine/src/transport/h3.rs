@@ -66,11 +66,17 @@ pub(crate) struct SharedQuic {
 }
 
 impl SharedQuic {
-    pub fn new(origins: usize, endpoints: Rc<Endpoints>) -> Rc<SharedQuic> {
-        Rc::new(SharedQuic {
-            conns: SharedConns::new(origins),
-            endpoints,
-        })
+    /// A worker's maker of shared connections (one per `--streams`
+    /// senders, or per virtual user), all on the worker's UDP socket per
+    /// address family.
+    pub fn on_one_socket(origins: usize) -> impl FnMut() -> Rc<SharedQuic> {
+        let endpoints = Rc::new(Endpoints::default());
+        move || {
+            Rc::new(SharedQuic {
+                conns: SharedConns::new(origins),
+                endpoints: endpoints.clone(),
+            })
+        }
     }
 }
 

@@ -5,7 +5,6 @@
 //! virtual users run theirs (`flows`) on the same transports.
 
 use super::{flows, InFlight, Worker};
-use crate::conn::Endpoints;
 use crate::plan::Protocol;
 use crate::session::Jar;
 #[cfg(test)]
@@ -89,14 +88,7 @@ pub(super) fn spawn_senders(worker: &Rc<Worker>, jars: Vec<Jar>) {
     match worker.plan.protocol {
         Protocol::Http1 => each.spawn(|| (), |(), jar| H1Sender::new(jar)),
         Protocol::Http2 => each.spawn(|| SharedConn::new(origins), H2Sender::new),
-        Protocol::Http3 => {
-            // All the worker's QUIC connections share its UDP socket.
-            let endpoints = Rc::new(Endpoints::default());
-            each.spawn(
-                || SharedQuic::new(origins, endpoints.clone()),
-                H3Sender::new,
-            )
-        }
+        Protocol::Http3 => each.spawn(SharedQuic::on_one_socket(origins), H3Sender::new),
         #[cfg(test)]
         Protocol::Echo => each.spawn(|| (), |(), jar| EchoSender::new(jar)),
     }

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! RunConfig ─▶ RunPlan ─▶ Worker × threads ─▶ sender: Transport ─▶ Sample
-//!                          (Pacer, dispatcher)   (h1 | h2, over conn)    │
+//!                          (Pacer, dispatcher)   (h1 | h2 | h3)          │
 //!  RunSummary ◀─ Collector ◀─ one Recorder per second (Intervals) ◀─────┘
 //!                   └─▶ Snapshot each second
 //! ```
@@ -59,10 +59,12 @@ mod error;
 pub mod fuzz;
 pub mod h1;
 mod h2;
+mod h3;
 mod intervals;
 mod link;
 mod outcome;
 pub mod pacer;
+mod parts;
 mod plan;
 mod priority;
 mod request_log;

@@ -47,6 +47,21 @@ impl Failure {
     }
 }
 
+/// Whether a server refused a request it had not processed, as HTTP/2's
+/// and HTTP/3's errors say: such a request is safe to send again (RFC
+/// 9113 §8.7, RFC 9114 §4.1.1). The transports decide whether and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// It may have been processed: the failure stands.
+    No,
+    /// The server refused the stream (HTTP/2's REFUSED_STREAM, HTTP/3's
+    /// H3_REQUEST_REJECTED); the connection may still work.
+    Stream,
+    /// The connection was closing (a graceful GOAWAY, or closed without
+    /// error) and did not take the request: a new connection may.
+    Closing,
+}
+
 /// The statuses `--follow` follows.
 pub fn is_redirect(status: u16) -> bool {
     matches!(status, 301 | 302 | 303 | 307 | 308)

@@ -5,8 +5,8 @@
 use crate::conn::{for_origin, quic_client_config, resolve_origins, tls_connector, Origin};
 use crate::error::EngineError;
 use crate::h1::PreparedRequest;
-use crate::h2::PreparedH2;
 use crate::pacer::{ConstantRate, Pacer, Piecewise, PoissonRate};
+use crate::parts::PreparedParts;
 use crate::session::jar::cookie_url;
 use pelt_core::shard::owned;
 use pelt_core::{Load, Nanos, RunConfig};
@@ -22,6 +22,23 @@ pub use pelt_core::summary::GRACE;
 /// on one busy core took 3-8 ms, and a 5 ms delay left the first
 /// requests of a 20,000 req/s run up to 4.5 ms late.
 const START_DELAY: Duration = Duration::from_millis(20);
+/// Which transport carries a run's requests: chosen here, from the
+/// configuration, and matched in one place, `worker::senders`, which
+/// starts each sender on its transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    /// HTTP/1.1: `transport::h1`.
+    Http1,
+    /// `--http2`: `transport::h2`.
+    Http2,
+    /// `--http3`: `transport::h3`.
+    Http3,
+    /// Tests only: `transport::echo`, which answers every request itself,
+    /// to show that a transport plugs in with its one line.
+    #[cfg(test)]
+    Echo,
+}
+
 /// Marks a target whose first successful body length is not known yet.
 pub(crate) const LENGTH_UNSET: u64 = u64::MAX;
 
@@ -74,8 +91,10 @@ pub(crate) struct RunPlan {
     pub workers: usize,
     pub requests: Vec<PreparedRequest>,
     /// With `--http2` or `--http3`: the same requests as `http` parts
-    /// (else empty); HTTP/3 sends them as HTTP/2 does.
-    pub h2_requests: Vec<PreparedH2>,
+    /// (else empty); both protocols send them.
+    pub http_parts: Vec<PreparedParts>,
+    /// The transport that carries the requests.
+    pub protocol: Protocol,
     /// HTTP/2 or HTTP/3 streams per connection; 0 for HTTP/1.1.
     pub streams: u32,
     /// Which target each request goes to.
@@ -205,11 +224,11 @@ impl RunPlan {
             .then(|| quic_client_config(config.http.insecure, config.http.zero_rtt));
         // A scenario renders each step's request as it goes (its targets'
         // URLs hold templates): nothing to prepare.
-        let h2_requests = match config.http.multiplexed() && scenario.is_none() {
+        let http_parts = match config.http.multiplexed() && scenario.is_none() {
             true => config
                 .targets
                 .iter()
-                .map(PreparedH2::new)
+                .map(PreparedParts::new)
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(EngineError::Request)?,
             false => Vec::new(),
@@ -261,7 +280,12 @@ impl RunPlan {
             started_unix_ms: start_wall.as_millis() as u64,
             workers,
             requests,
-            h2_requests,
+            http_parts,
+            protocol: match (config.http.http3, config.http.http2) {
+                (true, _) => Protocol::Http3,
+                (false, true) => Protocol::Http2,
+                (false, false) => Protocol::Http1,
+            },
             streams: if config.http.multiplexed() {
                 config.http.streams
             } else {

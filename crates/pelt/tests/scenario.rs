@@ -1776,3 +1776,118 @@ fn a_scenarios_step_and_flow_counts_are_the_same_over_http1_and_http3() {
         "{h1_text:?}"
     );
 }
+
+/// nginx for the keep-alive race: `/second` on a connection that already
+/// carried a request is closed without an answer (`return 444`), as a
+/// keep-alive timeout firing as the request arrives closes it, every
+/// time, so the race a server's idle timeout makes now and then is met
+/// on each flow. On a fresh connection it answers.
+const CLOSES_REUSED: &str = r#"
+        location = /first {
+            default_type text/plain;
+            return 200 "first\n";
+        }
+        location = /second {
+            if ($connection_requests != 1) {
+                return 444;
+            }
+            default_type text/plain;
+            return 200 "second\n";
+        }
+"#;
+
+/// Two steps on one kept-alive connection: the second meets the close.
+const RACE_JOURNEY: &str = r#"
+base = "{base}"
+
+[[flow]]
+name = "race"
+[[flow.step]]
+name = "first"
+url = "/first"
+[[flow.step]]
+name = "second"
+method = "{method}"
+url = "/second"
+check = { body_contains = "second" }
+"#;
+
+/// Runs `flows` flows of [`RACE_JOURNEY`] with `method` for its second
+/// step against nginx closing reused connections; returns the report and
+/// nginx's access log (`expected` lines).
+fn race(method: &str, flows: usize, expected: usize) -> (serde_json::Value, Vec<String>) {
+    use pelt_testkit::nginx::Nginx;
+    let nginx = Nginx::start(CLOSES_REUSED);
+    let base = format!("http://127.0.0.1:{}", nginx.port());
+    let (_dir, path) = scenario_file(&RACE_JOURNEY.replace("{method}", method), &base);
+    let report = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        &flows.to_string(),
+    ]);
+    pelt_testkit::schema::run(&report);
+    (report, nginx.access_log_lines(Some(expected)))
+}
+
+// Issue 36: scenario steps went around the HTTP/1.1 transport and missed
+// its retry: a step whose reused connection the server closed unanswered
+// failed as `closed`, and its flow with it. Now a step is sent as a
+// target is: once more, on a fresh connection, counted.
+#[test]
+fn a_step_on_a_kept_alive_connection_the_server_closed_is_sent_again_and_its_flow_completes() {
+    let (report, lines) = race("GET", 5, 15);
+    // The witness: per flow, the first step answered, the second closed
+    // unanswered on the reused connection, then answered on a fresh one.
+    assert_eq!(lines.len(), 15, "{lines:?}");
+    let count = |prefix: &str| lines.iter().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(count("GET /first 200 "), 5, "{lines:?}");
+    assert_eq!(count("GET /second 444 "), 5, "{lines:?}");
+    assert_eq!(count("GET /second 200 "), 5, "{lines:?}");
+    for name in ["first", "second"] {
+        let s = step(&report, name);
+        assert_eq!((s["requests"], s["successes"]), (5.into(), 5.into()), "{s}");
+        assert_eq!(s["failed"], 0, "{s}");
+    }
+    let flow = &report["scenario"]["flows"][0];
+    assert_eq!(
+        (flow["started"], flow["completed"]),
+        (5.into(), 5.into()),
+        "{flow}"
+    );
+    assert_eq!(report["connections"]["retried_after_close"], 5);
+}
+
+// The same race with a method that is not idempotent: the step is not
+// sent again (the server may have acted on it), its flow fails as
+// `closed`, and the loss is counted and warned about, as for a target.
+#[test]
+fn a_post_step_lost_on_a_kept_alive_connection_is_not_sent_again() {
+    let (report, lines) = race("POST", 4, 8);
+    assert_eq!(lines.len(), 8, "{lines:?}");
+    let count = |prefix: &str| lines.iter().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(count("GET /first 200 "), 4, "{lines:?}");
+    assert_eq!(count("POST /second 444 "), 4, "{lines:?}");
+    let s = step(&report, "second");
+    assert_eq!((s["requests"], s["failed"]), (4.into(), 4.into()), "{s}");
+    assert_eq!(s["failures"]["closed"], 4, "{s}");
+    let flow = &report["scenario"]["flows"][0];
+    assert_eq!(
+        (flow["started"], flow["failed"]),
+        (4.into(), 4.into()),
+        "{flow}"
+    );
+    assert_eq!(report["connections"]["retried_after_close"], 0);
+    let warning = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "keep_alive_race")
+        .unwrap_or_else(|| panic!("{}", report["warnings"]));
+    assert_eq!(warning["lost"], 4, "{warning}");
+}

@@ -16,7 +16,7 @@ mod response;
 
 pub use crate::outcome::{Failure, Response};
 pub use head::excerpt;
-pub(crate) use request::with_header;
+pub(crate) use request::{is_idempotent, with_header};
 pub use request::{write_request, PreparedRequest, RequestLine};
 pub use response::{read_response, read_response_location};
 pub(crate) use response::{read_response_copies, Copies};

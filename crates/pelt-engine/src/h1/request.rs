@@ -35,11 +35,16 @@ impl PreparedRequest {
         PreparedRequest {
             bytes: out,
             head: target.method.eq_ignore_ascii_case("HEAD"),
-            // Methods are case-sensitive: `get` is not GET.
-            idempotent: ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"]
-                .contains(&target.method.as_str()),
+            idempotent: is_idempotent(&target.method),
         }
     }
+}
+
+/// Whether `method` is idempotent (RFC 9110 §9.2.2), so that a request
+/// lost to a keep-alive race may be sent again. Methods are
+/// case-sensitive: `get` is not GET.
+pub(crate) fn is_idempotent(method: &str) -> bool {
+    ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"].contains(&method)
 }
 
 /// What a request sends instead of its target's method and URL (a

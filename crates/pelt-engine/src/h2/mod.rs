@@ -1,241 +1,81 @@
-//! HTTP/2 requests, built once before the run as `http` parts that each
-//! send clones (reference counts, and one header map). The transport that
-//! sends them, as streams of shared connections, is `transport::h2`.
+//! HTTP/2 on the wire, as the `h2` crate speaks it: what its errors mean
+//! for pelt's counts. The requests it sends are `parts::PreparedParts`;
+//! the transport that sends them, as streams of shared connections, is
+//! `transport::h2`.
 
-use bytes::Bytes;
-use pelt_core::{Scheme, Target};
+use crate::outcome::{read_error_kind, Failure, Refused};
+use pelt_core::ErrorKind;
 
-/// HPACK's per-field overhead (RFC 7541 §4.1), used to size header blocks.
-const HPACK_FIELD_OVERHEAD: u64 = 32;
-
-/// A request prepared once before the run; each send clones its parts
-/// (reference-counted, except the header map).
-#[derive(Debug, Clone)]
-pub(crate) struct PreparedH2 {
-    pub(crate) method: http::Method,
-    pub(crate) uri: http::Uri,
-    pub(crate) headers: http::HeaderMap,
-    pub(crate) body: Bytes,
-    /// Header block size (name + value + 32 per field, pseudo-headers
-    /// included) plus the body: what `bytes_out` counts for HTTP/2.
-    pub(crate) bytes_out: u64,
-}
-
-impl PreparedH2 {
-    /// Builds the request for `target`, or says why HTTP/2 cannot send it.
-    pub fn new(target: &Target) -> Result<PreparedH2, String> {
-        let method = http::Method::from_bytes(target.method.as_bytes())
-            .map_err(|_| format!("invalid method '{}'", target.method))?;
-        // `Host` becomes :authority; HTTP/1.1's connection headers have no
-        // meaning in HTTP/2 and are forbidden there (RFC 9113 §8.2.2).
-        let authority = target
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("host"))
-            .map_or_else(|| target.url.host_header(), |(_, v)| v.clone());
-        let scheme = match target.url.scheme {
-            Scheme::Http => "http",
-            Scheme::Https => "https",
+/// Classifies an h2 error; `otherwise` is the kind for the phase it came
+/// from (write before the request is out, read after).
+pub(crate) fn classify(e: &h2::Error, otherwise: ErrorKind, status: Option<u16>) -> Failure {
+    let (kind, detail) = if let Some(io) = e.get_io() {
+        let kind = match read_error_kind(io) {
+            ErrorKind::Read => otherwise,
+            k => k,
         };
-        let uri: http::Uri = format!("{scheme}://{authority}{}", target.url.path_and_query)
-            .parse()
-            .map_err(|e| format!("cannot send {} over HTTP/2: {e}", target.url))?;
-        let mut headers = http::HeaderMap::new();
-        let has = |name: &str| {
-            target
-                .headers
-                .iter()
-                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        (kind, e.to_string())
+    } else if e.is_library() {
+        (
+            ErrorKind::InvalidResponse,
+            format!(
+                "not valid HTTP/2 ({e}); does the server speak HTTP/2 on this port \
+                 (for http://, h2c with prior knowledge)?"
+            ),
+        )
+    } else if e.is_go_away() || e.is_reset() {
+        let reason = e.reason().unwrap_or(h2::Reason::NO_ERROR);
+        let what = match (e.is_go_away(), e.is_remote()) {
+            (true, true) => "the server ended the connection with GOAWAY",
+            (true, false) => "pelt ended the connection with GOAWAY",
+            (false, true) => "the server reset the stream (RST_STREAM)",
+            (false, false) => "pelt reset the stream (RST_STREAM)",
         };
-        let mut add = |name: &str, value: &str| -> Result<(), String> {
-            let n = http::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("invalid header name '{name}'"))?;
-            let v = http::HeaderValue::from_str(value)
-                .map_err(|_| format!("invalid value for header '{name}'"))?;
-            headers.append(n, v);
-            Ok(())
-        };
-        if !has("user-agent") {
-            add("user-agent", concat!("pelt/", env!("CARGO_PKG_VERSION")))?;
-        }
-        if !has("accept") {
-            add("accept", "*/*")?;
-        }
-        for (name, value) in &target.headers {
-            if name.eq_ignore_ascii_case("host")
-                || HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
-            {
-                continue;
-            }
-            add(name, value)?;
-        }
-        let needs_length =
-            !target.body.is_empty() || matches!(target.method.as_str(), "POST" | "PUT" | "PATCH");
-        if needs_length && !has("content-length") {
-            add("content-length", &target.body.len().to_string())?;
-        }
-        let pseudo = field_size(":method", method.as_str().len())
-            + field_size(":scheme", scheme.len())
-            + field_size(":authority", authority.len())
-            + field_size(":path", target.url.path_and_query.len());
-        let bytes_out = pseudo + header_block_size(&headers) + target.body.len() as u64;
-        Ok(PreparedH2 {
-            method,
-            uri,
-            headers,
-            body: Bytes::copy_from_slice(&target.body),
-            bytes_out,
-        })
-    }
-
-    /// A scenario step's request, rendered as HTTP/1.1 bytes (a head, then
-    /// the body), as HTTP/2 and HTTP/3 send it: `Host` becomes
-    /// `:authority`, HTTP/1.1's connection headers are dropped (as
-    /// [`PreparedH2::new`] drops them) and nothing is added, so each
-    /// protocol carries the same fields. `Err` says why it cannot be sent
-    /// (a header value an extraction filled with bytes HTTP/2 refuses).
-    pub fn from_rendered(bytes: &[u8], scheme: &str) -> Result<PreparedH2, String> {
-        let mut fields = [httparse::EMPTY_HEADER; 128];
-        let mut req = httparse::Request::new(&mut fields);
-        let head_len = match req.parse(bytes) {
-            Ok(httparse::Status::Complete(n)) => n,
-            Ok(httparse::Status::Partial) => return Err("an incomplete request head".into()),
-            Err(e) => return Err(format!("a request head HTTP/2 cannot carry ({e})")),
-        };
-        let method = http::Method::from_bytes(req.method.unwrap_or("GET").as_bytes())
-            .map_err(|_| "an invalid method".to_string())?;
-        let path = req.path.unwrap_or("/");
-        let mut authority: &[u8] = b"";
-        let mut headers = http::HeaderMap::with_capacity(req.headers.len());
-        for h in req.headers.iter() {
-            if h.name.eq_ignore_ascii_case("host") {
-                authority = h.value;
-                continue;
-            }
-            if HOP_BY_HOP.iter().any(|n| h.name.eq_ignore_ascii_case(n)) {
-                continue;
-            }
-            let name = http::HeaderName::from_bytes(h.name.as_bytes())
-                .map_err(|_| format!("an invalid header name '{}'", h.name))?;
-            let value = http::HeaderValue::from_bytes(h.value)
-                .map_err(|_| format!("an invalid value for header '{}'", h.name))?;
-            headers.append(name, value);
-        }
-        let authority = std::str::from_utf8(authority).map_err(|_| "an invalid Host")?;
-        let uri: http::Uri = format!("{scheme}://{authority}{path}")
-            .parse()
-            .map_err(|e| format!("a URI HTTP/2 cannot carry ({e})"))?;
-        let body = Bytes::copy_from_slice(&bytes[head_len..]);
-        let pseudo = field_size(":method", method.as_str().len())
-            + field_size(":scheme", scheme.len())
-            + field_size(":authority", authority.len())
-            + field_size(":path", path.len());
-        let bytes_out = pseudo + header_block_size(&headers) + body.len() as u64;
-        Ok(PreparedH2 {
-            method,
-            uri,
-            headers,
-            body,
-            bytes_out,
-        })
-    }
-
-    /// A fresh `http` request with this one's method, URI and headers.
-    pub(crate) fn request(&self) -> http::Request<()> {
-        let mut req = http::Request::new(());
-        *req.method_mut() = self.method.clone();
-        *req.uri_mut() = self.uri.clone();
-        *req.version_mut() = http::Version::HTTP_2;
-        *req.headers_mut() = self.headers.clone();
-        req
+        (ErrorKind::Reset, format!("{what}: {reason:?}"))
+    } else {
+        (otherwise, e.to_string())
+    };
+    Failure {
+        kind,
+        detail,
+        bytes_in: 0,
+        status: status.unwrap_or(0),
     }
 }
 
-/// HTTP/1.1's connection headers: no meaning in HTTP/2 or HTTP/3, and
-/// forbidden there (RFC 9113 §8.2.2).
-const HOP_BY_HOP: [&str; 5] = [
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "transfer-encoding",
-    "upgrade",
-];
-
-/// Writes a response's status and fields as an HTTP/1.1 head (status
-/// line, `name: value` lines, a blank line) into `out`: the form a
-/// scenario's extractors, checks and cookie jar read, whatever protocol
-/// carried the response.
-pub(crate) fn write_head(status: u16, headers: &http::HeaderMap, out: &mut Vec<u8>) {
-    use std::io::Write;
-    out.clear();
-    let _ = write!(out, "HTTP/1.1 {status} \r\n");
-    for (name, value) in headers {
-        out.extend_from_slice(name.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
+/// Whether the server refused a stream it had not processed: a graceful
+/// GOAWAY (the connection takes no more), or REFUSED_STREAM.
+pub(crate) fn refused(e: &h2::Error) -> Refused {
+    if !e.is_remote() {
+        Refused::No
+    } else if e.is_go_away() && e.reason() == Some(h2::Reason::NO_ERROR) {
+        Refused::Closing
+    } else if e.is_reset() && e.reason() == Some(h2::Reason::REFUSED_STREAM) {
+        Refused::Stream
+    } else {
+        Refused::No
     }
-    out.extend_from_slice(b"\r\n");
-}
-
-/// A header field's HPACK size: name, value and the fixed overhead.
-pub(crate) fn field_size(name: &str, value_len: usize) -> u64 {
-    (name.len() + value_len) as u64 + HPACK_FIELD_OVERHEAD
-}
-
-/// The HPACK size of a header block: an upper bound on what its HEADERS
-/// frames carry (h2 does not report the compressed size).
-pub(crate) fn header_block_size(headers: &http::HeaderMap) -> u64 {
-    headers
-        .iter()
-        .map(|(n, v)| field_size(n.as_str(), v.len()))
-        .sum()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    // (h2 makes only its `Reason` errors outside the crate: remote resets
+    // and GOAWAYs are met in crates/pelt/tests/http2.rs against nginx.)
     #[test]
-    fn a_rendered_request_keeps_its_fields_and_body_and_drops_connection_headers() {
-        let rendered = b"POST /item/17/note?x=1 HTTP/1.1\r\nContent-Type: text/plain\r\n\
-            Host: app.test:8443\r\nConnection: close\r\nCookie: sid=1\r\n\
-            Content-Length: 5\r\n\r\nhello";
-        let r = PreparedH2::from_rendered(rendered, "https").unwrap();
-        assert_eq!(r.method, http::Method::POST);
-        assert_eq!(r.uri, "https://app.test:8443/item/17/note?x=1");
-        assert_eq!(&r.body[..], b"hello");
-        let names: Vec<&str> = r.headers.keys().map(|n| n.as_str()).collect();
-        assert_eq!(names, ["content-type", "cookie", "content-length"]);
-        // Counted as HPACK sizes them, as for a prepared target.
-        let pseudo = field_size(":method", 4)
-            + field_size(":scheme", 5)
-            + field_size(":authority", 13)
-            + field_size(":path", 17);
-        assert_eq!(r.bytes_out, pseudo + header_block_size(&r.headers) + 5);
+    fn a_bare_reason_is_counted_by_the_phase_it_came_from_and_keeps_a_status() {
+        let e = h2::Error::from(h2::Reason::INTERNAL_ERROR);
+        let f = classify(&e, ErrorKind::Write, None);
+        assert_eq!((f.kind, f.status, f.bytes_in), (ErrorKind::Write, 0, 0));
+        let f = classify(&e, ErrorKind::Read, Some(200));
+        assert_eq!((f.kind, f.status), (ErrorKind::Read, 200));
     }
 
     #[test]
-    fn a_header_value_http2_refuses_is_an_error_not_a_panic() {
-        let rendered = b"GET / HTTP/1.1\r\nHost: a\r\nX-Id: \x01\r\n\r\n";
-        let e = PreparedH2::from_rendered(rendered, "http").unwrap_err();
-        assert!(e.contains("X-Id") || e.contains("HTTP/2"), "{e}");
-    }
-
-    #[test]
-    fn a_response_head_is_written_as_http1_for_extractors_and_the_jar() {
-        let mut h = http::HeaderMap::new();
-        h.append("set-cookie", "a=1".parse().unwrap());
-        h.append("x-next", "n42".parse().unwrap());
-        let mut out = b"stale".to_vec();
-        write_head(201, &h, &mut out);
-        assert_eq!(
-            out,
-            b"HTTP/1.1 201 \r\nset-cookie: a=1\r\nx-next: n42\r\n\r\n".to_vec()
-        );
-        let mut fields = [httparse::EMPTY_HEADER; 4];
-        let mut resp = httparse::Response::new(&mut fields);
-        assert!(resp.parse(&out).unwrap().is_complete());
-        assert_eq!(resp.code, Some(201));
+    fn a_refusal_pelt_made_itself_is_not_the_servers_to_send_again() {
+        let e = h2::Error::from(h2::Reason::REFUSED_STREAM);
+        assert!(!e.is_remote());
+        assert_eq!(refused(&e), Refused::No);
     }
 }

@@ -3,11 +3,11 @@
 
 use super::dial::open;
 use super::redirect::Redirects;
-use super::{Attempt, OpenConn, Runner, Transport};
+use super::{Attempt, OpenConn, Outgoing, Runner, Transport};
 use crate::conn::{lookup_origin, KernelClock, Stream};
 use crate::h1::{
-    read_response, read_response_copies, read_response_location, with_header, write_request,
-    Copies, RequestLine, FIRST_READ_BUF,
+    is_idempotent, read_response, read_response_copies, read_response_location, with_header,
+    write_request, Copies, RequestLine, FIRST_READ_BUF,
 };
 use crate::outcome::{is_redirect, write_error_kind, Failure, Response};
 use crate::session::{jar::cookie_url, Jar};
@@ -189,10 +189,10 @@ impl H1Sender {
 }
 
 impl Transport for H1Sender {
-    async fn attempt(
+    async fn send(
         &mut self,
         w: &impl Runner,
-        target: u32,
+        out: &mut Outgoing<'_>,
         sender: usize,
         attempt: &mut Attempt,
     ) -> Result<Response, Failure> {
@@ -201,7 +201,7 @@ impl Transport for H1Sender {
         loop {
             // One call site, so the common path's state machine is no
             // larger than before.
-            let r = self.attempt_once(w, target, sender, attempt).await;
+            let r = self.send_once(w, out, sender, attempt).await;
             if let Some(first) = earlier {
                 attempt.bytes_out += first;
                 return r;
@@ -214,8 +214,9 @@ impl Transport for H1Sender {
                     // idempotent request again on a fresh connection, as
                     // browsers and curl do; once only, counted
                     // (`retried`), and the response time still runs from
-                    // the first try.
-                    if !w.plan().requests[target as usize].idempotent {
+                    // the first try. A scenario's step too: its user's
+                    // flow goes on.
+                    if !idempotent(w, out) {
                         attempt.lost_on_reuse = true;
                         return Err(f);
                     }
@@ -248,6 +249,19 @@ impl Transport for H1Sender {
     }
 }
 
+/// Whether `out`'s method is idempotent (RFC 9110 §9.2.2), so that it may
+/// be sent again: a target's, known before the run; a step's, read from
+/// its rendered request line (its method may be a template).
+fn idempotent(w: &impl Runner, out: &Outgoing<'_>) -> bool {
+    match out {
+        Outgoing::Target(t) => w.plan().requests[*t as usize].idempotent,
+        Outgoing::Step(s) => {
+            let method = s.bytes.split(|&b| b == b' ').next().unwrap_or_default();
+            std::str::from_utf8(method).is_ok_and(is_idempotent)
+        }
+    }
+}
+
 /// Whether `f` is how a keep-alive race ends: the connection closed or
 /// reset before a single response byte came back (a failure later than
 /// that, or with a status, is the server's answer and stands).
@@ -261,23 +275,30 @@ fn lost_to_a_quiet_close(f: &Failure) -> bool {
 }
 
 impl H1Sender {
-    /// One try of [`Transport::attempt`]: connect (or reuse), send, read.
-    async fn attempt_once(
+    /// One try of [`Transport::send`]: connect (or reuse), send, read.
+    async fn send_once(
         &mut self,
         w: &impl Runner,
-        target: u32,
+        out: &mut Outgoing<'_>,
         sender: usize,
         attempt: &mut Attempt,
     ) -> Result<Response, Failure> {
         let plan = w.plan();
-        let origin = plan.target_origin[target as usize];
+        // A target's request, prepared before the run (with the jar's
+        // cookies, with --cookies); or a step's, rendered by its user with
+        // the user's cookies.
+        let (origin, mut bytes, head_request, target) = match out {
+            Outgoing::Target(t) => {
+                let request = &plan.requests[*t as usize];
+                let origin = plan.target_origin[*t as usize];
+                (origin, &request.bytes[..], request.head, Some(*t))
+            }
+            Outgoing::Step(s) => (s.origin, s.bytes, s.head_request, None),
+        };
         attempt.reused = self.connect(w, origin, true).await?;
         let c = self.conn.as_mut().expect("connect() set it");
-        let request = &plan.requests[target as usize];
-        // With --cookies, the request with the jar's cookies added.
-        let mut bytes = &request.bytes[..];
-        if let Some(s) = &mut self.session {
-            if let Some(line) = s.jar.header_line(&plan.cookie_urls[target as usize]) {
+        if let (Some(s), Some(t)) = (&mut self.session, target) {
+            if let Some(line) = s.jar.header_line(&plan.cookie_urls[t as usize]) {
                 with_header(bytes, line, &mut s.request);
                 bytes = &s.request;
                 attempt.cookie = true;
@@ -297,53 +318,83 @@ impl H1Sender {
         attempt.bytes_out = bytes.len() as u64;
         let first_byte = &mut attempt.first_byte;
         let on_first = || *first_byte = Some(w.now());
-        let follow = plan.http.follow > 0;
-        let resp = if w.wants_server() {
-            // The worker's first response: its `Server` header is kept too
-            // (ab's "Server Software"). Only once per worker, so the
-            // branches below, every other response's, do no more work.
-            let mut server = None;
-            let copies = Copies {
-                location: follow.then_some(&mut self.location),
-                head: self.session.as_mut().map(|s| &mut s.head),
-                server: Some(&mut server),
-                body: None,
-            };
-            let r =
-                read_response_copies(&mut c.stream, &mut self.buf, request.head, on_first, copies)
+        let resp = match out {
+            Outgoing::Step(s) => {
+                // A scenario's step: its head, and its body if the step
+                // reads it, copied out for its extractors, checks and its
+                // user's jar; no redirect followed.
+                let copies = Copies {
+                    location: None,
+                    head: Some(&mut *s.head),
+                    server: None,
+                    body: s.body.as_deref_mut(),
+                };
+                read_response_copies(&mut c.stream, &mut self.buf, head_request, on_first, copies)
+                    .await
+            }
+            Outgoing::Target(t) => {
+                let cookie_url = &plan.cookie_urls[..];
+                let t = *t as usize;
+                let follow = plan.http.follow > 0;
+                if w.wants_server() {
+                    // The worker's first response: its `Server` header is
+                    // kept too (ab's "Server Software"). Only once per
+                    // worker, so the branches below, every other
+                    // response's, do no more work.
+                    let mut server = None;
+                    let copies = Copies {
+                        location: follow.then_some(&mut self.location),
+                        head: self.session.as_mut().map(|s| &mut s.head),
+                        server: Some(&mut server),
+                        body: None,
+                    };
+                    let r = read_response_copies(
+                        &mut c.stream,
+                        &mut self.buf,
+                        head_request,
+                        on_first,
+                        copies,
+                    )
                     .await;
-            if r.is_ok() {
-                w.note_server(server);
-                if let Some(s) = &mut self.session {
-                    s.jar.absorb(&s.head, &plan.cookie_urls[target as usize]);
+                    if r.is_ok() {
+                        w.note_server(server);
+                        if let Some(s) = &mut self.session {
+                            s.jar.absorb(&s.head, &cookie_url[t]);
+                        }
+                    }
+                    r
+                } else if let Some(s) = &mut self.session {
+                    let copies = Copies {
+                        location: follow.then_some(&mut self.location),
+                        head: Some(&mut s.head),
+                        server: None,
+                        body: None,
+                    };
+                    let r = read_response_copies(
+                        &mut c.stream,
+                        &mut self.buf,
+                        head_request,
+                        on_first,
+                        copies,
+                    )
+                    .await;
+                    if r.is_ok() {
+                        s.jar.absorb(&s.head, &cookie_url[t]);
+                    }
+                    r
+                } else if follow {
+                    read_response_location(
+                        &mut c.stream,
+                        &mut self.buf,
+                        head_request,
+                        on_first,
+                        &mut self.location,
+                    )
+                    .await
+                } else {
+                    read_response(&mut c.stream, &mut self.buf, head_request, on_first).await
                 }
             }
-            r
-        } else if let Some(s) = &mut self.session {
-            let copies = Copies {
-                location: follow.then_some(&mut self.location),
-                head: Some(&mut s.head),
-                server: None,
-                body: None,
-            };
-            let r =
-                read_response_copies(&mut c.stream, &mut self.buf, request.head, on_first, copies)
-                    .await;
-            if r.is_ok() {
-                s.jar.absorb(&s.head, &plan.cookie_urls[target as usize]);
-            }
-            r
-        } else if follow {
-            read_response_location(
-                &mut c.stream,
-                &mut self.buf,
-                request.head,
-                on_first,
-                &mut self.location,
-            )
-            .await
-        } else {
-            read_response(&mut c.stream, &mut self.buf, request.head, on_first).await
         }?;
         if let Some((first, last)) = c.stream.stamps() {
             // The kernel's arrival times, not the read's: see `StampedTcp`.
@@ -375,7 +426,7 @@ impl H1Sender {
         if !(resp.reusable && plan.keepalive) {
             self.conn = None;
         }
-        if follow && is_redirect(resp.status) {
+        if let Some(target) = target.filter(|_| plan.http.follow > 0 && is_redirect(resp.status)) {
             // The chain's later hops are timed by the worker's clock.
             attempt.done = None;
             // Boxed, once per redirected request: following's state is

@@ -8,22 +8,30 @@
 //! worker only as a [`Runner`], so this module and the transports below
 //! it depend on the run plan and the connection code, never on the worker.
 //!
-//! Adding a transport (HTTP/3, io_uring) is a module here implementing
-//! [`Transport`], plus the line in `worker::senders` that picks it.
+//! Adding a transport is a module here implementing [`Transport`] (with
+//! its wire module beside `h1`, `h2` and `h3`, if it needs one), plus the
+//! line in `worker::senders::spawn_senders` that starts its senders for
+//! its [`Protocol`](crate::plan::Protocol). `echo` (tests only) is one:
+//! the worker's loops, and scenarios, run over it unchanged.
 //!
 //! - [`h1`]: HTTP/1.1, one connection per sender.
 //! - [`h2`]: HTTP/2, `--streams` senders sharing a connection.
 //! - [`h3`]: HTTP/3 over QUIC, `--streams` senders sharing a connection.
+//! - [`stream`]: what the HTTP/2 and HTTP/3 senders share.
+//! - [`shared`]: the connections `--streams` senders share.
 //! - [`dial`]: connecting, paced by `--connect-rate`.
 //! - [`redirect`]: `--follow`'s redirect chain, the same for every
 //!   protocol.
 
 pub(crate) mod dial;
+#[cfg(test)]
+pub(crate) mod echo;
 pub(crate) mod h1;
 pub(crate) mod h2;
 pub(crate) mod h3;
 pub(crate) mod redirect;
 pub(crate) mod shared;
+pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -36,22 +44,28 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 /// How a sender gets one request answered: the part that differs between
-/// HTTP/1.1 (a connection of its own) and HTTP/2 (a stream on a connection
-/// shared with other senders). Pacing, timeouts, recording and stopping are
-/// the worker's, the same for every transport.
+/// protocols (an HTTP/1.1 connection of its own, a stream on an HTTP/2 or
+/// HTTP/3 connection shared with other senders). Pacing, timeouts,
+/// recording and stopping are the worker's, the same for every transport;
+/// a plain run's sender loop (`worker::senders`) and a scenario's virtual
+/// user (`worker::flows`) drive any transport alike, through [`send`].
+///
+/// [`send`]: Transport::send
 pub(crate) trait Transport {
-    /// Sends request `target` for sender `sender` and reads the whole
-    /// response, noting in `attempt` how far it got. The caller bounds it
-    /// by `--timeout` and may drop it at any await.
-    async fn attempt(
+    /// Sends `out` (a target's request, or a scenario step's) for sender
+    /// `sender` and reads the whole response, noting in `attempt` how far
+    /// it got. The caller bounds it by `--timeout` and may drop it at any
+    /// await.
+    async fn send(
         &mut self,
         w: &impl Runner,
-        target: u32,
+        out: &mut Outgoing<'_>,
         sender: usize,
         attempt: &mut Attempt,
     ) -> Result<Response, Failure>;
 
-    /// The attempt failed or timed out: drop whatever it may have broken.
+    /// The attempt failed or timed out, or (a `-c` schedule) the sender
+    /// goes inactive: drop whatever may be broken, or held open.
     fn reset(&mut self);
 
     /// Rate mode, as the run starts: opens the connection `target` would
@@ -61,66 +75,43 @@ pub(crate) trait Transport {
     async fn warm(&mut self, _w: &impl Runner, _target: u32) {}
 }
 
-/// What an HTTP/2 or HTTP/3 sender sends: a target's prepared request,
-/// as a plain run does, or a scenario step's (`worker::flows`), whose
-/// response head and body are copied out for its extractors, checks and
-/// jar, and whose redirects are not followed (as over HTTP/1.1).
+/// What a sender sends: a target's request, prepared before the run
+/// (the plan's, by target), or a scenario step's, rendered for this
+/// request, whose response head and body are copied out for its
+/// extractors, checks and jar, and whose redirects are not followed.
+/// A step comes by reference, so that a plain run's request, which every
+/// sender's task holds room for, stays a number.
 pub(crate) enum Outgoing<'a> {
     Target(u32),
-    Step(StepRequest<'a>),
+    Step(&'a mut StepRequest<'a>),
 }
 
 /// A scenario step's request and where its response goes.
 pub(crate) struct StepRequest<'a> {
+    /// The origin it goes to (the plan's, by the step's target).
     pub origin: usize,
-    pub request: &'a crate::h2::PreparedH2,
-    /// The response's status and fields, as an HTTP/1.1 head
-    /// (`h2::write_head`).
+    /// The request as rendered: HTTP/1.1's bytes, head and body (with the
+    /// user's cookies). HTTP/2 and HTTP/3 send its fields
+    /// (`PreparedParts::from_rendered`).
+    pub bytes: &'a [u8],
+    /// The step's URL scheme.
+    pub scheme: pelt_core::Scheme,
+    /// Whether it is a HEAD request (its response has no body).
+    pub head_request: bool,
+    /// The response's head, as HTTP/1.1 writes it (status line and
+    /// fields; for HTTP/2 and HTTP/3, `parts::write_head`).
     pub head: &'a mut Vec<u8>,
     /// The response's body, when the step reads it.
     pub body: Option<&'a mut Vec<u8>>,
 }
 
 impl Outgoing<'_> {
-    /// The origin and the request to send.
-    fn parts<'p>(&self, plan: &'p RunPlan) -> (usize, &'p crate::h2::PreparedH2)
-    where
-        Self: 'p,
-    {
-        match self {
-            Outgoing::Target(t) => (
-                plan.target_origin[*t as usize],
-                &plan.h2_requests[*t as usize],
-            ),
-            Outgoing::Step(s) => (s.origin, s.request),
-        }
-    }
-
     /// The target whose plain-run options apply (cookie jar, `--follow`):
     /// none for a scenario's step.
     fn target(&self) -> Option<u32> {
         match self {
             Outgoing::Target(t) => Some(*t),
             Outgoing::Step(_) => None,
-        }
-    }
-
-    /// A step's response arrived: copies its head out.
-    fn copy_head(&mut self, response_status: u16, headers: &http::HeaderMap) {
-        if let Outgoing::Step(s) = self {
-            crate::h2::write_head(response_status, headers, s.head);
-        }
-    }
-
-    /// Where a step's body goes, emptied first.
-    fn body_copy(&mut self) -> Option<&mut Vec<u8>> {
-        match self {
-            Outgoing::Step(s) => {
-                let b = s.body.as_deref_mut()?;
-                b.clear();
-                Some(b)
-            }
-            Outgoing::Target(_) => None,
         }
     }
 }

@@ -2,13 +2,13 @@
 //! (each differs only in how it sends a hop). The whole chain is one
 //! request: its time, the bytes of every hop, the final status.
 
-use crate::h2::PreparedH2;
 use crate::outcome::Failure;
+use crate::parts::PreparedParts;
 use pelt_core::{ErrorKind, HttpOptions, Target, Url};
 
 /// A request's redirect chain under `--follow`: where it has got to, how
-/// it is sent now, and how many hops it has taken. Shared by HTTP/1.1 and
-/// HTTP/2, which differ only in how they send each hop.
+/// it is sent now, and how many hops it has taken. Shared by every
+/// protocol, which differ only in how they send each hop.
 pub(crate) struct Redirects<'a> {
     /// The target's URL: "same origin" is judged against it.
     origin: &'a Url,
@@ -88,14 +88,16 @@ impl<'a> Redirects<'a> {
 
 impl Redirects<'_> {
     /// HTTP/2 and HTTP/3: the next hop's request head, from the target's
-    /// prepared request (`protocol` names the protocol in errors), and
-    /// whether the hop carries the body. The caller adds cookies.
+    /// prepared request (`protocol` names the protocol in errors, `version`
+    /// is its), and whether the hop carries the body. The caller adds
+    /// cookies.
     pub fn hop_request(
         &self,
-        prepared: &PreparedH2,
+        prepared: &PreparedParts,
         protocol: &str,
+        version: http::Version,
     ) -> Result<(http::Request<()>, bool), Failure> {
-        let mut req = prepared.request();
+        let mut req = prepared.request(version);
         let method = self.method;
         *req.method_mut() = http::Method::from_bytes(method.as_bytes()).map_err(|_| {
             Failure::new(

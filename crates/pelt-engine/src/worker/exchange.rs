@@ -4,7 +4,7 @@
 
 use super::Worker;
 use crate::plan::LENGTH_UNSET;
-use crate::transport::{Attempt, Runner, Transport};
+use crate::transport::{Attempt, Outgoing, Runner, Transport};
 use pelt_core::{ErrorKind, Nanos, Sample};
 use std::sync::atomic::Ordering;
 
@@ -30,7 +30,7 @@ impl Worker {
         let mut attempt = Attempt::default();
         let result = tokio::time::timeout_at(
             deadline,
-            transport.attempt(self, target, sender, &mut attempt),
+            transport.send(self, &mut Outgoing::Target(target), sender, &mut attempt),
         )
         .await;
         let now = self.now();
@@ -52,13 +52,7 @@ impl Worker {
                 .borrow_mut()
                 .count_cookie(intended, sample.done);
         }
-        if attempt.retried || attempt.lost_on_reuse {
-            self.intervals.borrow_mut().count_keepalive_race(
-                intended,
-                sample.done,
-                attempt.retried,
-            );
-        }
+        self.count_race(&attempt, intended, sample.done);
         match result {
             Ok(Ok(resp)) => {
                 if let Some(done) = attempt.done {
@@ -103,6 +97,16 @@ impl Worker {
             }
         }
         sample
+    }
+
+    /// Counts a request that met a keep-alive race (HTTP/1.1: the server
+    /// closed its reused connection as it went out): sent again, or lost.
+    pub(super) fn count_race(&self, attempt: &Attempt, intended: Nanos, done: Nanos) {
+        if attempt.retried || attempt.lost_on_reuse {
+            self.intervals
+                .borrow_mut()
+                .count_keepalive_race(intended, done, attempt.retried);
+        }
     }
 
     /// Requests counted as retried, and as lost on a reused connection,

@@ -1,10 +1,14 @@
 //! The sender factory and each sender's loop: the one place that knows
-//! which transports exist, and the loop every transport runs under (take
-//! the next request, exchange it, record it, think).
+//! which transports exist (a match on the plan's `Protocol`, a line per
+//! transport), and the loop every transport runs under in a plain run
+//! (take the next request, exchange it, record it, think); a scenario's
+//! virtual users run theirs (`flows`) on the same transports.
 
-use super::{InFlight, Worker};
-use crate::conn::Endpoints;
+use super::{flows, InFlight, Worker};
+use crate::plan::Protocol;
 use crate::session::Jar;
+#[cfg(test)]
+use crate::transport::echo::EchoSender;
 use crate::transport::h1::H1Sender;
 use crate::transport::h2::{H2Sender, SharedConn};
 use crate::transport::h3::{H3Sender, SharedQuic};
@@ -74,64 +78,61 @@ async fn run_sender<T: Transport>(worker: Rc<Worker>, sender: usize, mut transpo
     }
 }
 
-/// Starts a task per sender, each with the transport the plan asks for:
-/// the one place that knows which transports exist. `jars`: the senders'
-/// jars from the logins, in sender order (none without `--login`).
+/// Starts a task per sender, each on the transport the plan's protocol
+/// asks for: the one place that knows which transports exist, so adding
+/// one is its line here. `jars`: the senders' jars from the logins, in
+/// sender order (none without `--login`).
 pub(super) fn spawn_senders(worker: &Rc<Worker>, jars: Vec<Jar>) {
-    let plan = &worker.plan;
-    // --cookies or --login: a jar per sender, the login's if any.
-    let mut jars = jars.into_iter();
-    let session = !plan.http.session.is_off();
-    let mut jar = move || session.then(|| jars.next().unwrap_or_default());
-    if plan.scenario.is_some() {
-        // Virtual users: each sender runs flows on a connection and jar
-        // of its own (with HTTP/3, the worker's UDP socket shared).
-        let endpoints = plan.quic.is_some().then(|| Rc::new(Endpoints::default()));
-        for sender in 0..worker.senders.len() {
-            let endpoints = endpoints.clone();
-            tokio::task::spawn_local(super::flows::run_user(worker.clone(), sender, endpoints));
-        }
-        return;
+    let origins = worker.plan.origins.len();
+    let each = Each { worker, jars };
+    match worker.plan.protocol {
+        Protocol::Http1 => each.spawn(|| (), |(), jar| H1Sender::new(jar)),
+        Protocol::Http2 => each.spawn(|| SharedConn::new(origins), H2Sender::new),
+        Protocol::Http3 => each.spawn(SharedQuic::on_one_socket(origins), H3Sender::new),
+        #[cfg(test)]
+        Protocol::Echo => each.spawn(|| (), |(), jar| EchoSender::new(jar)),
     }
-    if plan.quic.is_some() {
-        // HTTP/3: as HTTP/2, `streams` consecutive senders share each
-        // connection; all the worker's connections share its UDP socket.
-        let per_conn = plan.streams as usize;
-        let endpoints = Rc::new(Endpoints::default());
+}
+
+/// The worker's senders, to be started each on a transport.
+struct Each<'a> {
+    worker: &'a Rc<Worker>,
+    jars: Vec<Jar>,
+}
+
+impl Each<'_> {
+    /// Starts each sender's task on a transport made by `transport` from
+    /// its connection (`connection()`'s: for HTTP/2 and HTTP/3, the
+    /// connections `streams` consecutive senders share) and its jar: a
+    /// plain run's sender loop, or (`--scenario`) a virtual user, which
+    /// has a connection of its own and keeps its jar itself.
+    fn spawn<C: Clone, T: Transport + 'static>(
+        self,
+        mut connection: impl FnMut() -> C,
+        transport: impl Fn(C, Option<Jar>) -> T,
+    ) {
+        let Each { worker, jars } = self;
+        let plan = &worker.plan;
+        let users = plan.scenario.is_some();
+        let per_conn = match users {
+            true => 1,
+            false => plan.streams.max(1) as usize,
+        };
+        // --cookies or --login: a jar per sender, the login's if any.
+        let mut jars = jars.into_iter();
+        let session = !plan.http.session.is_off() && !users;
         let mut shared = None;
         for sender in 0..worker.senders.len() {
             if sender % per_conn == 0 {
-                shared = Some(SharedQuic::new(plan.origins.len(), endpoints.clone()));
+                shared = Some(connection());
             }
-            let conn = shared.clone().expect("set at the first stream");
-            tokio::task::spawn_local(run_sender(
-                worker.clone(),
-                sender,
-                Box::new(H3Sender::new(conn, jar())),
-            ));
-        }
-    } else if plan.streams > 0 {
-        // HTTP/2: `streams` consecutive senders share each connection.
-        let per_conn = plan.streams as usize;
-        let mut shared = None;
-        for sender in 0..worker.senders.len() {
-            if sender % per_conn == 0 {
-                shared = Some(SharedConn::new(plan.origins.len()));
-            }
-            let conn = shared.clone().expect("set at the first stream");
-            tokio::task::spawn_local(run_sender(
-                worker.clone(),
-                sender,
-                Box::new(H2Sender::new(conn, jar())),
-            ));
-        }
-    } else {
-        for sender in 0..worker.senders.len() {
-            tokio::task::spawn_local(run_sender(
-                worker.clone(),
-                sender,
-                Box::new(H1Sender::new(jar())),
-            ));
+            let conn = shared.clone().expect("set at the first sender");
+            let jar = session.then(|| jars.next().unwrap_or_default());
+            let t = Box::new(transport(conn, jar));
+            match users {
+                true => tokio::task::spawn_local(flows::run_user(worker.clone(), sender, t)),
+                false => tokio::task::spawn_local(run_sender(worker.clone(), sender, t)),
+            };
         }
     }
 }

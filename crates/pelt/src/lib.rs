@@ -5,7 +5,7 @@
 //! (after the report, with one line saying why), 4 an --abort-on rule
 //! stopped the run (after the report, which names the rule), 128 + the
 //! signal's number when a signal stopped it (130 Ctrl-C, 143 SIGTERM,
-//! 129 SIGHUP; after printing what was measured).
+//! 129 SIGHUP or a terminal gone away; after printing what was measured).
 //!
 //! The binary (`main.rs`) only calls [`main`]; the code is a library so
 //! that the fuzz targets in `fuzz/` reach the experiment-plan parser.

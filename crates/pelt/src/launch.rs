@@ -55,11 +55,7 @@ fn check_run(launch: &Launch) -> Result<(), UserError> {
 
 /// An RFC 3339 time in UTC.
 fn rfc3339(unix: u64) -> String {
-    let t = pelt_core::UtcTime::from_unix(unix);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        t.year, t.month, t.day, t.hour, t.minute, t.second
-    )
+    pelt_core::UtcTime::from_unix(unix).to_string()
 }
 
 pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
@@ -70,6 +66,10 @@ pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
         run_args: a.run.clone(),
         results_dir: a.results_dir.clone(),
     })?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
     let start_at = match &a.start_at {
         Some(t) => {
             let ns = pelt_core::civil::parse_time(t).ok_or_else(|| {
@@ -78,14 +78,24 @@ pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
                     t.escape_debug()
                 ))
             })?;
-            ns / 1_000_000_000
+            let at = ns / 1_000_000_000;
+            // Every pod would start late and send its backlog at once
+            // (or be refused by its own pelt run): not a run.
+            if at <= now {
+                return Err(UserError(format!(
+                    "--start-at {} has passed: the pods cannot start on time; give a time far enough ahead to apply the Job and schedule and pull every pod, like --start-at {}, or use --start-in SECONDS",
+                    rfc3339(at),
+                    now + 120
+                )));
+            }
+            at
         }
-        None => {
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default();
-            now.as_secs() + a.start_in
+        None if a.start_in == 0 => {
+            return Err(UserError(
+                "--start-in 0 starts measuring as the manifest is printed, before any pod exists: give the seconds to apply it and schedule and pull every pod, like --start-in 120".into(),
+            ))
         }
+        None => now + a.start_in,
     };
     let launch = Launch {
         name: a.name.clone(),
@@ -117,6 +127,11 @@ pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
 }
 
 pub fn slurm(a: SlurmArgs) -> Result<ExitCode, UserError> {
+    if a.start_in == 0 {
+        return Err(UserError(
+            "--start-in 0 starts measuring as the script starts, before srun has started any shard: give srun a few seconds, like --start-in 10".into(),
+        ));
+    }
     let launch = Launch {
         name: a.name,
         shards: a.shards,

@@ -53,7 +53,7 @@ const JOB: &[&str] = &[
     "2Gi",
     "--spread",
     "--start-at",
-    "2026-11-23T23:00:00Z",
+    "2036-11-23T23:00:00Z",
     "--run-id",
     "checkout-1",
     "--",
@@ -90,7 +90,7 @@ fn the_job_manifest_is_golden_and_valid_kubernetes() {
         "completions: 4",
         "parallelism: 4",
         "- auto/4",
-        "- '1795474800'",
+        "- '2111094000'",
         "podAntiAffinity",
     ] {
         assert!(yaml.contains(must), "{must}");
@@ -267,4 +267,36 @@ fn the_slurm_script_turns_the_history_off_on_the_nodes() {
         "10",
     ]);
     assert!(script.contains("export PELT_NO_HISTORY=1"), "{script}");
+}
+
+/// Issue 35: a start that cannot be met is refused by the launchers
+/// (exit 2, one line, nothing printed), not found out by every pod.
+#[test]
+fn launchers_refuse_a_start_that_cannot_be_met() {
+    let k8s: &[&str] = &[
+        "k8s", "job", "--shards", "2", "--image", "i", "--claim", "c",
+    ];
+    let slurm: &[&str] = &["slurm", "--shards", "2", "--results-dir", "/x"];
+    let run: &[&str] = &["--", "http://h/", "--rate", "100", "-d", "10s"];
+    for (launcher, extra, says) in [
+        (
+            k8s,
+            &["--start-at", "2020-01-01T00:00:00Z"][..],
+            "--start-at 2020-01-01T00:00:00Z has passed",
+        ),
+        (k8s, &["--start-in", "0"], "--start-in 0"),
+        (slurm, &["--start-in", "0"], "--start-in 0"),
+    ] {
+        let out = pelt()
+            .args(launcher)
+            .args(extra)
+            .args(run)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(out.stdout.is_empty(), "{extra:?}: printed something");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.starts_with("error: ") && err.contains(says), "{err}");
+    }
 }

@@ -62,6 +62,11 @@ impl From<pelt_campaign::Error> for UserError {
 /// The whole program: `pelt`'s `main`.
 pub fn main() -> ExitCode {
     let args = with_implicit_run(std::env::args_os().collect());
+    if let Some(line) = flags::other_tools_long_flag(&args) {
+        // Before clap, which would read `-header` as -h (help, exit 0).
+        eprintln!("{line}");
+        return ExitCode::from(2);
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => return clap_error(e, &args),

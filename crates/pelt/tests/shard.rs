@@ -300,6 +300,108 @@ fn a_start_at_past_the_whole_run_is_refused_at_once() {
     assert_eq!(server.requests(), 0, "no load sent");
 }
 
+/// Issue 35 §4: shards run without --start-at or --run-id are named by
+/// their flags alone, so the parts of two runs with the same flags
+/// merged silently ("600 planned in 2.00s" for shards 2.1 s apart).
+/// Shards whose measurements cannot overlap are refused, saying how to
+/// name one run; shards run one after the other are that for certain.
+#[test]
+fn shards_of_two_runs_with_the_same_flags_are_not_merged() {
+    let _heavy = pelt_testkit::pelt::shared();
+    let server = pelt_testkit::pelt::server(None);
+    let url = format!("http://{}/", server.local_addr());
+    let data = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (0..2)
+        .map(|i| data.path().join(format!("part{i}.pelt")))
+        .collect();
+    for (i, file) in files.iter().enumerate() {
+        let args: Vec<String> = [&url, "--rate", "100", "-d", "1s", "-q", "--shard"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([format!("{i}/2"), "-o".into(), file.display().to_string()])
+            .collect();
+        // One after the other: the second starts after the first ended.
+        ok(&spawn(data.path(), &args).wait_with_output().unwrap());
+    }
+    assert_eq!(server.requests(), 100);
+    let all: Vec<&PathBuf> = files.iter().collect();
+    let (code, out, err) = report(&all, &["--merge"]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("shard 1/2 started")
+            && err.contains("their measurements do not overlap")
+            && err.contains("give every shard the same --start-at and --run-id"),
+        "{err}"
+    );
+}
+
+/// Issue 35 §4: `--allow-partial` merged 2 of 3 shards and warned "sent
+/// 200.0 req/s of the 300.0 req/s asked for: the client could not keep
+/// up", comparing the shards merged with the whole run. They were offered
+/// their share (two thirds), and sent it: no such warning.
+#[test]
+fn a_partial_merge_is_judged_on_the_shards_merged() {
+    let _heavy = pelt_testkit::pelt::shared();
+    let server = pelt_testkit::pelt::server(None);
+    let url = format!("http://{}/", server.local_addr());
+    let data = tempfile::tempdir().unwrap();
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    let start = format!("{:.3}", now.as_secs_f64() + 3.0);
+    let files: Vec<PathBuf> = (0..2)
+        .map(|i| data.path().join(format!("part{i}.pelt")))
+        .collect();
+    let shards: Vec<Child> = files
+        .iter()
+        .enumerate()
+        .map(|(i, file)| {
+            let args: Vec<String> = [
+                &url,
+                "--rate",
+                "300",
+                "-d",
+                "2s",
+                "-q",
+                "--start-at",
+                &start,
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([
+                "--shard".into(),
+                format!("{i}/3"),
+                "-o".into(),
+                file.display().to_string(),
+            ])
+            .collect();
+            spawn(data.path(), &args)
+        })
+        .collect();
+    let mut shortfall_alone = false;
+    for s in shards {
+        let out = s.wait_with_output().unwrap();
+        ok(&out);
+        shortfall_alone |= String::from_utf8_lossy(&out.stdout).contains("could not keep up");
+    }
+    assert_eq!(server.requests(), 400, "two thirds of 300/s for 2 s");
+    let all: Vec<&PathBuf> = files.iter().collect();
+    let (code, out, err) = report(&all, &["--merge", "--allow-partial", "--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let merged: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(merged["requests"]["total"], 400);
+    let kinds: Vec<&str> = merged["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"partial_merge"), "{kinds:?}");
+    if !shortfall_alone {
+        assert!(!kinds.contains(&"rate_shortfall"), "{kinds:?}");
+    }
+}
+
 #[test]
 fn bad_shards_exit_2_with_advice() {
     let cases: [(&[&str], &str); 3] = [

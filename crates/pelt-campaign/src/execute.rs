@@ -124,6 +124,22 @@ pub fn execute(
     );
     cancel.watch(run.canceller());
     observer.started(&planned, run.measure_from());
+    if let Some(info) = run
+        .header()
+        .shard
+        .as_ref()
+        .filter(|i| i.late_ns > pelt_core::shard::LATE_START_NS)
+    {
+        // Said now, not only in the report: a late pod's log shows it
+        // while the backlog goes out.
+        observer.warning(&format!(
+            "shard {} starts {} after --start-at: it keeps the run's schedule, so the requests due \
+             before now go out at once, counted in send lag and response time (shards need \
+             synchronised clocks and time to start)",
+            info.shard,
+            pelt_core::civil::span(info.late_ns),
+        ));
+    }
     // Results are written and shown from a thread of the lowest priority:
     // on a core shared with a worker (`taskset -c 0 pelt run ...`) it then
     // runs in the worker's idle gaps instead of delaying its sends. A

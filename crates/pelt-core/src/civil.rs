@@ -43,6 +43,29 @@ impl UtcTime {
     }
 }
 
+impl std::fmt::Display for UtcTime {
+    /// RFC 3339 in UTC, like `2026-11-23T22:00:00Z`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
+}
+
+/// A span of time as a person reads one, to the unit that matters:
+/// `4.2 s`, `12 min 5 s`, `3 h 12 min`, `2156 days`.
+pub fn span(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    match secs {
+        0..60 => format!("{:.1} s", ns as f64 / 1e9),
+        60..3600 => format!("{} min {} s", secs / 60, secs % 60),
+        3600..86_400 => format!("{} h {} min", secs / 3600, secs / 60 % 60),
+        _ => format!("{} days", secs / 86_400),
+    }
+}
+
 /// Days from 1970-01-01 to `year-month-day`, proleptic Gregorian (Howard Hinnant's
 /// days_from_civil).
 pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
@@ -195,7 +218,21 @@ mod tests {
         }
     }
 
-    use super::{parse_time, parse_when, UtcTime};
+    use super::{parse_time, parse_when, span, UtcTime};
+
+    #[test]
+    fn times_print_as_rfc3339_and_spans_in_their_unit() {
+        let t = UtcTime::from_unix(1_795_276_981);
+        assert_eq!(t.to_string(), "2026-11-21T16:03:01Z");
+        assert_eq!(
+            parse_time(&t.to_string()),
+            Some(1_795_276_981 * 1_000_000_000)
+        );
+        assert_eq!(span(4_200_000_000), "4.2 s");
+        assert_eq!(span(725_000_000_000), "12 min 5 s");
+        assert_eq!(span(11_520_000_000_000), "3 h 12 min");
+        assert_eq!(span(2_156 * 86_400 * 1_000_000_000), "2156 days");
+    }
 
     #[test]
     fn parses_rfc3339_and_unix_seconds() {

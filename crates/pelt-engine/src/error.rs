@@ -64,6 +64,18 @@ pub enum EngineError {
     /// descriptors).
     #[error("cannot start a worker's event loop: {0}; raise the open-file limit (ulimit -n) or use fewer `threads`")]
     Runtime(std::io::Error),
+    /// `start_at_unix_ns` (`--start-at`) is so far past that the whole
+    /// measurement is behind it: nothing is left to send on schedule.
+    #[error("`start_at_unix_ns` passed {:.1} s ago and the measurement lasts {:.1} s: nothing of the run is left; give a start still to come, or none", *late_ns as f64 / 1e9, *length_ns as f64 / 1e9)]
+    StartPassed {
+        /// The start asked for, Unix nanoseconds.
+        start_at_unix_ns: u64,
+        /// How far past it is.
+        late_ns: u64,
+        /// How long the measurement lasts (its duration, or until the
+        /// last slot of a rate run with a count).
+        length_ns: u64,
+    },
     /// The request log (`--log-requests`) cannot be written.
     #[error("cannot write the request log '{path}': {source}; check the directory exists and is writable")]
     RequestLog {

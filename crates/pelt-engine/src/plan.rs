@@ -268,6 +268,25 @@ impl RunPlan {
             .unwrap_or_default();
         let (epoch, unix_ns_at_epoch, late_ns) =
             start_time(now, start_wall, config.start_at_unix_ns, config.warmup);
+        // A start so late that the whole measurement is behind it would
+        // send every slot of the run at once (a start years back: CPU
+        // and memory growing with the lateness, issue 35) or measure
+        // nothing: refused. A start late by less keeps the schedule.
+        let end = match (deadline, &pacer, total_slots) {
+            (Some(d), _, _) => Some(d),
+            (None, Some(p), Some(n)) if n > 0 => Some(p.at(n - 1) + 1),
+            _ => None,
+        };
+        if let (Some(at), Some(end)) = (config.start_at_unix_ns, end) {
+            let length_ns = end.saturating_sub(measure_from);
+            if late_ns > 0 && late_ns >= length_ns {
+                return Err(EngineError::StartPassed {
+                    start_at_unix_ns: at,
+                    late_ns,
+                    length_ns,
+                });
+            }
+        }
         let sources = sources_by_family(&config.http.source_addresses, &origins)?;
         Ok(RunPlan {
             sources,

@@ -45,6 +45,28 @@ pub enum LaunchError {
     /// No run arguments.
     #[error("give the run's arguments after --, like -- http://10.0.0.5/ --rate 4000 -d 1m")]
     NoRun,
+    /// A Kubernetes resource quantity the API server would refuse (or a
+    /// pod could not run on: zero).
+    #[error("invalid {flag} '{value}': {what}, like {example}")]
+    Quantity {
+        /// The flag.
+        flag: &'static str,
+        /// What was given.
+        value: String,
+        /// What it must be.
+        what: &'static str,
+        /// One to copy.
+        example: &'static str,
+    },
+    /// A Slurm count that sbatch would refuse.
+    #[error("{flag} must be at least 1")]
+    Zero {
+        /// The flag.
+        flag: &'static str,
+    },
+    /// A Slurm time limit sbatch would refuse.
+    #[error("invalid --time '{0}': give Slurm's time limit, like 30 (minutes), 00:30:00, 1-00:00:00 (a day) or UNLIMITED")]
+    TimeLimit(String),
 }
 
 impl Launch {

@@ -20,9 +20,53 @@ pub struct SlurmOptions {
     pub time_limit: String,
 }
 
+/// A Slurm time limit (`--time`) in seconds, as sbatch reads it:
+/// `minutes`, `minutes:seconds`, `hours:minutes:seconds`, `days-hours`,
+/// `days-hours:minutes`, `days-hours:minutes:seconds`; `UNLIMITED` (and
+/// `INFINITE`) is `Some(None)`. `None` if sbatch would refuse it.
+pub fn time_limit(text: &str) -> Option<Option<u64>> {
+    if ["UNLIMITED", "INFINITE"].contains(&text.to_ascii_uppercase().as_str()) {
+        return Some(None);
+    }
+    let number = |s: &str| -> Option<u64> {
+        (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let (days, rest) = match text.split_once('-') {
+        Some((d, rest)) => (Some(number(d)?), rest),
+        None => (None, text),
+    };
+    let parts: Vec<u64> = rest.split(':').map(number).collect::<Option<_>>()?;
+    let seconds = match (days, parts.as_slice()) {
+        (None, [m]) => m * 60,
+        (None, [m, s]) => m * 60 + s,
+        (None, [h, m, s]) => h * 3600 + m * 60 + s,
+        (Some(d), [h]) => d * 86_400 + h * 3600,
+        (Some(d), [h, m]) => d * 86_400 + h * 3600 + m * 60,
+        (Some(d), [h, m, s]) => d * 86_400 + h * 3600 + m * 60 + s,
+        _ => return None,
+    };
+    Some(Some(seconds))
+}
+
 /// The batch script for `launch`.
 pub fn script(launch: &Launch, opts: &SlurmOptions) -> Result<String, LaunchError> {
     launch.check()?;
+    // What sbatch would refuse, found before the job is queued.
+    if opts.nodes == 0 {
+        return Err(LaunchError::Zero { flag: "--nodes" });
+    }
+    if opts.cpus_per_task == 0 {
+        return Err(LaunchError::Zero {
+            flag: "--cpus-per-task",
+        });
+    }
+    if time_limit(&opts.time_limit).is_none() {
+        return Err(LaunchError::TimeLimit(
+            opts.time_limit.escape_debug().to_string(),
+        ));
+    }
     let n = launch.shards;
     let pelt = shell_quote(&opts.pelt);
     let dir = shell_quote(&launch.results_dir);
@@ -70,4 +114,23 @@ srun --ntasks={n} --kill-on-bad-exit=0 bash -c '
         delay = opts.start_delay_s,
         args_q = args.replace('\'', r"'\''"),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_limit;
+
+    #[test]
+    fn time_limits_read_as_sbatch_reads_them() {
+        assert_eq!(time_limit("30"), Some(Some(1800)));
+        assert_eq!(time_limit("5:30"), Some(Some(330)));
+        assert_eq!(time_limit("00:30:00"), Some(Some(1800)));
+        assert_eq!(time_limit("1-00"), Some(Some(86_400)));
+        assert_eq!(time_limit("1-2:3"), Some(Some(93_780)));
+        assert_eq!(time_limit("1-02:03:04"), Some(Some(93_784)));
+        assert_eq!(time_limit("UNLIMITED"), Some(None));
+        for bad in ["bogus", "", "1:2:3:4", "-5", "1-", "10m", "1.5"] {
+            assert_eq!(time_limit(bad), None, "{bad}");
+        }
+    }
 }

@@ -22,7 +22,9 @@ pub mod tui;
 mod views;
 
 pub use campaign::{Campaign, CampaignRun};
-pub use server::{bind, listen_addr, reachable_urls, Bound, LiveError, MAX_CONNECTIONS};
+pub use server::{
+    bind, check_listen, listen_addr, reachable_urls, Bound, LiveError, MAX_CONNECTIONS,
+};
 pub use state::{Gauges, Live, TargetLabels};
 pub use views::{Views, ViewsError, ViewsSpec};
 

@@ -74,6 +74,21 @@ pub fn bind(
     allow_remote: bool,
     allow: &'static str,
 ) -> Result<Bound, LiveError> {
+    let addr = check_listen(flag, text, allow_remote, allow)?;
+    let listener =
+        TcpListener::bind(addr).map_err(|source| LiveError::Bind { flag, addr, source })?;
+    Ok(Bound { listener })
+}
+
+/// What [`bind`] checks before binding: `text` is an address, and
+/// loopback unless `allow_remote`. For a launcher, which must refuse what
+/// each shard's `pelt run` would, with nothing to bind where it runs.
+pub fn check_listen(
+    flag: &'static str,
+    text: &str,
+    allow_remote: bool,
+    allow: &'static str,
+) -> Result<SocketAddr, LiveError> {
     let addr = listen_addr(text).ok_or_else(|| LiveError::Address {
         flag,
         addr: text.escape_debug().to_string(),
@@ -81,9 +96,7 @@ pub fn bind(
     if !addr.ip().is_loopback() && !allow_remote {
         return Err(LiveError::Remote { flag, addr, allow });
     }
-    let listener =
-        TcpListener::bind(addr).map_err(|source| LiveError::Bind { flag, addr, source })?;
-    Ok(Bound { listener })
+    Ok(addr)
 }
 
 /// `IP:PORT`, and the short forms people type: `:9091` and `localhost:9091`

@@ -7,7 +7,6 @@ use crate::state::State;
 use crate::Live;
 use pelt_core::human_ns;
 use ratatui::backend::CrosstermBackend;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
@@ -31,6 +30,18 @@ pub const MIN_SIZE: (u16, u16) = (60, 16);
 /// How often the screen is redrawn (and keys read).
 const TICK: Duration = Duration::from_millis(250);
 
+/// Why the dashboard asks for the run to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// `q`, or Ctrl-C (raw mode turns it into a key): as Ctrl-C.
+    Quit,
+    /// The terminal went away: its input ended or failed (a closed tmux
+    /// session, a dropped SSH connection), or drawing on it failed. A
+    /// hang-up, as SIGHUP says, which may never come (a process outside
+    /// the terminal's session gets none).
+    Gone,
+}
+
 /// A running terminal dashboard.
 #[derive(Debug)]
 pub struct Tui {
@@ -40,12 +51,14 @@ pub struct Tui {
 
 impl Tui {
     /// Takes over the terminal (stderr) and draws `live` until
-    /// [`Tui::stop`]; `q` or Ctrl-C call `quit` (raw mode turns Ctrl-C
-    /// into a key). `planned` is the run's measured length, if known.
+    /// [`Tui::stop`]; calls `ask` with [`Stop::Quit`] on `q` or Ctrl-C,
+    /// and once with [`Stop::Gone`] if the terminal goes away (the
+    /// dashboard then ends: nothing is left to draw on). `planned` is the
+    /// run's measured length, if known.
     pub fn start(
         live: Live,
         planned: Option<Duration>,
-        quit: impl Fn() + Send + 'static,
+        ask: impl Fn(Stop) + Send + 'static,
     ) -> io::Result<Tui> {
         enable_raw_mode()?;
         let mut err = io::stderr();
@@ -59,19 +72,19 @@ impl Tui {
             .name("pelt-tui".into())
             .spawn(move || {
                 let mut term = Terminal::new(CrosstermBackend::new(io::stderr()))?;
+                let mut keys = Keys::open();
                 while !stopping.load(Ordering::Acquire) {
-                    draw(&mut term, &live, planned)?;
-                    if event::poll(TICK)? {
-                        match event::read()? {
-                            Event::Key(k) if k.kind == KeyEventKind::Press => {
-                                let ctrl_c = k.code == KeyCode::Char('c')
-                                    && k.modifiers.contains(KeyModifiers::CONTROL);
-                                if ctrl_c || k.code == KeyCode::Char('q') {
-                                    quit();
-                                }
-                            }
-                            Event::Resize(..) => term.autoresize()?,
-                            _ => {}
+                    // A terminal that cannot be drawn on is gone too.
+                    let input = match draw(&mut term, &live, planned) {
+                        Ok(()) => keys.next(TICK),
+                        Err(_) => Input::Gone,
+                    };
+                    match input {
+                        Input::Nothing => {}
+                        Input::Quit => ask(Stop::Quit),
+                        Input::Gone => {
+                            ask(Stop::Gone);
+                            break;
                         }
                     }
                 }
@@ -108,6 +121,96 @@ impl Drop for Tui {
         // Also on a panic: a terminal left in raw mode is unusable.
         self.end();
     }
+}
+
+/// What the terminal's input said within a tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Input {
+    Nothing,
+    Quit,
+    Gone,
+}
+
+/// The terminal's keys, read here rather than by crossterm's event
+/// reader: on a terminal that has gone away (`read` gives 0, or EIO)
+/// crossterm 0.28 reads again for ever inside `event::poll`, so the
+/// dashboard's thread spun and the run, waiting to join it, never ended
+/// (issue 35). Here end of input, an error or a hang-up is [`Input::Gone`].
+/// Resizes need no event: every draw fits the terminal's size.
+#[derive(Debug)]
+struct Keys {
+    /// stdin if it is the terminal, else `/dev/tty` (as crossterm picks);
+    /// none if neither opens: then only the drawing is paced.
+    #[cfg(unix)]
+    fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl Keys {
+    #[cfg(unix)]
+    fn open() -> Keys {
+        use std::io::IsTerminal;
+        use std::os::fd::AsFd;
+        let stdin = io::stdin();
+        let fd = match stdin.is_terminal() {
+            true => stdin.as_fd().try_clone_to_owned().ok(),
+            false => std::fs::File::open("/dev/tty").ok().map(Into::into),
+        };
+        Keys { fd }
+    }
+
+    #[cfg(not(unix))]
+    fn open() -> Keys {
+        Keys {}
+    }
+
+    /// Waits up to `tick` for a key.
+    #[cfg(unix)]
+    fn next(&mut self, tick: Duration) -> Input {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        use rustix::io::Errno;
+        let Some(fd) = &self.fd else {
+            std::thread::sleep(tick);
+            return Input::Nothing;
+        };
+        let timeout = Timespec {
+            tv_sec: tick.as_secs() as _,
+            tv_nsec: tick.subsec_nanos().into(),
+        };
+        let mut fds = [PollFd::new(fd, PollFlags::IN)];
+        match poll(&mut fds, Some(&timeout)) {
+            Ok(0) | Err(Errno::INTR) => return Input::Nothing,
+            Ok(_) => {}
+            Err(_) => return Input::Gone,
+        }
+        // A hung-up terminal polls as HUP (and ERR); a pty whose other
+        // side closed, as HUP.
+        if fds[0]
+            .revents()
+            .intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL)
+        {
+            return Input::Gone;
+        }
+        let mut buf = [0u8; 256];
+        match rustix::io::read(fd, &mut buf) {
+            Ok(0) => Input::Gone,
+            Ok(n) if quits(&buf[..n]) => Input::Quit,
+            Ok(_) | Err(Errno::INTR | Errno::AGAIN) => Input::Nothing,
+            Err(_) => Input::Gone,
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn next(&mut self, tick: Duration) -> Input {
+        std::thread::sleep(tick);
+        Input::Nothing
+    }
+}
+
+/// Whether a read of the terminal in raw mode holds `q` or Ctrl-C (byte
+/// 3), outside an escape sequence (an arrow key, a paste's markers).
+#[cfg_attr(not(unix), allow(dead_code))]
+fn quits(bytes: &[u8]) -> bool {
+    bytes.first() != Some(&0x1b) && bytes.iter().any(|&b| b == b'q' || b == 3)
 }
 
 fn restore() {
@@ -354,6 +457,16 @@ mod tests {
     use crate::{Gauges, TargetLabels};
     use pelt_core::Recorder;
     use ratatui::backend::TestBackend;
+
+    #[test]
+    fn q_and_ctrl_c_quit_outside_escape_sequences() {
+        assert!(quits(b"q"));
+        assert!(quits(&[3]));
+        assert!(quits(b"xq"));
+        assert!(!quits(b"x"));
+        assert!(!quits(b"\x1b[A"));
+        assert!(!quits(b"\x1bOq"));
+    }
 
     #[test]
     fn bounds_name_their_unit() {

@@ -2,7 +2,7 @@
 //! foreground or the background, its JSON read and checked against the
 //! committed schemas, ports, and the third-party servers and browser the
 //! tests drive (nginx, tinyproxy, PostgreSQL, Prometheus, Chromium, a
-//! Flask app for scenarios).
+//! Flask app for scenarios) and a real terminal (tmux).
 //!
 //! Every server is a private instance: its own temp directory, a port of
 //! its own on loopback, started as a child of the test and stopped by its
@@ -31,6 +31,7 @@ pub mod prometheus;
 #[cfg(feature = "pelt")]
 pub mod schema;
 pub mod tinyproxy;
+pub mod tmux;
 
 use std::path::{Path, PathBuf};
 

@@ -67,3 +67,35 @@ pub fn announced_port(child: &mut Child, limit: Duration, what: &str) -> u16 {
         }
     }
 }
+
+/// Waits up to `limit` for `child` to exit, reading its peak resident
+/// memory (`VmHWM`, KiB) from /proc as it goes; kills it and panics with
+/// `what` if it is still running then. Returns its status and the
+/// highest peak read (the last read before it exited).
+pub fn wait_with_peak_memory(
+    child: &mut Child,
+    limit: Duration,
+    what: &str,
+) -> (std::process::ExitStatus, u64) {
+    let started = Instant::now();
+    let mut peak = 0;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, peak);
+        }
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()));
+        if let Some(kib) = status.ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        }) {
+            peak = peak.max(kib);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {limit:?}, {peak} KiB resident at its peak");
+        }
+        thread::sleep(POLL);
+    }
+}

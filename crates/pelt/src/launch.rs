@@ -18,13 +18,19 @@ fn user(e: pelt_launch::LaunchError) -> UserError {
 /// I/N` will (clap, then every cross-flag rule of the configuration),
 /// before anything is printed: a typo found here costs nothing, found in
 /// the pods it costs the queue, the image pull and every pod.
-fn check_run(launch: &Launch) -> Result<(), UserError> {
+fn check_run(launch: &Launch) -> Result<pelt_core::RunConfig, UserError> {
     launch.check().map_err(user)?;
     let mut argv: Vec<std::ffi::OsString> = vec!["pelt".into(), "run".into()];
     argv.extend(launch.run_args.iter().map(Into::into));
     // Shard 0 stands for all: the rules depend on the count only.
     argv.extend(["--shard".into(), format!("0/{}", launch.shards).into()]);
     let bad = |what: String| UserError(format!("the run's arguments after --: {what}"));
+    if let Some(line) = crate::flags::other_tools_long_flag(&argv) {
+        return Err(bad(line
+            .strip_prefix("error: ")
+            .unwrap_or(&line)
+            .to_string()));
+    }
     let cli = crate::flags::Cli::try_parse_from(&argv).map_err(|e| {
         let line = crate::flags::clap_line(&e, &argv);
         bad(line.strip_prefix("error: ").unwrap_or(&line).to_string())
@@ -34,7 +40,28 @@ fn check_run(launch: &Launch) -> Result<(), UserError> {
             "give the arguments of pelt run, like -- http://10.0.0.5/ --rate 4000 -d 1m".into(),
         ));
     };
-    pelt_core::RunConfig::try_from(&*args).map_err(|UserError(e)| bad(e))?;
+    let config = pelt_core::RunConfig::try_from(&*args).map_err(|UserError(e)| bad(e))?;
+    // Each pod's pelt run binds these before any load and refuses, say,
+    // 0.0.0.0 without --metrics-allow-remote (issue 35).
+    let live = &args.live;
+    for (flag, addr, remote, allow) in [
+        (
+            "--metrics",
+            &live.metrics,
+            live.metrics_allow_remote,
+            "--metrics-allow-remote",
+        ),
+        (
+            "--dashboard",
+            &live.dashboard,
+            live.dashboard_allow_remote,
+            "--dashboard-allow-remote",
+        ),
+    ] {
+        if let Some(addr) = addr {
+            pelt_live::check_listen(flag, addr, remote, allow).map_err(|e| bad(e.to_string()))?;
+        }
+    }
     let r = &args.record;
     if r.location.history.is_none()
         && (!r.tags.is_empty() || r.label.is_some() || r.baseline.is_some())
@@ -50,16 +77,12 @@ fn check_run(launch: &Launch) -> Result<(), UserError> {
                 .into(),
         ));
     }
-    Ok(())
+    Ok(config)
 }
 
 /// An RFC 3339 time in UTC.
 fn rfc3339(unix: u64) -> String {
-    let t = pelt_core::UtcTime::from_unix(unix);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        t.year, t.month, t.day, t.hour, t.minute, t.second
-    )
+    pelt_core::UtcTime::from_unix(unix).to_string()
 }
 
 pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
@@ -70,6 +93,10 @@ pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
         run_args: a.run.clone(),
         results_dir: a.results_dir.clone(),
     })?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
     let start_at = match &a.start_at {
         Some(t) => {
             let ns = pelt_core::civil::parse_time(t).ok_or_else(|| {
@@ -78,14 +105,24 @@ pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
                     t.escape_debug()
                 ))
             })?;
-            ns / 1_000_000_000
+            let at = ns / 1_000_000_000;
+            // Every pod would start late and send its backlog at once
+            // (or be refused by its own pelt run): not a run.
+            if at <= now {
+                return Err(UserError(format!(
+                    "--start-at {} has passed: the pods cannot start on time; give a time far enough ahead to apply the Job and schedule and pull every pod, like --start-at {}, or use --start-in SECONDS",
+                    rfc3339(at),
+                    now + 120
+                )));
+            }
+            at
         }
-        None => {
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default();
-            now.as_secs() + a.start_in
+        None if a.start_in == 0 => {
+            return Err(UserError(
+                "--start-in 0 starts measuring as the manifest is printed, before any pod exists: give the seconds to apply it and schedule and pull every pod, like --start-in 120".into(),
+            ))
         }
+        None => now + a.start_in,
     };
     let launch = Launch {
         name: a.name.clone(),
@@ -117,13 +154,18 @@ pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
 }
 
 pub fn slurm(a: SlurmArgs) -> Result<ExitCode, UserError> {
+    if a.start_in == 0 {
+        return Err(UserError(
+            "--start-in 0 starts measuring as the script starts, before srun has started any shard: give srun a few seconds, like --start-in 10".into(),
+        ));
+    }
     let launch = Launch {
         name: a.name,
         shards: a.shards,
         run_args: a.run,
         results_dir: a.results_dir,
     };
-    check_run(&launch)?;
+    let config = check_run(&launch)?;
     let opts = SlurmOptions {
         nodes: a.nodes,
         cpus_per_task: a.cpus_per_task,
@@ -132,6 +174,31 @@ pub fn slurm(a: SlurmArgs) -> Result<ExitCode, UserError> {
         time_limit: a.time,
     };
     let script = pelt_launch::slurm::script(&launch, &opts).map_err(user)?;
+    // A limit that ends the job before the run: Slurm would stop every
+    // shard with SIGTERM part way through, and the merge after it never
+    // runs.
+    let stop = config.effective_stop();
+    if let (Some(Some(limit)), Some(measured)) = (
+        pelt_launch::slurm::time_limit(&opts.time_limit),
+        stop.duration,
+    ) {
+        let needed =
+            u64::from(opts.start_delay_s) + (config.warmup + measured).as_secs_f64().ceil() as u64;
+        if limit < needed {
+            // A minute more for the shards to finish and the merge.
+            let give = needed + 60;
+            return Err(UserError(format!(
+                "--time {} ends the job before the run does: it needs {} (--start-in {}s, then the run's {} of warm-up and measurement), and the merge after it; give --time {:02}:{:02}:{:02} or more",
+                opts.time_limit,
+                pelt_core::civil::span(needed * 1_000_000_000),
+                opts.start_delay_s,
+                pelt_core::civil::span((config.warmup + measured).as_nanos() as u64),
+                give / 3600,
+                give / 60 % 60,
+                give % 60,
+            )));
+        }
+    }
     crate::emit(script.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,7 @@
 //! (after the report, with one line saying why), 4 an --abort-on rule
 //! stopped the run (after the report, which names the rule), 128 + the
 //! signal's number when a signal stopped it (130 Ctrl-C, 143 SIGTERM,
-//! 129 SIGHUP; after printing what was measured).
+//! 129 SIGHUP or a terminal gone away; after printing what was measured).
 //!
 //! The binary (`main.rs`) only calls [`main`]; the code is a library so
 //! that the fuzz targets in `fuzz/` reach the experiment-plan parser.
@@ -62,6 +62,11 @@ impl From<pelt_campaign::Error> for UserError {
 /// The whole program: `pelt`'s `main`.
 pub fn main() -> ExitCode {
     let args = with_implicit_run(std::env::args_os().collect());
+    if let Some(line) = flags::other_tools_long_flag(&args) {
+        // Before clap, which would read `-header` as -h (help, exit 0).
+        eprintln!("{line}");
+        return ExitCode::from(2);
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => return clap_error(e, &args),

@@ -229,7 +229,8 @@ pub fn execute(
 }
 
 /// [`execute`] with `views`, the terminal dashboard drawn instead of the
-/// progress line if it is on (`q` there stops the run as Ctrl-C does).
+/// progress line if it is on (`q` there stops the run as Ctrl-C does; a
+/// terminal that goes away, as SIGHUP does).
 pub fn execute_watched(
     config: RunConfig,
     quiet: bool,
@@ -240,9 +241,14 @@ pub fn execute_watched(
     let token = crate::signals::token();
     let tui = views.tui().and_then(|live| {
         let token = token.clone();
-        pelt_live::tui::Tui::start(live, planned.duration, move || token.cancel())
-            .map_err(|e| eprintln!("pelt: no terminal dashboard ({e}); showing the progress line"))
-            .ok()
+        pelt_live::tui::Tui::start(live, planned.duration, move |why| match why {
+            pelt_live::tui::Stop::Quit => token.cancel(),
+            // A closed tmux session or SSH connection: as SIGHUP, which
+            // a process outside the terminal's session never gets.
+            pelt_live::tui::Stop::Gone => crate::signals::hang_up(),
+        })
+        .map_err(|e| eprintln!("pelt: no terminal dashboard ({e}); showing the progress line"))
+        .ok()
     });
     let mut shown = Shown::new(quiet || tui.is_some(), views.feed());
     let summary = pelt_campaign::execute(config, keep, &token, &mut shown);

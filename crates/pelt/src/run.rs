@@ -76,13 +76,22 @@ fn habits(args: &RunArgs, config: &RunConfig) -> Vec<String> {
 /// `pelt run`.
 pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let config = RunConfig::try_from(&args)?;
-    if let (Some(t), None, None) = (args.threads, &args.duration, args.requests) {
-        // ab's `-t 3` is a 3 s time limit; here it is 3 threads, and the
-        // run lasts its default. With -n, the count says how long.
-        eprintln!(
-            "pelt: note: -t {t} runs {t} worker thread{} (as in wrk), not a time limit (ab's and siege's -t): for that, use -d {t}s",
-            if t == 1 { "" } else { "s" }
-        );
+    if let Some(t) = args.threads {
+        // ab's `-t 30` is a 30 s time limit; here it is 30 threads. Said
+        // when the run has no length of its own (it then lasts its
+        // default), and when the number is more than the cores, as
+        // seconds usually are (ab's `-t 30 -n 50000`, issue 35).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if (args.duration.is_none() && args.requests.is_none()) || t > cores {
+            let more = match t > cores {
+                true => format!(", more than the {cores} cores here"),
+                false => String::new(),
+            };
+            eprintln!(
+                "pelt: note: -t {t} asks for {t} worker thread{} (as in wrk{more}), not a time limit (ab's and siege's -t): for that, use -d {t}s",
+                if t == 1 { "" } else { "s" }
+            );
+        }
     }
     for note in habits(&args, &config) {
         eprintln!("{note}");

@@ -9,6 +9,14 @@
 //! signal's number as a shell reports a command killed by it (130, 143,
 //! 129), after the report.
 //!
+//! A terminal that goes away (a tmux session killed, an SSH connection
+//! dropped) is a hang-up whether or not a SIGHUP reaches pelt (a process
+//! outside the terminal's session gets none; the terminal dashboard sees
+//! its input end): [`hang_up`] ends the run as SIGHUP does. Either way the
+//! standard streams still pointing at the dead terminal are pointed at
+//! /dev/null first, so that what pelt says on its way out (the report,
+//! asserts, warnings) cannot fail with EIO and take the ending with it.
+//!
 //! One handler serves the whole process: it fires the process's one
 //! [`Cancel`] token ([`token`]), which the library's runs watch, so a
 //! command that makes many runs (`pelt experiment`, `pelt sweep`) stops
@@ -23,7 +31,9 @@ use std::sync::{Once, OnceLock};
 
 /// The signals that stop a run, with their numbers (Linux and the BSDs
 /// agree on these three).
-const SIGNALS: [(&str, i32); 3] = [("SIGINT", 2), ("SIGTERM", 15), ("SIGHUP", 1)];
+const SIGNALS: [(&str, i32); 3] = [("SIGINT", 2), ("SIGTERM", 15), ("SIGHUP", SIGHUP)];
+/// SIGHUP's number: a hang-up, signalled or seen on the terminal.
+const SIGHUP: i32 = 1;
 /// Exit code of a run stopped by a signal: 128 + its number.
 const SIGNAL_EXIT_BASE: i32 = 128;
 /// Ctrl-C's: the code of a run stopped without a known cause (the
@@ -49,6 +59,60 @@ pub fn install() {
 pub fn token() -> Cancel {
     install();
     TOKEN.get_or_init(Cancel::new).clone()
+}
+
+/// The terminal went away without a SIGHUP (the dashboard read the end
+/// of its input): the run ends as on SIGHUP, exit code 129. A signal
+/// caught before wins; a SIGHUP after this is not a second one.
+pub fn hang_up() {
+    install();
+    detach_dead_terminal();
+    if FIRED
+        .compare_exchange(0, SIGHUP, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        TOKEN.get_or_init(Cancel::new).stop(StopCause::Signal {
+            signal: "SIGHUP".to_string(),
+        });
+    }
+}
+
+/// Points stdin, stdout and stderr that are a terminal which has hung up
+/// at /dev/null: writing to a hung-up terminal fails with EIO, and
+/// `eprintln!` panics on that. A stream that is a file or a working pipe
+/// polls without HUP and is left alone.
+fn detach_dead_terminal() {
+    #[cfg(unix)]
+    {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        use std::os::fd::AsFd;
+        let hung_up = |fd: std::os::fd::BorrowedFd<'_>| {
+            let mut fds = [PollFd::new(&fd, PollFlags::empty())];
+            let now = Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            poll(&mut fds, Some(&now)).is_ok() && fds[0].revents().contains(PollFlags::HUP)
+        };
+        let null = || {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/null")
+        };
+        let Ok(null) = null() else {
+            return;
+        };
+        if hung_up(std::io::stdin().as_fd()) {
+            let _ = rustix::stdio::dup2_stdin(&null);
+        }
+        if hung_up(std::io::stdout().as_fd()) {
+            let _ = rustix::stdio::dup2_stdout(&null);
+        }
+        if hung_up(std::io::stderr().as_fd()) {
+            let _ = rustix::stdio::dup2_stderr(&null);
+        }
+    }
 }
 
 /// Exit code of a command that a signal stopped: 128 + the first signal's
@@ -117,6 +181,10 @@ fn spawn_handler() {
                 let Some((name, number)) = next(&mut streams).await else {
                     return;
                 };
+                if number == SIGHUP {
+                    // Before anything is written to the terminal.
+                    detach_dead_terminal();
+                }
                 // Not eprintln!: after SIGHUP the terminal may be gone, and
                 // a failed write must not take this thread down.
                 let again = match number {
@@ -131,7 +199,9 @@ fn spawn_handler() {
                     std::io::stderr(),
                     "\npelt: stopping{what}; finishing requests in flight ({again})"
                 );
-                FIRED.store(number, Ordering::SeqCst);
+                // The first ending's number: a hang-up the dashboard saw
+                // first stays one.
+                let _ = FIRED.compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst);
                 TOKEN.get_or_init(Cancel::new).stop(StopCause::Signal {
                     signal: name.to_string(),
                 });

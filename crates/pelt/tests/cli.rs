@@ -1539,6 +1539,102 @@ fn ab_and_siege_flags_point_to_pelts() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("is --rate"));
 }
 
+/// Issue 35 §4: vegeta's long flags with one dash were read as pelt's
+/// short flags with a value glued on: `-header` and `-http2` as `-h`
+/// (help, exit 0, no load), `-output=res.bin` wrote `./utput=res.bin`,
+/// `-rate=100` said "invalid value 'ate=100'". Each now points to pelt's
+/// flag (exit 2, one line, no load, no file); a value that looks like one
+/// is still a value. ab's `-t 30` (seconds) is said to be threads.
+#[test]
+fn vegeta_single_dash_flags_and_abs_t_point_to_pelts() {
+    let s = server();
+    let u = url(&s, "/");
+    let dir = tempfile::tempdir().unwrap();
+    for (words, hint) in [
+        (
+            &["-header", "X-A: 1"][..],
+            "vegeta's -header (one dash) is -H 'NAME: VALUE'",
+        ),
+        (&["-http2"], "vegeta's -http2 (one dash) is --http2"),
+        (
+            &["-output=res.bin"],
+            "vegeta's -output (one dash) is -o FILE",
+        ),
+        (&["-rate=100"], "vegeta's -rate (one dash) is --rate R"),
+        (&["-duration=1s"], "-d DURATION"),
+        (&["-targets", "t.txt"], "-f FILE"),
+        (&["-h2"], "hey's -h2 (one dash) is --http2"),
+    ] {
+        let out = pelt()
+            .current_dir(dir.path())
+            .args(["run", &u, "-n", "5", "--no-save"])
+            .args(words)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{words:?}: {err}");
+        assert!(out.stdout.is_empty(), "{words:?}: help printed?");
+        assert_eq!(err.lines().count(), 1, "{words:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(hint),
+            "{words:?}: {err}"
+        );
+        // Flags first, as with wrk: the implicit `run` is checked too.
+        let out = pelt()
+            .current_dir(dir.path())
+            .args(words)
+            .args([&u, "-n", "5", "--no-save"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{words:?} first");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no file written"
+    );
+    assert_eq!(s.requests(), 0, "no load sent");
+    // A value is a value: a body that reads like a flag is sent.
+    let out = pelt()
+        .args(["run", &u, "-n", "2", "-c", "1", "--no-save", "-q"])
+        .args(["--body=-rate=5", "-H", "Content-Type: text/plain"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(s.requests(), 2);
+    // The launchers check the run's words the same way.
+    let out = pelt()
+        .args([
+            "k8s", "job", "--shards", "2", "--image", "i", "--claim", "c",
+        ])
+        .args(["--", "http://h/", "-rate=100", "-d", "5s"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("vegeta's -rate (one dash)"), "{err}");
+
+    // ab -t 30 -n 10: thirty threads, not thirty seconds, and said so.
+    let out = pelt()
+        .args(["run", &u, "-t", "30", "-n", "10", "--no-save", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("-t 30 asks for 30 worker threads")
+            && err.contains("more than the")
+            && err.contains("use -d 30s"),
+        "{err}"
+    );
+    // -t within the cores, with a length: threads as asked, no note.
+    let out = pelt()
+        .args(["run", &u, "-t", "1", "-n", "10", "--no-save", "-q"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("not a time limit"));
+}
+
 #[test]
 fn a_body_without_a_type_and_a_misspelt_method_are_named() {
     // Issue 22 §7: --body-file went without Content-Type (ab sends

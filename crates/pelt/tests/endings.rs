@@ -1,6 +1,7 @@
 //! Every ending is reported: a run stopped by SIGTERM or SIGHUP ends as
 //! one stopped by Ctrl-C does (report, results file, history row, asserts,
 //! an exit code of 128 + the signal), and so do sweeps and experiments;
+//! a `--tui` run whose terminal goes away ends as on SIGHUP;
 //! `--abort-on` stops a run against a broken service early, with its
 //! report; nothing listening is not called a slow client. The built-in
 //! server's request count is the witness.
@@ -8,8 +9,9 @@
 use pelt_testkit::pelt::{
     bad_input, command, count as u, exclusive, json, number as f, pelt, server, warning_kinds,
 };
-use pelt_testkit::process::{signal, wait_until};
+use pelt_testkit::process::{signal, wait_until, Killed};
 use pelt_testkit::schema;
+use pelt_testkit::tmux::Tmux;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -119,7 +121,8 @@ fn sigterm_ends_a_run_as_ctrl_c_does() {
     assert_eq!(u(&rows[0]["requests"]), total);
 }
 
-/// A closed terminal or session: SIGHUP, 129.
+/// A closed terminal or session: SIGHUP, 129, with its report, its
+/// results file finished and its history row.
 #[test]
 fn sighup_ends_a_run_with_its_report() {
     let _machine = exclusive();
@@ -128,19 +131,168 @@ fn sighup_ends_a_run_with_its_report() {
     let dir = tempfile::tempdir().unwrap();
     let child = spawn(
         dir.path(),
-        &["run", &url, "-c", "2", "-d", "60s", "--format", "json"],
+        &[
+            "run", &url, "-c", "2", "-d", "60s", "-o", "run.pelt", "--format", "json",
+        ],
     );
-    signal_when(&child, "HUP", || s.requests() >= 100);
+    let sent = signal_when(&child, "HUP", || s.requests() >= 100);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(129),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(129), "{err}");
+    assert!(sent.elapsed() < Duration::from_secs(10), "stopped promptly");
+    assert!(err.contains("stopping on SIGHUP"), "{err}");
     let r = checked(&out);
     assert_eq!(r["stopped_by"]["signal"], "SIGHUP");
     assert!(u(&r["requests"]["total"]) >= 100);
+    let warned = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "terminated")
+        .map(|w| w["message"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default();
+    assert!(warned.contains("terminal or session closed"), "{r:#}");
+    ended_on_record(dir.path(), &r);
+}
+
+/// What every ending leaves: the results file finished, re-reporting the
+/// same run as `r` says, and one history row, marked interrupted.
+fn ended_on_record(dir: &Path, r: &Value) {
+    let again = pelt()
+        .current_dir(dir)
+        .args(["report", "run.pelt", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    let again = checked(&again);
+    assert_eq!(again["complete"], true, "the footer was written");
+    assert_eq!(again["stopped_by"], r["stopped_by"]);
+    assert_eq!(again["requests"], r["requests"]);
+    let listed = pelt()
+        .env("PELT_HISTORY", dir.join("history.db"))
+        .env_remove("PELT_NO_HISTORY")
+        .args(["history", "list", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "{listed:?}");
+    let rows: Value = json(&listed);
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0]["interrupted"], true);
+    assert_eq!(rows[0]["requests"], r["requests"]["total"]);
+}
+
+/// A tmux session with one pane running `command`.
+fn tmux_session(name: &str, command: &str) -> Tmux {
+    let tmux = Tmux::new(name);
+    tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "110",
+        "-y",
+        "36",
+        "sh",
+        "-c",
+        command,
+    ]);
+    tmux
+}
+
+/// Issue 35: a `--tui` run whose terminal went away (its tmux session
+/// killed) spun on `read(0) = 0` for ever, its main thread waiting to
+/// join the dashboard's: never reported, never recorded. Here pelt is
+/// outside the terminal's session (a child of the test on the pane's
+/// terminal), so no SIGHUP comes: the end of the terminal's input is the
+/// hang-up, and the run ends as on SIGHUP.
+#[test]
+fn a_tui_run_whose_terminal_goes_away_ends_as_on_sighup() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/", s.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = tmux_session("gone", "exec sleep 600");
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(tmux.pane_tty())
+        .unwrap();
+    let child = command()
+        .env("PELT_DATA_DIR", dir.path())
+        .env("PELT_HISTORY", dir.path().join("history.db"))
+        .env_remove("PELT_NO_HISTORY")
+        .current_dir(dir.path())
+        .args(["run", &url, "--tui", "--rate", "200", "-d", "60s"])
+        .args(["-o", "run.pelt", "--format", "json"])
+        .stdin(tty.try_clone().unwrap())
+        .stdout(std::fs::File::create(dir.path().join("out.json")).unwrap())
+        .stderr(tty)
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    tmux.wait_for("the dashboard", |screen| screen.contains("pelt live"));
+    wait_until(Duration::from_secs(20), "no load", || s.requests() >= 200);
+    tmux.cmd(&["kill-session", "-t", "t"]);
+    let closed = Instant::now();
+    let mut status = None;
+    wait_until(Duration::from_secs(20), "pelt did not end", || {
+        status = child.0.try_wait().unwrap();
+        status.is_some()
+    });
+    assert!(closed.elapsed() < Duration::from_secs(20));
+    // 129, as SIGHUP: the report so far, written where stdout went.
+    assert_eq!(status.unwrap().code(), Some(129));
+    let out = std::fs::read(dir.path().join("out.json")).unwrap();
+    let r: Value = serde_json::from_slice(&out).unwrap();
+    schema::run(&r);
+    assert_eq!(r["interrupted"], true);
+    assert_eq!(r["stopped_by"]["signal"], "SIGHUP");
+    let total = u(&r["requests"]["total"]);
+    let unfinished = u(&r["transport_errors"]["unfinished"]);
+    assert!(total >= s.requests() && total - unfinished <= s.requests());
+    assert!(f(&r["duration_s"]) < 30.0);
+    ended_on_record(dir.path(), &r);
+}
+
+/// The same with pelt as the terminal's own process (`exec pelt`): the
+/// kernel's SIGHUP and the dashboard's end of input both come, and the run
+/// ends once, as on SIGHUP, with its results file and history row.
+#[test]
+fn killing_the_tmux_session_of_a_tui_run_ends_it_on_record() {
+    let _machine = exclusive();
+    let s = server(None);
+    let url = format!("http://{}/", s.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "cd {dir} && PELT_DATA_DIR={dir} PELT_HISTORY={dir}/history.db exec {pelt} run '{url}' \
+         --tui --rate 200 -d 60s -o run.pelt --format json > out.json",
+        dir = dir.path().display(),
+        pelt = pelt_testkit::pelt::bin().display(),
+    );
+    let tmux = tmux_session("hup", &script);
+    let pid = tmux.pane_pid();
+    tmux.wait_for("the dashboard", |screen| screen.contains("pelt live"));
+    wait_until(Duration::from_secs(20), "no load", || s.requests() >= 200);
+    tmux.cmd(&["kill-session", "-t", "t"]);
+    // Not our child: ended once its process is gone or a zombie.
+    let ended = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+            stat.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    wait_until(Duration::from_secs(20), "pelt did not end", ended);
+    let out = std::fs::read(dir.path().join("out.json")).unwrap();
+    let r: Value = serde_json::from_slice(&out).unwrap();
+    schema::run(&r);
+    assert_eq!(r["stopped_by"]["signal"], "SIGHUP");
+    assert!(u(&r["requests"]["total"]) >= 200);
+    ended_on_record(dir.path(), &r);
 }
 
 /// `pelt sweep` on SIGTERM: the steps so far, reported and saved, as on

@@ -791,14 +791,15 @@ fn shards_are_parts_and_the_merged_run_is_recorded(db: &Db<'_>) {
     let data = tempfile::tempdir().unwrap();
     let srv = server(None);
     let url = format!("http://{}/", srv.local_addr());
-    // Both shards share a --start-at in the past: late, but one run.
+    // Both shards share a --start-at a moment ahead (one past the whole
+    // 1 s run is refused: issue 35).
     let start = format!(
         "{}",
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_secs()
-            - 1
+            + 3
     );
     let files: Vec<PathBuf> = (0..2)
         .map(|i| data.path().join(format!("part-{i}.pelt")))

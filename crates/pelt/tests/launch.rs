@@ -53,7 +53,7 @@ const JOB: &[&str] = &[
     "2Gi",
     "--spread",
     "--start-at",
-    "2026-11-23T23:00:00Z",
+    "2036-11-23T23:00:00Z",
     "--run-id",
     "checkout-1",
     "--",
@@ -90,7 +90,7 @@ fn the_job_manifest_is_golden_and_valid_kubernetes() {
         "completions: 4",
         "parallelism: 4",
         "- auto/4",
-        "- '1795474800'",
+        "- '2111094000'",
         "podAntiAffinity",
     ] {
         assert!(yaml.contains(must), "{must}");
@@ -267,4 +267,130 @@ fn the_slurm_script_turns_the_history_off_on_the_nodes() {
         "10",
     ]);
     assert!(script.contains("export PELT_NO_HISTORY=1"), "{script}");
+}
+
+/// Issue 35: a start that cannot be met is refused by the launchers
+/// (exit 2, one line, nothing printed), not found out by every pod.
+#[test]
+fn launchers_refuse_a_start_that_cannot_be_met() {
+    let k8s: &[&str] = &[
+        "k8s", "job", "--shards", "2", "--image", "i", "--claim", "c",
+    ];
+    let slurm: &[&str] = &["slurm", "--shards", "2", "--results-dir", "/x"];
+    let run: &[&str] = &["--", "http://h/", "--rate", "100", "-d", "10s"];
+    for (launcher, extra, says) in [
+        (
+            k8s,
+            &["--start-at", "2020-01-01T00:00:00Z"][..],
+            "--start-at 2020-01-01T00:00:00Z has passed",
+        ),
+        (k8s, &["--start-in", "0"], "--start-in 0"),
+        (slurm, &["--start-in", "0"], "--start-in 0"),
+    ] {
+        let out = pelt()
+            .args(launcher)
+            .args(extra)
+            .args(run)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(out.stdout.is_empty(), "{extra:?}: printed something");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.starts_with("error: ") && err.contains(says), "{err}");
+    }
+}
+
+/// Issue 35 §4: the launchers passed what each shard's `pelt run` or the
+/// cluster would refuse (found in every pod, or by sbatch and the API
+/// server): refused here, exit 2, one line, nothing printed.
+#[test]
+fn launchers_refuse_what_the_run_or_the_cluster_would() {
+    let k8s: &[&str] = &[
+        "k8s", "job", "--shards", "2", "--image", "i", "--claim", "c",
+    ];
+    let slurm: &[&str] = &["slurm", "--shards", "2", "--results-dir", "/x"];
+    let run: &[&str] = &["--", "http://h/", "--rate", "100", "-d", "10m"];
+    let metrics: &[&str] = &[
+        "--",
+        "http://h/",
+        "--rate",
+        "100",
+        "-d",
+        "10m",
+        "--metrics",
+        "0.0.0.0:9091",
+    ];
+    for (launcher, extra, after, says) in [
+        (
+            k8s,
+            &[][..],
+            metrics,
+            "--metrics 0.0.0.0:9091 is not a loopback address",
+        ),
+        (k8s, &["--cpu", "abc"], run, "invalid --cpu 'abc'"),
+        (k8s, &["--memory", "2Gb"], run, "invalid --memory '2Gb'"),
+        (slurm, &[], metrics, "--metrics-allow-remote"),
+        (slurm, &["--nodes", "0"], run, "--nodes must be at least 1"),
+        (
+            slurm,
+            &["--cpus-per-task", "0"],
+            run,
+            "--cpus-per-task must be at least 1",
+        ),
+        (slurm, &["--time", "bogus"], run, "invalid --time 'bogus'"),
+        (
+            slurm,
+            &["--time", "00:00:05"],
+            run,
+            "--time 00:00:05 ends the job before the run does",
+        ),
+    ] {
+        let out = pelt()
+            .args(launcher)
+            .args(extra)
+            .args(after)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?} {after:?}: {err}");
+        assert!(out.stdout.is_empty(), "{extra:?}: printed something");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(says),
+            "{says}: {err}"
+        );
+    }
+    // Meant, it goes through; and so do quantities and limits that fit.
+    let allowed: &[&str] = &[
+        "--",
+        "http://h/",
+        "--rate",
+        "100",
+        "-d",
+        "10m",
+        "--metrics",
+        "0.0.0.0:9091",
+        "--metrics-allow-remote",
+    ];
+    ok(&pelt()
+        .args(k8s)
+        .args(["--cpu", "500m", "--memory", "1.5Gi"])
+        .args(allowed)
+        .output()
+        .unwrap());
+    ok(&pelt()
+        .args(slurm)
+        .args(["--time", "0-00:12"])
+        .args(run)
+        .output()
+        .unwrap());
+    let out = pelt()
+        .args(slurm)
+        .args(["--time", "00:10:05"])
+        .args(run)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("give --time 00:11:10 or more"), "{err}");
 }

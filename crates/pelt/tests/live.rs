@@ -8,10 +8,11 @@ use pelt_testkit::pelt::{command, json, pelt, server};
 use pelt_testkit::ports::free_port;
 use pelt_testkit::process::wait_until;
 use pelt_testkit::prometheus::Prometheus;
+use pelt_testkit::tmux::Tmux;
 use serde_json::Value;
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// `series`' newest sample in the last minute, stale or not (URL-encoded).
@@ -407,61 +408,6 @@ fn bad_dashboard_addresses_are_refused_before_any_load() {
         &["--metrics", "127.0.0.1:0", "--dashboard", "10.0.0.1:1"],
         "--dashboard-allow-remote",
     );
-}
-
-/// A tmux server of this test's own (`-L`), killed when dropped.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn new(name: &str) -> Tmux {
-        assert!(
-            Path::new("/usr/bin/tmux").exists(),
-            "tmux is not installed: run scripts/test, which installs it"
-        );
-        Tmux {
-            socket: format!("pelt-test-{}-{name}", std::process::id()),
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "tmux {args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// The pane's text now.
-    fn screen(&self) -> String {
-        self.cmd(&["capture-pane", "-p", "-t", "t"])
-    }
-
-    /// Polls the screen (tmux has no event for it) until `done` holds,
-    /// within 40 s.
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(40);
-        loop {
-            let screen = self.screen();
-            if done(&screen) {
-                return screen;
-            }
-            assert!(Instant::now() < deadline, "no {what} on screen:\n{screen}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
 }
 
 /// "2.31ms", "870µs", "1.02s" in seconds.

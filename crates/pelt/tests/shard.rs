@@ -4,13 +4,14 @@
 
 use pelt_core::results::MergedReader;
 use pelt_core::ResultsReader;
-use pelt_testkit::pelt::{command, finish, ok, ok_stdout, pelt};
+use pelt_testkit::pelt::{command, finish, ok, ok_json, ok_stdout, pelt};
+use pelt_testkit::process::wait_with_peak_memory;
 use serde_json::Value;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 fn spawn(data: &Path, args: &[String]) -> Child {
     command()
@@ -89,7 +90,14 @@ fn three_shards_merge_exactly_and_a_late_one_is_named() {
     std::thread::sleep(late_by);
     let late = spawn(data.path(), &args(2));
     let mut parts: Vec<Value> = on_time.into_iter().map(finish).collect();
-    parts.push(finish(late));
+    let late = late.wait_with_output().unwrap();
+    // Said as it starts, not only in the report (issue 35).
+    let said = String::from_utf8_lossy(&late.stderr);
+    assert!(
+        said.contains("shard 2/3 starts") && said.contains("after --start-at"),
+        "{said}"
+    );
+    parts.push(ok_json(&late));
 
     // Each shard sent its third of the 1,200 planned requests, exactly.
     for (i, p) in parts.iter().enumerate() {
@@ -238,6 +246,159 @@ fn three_shards_merge_exactly_and_a_late_one_is_named() {
         );
         assert_eq!(code, Some(0), "{format}: {err}");
         assert!(out.contains("PARTIAL RUN"), "{format}: {out}");
+    }
+}
+
+/// Issue 35: `--start-at 2020-01-01T00:00:00Z --rate 100 -d 1s --shard
+/// 0/3` grew in CPU and memory with the lateness (3.7 GB after ten
+/// minutes), ignored the first SIGTERM and never reported; a start past
+/// by more than the run (5 s late for a 1 s run) sent its requests at the
+/// deadline, none answered in time, exit 3 with advice blaming the
+/// server. A start with the whole measurement behind it is refused in
+/// one line, at once, before any load; the server's count is the
+/// witness.
+#[test]
+fn a_start_at_past_the_whole_run_is_refused_at_once() {
+    let _heavy = pelt_testkit::pelt::shared();
+    let server = pelt_testkit::pelt::server(None);
+    let url = format!("http://{}/", server.local_addr());
+    let data = tempfile::tempdir().unwrap();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let five_ago = (now - 5).to_string();
+    for (start, stop) in [
+        ("2020-01-01T00:00:00Z", ["-d", "1s"]),
+        (five_ago.as_str(), ["-d", "1s"]),
+        // 200 requests at 100/s: the last due 2 s after the start.
+        (five_ago.as_str(), ["-n", "200"]),
+    ] {
+        let args: Vec<String> = [&url, "--rate", "100", "--shard", "0/3", "--start-at", start]
+            .iter()
+            .chain(&stop)
+            .map(|s| s.to_string())
+            .collect();
+        let started = Instant::now();
+        let mut child = spawn(data.path(), &args);
+        let (status, peak_kib) =
+            wait_with_peak_memory(&mut child, Duration::from_secs(30), "refused at once");
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(2), "{start} {stop:?}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(30));
+        // Far below what a spin would reach; a run of pelt peaks at ~20 MB.
+        assert!(peak_kib < 200_000, "{peak_kib} KiB");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("error: --start-at ")
+                && err.contains("nothing of the run is left to send")
+                && err.contains("give a start still to come, like --start-at "),
+            "{err}"
+        );
+    }
+    assert_eq!(server.requests(), 0, "no load sent");
+}
+
+/// Issue 35 §4: shards run without --start-at or --run-id are named by
+/// their flags alone, so the parts of two runs with the same flags
+/// merged silently ("600 planned in 2.00s" for shards 2.1 s apart).
+/// Shards whose measurements cannot overlap are refused, saying how to
+/// name one run; shards run one after the other are that for certain.
+#[test]
+fn shards_of_two_runs_with_the_same_flags_are_not_merged() {
+    let _heavy = pelt_testkit::pelt::shared();
+    let server = pelt_testkit::pelt::server(None);
+    let url = format!("http://{}/", server.local_addr());
+    let data = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (0..2)
+        .map(|i| data.path().join(format!("part{i}.pelt")))
+        .collect();
+    for (i, file) in files.iter().enumerate() {
+        let args: Vec<String> = [&url, "--rate", "100", "-d", "1s", "-q", "--shard"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([format!("{i}/2"), "-o".into(), file.display().to_string()])
+            .collect();
+        // One after the other: the second starts after the first ended.
+        ok(&spawn(data.path(), &args).wait_with_output().unwrap());
+    }
+    assert_eq!(server.requests(), 100);
+    let all: Vec<&PathBuf> = files.iter().collect();
+    let (code, out, err) = report(&all, &["--merge"]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("shard 1/2 started")
+            && err.contains("their measurements do not overlap")
+            && err.contains("give every shard the same --start-at and --run-id"),
+        "{err}"
+    );
+}
+
+/// Issue 35 §4: `--allow-partial` merged 2 of 3 shards and warned "sent
+/// 200.0 req/s of the 300.0 req/s asked for: the client could not keep
+/// up", comparing the shards merged with the whole run. They were offered
+/// their share (two thirds), and sent it: no such warning.
+#[test]
+fn a_partial_merge_is_judged_on_the_shards_merged() {
+    let _heavy = pelt_testkit::pelt::shared();
+    let server = pelt_testkit::pelt::server(None);
+    let url = format!("http://{}/", server.local_addr());
+    let data = tempfile::tempdir().unwrap();
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    let start = format!("{:.3}", now.as_secs_f64() + 3.0);
+    let files: Vec<PathBuf> = (0..2)
+        .map(|i| data.path().join(format!("part{i}.pelt")))
+        .collect();
+    let shards: Vec<Child> = files
+        .iter()
+        .enumerate()
+        .map(|(i, file)| {
+            let args: Vec<String> = [
+                &url,
+                "--rate",
+                "300",
+                "-d",
+                "2s",
+                "-q",
+                "--start-at",
+                &start,
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([
+                "--shard".into(),
+                format!("{i}/3"),
+                "-o".into(),
+                file.display().to_string(),
+            ])
+            .collect();
+            spawn(data.path(), &args)
+        })
+        .collect();
+    let mut shortfall_alone = false;
+    for s in shards {
+        let out = s.wait_with_output().unwrap();
+        ok(&out);
+        shortfall_alone |= String::from_utf8_lossy(&out.stdout).contains("could not keep up");
+    }
+    assert_eq!(server.requests(), 400, "two thirds of 300/s for 2 s");
+    let all: Vec<&PathBuf> = files.iter().collect();
+    let (code, out, err) = report(&all, &["--merge", "--allow-partial", "--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let merged: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(merged["requests"]["total"], 400);
+    let kinds: Vec<&str> = merged["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"partial_merge"), "{kinds:?}");
+    if !shortfall_alone {
+        assert!(!kinds.contains(&"rate_shortfall"), "{kinds:?}");
     }
 }
 

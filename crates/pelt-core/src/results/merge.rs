@@ -46,6 +46,24 @@ pub enum MergeError {
         /// The shard.
         shard: Shard,
     },
+    /// Shards whose measurements do not overlap, of a run named by its
+    /// flags alone (no `--start-at`, no `--run-id`): parts of two runs
+    /// with the same flags, not one run.
+    #[error("results file {}: shard {shard} started {} after shard {earliest} (results file {}), and the run lasts {}: their measurements do not overlap, so they are parts of two runs with the same flags (without --start-at or --run-id a run is named by its flags alone); merge the parts of one run, and give every shard the same --start-at and --run-id", .index + 1, crate::civil::span(*.apart_ns), .earliest_index + 1, crate::civil::span(*.length_ns))]
+    ApartShards {
+        /// Position of the file that started last.
+        index: usize,
+        /// Its shard.
+        shard: Shard,
+        /// Position of the file that started first.
+        earliest_index: usize,
+        /// Its shard.
+        earliest: Shard,
+        /// How far apart their measurements started.
+        apart_ns: u64,
+        /// How long the run measures.
+        length_ns: u64,
+    },
     /// Shards of the run are missing.
     #[error("shard{} {} of {count} missing: give every shard's results file, or add --allow-partial to merge what there is (the report then says it is partial)", if .missing.len() > 1 { "s" } else { "" }, list(.missing))]
     MissingShards {
@@ -153,6 +171,7 @@ fn check_shards(headers: &[&RunHeader], allow_partial: bool) -> Result<Option<Sh
         *slot = Some(index);
         parts.push(info.clone());
     }
+    apart(headers)?;
     let missing: Vec<u32> = (0..first.shard.count)
         .filter(|&i| seen[i as usize].is_none())
         .collect();
@@ -167,6 +186,42 @@ fn check_shards(headers: &[&RunHeader], allow_partial: bool) -> Result<Option<Sh
         parts,
         missing,
     }))
+}
+
+/// Refuses shards of a run named by its flags alone (no `--start-at`, no
+/// `--run-id`: two runs with the same flags share the name) whose
+/// measurements started further apart than the run lasts: they cannot
+/// be one run's parts (issue 35: shards 2.1 s apart merged as "600
+/// planned in 2.00s"). Closer starts are one run started unevenly, which
+/// the `sharded` warning names.
+fn apart(headers: &[&RunHeader]) -> Result<(), MergeError> {
+    let config = &headers[0].config;
+    if config.start_at_unix_ns.is_some() || config.run_id.is_some() {
+        return Ok(());
+    }
+    let Some(length) = config.effective_stop().duration else {
+        return Ok(());
+    };
+    let start = |i: &usize| headers[*i].measure_start_unix_ns;
+    let all = 0..headers.len();
+    let (Some(earliest), Some(latest)) = (all.clone().min_by_key(start), all.max_by_key(start))
+    else {
+        return Ok(());
+    };
+    let apart_ns = start(&latest) - start(&earliest);
+    let length_ns = length.as_nanos() as u64;
+    let shard = |i: usize| headers[i].shard.as_ref().map(|s| s.shard);
+    match (shard(latest), shard(earliest)) {
+        (Some(shard), Some(first)) if apart_ns >= length_ns => Err(MergeError::ApartShards {
+            index: latest,
+            shard,
+            earliest_index: earliest,
+            earliest: first,
+            apart_ns,
+            length_ns,
+        }),
+        _ => Ok(()),
+    }
 }
 
 impl<R: Read> MergedReader<R> {
@@ -305,6 +360,19 @@ impl<R: Read> MergedReader<R> {
             // The late shard is named below; its catching up is not a
             // reason to raise -c.
             crate::summary::explain_late_start(&mut summary.warnings, late_ns);
+        }
+        if let Some(s) = self.shards.as_ref().filter(|s| !s.missing.is_empty()) {
+            // --allow-partial: the merged shards were offered their share
+            // of the whole run's rate, not all of it; "the client could
+            // not keep up" against the whole would be false (issue 35).
+            let share = s.parts.len() as f64 / f64::from(s.count);
+            summary.warnings.retain_mut(|w| match w {
+                Warning::RateShortfall { offered, achieved } => {
+                    *offered *= share;
+                    *achieved < *offered * crate::summary::SHORTFALL_BELOW
+                }
+                _ => true,
+            });
         }
         summary.warnings.extend(self.shard_warnings());
         Ok(summary)

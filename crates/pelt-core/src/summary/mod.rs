@@ -34,6 +34,9 @@ pub const CLIENT_BUSY_MIN_RUN: Duration = Duration::from_secs(1);
 /// A rate run whose send lag p99 is above this (10 ms) warns that
 /// requests waited in the client.
 pub const SEND_LAG_WARN_NS: u64 = 10_000_000;
+/// A rate run that sent less than this share of its offered rate gets the
+/// `rate_shortfall` warning.
+pub const SHORTFALL_BELOW: f64 = 0.99;
 
 /// How long requests in flight may finish after sending stops (capped by
 /// `--timeout`); anything still pending is then recorded as unfinished.
@@ -558,7 +561,7 @@ impl RunSummary {
                 && self.window.is_none()
                 && !count_limited
                 && !unreachable
-                && achieved < offered * 0.99
+                && achieved < offered * SHORTFALL_BELOW
             {
                 w.push(Warning::RateShortfall { offered, achieved });
             }

@@ -463,6 +463,11 @@ impl std::fmt::Display for Warning {
                 f,
                 "interrupted (Ctrl-C, or cancelled): the figures cover the run up to then"
             ),
+            Warning::Terminated { signal } if signal == "SIGHUP" => write!(
+                f,
+                "stopped by SIGHUP (its terminal or session closed): the figures cover the run up to the \
+                 hang-up"
+            ),
             Warning::Terminated { signal } => write!(
                 f,
                 "stopped by {signal} (a cancelled job, a stopped pod or a time limit?): the figures cover \

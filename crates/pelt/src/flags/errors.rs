@@ -14,6 +14,20 @@ pub fn engine_error(e: &EngineError) -> String {
         EngineError::Runtime(io) => format!(
             "cannot start a worker's event loop: {io}; raise the open-file limit (ulimit -n) or use fewer -t threads"
         ),
+        EngineError::StartPassed {
+            start_at_unix_ns,
+            late_ns,
+            length_ns,
+        } => {
+            let now = (pelt_core::civil::now_unix_ms() / 1000).max(0) as u64;
+            format!(
+                "--start-at {} passed {} ago, and the measurement lasts {}: nothing of the run is left to send; give a start still to come, like --start-at {}, or leave --start-at out",
+                pelt_core::UtcTime::from_unix(start_at_unix_ns / 1_000_000_000),
+                pelt_core::civil::span(*late_ns),
+                pelt_core::civil::span(*length_ns),
+                now + 60,
+            )
+        }
         other => other.to_string(),
     }
 }

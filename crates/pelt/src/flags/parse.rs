@@ -54,6 +54,105 @@ fn other_tools_flag(arg: &str) -> Option<&'static str> {
     })
 }
 
+/// Long flags of other tools written with one dash, as vegeta and hey
+/// spell them: the tool and what pelt writes instead. clap would read
+/// them as pelt's short flags with a value glued on: `-header` and
+/// `-http2` as `-h` (help, exit 0, no load), `-output=res.bin` as `-o
+/// utput=res.bin`, `-rate=100` as `-r ate=100`.
+fn single_dash_flag(name: &str) -> Option<(&'static str, &'static str)> {
+    const VEGETA: &str = "vegeta";
+    Some(match name {
+        "header" => (VEGETA, "-H 'NAME: VALUE' (or --header)"),
+        "http2" => (VEGETA, "--http2"),
+        "h2c" => (VEGETA, "--http2 with an http:// URL"),
+        "output" => (VEGETA, "-o FILE (or --out), pelt's results file"),
+        "rate" => (VEGETA, "--rate R (or -r R): requests per second, like --rate 100; vegeta's -rate=0 (as fast as possible) is a closed loop, -c N"),
+        "duration" => (VEGETA, "-d DURATION (or --duration), like -d 30s"),
+        "targets" => (VEGETA, "-f FILE (or --targets); vegeta's http and JSON formats are read as they are"),
+        "format" => (VEGETA, "--targets-format http|json"),
+        "body" => (VEGETA, "--body-file FILE"),
+        "timeout" => (VEGETA, "--timeout DURATION"),
+        "workers" | "max-workers" | "connections" | "max-connections" => {
+            (VEGETA, "-c N (connections; with --rate, the pool's size)")
+        }
+        "insecure" => (VEGETA, "--insecure"),
+        "keepalive" => (VEGETA, "nothing: keep-alive is the default (--no-keepalive for -keepalive=false)"),
+        "redirects" => (VEGETA, "--follow N"),
+        "connect-to" => (VEGETA, "--connect-to HOST:PORT:CONNECT_HOST:CONNECT_PORT"),
+        "unix-socket" => (VEGETA, "--unix-socket PATH"),
+        "laddr" => (VEGETA, "--source-addresses LIST"),
+        "name" => (VEGETA, "--label NAME"),
+        "prometheus-addr" => (VEGETA, "--metrics IP:PORT"),
+        "h2" => ("hey", "--http2"),
+        "host" => ("hey", "--host NAME"),
+        "disable-keepalive" => ("hey", "--no-keepalive"),
+        "disable-redirects" => ("hey", "nothing: redirects are not followed unless --follow N"),
+        "cpus" => ("hey", "-t N (worker threads)"),
+        _ => return None,
+    })
+}
+
+/// `pelt run`'s arguments (`args`, after the subcommand) holding another
+/// tool's long flag written with one dash: the one line that says so,
+/// pointing to pelt's flag. `takes_value` tells a flag of pelt's whose
+/// next argument is its value (`-H -header` sends a header named so).
+pub fn single_dash_error(args: &[String], takes_value: impl Fn(&str) -> bool) -> Option<String> {
+    let mut after_value = false;
+    for a in args {
+        if a == "--" {
+            return None;
+        }
+        let value = std::mem::replace(&mut after_value, takes_value(a));
+        if value || a.starts_with("--") {
+            continue;
+        }
+        let Some(word) = a.strip_prefix('-') else {
+            continue;
+        };
+        let name = word.split('=').next().unwrap_or(word);
+        if name.len() < 2 {
+            continue;
+        }
+        if let Some((tool, pelt)) = single_dash_flag(name) {
+            return Some(format!(
+                "error: unexpected argument '{a}' found: {tool}'s -{name} (one dash) is {pelt} here; see 'pelt run --help'",
+            ));
+        }
+    }
+    None
+}
+
+/// `pelt run`'s flags that take a value, as written (`-H`, `--header`).
+pub fn run_flags_with_values() -> Vec<String> {
+    use clap::CommandFactory;
+    let cli = super::Cli::command();
+    let Some(run) = cli.find_subcommand("run") else {
+        return Vec::new();
+    };
+    run.get_arguments()
+        .filter(|a| a.get_action().takes_values() && !a.is_positional())
+        .flat_map(|a| {
+            let short = a.get_short().map(|c| format!("-{c}"));
+            let long = a.get_long().map(|l| format!("--{l}"));
+            short.into_iter().chain(long)
+        })
+        .collect()
+}
+
+/// [`single_dash_error`] for a whole command line (`pelt run ...`, after
+/// [`with_implicit_run`]): `None` for other subcommands.
+pub fn other_tools_long_flag(args: &[std::ffi::OsString]) -> Option<String> {
+    if args.get(1).and_then(|a| a.to_str()) != Some("run") {
+        return None;
+    }
+    let words: Vec<String> = args[2..]
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let valued = run_flags_with_values();
+    single_dash_error(&words, |a| valued.iter().any(|v| v == a))
+}
+
 /// The subcommand whose `--help` answers a mistake in `args`.
 fn help_hint(args: &[std::ffi::OsString]) -> String {
     match args

@@ -20,8 +20,10 @@ pub struct ShardArgs {
 
     /// Start measuring at this wall-clock time on every shard: RFC 3339
     /// (2026-11-23T22:00:00Z) or Unix seconds. Warm-up runs before it. A
-    /// shard that comes up late keeps the schedule: what it missed goes
-    /// out at once, counted as send lag, and the merged report names it.
+    /// shard that comes up late keeps the schedule and says so as it
+    /// starts: what it missed goes out at once, counted as send lag, and
+    /// the merged report names it. A start with the whole measurement
+    /// behind it (past by the run's length or more) is refused, exit 2.
     /// Shards need synchronised clocks (NTP).
     #[arg(long = "start-at", value_name = "TIME", help_heading = "Sharded runs")]
     pub start_at: Option<String>,

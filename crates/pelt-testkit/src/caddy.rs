@@ -36,6 +36,14 @@ pub struct Caddy {
     _dir: TempDir,
 }
 
+/// Where Caddy's certificate comes from.
+enum Cert<'a> {
+    /// The test's own files.
+    Files(&'a TlsFiles),
+    /// Caddy's internal CA, for this name.
+    Internal(&'a str),
+}
+
 /// Why a start failed.
 enum Failed {
     AddrInUse(String),
@@ -48,6 +56,18 @@ impl Caddy {
     /// bytes, `/login` 200 with `Set-Cookie: session=abc; Path=/`,
     /// anything else 404.
     pub fn start(tls: &TlsFiles) -> Caddy {
+        Caddy::start_with(&Cert::Files(tls))
+    }
+
+    /// As [`Caddy::start`], with a certificate for `name` from Caddy's own
+    /// CA (the Caddyfile's `tls internal`), chosen by the server name a
+    /// client sends: a handshake without one (a URL with an IP address
+    /// sends none) finds no certificate and is refused.
+    pub fn start_internal(name: &str) -> Caddy {
+        Caddy::start_with(&Cert::Internal(name))
+    }
+
+    fn start_with(tls: &Cert<'_>) -> Caddy {
         assert!(
             std::path::Path::new(BINARY).exists(),
             "Caddy is missing: scripts/test installs Debian's caddy"
@@ -63,7 +83,7 @@ impl Caddy {
         panic!("Caddy found no free port after {ATTEMPTS} tries:\n{last}");
     }
 
-    fn try_start(tls: &TlsFiles, port: u16) -> Result<Caddy, Failed> {
+    fn try_start(tls: &Cert<'_>, port: u16) -> Result<Caddy, Failed> {
         let dir = tempfile::Builder::new()
             .prefix("pelt-caddy-")
             .tempdir()
@@ -87,6 +107,12 @@ impl Caddy {
         // Caddy logs (JSON, on stderr) that it serves once every listener
         // is up, or the error that stopped it; read on a thread so that a
         // Caddy that says neither fails the test instead of hanging it.
+        // With its own CA, Caddy issues the certificate just after: wait
+        // for that too.
+        let mut waiting: Vec<&'static str> = vec!["serving initial configuration"];
+        if let Cert::Internal(_) = tls {
+            waiting.push("certificate obtained successfully");
+        }
         let stderr = child.stderr.take().expect("piped");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -94,11 +120,12 @@ impl Caddy {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 seen.push_str(&line);
                 seen.push('\n');
-                if line.contains("serving initial configuration") {
+                let before = waiting.len();
+                waiting.retain(|w| !line.contains(w));
+                if waiting.is_empty() && before > 0 {
                     let _ = tx.send(Ok(()));
-                    // Keep draining, so Caddy never blocks on a full pipe.
-                    continue;
                 }
+                // Keep draining, so Caddy never blocks on a full pipe.
             }
             let _ = tx.send(Err(seen));
         });
@@ -189,7 +216,7 @@ impl Drop for Caddy {
 
 /// Caddy's JSON configuration: one server on `127.0.0.1:port` speaking
 /// h1, h2 and h3 with the test's certificate, access log to `log`.
-fn config(tls: &TlsFiles, port: u16, log: &std::path::Path, data: &std::path::Path) -> Value {
+fn config(tls: &Cert<'_>, port: u16, log: &std::path::Path, data: &std::path::Path) -> Value {
     let respond = |status: u16, body: &str| json!({"handler": "static_response", "status_code": status, "body": body});
     let route =
         |path: &str, handler: Value| json!({"match": [{"path": [path]}], "handle": [handler]});
@@ -231,12 +258,25 @@ fn config(tls: &TlsFiles, port: u16, log: &std::path::Path, data: &std::path::Pa
                     "logs": {"default_logger_name": "access", "should_log_credentials": true},
                 }},
             },
-            "tls": {
-                "certificates": {"load_files": [{
-                    "certificate": tls.cert,
-                    "key": tls.key,
-                }]},
+            "tls": match tls {
+                Cert::Files(files) => json!({
+                    "certificates": {"load_files": [{
+                        "certificate": files.cert,
+                        "key": files.key,
+                    }]},
+                }),
+                // Issued at start (`automate`), by the CA below.
+                Cert::Internal(name) => json!({
+                    "certificates": {"automate": [name]},
+                    "automation": {"policies": [{
+                        "subjects": [name],
+                        "issuers": [{"module": "internal"}],
+                    }]},
+                }),
             },
+            // Caddy's own CA, kept in the temp dir: never installed in
+            // the system's trust store.
+            "pki": {"certificate_authorities": {"local": {"install_trust": false}}},
         },
     })
 }

@@ -18,7 +18,7 @@ pub(crate) use stamped::KernelClock;
 pub use stamped::StampedTcp;
 pub(crate) use tcp_info::{tcp_counts, TcpCounts};
 pub use tls::tls_connector;
-use tls::{no_application_protocol, plain_text_reply};
+use tls::{alert_received, no_application_protocol, plain_text_reply};
 
 use crate::outcome::Failure;
 use pelt_core::ErrorKind;
@@ -231,7 +231,14 @@ pub async fn connect_from(
                              it likely speaks plain HTTP: use http:// instead of https://",
                             origin.addr
                         ),
-                        false => format!("{}: {e}", origin.addr),
+                        false => format!(
+                            "{}: {e}{}",
+                            origin.addr,
+                            match (alert_received(&e), &origin.addr) {
+                                (true, Addr::Tcp(addr)) => tls::without_sni(name, addr),
+                                _ => String::new(),
+                            }
+                        ),
                     },
                 )),
             }

@@ -88,6 +88,9 @@ fn segmentation_offload() -> bool {
 pub(crate) struct Endpoints {
     v4: RefCell<Option<(quinn::Endpoint, Arc<AtomicU64>)>>,
     v6: RefCell<Option<(quinn::Endpoint, Arc<AtomicU64>)>>,
+    /// Addresses where a QUIC handshake has completed: no more probes
+    /// for an ICMP refusal go there ([`refused`]).
+    answered: RefCell<Vec<SocketAddr>>,
 }
 
 impl Endpoints {
@@ -192,9 +195,29 @@ pub(crate) async fn connect_quic(
         },
         false => connecting,
     };
-    match tokio::time::timeout(connect_timeout, connecting).await {
-        Ok(Ok(connection)) => Ok((connection, established(start), None)),
-        Ok(Err(e)) => Err(handshake_failure(addr, &e)),
+    let handshake = tokio::time::timeout(connect_timeout, connecting);
+    let answered = endpoints.answered.borrow().contains(addr);
+    let outcome = match answered {
+        // QUIC answered here before: a probe would only cost a socket.
+        true => handshake.await,
+        // UDP has no refusal in the handshake itself, but a host with
+        // nothing on the port says so with ICMP port unreachable: waited
+        // for beside the handshake, it ends the wait at once rather than
+        // after --connect-timeout (issue 35: `-c 1 -n 5` took 25 s).
+        false => tokio::select! {
+            biased;
+            done = handshake => done,
+            () = refused(*addr) => return Err(nothing_on_udp(addr, connect_timeout).await),
+        },
+    };
+    match outcome {
+        Ok(Ok(connection)) => {
+            if !answered {
+                endpoints.answered.borrow_mut().push(*addr);
+            }
+            Ok((connection, established(start), None))
+        }
+        Ok(Err(e)) => Err(handshake_failure(addr, &e, origin.tls.as_ref())),
         // UDP has no refusal to wait for: a port with nothing listening
         // (or a TCP-only server) just never answers.
         Err(_) => Err(Failure::new(
@@ -207,14 +230,69 @@ pub(crate) async fn connect_quic(
     }
 }
 
+/// Resolves once `addr`'s host has said that nothing listens on its UDP
+/// port (ICMP port unreachable, seen as `ECONNREFUSED` on a connected
+/// UDP socket that sent it an empty datagram, which a QUIC server drops
+/// unread); pending for ever otherwise: a server that answers, a host
+/// that drops it, a socket that cannot be opened.
+async fn refused(addr: SocketAddr) {
+    let any: SocketAddr = match addr {
+        SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
+        SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
+    };
+    let probe = async {
+        let socket = tokio::net::UdpSocket::bind(any).await?;
+        socket.connect(addr).await?;
+        socket.send(&[]).await?;
+        let mut buf = [0u8; 64];
+        loop {
+            if let Err(e) = socket.recv(&mut buf).await {
+                return Ok::<bool, std::io::Error>(
+                    e.kind() == std::io::ErrorKind::ConnectionRefused,
+                );
+            }
+        }
+    };
+    if !matches!(probe.await, Ok(true)) {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// The failure of a handshake to `addr` where nothing listens on UDP,
+/// saying so, and whether a TCP server listens on the same port (a
+/// server without HTTP/3, or HTTP/3 not on this port).
+async fn nothing_on_udp(addr: &SocketAddr, connect_timeout: Duration) -> Failure {
+    let tcp = matches!(
+        tokio::time::timeout(connect_timeout, tokio::net::TcpStream::connect(addr)).await,
+        Ok(Ok(_))
+    );
+    let also = match tcp {
+        true => "; a TCP server listens on that port: it speaks HTTP/1.1 or HTTP/2 there, so drop --http3 (or find the port its HTTP/3 is on)",
+        false => "; nothing listens on TCP there either: is the server up, and is this its port?",
+    };
+    Failure::new(
+        ErrorKind::Connect,
+        format!(
+            "{addr}: nothing listens on UDP port {} (the host answered ICMP port unreachable), so no HTTP/3 server is there{also}",
+            addr.port()
+        ),
+    )
+}
+
 /// Whether a QUIC error code carries a TLS alert.
 fn is_crypto(code: quinn::TransportErrorCode) -> bool {
     (0x100..0x200).contains(&u64::from(code))
 }
 
 /// Classifies a failed handshake: TLS's errors (a certificate refused
-/// here, an alert from the server) as `tls`, the rest as `connect`.
-fn handshake_failure(addr: &SocketAddr, e: &quinn::ConnectionError) -> Failure {
+/// here, an alert from the server) as `tls`, the rest as `connect`. An
+/// alert from the server names itself, and says what an IP address
+/// without a server name (`name`, the origin's) may have to do with it.
+fn handshake_failure(
+    addr: &SocketAddr,
+    e: &quinn::ConnectionError,
+    name: Option<&rustls::pki_types::ServerName<'static>>,
+) -> Failure {
     use quinn::ConnectionError as E;
     let (kind, detail) = match e {
         E::TransportError(t) if is_crypto(t.code) => (ErrorKind::Tls, format!("{addr}: {t}")),
@@ -225,10 +303,15 @@ fn handshake_failure(addr: &SocketAddr, e: &quinn::ConnectionError) -> Failure {
                  enable HTTP/3 on the server, or drop --http3"
             ),
         ),
-        E::ConnectionClosed(c) if is_crypto(c.error_code) => (
-            ErrorKind::Tls,
-            format!("{addr}: the server ended the TLS handshake: {c}"),
-        ),
+        E::ConnectionClosed(c) if is_crypto(c.error_code) => {
+            let alert = (u64::from(c.error_code) - 0x100) as u8;
+            let named = super::tls::alert_name(alert).map_or(String::new(), |n| format!(" ({n})"));
+            let sni = name.map_or(String::new(), |n| super::tls::without_sni(n, addr));
+            (
+                ErrorKind::Tls,
+                format!("{addr}: the server ended the TLS handshake: {c}{named}{sni}"),
+            )
+        }
         E::VersionMismatch => (
             ErrorKind::Connect,
             format!("{addr}: the server speaks no QUIC version pelt does (QUIC v1)"),
@@ -251,11 +334,11 @@ mod tests {
         let addr: SocketAddr = "127.0.0.1:443".parse().unwrap();
         let alert =
             quinn::ConnectionError::TransportError(quinn::TransportErrorCode::crypto(42).into());
-        assert_eq!(handshake_failure(&addr, &alert).kind, ErrorKind::Tls);
-        let f = handshake_failure(&addr, &quinn::ConnectionError::TimedOut);
+        assert_eq!(handshake_failure(&addr, &alert, None).kind, ErrorKind::Tls);
+        let f = handshake_failure(&addr, &quinn::ConnectionError::TimedOut, None);
         assert_eq!(f.kind, ErrorKind::Connect);
         assert!(f.detail.contains("UDP port"), "{}", f.detail);
-        let f = handshake_failure(&addr, &quinn::ConnectionError::VersionMismatch);
+        let f = handshake_failure(&addr, &quinn::ConnectionError::VersionMismatch, None);
         assert_eq!(f.kind, ErrorKind::Connect);
     }
 

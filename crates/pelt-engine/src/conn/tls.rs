@@ -19,6 +19,58 @@ pub(super) fn no_application_protocol(e: &io::Error) -> bool {
         })
 }
 
+/// Whether a handshake failed on an alert the server sent.
+pub(super) fn alert_received(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|r| matches!(r, rustls::Error::AlertReceived(_)))
+}
+
+/// What a handshake the server refused with an alert says when `name` is
+/// an IP address: TLS sends no server name (SNI) for one (RFC 6066), and
+/// a server that picks its certificate by name (Caddy's `tls internal`,
+/// name-based virtual hosts) then has none to give and ends the
+/// handshake: "error 80" alone says nothing of that (issue 35 §5).
+/// Empty for a host name. `addr` is where the connection went.
+pub(crate) fn without_sni(name: &ServerName<'_>, addr: &std::net::SocketAddr) -> String {
+    let ServerName::IpAddress(_) = name else {
+        return String::new();
+    };
+    let port = addr.port();
+    let ip = match addr {
+        std::net::SocketAddr::V6(a) => format!("[{}]", a.ip()),
+        std::net::SocketAddr::V4(a) => a.ip().to_string(),
+    };
+    format!(
+        "; no server name (SNI) goes to an IP address, and this server wants one to pick its \
+         certificate: put its host name in the URL and keep the address with --connect-to, like \
+         https://NAME:{port}/ --connect-to NAME:{port}:{ip}:{port} (--host changes only the Host \
+         header)"
+    )
+}
+
+/// A TLS alert's name, for the number QUIC's error code carries.
+pub(crate) fn alert_name(alert: u8) -> Option<&'static str> {
+    Some(match alert {
+        10 => "unexpected_message",
+        40 => "handshake_failure",
+        42 => "bad_certificate",
+        43 => "unsupported_certificate",
+        46 => "certificate_unknown",
+        47 => "illegal_parameter",
+        48 => "unknown_ca",
+        49 => "access_denied",
+        50 => "decode_error",
+        70 => "protocol_version",
+        80 => "internal_error",
+        109 => "missing_extension",
+        112 => "unrecognized_name",
+        116 => "certificate_required",
+        120 => "no_application_protocol",
+        _ => return None,
+    })
+}
+
 /// Whether a handshake failed because the server's first bytes were no
 /// TLS record at all: a plain-HTTP server answers a ClientHello with an
 /// `HTTP/1.1 400` response, whose 'H' is no TLS content type.

@@ -220,10 +220,13 @@ pub struct RunArgs {
 
     /// Speak HTTP/3: QUIC over UDP to the URL's port, TLS 1.3 with ALPN h3,
     /// so https:// URLs only. Certificates are verified as for TCP
-    /// (--insecure skips that). A port where nothing answers on UDP, a
-    /// TCP-only server included, counts `connect` errors after
-    /// --connect-timeout; a server that will not speak h3 counts `tls`
-    /// errors. The QUIC handshake (transport and TLS in one round trip) is
+    /// (--insecure skips that). A port with nothing on UDP counts
+    /// `connect` errors, at once where the host says so (ICMP port
+    /// unreachable, as on loopback; the error says whether a TCP server
+    /// listens there), else after --connect-timeout; a server that will
+    /// not speak h3 counts `tls` errors. By IP address no server name
+    /// (SNI) is sent: a server that needs one is told apart in the error,
+    /// with the fix (the name in the URL, the address with --connect-to). The QUIC handshake (transport and TLS in one round trip) is
     /// timed as connect; a wait for the server's stream credit is the
     /// client's, not service time; packets QUIC lost give the
     /// retransmissions warning. Not with --http2, --proxy (no CONNECT-UDP)

@@ -280,6 +280,18 @@ pub fn regressed(comparisons: &[LevelComparison], material_only: bool) -> bool {
         .any(|c| runs::regressed(&c.rows, material_only))
 }
 
+/// p50 and p99 of `h` (0 and 0 when it is empty).
+fn p50_p99(h: &hdrhistogram::Histogram<u64>) -> (u64, u64) {
+    if h.is_empty() {
+        (0, 0)
+    } else {
+        (
+            pelt_core::rank::percentile(h, 50.0),
+            pelt_core::rank::percentile(h, 99.0),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -363,17 +375,5 @@ mod tests {
             (one.label(), one.slug()),
             ("1 connection".into(), "c-1".into())
         );
-    }
-}
-
-/// p50 and p99 of `h` (0 and 0 when it is empty).
-fn p50_p99(h: &hdrhistogram::Histogram<u64>) -> (u64, u64) {
-    if h.is_empty() {
-        (0, 0)
-    } else {
-        (
-            pelt_core::rank::percentile(h, 50.0),
-            pelt_core::rank::percentile(h, 99.0),
-        )
     }
 }

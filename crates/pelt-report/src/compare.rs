@@ -622,6 +622,13 @@ pub fn html(
     crate::html::document("pelt compare", &blocks)
 }
 
+/// The headline latency of `runs` (one load model: they are alike), for
+/// people.
+fn headline_of(runs: &[Labeled<'_>]) -> &'static str {
+    runs.first()
+        .map_or("response time", |r| r.summary.headline().name())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -748,11 +755,4 @@ mod tests {
         assert_eq!(change(&errors, 0.00001), "+0.0010 pt");
         assert_eq!(value(&errors, f64::NAN), "n/a");
     }
-}
-
-/// The headline latency of `runs` (one load model: they are alike), for
-/// people.
-fn headline_of(runs: &[Labeled<'_>]) -> &'static str {
-    runs.first()
-        .map_or("response time", |r| r.summary.headline().name())
 }

@@ -1851,7 +1851,11 @@ fn a_step_on_a_kept_alive_connection_the_server_closed_is_sent_again_and_its_flo
     assert_eq!(count("GET /second 200 "), 5, "{lines:?}");
     for name in ["first", "second"] {
         let s = step(&report, name);
-        assert_eq!((s["requests"].clone(), s["successes"].clone()), (5.into(), 5.into()), "{s}");
+        assert_eq!(
+            (s["requests"].clone(), s["successes"].clone()),
+            (5.into(), 5.into()),
+            "{s}"
+        );
         assert_eq!(s["failed"], 0, "{s}");
     }
     let flow = &report["scenario"]["flows"][0];
@@ -1874,7 +1878,11 @@ fn a_post_step_lost_on_a_kept_alive_connection_is_not_sent_again() {
     assert_eq!(count("GET /first 200 "), 4, "{lines:?}");
     assert_eq!(count("POST /second 444 "), 4, "{lines:?}");
     let s = step(&report, "second");
-    assert_eq!((s["requests"].clone(), s["failed"].clone()), (4.into(), 4.into()), "{s}");
+    assert_eq!(
+        (s["requests"].clone(), s["failed"].clone()),
+        (4.into(), 4.into()),
+        "{s}"
+    );
     assert_eq!(s["failures"]["closed"], 4, "{s}");
     let flow = &report["scenario"]["flows"][0];
     assert_eq!(

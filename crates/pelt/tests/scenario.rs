@@ -925,9 +925,8 @@ headers = { "X-VU" = "{{vu}}" }
         "-d",
         "20s",
     ]);
-    // Well before the 20 s -d, with room for a busy machine's start-up.
     assert!(
-        started.elapsed().as_secs_f64() < 12.0,
+        started.elapsed().as_secs_f64() < 5.0,
         "took {:?}",
         started.elapsed()
     );
@@ -1851,19 +1850,13 @@ fn a_step_on_a_kept_alive_connection_the_server_closed_is_sent_again_and_its_flo
     assert_eq!(count("GET /second 200 "), 5, "{lines:?}");
     for name in ["first", "second"] {
         let s = step(&report, name);
-        assert_eq!(
-            (s["requests"].clone(), s["successes"].clone()),
-            (5.into(), 5.into()),
-            "{s}"
-        );
+        assert_eq!(s["requests"], 5, "{s}");
+        assert_eq!(s["successes"], 5, "{s}");
         assert_eq!(s["failed"], 0, "{s}");
     }
     let flow = &report["scenario"]["flows"][0];
-    assert_eq!(
-        (flow["started"].clone(), flow["completed"].clone()),
-        (5.into(), 5.into()),
-        "{flow}"
-    );
+    assert_eq!(flow["started"], 5, "{flow}");
+    assert_eq!(flow["completed"], 5, "{flow}");
     assert_eq!(report["connections"]["retried_after_close"], 5);
 }
 
@@ -1878,18 +1871,12 @@ fn a_post_step_lost_on_a_kept_alive_connection_is_not_sent_again() {
     assert_eq!(count("GET /first 200 "), 4, "{lines:?}");
     assert_eq!(count("POST /second 444 "), 4, "{lines:?}");
     let s = step(&report, "second");
-    assert_eq!(
-        (s["requests"].clone(), s["failed"].clone()),
-        (4.into(), 4.into()),
-        "{s}"
-    );
+    assert_eq!(s["requests"], 4, "{s}");
+    assert_eq!(s["failed"], 4, "{s}");
     assert_eq!(s["failures"]["closed"], 4, "{s}");
     let flow = &report["scenario"]["flows"][0];
-    assert_eq!(
-        (flow["started"].clone(), flow["failed"].clone()),
-        (4.into(), 4.into()),
-        "{flow}"
-    );
+    assert_eq!(flow["started"], 4, "{flow}");
+    assert_eq!(flow["failed"], 4, "{flow}");
     assert_eq!(report["connections"]["retried_after_close"], 0);
     let warning = report["warnings"]
         .as_array()

@@ -287,18 +287,18 @@ impl H1Sender {
         // A target's request, prepared before the run (with the jar's
         // cookies, with --cookies); or a step's, rendered by its user with
         // the user's cookies.
-        let (origin, mut bytes, head_request, target) = match out {
+        let (origin, mut bytes, head_request) = match out {
             Outgoing::Target(t) => {
                 let request = &plan.requests[*t as usize];
                 let origin = plan.target_origin[*t as usize];
-                (origin, &request.bytes[..], request.head, Some(*t))
+                (origin, &request.bytes[..], request.head)
             }
-            Outgoing::Step(s) => (s.origin, s.bytes, s.head_request, None),
+            Outgoing::Step(s) => (s.origin, s.bytes, s.head_request),
         };
         attempt.reused = self.connect(w, origin, true).await?;
         let c = self.conn.as_mut().expect("connect() set it");
-        if let (Some(s), Some(t)) = (&mut self.session, target) {
-            if let Some(line) = s.jar.header_line(&plan.cookie_urls[t as usize]) {
+        if let (Some(s), Outgoing::Target(t)) = (&mut self.session, &*out) {
+            if let Some(line) = s.jar.header_line(&plan.cookie_urls[*t as usize]) {
                 with_header(bytes, line, &mut s.request);
                 bytes = &s.request;
                 attempt.cookie = true;
@@ -426,7 +426,11 @@ impl H1Sender {
         if !(resp.reusable && plan.keepalive) {
             self.conn = None;
         }
-        if let Some(target) = target.filter(|_| plan.http.follow > 0 && is_redirect(resp.status)) {
+        let follow = match out {
+            Outgoing::Target(t) if plan.http.follow > 0 && is_redirect(resp.status) => Some(*t),
+            _ => None,
+        };
+        if let Some(target) = follow {
             // The chain's later hops are timed by the worker's clock.
             attempt.done = None;
             // Boxed, once per redirected request: following's state is

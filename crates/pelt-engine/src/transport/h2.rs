@@ -159,7 +159,7 @@ impl Streams for H2 {
             .map_err(|e| failed(&e, ErrorKind::Write, generation))
     }
 
-    async fn send(
+    async fn send_request(
         &mut self,
         req: http::Request<()>,
         body: Option<&Bytes>,

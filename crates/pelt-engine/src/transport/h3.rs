@@ -308,7 +308,7 @@ impl Streams for H3 {
         Err(self.as_early((f, Unprocessed::Closing(generation))).await)
     }
 
-    async fn send(
+    async fn send_request(
         &mut self,
         req: http::Request<()>,
         body: Option<&Bytes>,

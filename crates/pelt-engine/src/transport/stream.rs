@@ -55,7 +55,7 @@ pub(crate) trait Streams {
     ) -> Result<(), (Failure, Unprocessed)>;
 
     /// Sends `req` with `body` (`None`: none) on a new stream.
-    async fn send(
+    async fn send_request(
         &mut self,
         req: http::Request<()>,
         body: Option<&Bytes>,
@@ -211,7 +211,7 @@ impl<S: Streams> StreamSender<S> {
         }
         attempt.sent = Some(w.mark_sent(sender));
         let body = (!request.body.is_empty()).then_some(&request.body);
-        let pending = self.streams.send(head, body, generation).await?;
+        let pending = self.streams.send_request(head, body, generation).await?;
         attempt.bytes_out = request.bytes_out;
         let (response, mut body) = self.streams.response(pending, generation).await?;
         attempt.first_byte = Some(w.now());
@@ -300,7 +300,7 @@ impl<S: Streams> StreamSender<S> {
             let body = send_body.then_some(&prepared.body);
             let pending = self
                 .streams
-                .send(req, body, generation)
+                .send_request(req, body, generation)
                 .await
                 .map_err(failed)?;
             attempt.bytes_out += match send_body {

@@ -925,8 +925,9 @@ headers = { "X-VU" = "{{vu}}" }
         "-d",
         "20s",
     ]);
+    // Well before the 20 s -d, with room for a busy machine's start-up.
     assert!(
-        started.elapsed().as_secs_f64() < 5.0,
+        started.elapsed().as_secs_f64() < 12.0,
         "took {:?}",
         started.elapsed()
     );

@@ -233,7 +233,7 @@ pub struct Comparison {
     /// The runs on the scale of the differences, for judging several
     /// metrics as one family ([`crate::family`]); not reported.
     #[serde(skip)]
-    pub sample: Option<crate::family::Sample>,
+    pub sample: Option<Sample>,
 }
 
 /// Compares paired runs: `a[i]` and `b[i]` come from block `i`.
@@ -263,7 +263,7 @@ pub fn compare_paired(metric: &Metric, a: &[f64], b: &[f64]) -> Result<Compariso
         n,
         design: Design::Paired { blocks: n },
         verdict: Verdict::NoVerdict,
-        sample: Some(crate::family::Sample::Paired(d.clone())),
+        sample: Some(Sample::Paired(d.clone())),
     };
     if n == 1 {
         return Ok(out);
@@ -309,7 +309,7 @@ pub fn compare_unpaired(metric: &Metric, a: &[f64], b: &[f64]) -> Result<Compari
             runs_b: b.len(),
         },
         verdict: Verdict::NoVerdict,
-        sample: Some(crate::family::Sample::Unpaired(xa.clone(), xb.clone())),
+        sample: Some(Sample::Unpaired(xa.clone(), xb.clone())),
     };
     if a.len() == 1 && b.len() == 1 {
         return Ok(out);
@@ -470,6 +470,16 @@ fn needed(metric: &Metric, sd: f64, factor: f64, min: u32) -> Option<u32> {
     }
     // Saturating cast: an absurd figure still reads as "very many".
     Some((n as u32).max(min))
+}
+
+/// A row's runs on the scale its differences are taken on (log for a
+/// ratio metric), kept for the family's relabellings.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Sample {
+    /// Paired blocks: `ln(b_i / a_i)` (or `b_i − a_i`), block by block.
+    Paired(Vec<f64>),
+    /// Unpaired runs: A's and B's values, run by run.
+    Unpaired(Vec<f64>, Vec<f64>),
 }
 
 #[cfg(test)]

@@ -53,17 +53,11 @@
 use crate::compare::{decide, Design};
 use crate::runs::Row;
 use crate::{Comparison, Verdict, CONFIDENCE};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-/// A row's runs on the scale its differences are taken on (log for a
-/// ratio metric), kept for the family's relabellings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Sample {
-    /// Paired blocks: `ln(b_i / a_i)` (or `b_i − a_i`), block by block.
-    Paired(Vec<f64>),
-    /// Unpaired runs: A's and B's values, run by run.
-    Unpaired(Vec<f64>, Vec<f64>),
-}
+// Defined beside the comparison that keeps it: `compare` is below
+// `family` (crates/pelt/tests/layers.rs).
+pub use crate::compare::Sample;
 
 /// Exact enumeration up to this many relabellings; a seeded draw beyond.
 const MAX_EXACT: u64 = 100_000;

@@ -111,15 +111,21 @@ impl Latency {
         }
     }
 
-    /// The rows a comparison judges: all of them for response time, the
-    /// whole run's for another latency (a scenario's per-step rows are of
-    /// response time), the sole metric's row alone otherwise.
+    /// The rows a comparison judges: all of them for response and
+    /// service time (a scenario's per-step rows are of response time),
+    /// the whole run's for send lag, the sole metric's row alone
+    /// otherwise.
     pub fn judge(self, rows: Vec<Row>) -> Vec<Row> {
         match self.sole() {
             Some(name) => rows.into_iter().filter(|r| r.metric.name == name).collect(),
-            // Steps keep response time only (per target): their rows
-            // would not measure the latency asked for.
-            None if !matches!(self, Latency::ResponseTime | Latency::Headline) => rows
+            // Steps keep response time only (per target). Beside send
+            // lag they would measure nothing asked for; beside service
+            // time (a closed loop's headline, so every closed-loop
+            // scenario) they are kept, each step's response time, which
+            // differs from its service time by the connect and the
+            // client's turnaround: dropping them left a closed-loop
+            // scenario's comparison with no step at all.
+            None if matches!(self, Latency::SendLag) => rows
                 .into_iter()
                 .filter(|r| !runs::is_step_metric(&r.metric))
                 .collect(),

@@ -228,7 +228,7 @@ fn pettitt_ranks(r: &[f64], min: usize) -> (f64, usize) {
     best
 }
 
-/// Pettitt's statistic of `x` (see [`pettitt_ranks`]) and its
+/// Pettitt's statistic of `x` (its change point found on ranks) and its
 /// permutation p-value: the share of random orders of the same seconds
 /// whose statistic is as large.
 pub fn pettitt(x: &[f64], min: usize) -> (f64, usize, f64) {

@@ -218,6 +218,11 @@ impl Nginx {
         );
     }
 
+    /// The master process's id (its worker is its child).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The port nginx listens on.
     pub fn port(&self) -> u16 {
         self.port

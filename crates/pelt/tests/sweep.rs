@@ -2,11 +2,12 @@
 //! (the built-in server's `?work=` on one thread, nginx's `limit_req`), a
 //! starved client named instead of measured, closed-loop levels, and bad
 //! input. Pinned with taskset (util-linux): the server on CPU 1, pelt on
-//! CPU 0, one test at a time.
+//! CPU 0, one test at a time; both at nice -20 where a test judges a
+//! capacity, so that other work on the machine cannot move it.
 
 use pelt_testkit::nginx::Nginx;
-use pelt_testkit::pelt::{bad_input, command, exclusive, json, number as f, ok, pelt};
-use pelt_testkit::pinned::{busy_on, pelt_on, serve_on};
+use pelt_testkit::pelt::{bad_input, exclusive, json, number as f, ok, pelt};
+use pelt_testkit::pinned::{busy_on, pelt_ahead_on, pelt_on, put_ahead, serve_ahead_on, serve_on};
 use pelt_testkit::process::{signal, Killed};
 use pelt_testkit::schema;
 use serde_json::Value;
@@ -14,10 +15,15 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Output, Stdio};
 
-/// `pelt sweep ARGS --format json -o DIR` pinned to CPU 0 (bounded to 5
-/// minutes).
+/// `pelt sweep ARGS --format json -o DIR` pinned to CPU 0 at nice -20
+/// (bounded to 5 minutes).
 fn sweep(dir: &Path, args: &[&str]) -> Output {
-    let mut c = assert_cmd::Command::from_std(pelt_on("0"));
+    sweep_by(pelt_ahead_on("0"), dir, args)
+}
+
+/// [`sweep`] run by `pelt`, a command that ends in the pelt binary.
+fn sweep_by(pelt: std::process::Command, dir: &Path, args: &[&str]) -> Output {
+    let mut c = assert_cmd::Command::from_std(pelt);
     c.arg("sweep")
         .args(args)
         .args(["--format", "json", "-o"])
@@ -63,10 +69,11 @@ fn steps_are_saved(dir: &Path, r: &Value) {
 /// The built-in server spending 1 ms of CPU per request on one thread
 /// holds at most 1,000 req/s: the sweep finds that within 10 %, each step
 /// judged on its own, and saves every step it took.
+
 #[test]
 fn finds_the_capacity_of_a_cpu_bound_server() {
     let _one = exclusive();
-    let (_server, url) = serve_on("1");
+    let (_server, url) = serve_ahead_on("1");
     let dir = tempfile::tempdir().unwrap();
     let out = sweep(
         dir.path(),
@@ -127,6 +134,7 @@ fn finds_nginx_limit_req() {
         // runs. The file comes from nginx's default root, PREFIX/html.
         "        location = /limited {\n            limit_req zone=sweep burst=20 nodelay;\n            limit_req_status 503;\n            rewrite ^ /index.html break;\n        }",
     );
+    put_ahead(nginx.pid());
     let dir = tempfile::tempdir().unwrap();
     let out = sweep(
         dir.path(),
@@ -178,7 +186,9 @@ fn a_starved_client_is_named_not_measured() {
     let (_server, url) = serve_on("1");
     let _busy = busy_on("0");
     let dir = tempfile::tempdir().unwrap();
-    let out = sweep(
+    // At pelt's own priority: the busy loop must be able to starve it.
+    let out = sweep_by(
+        pelt_on("0"),
         dir.path(),
         &[
             &url,
@@ -218,7 +228,7 @@ fn a_starved_client_is_named_not_measured() {
 #[test]
 fn closed_loop_levels_find_where_throughput_stops_growing() {
     let _one = exclusive();
-    let (_server, url) = serve_on("1");
+    let (_server, url) = serve_ahead_on("1");
     let dir = tempfile::tempdir().unwrap();
     let out = sweep(
         dir.path(),
@@ -301,10 +311,12 @@ fn the_default_max_rate_is_modest_and_said() {
 #[test]
 fn ctrl_c_reports_the_steps_so_far() {
     let _one = exclusive();
-    let (_server, url) = serve_on("1");
+    // Ahead of other work: a first step failed by a starved client would
+    // end the sweep before the second one this test interrupts.
+    let (_server, url) = serve_ahead_on("1");
     let dir = tempfile::tempdir().unwrap();
     let mut child = Killed(
-        command()
+        pelt_ahead_on("0")
             .args([
                 "sweep", &url, "-d", "3s", "--warmup", "200ms", "--format", "json", "-o",
             ])
@@ -358,7 +370,7 @@ fn ctrl_c_reports_the_steps_so_far() {
 #[test]
 fn an_experiment_compares_capacities() {
     let _one = exclusive();
-    let (_server, url) = serve_on("1");
+    let (_server, url) = serve_ahead_on("1");
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("plan.toml");
     std::fs::write(
@@ -390,7 +402,7 @@ url = "{url}?work=2ms"
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&dry.stdout).contains("12 sweeps"));
-    let out = assert_cmd::Command::from_std(pelt_on("0"))
+    let out = assert_cmd::Command::from_std(pelt_ahead_on("0"))
         .args(["experiment", plan.to_str().unwrap(), "-o"])
         .arg(&out_dir)
         .timeout(std::time::Duration::from_secs(400))

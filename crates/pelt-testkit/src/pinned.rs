@@ -28,8 +28,8 @@ fn spawn_server(mut pelt: Command) -> (Killed, String) {
     (Killed(child), url)
 }
 
-/// Runs a program ahead of every ordinary process: in a session of its
-/// own whose autogroup is at nice -20. Other work on the machine (a
+/// Puts the calling shell's session ahead of every ordinary process: its
+/// autogroup at nice -20. Other work on the machine (a
 /// parallel `cargo build`, a shared CI runner) would otherwise take turns
 /// on a pinned server's CPU and move the capacity a test knows it has (a
 /// capacity search found 425 of 1,000 req/s beside two busy loops), or
@@ -41,20 +41,16 @@ fn spawn_server(mut pelt: Command) -> (Killed, String) {
 /// pelt moves its collector thread to the idle class, where busy loops at
 /// the top level starved it and stalled the workers for 2.5 s; inside a
 /// group of its own it runs whenever the workers sleep.
-const AHEAD: [&str; 4] = [
-    "setsid",
-    "sh",
-    "-c",
-    "echo -20 > /proc/self/autogroup && exec \"$@\"",
-];
+///
+/// A shell that is already a session's leader (a tmux pane's) runs
+/// [`AHEAD`] itself.
+pub const AHEAD: &str = "echo -20 > /proc/self/autogroup";
 
 /// Like [`pelt_on`], ahead of other work (see [`AHEAD`]): a client whose
 /// timing a test judges.
 pub fn pelt_ahead_on(cpu: &str) -> Command {
-    under(
-        AHEAD[0],
-        [AHEAD[1], AHEAD[2], AHEAD[3], "sh", "taskset", "-c", cpu],
-    )
+    let script = format!("{AHEAD} && exec \"$@\"");
+    under("setsid", ["sh", "-c", &script, "sh", "taskset", "-c", cpu])
 }
 
 /// Like [`serve_on`], ahead of other work (see [`AHEAD`]): a server

@@ -3,6 +3,7 @@
 
 use pelt_target::ServerHandle;
 use pelt_testkit::pelt::{bad_input, count as n, json, ok, pelt, run_json_no_response};
+use pelt_testkit::pinned::{pelt_ahead_on, serve_ahead_on};
 use pelt_testkit::schema;
 use serde_json::Value;
 
@@ -1896,17 +1897,19 @@ fn a_steady_rate_run_passes_the_independence_checks_and_a_stall_does_not() {
 #[test]
 fn until_stops_earlier_on_a_steady_server_than_on_a_noisy_one() {
     let _machine = pelt_testkit::pelt::exclusive();
-    let s = server();
-    let until = |path: &str| {
-        let r = run_json(&[
-            &url(&s, path),
-            "--rate",
-            "200",
-            "--until",
-            "p50 ±2%",
-            "--max-duration",
-            "6s",
-        ]);
+    // Both ahead of other work: the steady server's ±2 % is 25 µs, which
+    // a busy machine's scheduling spreads wider than 6 s can narrow.
+    let (_server, base) = serve_ahead_on("1");
+    let until = |query: &str| {
+        let out = assert_cmd::Command::from_std(pelt_ahead_on("0"))
+            .args(["run", &format!("{base}{query}"), "--rate", "200"])
+            .args(["--until", "p50 ±2%", "--max-duration", "6s"])
+            .args(["--format", "json"])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let r = json(ok(&out));
+        schema::run(&r);
         assert_eq!(r["interrupted"], false);
         let w = r["warnings"]
             .as_array()
@@ -1917,8 +1920,8 @@ fn until_stops_earlier_on_a_steady_server_than_on_a_noisy_one() {
             .expect("the report says whether --until was reached");
         (r["duration_s"].as_f64().unwrap(), w)
     };
-    let (steady_s, steady) = until("/?delay=1ms");
-    let (noisy_s, noisy) = until("/?delay=1ms&delay_max=50ms");
+    let (steady_s, steady) = until("?delay=1ms");
+    let (noisy_s, noisy) = until("?delay=1ms&delay_max=50ms");
     assert_eq!(steady["reached"], true, "{steady}");
     assert_eq!(noisy["reached"], false, "{noisy}");
     assert!(
@@ -1928,7 +1931,7 @@ fn until_stops_earlier_on_a_steady_server_than_on_a_noisy_one() {
     assert!(noisy["message"].as_str().unwrap().contains("not reached"));
     // A width is required.
     let out = pelt()
-        .args([&url(&s, "/"), "--until", "p99", "--max-duration", "1s"])
+        .args([&base, "--until", "p99", "--max-duration", "1s"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

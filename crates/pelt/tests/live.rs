@@ -5,6 +5,7 @@
 use pelt_testkit::chromium::{console, field, run_url};
 use pelt_testkit::http::get;
 use pelt_testkit::pelt::{command, json, pelt, server};
+use pelt_testkit::pinned::{serve_ahead_on, AHEAD};
 use pelt_testkit::ports::free_port;
 use pelt_testkit::process::wait_until;
 use pelt_testkit::prometheus::Prometheus;
@@ -433,8 +434,10 @@ fn after<'a>(screen: &'a str, word: &str) -> &'a str {
 /// pane stays after it exits, showing `EXIT=code`.
 fn run_in_tmux(tmux: &Tmux, dir: &Path, url: &str, extra: &str) -> std::path::PathBuf {
     let out = dir.join("out.json");
+    // The pane's shell leads a session of its own: ahead of other work on
+    // the machine, whose scheduling would set the tails the tests compare.
     let script = format!(
-        "PELT_DATA_DIR={} PELT_NO_HISTORY=1 {} run '{url}' -d 6s --rate 200 --no-save --format json {extra} > {}; echo EXIT=$?; exec sleep 120",
+        "{AHEAD}; PELT_DATA_DIR={} PELT_NO_HISTORY=1 {} run '{url}' -d 6s --rate 200 --no-save --format json {extra} > {}; echo EXIT=$?; exec sleep 120",
         pelt_testkit::pelt::data_dir().display(),
         pelt_testkit::pelt::bin().display(),
         out.display()
@@ -461,10 +464,11 @@ fn tui_in_tmux_shows_the_run_and_restores_the_terminal() {
     // alongside would set the tail, not the server's delay.
     let _alone = pelt_testkit::pelt::exclusive();
     let dir = tempfile::tempdir().unwrap();
-    let target = server(None);
-    // A 5 ms delay dominates the p99, so the busy machine's jitter does
-    // not decide the comparison below.
-    let url = format!("http://{}/?delay=5ms", target.local_addr());
+    // A 5 ms delay dominates the p99, and the server runs ahead of other
+    // work, so the busy machine's jitter does not decide the comparison
+    // below.
+    let (_target, base) = serve_ahead_on("1");
+    let url = format!("{base}?delay=5ms");
     let tmux = Tmux::new("tui");
     // No --tui: a terminal and a 6 s run turn it on.
     let out = run_in_tmux(&tmux, dir.path(), &url, "");

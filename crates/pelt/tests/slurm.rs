@@ -179,7 +179,9 @@ PartitionName=local Nodes=pelt0 Default=YES MaxTime=INFINITE State=UP
         .arg(&results)
         .arg("--pelt")
         .arg(&pelt)
-        .args(["--start-in", "5", "--time", "00:05:00", "--"])
+        // Ten seconds for srun to bring up four shards on a busy machine:
+        // one that plans its run after --start-at is late (asserted below).
+        .args(["--start-in", "10", "--time", "00:05:00", "--"])
         .arg(nginx.url("/ok"))
         .args(["--rate", "4000", "-d", "5s", "-c", "400"])
         .output()

@@ -346,6 +346,7 @@ mod tests {
         let lag = Warning::SendLag {
             p99_ns: 41_000_000,
             connections: 10,
+            connect_p99_ns: None,
         };
         let read = Warning::ReadLag {
             mean_ns: 3_000_000,

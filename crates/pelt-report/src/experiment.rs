@@ -468,6 +468,7 @@ mod tests {
                     r.warnings.push(pelt_core::Warning::SendLag {
                         p99_ns: 41_000_000,
                         connections: 10,
+                        connect_p99_ns: None,
                     });
                 }
                 outcome.runs.push(r);
@@ -512,6 +513,7 @@ mod tests {
                 r.warnings.push(pelt_core::Warning::SendLag {
                     p99_ns: 41_000_000,
                     connections: 10,
+                    connect_p99_ns: None,
                 });
                 outcome.runs.push(r);
             }

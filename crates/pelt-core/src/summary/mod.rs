@@ -567,9 +567,14 @@ impl RunSummary {
             }
             let lag = &self.total.send_lag;
             if !lag.is_empty() && crate::rank::quantile(lag, 0.99) > SEND_LAG_WARN_NS {
+                // A connection opened per request puts its connect into
+                // the lag: then no pool ran short, and "raise -c" is wrong.
+                let t = &self.total;
+                let per_request = t.requests > 0 && t.connections * 2 >= t.requests;
                 w.push(Warning::SendLag {
                     p99_ns: crate::rank::quantile(lag, 0.99),
                     connections: self.config.load.connections(),
+                    connect_p99_ns: per_request.then(|| crate::rank::quantile(&t.connect, 0.99)),
                 });
             }
             // Issue 23 §5: are the requests the independent, on-schedule
@@ -958,6 +963,67 @@ pub fn explain_late_start(warnings: &mut Vec<Warning>, late_ns: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A rate run's summary: `requests` sent 20 ms late each, of which
+    /// `opened` opened a connection (2 ms to connect).
+    fn late_rate_run(requests: u64, opened: u64) -> RunSummary {
+        let mut rec = crate::Recorder::new();
+        rec.requests = requests;
+        rec.successes = requests;
+        rec.connections = opened;
+        rec.reused = requests - opened;
+        rec.send_lag.record_n(20_000_000, requests).unwrap();
+        rec.response.record_n(21_000_000, requests).unwrap();
+        rec.service.record_n(1_000_000, requests).unwrap();
+        rec.connect.record_n(2_000_000, opened.max(1)).unwrap();
+        let header = crate::RunHeader {
+            config: crate::RunConfig::new(
+                vec![crate::Target::get(
+                    crate::Url::parse("http://127.0.0.1:1/").unwrap(),
+                )],
+                crate::Load::rate_of(100.0, 100),
+                crate::Stop::default(),
+            ),
+            env: crate::Environment {
+                pelt_version: "test".into(),
+                os: "linux".into(),
+                arch: "x86_64".into(),
+                cores: 1,
+                threads: 1,
+                target_addrs: vec![],
+                started_unix_ms: 1_795_000_000_000,
+                link: None,
+                debug_build: false,
+            },
+            measure_start_unix_ns: 1_795_000_000_000_000_000,
+            measure_from_ns: 0,
+            shard: None,
+        };
+        let mut b = SummaryBuilder::new(header, None);
+        b.add(1_795_000_000, &rec);
+        b.finish(None)
+    }
+
+    /// Issue 35 §4: a rate run that opened a connection per request
+    /// (`--no-keepalive`, or through a proxy) sent late by its connects,
+    /// and the warning blamed "all 100 connections busy", advising -c.
+    #[test]
+    fn send_lag_from_a_connect_per_request_blames_no_pool() {
+        let lag = |s: &RunSummary| {
+            s.warnings
+                .iter()
+                .find(|w| matches!(w, Warning::SendLag { .. }))
+                .expect("a send-lag warning")
+                .to_string()
+        };
+        let per_request = lag(&late_rate_run(1_000, 1_000));
+        assert!(!per_request.contains("busy"), "{per_request}");
+        assert!(!per_request.contains("raise -c"), "{per_request}");
+        assert!(per_request.contains("connect p99 2"), "{per_request}");
+        // Kept alive, the lag was a wait for the pool (or the CPU).
+        let pooled = lag(&late_rate_run(1_000, 100));
+        assert!(pooled.contains("all 100 connections"), "{pooled}");
+    }
 
     /// Issue 35 §6: `at(98.0)` answered 0 for a percentile the stats do
     /// not hold, a value no histogram gave. Now it says it has none, and

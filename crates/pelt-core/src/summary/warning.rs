@@ -19,6 +19,13 @@ pub enum Warning {
         p99_ns: u64,
         /// The connection pool's size.
         connections: u32,
+        /// When most requests opened a connection of their own (no
+        /// keep-alive, or a server closing each): that connect's p99,
+        /// nanoseconds. The lag then went to connecting (or to a short
+        /// CPU), not to waiting for a free connection (issue 35 §4: "all
+        /// 100 connections were busy" with about 5 in flight).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        connect_p99_ns: Option<u64>,
     },
     /// Responses waited in their sockets before pelt read them: the
     /// client was short of CPU. Their times are the kernel's, so no figure
@@ -345,7 +352,24 @@ impl std::fmt::Display for Warning {
                 "sent {achieved:.1} req/s of the {offered:.1} req/s asked for: the client could not keep up \
                  (all connections busy or CPU short); raise -c or --threads, or check the client's CPU"
             ),
-            Warning::SendLag { p99_ns, connections } => write!(
+            Warning::SendLag {
+                p99_ns,
+                connect_p99_ns: Some(connect),
+                ..
+            } => write!(
+                f,
+                "requests went out late (send lag p99 {}): most opened a connection of their own first \
+                 (connect p99 {}), or the client was short of CPU; they did not wait for a free \
+                 connection. Response time includes this wait, as a user's would; keep-alive leaves \
+                 the connects out of it, and a core of pelt's own the CPU",
+                human_ns(*p99_ns),
+                human_ns(*connect)
+            ),
+            Warning::SendLag {
+                p99_ns,
+                connections,
+                connect_p99_ns: None,
+            } => write!(
                 f,
                 "requests waited in the client before sending (send lag p99 {}): all {connections} connections \
                  were busy or the client was short of CPU. Response time includes this wait, as a user's \

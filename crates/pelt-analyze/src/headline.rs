@@ -172,6 +172,7 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
         | Warning::Incomplete
         | Warning::PartialMerge { .. } => ("every metric", "the run did not cover its whole plan"),
         Warning::LateShard { .. } => ("every metric", "a shard started late"),
+        Warning::LateStart { .. } => ("every metric", "the run started late"),
         Warning::RequestLog { .. } | Warning::Sharded { .. } | Warning::FeedRanOut { .. } => {
             return None
         }
@@ -207,6 +208,7 @@ pub fn kind(w: &Warning) -> &'static str {
         Warning::Sharded { .. } => "sharded",
         Warning::PartialMerge { .. } => "partial_merge",
         Warning::LateShard { .. } => "late_shard",
+        Warning::LateStart { .. } => "late_start",
         Warning::ShardClientBusy { .. } => "shard_client_busy",
         Warning::ClientBusy { .. } => "client_busy",
     }

@@ -140,6 +140,14 @@ pub fn execute(
             pelt_core::civil::span(info.late_ns),
         ));
     }
+    let late = run.header().late_start_ns;
+    if late > pelt_core::shard::LATE_START_NS {
+        observer.warning(&format!(
+            "the run starts {} after --start-at: it keeps its schedule, so the requests due before \
+             now go out at once, counted in send lag and response time",
+            pelt_core::civil::span(late),
+        ));
+    }
     // Results are written and shown from a thread of the lowest priority:
     // on a core shared with a worker (`taskset -c 0 pelt run ...`) it then
     // runs in the worker's idle gaps instead of delaying its sends. A

@@ -555,6 +555,7 @@ mod tests {
             measure_start_unix_ns: 1_795_000_000_000_000_000,
             measure_from_ns: 0,
             shard: None,
+            late_start_ns: 0,
         };
         let mut b = crate::SummaryBuilder::new(header, None);
         b.add(1_795_000_000, &rec);

@@ -23,6 +23,16 @@ pub struct RunHeader {
     /// the configuration every part must share. `None` for a whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::ShardInfo>,
+    /// How late a whole run (not a shard: see `shard.late_ns`) started
+    /// measuring against `--start-at`, in nanoseconds; 0 when on time or
+    /// without one. Late, it keeps its schedule and sends what it missed
+    /// at once, and its report says why those sends were late.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late_start_ns: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What stopped a run before its stop condition, when known.

@@ -140,6 +140,10 @@ impl Run {
                 start_at_unix_ns: config.start_at_unix_ns,
                 late_ns: plan.late_ns,
             }),
+            late_start_ns: match config.shard {
+                Some(_) => 0,
+                None => plan.late_ns,
+            },
             config,
         };
         let (events_tx, events) = mpsc::channel();

@@ -194,6 +194,7 @@ fn reader_header(summary: &pelt_core::RunSummary) -> pelt_core::RunHeader {
         measure_start_unix_ns: 0,
         measure_from_ns: 0,
         shard: None,
+        late_start_ns: 0,
     }
 }
 

@@ -56,6 +56,7 @@ fn run(url: &str, n: u64, ms: u64, start_ms: u64) -> pelt_core::RunSummary {
         measure_start_unix_ns: start_ms * 1_000_000,
         measure_from_ns: 0,
         shard: None,
+        late_start_ns: 0,
     };
     let mut rec = Recorder::new();
     for i in 0..n {

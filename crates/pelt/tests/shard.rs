@@ -526,3 +526,45 @@ fn a_shard_alone_reports_as_it_did_live_and_one_of_two_is_no_merge() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--merge"), "{err}");
 }
+
+/// Issue 35 §1: a whole run (no --shard) whose --start-at passed a
+/// second before it came up sends what it missed at once, and says so at
+/// the start and in its report; the warnings blamed its connections
+/// ("all 100 connections were busy … raise -c") and the schedule's
+/// stray ("the client stalled or had no free connection").
+#[test]
+fn a_whole_run_started_late_says_so_and_blames_no_connection() {
+    let server = pelt_testkit::pelt::server(None);
+    let data = tempfile::tempdir().unwrap();
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    let start = format!("{:.3}", now.as_secs_f64() - 1.0);
+    let out = pelt()
+        .env("PELT_DATA_DIR", data.path())
+        .args([&format!("http://{}/", server.local_addr())])
+        .args(["--rate", "100", "-d", "3s", "--start-at", &start])
+        .args(["--format", "json", "--no-save"])
+        .output()
+        .unwrap();
+    let r = ok_json(&out);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("the run starts") && said.contains("after --start-at"),
+        "{said}"
+    );
+    assert_eq!(r["requests"]["sent"], 300, "the schedule kept");
+    let warnings = r["warnings"].as_array().unwrap();
+    let late: Vec<&Value> = warnings
+        .iter()
+        .filter(|w| w["kind"] == "late_start")
+        .collect();
+    assert_eq!(late.len(), 1, "{warnings:?}");
+    let late_ns = late[0]["late_ns"].as_u64().unwrap();
+    assert!(
+        (1_000_000_000..10_000_000_000).contains(&late_ns),
+        "{late_ns}"
+    );
+    for w in warnings {
+        let message = w["message"].as_str().unwrap();
+        assert!(!message.contains("raise -c"), "{message}");
+    }
+}

@@ -29,6 +29,7 @@ pub(super) fn header() -> RunHeader {
         measure_start_unix_ns: 1_795_000_000_000_000_000,
         measure_from_ns: 0,
         shard: None,
+        late_start_ns: 0,
     }
 }
 

@@ -917,6 +917,7 @@ impl SummaryBuilder {
             }
         };
         let late_shard = self.header.shard.as_ref().map(|i| (i.shard, i.late_ns));
+        let late_start = self.header.late_start_ns;
         let mut summary = RunSummary {
             config: self.header.config,
             env: self.header.env,
@@ -940,6 +941,14 @@ impl SummaryBuilder {
             // that came up after --start-at sent what it missed at once.
             explain_late_start(&mut summary.warnings, late_ns);
             summary.warnings.push(Warning::LateShard { shard, late_ns });
+        } else if late_start > LATE_START_NS {
+            // A whole run late against its --start-at sent its backlog at
+            // once, as a late shard does (issue 35 §1: the warnings blamed
+            // the connections, "raise -c").
+            explain_late_start(&mut summary.warnings, late_start);
+            summary.warnings.push(Warning::LateStart {
+                late_ns: late_start,
+            });
         }
         summary
     }
@@ -998,6 +1007,7 @@ mod tests {
             measure_start_unix_ns: 1_795_000_000_000_000_000,
             measure_from_ns: 0,
             shard: None,
+            late_start_ns: 0,
         };
         let mut b = SummaryBuilder::new(header, None);
         b.add(1_795_000_000, &rec);

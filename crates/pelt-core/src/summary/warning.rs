@@ -160,6 +160,12 @@ pub enum Warning {
         /// Shards the run has.
         shards: u32,
     },
+    /// A whole run started measuring this late after `--start-at`; it
+    /// kept its schedule and sent the requests it missed at once.
+    LateStart {
+        /// How late, nanoseconds.
+        late_ns: u64,
+    },
     /// A shard came up after `--start-at`.
     LateShard {
         /// Which.
@@ -540,6 +546,13 @@ impl std::fmt::Display for Warning {
                 "PARTIAL RUN (--allow-partial): {} of {shards} shards missing ({}); the figures cover only the shards merged",
                 missing.len(),
                 missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            ),
+            Warning::LateStart { late_ns } => write!(
+                f,
+                "the run started {} after --start-at: it kept its schedule, so the requests due before \
+                 it came up went out at once, counted in send lag and response time (give a start still \
+                 to come, far enough ahead for pelt to start)",
+                human_ns(*late_ns)
             ),
             Warning::LateShard { shard, late_ns } => write!(
                 f,

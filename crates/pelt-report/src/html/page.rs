@@ -122,7 +122,7 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
     head_row(o, "", runs);
     o.push_str("<tbody>\n");
     group_row(o, "Requests", n);
-    let rows: [(&str, &'static str, Fmt); 11] = [
+    let rows: [(&str, &'static str, Fmt); 12] = [
         ("requests (planned)", "requests.total", Fmt::Count),
         ("sent", "requests.sent", Fmt::Count),
         ("completed", "requests.completed", Fmt::Count),
@@ -136,6 +136,11 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
         (
             "of which a status outside 2xx/3xx",
             "requests.non_2xx_3xx",
+            Fmt::Count,
+        ),
+        (
+            "of which a 2xx/3xx a check or extraction failed",
+            "requests.judged_failed",
             Fmt::Count,
         ),
         ("rate (sent)", "requests.sent_rate", Fmt::PerSecond),

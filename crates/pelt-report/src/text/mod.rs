@@ -167,7 +167,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     )?;
     write_overrun(o, s)?;
     let secs = s.elapsed.as_secs_f64().max(1e-9);
-    let responses = t.requests - t.error_count() + t.errors[ErrorKind::Length.index()];
+    let responses = t.requests - t.transport_errors() + t.errors[ErrorKind::Length.index()];
     writeln!(
         o,
         "Transfer     {} in ({}/s; {} per response, body {}), {} out ({} per request)",

@@ -1,0 +1,117 @@
+//! Journeys, step 2 (issue 37): failures counted right in every view,
+//! pauses and pacing, picking from a list, conditions and what a failed
+//! step does next, and the mistakes refused at the start. Each test runs
+//! a scenario against pelt-testkit's Flask app, whose log of every
+//! request it answered (with its status) is the witness.
+
+use pelt_testkit::flask::{Entry, FlaskApp};
+use pelt_testkit::pelt::{count, pelt, run_json};
+use std::path::PathBuf;
+
+/// Writes `scenario` (with `{base}` replaced by the app's) into a temp
+/// folder; returns the folder (kept alive by the caller) and the file.
+fn scenario(app: &FlaskApp, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journey.toml");
+    std::fs::write(&path, text.replace("{base}", &app.base())).unwrap();
+    (dir, path)
+}
+
+/// The app's answers to `path`, by status.
+fn answered(log: &[Entry], path: &str, status: u16) -> u64 {
+    log.iter()
+        .filter(|e| e.path == path && e.status == status)
+        .count() as u64
+}
+
+/// The scenario section's step `name`.
+fn step<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["scenario"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no step {name}"))
+}
+
+/// Issue 37 §1: `check = { status = [200] }` on a URL answering 404
+/// hid the status (no status code, `non_2xx_3xx` 0, every 404 a
+/// transport error). The 404s are responses: they are in the status
+/// codes and outside 2xx/3xx; the check is why each step failed, once.
+/// And a failed extraction keeps its response's 200.
+#[test]
+fn a_failed_check_or_extraction_keeps_the_responses_status() {
+    let app = FlaskApp::start();
+    let (_dir, path) = scenario(
+        &app,
+        r#"
+base = "{base}"
+[[flow]]
+name = "lost"
+[[flow.step]]
+name = "missing"
+url = "/nowhere"
+check = { status = [200] }
+"#,
+    );
+    let p = path.to_str().unwrap();
+    let r = run_json(&["run", "--scenario", p, "-c", "2", "-n", "10", "-t", "1"]);
+    let log = app.log();
+    let not_found = answered(&log, "/nowhere", 404);
+    assert_eq!(not_found, 10, "the app answered 10 × 404");
+    assert_eq!(
+        count(&r["status_codes"]["404"]),
+        not_found,
+        "{}",
+        r["status_codes"]
+    );
+    assert_eq!(count(&r["requests"]["non_2xx_3xx"]), not_found);
+    assert_eq!(count(&r["requests"]["transport_errors"]), 0);
+    assert_eq!(count(&r["requests"]["judged_failed"]), 0);
+    assert_eq!(count(&r["requests"]["failed"]), not_found);
+    assert_eq!(r["failures"], serde_json::json!({ "check": not_found }));
+    assert!(r["transport_errors"].get("check").is_none());
+    let missing = step(&r, "missing");
+    assert_eq!(
+        missing["failures"],
+        serde_json::json!({ "check": not_found })
+    );
+    assert_eq!(r["targets"][0]["status_classes"]["4xx"], not_found);
+
+    // The login page is HTML: its JSON extraction fails on a 200.
+    let app = FlaskApp::start();
+    let (_dir, path) = scenario(
+        &app,
+        r#"
+base = "{base}"
+[[flow]]
+name = "page"
+[[flow.step]]
+name = "form"
+url = "/login"
+extract = { id = { json = "/id" } }
+"#,
+    );
+    let p = path.to_str().unwrap();
+    let r = run_json(&["run", "--scenario", p, "-c", "2", "-n", "10", "-t", "1"]);
+    let ok = answered(&app.log(), "/login", 200);
+    assert_eq!(ok, 10);
+    assert_eq!(
+        count(&r["status_codes"]["200"]),
+        ok,
+        "{}",
+        r["status_codes"]
+    );
+    assert_eq!(count(&r["requests"]["judged_failed"]), ok);
+    assert_eq!(count(&r["requests"]["transport_errors"]), 0);
+    assert_eq!(count(&r["requests"]["failed"]), ok);
+    assert_eq!(r["failures"], serde_json::json!({ "extract": ok }));
+
+    // The text report says the same: a 200 line, no transport errors.
+    let out = pelt()
+        .args(["run", "--scenario", p, "-c", "1", "-n", "3", "-t", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Status codes 200: 3"), "{text}");
+}

@@ -115,3 +115,56 @@ extract = { id = { json = "/id" } }
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Status codes 200: 3"), "{text}");
 }
+
+/// A slow second step, then a third: (`delay_ms` on the second).
+fn three_steps(delay_ms: u32) -> String {
+    format!(
+        r#"
+base = "{{base}}"
+[[flow]]
+name = "slow"
+[[flow.step]]
+name = "first"
+url = "/login"
+[[flow.step]]
+name = "slow"
+url = "/login?delay_ms={delay_ms}"
+[[flow.step]]
+name = "last"
+url = "/login?last=1"
+"#
+    )
+}
+
+/// Issue 37 §1: "flows started" left out the flows the run's end cut off
+/// (log: 2, report: 1). Every flow whose first step the app answered was
+/// started; those cut off failed as unfinished, whether the end came
+/// between two steps (the slow step ends in the wait for stragglers, and
+/// the last is never sent) or during one (still in flight when that
+/// wait ends).
+#[test]
+fn flows_cut_off_by_the_end_are_counted_as_started() {
+    for (delay_ms, cut_in_flight) in [(1_300, false), (4_000, true)] {
+        let app = FlaskApp::start();
+        let (_dir, path) = scenario(&app, &three_steps(delay_ms));
+        let p = path.to_str().unwrap();
+        let r = run_json(&["run", "--scenario", p, "-c", "2", "-t", "1", "-d", "1s"]);
+        let log = app.log();
+        let firsts = answered(&log, "/login", 200);
+        assert_eq!(firsts, 2, "each user started one flow: {log:?}");
+        let flow = &r["scenario"]["flows"][0];
+        assert_eq!(count(&flow["started"]), firsts, "{flow}");
+        assert_eq!(count(&flow["completed"]), 0, "{flow}");
+        assert_eq!(
+            flow["failures"],
+            serde_json::json!({ "unfinished": firsts })
+        );
+        assert_eq!(answered(&log, "/login?last=1", 200), 0, "never sent");
+        // In flight at the end: the slow step is unfinished too.
+        let slow = &step(&r, "slow")["failures"];
+        match cut_in_flight {
+            true => assert_eq!(slow, &serde_json::json!({ "unfinished": 2 })),
+            false => assert_eq!(slow, &serde_json::json!({})),
+        }
+    }
+}

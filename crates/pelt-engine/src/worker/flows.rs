@@ -21,7 +21,8 @@
 //! (no response, a status outside 2xx/3xx, an extract or a check) ends
 //! its flow: the flow's row counts it failed by that kind, and the steps
 //! after it are skipped (reports count them: the failures of the steps
-//! before).
+//! before). A flow the run's end cuts off (a step in flight, or a step
+//! not yet sent) was started: its row counts it failed as `unfinished`.
 
 use super::{InFlight, Worker};
 use crate::session::Jar;
@@ -129,12 +130,16 @@ pub(super) async fn run_user<T: Transport>(
         };
         let f = &sc.flows[flow];
         let start = at;
+        // Seen by the run's end if it comes while a step is in flight.
+        worker.senders[sender].flow.set(Some((f.row as u32, start)));
         let mut ended = None;
         for (k, &step) in f.steps.iter().enumerate() {
             if k > 0 && (worker.stopping.get() || plan.deadline.is_some_and(|d| at >= d)) {
-                // The run ended mid-flow: the flow is neither completed
-                // nor failed, and is left out.
+                // The run ended mid-flow: the flow started and was cut
+                // off, so it counts as started, failed as unfinished.
                 ended = None;
+                worker.senders[sender].flow.set(None);
+                worker.record_cut_flow(f.row as u32, start, worker.now());
                 break;
             }
             let e = worker
@@ -159,6 +164,7 @@ pub(super) async fn run_user<T: Transport>(
                 .await;
         }
         worker.senders[sender].in_flight.set(InFlight::IDLE);
+        worker.senders[sender].flow.set(None);
         if let Some(e) = ended {
             let mut s = Sample::failed(f.row as u32, start, e.done, ErrorKind::Unfinished);
             s.error = e.error;

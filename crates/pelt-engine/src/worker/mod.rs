@@ -88,6 +88,9 @@ impl InFlight {
 #[derive(Debug, Default)]
 struct SenderState {
     in_flight: Cell<InFlight>,
+    /// `--scenario`: the flow this user has under way (its row, its
+    /// start), so that the run's end records it as started and cut off.
+    flow: Cell<Option<(u32, Nanos)>>,
     /// Rate mode: a job (target, intended start) handed over by the
     /// dispatcher.
     job: Cell<Option<(u32, Nanos)>>,

@@ -168,3 +168,81 @@ fn flows_cut_off_by_the_end_are_counted_as_started() {
         }
     }
 }
+
+/// Issue 37 §1: a scenario's header said "2 targets" for one step, its
+/// rate read "500 req/s of 100 req/s offered" for 100 flows/s, and the
+/// markdown report listed the flow as one more (failed) `GET` row with
+/// no Steps or Flows table. Each view says steps and flows now, with
+/// the counts the app's log has.
+#[test]
+fn a_scenario_reports_steps_and_flows_and_its_rate_in_flows_per_second() {
+    let app = FlaskApp::start();
+    let (_dir, path) = scenario(
+        &app,
+        r#"
+base = "{base}"
+[[flow]]
+name = "pages"
+[[flow.step]]
+name = "form"
+url = "/login"
+[[flow.step]]
+name = "again"
+url = "/login?again=1"
+"#,
+    );
+    let p = path.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("run.pelt");
+    let out = pelt()
+        .args([
+            "run",
+            "--scenario",
+            p,
+            "--rate",
+            "20",
+            "-c",
+            "4",
+            "-t",
+            "1",
+            "-n",
+            "20",
+        ])
+        .arg("-o")
+        .arg(&saved)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let flows = answered(&app.log(), "/login", 200);
+    assert_eq!(flows, 20);
+    assert!(text.contains("journey.toml: 2 steps, 1 flow"), "{text}");
+    assert!(!text.contains("targets"), "{text}");
+    assert!(
+        text.contains("20.00 flows/s, up to 4 virtual users"),
+        "{text}"
+    );
+    assert!(text.contains("20 flows\n"), "-n counts flows: {text}");
+    assert!(text.contains("Flows        20 started ("), "{text}");
+    assert!(text.contains("flows/s of 20.00 flows/s offered)"), "{text}");
+    assert!(!text.contains("req/s offered"), "{text}");
+
+    // The saved run's markdown: the same steps and flows, no target rows.
+    let md = pelt()
+        .args(["report", "--format", "markdown"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("journey.toml: 2 steps, 1 flow"), "{md}");
+    assert!(md.contains("| flows | 20 started ("), "{md}");
+    assert!(md.contains("| pages/form | 20 | 20 | 0 | 0 |"), "{md}");
+    assert!(md.contains("| pages/again | 20 | 20 | 0 | 0 |"), "{md}");
+    assert!(md.contains("| pages | 20 | 20 | 0 |"), "{md}");
+    assert!(!md.contains("| `GET "), "no target rows: {md}");
+    assert!(md.contains("Failed: none"), "{md}");
+}

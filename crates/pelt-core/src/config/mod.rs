@@ -112,6 +112,25 @@ pub struct ScenarioSource {
 }
 
 impl ScenarioSource {
+    /// Flow rows: the target rows after the steps.
+    pub fn flows(&self) -> std::ops::Range<usize> {
+        self.steps..self.names.len()
+    }
+
+    /// `journey.toml: 3 steps, 1 flow`: what a report's header names.
+    pub fn describe(&self) -> String {
+        let n = |k: usize, word: &str| match k {
+            1 => format!("1 {word}"),
+            k => format!("{k} {word}s"),
+        };
+        format!(
+            "{}: {}, {}",
+            self.path,
+            n(self.steps, "step"),
+            n(self.flows().len(), "flow")
+        )
+    }
+
     /// Steps skipped at target row `step` (a step): a failed step ends its
     /// flow, so the flows that failed at an earlier step of the same flow
     /// never reached it. `failed(row)` is a row's failed count.
@@ -215,6 +234,37 @@ pub fn default_threads() -> usize {
 }
 
 impl RunConfig {
+    /// What the run loads, in the words every view's header uses: `GET
+    /// URL` for one target, `N targets`, or a scenario's file with its
+    /// steps and flows (its target rows are those, never "targets").
+    pub fn subject(&self) -> String {
+        if let Some(sc) = &self.scenario {
+            return format!("scenario {}", sc.describe());
+        }
+        match self.targets.as_slice() {
+            [] => "no target".to_string(),
+            [one] => format!("{} {}", one.method, one.url),
+            many => format!("{} targets", many.len()),
+        }
+    }
+
+    /// What a rate counts per second: a scenario's rate starts flows
+    /// (`flows/s`), any other run's sends requests (`req/s`).
+    pub fn rate_unit(&self) -> &'static str {
+        match self.scenario {
+            Some(_) => "flows/s",
+            None => "req/s",
+        }
+    }
+
+    /// What `-c` counts: a scenario's virtual users, or connections.
+    pub fn sender_noun(&self) -> &'static str {
+        match self.scenario {
+            Some(_) => "virtual user",
+            None => "connection",
+        }
+    }
+
     /// What the run loaded, in a few words, for a table's column head or
     /// a listing: its one URL, `3 targets`, or `scenario FILE`. Never the
     /// first of several URLs alone: that would name a part for the whole.

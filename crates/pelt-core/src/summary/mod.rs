@@ -394,6 +394,26 @@ impl RunSummary {
         per_second(self.sent(), self.sending.max(self.duration))
     }
 
+    /// `--scenario`: flows started (completed, failed, or cut off by the
+    /// run's end), summed over the flow rows; `None` for other runs.
+    pub fn flows_started(&self) -> Option<u64> {
+        let sc = self.config.scenario.as_ref()?;
+        Some(
+            sc.flows()
+                .filter_map(|i| self.total.targets.get(i))
+                .map(|t| t.requests())
+                .sum(),
+        )
+    }
+
+    /// `--scenario`: flows started per second, over the same span as
+    /// [`RunSummary::sent_rate`]: what a scenario's offered rate (flows
+    /// per second) is set beside.
+    pub fn flow_rate(&self) -> Option<f64> {
+        let n = self.flows_started()?;
+        Some(per_second(n, self.sending.max(self.duration)))
+    }
+
     /// Whether sending went on after the planned duration (requests the
     /// client could not send in time went out late, in the wait for
     /// stragglers), by more than a millisecond.

@@ -18,11 +18,7 @@ fn headline_key(s: &RunSummary) -> &'static str {
 }
 
 fn describe_target(s: &RunSummary) -> String {
-    match s.config.targets.as_slice() {
-        [] => "no target".to_string(),
-        [one] => format!("{} {}", one.method, one.url),
-        many => format!("{} targets", many.len()),
-    }
+    s.config.subject()
 }
 
 pub(super) fn write_page(

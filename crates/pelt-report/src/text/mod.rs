@@ -30,6 +30,25 @@ const HISTOGRAM_BUCKETS: u64 = 10;
 const MAX_TARGET_ROWS: usize = 20;
 const BAR_WIDTH: u64 = 40;
 
+/// `--scenario`: flows started, per second, and (rate mode) the flows
+/// per second offered: the unit a scenario's rate counts.
+fn write_flows_started(o: &mut String, s: &RunSummary) -> fmt::Result {
+    let (Some(n), Some(per_s)) = (s.flows_started(), s.flow_rate()) else {
+        return Ok(());
+    };
+    let offered = match (s.offered_rate(), s.config.load.schedule()) {
+        (Some(r), None) => format!(" of {} flows/s offered", rate(r)),
+        (Some(r), Some(_)) => format!(" of {} flows/s offered on average", rate(r)),
+        (None, _) => String::new(),
+    };
+    writeln!(
+        o,
+        "Flows        {} started ({} flows/s{offered})",
+        thousands(n),
+        rate(per_s)
+    )
+}
+
 /// Renders the text report.
 pub fn text(s: &RunSummary) -> String {
     let mut out = String::new();
@@ -41,15 +60,17 @@ pub fn text(s: &RunSummary) -> String {
 fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let t = &s.total;
     let c = &s.config;
-    let target = match c.targets.as_slice() {
-        [one] => format!("{} {}", one.method, one.url),
-        many => format!("{} targets", many.len()),
-    };
-    writeln!(o, "pelt {}  {target}", s.env.pelt_version)?;
+    writeln!(o, "pelt {}  {}", s.env.pelt_version, c.subject())?;
     let stop = c.effective_stop();
     let mut limit = Vec::new();
     if let Some(n) = stop.requests {
-        limit.push(format!("{} requests", thousands(n)));
+        // A scenario's -n counts flows.
+        let what = if c.scenario.is_some() {
+            "flows"
+        } else {
+            "requests"
+        };
+        limit.push(format!("{} {what}", thousands(n)));
     }
     if let Some(d) = stop.duration {
         limit.push(format!("{}", Human(d)));
@@ -59,11 +80,12 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     } else {
         format!(" after {} warm-up", Human(c.warmup))
     };
-    // "1 connection", not "1 connections".
+    // "1 connection", not "1 connections"; a scenario's are users.
     let conns = match c.load.connections() {
-        1 => "1 connection".to_string(),
-        n => format!("{n} connections"),
+        1 => format!("1 {}", c.sender_noun()),
+        n => format!("{n} {}s", c.sender_noun()),
     };
+    let unit = c.rate_unit();
     let load = match &c.load {
         Load::Closed {
             connections,
@@ -90,12 +112,12 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             schedule: None,
             ..
         } => {
-            format!("{} req/s, up to {conns}", rate(*r))
+            format!("{} {unit}, up to {conns}", rate(*r))
         }
         Load::Rate {
             schedule: Some(s), ..
         } => {
-            format!("rate {s} req/s, up to {conns}")
+            format!("rate {s} {unit}, up to {conns}")
         }
     };
     writeln!(
@@ -123,6 +145,17 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     writeln!(o)?;
 
     match (s.offered_rate(), c.load.schedule()) {
+        // A scenario's rate starts flows: its requests are steps, so the
+        // rate sent is set beside the offered one on the Flows line.
+        (Some(_), _) if c.scenario.is_some() => writeln!(
+            o,
+            "Requests     {} planned in {}, {} sent ({} req/s), {} completed",
+            thousands(t.requests),
+            Human(s.duration),
+            thousands(s.sent()),
+            rate(s.sent_rate()),
+            thousands(s.completed()),
+        )?,
         // Rate mode: the schedule plans requests whether or not the client
         // manages to send them, so planned, sent and completed are three
         // numbers, and the rate sent is set beside the rate offered.
@@ -155,6 +188,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             )?
         }
     }
+    write_flows_started(o, s)?;
     let failed = t.requests - t.successes;
     writeln!(
         o,

@@ -179,6 +179,10 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         // Nothing to measure is not a pass, whatever the asserts say.
         return Ok(std::process::ExitCode::from(crate::NO_RESPONSE));
     }
+    if let Some(what) = nothing_succeeded(&summary, &args.asserts) {
+        eprintln!("pelt: nothing succeeded: {what}");
+        return Ok(std::process::ExitCode::from(crate::NO_RESPONSE));
+    }
     match (&mut history, &args.record.baseline) {
         (Some(h), Some(spec)) if checked == std::process::ExitCode::SUCCESS => {
             crate::history::baseline::after_run(
@@ -191,5 +195,22 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             )
         }
         _ => Ok(checked),
+    }
+}
+
+/// A run whose every request failed (every flow, in a scenario) is not a
+/// pass, for plain runs and scenarios alike, unless an `--assert` on the
+/// whole run's `failed` share says what the user accepts (a test of an
+/// error page, a rate limiter's 429s): then the asserts decide.
+fn nothing_succeeded(
+    summary: &pelt_core::RunSummary,
+    asserts: &[pelt_core::Assertion],
+) -> Option<String> {
+    let judged_by_user = asserts
+        .iter()
+        .any(|a| a.measure == pelt_core::check::Measure::Errors && a.target.is_none());
+    match judged_by_user {
+        true => None,
+        false => summary.nothing_succeeded(),
     }
 }

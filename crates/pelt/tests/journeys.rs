@@ -246,3 +246,70 @@ url = "/login?again=1"
     assert!(!md.contains("| `GET "), "no target rows: {md}");
     assert!(md.contains("Failed: none"), "{md}");
 }
+
+/// Issue 37 §1: a run in which every flow failed exited 0. One rule for
+/// plain runs and scenarios: nothing succeeded (every request; in a
+/// scenario, every flow) exits 3 with one line saying so, unless an
+/// `--assert` on `failed` says what is acceptable.
+#[test]
+fn a_scenario_whose_every_flow_failed_exits_3_as_a_plain_run_does() {
+    let app = FlaskApp::start();
+    // The first step succeeds, the second always fails its check: no
+    // request-level "nothing succeeded", but every flow failed.
+    let (_dir, path) = scenario(
+        &app,
+        r#"
+base = "{base}"
+[[flow]]
+name = "never"
+[[flow.step]]
+name = "form"
+url = "/login"
+[[flow.step]]
+name = "lost"
+url = "/nowhere"
+check = { status = [200] }
+"#,
+    );
+    let p = path.to_str().unwrap();
+    let r = pelt_testkit::pelt::run_json_nothing_succeeded(&[
+        "run",
+        "--scenario",
+        p,
+        "-c",
+        "1",
+        "-n",
+        "5",
+        "-t",
+        "1",
+    ]);
+    let log = app.log();
+    assert_eq!(answered(&log, "/nowhere", 404), 5);
+    assert_eq!(answered(&log, "/login", 200), 5);
+    assert_eq!(
+        r["scenario"]["flows"][0]["failures"],
+        serde_json::json!({ "check": 5 })
+    );
+    let out = pelt()
+        .args(["run", "--scenario", p, "-c", "1", "-n", "5", "-t", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("pelt: nothing succeeded: all 5 flows failed (check 5)"),
+        "{err}"
+    );
+    // Said to be acceptable: the asserts decide (here, met).
+    let out = pelt()
+        .args(["run", "--scenario", p, "-c", "1", "-n", "5", "-t", "1"])
+        .args(["--assert", "failed <= 100%", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(answered(&app.log(), "/nowhere", 404), 15);
+}

@@ -326,6 +326,10 @@ fn a_wrong_csrf_token_and_a_missing_id_are_counted_failures_with_examples() {
         "1",
         "-d",
         "1s",
+        // Every flow fails here, on purpose: said to be acceptable, so
+        // the run is judged by this assert, not "nothing succeeded".
+        "--assert",
+        "failed <= 100%",
     ]);
     let login = step(&report, "login");
     assert_eq!(login["requests"], 2);
@@ -356,6 +360,10 @@ fn a_wrong_csrf_token_and_a_missing_id_are_counted_failures_with_examples() {
         "1",
         "-d",
         "1s",
+        // Every flow fails here, on purpose: said to be acceptable, so
+        // the run is judged by this assert, not "nothing succeeded".
+        "--assert",
+        "failed <= 100%",
     ]);
     let list = step(&report, "list");
     let lists = list["requests"].as_u64().unwrap();
@@ -793,7 +801,8 @@ fn a_siege_targets_file_imports_into_a_scenario_that_runs() {
     );
     let path = dir.path().join("s.toml");
     std::fs::write(&path, &out.stdout).unwrap();
-    let report = run_json(&[
+    // Every flow's form is refused: nothing succeeded, exit 3.
+    let report = pelt_testkit::pelt::run_json_nothing_succeeded(&[
         "run",
         "--scenario",
         path.to_str().unwrap(),
@@ -1535,6 +1544,9 @@ fn a_scenario_over_http3_carries_an_extract_and_counts_a_failed_check() {
         "2",
         "-n",
         "20",
+        // Every flow fails its third step, on purpose.
+        "--assert",
+        "failed <= 100%",
     ]);
     pelt_testkit::schema::run(&report);
     assert_eq!(report["config"]["http"]["http3"], true);
@@ -1717,6 +1729,9 @@ fn a_scenario_over_http3_with_0rtt_resumes_each_steps_connection() {
         "1",
         "-n",
         "4",
+        // Every flow fails its third step, on purpose.
+        "--assert",
+        "failed <= 100%",
     ]);
     // The extract still carries the value into the next step's URL.
     assert_eq!(step(&report, "second")["successes"], 4);
@@ -1743,6 +1758,8 @@ fn a_scenarios_step_and_flow_counts_are_the_same_over_http1_and_http3() {
         let mut args = vec!["run", "--scenario", path.to_str().unwrap()];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["-c", "3", "-t", "1", "-n", "15"]);
+        // Every flow fails its third step, on purpose.
+        args.extend_from_slice(&["--assert", "failed <= 100%"]);
         let mut report = run_json(&args);
         let mut tables = report["scenario"].take();
         for table in ["steps", "flows"] {

@@ -34,7 +34,8 @@ experiment counts that one number, broken down by kind.
 
 Exit codes: 0 ok; 1 an --assert failed (or --strict found the client or
 network limiting); 2 bad usage or input; 3 not one request got a
-response; 4 an --abort-on rule stopped the run; 128 + the signal when one
+response, or nothing succeeded (every request failed; with --scenario,
+every flow) unless an --assert on 'failed' says what is acceptable; 4 an --abort-on rule stopped the run; 128 + the signal when one
 stopped it: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (or --tui's terminal gone
 away). Every ending but 2 prints the report first: SIGTERM and SIGHUP are
 handled as Ctrl-C (results file finished, history row marked interrupted,

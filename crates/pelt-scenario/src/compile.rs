@@ -18,6 +18,8 @@ use toml::Spanned;
 #[serde(deny_unknown_fields)]
 struct RawFile {
     base: Option<Spanned<String>>,
+    /// Locust's `constant_pacing`: each user starts a flow every so often.
+    pacing: Option<Spanned<String>>,
     #[serde(default)]
     feed: Vec<RawFeed>,
     #[serde(default)]
@@ -169,6 +171,14 @@ pub(crate) fn compile(text: &str, file: &Path) -> Result<Scenario, ScenarioError
         }
         c.base = Some(v.trim_end_matches('/').to_string());
     }
+    let pacing = match &raw.pacing {
+        Some(p) => Some((
+            pelt_core::parse_duration(p.get_ref())
+                .or_else(|e| c.err(p.span(), format!("pacing {:?}: {e}", p.get_ref())))?,
+            line_of(text, p.span().start),
+        )),
+        None => None,
+    };
     let dir = file.parent().unwrap_or(Path::new("."));
     // Feeds: their columns are variables `feed.column`.
     let mut feeds = Vec::new();
@@ -325,6 +335,7 @@ pub(crate) fn compile(text: &str, file: &Path) -> Result<Scenario, ScenarioError
         once,
         flows,
         feeds,
+        pacing,
         slots: c.next_slot,
         counter: std::sync::atomic::AtomicU64::new(0),
         cumulative,

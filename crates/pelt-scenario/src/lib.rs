@@ -106,6 +106,10 @@ pub struct Scenario {
     pub flows: Vec<FlowDef>,
     /// The feeds, open.
     pub feeds: Vec<Feed>,
+    /// `pacing`: each virtual user starts a flow at most this often (the
+    /// next one at the last one's start plus this, or at once if it took
+    /// longer), with the line it is on. Closed loop only.
+    pub pacing: Option<(std::time::Duration, usize)>,
     /// Variable slots a virtual user holds.
     pub slots: usize,
     /// `{{counter}}`: one count for the whole process.
@@ -282,6 +286,14 @@ pub fn lower(file: &Path, config: &mut RunConfig) -> Result<(), ScenarioError> {
         )
     })?;
     let scenario = Scenario::compile(&text, file)?;
+    if let (Some((_, line)), Some(_)) = (scenario.pacing, config.load.rate()) {
+        return Err(ScenarioError::at(
+            file,
+            Some(line),
+            "pacing sets when each user starts its flows and --rate when the run starts them; \
+             use one (remove pacing, or --rate)",
+        ));
+    }
     config.targets = scenario.targets().into();
     config.scenario = Some(ScenarioSource {
         path: file.to_string_lossy().into_owned(),

@@ -313,3 +313,63 @@ check = { status = [200] }
     );
     assert_eq!(answered(&app.log(), "/nowhere", 404), 15);
 }
+
+/// Runs `text` for 2 s with one closed-loop user; the app's log.
+fn one_user_for_2s(text: &str, extra: &[&str]) -> (serde_json::Value, Vec<Entry>) {
+    let app = FlaskApp::start();
+    let (_dir, path) = scenario(&app, text);
+    let p = path.to_str().unwrap();
+    let mut args = vec!["run", "--scenario", p, "-c", "1", "-t", "1", "-d", "2s"];
+    args.extend_from_slice(extra);
+    let r = run_json(&args);
+    (r, app.log())
+}
+
+/// Issue 37 §2: `think` on a flow's last step was ignored (one step with
+/// `think = "500ms"`, `-c 1 -d 2s` sent ~30,000 requests, not ~4). It is
+/// the pause after the step, the last one included; `pacing` starts a
+/// user's flows every so often (Locust's `constant_pacing`); an
+/// exponential or normal think time is drawn within its bounds. Each
+/// bound below is a guarantee (pauses of at least so long in 2 s), not
+/// a quiet machine's timing.
+#[test]
+fn the_last_steps_think_time_and_pacing_hold_the_next_flow() {
+    let one_step = |extra: &str| {
+        format!("base = \"{{base}}\"\n{extra}\n[[flow]]\nname = \"f\"\n[[flow.step]]\nname = \"page\"\nurl = \"/login\"\n")
+    };
+    // At least 500 ms after each of them: at most 4 start in 2 s.
+    let (r, log) = one_user_for_2s(&format!("{}think = \"500ms\"\n", one_step("")), &[]);
+    let sent = answered(&log, "/login", 200);
+    assert!((1..=4).contains(&sent), "{sent} requests");
+    assert_eq!(count(&step(&r, "page")["requests"]), sent);
+    // A flow every 400 ms at most: 5 in 2 s (starts at 0, 0.4, ... 1.6).
+    let (_, log) = one_user_for_2s(&one_step("pacing = \"400ms\""), &[]);
+    let sent = answered(&log, "/login", 200);
+    assert!((1..=5).contains(&sent), "{sent} requests");
+    // Normal within 4 deviations: at least 260 ms each, so at most 8.
+    let (_, log) = one_user_for_2s(
+        &format!("{}think = \"normal(300ms, 10ms)\"\n", one_step("")),
+        &[],
+    );
+    let sent = answered(&log, "/login", 200);
+    assert!((1..=8).contains(&sent), "{sent} requests");
+
+    // Pacing is the closed loop's: with --rate it is refused, by line.
+    let app = FlaskApp::start();
+    let (_dir, path) = scenario(&app, &one_step("pacing = \"1s\""));
+    let out = pelt()
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "--rate",
+            "5",
+            "-d",
+            "1s",
+        ])
+        .output()
+        .unwrap();
+    let err = pelt_testkit::pelt::bad_input(&out, "pacing with --rate");
+    assert!(err.contains("journey.toml:2: pacing sets when"), "{err}");
+    assert!(app.log().is_empty(), "nothing sent");
+}

@@ -14,6 +14,10 @@
 //! transport does for a target it does for a step: HTTP/1.1 sends a step
 //! lost to a keep-alive race once more, HTTP/2 and HTTP/3 a refused one.
 //!
+//! In a closed loop the pause after a flow's last step (its think time)
+//! and the scenario's `pacing` (a flow at most every so often per user,
+//! Locust's `constant_pacing`) hold the user's next flow.
+//!
 //! Each step's response time runs from its intended start: the flow's
 //! (the slot's, or now in a closed loop) for the first step, the previous
 //! step's end plus its think time for the next, so a stall in one step
@@ -133,6 +137,7 @@ pub(super) async fn run_user<T: Transport>(
         // Seen by the run's end if it comes while a step is in flight.
         worker.senders[sender].flow.set(Some((f.row as u32, start)));
         let mut ended = None;
+        let mut last_sent = None;
         for (k, &step) in f.steps.iter().enumerate() {
             if k > 0 && (worker.stopping.get() || plan.deadline.is_some_and(|d| at >= d)) {
                 // The run ended mid-flow: the flow started and was cut
@@ -156,6 +161,7 @@ pub(super) async fn run_user<T: Transport>(
             let failed = e.error.is_some() || !(200..400).contains(&e.status);
             let last = k + 1 == f.steps.len();
             ended = Some(e);
+            last_sent = Some(step);
             if failed || last {
                 break;
             }
@@ -170,6 +176,20 @@ pub(super) async fn run_user<T: Transport>(
             s.error = e.error;
             s.status = e.status;
             worker.intervals.borrow_mut().record_flow(&s);
+            if plan.pacer.is_none() {
+                // Closed loop: the pause after the flow's last step sent
+                // (its think time) and the pacing both hold the user's
+                // next flow; whichever ends later. In rate mode the
+                // schedule starts flows, so neither applies.
+                let mut due = e.done;
+                if let Some(step) = last_sent {
+                    due = worker.think_due(&sc, step, e.done, number);
+                }
+                if let Some((pacing, _)) = sc.pacing {
+                    due = due.max(start.saturating_add(pacing.as_nanos() as Nanos));
+                }
+                worker.pause_until(due).await;
+            }
         }
     }
     worker.senders[sender].in_flight.set(InFlight::IDLE);
@@ -202,11 +222,27 @@ impl Worker {
     /// Waits out step `step`'s think time after `done`; returns when the
     /// next step is due (cut short by a stop or the deadline).
     async fn think(&self, sc: &Scenario, step: usize, done: Nanos, user: u64) -> Nanos {
+        let due = self.think_due(sc, step, done, user);
+        self.pause_until(due).await;
+        due
+    }
+
+    /// When step `step`'s think time after `done` ends (`done` if it has
+    /// none).
+    fn think_due(&self, sc: &Scenario, step: usize, done: Nanos, user: u64) -> Nanos {
         let Some(think) = sc.steps[step].think else {
             return done;
         };
         let pause = think.pause(user, done).as_nanos() as Nanos;
-        let due = done.saturating_add(pause);
+        done.saturating_add(pause)
+    }
+
+    /// Sleeps until `due`, cut short by a stop or the deadline.
+    async fn pause_until(&self, due: Nanos) {
+        // A stop already given wakes no one: do not start waiting.
+        if due <= self.now() || self.stopping.get() {
+            return;
+        }
         let mut until = self.plan.instant(due);
         if let Some(d) = self.plan.deadline {
             until = until.min(self.plan.instant(d));
@@ -215,7 +251,6 @@ impl Worker {
             _ = tokio::time::sleep_until(until) => {}
             _ = self.stop.notified() => {}
         }
-        due
     }
 
     /// Sends step `step` for `user` on `transport`, intended at

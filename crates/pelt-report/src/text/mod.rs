@@ -92,19 +92,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             schedule: Some(s),
         } => format!("closed loop, connections {s} (up to {connections})"),
         Load::Closed { schedule: None, .. } => match c.think {
-            Some(t) if t.min == t.max => {
-                format!("closed loop, {conns}, {} think time", Human(t.min))
-            }
-            // `0-200ms`, not `0.00ns-200ms`.
-            Some(t) => format!(
-                "closed loop, {conns}, {}-{} think time",
-                if t.min.is_zero() {
-                    "0".to_string()
-                } else {
-                    Human(t.min).to_string()
-                },
-                Human(t.max)
-            ),
+            Some(t) => format!("closed loop, {conns}, {} think time", t.describe()),
             None => format!("closed loop, {conns}"),
         },
         Load::Rate {
@@ -574,6 +562,7 @@ mod tests {
         s.config.think = Some(pelt_core::ThinkTime {
             min: Duration::ZERO,
             max: Duration::from_millis(200),
+            shape: pelt_core::ThinkShape::Uniform,
         });
         let t = text(&s);
         assert!(t.contains(", 0-200ms think time"), "{t}");

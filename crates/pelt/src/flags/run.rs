@@ -159,8 +159,9 @@ pub struct RunArgs {
     pub stages: Option<String>,
 
     /// Closed loop: pause between a connection's requests, like a browsing
-    /// user (siege -d): 500ms, or 0..2s for a random pause in that range.
-    /// Not counted in any latency.
+    /// user (siege -d): 500ms, 0..2s for a random pause in that range,
+    /// exp(1s) (exponential, that mean) or normal(1s, 200ms). Not counted
+    /// in any latency.
     #[arg(long = "delay", value_name = "DURATION[..DURATION]")]
     pub delay: Option<String>,
 

@@ -97,6 +97,11 @@ struct Compiler<'a> {
     slots: HashMap<String, usize>,
     next_slot: usize,
     base: Option<String>,
+    /// Columns of feeds read per iteration (`users.name`), which a
+    /// `once` step, run before any iteration, cannot use.
+    iteration_columns: Vec<String>,
+    /// What the file does that works but is likely a mistake.
+    warnings: Vec<crate::ScenarioWarning>,
 }
 
 impl Compiler<'_> {
@@ -133,10 +138,27 @@ impl Compiler<'_> {
             let extra = s.get_ref()[..e.at.min(s.get_ref().len())]
                 .matches('\n')
                 .count();
+            // A per-iteration feed's column where there is no iteration
+            // yet (a once step): say so, not "unknown variable".
+            let hole = s.get_ref()[e.at.min(s.get_ref().len())..]
+                .trim_start_matches('{')
+                .split(['}', '|'])
+                .next()
+                .unwrap_or("")
+                .trim();
+            let message = match self.iteration_columns.iter().find(|c| *c == hole) {
+                Some(col) => format!(
+                    "'{col}' comes from a feed read per iteration, and a [[once]] step runs \
+                     before any iteration; set per = \"user\" on the feed '{}' (a row per \
+                     virtual user), or move the step into a flow",
+                    col.split('.').next().unwrap_or("")
+                ),
+                None => e.message,
+            };
             ScenarioError::at(
                 self.file,
                 Some(line_of(self.text, s.span().start) + extra),
-                e.message,
+                message,
             )
         })
     }
@@ -162,6 +184,8 @@ pub(crate) fn compile(text: &str, file: &Path) -> Result<Scenario, ScenarioError
         slots: HashMap::new(),
         next_slot: 0,
         base: None,
+        iteration_columns: Vec::new(),
+        warnings: Vec::new(),
     };
     if let Some(b) = &raw.base {
         let v = substitute_env(b.get_ref())
@@ -215,6 +239,8 @@ pub(crate) fn compile(text: &str, file: &Path) -> Result<Scenario, ScenarioError
             all_feed_scope.insert(format!("{name}.{col}"), s);
             if per == Per::User {
                 user_scope.insert(format!("{name}.{col}"), s);
+            } else {
+                c.iteration_columns.push(format!("{name}.{col}"));
             }
         }
         feeds.push(feed);
@@ -336,6 +362,7 @@ pub(crate) fn compile(text: &str, file: &Path) -> Result<Scenario, ScenarioError
         flows,
         feeds,
         pacing,
+        warnings: c.warnings,
         slots: c.next_slot,
         counter: std::sync::atomic::AtomicU64::new(0),
         cumulative,
@@ -463,6 +490,20 @@ fn compile_step(
         headers.push((k.clone(), c.template(v, scope)?));
     }
     let body = s.body.as_ref().map(|b| c.template(b, scope)).transpose()?;
+    if let Some(b) = &s.body {
+        let typed = s
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("content-type"));
+        if !typed && !b.get_ref().is_empty() {
+            c.warnings
+                .push(crate::ScenarioWarning::BodyWithoutContentType {
+                    file: c.file.to_path_buf(),
+                    line: line_of(c.text, b.span().start),
+                    step: format!("{flow}/{name}"),
+                });
+        }
+    }
     let think = match &s.think {
         Some(t) => Some(
             ThinkTime::parse(t.get_ref())
@@ -480,6 +521,22 @@ fn compile_step(
             );
         }
         let r = e.get_ref();
+        // An extraction is compiled once: a hole in it would be taken
+        // literally and fail on every response.
+        let texts = [&r.json, &r.regex, &r.header, &r.cookie];
+        if texts
+            .iter()
+            .any(|t| t.as_deref().is_some_and(|t| t.contains("{{")))
+        {
+            return c.err(
+                e.span(),
+                format!(
+                    "extract '{var}': a {{{{...}}}} in an extraction is not filled in (it is \
+                     compiled once, before the run, and would fail on every response); write \
+                     the path itself"
+                ),
+            );
+        }
         let given = [
             r.json.is_some(),
             r.regex.is_some(),

@@ -110,6 +110,9 @@ pub struct Scenario {
     /// next one at the last one's start plus this, or at once if it took
     /// longer), with the line it is on. Closed loop only.
     pub pacing: Option<(std::time::Duration, usize)>,
+    /// What the file does that works but is likely a mistake: said
+    /// before the run (`pelt: warning: ...`), never refused.
+    pub warnings: Vec<ScenarioWarning>,
     /// Variable slots a virtual user holds.
     pub slots: usize,
     /// `{{counter}}`: one count for the whole process.
@@ -274,10 +277,41 @@ impl Scenario {
     }
 }
 
+/// What a scenario file does that works but is likely a mistake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScenarioWarning {
+    /// A step sends a body and no `Content-Type`: most servers then
+    /// parse nothing of it (a form's fields, a JSON document).
+    BodyWithoutContentType {
+        /// The scenario file.
+        file: std::path::PathBuf,
+        /// The body's line.
+        line: usize,
+        /// `flow/step`.
+        step: String,
+    },
+}
+
+impl std::fmt::Display for ScenarioWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScenarioWarning::BodyWithoutContentType { file, line, step } => write!(
+                f,
+                "{}:{line}: step '{step}' sends a body without a Content-Type header, so the \
+                 server may parse none of it; add headers = {{ \"Content-Type\" = \
+                 \"application/x-www-form-urlencoded\" }} (a form) or \"application/json\"",
+                file.display()
+            ),
+        }
+    }
+}
+
 /// `pelt run --scenario FILE`: reads and compiles `file` (every check,
 /// feeds opened, before any load) and makes `config` run it: its targets
 /// become the scenario's rows, and the file's text goes with the run.
-pub fn lower(file: &Path, config: &mut RunConfig) -> Result<(), ScenarioError> {
+/// Returns what the file does that is likely a mistake, to say before
+/// the run.
+pub fn lower(file: &Path, config: &mut RunConfig) -> Result<Vec<ScenarioWarning>, ScenarioError> {
     let text = std::fs::read_to_string(file).map_err(|e| {
         ScenarioError::at(
             file,
@@ -306,7 +340,7 @@ pub fn lower(file: &Path, config: &mut RunConfig) -> Result<(), ScenarioError> {
             .chain(scenario.flows.iter().map(|f| f.name.clone()))
             .collect(),
     });
-    Ok(())
+    Ok(scenario.warnings)
 }
 
 /// A URL placeholder for a run's flags before `--scenario` replaces its

@@ -373,3 +373,118 @@ fn the_last_steps_think_time_and_pacing_hold_the_next_flow() {
     assert!(err.contains("journey.toml:2: pacing sets when"), "{err}");
     assert!(app.log().is_empty(), "nothing sent");
 }
+
+/// Runs `text` (feeds beside it: `files`) and checks it is refused before
+/// any load: exit 2, one line containing `says`; the app saw nothing.
+fn refused_at_start(text: &str, files: &[(&str, &str)], says: &str) {
+    let app = FlaskApp::start();
+    let (dir, path) = scenario(&app, text);
+    for (name, content) in files {
+        std::fs::write(dir.path().join(name), content).unwrap();
+    }
+    let out = pelt()
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-n",
+            "3",
+            "-c",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let err = pelt_testkit::pelt::bad_input(&out, says);
+    assert!(err.contains(says), "{err}");
+    assert!(app.log().is_empty(), "nothing sent: {:?}", app.log());
+}
+
+/// Issue 37 §3: mistakes that ran (and failed every request, or sent
+/// 1,135 × 401) are refused at the start with their line: a template
+/// inside an extraction path (taken literally), a CSV row short of a
+/// column (the feed's file and line), a `[[once]]` step using a feed
+/// read per iteration (said so, not "unknown variable"). A body without
+/// a Content-Type is sent, with a warning first.
+#[test]
+fn mistakes_are_refused_at_the_start_and_a_body_without_a_type_is_warned_of() {
+    refused_at_start(
+        r#"base = "{base}"
+[[flow]]
+name = "f"
+[[flow.step]]
+url = "/login"
+extract = { id = { json = "/items/{{n}}/id" } }
+"#,
+        &[],
+        "journey.toml:6: extract 'id': a {{...}} in an extraction is not filled in",
+    );
+    refused_at_start(
+        r#"base = "{base}"
+[[feed]]
+name = "users"
+file = "users.csv"
+[[flow]]
+name = "f"
+[[flow.step]]
+url = "/login?u={{users.name}}"
+"#,
+        &[("users.csv", "name,password\nu0,pw0\nu1\nu2,pw2\n")],
+        "users.csv:3 has 1 field where the header names 2 (name, password)",
+    );
+    refused_at_start(
+        r#"base = "{base}"
+[[feed]]
+name = "users"
+file = "users.csv"
+[[once]]
+name = "login"
+url = "/login?u={{users.name}}"
+[[flow]]
+name = "f"
+[[flow.step]]
+url = "/login"
+"#,
+        &[("users.csv", "name\nu0\n")],
+        "journey.toml:7: 'users.name' comes from a feed read per iteration, and a [[once]] step runs before any iteration; set per = \"user\"",
+    );
+
+    let app = FlaskApp::start();
+    let (_dir, path) = scenario(
+        &app,
+        r#"base = "{base}"
+[[flow]]
+name = "f"
+[[flow.step]]
+name = "post"
+method = "POST"
+url = "/login"
+body = "user=u0&password=pw-u0"
+"#,
+    );
+    let out = pelt()
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-n",
+            "2",
+            "-c",
+            "1",
+            "-q",
+        ])
+        .args(["--assert", "failed <= 100%"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("pelt: warning: ")
+            && err.contains("journey.toml:8: step 'f/post' sends a body without a Content-Type"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        app.log().iter().filter(|e| e.method == "POST").count(),
+        2,
+        "sent"
+    );
+}

@@ -59,6 +59,12 @@ struct RawStep {
     headers: BTreeMap<String, Spanned<String>>,
     body: Option<Spanned<String>>,
     think: Option<Spanned<String>>,
+    /// Sent only when this holds (`"id"`, `"iteration == 1"`).
+    when: Option<Spanned<String>>,
+    /// Not sent when this holds.
+    skip_if: Option<Spanned<String>>,
+    /// `"end_flow"` (default), `"continue"` or `"end_user"`.
+    on_failure: Option<Spanned<String>>,
     #[serde(default)]
     extract: BTreeMap<String, Spanned<RawExtract>>,
     check: Option<Spanned<RawCheck>>,
@@ -511,6 +517,31 @@ fn compile_step(
         ),
         None => None,
     };
+    // Read before this step's own extractions exist.
+    let when = match (&s.when, &s.skip_if) {
+        (Some(w), Some(_)) => {
+            return c.err(w.span(), "a step takes when or skip_if, not both; keep one")
+        }
+        (Some(t), None) | (None, Some(t)) => Some(
+            crate::condition::Condition::compile(t.get_ref(), scope, s.skip_if.is_some())
+                .or_else(|m| c.err(t.span(), m))?,
+        ),
+        (None, None) => None,
+    };
+    let on_failure = match &s.on_failure {
+        None => crate::OnFailure::EndFlow,
+        Some(o) => match o.get_ref().as_str() {
+            "end_flow" => crate::OnFailure::EndFlow,
+            "continue" => crate::OnFailure::Continue,
+            "end_user" => crate::OnFailure::EndUser,
+            other => {
+                return c.err(
+                    o.span(),
+                    format!("on_failure {other:?}: use \"end_flow\", \"continue\" or \"end_user\""),
+                )
+            }
+        },
+    };
     // Extractions: defined from here on, for later steps.
     let mut extract = Vec::new();
     for (var, e) in &s.extract {
@@ -644,6 +675,8 @@ fn compile_step(
         headers,
         body,
         think,
+        when,
+        on_failure,
         extract,
         checks,
         target: Target {

@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 mod compile;
+pub mod condition;
 mod error;
 pub mod feed;
 #[doc(hidden)]
@@ -62,6 +63,11 @@ pub struct Step {
     pub body: Option<Template>,
     /// The pause after it, before the flow's next step.
     pub think: Option<ThinkTime>,
+    /// `when` / `skip_if`: whether it is sent (a step not sent is not a
+    /// request, and its flow goes on).
+    pub when: Option<condition::Condition>,
+    /// What its failure does to its flow and user.
+    pub on_failure: OnFailure,
     /// Values to take from its response.
     pub extract: Vec<response::Extraction>,
     /// What its response must be.
@@ -79,6 +85,22 @@ impl Step {
             || !self.checks.json_equals.is_empty()
             || !self.checks.json_matches.is_empty()
     }
+}
+
+/// `on_failure`: what a failed step does next (Locust's
+/// `catch_response` with `response.failure()`, then going on or not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnFailure {
+    /// `"end_flow"` (the default): the flow ends, failed; the user
+    /// starts its next flow.
+    #[default]
+    EndFlow,
+    /// `"continue"`: counted failed, and the flow goes on to its next
+    /// step (the flow still counts failed, by its first failure).
+    Continue,
+    /// `"end_user"`: the flow ends, failed, and the virtual user stops
+    /// (no more flows).
+    EndUser,
 }
 
 /// A flow: steps in order, and how often it is picked.
@@ -259,6 +281,11 @@ impl Scenario {
         out.extend_from_slice(scratch);
     }
 
+    /// Whether step `step` is sent for `vu` now (its `when`/`skip_if`).
+    pub fn runs(&self, step: usize, vu: &VuVars) -> bool {
+        self.steps[step].when.as_ref().is_none_or(|c| c.holds(vu))
+    }
+
     /// Applies step `step`'s extractions and checks to its response,
     /// storing what it extracts in `vu`'s variables.
     pub fn after(&self, step: usize, vu: &mut VuVars, reply: Reply<'_>) -> Result<(), StepFailure> {
@@ -330,6 +357,13 @@ pub fn lower(file: &Path, config: &mut RunConfig) -> Result<Vec<ScenarioWarning>
     }
     config.targets = scenario.targets().into();
     config.scenario = Some(ScenarioSource {
+        goes_on: scenario
+            .steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.on_failure == OnFailure::Continue)
+            .map(|(i, _)| i)
+            .collect(),
         path: file.to_string_lossy().into_owned(),
         text,
         steps: scenario.steps.len(),

@@ -55,7 +55,17 @@ check = { status = [200] }
 "#,
     );
     let p = path.to_str().unwrap();
-    let r = run_json(&["run", "--scenario", p, "-c", "2", "-n", "10", "-t", "1"]);
+    let r = pelt_testkit::pelt::run_json_nothing_succeeded(&[
+        "run",
+        "--scenario",
+        p,
+        "-c",
+        "2",
+        "-n",
+        "10",
+        "-t",
+        "1",
+    ]);
     let log = app.log();
     let not_found = answered(&log, "/nowhere", 404);
     assert_eq!(not_found, 10, "the app answered 10 × 404");
@@ -93,7 +103,17 @@ extract = { id = { json = "/id" } }
 "#,
     );
     let p = path.to_str().unwrap();
-    let r = run_json(&["run", "--scenario", p, "-c", "2", "-n", "10", "-t", "1"]);
+    let r = pelt_testkit::pelt::run_json_nothing_succeeded(&[
+        "run",
+        "--scenario",
+        p,
+        "-c",
+        "2",
+        "-n",
+        "10",
+        "-t",
+        "1",
+    ]);
     let ok = answered(&app.log(), "/login", 200);
     assert_eq!(ok, 10);
     assert_eq!(
@@ -148,7 +168,20 @@ fn flows_cut_off_by_the_end_are_counted_as_started() {
         let app = FlaskApp::start();
         let (_dir, path) = scenario(&app, &three_steps(delay_ms));
         let p = path.to_str().unwrap();
-        let r = run_json(&["run", "--scenario", p, "-c", "2", "-t", "1", "-d", "1s"]);
+        // Every flow is cut off: nothing succeeded, on purpose.
+        let r = run_json(&[
+            "run",
+            "--scenario",
+            p,
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-d",
+            "1s",
+            "--assert",
+            "failed <= 100%",
+        ]);
         let log = app.log();
         let firsts = answered(&log, "/login", 200);
         assert_eq!(firsts, 2, "each user started one flow: {log:?}");
@@ -486,5 +519,99 @@ body = "user=u0&password=pw-u0"
         app.log().iter().filter(|e| e.method == "POST").count(),
         2,
         "sent"
+    );
+}
+
+/// Issue 37 §3: `on_failure = "continue"` goes on after a failed step
+/// (its flow still fails, by that step's kind; the later steps are not
+/// counted skipped), `when`/`skip_if` send a step or not by a variable
+/// (here the iteration), and `on_failure = "end_user"` stops the user.
+/// The app's log is the witness of what was sent.
+#[test]
+fn on_failure_and_conditions_decide_what_is_sent() {
+    let app = FlaskApp::start();
+    let (_dir, path) = scenario(
+        &app,
+        r#"base = "{base}"
+[[flow]]
+name = "shop"
+[[flow.step]]
+name = "page"
+url = "/login"
+[[flow.step]]
+name = "lost"
+url = "/nowhere"
+check = { status = [200] }
+on_failure = "continue"
+[[flow.step]]
+name = "first time"
+url = "/login?first=1"
+when = "iteration == 1"
+[[flow.step]]
+name = "later"
+url = "/login?later=1"
+skip_if = "{{iteration}} == 1"
+"#,
+    );
+    let p = path.to_str().unwrap();
+    let r = run_json(&[
+        "run",
+        "--scenario",
+        p,
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "3",
+        "--assert",
+        "failed <= 100%",
+    ]);
+    let log = app.log();
+    assert_eq!(answered(&log, "/nowhere", 404), 3);
+    assert_eq!(answered(&log, "/login?first=1", 200), 1);
+    assert_eq!(answered(&log, "/login?later=1", 200), 2);
+    assert_eq!(count(&step(&r, "lost")["failed"]), 3);
+    assert_eq!(count(&step(&r, "first time")["requests"]), 1);
+    assert_eq!(count(&step(&r, "later")["requests"]), 2);
+    assert_eq!(
+        count(&step(&r, "later")["skipped"]),
+        0,
+        "went on after the failure"
+    );
+    let flow = &r["scenario"]["flows"][0];
+    assert_eq!(count(&flow["started"]), 3);
+    assert_eq!(flow["failures"], serde_json::json!({ "check": 3 }));
+
+    // end_user: each of 2 users fails once and stops; the run ends then.
+    let app = FlaskApp::start();
+    let (_dir, path) = scenario(
+        &app,
+        r#"base = "{base}"
+[[flow]]
+name = "once only"
+[[flow.step]]
+url = "/nowhere"
+check = { status = [200] }
+on_failure = "end_user"
+"#,
+    );
+    let p = path.to_str().unwrap();
+    let r = pelt_testkit::pelt::run_json_nothing_succeeded(&[
+        "run",
+        "--scenario",
+        p,
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "30s",
+    ]);
+    assert_eq!(answered(&app.log(), "/nowhere", 404), 2);
+    assert_eq!(count(&r["scenario"]["flows"][0]["started"]), 2);
+    assert!(
+        r["elapsed_s"].as_f64().unwrap() < 25.0,
+        "ended when the users did"
     );
 }

@@ -109,6 +109,10 @@ pub struct ScenarioSource {
     /// Each target row's name: `flow/step` for a step (`once/step` for a
     /// once step), the flow's name for a flow.
     pub names: Vec<String>,
+    /// Step rows with `on_failure = "continue"`: their failures skip no
+    /// later step (absent in runs from before it, and when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub goes_on: Vec<usize>,
 }
 
 impl ScenarioSource {
@@ -139,6 +143,7 @@ impl ScenarioSource {
         (0..step)
             .rev()
             .take_while(|&j| flow(j) == flow(step))
+            .filter(|j| !self.goes_on.contains(j))
             .map(failed)
             .sum()
     }

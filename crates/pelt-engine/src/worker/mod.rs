@@ -268,6 +268,13 @@ async fn drive(worker: Rc<Worker>, jars: Vec<Jar>, mut cancel: watch::Receiver<b
     // Phase 1: run until the work is done, the deadline passes, or Ctrl-C.
     let hard_stop = loop {
         if worker.alive.get() == 0 {
+            if plan.scenario.is_some() && plan.deadline.is_some() {
+                // Every virtual user stopped before the deadline
+                // (on_failure = "end_user"): the run ends here, complete
+                // (as --until ends one), and its duration with it.
+                plan.enough.store(true, std::sync::atomic::Ordering::SeqCst);
+                worker.cut.set(worker.cut.get().min(worker.now()));
+            }
             break None;
         }
         let deadline = plan.deadline.filter(|_| worker.cut.get() == Nanos::MAX);

@@ -78,6 +78,11 @@ struct RawExtract {
     group: Option<usize>,
     header: Option<String>,
     cookie: Option<String>,
+    /// With a `*` in `json`: which matching element.
+    pick: Option<String>,
+    /// With a `*` in `json`: pointers within an element and their values.
+    #[serde(rename = "where")]
+    filter: Option<BTreeMap<String, serde_json::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -168,6 +173,40 @@ impl Compiler<'_> {
             )
         })
     }
+}
+
+/// A JSON extraction from its pointer: one value, or (a `*` segment)
+/// one of a list's elements by `pick` and `where`.
+fn json_from(pointer: &str, r: &RawExtract) -> Result<From, String> {
+    let Some(star) = pointer
+        .find("/*")
+        .filter(|&i| matches!(pointer.as_bytes().get(i + 2), None | Some(b'/')))
+    else {
+        if r.pick.is_some() || r.filter.is_some() {
+            return Err(format!(
+                "pick and where choose from a list: put a * where the list's index goes, like /items/*/id (not {pointer})"
+            ));
+        }
+        return Ok(From::Json(pointer.to_string()));
+    };
+    let (list, item) = (&pointer[..star], &pointer[star + 2..]);
+    if item.contains("/*") {
+        return Err("one * in a JSON path, the list to pick from".to_string());
+    }
+    let pick = match &r.pick {
+        Some(p) => crate::response::PickFrom::parse(p)?,
+        None => crate::response::PickFrom::First,
+    };
+    let mut filter = Vec::new();
+    for (p, v) in r.filter.iter().flatten() {
+        filter.push((json_pointer(p)?, v.clone()));
+    }
+    Ok(From::JsonList {
+        list: list.to_string(),
+        item: item.to_string(),
+        filter,
+        pick,
+    })
 }
 
 /// Compiles the scenario `text`, read from `file` (feeds are found from
@@ -581,7 +620,13 @@ fn compile_step(
             );
         }
         let from = if let Some(p) = &r.json {
-            From::Json(json_pointer(p).or_else(|m| c.err(e.span(), m))?)
+            let pointer = json_pointer(p).or_else(|m| c.err(e.span(), m))?;
+            json_from(&pointer, r).or_else(|m| c.err(e.span(), format!("extract '{var}': {m}")))?
+        } else if r.pick.is_some() || r.filter.is_some() {
+            return c.err(
+                e.span(),
+                format!("extract '{var}': pick and where choose from a JSON list; use json = \"/items/*/id\""),
+            );
         } else if let Some(re) = &r.regex {
             let compiled = regex::bytes::Regex::new(re).or_else(|err| {
                 c.err(

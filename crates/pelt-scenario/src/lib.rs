@@ -296,11 +296,18 @@ impl Scenario {
         let mut scratch = Vec::new();
         let body = response::dechunked(reply.head, reply.body, &mut scratch);
         let reply = Reply { body, ..reply };
-        response::apply(&s.label, reply, &s.extract, &s.checks, |slot, v| {
-            vu.slots[slot].clear();
-            vu.slots[slot].extend_from_slice(v);
-            vu.set[slot] = true;
-        })
+        response::apply(
+            &s.label,
+            reply,
+            &s.extract,
+            &s.checks,
+            |slot, v| {
+                vu.slots[slot].clear();
+                vu.slots[slot].extend_from_slice(v);
+                vu.set[slot] = true;
+            },
+            |n| vu.rng.usize(..n),
+        )
     }
 }
 

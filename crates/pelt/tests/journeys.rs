@@ -615,3 +615,67 @@ on_failure = "end_user"
         "ended when the users did"
     );
 }
+
+/// Issue 37 §3: "choose any product in stock" with no fixed index:
+/// `json = "/items/*/id"` with `pick` ("first", "random", "all") and
+/// `where`. The app's item ids for user u0 are 1, 2, 3; the log shows
+/// which one each flow asked for.
+#[test]
+fn pick_takes_one_or_all_of_a_lists_matching_elements() {
+    let app = FlaskApp::start();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journey.toml");
+    let text = r#"base = "{base}"
+[[once]]
+name = "login page"
+url = "/login"
+extract = { csrf = { regex = 'name="csrf" value="([^"]+)"' } }
+[[once]]
+name = "login"
+method = "POST"
+url = "/login"
+headers = { "Content-Type" = "application/x-www-form-urlencoded" }
+body = "user=u0&password=pw-u0&csrf={{csrf|url}}"
+check = { status = [302] }
+[[flow]]
+name = "shop"
+[[flow.step]]
+name = "list"
+url = "/api/items"
+extract = { any = { json = "/items/*/id", pick = "random" }, all = { json = "items[*].id", pick = "all" }, two = { json = "/items/*/id", where = { "/id" = 2 } } }
+[[flow.step]]
+name = "any"
+url = "/item/{{any}}?all={{all}}&two={{two}}"
+"#;
+    std::fs::write(&path, text.replace("{base}", &app.base())).unwrap();
+    let r = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "40",
+    ]);
+    let items: Vec<String> = app
+        .log()
+        .into_iter()
+        .filter(|e| e.path.starts_with("/item/"))
+        .map(|e| e.path)
+        .collect();
+    assert_eq!(items.len(), 40, "{items:?}");
+    assert!(
+        items.iter().all(|p| p.ends_with("?all=1,2,3&two=2")),
+        "{items:?}"
+    );
+    let picked: std::collections::BTreeSet<&str> = items
+        .iter()
+        .map(|p| &p["/item/".len()..p.find('?').unwrap()])
+        .collect();
+    // Random among 3, 40 times: all three come up but with odds of
+    // 3 · (2/3)^40 ≈ 2e-7 that one never does (seeded per user, too).
+    assert_eq!(picked, ["1", "2", "3"].into(), "{items:?}");
+    assert_eq!(count(&step(&r, "any")["successes"]), 40);
+}

@@ -59,6 +59,8 @@ pub fn event_with(s: &State, timeline: bool) -> serde_json::Value {
         "headline": s.headline.name(),
         "rate": pick("rate"),
         "offered": pick("offered"),
+        // flows/s for a scenario: its schedule starts flows.
+        "offered_unit": s.rate_unit,
         "p50_ms": pick("p50_ms"),
         "p90_ms": pick("p90_ms"),
         "p99_ms": pick("p99_ms"),

@@ -1450,6 +1450,9 @@ fn a_scenario_over_http2_extracts_checks_and_keeps_a_connection_per_user() {
             "1",
             "-n",
             "12",
+            // Every flow fails its last check, on purpose.
+            "--assert",
+            "failed <= 100%",
         ]);
         pelt_testkit::schema::run(&report);
         assert_eq!(report["config"]["http"]["http2"], true);
@@ -1659,6 +1662,9 @@ url = "/status/503"
         "1",
         "-n",
         "10",
+        // Every flow ends on a 503, on purpose.
+        "--assert",
+        "failed <= 100%",
     ]);
     assert_eq!(step(&report, "login")["requests"], 2);
     assert_eq!(step(&report, "page")["successes"], 10);
@@ -1853,6 +1859,9 @@ fn race(method: &str, flows: usize, expected: usize) -> (serde_json::Value, Vec<
         "1",
         "-n",
         &flows.to_string(),
+        // The POST race fails every flow, on purpose.
+        "--assert",
+        "failed <= 100%",
     ]);
     pelt_testkit::schema::run(&report);
     (report, nginx.access_log_lines(Some(expected)))

@@ -225,6 +225,16 @@ mod tests {
         live
     }
 
+    // Issue 37 §1: a scenario's offered rate is flows per second; the
+    // tile said "offered req/s".
+    #[test]
+    fn the_offered_rate_says_its_unit() {
+        let live = run_of_500_per_s(2.8);
+        assert_eq!(live.read(event)["offered_unit"], "req/s");
+        live.set_rate_unit("flows/s");
+        assert_eq!(live.read(event)["offered_unit"], "flows/s");
+    }
+
     // Issue 22 §5: a page opened late started empty.
     #[test]
     fn a_stream_starts_with_the_timeline_so_far() {

@@ -22,6 +22,7 @@
 
 mod compile;
 pub mod condition;
+mod dry;
 mod error;
 pub mod feed;
 #[doc(hidden)]

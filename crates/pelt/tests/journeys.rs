@@ -679,3 +679,71 @@ url = "/item/{{any}}?all={{all}}&two={{two}}"
     assert_eq!(picked, ["1", "2", "3"].into(), "{items:?}");
     assert_eq!(count(&step(&r, "any")["successes"]), 40);
 }
+
+/// Issue 37 §4: `--dry-run` shows what the first users would send, one
+/// iteration of each flow, feeds read and templates filled, secrets
+/// redacted, a value a response would give as its `{{name}}`, and sends
+/// nothing: the app's log stays empty.
+#[test]
+fn a_dry_run_shows_the_first_users_requests_and_sends_nothing() {
+    let app = FlaskApp::start();
+    let (dir, path) = scenario(
+        &app,
+        r#"base = "{base}"
+[[feed]]
+name = "users"
+file = "users.csv"
+per = "user"
+[[once]]
+name = "login"
+method = "POST"
+url = "/login"
+headers = { "Content-Type" = "application/x-www-form-urlencoded", "Authorization" = "Bearer s3cr3t-t0ken" }
+body = "user={{users.name}}&password={{users.password}}"
+[[flow]]
+name = "browse"
+[[flow.step]]
+name = "list"
+url = "/api/items?api_key=k-12345&page={{iteration}}"
+extract = { id = { json = "/items/*/id", pick = "random" } }
+[[flow.step]]
+name = "item"
+url = "/item/{{id}}"
+"#,
+    );
+    std::fs::write(
+        dir.path().join("users.csv"),
+        "name,password\nalice,pw-alice\nbob,pw-bob\n",
+    )
+    .unwrap();
+    let out = pelt()
+        .args(["run", "--scenario", path.to_str().unwrap(), "--dry-run"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("# user 0, iteration 0, step once/login"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# user 1, iteration 1, step browse/item"),
+        "{text}"
+    );
+    assert!(text.contains("user=alice&password=REDACTED"), "{text}");
+    assert!(text.contains("user=bob&password=REDACTED"), "{text}");
+    assert!(text.contains("Authorization: REDACTED"), "{text}");
+    assert!(
+        text.contains("GET /api/items?api_key=REDACTED&page=1 HTTP/1.1"),
+        "{text}"
+    );
+    assert!(text.contains("GET /item/{{id}} HTTP/1.1"), "{text}");
+    for secret in ["pw-alice", "pw-bob", "s3cr3t-t0ken", "k-12345"] {
+        assert!(!text.contains(secret), "{secret}: {text}");
+    }
+    assert!(app.log().is_empty(), "nothing sent: {:?}", app.log());
+}

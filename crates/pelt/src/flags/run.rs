@@ -343,6 +343,14 @@ pub struct RunArgs {
     #[arg(long = "no-save")]
     pub no_save: bool,
 
+    /// With --scenario: print what the first 2 virtual users would send
+    /// (one iteration of each flow, once steps first; feeds read,
+    /// templates filled, secret headers, query values and form fields
+    /// REDACTED; a value a response would give shown as {{name}}) and
+    /// send nothing.
+    #[arg(long = "dry-run", requires = "scenario")]
+    pub dry_run: bool,
+
     /// Also log every measured request to FILE, one line each, streamed as
     /// they finish (vegeta's results, hey's -o csv, ab's -g): planned,
     /// sent, first-byte and done times (Unix nanoseconds), status, bytes,

@@ -30,6 +30,42 @@ pub struct HarOptions {
     /// Send to this origin (`http://host:port`) instead of the recorded
     /// one (the first request's).
     pub base: Option<String>,
+    /// Third-party origins to keep (`https://cdn.example.net`); the rest
+    /// of the origins outside the recorded site are left out.
+    pub include_origins: Vec<String>,
+}
+
+/// `https://host:port` of a URL.
+fn origin_of(url: &str) -> &str {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    let end = url[after..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| after + i);
+    &url[..end]
+}
+
+/// Whether `origin` belongs to the site of `site` (the first request's
+/// origin): the same host, or a host under the same parent domain
+/// (`api.shop.example` beside `www.shop.example`); anything else (an
+/// analytics beacon, a CDN elsewhere) is a third party.
+fn same_site(origin: &str, site: &str) -> bool {
+    let host = |o: &str| {
+        let h = o.split_once("://").map_or(o, |(_, h)| h);
+        h.rsplit_once(':')
+            .filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit()))
+            .map_or(h, |(h, _)| h)
+            .to_ascii_lowercase()
+    };
+    let (a, b) = (host(origin), host(site));
+    let parent = |h: &str| -> String {
+        // An address is its own site; a name's parent is its last two labels.
+        if h.parse::<std::net::IpAddr>().is_ok() || h.starts_with('[') {
+            return h.to_string();
+        }
+        let labels: Vec<&str> = h.rsplit('.').take(2).collect();
+        labels.into_iter().rev().collect::<Vec<_>>().join(".")
+    };
+    a == b || parent(&a) == parent(&b)
 }
 
 #[derive(Debug, Deserialize)]
@@ -305,13 +341,35 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
     let har: Har = serde_json::from_str(text).map_err(|e| {
         ScenarioError::at(file, Some(e.line()), format!("not a HAR file ({e}); export one from the browser's network panel (Save all as HAR)"))
     })?;
-    let entries: Vec<&Entry> = har
+    let http: Vec<&Entry> = har
         .log
         .entries
         .iter()
         .filter(|e| options.include_assets || !is_asset(e))
         .filter(|e| e.request.url.starts_with("http://") || e.request.url.starts_with("https://"))
         .collect();
+    // The site is the first request's; other origins are third parties
+    // (beacons, CDNs), left out unless named.
+    let site = http
+        .first()
+        .map_or("", |e| origin_of(&e.request.url))
+        .to_string();
+    let kept = |e: &&Entry| {
+        let o = origin_of(&e.request.url);
+        same_site(o, &site)
+            || options
+                .include_origins
+                .iter()
+                .any(|i| i.trim_end_matches('/') == o)
+    };
+    let mut left_out: Vec<String> = Vec::new();
+    for e in http.iter().filter(|e| !kept(e)) {
+        let o = origin_of(&e.request.url).to_string();
+        if !left_out.contains(&o) {
+            left_out.push(o);
+        }
+    }
+    let entries: Vec<&Entry> = http.into_iter().filter(kept).collect();
     let Some(first) = entries.first() else {
         return Err(ScenarioError::at(
             file,
@@ -319,14 +377,7 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
             "the HAR has no HTTP requests to import (only assets? add --include-assets)",
         ));
     };
-    let origin_of = |url: &str| -> String {
-        let after = url.find("://").map_or(0, |i| i + 3);
-        let end = url[after..]
-            .find(['/', '?', '#'])
-            .map_or(url.len(), |i| after + i);
-        url[..end].to_string()
-    };
-    let recorded = origin_of(&first.request.url);
+    let recorded = origin_of(&first.request.url).to_string();
     let base = options.base.clone().unwrap_or_else(|| recorded.clone());
     // Values handed out by responses, most recent first when searched.
     let mut taken = BTreeMap::new();
@@ -463,6 +514,13 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
         out,
         "# virtual user's jar; secret headers read environment variables."
     );
+    if !left_out.is_empty() {
+        let _ = writeln!(
+            out,
+            "# Left out, another site's (--include-origin ORIGIN keeps one): {}.",
+            left_out.join(", ")
+        );
+    }
     let _ = writeln!(
         out,
         "# Think times are the recorded gaps. See docs/SCENARIOS.md."
@@ -537,6 +595,20 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_site_is_its_host_and_hosts_under_its_parent_domain() {
+        assert!(same_site(
+            "https://api.shop.example",
+            "https://www.shop.example"
+        ));
+        assert!(same_site("http://127.0.0.1:8080", "http://127.0.0.1:8080"));
+        assert!(!same_site(
+            "https://www.google-analytics.com",
+            "https://www.shop.example"
+        ));
+        assert!(!same_site("http://127.0.0.2:8080", "http://127.0.0.1:8080"));
+    }
 
     #[test]
     fn times_parse_to_the_millisecond() {
@@ -633,6 +705,7 @@ mod tests {
             &HarOptions {
                 include_assets: true,
                 base: None,
+                include_origins: Vec::new(),
             },
         )
         .unwrap();

@@ -747,3 +747,93 @@ url = "/item/{{id}}"
     }
     assert!(app.log().is_empty(), "nothing sent: {:?}", app.log());
 }
+
+/// One HAR entry: a GET of `url` answered 200 with an HTML page.
+fn har_entry(t: &str, url: &str) -> String {
+    format!(
+        r#"{{"startedDateTime":"{t}","time":10,"request":{{"method":"GET","url":"{url}","headers":[]}},"response":{{"status":200,"content":{{"mimeType":"text/html","text":"<p>ok</p>"}}}}}}"#
+    )
+}
+
+/// Issue 37 §5: an analytics beacon (another site's origin) was copied
+/// into the scenario and loaded as if it were the site. It is left out,
+/// named in the header comment, unless `--include-origin` keeps it; the
+/// imported scenario then sends only the site's requests (the app's log).
+#[test]
+fn a_har_import_leaves_out_other_sites_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let har = dir.path().join("rec.har");
+    let entries = [
+        har_entry("2024-01-01T00:00:00.000Z", "http://www.shop.example/login"),
+        har_entry(
+            "2024-01-01T00:00:00.050Z",
+            "https://www.google-analytics.com/collect?v=1",
+        ),
+        har_entry(
+            "2024-01-01T00:00:00.100Z",
+            "http://api.shop.example/login?again=1",
+        ),
+    ];
+    std::fs::write(
+        &har,
+        format!(r#"{{"log":{{"entries":[{}]}}}}"#, entries.join(",")),
+    )
+    .unwrap();
+    let import = |extra: &[&str]| {
+        let out = pelt()
+            .args(["import", "har"])
+            .arg(&har)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = import(&[]);
+    assert!(
+        !text.contains("url = \"https://www.google-analytics.com"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# Left out, another site's (--include-origin ORIGIN keeps one): https://www.google-analytics.com."),
+        "{text}"
+    );
+    assert!(
+        text.contains("again=1"),
+        "the site's other host is kept: {text}"
+    );
+    let kept = import(&["--include-origin", "https://www.google-analytics.com"]);
+    assert!(kept.contains("google-analytics.com/collect"), "{kept}");
+
+    // Run against the app: only the site's first host is rebased (the
+    // second, api.shop.example, is left as recorded, so the scenario is
+    // cut to its first step here).
+    let app = FlaskApp::start();
+    let only_site: String = text
+        .split("[[flow.step]]")
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("[[flow.step]]");
+    let path = dir.path().join("site.toml");
+    std::fs::write(
+        &path,
+        only_site.replace("http://www.shop.example", &app.base()),
+    )
+    .unwrap();
+    run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-n",
+        "3",
+        "-c",
+        "1",
+    ]);
+    let log = app.log();
+    assert_eq!(log.len(), 3, "{log:?}");
+    assert!(log.iter().all(|e| e.path == "/login"), "{log:?}");
+}

@@ -314,26 +314,46 @@ fn extraction_for(value: &str, text: &str, json: bool) -> Option<String> {
         }
     }
     let at = text.find(value)?;
+    // The shortest context before the value whose regex, run on the
+    // recorded response as the run will run it, takes this very value
+    // (a bare `value="` would take the page's first hidden input: a
+    // currency code, not the CSRF token).
+    for (back, within_tag) in [(24, true), (48, true), (96, true), (48, false), (96, false)] {
+        let Some(re) = regex_before(text, at, back, within_tag) else {
+            continue;
+        };
+        let takes = regex::Regex::new(&re).ok().and_then(|r| {
+            r.captures(text)
+                .and_then(|c| c.get(1))
+                .map(|m| m.as_str() == value)
+        });
+        if takes == Some(true) {
+            return Some(format!("{{ regex = {} }}", quote(&re)));
+        }
+    }
+    None
+}
+
+/// A regex of the `back` characters before byte `at` of `text` (from
+/// the tag or line it is in when `within_tag`, from a word's start) and
+/// a group for the value; `None` when too little context is left.
+fn regex_before(text: &str, at: usize, back: usize, within_tag: bool) -> Option<String> {
     let start = text[..at]
         .char_indices()
         .rev()
-        .nth(23)
+        .nth(back - 1)
         .map_or(0, |(i, _)| i);
     let mut prefix = &text[start..at];
     // From the attribute or tag it is in, so that the regex holds on a
     // page that differs elsewhere.
-    if let Some(i) = prefix.rfind(['<', '\n']) {
+    if let Some(i) = prefix.rfind(['<', '\n']).filter(|_| within_tag) {
         prefix = &prefix[i + 1..];
     }
     // From a word's start: `name="csrf" value="`, not `den" name=...`.
     if let Some(i) = prefix.find(' ').filter(|&i| prefix.len() - i > 6) {
         prefix = &prefix[i + 1..];
     }
-    if prefix.len() < 6 {
-        return None;
-    }
-    let re = format!("{}([^\"'&<>\\s]+)", regex::escape(prefix));
-    Some(format!("{{ regex = {} }}", quote(&re)))
+    (prefix.len() >= 6).then(|| format!("{}([^\"'&<>\\s]+)", regex::escape(prefix)))
 }
 
 /// Converts the HAR `text` (read from `file`) into a scenario's text.
@@ -383,8 +403,11 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
     let mut taken = BTreeMap::new();
     let mut extracts: Vec<Vec<(String, String)>> = vec![Vec::new(); entries.len()];
     let mut known: Vec<(String, String)> = Vec::new(); // value -> variable
-                                                       // Correlates `value` (sent by request `i`) with the latest earlier
-                                                       // response that holds it; returns the variable to send instead.
+                                                       // Values a response held and a later request sent, for which no
+                                                       // extraction took that value back from the recorded response.
+    let mut unverified: Vec<String> = Vec::new();
+    // Correlates `value` (sent by request `i`) with the latest earlier
+    // response that holds it; returns the variable to send instead.
     let mut correlate = |i: usize,
                          value: &str,
                          hint: &str,
@@ -409,7 +432,13 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
             if !body.contains(value) {
                 continue;
             }
-            let how = extraction_for(value, body, c.mime_type.contains("json"))?;
+            let Some(how) = extraction_for(value, body, c.mime_type.contains("json")) else {
+                let note = format!("'{hint}' (request {}, from response {})", i + 1, j + 1);
+                if !unverified.contains(&note) {
+                    unverified.push(note);
+                }
+                return None;
+            };
             let var = var_name(hint, &mut taken);
             extracts[j].push((var.clone(), how));
             known.push((value.to_string(), var.clone()));
@@ -514,6 +543,14 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
         out,
         "# virtual user's jar; secret headers read environment variables."
     );
+    if !unverified.is_empty() {
+        let _ = writeln!(
+            out,
+            "# Not correlated (no extraction took the value back from the recorded response; \
+             sent as recorded): {}.",
+            unverified.join(", ")
+        );
+    }
     if !left_out.is_empty() {
         let _ = writeln!(
             out,
@@ -595,6 +632,27 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 37 §5: `value="([^"]+)"` took the page's first hidden input
+    /// (a currency code) for the CSRF token. An extraction is written
+    /// only if it takes the sent value back from the recorded response.
+    #[test]
+    fn an_extraction_is_checked_against_the_recording() {
+        let page = r#"<form><input type="hidden" value="EUR"><input type="hidden" value="tok-0123456789abcdef" name="csrf"></form>"#;
+        let how = extraction_for("tok-0123456789abcdef", page, false).unwrap();
+        let re: String = toml::from_str::<toml::Table>(&format!("x = {how}")).unwrap()["x"]
+            ["regex"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let got = regex::Regex::new(&re).unwrap().captures(page).unwrap()[1].to_string();
+        assert_eq!(got, "tok-0123456789abcdef", "{re}");
+        // A value the regex's class cannot hold is not correlated.
+        assert_eq!(
+            extraction_for("a b c d e f g", "<p>x</p> a b c d e f g", false),
+            None
+        );
+    }
 
     #[test]
     fn a_site_is_its_host_and_hosts_under_its_parent_domain() {

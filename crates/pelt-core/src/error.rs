@@ -122,6 +122,15 @@ impl ErrorKind {
                 | ErrorKind::Check
         )
     }
+
+    /// Whether this kind is a scenario's judgement of a *complete*
+    /// response (a failed extraction or check), not a transport failure:
+    /// such a response keeps its status code (in `statuses`, and in
+    /// `non_2xx_3xx` when outside 2xx/3xx) while the judgement says why
+    /// its step failed.
+    pub fn is_judgement(self) -> bool {
+        matches!(self, ErrorKind::Extract | ErrorKind::Check)
+    }
 }
 
 #[cfg(test)]

@@ -43,7 +43,8 @@ pub use config::{
     check_header, check_method, connect_address, splitmix64, unregistered_method, Arrivals,
     ConfigError, ConnectTo, ConnectToError, HttpOptions, Load, Order, Proxy, ProxyOptions,
     ProxyUrlError, RunConfig, ScenarioSource, SendWindow, SessionOptions, SourceAddressError, Stop,
-    Target, TargetError, TargetPicker, Targets, ThinkTime, ThinkTimeError, REGISTERED_METHODS,
+    Target, TargetError, TargetPicker, Targets, ThinkShape, ThinkTime, ThinkTimeError,
+    REGISTERED_METHODS,
 };
 pub use config::{parse_source_addresses, MAX_SOURCE_ADDRESSES};
 pub use duration::{human_ns, parse_duration, DurationError, Human};

@@ -59,6 +59,8 @@ pub fn event_with(s: &State, timeline: bool) -> serde_json::Value {
         "headline": s.headline.name(),
         "rate": pick("rate"),
         "offered": pick("offered"),
+        // flows/s for a scenario: its schedule starts flows.
+        "offered_unit": s.rate_unit,
         "p50_ms": pick("p50_ms"),
         "p90_ms": pick("p90_ms"),
         "p99_ms": pick("p99_ms"),
@@ -221,6 +223,16 @@ mod tests {
             live.feed(&row, &rec, crate::Gauges::default());
         }
         live
+    }
+
+    // Issue 37 §1: a scenario's offered rate is flows per second; the
+    // tile said "offered req/s".
+    #[test]
+    fn the_offered_rate_says_its_unit() {
+        let live = run_of_500_per_s(2.8);
+        assert_eq!(live.read(event)["offered_unit"], "req/s");
+        live.set_rate_unit("flows/s");
+        assert_eq!(live.read(event)["offered_unit"], "flows/s");
     }
 
     // Issue 22 §5: a page opened late started empty.

@@ -274,7 +274,7 @@ pub fn render(s: &State) -> String {
             gauge(
                 &mut out,
                 "pelt_offered_rate",
-                "Requests per second the schedule offered in the newest second.",
+                "Requests per second the schedule offered in the newest second (a scenario: flows per second).",
                 run,
                 offered,
             );

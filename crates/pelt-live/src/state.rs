@@ -53,6 +53,9 @@ pub struct State {
     /// The latency the views headline (response time with `--rate`,
     /// service time in a closed loop), as the reports do.
     pub headline: pelt_core::Headline,
+    /// What the offered rate counts per second: `flows/s` for a
+    /// scenario, `req/s` otherwise (`RunConfig::rate_unit`).
+    pub rate_unit: &'static str,
     /// The newest second, with its recorder.
     pub last: Option<(IntervalRow, Box<Recorder>)>,
     /// Seconds fed so far.
@@ -118,6 +121,7 @@ impl Live {
                 targets,
                 total: Recorder::new(),
                 headline: pelt_core::Headline::ResponseTime,
+                rate_unit: "req/s",
                 last: None,
                 seconds: 0,
                 gauges: Gauges::default(),
@@ -165,6 +169,11 @@ impl Live {
     /// ([`pelt_core::RunSummary::headline`]).
     pub fn set_headline(&self, headline: pelt_core::Headline) {
         self.lock().headline = headline;
+    }
+
+    /// What the offered rate counts ([`pelt_core::RunConfig::rate_unit`]).
+    pub fn set_rate_unit(&self, unit: &'static str) {
+        self.lock().rate_unit = unit;
     }
 
     /// Publishes the progress of the campaign this run belongs to.

@@ -242,9 +242,9 @@ pub fn header(s: &State, planned: Option<Duration>) -> Vec<String> {
         _ => String::new(),
     };
     let rate = row.map_or("-".into(), |r| format!("{} req/s", r.requests));
-    let offered = row
-        .and_then(|r| r.offered)
-        .map_or(String::new(), |o| format!(" (offered {o:.0})"));
+    let offered = row.and_then(|r| r.offered).map_or(String::new(), |o| {
+        format!(" (offered {o:.0} {})", s.rate_unit)
+    });
     let h = s.headline.of(t);
     let p99 = if h.is_empty() {
         "-".to_string()

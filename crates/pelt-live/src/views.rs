@@ -67,6 +67,7 @@ impl Views {
         if args.tui {
             let live = Live::new(String::new(), TargetLabels::default());
             live.set_headline(headline);
+            live.set_rate_unit(config.rate_unit());
             views.live.push(live.clone());
             views.tui = Some(live);
         }
@@ -159,6 +160,7 @@ impl Views {
         }
         for live in &views.live {
             live.set_headline(headline);
+            live.set_rate_unit(config.rate_unit());
         }
         Ok((views, said))
     }
@@ -171,6 +173,7 @@ impl Views {
         for live in &self.live {
             live.next_run(run_id.to_string(), labels.clone());
             live.set_headline(headline);
+            live.set_rate_unit(config.rate_unit());
         }
     }
 

@@ -6,7 +6,7 @@ use pelt_core::{ErrorKind, FailureKind, LatencyStats, RunSummary, TargetStats};
 use serde_json::{json, Map, Value};
 
 /// Identifies the document format; bumped on incompatible changes.
-pub const SCHEMA_ID: &str = "pelt.run/2";
+pub const SCHEMA_ID: &str = "pelt.run/3";
 
 fn secs(ns: f64) -> f64 {
     ns / 1e9
@@ -167,7 +167,9 @@ fn target_row(s: &RunSummary, i: usize, target: &pelt_core::Target) -> Value {
         classes.insert(format!("{class}xx"), json!(n));
     }
     let mut kinds = Map::new();
-    for kind in ErrorKind::ALL {
+    // A judged response (a failed check or extraction) was complete: it
+    // is in status_classes and failures, not among transport errors.
+    for kind in ErrorKind::ALL.into_iter().filter(|k| !k.is_judgement()) {
         let n = c.error_kinds()[kind.index()];
         if n > 0 {
             kinds.insert(kind.name().to_string(), json!(n));
@@ -198,7 +200,7 @@ fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
         statuses.insert(code.to_string(), json!(n));
     }
     let mut errors = Map::new();
-    for kind in ErrorKind::ALL {
+    for kind in ErrorKind::ALL.into_iter().filter(|k| !k.is_judgement()) {
         errors.insert(kind.name().to_string(), json!(t.errors[kind.index()]));
     }
     // The one breakdown of "failed" (pelt_core::failure): transport kinds
@@ -326,8 +328,9 @@ fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
             "successes": t.successes,
             "failed": t.failed(),
             "failed_share": t.failed_share(),
-            "transport_errors": t.error_count(),
+            "transport_errors": t.transport_errors(),
             "non_2xx_3xx": t.non_success_statuses(),
+            "judged_failed": t.judged_failed(),
             "warmup": s.warmup_requests,
             "rate": s.request_rate(),
             "sent_rate": s.sent_rate(),

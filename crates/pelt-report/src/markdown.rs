@@ -18,18 +18,24 @@ pub fn markdown(s: &RunSummary) -> String {
 
 fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let t = &s.total;
-    let targets: Vec<String> = s
-        .config
-        .targets
-        .iter()
-        .map(|t| format!("`{} {}`", cell(&t.method), cell(&t.url.to_string())))
-        .collect();
-    writeln!(o, "### pelt run: {}\n", targets.join(", "))?;
+    let subject = match &s.config.scenario {
+        // Its target rows are steps and flows: the Steps and Flows tables.
+        Some(_) => format!("`{}`", cell(&s.config.subject())),
+        None => s
+            .config
+            .targets
+            .iter()
+            .map(|t| format!("`{} {}`", cell(&t.method), cell(&t.url.to_string())))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    writeln!(o, "### pelt run: {subject}\n")?;
     let c = s.config.load.connections();
-    let conns = plural(u64::from(c), "connection");
+    let conns = plural(u64::from(c), s.config.sender_noun());
+    let unit = s.config.rate_unit();
     let load = match (s.config.load.rate(), s.config.load.schedule()) {
-        (Some(r), None) => format!("{} req/s, up to {conns}", rate(r)),
-        (Some(_), Some(sched)) => format!("rate `{sched}` req/s, up to {conns}"),
+        (Some(r), None) => format!("{} {unit}, up to {conns}", rate(r)),
+        (Some(_), Some(sched)) => format!("rate `{sched}` {unit}, up to {conns}"),
         (None, None) => format!("closed loop, {conns}"),
         (None, Some(sched)) => format!("closed loop, connections `{sched}`"),
     };
@@ -45,7 +51,24 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         thousands(t.requests),
         Human(s.duration)
     )?;
-    if let Some(offered) = s.offered_rate() {
+    if let (Some(n), Some(per_s)) = (s.flows_started(), s.flow_rate()) {
+        let offered = s.offered_rate().map_or(String::new(), |r| {
+            format!(" of {} flows/s offered", rate(r))
+        });
+        writeln!(
+            o,
+            "| flows | {} started ({} flows/s{offered}) |",
+            thousands(n),
+            rate(per_s)
+        )?;
+        writeln!(
+            o,
+            "| sent | {} ({} req/s), {} completed |",
+            thousands(s.sent()),
+            rate(s.sent_rate()),
+            thousands(s.completed())
+        )?;
+    } else if let Some(offered) = s.offered_rate() {
         writeln!(
             o,
             "| sent | {} ({} req/s of {} req/s offered), {} completed |",
@@ -148,7 +171,9 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     if !statuses.is_empty() {
         writeln!(o, "Status codes: {}\n", statuses.join(", "))?;
     }
-    if s.config.targets.len() > 1 {
+    if let Some(sc) = &s.config.scenario {
+        write_scenario(o, s, sc)?;
+    } else if s.config.targets.len() > 1 {
         write_targets(o, s)?;
     }
     // One meaning of failed (pelt_core::failure).
@@ -187,33 +212,22 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let empty = TargetStats::default();
     for (i, target) in s.config.targets.iter().enumerate().take(MAX_TARGET_ROWS) {
         let n = s.total.targets.get(i).unwrap_or(&empty);
-        let p = |q: f64| match n.response() {
-            Some(h) if !h.is_empty() => human_ns(pelt_core::rank::quantile(h, q)).to_string(),
-            _ => "–".to_string(),
-        };
+        let [p50, p90, p99] = percentiles(n);
         let classes: Vec<String> = n
             .classes()
             .map(|(c, k)| format!("{c}xx {}", thousands(k)))
             .collect();
-        // pelt-core's one breakdown: statuses outside 2xx/3xx too.
-        let failures: Vec<String> = n
-            .failures()
-            .into_iter()
-            .map(|(k, count)| format!("{} {}", k.name(), thousands(count)))
-            .collect();
         writeln!(
             o,
-            "| `{} {}` | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| `{} {}` | {} | {} | {} | {p50} | {p90} | {p99} | {} | {} |",
             cell(&target.method),
             cell(&target.url.to_string()),
             thousands(n.requests()),
             thousands(n.successes()),
             thousands(n.failed()),
-            p(0.5),
-            p(0.9),
-            p(0.99),
             classes.join(", "),
-            failures.join(", "),
+            // pelt-core's one breakdown: statuses outside 2xx/3xx too.
+            failures_cell(n),
         )?;
     }
     if s.config.targets.len() > MAX_TARGET_ROWS {
@@ -224,6 +238,77 @@ fn write_targets(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         )?;
     }
     writeln!(o)
+}
+
+/// A row's p50, p90 and p99 cells, or dashes when it has no times.
+fn percentiles(n: &TargetStats) -> [String; 3] {
+    [0.5, 0.9, 0.99].map(|q| match n.response() {
+        Some(h) if !h.is_empty() => human_ns(pelt_core::rank::quantile(h, q)).to_string(),
+        _ => "–".to_string(),
+    })
+}
+
+/// A row's failures by kind (pelt-core's one breakdown).
+fn failures_cell(n: &TargetStats) -> String {
+    let f: Vec<String> = n
+        .failures()
+        .into_iter()
+        .map(|(k, count)| format!("{} {}", k.name(), thousands(count)))
+        .collect();
+    f.join(", ")
+}
+
+/// `--scenario`: the Steps and Flows tables, as the text report has
+/// them (a scenario's target rows are its steps, then its flows: never
+/// a list of targets, where a flow would read as a failed request).
+fn write_scenario(
+    o: &mut String,
+    s: &RunSummary,
+    sc: &pelt_core::ScenarioSource,
+) -> std::fmt::Result {
+    let empty = TargetStats::default();
+    let row = |i: usize| s.total.targets.get(i).unwrap_or(&empty);
+    writeln!(
+        o,
+        "| step | requests | ok | failed | skipped | p50 | p90 | p99 | failures |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---|"
+    )?;
+    for i in 0..sc.steps.min(sc.names.len()) {
+        let n = row(i);
+        let [p50, p90, p99] = percentiles(n);
+        writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {p50} | {p90} | {p99} | {} |",
+            cell(&sc.names[i]),
+            thousands(n.requests()),
+            thousands(n.successes()),
+            thousands(n.failed()),
+            thousands(sc.skipped(i, |j| row(j).failed())),
+            failures_cell(n),
+        )?;
+    }
+    writeln!(
+        o,
+        "\n| flow | started | completed | failed | p50 | p90 | p99 | failures |\n\
+         |---|---:|---:|---:|---:|---:|---:|---|"
+    )?;
+    for i in sc.flows() {
+        let n = row(i);
+        let [p50, p90, p99] = percentiles(n);
+        writeln!(
+            o,
+            "| {} | {} | {} | {} | {p50} | {p90} | {p99} | {} |",
+            cell(&sc.names[i]),
+            thousands(n.requests()),
+            thousands(n.successes()),
+            thousands(n.failed()),
+            failures_cell(n),
+        )?;
+    }
+    writeln!(
+        o,
+        "\nSteps: response time from each step's intended start. Flows: duration from the flow's start to its last step's end.\n"
+    )
 }
 
 /// `1 thread`, `2 threads`.

@@ -18,6 +18,8 @@ use toml::Spanned;
 #[serde(deny_unknown_fields)]
 struct RawFile {
     base: Option<Spanned<String>>,
+    /// Locust's `constant_pacing`: each user starts a flow every so often.
+    pacing: Option<Spanned<String>>,
     #[serde(default)]
     feed: Vec<RawFeed>,
     #[serde(default)]
@@ -57,6 +59,12 @@ struct RawStep {
     headers: BTreeMap<String, Spanned<String>>,
     body: Option<Spanned<String>>,
     think: Option<Spanned<String>>,
+    /// Sent only when this holds (`"id"`, `"iteration == 1"`).
+    when: Option<Spanned<String>>,
+    /// Not sent when this holds.
+    skip_if: Option<Spanned<String>>,
+    /// `"end_flow"` (default), `"continue"` or `"end_user"`.
+    on_failure: Option<Spanned<String>>,
     #[serde(default)]
     extract: BTreeMap<String, Spanned<RawExtract>>,
     check: Option<Spanned<RawCheck>>,
@@ -70,6 +78,11 @@ struct RawExtract {
     group: Option<usize>,
     header: Option<String>,
     cookie: Option<String>,
+    /// With a `*` in `json`: which matching element.
+    pick: Option<String>,
+    /// With a `*` in `json`: pointers within an element and their values.
+    #[serde(rename = "where")]
+    filter: Option<BTreeMap<String, serde_json::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -95,6 +108,11 @@ struct Compiler<'a> {
     slots: HashMap<String, usize>,
     next_slot: usize,
     base: Option<String>,
+    /// Columns of feeds read per iteration (`users.name`), which a
+    /// `once` step, run before any iteration, cannot use.
+    iteration_columns: Vec<String>,
+    /// What the file does that works but is likely a mistake.
+    warnings: Vec<crate::ScenarioWarning>,
 }
 
 impl Compiler<'_> {
@@ -131,13 +149,64 @@ impl Compiler<'_> {
             let extra = s.get_ref()[..e.at.min(s.get_ref().len())]
                 .matches('\n')
                 .count();
+            // A per-iteration feed's column where there is no iteration
+            // yet (a once step): say so, not "unknown variable".
+            let hole = s.get_ref()[e.at.min(s.get_ref().len())..]
+                .trim_start_matches('{')
+                .split(['}', '|'])
+                .next()
+                .unwrap_or("")
+                .trim();
+            let message = match self.iteration_columns.iter().find(|c| *c == hole) {
+                Some(col) => format!(
+                    "'{col}' comes from a feed read per iteration, and a [[once]] step runs \
+                     before any iteration; set per = \"user\" on the feed '{}' (a row per \
+                     virtual user), or move the step into a flow",
+                    col.split('.').next().unwrap_or("")
+                ),
+                None => e.message,
+            };
             ScenarioError::at(
                 self.file,
                 Some(line_of(self.text, s.span().start) + extra),
-                e.message,
+                message,
             )
         })
     }
+}
+
+/// A JSON extraction from its pointer: one value, or (a `*` segment)
+/// one of a list's elements by `pick` and `where`.
+fn json_from(pointer: &str, r: &RawExtract) -> Result<From, String> {
+    let Some(star) = pointer
+        .find("/*")
+        .filter(|&i| matches!(pointer.as_bytes().get(i + 2), None | Some(b'/')))
+    else {
+        if r.pick.is_some() || r.filter.is_some() {
+            return Err(format!(
+                "pick and where choose from a list: put a * where the list's index goes, like /items/*/id (not {pointer})"
+            ));
+        }
+        return Ok(From::Json(pointer.to_string()));
+    };
+    let (list, item) = (&pointer[..star], &pointer[star + 2..]);
+    if item.contains("/*") {
+        return Err("one * in a JSON path, the list to pick from".to_string());
+    }
+    let pick = match &r.pick {
+        Some(p) => crate::response::PickFrom::parse(p)?,
+        None => crate::response::PickFrom::First,
+    };
+    let mut filter = Vec::new();
+    for (p, v) in r.filter.iter().flatten() {
+        filter.push((json_pointer(p)?, v.clone()));
+    }
+    Ok(From::JsonList {
+        list: list.to_string(),
+        item: item.to_string(),
+        filter,
+        pick,
+    })
 }
 
 /// Compiles the scenario `text`, read from `file` (feeds are found from
@@ -160,6 +229,8 @@ pub(crate) fn compile(text: &str, file: &Path) -> Result<Scenario, ScenarioError
         slots: HashMap::new(),
         next_slot: 0,
         base: None,
+        iteration_columns: Vec::new(),
+        warnings: Vec::new(),
     };
     if let Some(b) = &raw.base {
         let v = substitute_env(b.get_ref())
@@ -169,6 +240,14 @@ pub(crate) fn compile(text: &str, file: &Path) -> Result<Scenario, ScenarioError
         }
         c.base = Some(v.trim_end_matches('/').to_string());
     }
+    let pacing = match &raw.pacing {
+        Some(p) => Some((
+            pelt_core::parse_duration(p.get_ref())
+                .or_else(|e| c.err(p.span(), format!("pacing {:?}: {e}", p.get_ref())))?,
+            line_of(text, p.span().start),
+        )),
+        None => None,
+    };
     let dir = file.parent().unwrap_or(Path::new("."));
     // Feeds: their columns are variables `feed.column`.
     let mut feeds = Vec::new();
@@ -205,6 +284,8 @@ pub(crate) fn compile(text: &str, file: &Path) -> Result<Scenario, ScenarioError
             all_feed_scope.insert(format!("{name}.{col}"), s);
             if per == Per::User {
                 user_scope.insert(format!("{name}.{col}"), s);
+            } else {
+                c.iteration_columns.push(format!("{name}.{col}"));
             }
         }
         feeds.push(feed);
@@ -325,6 +406,8 @@ pub(crate) fn compile(text: &str, file: &Path) -> Result<Scenario, ScenarioError
         once,
         flows,
         feeds,
+        pacing,
+        warnings: c.warnings,
         slots: c.next_slot,
         counter: std::sync::atomic::AtomicU64::new(0),
         cumulative,
@@ -452,12 +535,51 @@ fn compile_step(
         headers.push((k.clone(), c.template(v, scope)?));
     }
     let body = s.body.as_ref().map(|b| c.template(b, scope)).transpose()?;
+    if let Some(b) = &s.body {
+        let typed = s
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("content-type"));
+        if !typed && !b.get_ref().is_empty() {
+            c.warnings
+                .push(crate::ScenarioWarning::BodyWithoutContentType {
+                    file: c.file.to_path_buf(),
+                    line: line_of(c.text, b.span().start),
+                    step: format!("{flow}/{name}"),
+                });
+        }
+    }
     let think = match &s.think {
         Some(t) => Some(
             ThinkTime::parse(t.get_ref())
                 .or_else(|e| c.err(t.span(), format!("think {:?}: {e}", t.get_ref())))?,
         ),
         None => None,
+    };
+    // Read before this step's own extractions exist.
+    let when = match (&s.when, &s.skip_if) {
+        (Some(w), Some(_)) => {
+            return c.err(w.span(), "a step takes when or skip_if, not both; keep one")
+        }
+        (Some(t), None) | (None, Some(t)) => Some(
+            crate::condition::Condition::compile(t.get_ref(), scope, s.skip_if.is_some())
+                .or_else(|m| c.err(t.span(), m))?,
+        ),
+        (None, None) => None,
+    };
+    let on_failure = match &s.on_failure {
+        None => crate::OnFailure::EndFlow,
+        Some(o) => match o.get_ref().as_str() {
+            "end_flow" => crate::OnFailure::EndFlow,
+            "continue" => crate::OnFailure::Continue,
+            "end_user" => crate::OnFailure::EndUser,
+            other => {
+                return c.err(
+                    o.span(),
+                    format!("on_failure {other:?}: use \"end_flow\", \"continue\" or \"end_user\""),
+                )
+            }
+        },
     };
     // Extractions: defined from here on, for later steps.
     let mut extract = Vec::new();
@@ -469,6 +591,22 @@ fn compile_step(
             );
         }
         let r = e.get_ref();
+        // An extraction is compiled once: a hole in it would be taken
+        // literally and fail on every response.
+        let texts = [&r.json, &r.regex, &r.header, &r.cookie];
+        if texts
+            .iter()
+            .any(|t| t.as_deref().is_some_and(|t| t.contains("{{")))
+        {
+            return c.err(
+                e.span(),
+                format!(
+                    "extract '{var}': a {{{{...}}}} in an extraction is not filled in (it is \
+                     compiled once, before the run, and would fail on every response); write \
+                     the path itself"
+                ),
+            );
+        }
         let given = [
             r.json.is_some(),
             r.regex.is_some(),
@@ -482,7 +620,13 @@ fn compile_step(
             );
         }
         let from = if let Some(p) = &r.json {
-            From::Json(json_pointer(p).or_else(|m| c.err(e.span(), m))?)
+            let pointer = json_pointer(p).or_else(|m| c.err(e.span(), m))?;
+            json_from(&pointer, r).or_else(|m| c.err(e.span(), format!("extract '{var}': {m}")))?
+        } else if r.pick.is_some() || r.filter.is_some() {
+            return c.err(
+                e.span(),
+                format!("extract '{var}': pick and where choose from a JSON list; use json = \"/items/*/id\""),
+            );
         } else if let Some(re) = &r.regex {
             let compiled = regex::bytes::Regex::new(re).or_else(|err| {
                 c.err(
@@ -576,6 +720,8 @@ fn compile_step(
         headers,
         body,
         think,
+        when,
+        on_failure,
         extract,
         checks,
         target: Target {

@@ -154,21 +154,13 @@ impl Feed {
             .reader
             .seek(SeekFrom::Start(data_start))
             .map_err(|e| e.to_string())?;
-        // A row to read at all: an empty feed feeds nothing.
-        let mut probe = String::new();
-        let has_row = loop {
-            probe.clear();
-            match source.reader.read_line(&mut probe) {
-                Ok(0) => break false,
-                Ok(_) if probe.trim().is_empty() => continue,
-                Ok(_) => break true,
-                Err(e) => {
-                    return Err(format!(
-                        "cannot read feed '{name}' ({}): {e}",
-                        path.display()
-                    ))
-                }
-            }
+        // A row to read at all: an empty feed feeds nothing. A CSV feed
+        // is read through once, so that a row short of a column is
+        // refused now with its line, not sent as an empty value all run.
+        let has_row = match format {
+            Format::Csv => check_csv_rows(&mut source.reader, name, path, &columns)?,
+            Format::JsonLines => has_a_row(&mut source.reader)
+                .map_err(|e| format!("cannot read feed '{name}' ({}): {e}", path.display()))?,
         };
         if !has_row {
             return Err(format!(
@@ -325,6 +317,60 @@ fn row_offsets(path: &Path, data_start: u64) -> std::io::Result<Vec<u64>> {
 
 /// One CSV line's fields (RFC 4180 quoting: `"a,b"`, `""` for a quote;
 /// a row is one line).
+/// Whether a line that is not blank follows.
+fn has_a_row(reader: &mut BufReader<File>) -> std::io::Result<bool> {
+    let mut probe = String::new();
+    loop {
+        probe.clear();
+        match reader.read_line(&mut probe)? {
+            0 => return Ok(false),
+            _ if probe.trim().is_empty() => continue,
+            _ => return Ok(true),
+        }
+    }
+}
+
+/// Reads a CSV feed's rows (after its header) once: each must have a
+/// field for every column, else the error names the feed's file and the
+/// row's line. Whether it has any row. A line buffer's memory, whatever
+/// the file's length.
+fn check_csv_rows(
+    reader: &mut BufReader<File>,
+    name: &str,
+    path: &Path,
+    columns: &[String],
+) -> Result<bool, String> {
+    let mut line = String::new();
+    let mut rows = 0u64;
+    // The header is line 1.
+    for number in 2u64.. {
+        line.clear();
+        let n = reader
+            .read_line(&mut line)
+            .map_err(|e| format!("cannot read feed '{name}' ({}): {e}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        let row = line.trim_end_matches(['\r', '\n']);
+        if row.trim().is_empty() {
+            continue;
+        }
+        rows += 1;
+        let fields = csv_fields(row).len();
+        if fields != columns.len() {
+            return Err(format!(
+                "feed '{name}': {}:{number} has {fields} field{} where the header names {} ({}); \
+                 give every row a value for every column (an empty one as ,,)",
+                path.display(),
+                if fields == 1 { "" } else { "s" },
+                columns.len(),
+                columns.join(", ")
+            ));
+        }
+    }
+    Ok(rows > 0)
+}
+
 pub(crate) fn csv_fields(line: &str) -> Vec<Vec<u8>> {
     let mut fields = Vec::new();
     let mut field = Vec::new();

@@ -46,6 +46,7 @@ pub fn har(data: &[u8]) {
         let options = HarOptions {
             include_assets,
             base: None,
+            include_origins: Vec::new(),
         };
         if let Ok(out) = import(&text, Path::new("fuzz.har"), &options) {
             if let Err(e) = toml::from_str::<toml::Table>(&out) {

@@ -30,6 +30,42 @@ pub struct HarOptions {
     /// Send to this origin (`http://host:port`) instead of the recorded
     /// one (the first request's).
     pub base: Option<String>,
+    /// Third-party origins to keep (`https://cdn.example.net`); the rest
+    /// of the origins outside the recorded site are left out.
+    pub include_origins: Vec<String>,
+}
+
+/// `https://host:port` of a URL.
+fn origin_of(url: &str) -> &str {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    let end = url[after..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| after + i);
+    &url[..end]
+}
+
+/// Whether `origin` belongs to the site of `site` (the first request's
+/// origin): the same host, or a host under the same parent domain
+/// (`api.shop.example` beside `www.shop.example`); anything else (an
+/// analytics beacon, a CDN elsewhere) is a third party.
+fn same_site(origin: &str, site: &str) -> bool {
+    let host = |o: &str| {
+        let h = o.split_once("://").map_or(o, |(_, h)| h);
+        h.rsplit_once(':')
+            .filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit()))
+            .map_or(h, |(h, _)| h)
+            .to_ascii_lowercase()
+    };
+    let (a, b) = (host(origin), host(site));
+    let parent = |h: &str| -> String {
+        // An address is its own site; a name's parent is its last two labels.
+        if h.parse::<std::net::IpAddr>().is_ok() || h.starts_with('[') {
+            return h.to_string();
+        }
+        let labels: Vec<&str> = h.rsplit('.').take(2).collect();
+        labels.into_iter().rev().collect::<Vec<_>>().join(".")
+    };
+    a == b || parent(&a) == parent(&b)
 }
 
 #[derive(Debug, Deserialize)]
@@ -278,26 +314,46 @@ fn extraction_for(value: &str, text: &str, json: bool) -> Option<String> {
         }
     }
     let at = text.find(value)?;
+    // The shortest context before the value whose regex, run on the
+    // recorded response as the run will run it, takes this very value
+    // (a bare `value="` would take the page's first hidden input: a
+    // currency code, not the CSRF token).
+    for (back, within_tag) in [(24, true), (48, true), (96, true), (48, false), (96, false)] {
+        let Some(re) = regex_before(text, at, back, within_tag) else {
+            continue;
+        };
+        let takes = regex::Regex::new(&re).ok().and_then(|r| {
+            r.captures(text)
+                .and_then(|c| c.get(1))
+                .map(|m| m.as_str() == value)
+        });
+        if takes == Some(true) {
+            return Some(format!("{{ regex = {} }}", quote(&re)));
+        }
+    }
+    None
+}
+
+/// A regex of the `back` characters before byte `at` of `text` (from
+/// the tag or line it is in when `within_tag`, from a word's start) and
+/// a group for the value; `None` when too little context is left.
+fn regex_before(text: &str, at: usize, back: usize, within_tag: bool) -> Option<String> {
     let start = text[..at]
         .char_indices()
         .rev()
-        .nth(23)
+        .nth(back - 1)
         .map_or(0, |(i, _)| i);
     let mut prefix = &text[start..at];
     // From the attribute or tag it is in, so that the regex holds on a
     // page that differs elsewhere.
-    if let Some(i) = prefix.rfind(['<', '\n']) {
+    if let Some(i) = prefix.rfind(['<', '\n']).filter(|_| within_tag) {
         prefix = &prefix[i + 1..];
     }
     // From a word's start: `name="csrf" value="`, not `den" name=...`.
     if let Some(i) = prefix.find(' ').filter(|&i| prefix.len() - i > 6) {
         prefix = &prefix[i + 1..];
     }
-    if prefix.len() < 6 {
-        return None;
-    }
-    let re = format!("{}([^\"'&<>\\s]+)", regex::escape(prefix));
-    Some(format!("{{ regex = {} }}", quote(&re)))
+    (prefix.len() >= 6).then(|| format!("{}([^\"'&<>\\s]+)", regex::escape(prefix)))
 }
 
 /// Converts the HAR `text` (read from `file`) into a scenario's text.
@@ -305,13 +361,35 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
     let har: Har = serde_json::from_str(text).map_err(|e| {
         ScenarioError::at(file, Some(e.line()), format!("not a HAR file ({e}); export one from the browser's network panel (Save all as HAR)"))
     })?;
-    let entries: Vec<&Entry> = har
+    let http: Vec<&Entry> = har
         .log
         .entries
         .iter()
         .filter(|e| options.include_assets || !is_asset(e))
         .filter(|e| e.request.url.starts_with("http://") || e.request.url.starts_with("https://"))
         .collect();
+    // The site is the first request's; other origins are third parties
+    // (beacons, CDNs), left out unless named.
+    let site = http
+        .first()
+        .map_or("", |e| origin_of(&e.request.url))
+        .to_string();
+    let kept = |e: &&Entry| {
+        let o = origin_of(&e.request.url);
+        same_site(o, &site)
+            || options
+                .include_origins
+                .iter()
+                .any(|i| i.trim_end_matches('/') == o)
+    };
+    let mut left_out: Vec<String> = Vec::new();
+    for e in http.iter().filter(|e| !kept(e)) {
+        let o = origin_of(&e.request.url).to_string();
+        if !left_out.contains(&o) {
+            left_out.push(o);
+        }
+    }
+    let entries: Vec<&Entry> = http.into_iter().filter(kept).collect();
     let Some(first) = entries.first() else {
         return Err(ScenarioError::at(
             file,
@@ -319,21 +397,17 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
             "the HAR has no HTTP requests to import (only assets? add --include-assets)",
         ));
     };
-    let origin_of = |url: &str| -> String {
-        let after = url.find("://").map_or(0, |i| i + 3);
-        let end = url[after..]
-            .find(['/', '?', '#'])
-            .map_or(url.len(), |i| after + i);
-        url[..end].to_string()
-    };
-    let recorded = origin_of(&first.request.url);
+    let recorded = origin_of(&first.request.url).to_string();
     let base = options.base.clone().unwrap_or_else(|| recorded.clone());
     // Values handed out by responses, most recent first when searched.
     let mut taken = BTreeMap::new();
     let mut extracts: Vec<Vec<(String, String)>> = vec![Vec::new(); entries.len()];
     let mut known: Vec<(String, String)> = Vec::new(); // value -> variable
-                                                       // Correlates `value` (sent by request `i`) with the latest earlier
-                                                       // response that holds it; returns the variable to send instead.
+                                                       // Values a response held and a later request sent, for which no
+                                                       // extraction took that value back from the recorded response.
+    let mut unverified: Vec<String> = Vec::new();
+    // Correlates `value` (sent by request `i`) with the latest earlier
+    // response that holds it; returns the variable to send instead.
     let mut correlate = |i: usize,
                          value: &str,
                          hint: &str,
@@ -358,7 +432,13 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
             if !body.contains(value) {
                 continue;
             }
-            let how = extraction_for(value, body, c.mime_type.contains("json"))?;
+            let Some(how) = extraction_for(value, body, c.mime_type.contains("json")) else {
+                let note = format!("'{hint}' (request {}, from response {})", i + 1, j + 1);
+                if !unverified.contains(&note) {
+                    unverified.push(note);
+                }
+                return None;
+            };
             let var = var_name(hint, &mut taken);
             extracts[j].push((var.clone(), how));
             known.push((value.to_string(), var.clone()));
@@ -463,6 +543,21 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
         out,
         "# virtual user's jar; secret headers read environment variables."
     );
+    if !unverified.is_empty() {
+        let _ = writeln!(
+            out,
+            "# Not correlated (no extraction took the value back from the recorded response; \
+             sent as recorded): {}.",
+            unverified.join(", ")
+        );
+    }
+    if !left_out.is_empty() {
+        let _ = writeln!(
+            out,
+            "# Left out, another site's (--include-origin ORIGIN keeps one): {}.",
+            left_out.join(", ")
+        );
+    }
     let _ = writeln!(
         out,
         "# Think times are the recorded gaps. See docs/SCENARIOS.md."
@@ -537,6 +632,41 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 37 §5: `value="([^"]+)"` took the page's first hidden input
+    /// (a currency code) for the CSRF token. An extraction is written
+    /// only if it takes the sent value back from the recorded response.
+    #[test]
+    fn an_extraction_is_checked_against_the_recording() {
+        let page = r#"<form><input type="hidden" value="EUR"><input type="hidden" value="tok-0123456789abcdef" name="csrf"></form>"#;
+        let how = extraction_for("tok-0123456789abcdef", page, false).unwrap();
+        let re: String = toml::from_str::<toml::Table>(&format!("x = {how}")).unwrap()["x"]
+            ["regex"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let got = regex::Regex::new(&re).unwrap().captures(page).unwrap()[1].to_string();
+        assert_eq!(got, "tok-0123456789abcdef", "{re}");
+        // A value the regex's class cannot hold is not correlated.
+        assert_eq!(
+            extraction_for("a b c d e f g", "<p>x</p> a b c d e f g", false),
+            None
+        );
+    }
+
+    #[test]
+    fn a_site_is_its_host_and_hosts_under_its_parent_domain() {
+        assert!(same_site(
+            "https://api.shop.example",
+            "https://www.shop.example"
+        ));
+        assert!(same_site("http://127.0.0.1:8080", "http://127.0.0.1:8080"));
+        assert!(!same_site(
+            "https://www.google-analytics.com",
+            "https://www.shop.example"
+        ));
+        assert!(!same_site("http://127.0.0.2:8080", "http://127.0.0.1:8080"));
+    }
 
     #[test]
     fn times_parse_to_the_millisecond() {
@@ -633,6 +763,7 @@ mod tests {
             &HarOptions {
                 include_assets: true,
                 base: None,
+                include_origins: Vec::new(),
             },
         )
         .unwrap();

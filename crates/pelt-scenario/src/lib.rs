@@ -21,6 +21,8 @@
 #![warn(missing_docs)]
 
 mod compile;
+pub mod condition;
+mod dry;
 mod error;
 pub mod feed;
 #[doc(hidden)]
@@ -62,6 +64,11 @@ pub struct Step {
     pub body: Option<Template>,
     /// The pause after it, before the flow's next step.
     pub think: Option<ThinkTime>,
+    /// `when` / `skip_if`: whether it is sent (a step not sent is not a
+    /// request, and its flow goes on).
+    pub when: Option<condition::Condition>,
+    /// What its failure does to its flow and user.
+    pub on_failure: OnFailure,
     /// Values to take from its response.
     pub extract: Vec<response::Extraction>,
     /// What its response must be.
@@ -79,6 +86,22 @@ impl Step {
             || !self.checks.json_equals.is_empty()
             || !self.checks.json_matches.is_empty()
     }
+}
+
+/// `on_failure`: what a failed step does next (Locust's
+/// `catch_response` with `response.failure()`, then going on or not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnFailure {
+    /// `"end_flow"` (the default): the flow ends, failed; the user
+    /// starts its next flow.
+    #[default]
+    EndFlow,
+    /// `"continue"`: counted failed, and the flow goes on to its next
+    /// step (the flow still counts failed, by its first failure).
+    Continue,
+    /// `"end_user"`: the flow ends, failed, and the virtual user stops
+    /// (no more flows).
+    EndUser,
 }
 
 /// A flow: steps in order, and how often it is picked.
@@ -106,6 +129,13 @@ pub struct Scenario {
     pub flows: Vec<FlowDef>,
     /// The feeds, open.
     pub feeds: Vec<Feed>,
+    /// `pacing`: each virtual user starts a flow at most this often (the
+    /// next one at the last one's start plus this, or at once if it took
+    /// longer), with the line it is on. Closed loop only.
+    pub pacing: Option<(std::time::Duration, usize)>,
+    /// What the file does that works but is likely a mistake: said
+    /// before the run (`pelt: warning: ...`), never refused.
+    pub warnings: Vec<ScenarioWarning>,
     /// Variable slots a virtual user holds.
     pub slots: usize,
     /// `{{counter}}`: one count for the whole process.
@@ -252,6 +282,11 @@ impl Scenario {
         out.extend_from_slice(scratch);
     }
 
+    /// Whether step `step` is sent for `vu` now (its `when`/`skip_if`).
+    pub fn runs(&self, step: usize, vu: &VuVars) -> bool {
+        self.steps[step].when.as_ref().is_none_or(|c| c.holds(vu))
+    }
+
     /// Applies step `step`'s extractions and checks to its response,
     /// storing what it extracts in `vu`'s variables.
     pub fn after(&self, step: usize, vu: &mut VuVars, reply: Reply<'_>) -> Result<(), StepFailure> {
@@ -262,18 +297,56 @@ impl Scenario {
         let mut scratch = Vec::new();
         let body = response::dechunked(reply.head, reply.body, &mut scratch);
         let reply = Reply { body, ..reply };
-        response::apply(&s.label, reply, &s.extract, &s.checks, |slot, v| {
-            vu.slots[slot].clear();
-            vu.slots[slot].extend_from_slice(v);
-            vu.set[slot] = true;
-        })
+        response::apply(
+            &s.label,
+            reply,
+            &s.extract,
+            &s.checks,
+            |slot, v| {
+                vu.slots[slot].clear();
+                vu.slots[slot].extend_from_slice(v);
+                vu.set[slot] = true;
+            },
+            |n| vu.rng.usize(..n),
+        )
+    }
+}
+
+/// What a scenario file does that works but is likely a mistake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScenarioWarning {
+    /// A step sends a body and no `Content-Type`: most servers then
+    /// parse nothing of it (a form's fields, a JSON document).
+    BodyWithoutContentType {
+        /// The scenario file.
+        file: std::path::PathBuf,
+        /// The body's line.
+        line: usize,
+        /// `flow/step`.
+        step: String,
+    },
+}
+
+impl std::fmt::Display for ScenarioWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScenarioWarning::BodyWithoutContentType { file, line, step } => write!(
+                f,
+                "{}:{line}: step '{step}' sends a body without a Content-Type header, so the \
+                 server may parse none of it; add headers = {{ \"Content-Type\" = \
+                 \"application/x-www-form-urlencoded\" }} (a form) or \"application/json\"",
+                file.display()
+            ),
+        }
     }
 }
 
 /// `pelt run --scenario FILE`: reads and compiles `file` (every check,
 /// feeds opened, before any load) and makes `config` run it: its targets
 /// become the scenario's rows, and the file's text goes with the run.
-pub fn lower(file: &Path, config: &mut RunConfig) -> Result<(), ScenarioError> {
+/// Returns what the file does that is likely a mistake, to say before
+/// the run.
+pub fn lower(file: &Path, config: &mut RunConfig) -> Result<Vec<ScenarioWarning>, ScenarioError> {
     let text = std::fs::read_to_string(file).map_err(|e| {
         ScenarioError::at(
             file,
@@ -282,8 +355,23 @@ pub fn lower(file: &Path, config: &mut RunConfig) -> Result<(), ScenarioError> {
         )
     })?;
     let scenario = Scenario::compile(&text, file)?;
+    if let (Some((_, line)), Some(_)) = (scenario.pacing, config.load.rate()) {
+        return Err(ScenarioError::at(
+            file,
+            Some(line),
+            "pacing sets when each user starts its flows and --rate when the run starts them; \
+             use one (remove pacing, or --rate)",
+        ));
+    }
     config.targets = scenario.targets().into();
     config.scenario = Some(ScenarioSource {
+        goes_on: scenario
+            .steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.on_failure == OnFailure::Continue)
+            .map(|(i, _)| i)
+            .collect(),
         path: file.to_string_lossy().into_owned(),
         text,
         steps: scenario.steps.len(),
@@ -294,7 +382,7 @@ pub fn lower(file: &Path, config: &mut RunConfig) -> Result<(), ScenarioError> {
             .chain(scenario.flows.iter().map(|f| f.name.clone()))
             .collect(),
     });
-    Ok(())
+    Ok(scenario.warnings)
 }
 
 /// A URL placeholder for a run's flags before `--scenario` replaces its

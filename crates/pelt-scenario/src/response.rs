@@ -23,12 +23,98 @@ pub enum From {
     /// A JSON value at a pointer (RFC 6901) in the body; strings without
     /// quotes, anything else as JSON text.
     Json(String),
+    /// `json = "/items/*/id"`: of the elements of the JSON list at `list`
+    /// whose every `filter` pointer holds its value (`where`), the value
+    /// at `item` in one of them, or in all (`pick`).
+    JsonList {
+        /// The list's pointer (before the `*`).
+        list: String,
+        /// The value's pointer within an element (after the `*`).
+        item: String,
+        /// `where`: pointers within an element, and the value each must be.
+        filter: Vec<(String, serde_json::Value)>,
+        /// Which matching element.
+        pick: PickFrom,
+    },
     /// A regex's capture group (1 unless the regex has none) in the body.
     Regex(Regex, usize),
     /// A response header's value (the first, by name, any case).
     Header(String),
     /// A `Set-Cookie` value by cookie name.
     Cookie(String),
+}
+
+/// Which of a list's matching elements an extraction takes (`pick`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickFrom {
+    /// The first (`"first"`, the default).
+    First,
+    /// Any, each equally likely, drawn by the user's own random numbers
+    /// (Locust's `random.choice`).
+    Random,
+    /// Every one, joined by commas (`1,2,3`).
+    All,
+}
+
+impl PickFrom {
+    /// Parses `pick`.
+    pub fn parse(s: &str) -> Result<PickFrom, String> {
+        match s {
+            "first" => Ok(PickFrom::First),
+            "random" => Ok(PickFrom::Random),
+            "all" => Ok(PickFrom::All),
+            other => Err(format!(
+                "pick {other:?}: use \"first\", \"random\" or \"all\""
+            )),
+        }
+    }
+}
+
+/// The value `from` takes from a list in `json` (`None`: no element
+/// matched). `index(n)` draws a number below `n` for `random`.
+fn from_list(
+    json: Option<&serde_json::Value>,
+    (list, item, filter, pick): (&str, &str, &[(String, serde_json::Value)], PickFrom),
+    index: &mut impl FnMut(usize) -> usize,
+) -> Option<Vec<u8>> {
+    let elements = json?.pointer(list)?.as_array()?;
+    let matching = || {
+        elements
+            .iter()
+            .filter(|el| filter.iter().all(|(p, v)| el.pointer(p) == Some(v)))
+            .filter_map(|el| el.pointer(item))
+    };
+    let chosen = match pick {
+        PickFrom::First => matching().next()?,
+        // Two passes, no allocation: count, then take the one drawn.
+        PickFrom::Random => {
+            let n = matching().count();
+            if n == 0 {
+                return None;
+            }
+            matching().nth(index(n))?
+        }
+        PickFrom::All => {
+            let mut out = Vec::new();
+            for (i, v) in matching().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&value_bytes(v));
+            }
+            return (!out.is_empty()).then_some(out);
+        }
+    };
+    Some(value_bytes(chosen).into_owned())
+}
+
+/// A JSON value as a variable holds it: a string without its quotes,
+/// anything else as JSON text.
+fn value_bytes(v: &serde_json::Value) -> std::borrow::Cow<'_, [u8]> {
+    match v {
+        serde_json::Value::String(s) => s.as_bytes().into(),
+        other => other.to_string().into_bytes().into(),
+    }
 }
 
 /// One extraction: a variable set from the response.
@@ -127,16 +213,20 @@ fn excerpt(text: &[u8]) -> String {
 }
 
 /// Applies `extractions` then `checks` to `reply`; each value found goes
-/// into `set(slot, value)`. The first failure ends it.
+/// into `set(slot, value)`; `index(n)` draws a number below `n` (a
+/// `pick = "random"`). The first failure ends it.
 pub fn apply(
     step: &str,
     reply: Reply<'_>,
     extractions: &[Extraction],
     checks: &Checks,
     mut set: impl FnMut(usize, &[u8]),
+    mut index: impl FnMut(usize) -> usize,
 ) -> Result<(), StepFailure> {
-    let needs_json =
-        checks.needs_json() || extractions.iter().any(|e| matches!(e.from, From::Json(_)));
+    let needs_json = checks.needs_json()
+        || extractions
+            .iter()
+            .any(|e| matches!(e.from, From::Json(_) | From::JsonList { .. }));
     let json: Option<serde_json::Value> = needs_json
         .then(|| serde_json::from_slice(reply.body).ok())
         .flatten();
@@ -149,10 +239,13 @@ pub fn apply(
     }
     for e in extractions {
         let found: Option<std::borrow::Cow<'_, [u8]>> = match &e.from {
-            From::Json(p) => json_at(p).map(|v| match v {
-                serde_json::Value::String(s) => s.as_bytes().into(),
-                other => other.to_string().into_bytes().into(),
-            }),
+            From::Json(p) => json_at(p).map(value_bytes),
+            From::JsonList {
+                list,
+                item,
+                filter,
+                pick,
+            } => from_list(json.as_ref(), (list, item, filter, *pick), &mut index).map(Into::into),
             From::Regex(re, group) => re
                 .captures(reply.body)
                 .and_then(|c| c.get(*group))
@@ -169,11 +262,16 @@ pub fn apply(
             Some(v) => set(e.slot, &v),
             None => {
                 let whence = match &e.from {
-                    From::Json(p) if json.is_none() => {
+                    From::Json(_) | From::JsonList { .. } if json.is_none() => {
                         format!("the body is not JSON (it starts: {})", excerpt(reply.body))
                     }
                     From::Json(p) => format!(
                         "nothing at JSON pointer {p} (the body starts: {})",
+                        excerpt(reply.body)
+                    ),
+                    From::JsonList { list, item, .. } => format!(
+                        "no element of the list at {list} has {} (with its where) (the body starts: {})",
+                        if item.is_empty() { "a value" } else { item },
                         excerpt(reply.body)
                     ),
                     From::Regex(re, _) => format!(
@@ -270,7 +368,8 @@ pub fn json_pointer(path: &str) -> Result<String, String> {
                 return bad("a '[' without ']'");
             };
             let n = &idx[1..close];
-            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            // `[*]`: every element (an extraction's list, with pick).
+            if n != "*" && (n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit())) {
                 return bad("an index that is not a number");
             }
             out.push('/');
@@ -309,6 +408,7 @@ mod tests {
             ex,
             checks,
             |slot, v| got.push((slot, String::from_utf8_lossy(v).into_owned())),
+            |n| n - 1,
         );
         (r, got)
     }

@@ -391,6 +391,7 @@ fn scenario_steps_round_trip(location: &str) {
         path: "journey.toml".into(),
         text: String::new(),
         steps: 1,
+        goes_on: Vec::new(),
         names: vec!["browse/login".into(), "browse".into()],
     });
     let id = s.record(journey).unwrap();

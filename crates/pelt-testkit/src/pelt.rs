@@ -187,6 +187,23 @@ pub fn run_json_no_response(args: &[&str]) -> Value {
     json(&out)
 }
 
+/// Runs `pelt ARGS --format json` where responses come back and not one
+/// succeeds (every request failed; in a scenario, every flow): checks
+/// that pelt exits 3 and says so in one line, returns the report.
+pub fn run_json_nothing_succeeded(args: &[&str]) -> Value {
+    let out = output_json(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "pelt {args:?}: {err}");
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.starts_with("pelt: nothing succeeded: all "))
+            .count(),
+        1,
+        "{err}"
+    );
+    json(&out)
+}
+
 /// Runs `pelt ARGS --format json` where some requests may get a response
 /// and possibly none: exit 0 or 3, returns the report.
 pub fn run_json_maybe_no_response(args: &[&str]) -> Value {

@@ -30,6 +30,7 @@ pub fn command(args: ImportArgs) -> Result<ExitCode, UserError> {
     let options = pelt_scenario::har::HarOptions {
         include_assets: a.include_assets,
         base: a.base,
+        include_origins: a.include_origin,
     };
     let scenario = pelt_scenario::har::import(&text, &a.file, &options)
         .map_err(|e| UserError(e.to_string()))?;

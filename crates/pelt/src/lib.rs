@@ -1,8 +1,10 @@
 //! pelt: parse, dispatch, map errors to exit codes. Nothing else.
 //!
 //! Exit codes: 0 ok, 1 an --assert failed, 2 bad usage or input (one
-//! line: what is wrong and how to fix it), 3 no request got a response
-//! (after the report, with one line saying why), 4 an --abort-on rule
+//! line: what is wrong and how to fix it), 3 no request got a response,
+//! or nothing succeeded (every request failed, with --scenario every
+//! flow; unless an --assert on `failed` judges it), after the report, with
+//! one line saying why, 4 an --abort-on rule
 //! stopped the run (after the report, which names the rule), 128 + the
 //! signal's number when a signal stopped it (130 Ctrl-C, 143 SIGTERM,
 //! 129 SIGHUP or a terminal gone away; after printing what was measured).
@@ -34,8 +36,10 @@ use flags::{clap_error, with_implicit_run, Cli, Command};
 use std::process::ExitCode;
 
 /// Exit code of a run in which requests were made and not one got a
-/// response (nothing listening, every connection refused or reset): a
-/// benchmark of nothing is not a pass.
+/// response (nothing listening, every connection refused or reset), or
+/// not one succeeded (every request failed; in a scenario, every flow)
+/// unless an `--assert` on `failed` judges it: a benchmark of nothing is
+/// not a pass.
 pub const NO_RESPONSE: u8 = 3;
 
 /// Exit code of a run that an `--abort-on` rule stopped: the service

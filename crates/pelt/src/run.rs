@@ -99,6 +99,10 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     if let Some(note) = crate::calibrate::note_for(&config) {
         eprintln!("{note}");
     }
+    if args.dry_run {
+        // Before any history or live view: nothing is sent or kept.
+        return dry_run(&config, &args.record.redactor());
+    }
     if args.format == FormatArg::Hdrlog {
         // Refuse before sending load, not after.
         return Err(UserError("--format hdrlog is for saved runs: pelt run URL -o run.pelt, then pelt report run.pelt --format hdrlog".into()));
@@ -179,6 +183,10 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         // Nothing to measure is not a pass, whatever the asserts say.
         return Ok(std::process::ExitCode::from(crate::NO_RESPONSE));
     }
+    if let Some(what) = nothing_succeeded(&summary, &args.asserts) {
+        eprintln!("pelt: nothing succeeded: {what}");
+        return Ok(std::process::ExitCode::from(crate::NO_RESPONSE));
+    }
     match (&mut history, &args.record.baseline) {
         (Some(h), Some(spec)) if checked == std::process::ExitCode::SUCCESS => {
             crate::history::baseline::after_run(
@@ -192,4 +200,65 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         }
         _ => Ok(checked),
     }
+}
+
+/// A run whose every request failed (every flow, in a scenario) is not a
+/// pass, for plain runs and scenarios alike, unless an `--assert` on the
+/// whole run's `failed` share says what the user accepts (a test of an
+/// error page, a rate limiter's 429s): then the asserts decide.
+fn nothing_succeeded(
+    summary: &pelt_core::RunSummary,
+    asserts: &[pelt_core::Assertion],
+) -> Option<String> {
+    let judged_by_user = asserts
+        .iter()
+        .any(|a| a.measure == pelt_core::check::Measure::Errors && a.target.is_none());
+    match judged_by_user {
+        true => None,
+        false => summary.nothing_succeeded(),
+    }
+}
+
+/// `--dry-run`: the first users' requests, rendered and redacted, sent
+/// nowhere.
+fn dry_run(
+    config: &RunConfig,
+    secrets: &pelt_core::secrets::Redactor,
+) -> Result<std::process::ExitCode, UserError> {
+    let source = config.scenario.as_ref().ok_or_else(|| {
+        UserError("--dry-run shows a scenario's requests: give --scenario FILE".into())
+    })?;
+    let scenario =
+        pelt_scenario::Scenario::from_source(source).map_err(|e| UserError(e.to_string()))?;
+    let mut secrets = secrets.clone();
+    secrets.learn(config);
+    let shown = scenario.dry_run(2, |request| redact_request(&secrets, request));
+    crate::emit(shown.as_bytes())?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// One rendered HTTP/1.1 request with its secrets replaced: secret
+/// headers' values, secret query parameters, and (a form body) secret
+/// fields, as every copy of a run redacts them.
+fn redact_request(secrets: &pelt_core::secrets::Redactor, request: &str) -> String {
+    let (head, body) = request.split_once("\r\n\r\n").unwrap_or((request, ""));
+    let mut out = Vec::new();
+    for (i, line) in head.split("\r\n").enumerate() {
+        let line = match (i, line.split_once(": "), line.split_once('?')) {
+            (0, _, Some((path, rest))) => {
+                let (query, version) = rest.rsplit_once(' ').unwrap_or((rest, ""));
+                format!("{path}?{} {version}", secrets.query(query))
+            }
+            (_, Some((name, _)), _) if i > 0 && secrets.is_secret_header(name) => {
+                format!("{name}: {}", pelt_core::secrets::MARKER)
+            }
+            _ => line.to_string(),
+        };
+        out.push(line);
+    }
+    let body = match body.contains('=') && !body.trim_start().starts_with(['{', '[']) {
+        true => secrets.query(body),
+        false => body.to_string(),
+    };
+    secrets.text(&format!("{}\n\n{body}", out.join("\n")))
 }

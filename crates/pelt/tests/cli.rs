@@ -2,7 +2,9 @@
 //! counts, error kinds, bad input, report formats.
 
 use pelt_target::ServerHandle;
-use pelt_testkit::pelt::{bad_input, count as n, json, ok, pelt, run_json_no_response};
+use pelt_testkit::pelt::{
+    bad_input, count as n, json, ok, pelt, run_json_no_response, run_json_nothing_succeeded,
+};
 use pelt_testkit::pinned::{pelt_ahead_on, serve_ahead_on};
 use pelt_testkit::schema;
 use serde_json::Value;
@@ -83,9 +85,10 @@ fn each_fault_lands_in_its_error_kind() {
         args.extend(extra.iter().map(|a| a.to_string()));
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         // A response cut short still had a status line: the server
-        // answered. The other faults leave no response at all: exit 3.
+        // answered, and nothing succeeded (exit 3 too, said so). The
+        // other faults leave no response at all: exit 3.
         let r = if kind == "closed" {
-            run_json(&argv)
+            run_json_nothing_succeeded(&argv)
         } else {
             run_json_no_response(&argv)
         };

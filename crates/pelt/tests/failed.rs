@@ -150,12 +150,24 @@ fn a_503_target_is_failed_in_every_view_and_equal_to_nginx_count() {
 }
 
 /// Every response a 401 (a wrong password): no longer "Failures none"
-/// with no warning.
+/// with no warning, and (issue 37) no longer exit 0: a run in which
+/// nothing succeeded exits 3 with one line saying so, as a scenario
+/// whose every flow failed does, unless an `--assert` on `failed` says
+/// what is acceptable.
 #[test]
 fn all_responses_refused_is_a_failure_with_a_warning() {
     let nginx = Nginx::start("location = /private { return 401; }\n");
-    let (code, text) = stdout_of(&["run", &nginx.url("/private"), "-n", "40", "-c", "2"]);
-    assert_eq!(code, 0, "{text}");
+    let out = pelt()
+        .args(["run", &nginx.url("/private"), "-n", "40", "-c", "2"])
+        .output()
+        .unwrap();
+    let (code, text) = (out.status.code(), String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code, Some(3), "{text}{err}");
+    assert!(
+        err.contains("pelt: nothing succeeded: all 40 requests failed (status_4xx 40)"),
+        "{err}"
+    );
     let witnessed = nginx
         .access_log_lines(Some(40))
         .iter()
@@ -168,6 +180,22 @@ fn all_responses_refused_is_a_failure_with_a_warning() {
     );
     assert!(text.contains("status_4xx"), "{text}");
     assert!(text.contains("most requests failed (100.0%)"), "{text}");
+    // Said to be acceptable: the assert decides.
+    let (code, _) = stdout_of(&[
+        "run",
+        &nginx.url("/private"),
+        "-n",
+        "10",
+        "--assert",
+        "failed <= 100%",
+    ]);
+    assert_eq!(code, 0);
+    let witnessed = nginx
+        .access_log_lines(Some(50))
+        .iter()
+        .filter(|l| l.starts_with("GET /private 401 "))
+        .count();
+    assert_eq!(witnessed, 50);
 }
 
 /// A login redirect with --follow off is named in the report.

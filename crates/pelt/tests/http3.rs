@@ -208,7 +208,16 @@ fn pelt_serve_http3_answers_sizes_and_statuses_exactly() {
     );
     // Statuses, sizes drawn from a range, and 204's empty body.
     let r = h3_run(
-        &["-n", "40", "-c", "1", "--streams", "2"],
+        &[
+            "-n",
+            "40",
+            "-c",
+            "1",
+            "--streams",
+            "2",
+            "--assert",
+            "failed <= 100%",
+        ],
         &h3_url(&target, "/?status=503&size=100&size_max=200"),
     );
     assert_eq!(r["status_codes"]["503"], 40, "{}", error_examples(&r));
@@ -218,7 +227,10 @@ fn pelt_serve_http3_answers_sizes_and_statuses_exactly() {
     assert_eq!(r["status_codes"]["204"], 10);
     assert_eq!(r["bytes"]["body_in"], 0);
     // A bad parameter is a 400 naming it, as over HTTP/1.1.
-    let r = h3_run(&["-n", "5"], &h3_url(&target, "/?size=lots"));
+    let r = h3_run(
+        &["-n", "5", "--assert", "failed <= 100%"],
+        &h3_url(&target, "/?size=lots"),
+    );
     assert_eq!(r["status_codes"]["400"], 5);
     assert_eq!(target.requests(), 300 + 40 + 10 + 5);
 }
@@ -362,7 +374,10 @@ fn http3_requests_reach_caddy_exactly() {
     );
     assert_eq!(r["requests"]["successes"], 50, "{}", error_examples(&r));
     assert_eq!(r["bytes"]["body_in"], 50 * 10_000);
-    let r = h3_run(&["-n", "20"], &caddy.url("/status/503"));
+    let r = h3_run(
+        &["-n", "20", "--assert", "failed <= 100%"],
+        &caddy.url("/status/503"),
+    );
     assert_eq!(r["status_codes"]["503"], 20, "{}", error_examples(&r));
     // Caddy saw each request once, and says it came over HTTP/3.
     let lines = caddy.log_lines();

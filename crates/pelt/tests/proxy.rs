@@ -5,6 +5,7 @@
 use pelt_testkit::nginx::{self_signed_cert, Nginx};
 use pelt_testkit::pelt::{
     bad_input, ok_json, pelt, run_json, run_json_maybe_no_response, run_json_no_response,
+    run_json_nothing_succeeded,
 };
 use pelt_testkit::tinyproxy::Tinyproxy;
 
@@ -177,8 +178,9 @@ fn a_proxy_that_wants_credentials() {
     let https = format!("https://127.0.0.1:{}/ok", nginx_tls.port());
 
     // Without them: plain HTTP gets the proxy's 407, https's CONNECT
-    // fails as a connect error saying so; nothing reaches nginx.
-    let r = run_json(&[
+    // fails as a connect error saying so; nothing reaches nginx. Nothing
+    // succeeded: exit 3.
+    let r = run_json_nothing_succeeded(&[
         &http,
         "--proxy",
         &proxy.url(None),

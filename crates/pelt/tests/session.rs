@@ -4,7 +4,7 @@
 //! the secrets of all three in no file pelt writes.
 
 use pelt_testkit::nginx::Nginx;
-use pelt_testkit::pelt::{bad_input, ok, pelt, run_json};
+use pelt_testkit::pelt::{bad_input, ok, pelt, run_json, run_json_nothing_succeeded};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A location setting a per-connection cookie on each connection's first
@@ -153,7 +153,8 @@ fn redirect_hops_carry_and_keep_cookies() {
             r["error_examples"]
         );
         assert_eq!(r["session"]["requests_with_cookie"], 20, "{proto:?}");
-        let r = run_json(&args);
+        // Every request refused: nothing succeeded, exit 3.
+        let r = run_json_nothing_succeeded(&args);
         assert_eq!(
             r["status_codes"],
             serde_json::json!({"401": 20}),
@@ -231,7 +232,7 @@ fn a_login_opens_the_session_and_is_not_a_request() {
         60
     );
     // Without the login the page refuses: the check above could fail.
-    let r = run_json(&[&nginx.url("/private"), "-n", "5", "-c", "1"]);
+    let r = run_json_nothing_succeeded(&[&nginx.url("/private"), "-n", "5", "-c", "1"]);
     assert_eq!(r["status_codes"]["401"], 5);
 }
 
@@ -290,7 +291,7 @@ fn basic_auth_is_sent() {
         "2",
     ]);
     assert_eq!(r["requests"]["successes"], 20);
-    let r = run_json(&[&nginx.url("/basic"), "-n", "5", "-c", "1"]);
+    let r = run_json_nothing_succeeded(&[&nginx.url("/basic"), "-n", "5", "-c", "1"]);
     assert_eq!(r["status_codes"]["401"], 5);
 }
 

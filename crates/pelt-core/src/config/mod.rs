@@ -20,9 +20,9 @@ pub use http::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, MAX_CONNECT_RATE, MAX_FOLLOW, MAX_STREAMS,
 };
 pub use load::{
-    Load, Stop, ThinkTime, ThinkTimeError, DEFAULT_CLOSED_CONNECTIONS, DEFAULT_DURATION,
-    DEFAULT_RATE_CONNECTIONS, MAX_CONNECTIONS, MAX_RATE, MAX_SCHEDULED_CONNECTIONS, MAX_SENDERS,
-    MIN_RATE,
+    Load, Stop, ThinkShape, ThinkTime, ThinkTimeError, DEFAULT_CLOSED_CONNECTIONS,
+    DEFAULT_DURATION, DEFAULT_RATE_CONNECTIONS, MAX_CONNECTIONS, MAX_RATE,
+    MAX_SCHEDULED_CONNECTIONS, MAX_SENDERS, MIN_RATE,
 };
 pub use pick::{splitmix64, Order, TargetPicker};
 pub use proxy::{Proxy, ProxyOptions, ProxyUrlError};
@@ -109,9 +109,32 @@ pub struct ScenarioSource {
     /// Each target row's name: `flow/step` for a step (`once/step` for a
     /// once step), the flow's name for a flow.
     pub names: Vec<String>,
+    /// Step rows with `on_failure = "continue"`: their failures skip no
+    /// later step (absent in runs from before it, and when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub goes_on: Vec<usize>,
 }
 
 impl ScenarioSource {
+    /// Flow rows: the target rows after the steps.
+    pub fn flows(&self) -> std::ops::Range<usize> {
+        self.steps..self.names.len()
+    }
+
+    /// `journey.toml: 3 steps, 1 flow`: what a report's header names.
+    pub fn describe(&self) -> String {
+        let n = |k: usize, word: &str| match k {
+            1 => format!("1 {word}"),
+            k => format!("{k} {word}s"),
+        };
+        format!(
+            "{}: {}, {}",
+            self.path,
+            n(self.steps, "step"),
+            n(self.flows().len(), "flow")
+        )
+    }
+
     /// Steps skipped at target row `step` (a step): a failed step ends its
     /// flow, so the flows that failed at an earlier step of the same flow
     /// never reached it. `failed(row)` is a row's failed count.
@@ -120,6 +143,7 @@ impl ScenarioSource {
         (0..step)
             .rev()
             .take_while(|&j| flow(j) == flow(step))
+            .filter(|j| !self.goes_on.contains(j))
             .map(failed)
             .sum()
     }
@@ -215,6 +239,37 @@ pub fn default_threads() -> usize {
 }
 
 impl RunConfig {
+    /// What the run loads, in the words every view's header uses: `GET
+    /// URL` for one target, `N targets`, or a scenario's file with its
+    /// steps and flows (its target rows are those, never "targets").
+    pub fn subject(&self) -> String {
+        if let Some(sc) = &self.scenario {
+            return format!("scenario {}", sc.describe());
+        }
+        match self.targets.as_slice() {
+            [] => "no target".to_string(),
+            [one] => format!("{} {}", one.method, one.url),
+            many => format!("{} targets", many.len()),
+        }
+    }
+
+    /// What a rate counts per second: a scenario's rate starts flows
+    /// (`flows/s`), any other run's sends requests (`req/s`).
+    pub fn rate_unit(&self) -> &'static str {
+        match self.scenario {
+            Some(_) => "flows/s",
+            None => "req/s",
+        }
+    }
+
+    /// What `-c` counts: a scenario's virtual users, or connections.
+    pub fn sender_noun(&self) -> &'static str {
+        match self.scenario {
+            Some(_) => "virtual user",
+            None => "connection",
+        }
+    }
+
     /// What the run loaded, in a few words, for a table's column head or
     /// a listing: its one URL, `3 targets`, or `scenario FILE`. Never the
     /// first of several URLs alone: that would name a part for the whole.

@@ -60,8 +60,15 @@ pub struct Recorder<C: Counter = u64> {
     pub requests: u64,
     /// Requests without error and with a 2xx or 3xx status.
     pub successes: u64,
-    /// Responses by status code (index = code).
+    /// Complete responses by status code (index = code), those a
+    /// scenario's check or extraction failed included.
     pub statuses: Box<[u64; MAX_STATUS + 1]>,
+    /// Of `statuses`, the responses a scenario's check or extraction
+    /// failed ([`ErrorKind::is_judgement`]), by status class (index =
+    /// code / 100). Each is one failure, of its judgement's kind: the
+    /// breakdown takes them out of their status class so that no
+    /// request fails twice.
+    pub judged: [u64; 10],
     /// Failures by kind (index = `ErrorKind::index`).
     pub errors: [u64; ErrorKind::COUNT],
     /// Figures by target (index = target); grows to the highest target seen.
@@ -179,6 +186,7 @@ impl<C: Counter> Recorder<C> {
             requests: 0,
             successes: 0,
             statuses: Box::new([0; MAX_STATUS + 1]),
+            judged: [0; 10],
             errors: [0; ErrorKind::COUNT],
             targets: Vec::new(),
             examples: Vec::new(),
@@ -223,17 +231,22 @@ impl<C: Counter> Recorder<C> {
         let success = u64::from(s.is_success());
         // A status counts only for a complete response: one that failed
         // mid-body is a transport failure, so statuses and transport
-        // failures add up to the requests.
-        let answered = s.status != 0 && s.error.is_none();
+        // failures add up to the requests. A scenario's failed check or
+        // extraction judged a complete response: its status counts.
+        let judged = s.error.is_some_and(ErrorKind::is_judgement);
+        let answered = s.status != 0 && (s.error.is_none() || judged);
         self.bytes_in += s.bytes_in;
         self.body_bytes_in += s.body_bytes;
         self.bytes_out += s.bytes_out;
         self.reused += u64::from(s.reused);
         self.first_intended = self.first_intended.min(s.intended);
         self.last_done = self.last_done.max(s.done);
-        self.cut_short += u64::from(s.status != 0 && s.error.is_some());
+        self.cut_short += u64::from(s.status != 0 && s.error.is_some() && !judged);
         if answered {
             self.statuses[usize::from(s.status).min(MAX_STATUS)] += 1;
+            if judged {
+                self.judged[usize::from(s.status / 100).min(9)] += 1;
+            }
         }
         if let Some(sent) = s.sent {
             self.last_sent = self.last_sent.max(sent);
@@ -376,10 +389,7 @@ impl<C: Counter> Recorder<C> {
     /// [`Recorder::failed`] by kind, most common first: transport kinds
     /// and `status_4xx`/`status_5xx`/... classes.
     pub fn failures(&self) -> Vec<(FailureKind, u64)> {
-        let mut classes = [0u64; 10];
-        for (code, n) in self.status_counts() {
-            classes[usize::from(code / 100).min(9)] += n;
-        }
+        let classes = self.unjudged_classes();
         let statuses = classes
             .iter()
             .enumerate()
@@ -387,22 +397,60 @@ impl<C: Counter> Recorder<C> {
         failure::breakdown(&self.errors, statuses)
     }
 
-    /// The failures of one kind (0 when there were none).
+    /// Complete responses by status class (index = code / 100), less
+    /// those a scenario's judgement failed: what a status class
+    /// contributes to the failures (a judged response fails by its
+    /// judgement's kind, once).
+    fn unjudged_classes(&self) -> [u64; 10] {
+        let mut classes = [0u64; 10];
+        for (code, n) in self.status_counts() {
+            classes[usize::from(code / 100).min(9)] += n;
+        }
+        for (c, j) in classes.iter_mut().zip(self.judged) {
+            // Saturating: a damaged results file must not panic a report.
+            *c = c.saturating_sub(j);
+        }
+        classes
+    }
+
+    /// The failures of one kind (0 when there were none), as
+    /// [`Recorder::failures`] counts them.
     pub fn failed_of(&self, kind: FailureKind) -> u64 {
         match kind {
             FailureKind::Error(k) => self.errors[k.index()],
             FailureKind::Status(_) => self
-                .status_counts()
-                .filter(|&(code, _)| FailureKind::of_status(code) == Some(kind))
+                .unjudged_classes()
+                .iter()
+                .enumerate()
+                .filter(|&(c, _)| FailureKind::of_status(c as u16 * 100) == Some(kind))
                 .map(|(_, n)| n)
                 .sum(),
         }
     }
 
-    /// Transport failures of every kind (no response, or an incomplete
-    /// or mismatched one): part of [`Recorder::failed`].
+    /// Failures of every [`ErrorKind`], a scenario's judgements included.
     pub fn error_count(&self) -> u64 {
         self.errors.iter().sum()
+    }
+
+    /// Transport failures (no response, or an incomplete or mismatched
+    /// one): the part of [`Recorder::failed`] without a complete
+    /// response. A scenario's failed checks and extractions are not
+    /// among them (their responses were complete).
+    pub fn transport_errors(&self) -> u64 {
+        ErrorKind::ALL
+            .iter()
+            .filter(|k| !k.is_judgement())
+            .map(|k| self.errors[k.index()])
+            .sum()
+    }
+
+    /// Complete responses in 2xx/3xx that a scenario's check or
+    /// extraction failed: with [`Recorder::transport_errors`] and
+    /// [`Recorder::non_success_statuses`], the parts of
+    /// [`Recorder::failed`].
+    pub fn judged_failed(&self) -> u64 {
+        self.judged[2] + self.judged[3]
     }
 
     /// Complete responses whose status is outside 2xx/3xx (ab's "Non-2xx
@@ -442,6 +490,7 @@ impl<C: Counter> Recorder<C> {
         self.requests = 0;
         self.successes = 0;
         self.statuses.fill(0);
+        self.judged = [0; 10];
         self.errors = [0; ErrorKind::COUNT];
         self.targets.clear();
         self.examples.clear();
@@ -496,6 +545,9 @@ impl<C: Counter> Recorder<C> {
             *a += b;
         }
         for (a, b) in self.errors.iter_mut().zip(other.errors) {
+            *a += b;
+        }
+        for (a, b) in self.judged.iter_mut().zip(other.judged) {
             *a += b;
         }
         if other.targets.len() > self.targets.len() {
@@ -567,6 +619,7 @@ pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
             "target {i}"
         );
         assert_eq!(x.status_classes(), y.status_classes(), "target {i}");
+        assert_eq!(x.judged_classes(), y.judged_classes(), "target {i}");
         assert_eq!(x.error_kinds(), y.error_kinds(), "target {i}");
         match (x.response(), y.response()) {
             (Some(hx), Some(hy)) => assert_same_histogram(hx, hy),
@@ -591,6 +644,7 @@ pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
     assert_eq!(a.requests, b.requests);
     assert_eq!(a.successes, b.successes);
     assert_eq!(a.statuses, b.statuses);
+    assert_eq!(a.judged, b.judged);
     assert_eq!(a.errors, b.errors);
     assert_eq!(a.connections, b.connections);
     assert_eq!(

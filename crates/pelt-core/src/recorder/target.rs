@@ -65,6 +65,9 @@ pub struct TargetDetail {
     /// Complete responses (no transport failure) by status class: index =
     /// code / 100 (2 = 2xx, ...).
     pub status_classes: [u64; 10],
+    /// Of those, responses a scenario's check or extraction failed, by
+    /// class (see [`Recorder::judged`](super::Recorder::judged)).
+    pub judged: [u64; 10],
     /// Transport failures by kind (index = `ErrorKind::index`).
     pub error_kinds: [u64; ErrorKind::COUNT],
     /// Response time of every timed request of the target (the plain 2xx
@@ -100,7 +103,14 @@ impl TargetStats {
         c
     }
 
-    /// Transport failures by kind (index = `ErrorKind::index`).
+    /// Of [`TargetStats::status_classes`], the responses a scenario's
+    /// check or extraction failed, by class.
+    pub fn judged_classes(&self) -> [u64; 10] {
+        self.detail.as_ref().map_or([0; 10], |d| d.judged)
+    }
+
+    /// Failures by kind (index = `ErrorKind::index`), a scenario's
+    /// judgements included.
     pub fn error_kinds(&self) -> &[u64; ErrorKind::COUNT] {
         self.detail.as_ref().map_or(&NO_ERRORS, |d| &d.error_kinds)
     }
@@ -129,15 +139,19 @@ impl TargetStats {
         timed: Option<u64>,
         n: u64,
     ) {
-        let answered = status != 0 && error.is_none();
-        if answered && status / 100 == 2 {
+        // As `Recorder::record`: a judged response is complete.
+        let judged = error.is_some_and(ErrorKind::is_judgement);
+        let answered = status != 0 && (error.is_none() || judged);
+        if answered && status / 100 == 2 && error.is_none() {
             self.plain_2xx += n;
         } else {
             let d = self.detail_mut();
             d.requests += n;
             if answered {
-                d.status_classes[usize::from(status / 100).min(9)] += n;
-                d.successes += u64::from(status / 100 == 3) * n;
+                let class = usize::from(status / 100).min(9);
+                d.status_classes[class] += n;
+                d.judged[class] += u64::from(judged) * n;
+                d.successes += u64::from(status / 100 == 3 && error.is_none()) * n;
             }
             if let Some(kind) = error {
                 d.errors += n;
@@ -161,9 +175,12 @@ impl TargetStats {
 
     /// The failures by kind, most common first (see [`crate::failure`]).
     pub fn failures(&self) -> Vec<(FailureKind, u64)> {
-        let statuses = self
-            .classes()
-            .filter_map(|(c, n)| FailureKind::of_status(u16::from(c) * 100).map(|k| (k, n)));
+        // A judged response fails once, by its judgement's kind.
+        let judged = self.judged_classes();
+        let statuses = self.classes().filter_map(|(c, n)| {
+            FailureKind::of_status(u16::from(c) * 100)
+                .map(|k| (k, n.saturating_sub(judged[usize::from(c)])))
+        });
         failure::breakdown(self.error_kinds(), statuses)
     }
 
@@ -187,6 +204,9 @@ impl TargetStats {
         mine.successes += theirs.successes;
         mine.errors += theirs.errors;
         for (a, b) in mine.status_classes.iter_mut().zip(theirs.status_classes) {
+            *a += b;
+        }
+        for (a, b) in mine.judged.iter_mut().zip(theirs.judged) {
             *a += b;
         }
         for (a, b) in mine.error_kinds.iter_mut().zip(theirs.error_kinds) {

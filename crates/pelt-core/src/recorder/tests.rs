@@ -15,6 +15,10 @@ fn sample_strategy() -> impl Strategy<Value = Sample> {
         .prop_map(
             |(target, intended, lag, service, error, status, bytes, reused)| {
                 let sent = intended + lag;
+                // As the engine makes them: a success or a judgement
+                // always has a complete response's status.
+                let answered = error.is_none_or(ErrorKind::is_judgement);
+                let status = if answered && status == 0 { 200 } else { status };
                 Sample {
                     target,
                     intended,
@@ -154,6 +158,16 @@ fn assert_targets_sum_to_total(r: &Recorder) {
     assert_eq!(sum(&|t| t.requests()), r.requests);
     assert_eq!(sum(&|t| t.successes()), r.successes);
     assert_eq!(sum(&|t| t.errors()), r.error_count());
+    // One meaning of failed: its parts and its breakdown add up to it.
+    assert_eq!(
+        r.failed(),
+        r.transport_errors() + r.non_success_statuses() + r.judged_failed()
+    );
+    let by_kind = |f: Vec<(crate::FailureKind, u64)>| f.iter().map(|x| x.1).sum::<u64>();
+    assert_eq!(by_kind(r.failures()), r.failed());
+    for t in &r.targets {
+        assert_eq!(by_kind(t.failures()), t.failed());
+    }
     for kind in ErrorKind::ALL {
         let i = kind.index();
         assert_eq!(sum(&|t| t.error_kinds()[i]), r.errors[i], "{kind:?}");
@@ -259,6 +273,30 @@ fn targets_get_status_classes_error_kinds_and_latency_up_to_the_cap() {
     let t = &r.targets[1];
     assert_eq!(t.error_kinds()[ErrorKind::Unfinished.index()], 4);
     assert_eq!(t.response().unwrap().len(), 6);
+}
+
+/// Issue 37: a step whose status check fails on a 404 keeps its status
+/// (in the status codes and outside 2xx/3xx), is no transport error, and
+/// fails once, by its check; a failed extraction on a 200 keeps its 200.
+#[test]
+fn judged_responses_keep_their_status_and_fail_once() {
+    let mut r = Recorder::new();
+    let mut s = Sample::failed(0, 0, 1_000, ErrorKind::Check);
+    s.status = 404;
+    r.record(&s);
+    s.status = 200;
+    s.error = Some(ErrorKind::Extract);
+    r.record(&s);
+    assert_eq!(r.status_counts().collect::<Vec<_>>(), [(200, 1), (404, 1)]);
+    assert_eq!(r.non_success_statuses(), 1);
+    assert_eq!((r.transport_errors(), r.cut_short), (0, 0));
+    assert_eq!(r.failed(), 2);
+    let check = crate::FailureKind::Error(ErrorKind::Check);
+    let extract = crate::FailureKind::Error(ErrorKind::Extract);
+    assert_eq!(r.failures(), [(extract, 1), (check, 1)]);
+    assert_eq!(r.failed_of(crate::FailureKind::Status(4)), 0);
+    assert_eq!(r.targets[0].failures(), [(extract, 1), (check, 1)]);
+    assert_eq!(r.targets[0].status_classes()[4], 1);
 }
 
 #[test]

@@ -67,6 +67,11 @@ pub(super) struct IntervalRecord {
     statuses: Vec<(u16, u64)>,
     /// Counts for kinds that occurred.
     errors: Vec<(ErrorKind, u64)>,
+    /// `[class digit, count]`: of `statuses`, the responses a scenario's
+    /// check or extraction failed (absent when none, and in files from
+    /// before judged responses kept their status).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    judged: Vec<(u8, u64)>,
     /// `[target, requests, successes, errors]` for targets with requests.
     #[serde(default)]
     targets: Vec<(u32, u64, u64, u64)>,
@@ -97,6 +102,9 @@ struct TargetDetail {
     classes: Vec<(u8, u64)>,
     #[serde(default)]
     errors: Vec<(ErrorKind, u64)>,
+    /// `[class digit, count]`: of `classes`, the judged responses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    judged: Vec<(u8, u64)>,
     /// Response time, encoded like the run's histograms (2 significant
     /// digits); absent for targets beyond the timed ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -200,6 +208,21 @@ fn decode(text: &str) -> Result<Histogram<u64>, HistogramError> {
     Ok(out)
 }
 
+/// Class counts as stored: `[class digit, count]` for classes with any.
+fn classes(counts: [u64; 10]) -> Vec<(u8, u64)> {
+    (0u8..10).zip(counts).filter(|&(_, n)| n > 0).collect()
+}
+
+/// Adds stored class counts into `into`.
+fn add_classes(into: &mut [u64; 10], stored: Vec<(u8, u64)>) -> Result<(), Corruption> {
+    for (class, n) in stored {
+        *into
+            .get_mut(usize::from(class))
+            .ok_or(Corruption::Counts("status class out of range"))? += n;
+    }
+    Ok(())
+}
+
 /// Decodes a per-target histogram into the per-target bounds.
 fn decode_target(text: &str) -> Result<Histogram<u64>, HistogramError> {
     let h = decode(text)?;
@@ -247,6 +270,7 @@ impl IntervalRecord {
                 .filter(|k| r.errors[k.index()] > 0)
                 .map(|&k| (k, r.errors[k.index()]))
                 .collect(),
+            judged: classes(r.judged),
             targets: r
                 .targets
                 .iter()
@@ -268,6 +292,7 @@ impl IntervalRecord {
                             .filter(|k| t.error_kinds()[k.index()] > 0)
                             .map(|&k| (k, t.error_kinds()[k.index()]))
                             .collect(),
+                        judged: classes(t.judged_classes()),
                         response: t.response().map(encode).transpose()?,
                     })
                 })
@@ -351,6 +376,7 @@ impl IntervalRecord {
         for (kind, n) in self.errors {
             r.errors[kind.index()] += n;
         }
+        add_classes(&mut r.judged, self.judged)?;
         for (t, requests, successes, errors) in self.targets {
             // A bound on what a file may make us allocate.
             let i = t as usize;
@@ -380,6 +406,7 @@ impl IntervalRecord {
             for (kind, n) in d.errors {
                 t.error_kinds[kind.index()] += n;
             }
+            add_classes(&mut t.judged, d.judged)?;
             if let Some(h) = d.response {
                 t.response = Some(decode_target(&h)?);
             }

@@ -340,6 +340,49 @@ impl RunSummary {
         self.total.statuses.iter().sum::<u64>() + self.total.cut_short
     }
 
+    /// For a run whose work was done and none of it succeeded: one line
+    /// saying so (`all 40 requests failed (status_4xx 40)`). The work is
+    /// what the run loads: flows in a scenario (started, and not one
+    /// completed), requests otherwise (made, and not one a success: the
+    /// one meaning of failed). `None` when anything succeeded. The same
+    /// rule for plain runs and scenarios: the binary exits 3 on it.
+    pub fn nothing_succeeded(&self) -> Option<String> {
+        let (n, ok, failures, unit) = match self.flows_started().filter(|&n| n > 0) {
+            Some(n) => {
+                let sc = self.config.scenario.as_ref()?;
+                let mut ok = 0;
+                let mut failures = Vec::new();
+                for t in sc.flows().filter_map(|i| self.total.targets.get(i)) {
+                    ok += t.successes();
+                    failures.extend(t.failures());
+                }
+                (n, ok, failures, "flows")
+            }
+            None => (
+                self.total.requests,
+                self.total.successes,
+                self.total.failures(),
+                "requests",
+            ),
+        };
+        if n == 0 || ok > 0 {
+            return None;
+        }
+        let mut by_kind: Vec<(crate::FailureKind, u64)> = Vec::new();
+        for (k, c) in failures {
+            match by_kind.iter_mut().find(|(x, _)| *x == k) {
+                Some((_, m)) => *m += c,
+                None => by_kind.push((k, c)),
+            }
+        }
+        by_kind.sort_by_key(|b| std::cmp::Reverse(b.1));
+        let kinds: Vec<String> = by_kind
+            .iter()
+            .map(|(k, c)| format!("{} {c}", k.name()))
+            .collect();
+        Some(format!("all {n} {unit} failed ({})", kinds.join(", ")))
+    }
+
     /// For a run in which requests were made but not one got a response:
     /// one line saying what happened, from the failures (the most common
     /// kind and an example of it). `None` when anything answered.
@@ -392,6 +435,26 @@ impl RunSummary {
     /// offered, to set beside [`RunSummary::offered_rate`].
     pub fn sent_rate(&self) -> f64 {
         per_second(self.sent(), self.sending.max(self.duration))
+    }
+
+    /// `--scenario`: flows started (completed, failed, or cut off by the
+    /// run's end), summed over the flow rows; `None` for other runs.
+    pub fn flows_started(&self) -> Option<u64> {
+        let sc = self.config.scenario.as_ref()?;
+        Some(
+            sc.flows()
+                .filter_map(|i| self.total.targets.get(i))
+                .map(|t| t.requests())
+                .sum(),
+        )
+    }
+
+    /// `--scenario`: flows started per second, over the same span as
+    /// [`RunSummary::sent_rate`]: what a scenario's offered rate (flows
+    /// per second) is set beside.
+    pub fn flow_rate(&self) -> Option<f64> {
+        let n = self.flows_started()?;
+        Some(per_second(n, self.sending.max(self.duration)))
     }
 
     /// Whether sending went on after the planned duration (requests the

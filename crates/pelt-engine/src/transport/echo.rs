@@ -168,6 +168,7 @@ check = { body_contains = "saw GET /a?vu=" }
             path: "echo.toml".into(),
             text: ECHO_FLOW.into(),
             steps: sc.steps.len(),
+            goes_on: Vec::new(),
             names: vec!["echo/first".into(), "echo/second".into(), "echo".into()],
         });
         let before = answered();

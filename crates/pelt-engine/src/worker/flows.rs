@@ -14,6 +14,10 @@
 //! transport does for a target it does for a step: HTTP/1.1 sends a step
 //! lost to a keep-alive race once more, HTTP/2 and HTTP/3 a refused one.
 //!
+//! In a closed loop the pause after a flow's last step (its think time)
+//! and the scenario's `pacing` (a flow at most every so often per user,
+//! Locust's `constant_pacing`) hold the user's next flow.
+//!
 //! Each step's response time runs from its intended start: the flow's
 //! (the slot's, or now in a closed loop) for the first step, the previous
 //! step's end plus its think time for the next, so a stall in one step
@@ -21,13 +25,14 @@
 //! (no response, a status outside 2xx/3xx, an extract or a check) ends
 //! its flow: the flow's row counts it failed by that kind, and the steps
 //! after it are skipped (reports count them: the failures of the steps
-//! before).
+//! before). A flow the run's end cuts off (a step in flight, or a step
+//! not yet sent) was started: its row counts it failed as `unfinished`.
 
 use super::{InFlight, Worker};
 use crate::session::Jar;
 use crate::transport::{Attempt, Outgoing, Runner, StepRequest, Transport};
 use pelt_core::{ErrorKind, Nanos, Sample};
-use pelt_scenario::{Reply, Scenario, StepFailure, VuVars};
+use pelt_scenario::{OnFailure, Reply, Scenario, StepFailure, VuVars};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -49,7 +54,19 @@ struct User {
     body: Vec<u8>,
 }
 
+/// How a flow ended (not cut off by the run's end): when, its first
+/// failure's kind and status (else its last step's status), the last
+/// step it sent, and whether its user stops (`on_failure = "end_user"`).
+struct FlowRun {
+    done: Nanos,
+    error: Option<ErrorKind>,
+    status: u16,
+    last_sent: Option<usize>,
+    end_user: bool,
+}
+
 /// How a step ended: its sample (recorded), and whether the flow goes on.
+#[derive(Clone, Copy)]
 struct Ended {
     done: Nanos,
     error: Option<ErrorKind>,
@@ -104,6 +121,9 @@ pub(super) async fn run_user<T: Transport>(
             // The login: once per user, before its first flow, each step
             // measured as any other; the flow then starts after it.
             for &step in &sc.once {
+                if !sc.runs(step, &user.vars) {
+                    continue;
+                }
                 let e = worker
                     .step(
                         &sc,
@@ -129,41 +149,44 @@ pub(super) async fn run_user<T: Transport>(
         };
         let f = &sc.flows[flow];
         let start = at;
-        let mut ended = None;
-        for (k, &step) in f.steps.iter().enumerate() {
-            if k > 0 && (worker.stopping.get() || plan.deadline.is_some_and(|d| at >= d)) {
-                // The run ended mid-flow: the flow is neither completed
-                // nor failed, and is left out.
-                ended = None;
-                break;
-            }
-            let e = worker
-                .step(
-                    &sc,
-                    &mut user,
-                    &mut *transport,
-                    cookie_urls,
-                    sender,
-                    step,
-                    at,
-                )
-                .await;
-            let failed = e.error.is_some() || !(200..400).contains(&e.status);
-            let last = k + 1 == f.steps.len();
-            ended = Some(e);
-            if failed || last {
-                break;
-            }
-            at = worker
-                .think(&sc, step, ended.as_ref().map_or(at, |e| e.done), number)
-                .await;
-        }
+        // Seen by the run's end if it comes while a step is in flight.
+        worker.senders[sender].flow.set(Some((f.row as u32, start)));
+        let run = worker
+            .run_flow(
+                &sc,
+                &mut user,
+                &mut *transport,
+                cookie_urls,
+                sender,
+                flow,
+                at,
+            )
+            .await;
         worker.senders[sender].in_flight.set(InFlight::IDLE);
-        if let Some(e) = ended {
-            let mut s = Sample::failed(f.row as u32, start, e.done, ErrorKind::Unfinished);
-            s.error = e.error;
-            s.status = e.status;
-            worker.intervals.borrow_mut().record_flow(&s);
+        worker.senders[sender].flow.set(None);
+        let Some(run) = run else {
+            continue;
+        };
+        let mut s = Sample::failed(f.row as u32, start, run.done, ErrorKind::Unfinished);
+        (s.error, s.status) = (run.error, run.status);
+        worker.intervals.borrow_mut().record_flow(&s);
+        if run.end_user {
+            // on_failure = "end_user": this virtual user stops.
+            break;
+        }
+        if plan.pacer.is_none() {
+            // Closed loop: the pause after the flow's last step sent
+            // (its think time) and the pacing both hold the user's
+            // next flow; whichever ends later. In rate mode the
+            // schedule starts flows, so neither applies.
+            let mut due = run.done;
+            if let Some(step) = run.last_sent {
+                due = worker.think_due(&sc, step, run.done, number);
+            }
+            if let Some((pacing, _)) = sc.pacing {
+                due = due.max(start.saturating_add(pacing.as_nanos() as Nanos));
+            }
+            worker.pause_until(due).await;
         }
     }
     worker.senders[sender].in_flight.set(InFlight::IDLE);
@@ -174,6 +197,75 @@ pub(super) async fn run_user<T: Transport>(
 }
 
 impl Worker {
+    /// Runs flow `flow` for `user` from `start`: its steps in order, each
+    /// sent if its `when`/`skip_if` holds, a failure ending the flow (or
+    /// the user) unless the step says `on_failure = "continue"`. `None`:
+    /// the run's end cut it off (recorded so here).
+    #[allow(clippy::too_many_arguments)]
+    async fn run_flow(
+        &self,
+        sc: &Scenario,
+        user: &mut User,
+        transport: &mut impl Transport,
+        cookie_urls: &[url::Url],
+        sender: usize,
+        flow: usize,
+        start: Nanos,
+    ) -> Option<FlowRun> {
+        let f = &sc.flows[flow];
+        let number = user.vars.vu;
+        let mut at = start;
+        let mut first_failure: Option<Ended> = None;
+        let mut last: Option<Ended> = None;
+        let mut run = FlowRun {
+            done: start,
+            error: None,
+            status: 200,
+            last_sent: None,
+            end_user: false,
+        };
+        for (k, &step) in f.steps.iter().enumerate() {
+            if k > 0 && (self.stopping.get() || self.plan.deadline.is_some_and(|d| at >= d)) {
+                // The run ended mid-flow: the flow started and was cut
+                // off, so it counts as started, failed as unfinished.
+                self.senders[sender].flow.set(None);
+                self.record_cut_flow(f.row as u32, start, self.now());
+                return None;
+            }
+            if !sc.runs(step, &user.vars) {
+                // Its condition says no: not sent, not a request.
+                continue;
+            }
+            let e = self
+                .step(sc, user, transport, cookie_urls, sender, step, at)
+                .await;
+            (last, run.last_sent) = (Some(e), Some(step));
+            if e.error.is_some() || !(200..400).contains(&e.status) {
+                first_failure.get_or_insert(e);
+                match sc.steps[step].on_failure {
+                    OnFailure::Continue => {}
+                    OnFailure::EndFlow => break,
+                    OnFailure::EndUser => {
+                        run.end_user = true;
+                        break;
+                    }
+                }
+            }
+            if k + 1 == f.steps.len() {
+                break;
+            }
+            at = self.think(sc, step, e.done, number).await;
+        }
+        // A flow whose conditions sent no step completed (200 stands for
+        // "completed" in its row, as a last step's 2xx does).
+        run.done = last.map_or(at, |e| e.done);
+        match first_failure {
+            Some(e) => (run.error, run.status) = (e.error, e.status),
+            None => run.status = last.map_or(200, |e| e.status),
+        }
+        Some(run)
+    }
+
     /// A `unique` feed has no row left: this worker starts no more flows
     /// (flows under way finish; the run ends when every user stopped).
     fn out_of_rows(&self) {
@@ -196,11 +288,27 @@ impl Worker {
     /// Waits out step `step`'s think time after `done`; returns when the
     /// next step is due (cut short by a stop or the deadline).
     async fn think(&self, sc: &Scenario, step: usize, done: Nanos, user: u64) -> Nanos {
+        let due = self.think_due(sc, step, done, user);
+        self.pause_until(due).await;
+        due
+    }
+
+    /// When step `step`'s think time after `done` ends (`done` if it has
+    /// none).
+    fn think_due(&self, sc: &Scenario, step: usize, done: Nanos, user: u64) -> Nanos {
         let Some(think) = sc.steps[step].think else {
             return done;
         };
         let pause = think.pause(user, done).as_nanos() as Nanos;
-        let due = done.saturating_add(pause);
+        done.saturating_add(pause)
+    }
+
+    /// Sleeps until `due`, cut short by a stop or the deadline.
+    async fn pause_until(&self, due: Nanos) {
+        // A stop already given wakes no one: do not start waiting.
+        if due <= self.now() || self.stopping.get() {
+            return;
+        }
         let mut until = self.plan.instant(due);
         if let Some(d) = self.plan.deadline {
             until = until.min(self.plan.instant(d));
@@ -209,7 +317,6 @@ impl Worker {
             _ = tokio::time::sleep_until(until) => {}
             _ = self.stop.notified() => {}
         }
-        due
     }
 
     /// Sends step `step` for `user` on `transport`, intended at

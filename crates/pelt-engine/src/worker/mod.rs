@@ -88,6 +88,9 @@ impl InFlight {
 #[derive(Debug, Default)]
 struct SenderState {
     in_flight: Cell<InFlight>,
+    /// `--scenario`: the flow this user has under way (its row, its
+    /// start), so that the run's end records it as started and cut off.
+    flow: Cell<Option<(u32, Nanos)>>,
     /// Rate mode: a job (target, intended start) handed over by the
     /// dispatcher.
     job: Cell<Option<(u32, Nanos)>>,
@@ -265,6 +268,13 @@ async fn drive(worker: Rc<Worker>, jars: Vec<Jar>, mut cancel: watch::Receiver<b
     // Phase 1: run until the work is done, the deadline passes, or Ctrl-C.
     let hard_stop = loop {
         if worker.alive.get() == 0 {
+            if plan.scenario.is_some() && plan.deadline.is_some() {
+                // Every virtual user stopped before the deadline
+                // (on_failure = "end_user"): the run ends here, complete
+                // (as --until ends one), and its duration with it.
+                plan.enough.store(true, std::sync::atomic::Ordering::SeqCst);
+                worker.cut.set(worker.cut.get().min(worker.now()));
+            }
             break None;
         }
         let deadline = plan.deadline.filter(|_| worker.cut.get() == Nanos::MAX);

@@ -19,6 +19,11 @@ impl Worker {
                 self.record(&sample);
             }
             sender.in_flight.set(InFlight::IDLE);
+            // A flow the end cut off was started: its row counts it,
+            // failed as unfinished (as its step in flight is).
+            if let Some((row, start)) = sender.flow.take() {
+                self.record_cut_flow(row, start, now);
+            }
         }
         if let (Some(pacer), true) = (&self.plan.pacer, cut != Nanos::MAX) {
             // Slots that fell due before the stop but never got a
@@ -57,6 +62,15 @@ impl Worker {
                 seq += n;
             }
         }
+    }
+}
+
+impl Worker {
+    /// Records flow row `row`, started at `start`, as cut off by the
+    /// run's end at `now`: started, and failed as `unfinished`.
+    pub(super) fn record_cut_flow(&self, row: u32, start: Nanos, now: Nanos) {
+        let s = Sample::failed(row, start, now.max(start), ErrorKind::Unfinished);
+        self.intervals.borrow_mut().record_flow(&s);
     }
 }
 

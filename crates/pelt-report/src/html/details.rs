@@ -209,6 +209,10 @@ pub(super) fn write_targets(
 }
 
 fn targets_cell(s: &RunSummary) -> String {
+    if s.config.scenario.is_some() {
+        // Its rows are steps and flows, in the "Steps and flows" table.
+        return esc(&s.config.subject()).to_string();
+    }
     let targets = &s.config.targets;
     let mut cell = String::from("<ul class=\"plain\">");
     for t in targets.iter().take(MAX_TARGETS_SHOWN) {
@@ -262,7 +266,7 @@ pub(super) fn write_config(
             Load::Rate { schedule: None, .. } => "constant rate (open loop)".to_string(),
             Load::Rate {
                 schedule: Some(s), ..
-            } => format!("rate {s} req/s (open loop)"),
+            } => format!("rate {s} {} (open loop)", r.summary.config.rate_unit()),
         }),
     );
     num_row(

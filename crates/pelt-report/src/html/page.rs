@@ -18,11 +18,7 @@ fn headline_key(s: &RunSummary) -> &'static str {
 }
 
 fn describe_target(s: &RunSummary) -> String {
-    match s.config.targets.as_slice() {
-        [] => "no target".to_string(),
-        [one] => format!("{} {}", one.method, one.url),
-        many => format!("{} targets", many.len()),
-    }
+    s.config.subject()
 }
 
 pub(super) fn write_page(
@@ -122,7 +118,7 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
     head_row(o, "", runs);
     o.push_str("<tbody>\n");
     group_row(o, "Requests", n);
-    let rows: [(&str, &'static str, Fmt); 11] = [
+    let rows: [(&str, &'static str, Fmt); 12] = [
         ("requests (planned)", "requests.total", Fmt::Count),
         ("sent", "requests.sent", Fmt::Count),
         ("completed", "requests.completed", Fmt::Count),
@@ -136,6 +132,11 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
         (
             "of which a status outside 2xx/3xx",
             "requests.non_2xx_3xx",
+            Fmt::Count,
+        ),
+        (
+            "of which a 2xx/3xx a check or extraction failed",
+            "requests.judged_failed",
             Fmt::Count,
         ),
         ("rate (sent)", "requests.sent_rate", Fmt::PerSecond),

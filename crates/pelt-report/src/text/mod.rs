@@ -30,6 +30,25 @@ const HISTOGRAM_BUCKETS: u64 = 10;
 const MAX_TARGET_ROWS: usize = 20;
 const BAR_WIDTH: u64 = 40;
 
+/// `--scenario`: flows started, per second, and (rate mode) the flows
+/// per second offered: the unit a scenario's rate counts.
+fn write_flows_started(o: &mut String, s: &RunSummary) -> fmt::Result {
+    let (Some(n), Some(per_s)) = (s.flows_started(), s.flow_rate()) else {
+        return Ok(());
+    };
+    let offered = match (s.offered_rate(), s.config.load.schedule()) {
+        (Some(r), None) => format!(" of {} flows/s offered", rate(r)),
+        (Some(r), Some(_)) => format!(" of {} flows/s offered on average", rate(r)),
+        (None, _) => String::new(),
+    };
+    writeln!(
+        o,
+        "Flows        {} started ({} flows/s{offered})",
+        thousands(n),
+        rate(per_s)
+    )
+}
+
 /// Renders the text report.
 pub fn text(s: &RunSummary) -> String {
     let mut out = String::new();
@@ -41,15 +60,17 @@ pub fn text(s: &RunSummary) -> String {
 fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let t = &s.total;
     let c = &s.config;
-    let target = match c.targets.as_slice() {
-        [one] => format!("{} {}", one.method, one.url),
-        many => format!("{} targets", many.len()),
-    };
-    writeln!(o, "pelt {}  {target}", s.env.pelt_version)?;
+    writeln!(o, "pelt {}  {}", s.env.pelt_version, c.subject())?;
     let stop = c.effective_stop();
     let mut limit = Vec::new();
     if let Some(n) = stop.requests {
-        limit.push(format!("{} requests", thousands(n)));
+        // A scenario's -n counts flows.
+        let what = if c.scenario.is_some() {
+            "flows"
+        } else {
+            "requests"
+        };
+        limit.push(format!("{} {what}", thousands(n)));
     }
     if let Some(d) = stop.duration {
         limit.push(format!("{}", Human(d)));
@@ -59,30 +80,19 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     } else {
         format!(" after {} warm-up", Human(c.warmup))
     };
-    // "1 connection", not "1 connections".
+    // "1 connection", not "1 connections"; a scenario's are users.
     let conns = match c.load.connections() {
-        1 => "1 connection".to_string(),
-        n => format!("{n} connections"),
+        1 => format!("1 {}", c.sender_noun()),
+        n => format!("{n} {}s", c.sender_noun()),
     };
+    let unit = c.rate_unit();
     let load = match &c.load {
         Load::Closed {
             connections,
             schedule: Some(s),
         } => format!("closed loop, connections {s} (up to {connections})"),
         Load::Closed { schedule: None, .. } => match c.think {
-            Some(t) if t.min == t.max => {
-                format!("closed loop, {conns}, {} think time", Human(t.min))
-            }
-            // `0-200ms`, not `0.00ns-200ms`.
-            Some(t) => format!(
-                "closed loop, {conns}, {}-{} think time",
-                if t.min.is_zero() {
-                    "0".to_string()
-                } else {
-                    Human(t.min).to_string()
-                },
-                Human(t.max)
-            ),
+            Some(t) => format!("closed loop, {conns}, {} think time", t.describe()),
             None => format!("closed loop, {conns}"),
         },
         Load::Rate {
@@ -90,12 +100,12 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             schedule: None,
             ..
         } => {
-            format!("{} req/s, up to {conns}", rate(*r))
+            format!("{} {unit}, up to {conns}", rate(*r))
         }
         Load::Rate {
             schedule: Some(s), ..
         } => {
-            format!("rate {s} req/s, up to {conns}")
+            format!("rate {s} {unit}, up to {conns}")
         }
     };
     writeln!(
@@ -123,6 +133,17 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     writeln!(o)?;
 
     match (s.offered_rate(), c.load.schedule()) {
+        // A scenario's rate starts flows: its requests are steps, so the
+        // rate sent is set beside the offered one on the Flows line.
+        (Some(_), _) if c.scenario.is_some() => writeln!(
+            o,
+            "Requests     {} planned in {}, {} sent ({} req/s), {} completed",
+            thousands(t.requests),
+            Human(s.duration),
+            thousands(s.sent()),
+            rate(s.sent_rate()),
+            thousands(s.completed()),
+        )?,
         // Rate mode: the schedule plans requests whether or not the client
         // manages to send them, so planned, sent and completed are three
         // numbers, and the rate sent is set beside the rate offered.
@@ -155,6 +176,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             )?
         }
     }
+    write_flows_started(o, s)?;
     let failed = t.requests - t.successes;
     writeln!(
         o,
@@ -167,7 +189,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     )?;
     write_overrun(o, s)?;
     let secs = s.elapsed.as_secs_f64().max(1e-9);
-    let responses = t.requests - t.error_count() + t.errors[ErrorKind::Length.index()];
+    let responses = t.requests - t.transport_errors() + t.errors[ErrorKind::Length.index()];
     writeln!(
         o,
         "Transfer     {} in ({}/s; {} per response, body {}), {} out ({} per request)",
@@ -540,6 +562,7 @@ mod tests {
         s.config.think = Some(pelt_core::ThinkTime {
             min: Duration::ZERO,
             max: Duration::from_millis(200),
+            shape: pelt_core::ThinkShape::Uniform,
         });
         let t = text(&s);
         assert!(t.contains(", 0-200ms think time"), "{t}");

@@ -50,4 +50,10 @@ pub struct HarArgs {
     /// Send to this origin (http://host:port) instead of the recorded one.
     #[arg(long, value_name = "URL")]
     pub base: Option<String>,
+    /// Keep the requests to this other origin (https://cdn.example.net);
+    /// by default only the recorded site's are kept (the first request's
+    /// host, and hosts under its parent domain), so analytics beacons and
+    /// third-party CDNs are left out. Repeat for several.
+    #[arg(long = "include-origin", value_name = "ORIGIN")]
+    pub include_origin: Vec<String>,
 }

@@ -232,7 +232,12 @@ impl RunArgs {
                 scenario: None,
             };
         if let Some(path) = &a.scenario {
-            pelt_scenario::lower(path, &mut config).map_err(|e| UserError(e.to_string()))?;
+            let warnings =
+                pelt_scenario::lower(path, &mut config).map_err(|e| UserError(e.to_string()))?;
+            // Before any load: the run goes on, the user can still stop it.
+            for w in warnings {
+                eprintln!("pelt: warning: {w}");
+            }
         }
         a.sharding.apply(&mut config)?;
         config

@@ -34,7 +34,8 @@ experiment counts that one number, broken down by kind.
 
 Exit codes: 0 ok; 1 an --assert failed (or --strict found the client or
 network limiting); 2 bad usage or input; 3 not one request got a
-response; 4 an --abort-on rule stopped the run; 128 + the signal when one
+response, or nothing succeeded (every request failed; with --scenario,
+every flow) unless an --assert on 'failed' says what is acceptable; 4 an --abort-on rule stopped the run; 128 + the signal when one
 stopped it: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (or --tui's terminal gone
 away). Every ending but 2 prints the report first: SIGTERM and SIGHUP are
 handled as Ctrl-C (results file finished, history row marked interrupted,
@@ -158,8 +159,9 @@ pub struct RunArgs {
     pub stages: Option<String>,
 
     /// Closed loop: pause between a connection's requests, like a browsing
-    /// user (siege -d): 500ms, or 0..2s for a random pause in that range.
-    /// Not counted in any latency.
+    /// user (siege -d): 500ms, 0..2s for a random pause in that range,
+    /// exp(1s) (exponential, that mean) or normal(1s, 200ms). Not counted
+    /// in any latency.
     #[arg(long = "delay", value_name = "DURATION[..DURATION]")]
     pub delay: Option<String>,
 
@@ -340,6 +342,14 @@ pub struct RunArgs {
     /// Do not save the run in pelt's data directory.
     #[arg(long = "no-save")]
     pub no_save: bool,
+
+    /// With --scenario: print what the first 2 virtual users would send
+    /// (one iteration of each flow, once steps first; feeds read,
+    /// templates filled, secret headers, query values and form fields
+    /// REDACTED; a value a response would give shown as {{name}}) and
+    /// send nothing.
+    #[arg(long = "dry-run", requires = "scenario")]
+    pub dry_run: bool,
 
     /// Also log every measured request to FILE, one line each, streamed as
     /// they finish (vegeta's results, hey's -o csv, ab's -g): planned,

@@ -1,0 +1,127 @@
+//! A new TCP connection, made ready to send at the cost of at most one
+//! readiness wait, and none when the handshake is already done.
+//!
+//! With a connection per request (`--no-keepalive`, ab's and siege's
+//! default) connecting is most of a request's work. tokio's
+//! `TcpStream::connect` registered the socket, waited for it to become
+//! writable, and then pelt moved it into its own registration
+//! ([`StampedTcp`]) to set its receive stamps: a second registration
+//! whose readiness tokio learns only from the reactor's next event, so
+//! the request waited for a second `epoll_wait` before its `write`. Here
+//! the socket is made, given its options and connected before it is
+//! registered once; on loopback the handshake is over by the time
+//! `connect` returns (the kernel runs the listener's side within the
+//! call), which a second `connect` tells without waiting, and the first
+//! write goes straight to the socket ([`StampedTcp`]'s `poll_write`).
+
+use super::stamped::{ask_kernel, register};
+use super::StampedTcp;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+
+/// A TCP connection to `addr`, from `source` if given, established, with
+/// Nagle off and receive (`stamp`) and transmit (`stamp_sends`) stamps
+/// asked of the kernel.
+#[cfg(target_os = "linux")]
+pub(super) async fn connect_tcp(
+    addr: SocketAddr,
+    source: Option<IpAddr>,
+    stamp: bool,
+    stamp_sends: bool,
+) -> io::Result<StampedTcp> {
+    let tcp = new_socket(addr, source)?;
+    let (stamping, tx_stamping) = ask_kernel(&tcp, stamp, stamp_sends);
+    let established = start_connect(&tcp, addr)?;
+    let fd = register(tcp)?;
+    if !established {
+        // Writable once the handshake ends, either way: the socket's
+        // error says which way.
+        let _ready = fd.writable().await?;
+        if let Some(e) = fd.get_ref().take_error()? {
+            return Err(e);
+        }
+    }
+    Ok(StampedTcp::over(fd, stamping, tx_stamping))
+}
+
+/// A non-blocking TCP socket for `addr`'s family with Nagle off
+/// (requests are written whole; Nagle would only delay them), bound to
+/// `source` if given with the port left to `connect`
+/// (`IP_BIND_ADDRESS_NO_PORT`), so that each source address has its own
+/// ~28,000 ephemeral ports per destination rather than one port per
+/// bind whatever the destination.
+#[cfg(target_os = "linux")]
+fn new_socket(addr: SocketAddr, source: Option<IpAddr>) -> io::Result<std::net::TcpStream> {
+    use nix::sys::socket::{
+        bind, setsockopt, socket, sockopt, AddressFamily, SockFlag, SockType, SockaddrStorage,
+    };
+    use std::os::fd::AsRawFd;
+    let family = match addr {
+        SocketAddr::V4(_) => AddressFamily::Inet,
+        SocketAddr::V6(_) => AddressFamily::Inet6,
+    };
+    let fd = socket(
+        family,
+        SockType::Stream,
+        SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
+    // Failure costs only a delayed request; connecting still works.
+    let _ = setsockopt(&fd, sockopt::TcpNoDelay, &true);
+    if let Some(ip) = source {
+        // Failure only costs the port sharing: binding still works.
+        let _ = setsockopt(&fd, sockopt::IpBindAddressNoPort, &true);
+        bind(
+            fd.as_raw_fd(),
+            &SockaddrStorage::from(SocketAddr::new(ip, 0)),
+        )?;
+    }
+    Ok(std::net::TcpStream::from(fd))
+}
+
+/// Starts connecting `tcp` to `addr`: whether the handshake is already
+/// done, or the failure that ended it.
+#[cfg(target_os = "linux")]
+fn start_connect(tcp: &std::net::TcpStream, addr: SocketAddr) -> io::Result<bool> {
+    use nix::errno::Errno;
+    use nix::sys::socket::{connect, SockaddrStorage};
+    use std::os::fd::AsRawFd;
+    let to = SockaddrStorage::from(addr);
+    match connect(tcp.as_raw_fd(), &to) {
+        Ok(()) => return Ok(true),
+        Err(Errno::EINPROGRESS) => {}
+        Err(e) => return Err(e.into()),
+    }
+    // Asked again, `connect` says without waiting whether the handshake
+    // has ended since (0), is still under way (EALREADY) or failed (its
+    // error: a refusal on loopback is known by now too).
+    match connect(tcp.as_raw_fd(), &to) {
+        Ok(()) | Err(Errno::EISCONN) => Ok(true),
+        Err(Errno::EALREADY | Errno::EINPROGRESS) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Elsewhere: tokio's connect, then the stream moved into a
+/// [`StampedTcp`] (never stamped off Linux).
+#[cfg(not(target_os = "linux"))]
+pub(super) async fn connect_tcp(
+    addr: SocketAddr,
+    source: Option<IpAddr>,
+    stamp: bool,
+    stamp_sends: bool,
+) -> io::Result<StampedTcp> {
+    let tcp = match source {
+        None => tokio::net::TcpStream::connect(addr).await?,
+        Some(ip) => {
+            let socket = match addr {
+                SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+                SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+            };
+            socket.bind(SocketAddr::new(ip, 0))?;
+            socket.connect(addr).await?
+        }
+    };
+    let _ = tcp.set_nodelay(true);
+    StampedTcp::new(tcp, stamp, stamp_sends)
+}

@@ -125,3 +125,44 @@ pub(super) async fn connect_tcp(
     let _ = tcp.set_nodelay(true);
     StampedTcp::new(tcp, stamp, stamp_sends)
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Waker};
+    use tokio::io::{AsyncReadExt, AsyncWrite};
+
+    /// Issue 44: a new connection's request goes out on the first poll,
+    /// with no trip round the reactor between connecting and writing
+    /// (the waker here never wakes anything, so a `Pending` would hang a
+    /// real run until the next `epoll_wait`). Before, the socket was
+    /// registered twice and the first write waited for the second
+    /// registration's readiness.
+    #[tokio::test]
+    async fn a_new_connection_writes_without_waiting_for_the_reactor() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut tcp = connect_tcp(addr, None, true, false).await.unwrap();
+        let request = b"GET / HTTP/1.1\r\n\r\n";
+        let mut cx = Context::from_waker(Waker::noop());
+        let wrote = Pin::new(&mut tcp).poll_write(&mut cx, request);
+        assert!(
+            matches!(wrote, Poll::Ready(Ok(n)) if n == request.len()),
+            "{wrote:?}"
+        );
+        let (mut server, _) = listener.accept().await.unwrap();
+        let mut got = [0u8; 18];
+        server.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, request);
+    }
+
+    /// A refused connection is the connect's own error, known at once on
+    /// loopback (the second `connect` returns it), not a write's later.
+    #[tokio::test]
+    async fn a_refused_connection_is_the_connects_error() {
+        let nothing = "127.0.0.1:1".parse().unwrap();
+        let e = connect_tcp(nothing, None, true, false).await.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused, "{e}");
+    }
+}

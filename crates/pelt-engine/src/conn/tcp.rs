@@ -14,7 +14,6 @@
 //! call), which a second `connect` tells without waiting, and the first
 //! write goes straight to the socket ([`StampedTcp`]'s `poll_write`).
 
-use super::stamped::{ask_kernel, register};
 use super::StampedTcp;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -29,6 +28,7 @@ pub(super) async fn connect_tcp(
     stamp: bool,
     stamp_sends: bool,
 ) -> io::Result<StampedTcp> {
+    use super::stamped::{ask_kernel, register};
     let tcp = new_socket(addr, source)?;
     let (stamping, tx_stamping) = ask_kernel(&tcp, stamp, stamp_sends);
     let established = start_connect(&tcp, addr)?;

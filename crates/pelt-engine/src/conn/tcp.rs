@@ -30,8 +30,11 @@ pub(super) async fn connect_tcp(
 ) -> io::Result<StampedTcp> {
     use super::stamped::{ask_kernel, register};
     let tcp = new_socket(addr, source)?;
-    let (stamping, tx_stamping) = ask_kernel(&tcp, stamp, stamp_sends);
     let established = start_connect(&tcp, addr)?;
+    // After `connect`: the kernel refuses transmit stamps numbered by
+    // byte offset (`SOF_TIMESTAMPING_OPT_ID`) on a socket not yet
+    // connecting (EINVAL), and every request would go unstamped.
+    let (stamping, tx_stamping) = ask_kernel(&tcp, stamp, stamp_sends);
     let fd = register(tcp)?;
     if !established {
         // Writable once the handshake ends, either way: the socket's
@@ -159,6 +162,24 @@ mod tests {
 
     /// A refused connection is the connect's own error, known at once on
     /// loopback (the second `connect` returns it), not a write's later.
+    /// `--tx-stamps`: the kernel agrees to number transmit stamps only on
+    /// a socket that is connecting or connected; asked before `connect`,
+    /// it refused, and no request was stamped.
+    #[tokio::test]
+    async fn transmit_stamps_are_granted_on_a_new_connection() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut tcp = connect_tcp(addr, None, true, true).await.unwrap();
+        let (mut server, _) = listener.accept().await.unwrap();
+        tcp.clear_stamps();
+        tokio::io::AsyncWriteExt::write_all(&mut tcp, b"x")
+            .await
+            .unwrap();
+        let mut got = [0u8; 1];
+        server.read_exact(&mut got).await.unwrap();
+        assert!(tcp.tx_stamp().is_some(), "the write was not stamped");
+    }
+
     #[tokio::test]
     async fn a_refused_connection_is_the_connects_error() {
         let nothing = "127.0.0.1:1".parse().unwrap();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures pelt against peer HTTP load generators (wrk, ab, hey, vegeta,
-# bombardier, oha) on this machine, against a private nginx on loopback; and
+# bombardier, oha; siege for a connection per request) on this machine, against a private nginx on loopback; and
 # pelt's HTTP/3 against its own HTTP/2 and oha's http3 build, on a private
 # Caddy (the h3 test).
 #
@@ -33,7 +33,7 @@ shell_words() {
     done
 }
 COMMAND_LINE="bench/peers.sh$(shell_words "$@")"
-ALL_TOOLS="wrk,ab,hey,vegeta,bombardier,oha,pelt,h2load,oha-h3"
+ALL_TOOLS="wrk,ab,hey,vegeta,bombardier,oha,pelt,h2load,oha-h3,siege"
 
 # Versions of the Go tools built from their module source (see PEERS.md: `go
 # install` of these fails on a deprecation lookup after downloading).
@@ -92,7 +92,7 @@ as_root() {
     fi
 }
 
-# Debian packages: nginx (the server), wrk, apache2-utils (ab),
+# Debian packages: nginx (the server), wrk, apache2-utils (ab), siege,
 # nghttp2-client (h2load), openssl (the h2 test's certificate), time
 # (/usr/bin/time), util-linux (taskset) and tcpdump (the ceiling's send lag
 # on the wire).
@@ -102,6 +102,7 @@ install_debian() {
     if wants wrk && ! command -v wrk >/dev/null 2>&1; then packages+=(wrk); fi
     if wants ab && ! command -v ab >/dev/null 2>&1; then packages+=(apache2-utils); fi
     if wants h2load && ! command -v h2load >/dev/null 2>&1; then packages+=(nghttp2-client); fi
+    if wants siege && ! command -v siege >/dev/null 2>&1; then packages+=(siege); fi
     # The h3 test's server (Debian's nginx 1.22 has no HTTP/3).
     command -v caddy >/dev/null 2>&1 || packages+=(caddy)
     command -v openssl >/dev/null 2>&1 || packages+=(openssl)

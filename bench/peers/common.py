@@ -10,7 +10,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent.parent
 CONNECTIONS = 50
 PORT_RANGE = (20000, 32000)
-ALL_TOOLS = ["wrk", "ab", "hey", "vegeta", "bombardier", "oha", "pelt", "h2load", "oha-h3"]
+ALL_TOOLS = ["wrk", "ab", "hey", "vegeta", "bombardier", "oha", "pelt", "h2load", "oha-h3", "siege"]
+# The close test's connections (a new TCP connection per request): ab's and
+# siege's usual -c.
+CLOSE_CONNECTIONS = [1, 2, 4, 10, 50]
 # oha built with its `http3` feature (bench/peers.sh installs it here: the
 # plain `oha` stays the HTTP/1.1 one).
 OHA_H3 = Path.home() / ".cache/pelt/oha-h3/bin/oha"

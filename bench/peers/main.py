@@ -19,7 +19,7 @@ from typing import Any, Optional
 from . import measure
 from . import ceiling, wirelag
 from .caddy import Caddy, PeltServe
-from .common import ALL_TOOLS, CONNECTIONS, OHA_H3, REPO, log
+from .common import ALL_TOOLS, CLOSE_CONNECTIONS, CONNECTIONS, OHA_H3, REPO, log
 from .measure import CURRENT, Interrupted, Quiet, on_signal, run_one, stall_truth
 from .nginx import Nginx
 from .report import fmt_lat, render, summarise_all
@@ -43,11 +43,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--path", default="/", help="URL path for the max-load and rate tests: / (ok), /1k.bin, /100k.bin")
     p.add_argument(
         "--tests",
-        default="max,rate,stall,h2,h3,ceiling,scale",
-        help="comma-separated subset of max,rate,stall,h2,h3,ceiling,scale (h2: pelt --http2 against h2load, h2c and "
+        default="max,rate,stall,close,h2,h3,ceiling,scale",
+        help="comma-separated subset of max,rate,stall,close,h2,h3,ceiling,scale (close: a new connection per request, "
+        "ab's and siege's default, against wrk with Connection: close and pelt --no-keepalive; h2: pelt --http2 against h2load, h2c and "
         "TLS; h3: pelt --http3 against pelt --http2 and oha's http3 build, on Caddy; ceiling: the highest rate "
         "each rate tool holds on one core; scale: pelt against wrk at many connections, and pelt's memory with "
         "1,000 targets)",
+    )
+    p.add_argument(
+        "--close-connections",
+        help="connections for the close test, a new TCP connection per request (default 1,2,4,10,50; --quick 1,50)",
     )
     p.add_argument("--scale-connections", help="connections for the scale test (default 1000,10000; --quick 1000)")
     p.add_argument("--scale-threads", help="threads for the scale test (default 1,2; --quick 1)")
@@ -69,7 +74,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.wait_quiet = 0.0 if args.wait_quiet is None else args.wait_quiet
         args.scale_connections = args.scale_connections or "1000"
         args.scale_threads = args.scale_threads or "1"
+        args.close_connections = args.close_connections or "1,50"
     else:
+        args.close_connections = args.close_connections or ",".join(str(c) for c in CLOSE_CONNECTIONS)
         args.scale_connections = args.scale_connections or "1000,10000"
         args.scale_threads = args.scale_threads or "1,2"
         args.rounds = args.rounds or 3
@@ -85,13 +92,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if unknown:
         p.error(f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(ALL_TOOLS)}")
     args.test_list = [t.strip() for t in args.tests.split(",") if t.strip()]
-    if not set(args.test_list) <= {"max", "rate", "stall", "h2", "h3", "ceiling", "scale"}:
-        p.error("--tests takes a subset of max,rate,stall,h2,h3,ceiling,scale")
+    if not set(args.test_list) <= {"max", "rate", "stall", "close", "h2", "h3", "ceiling", "scale"}:
+        p.error("--tests takes a subset of max,rate,stall,close,h2,h3,ceiling,scale")
     try:
+        args.close_connection_list = [int(c) for c in args.close_connections.split(",") if c.strip()]
         args.scale_connection_list = [int(c) for c in args.scale_connections.split(",") if c.strip()]
         args.scale_thread_list = [int(t) for t in args.scale_threads.split(",") if t.strip()]
     except ValueError:
-        p.error("--scale-connections and --scale-threads take whole numbers, like 1000,10000")
+        p.error("--close-connections, --scale-connections and --scale-threads take whole numbers, like 1000,10000")
     if not args.path.startswith("/"):
         p.error("--path must start with /")
     return args
@@ -156,6 +164,7 @@ def main(argv: list[str]) -> int:
             "tests": args.test_list,
             "scale_connections": args.scale_connection_list,
             "scale_threads": args.scale_thread_list,
+            "close_connections": args.close_connection_list,
             "connections": CONNECTIONS,
             "client_cpu": client_cpu,
             "server_cpu": server_cpu,
@@ -184,6 +193,8 @@ def main(argv: list[str]) -> int:
         # closed-loop reference (ab adds nothing there).
         stall_tools: list[Tool] = [t for t in tools.values() if t.rate_capable or t.name == "wrk"]
         h2_tools = [t for t in tools.values() if t.name in ("pelt", "h2load")]
+        # The close test: the tools that can open a connection per request.
+        close_tools = [t for t in tools.values() if t.can_close]
         # The h3 test: HTTP/3 against Caddy (nginx 1.22 has none); pelt over
         # HTTP/2 on the same Caddy is its reference, oha's http3 build its peer.
         # oha's http3 build gets no answer from Caddy 2.6.2, so it and pelt
@@ -235,7 +246,7 @@ def main(argv: list[str]) -> int:
             rng = random.Random(args.seed * 1000 + rnd)
             plan: list[tuple[str, Tool, Optional[float]]] = []
             if "max" in args.test_list:
-                order = [t for t in tools.values() if not t.h2_only]
+                order = [t for t in tools.values() if not (t.h2_only or t.close_only)]
                 rng.shuffle(order)
                 plan += [("max_load", t, None) for t in order]
             if "rate" in args.test_list:
@@ -247,6 +258,12 @@ def main(argv: list[str]) -> int:
                 order = list(stall_tools)
                 rng.shuffle(order)
                 plan += [("stall", t, st["rate"]) for t in order]
+            if "close" in args.test_list:
+                # Each connection count's tools together, in a shuffled order.
+                for c in args.close_connection_list:
+                    order = list(close_tools)
+                    rng.shuffle(order)
+                    plan += [("close", t, float(c)) for t in order]
             if "h2" in args.test_list:
                 for tls in (0.0, 1.0):
                     order = list(h2_tools)
@@ -259,12 +276,23 @@ def main(argv: list[str]) -> int:
             for i, (test, tool, r) in enumerate(plan):
                 label = f"round {rnd + 1}/{args.rounds}, {i + 1}/{len(plan)}: {test} {tool.name}" + (
                     f" {r:g}/s" if r and test == "rate" else ""
-                ) + ((" tls" if r else " h2c") if test == "h2" else "") + (f" {r}" if test == "h3" else "")
+                ) + ((" tls" if r else " h2c") if test == "h2" else "") + (f" {r}" if test == "h3" else "") + (
+                    f" -c {r:g}" if test == "close" else ""
+                )
                 log(label)
                 if test == "max_load":
                     d = args.duration
                     spec = tool.max_load(url, d, workdir)
                     rec = run_one(test, tool, spec, d, nginx, workdir, client_cpu, extra={"round": rnd + 1})
+                elif test == "close":
+                    assert r is not None
+                    d = args.duration
+                    spec = tool.close(url, int(r), d, workdir)
+                    assert spec is not None
+                    rec = run_one(
+                        test, tool, spec, d, nginx, workdir, client_cpu,
+                        extra={"round": rnd + 1, "close_connections": int(r)},
+                    )
                 elif test == "h2":
                     d = args.duration
                     tls = bool(r)
@@ -364,7 +392,7 @@ def main(argv: list[str]) -> int:
                 tools, url, args.duration, nginx, workdir, client_cpu,
                 args.scale_connection_list, args.scale_thread_list, keep,
             )
-        summarise_all(result, args, tools, stall_tools, rate_tools, h2_tools, h3_tools)
+        summarise_all(result, args, tools, stall_tools, rate_tools, h2_tools, h3_tools, close_tools)
         save()
     except Interrupted as e:
         log(f"interrupted ({e}); partial results in {json_path}")

@@ -135,7 +135,8 @@ def run_one(
     time_file = rundir / "time.txt"
     pin = ["taskset", "-c", str(client_cpu)] if client_cpu is not None else []
     # taskset and time both exec or wait: the CPU and RSS are the tool's own.
-    timer = ["/usr/bin/time", "-f", "%U %S %M", "-o", str(time_file)] if HAVE_TIME else []
+    # %c %w: involuntary and voluntary context switches.
+    timer = ["/usr/bin/time", "-f", "%U %S %M %c %w", "-o", str(time_file)] if HAVE_TIME else []
     argv = pin + timer + spec.argv
     env = dict(os.environ, **spec.env)
     stdout_path, stderr_path = rundir / "stdout", rundir / "stderr"
@@ -205,13 +206,15 @@ def run_one(
     record["exit_code"] = proc.proc.returncode
     try:
         if HAVE_TIME:
-            user, sys_, rss_kb = time_file.read_text().split()[-3:]
+            user, sys_, rss_kb, invol, vol = time_file.read_text().split()[-5:]
         else:
             assert proc.rusage is not None
-            user, sys_, rss_kb = proc.rusage.ru_utime, proc.rusage.ru_stime, proc.rusage.ru_maxrss
+            ru = proc.rusage
+            user, sys_, rss_kb, invol, vol = ru.ru_utime, ru.ru_stime, ru.ru_maxrss, ru.ru_nivcsw, ru.ru_nvcsw
         record["cpu_s"] = float(user) + float(sys_)
         record["cpu_user_s"], record["cpu_sys_s"] = float(user), float(sys_)
         record["rss_kb"] = int(rss_kb)
+        record["invol_csw"], record["vol_csw"] = int(invol), int(vol)
     except (OSError, ValueError, AssertionError):
         record.setdefault("error", "no CPU time for the tool (/usr/bin/time output or rusage)")
     nginx_cpu_s = (nginx1 - nginx0) / CLK_TCK
@@ -244,6 +247,10 @@ def run_one(
                 record["error"] = "no requests completed"
             elif "cpu_s" in record:
                 record["cpu_us_per_req"] = record["cpu_s"] * 1e6 / parsed.requests
+                # Preemptions per request: a client that wakes other work
+                # on its own CPU (kernel workers, its own threads) pays
+                # for it here.
+                record["invol_csw_per_req"] = record["invol_csw"] / parsed.requests
         except Exception as e:  # noqa: BLE001 - any parse failure is data
             record["error"] = f"could not parse output ({type(e).__name__}: {e}): {tail(out_text or err_text)}"
     (workdir / "vegeta.bin").unlink(missing_ok=True)

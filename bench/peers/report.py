@@ -39,6 +39,7 @@ def summarise(runs: list[dict], keys: list[str]) -> dict:
 
 MAX_KEYS = ["requests", "rate", "cpu_us_per_req", "rss_kb", "p50_s", "p99_s", "nginx_busy", "client_busy", "other_cpu", "errors"]
 RATE_KEYS = MAX_KEYS + ["achieved_rate", "send_lag_p99_s", "wire_lag_p99_s"]
+CLOSE_KEYS = MAX_KEYS + ["invol_csw_per_req"]
 
 
 def verdict(s: dict) -> str:
@@ -212,6 +213,10 @@ def render(result: dict) -> str:
                 )
         add("")
 
+    close = result["summary"].get("close", {})
+    if close:
+        render_close(close, cfg, add)
+
     stall = result["summary"].get("stall", {})
     if stall:
         st = cfg["stall"]
@@ -334,7 +339,7 @@ def render(result: dict) -> str:
     add("## Commands")
     add("")
     add(
-        "Each run as `taskset -c CPU /usr/bin/time -f '%U %S %M' -o FILE <command>`, "
+        "Each run as `taskset -c CPU /usr/bin/time -f '%U %S %M %c %w' -o FILE <command>`, "
         "pelt's with `PELT_NO_HISTORY=1` (the peers keep no history either)"
         + ("" if HAVE_TIME else " (here without /usr/bin/time: CPU and RSS from wait4's rusage)")
         + "; $PORT is nginx's port, $WORK the harness's temp dir."
@@ -343,7 +348,7 @@ def render(result: dict) -> str:
     seen = set()
     for r in result["runs"]:
         rate = None if r["test"] == "ceiling" else r.get("offered_rate")
-        key = (r["test"], r["tool"], rate, r.get("proto"), r.get("scale"))
+        key = (r["test"], r["tool"], rate, r.get("proto"), r.get("scale"), r.get("close_connections"))
         if key in seen:
             continue
         seen.add(key)
@@ -351,9 +356,45 @@ def render(result: dict) -> str:
         label = r["test"] + (f" {fmt_num(r['offered_rate'])}/s" if r.get("offered_rate") else "")
         label += f" {r['proto']}" if r.get("proto") else ""
         label += f" {r['scale']}" if r.get("scale") else ""
+        label += f" -c {r['close_connections']}" if r.get("close_connections") else ""
         add(f"- {label}, {r['tool']}: `{' '.join(argv)}`")
     add("")
     return "\n".join(lines)
+
+
+def render_close(close: dict, cfg: dict, add: Callable[[str], None]) -> None:
+    """The close test's table: per connection count, each tool's req/s,
+    CPU and involuntary context switches per request, and their ratios
+    to ab's."""
+    add(f"## A connection per request ({dur(cfg['duration_s'])} per run; medians, ranges in brackets)")
+    add("")
+    add(
+        "Flat out, a new TCP connection for every request: ab's default (HTTP/1.0, no `-k`), siege's Debian "
+        "default (`connection = close`, `-b`), wrk with `-H 'Connection: close'`, pelt `--no-keepalive`; each "
+        "pinned and with one thread as in the other tests. CPU µs/req as above. Preemptions/req: the tool's "
+        "involuntary context switches (`/usr/bin/time` %c) per request: how often something else was run on its "
+        "CPU in its place (kernel workers it woke, its own threads, other processes). `÷ ab`: the ratio of the "
+        "medians to ab's at the same connections."
+    )
+    add("")
+    add("| -c | tool | req/s | ÷ ab | CPU µs/req | ÷ ab | preemptions/req | ÷ ab | nginx CPU | errors | runs |")
+    add("|---:|---|---|---:|---|---:|---:|---:|---:|---:|---|")
+    for c, by_tool in close.items():
+        ab = by_tool.get("ab", {})
+
+        def ref(key: str) -> Optional[float]:
+            return ab.get(key, {}).get("median")
+
+        for name, s in by_tool.items():
+            rate, cpu, csw = s["rate"], s["cpu_us_per_req"], s["invol_csw_per_req"]
+            add(
+                f"| {c} | {name} | {fmt_num(rate['median'])} ({fmt_range(rate, fmt_num)}) | "
+                f"{ratio(rate['median'], ref('rate'))} | {fmt_num(cpu['median'], 2)} "
+                f"({fmt_range(cpu, lambda v: fmt_num(v, 2))}) | {ratio(cpu['median'], ref('cpu_us_per_req'))} | "
+                f"{fmt_num(csw['median'], 4)} | {ratio(csw['median'], ref('invol_csw_per_req'))} | "
+                f"{fmt_pct(s['nginx_busy']['median'])} | {fmt_num(s['errors']['median'])} | {runs_cell(s)} |"
+            )
+    add("")
 
 
 def run_label(r: dict) -> str:
@@ -364,7 +405,9 @@ def run_label(r: dict) -> str:
 def shown_arg(arg: str, result: dict) -> str:
     """An argument as the report shows it: temp paths and the port replaced."""
     arg = arg.replace(result.get("workdir", "\0"), "$WORK")
-    return arg.replace(f"127.0.0.1:{result.get('port', 0)}/", "127.0.0.1:$PORT/")
+    arg = arg.replace(f"127.0.0.1:{result.get('port', 0)}/", "127.0.0.1:$PORT/")
+    # A header's value, say: one word for the shell.
+    return f"'{arg}'" if " " in arg else arg
 
 
 def fmt_mb(kb: Optional[float]) -> str:
@@ -395,7 +438,7 @@ def stall_verdict(p99: Optional[float], truth: float) -> str:
 
 def summarise_all(
     result: dict, args: argparse.Namespace, tools: dict, stall_tools: list, rate_tools: list, h2_tools: list,
-    h3_tools: Optional[list] = None,
+    h3_tools: Optional[list] = None, close_tools: Optional[list] = None,
 ) -> None:
     runs = result["runs"]
     summary: dict[str, Any] = {}
@@ -417,6 +460,17 @@ def summarise_all(
         summary["stall"] = {
             t.name: summarise([x for x in runs if x["test"] == "stall" and x["tool"] == t.name], MAX_KEYS)
             for t in stall_tools
+        }
+    if "close" in args.test_list and close_tools:
+        summary["close"] = {
+            str(c): {
+                t.name: summarise(
+                    [x for x in runs if x["test"] == "close" and x["tool"] == t.name and x["close_connections"] == c],
+                    CLOSE_KEYS,
+                )
+                for t in close_tools
+            }
+            for c in args.close_connection_list
         }
     if "h2" in args.test_list and h2_tools:
         summary["h2"] = {

@@ -176,6 +176,10 @@ class Tool:
     rate_capable = True
     # Only in the h2 test (h2load has no HTTP/1.1 or rate mode).
     h2_only = False
+    # In the close test (a connection per request; see `close`).
+    can_close = False
+    # Only in the close test (siege, whose other modes add nothing).
+    close_only = False
 
     def __init__(self, path: str):
         self.path = path
@@ -192,6 +196,11 @@ class Tool:
     def stall(self, url: str, r: float, d: float, workdir: Path) -> Spec:
         """The stall test: the rate run, unless the tool needs other settings."""
         return self.rate(url, r, d, workdir) if self.rate_capable else self.max_load(url, d, workdir)
+
+    def close(self, url: str, c: int, d: float, workdir: Path) -> Spec:
+        """The close test (tools with `can_close`): flat out with `c`
+        connections, a new TCP connection per request."""
+        raise NotImplementedError
 
 
 def first_line(argv: list[str]) -> str:
@@ -216,6 +225,7 @@ def go_module_version(path: str) -> str:
 class Wrk(Tool):
     name = binary = "wrk"
     rate_capable = False
+    can_close = True
 
     def version(self) -> str:
         m = re.search(r"wrk (\S+)", first_line([self.path, "-v"]))
@@ -225,11 +235,18 @@ class Wrk(Tool):
         argv = [self.path, "-t1", f"-c{CONNECTIONS}", f"-d{dur(d)}", "--latency", url]
         return Spec(argv, parse_wrk)
 
+    def close(self, url, c, d, workdir):
+        # wrk keeps connections alive unless the request says otherwise:
+        # then nginx closes each after its response and wrk reconnects.
+        argv = [self.path, "-t1", f"-c{c}", f"-d{dur(d)}", "--latency", "-H", "Connection: close", url]
+        return Spec(argv, parse_wrk)
+
 
 class Ab(Tool):
     name = "ab"
     binary = "ab"
     rate_capable = False
+    can_close = True
 
     def version(self) -> str:
         m = re.search(r"Version (\S+)", first_line([self.path, "-V"]))
@@ -238,6 +255,11 @@ class Ab(Tool):
     def max_load(self, url, d, workdir):
         # -t stops after d seconds; -n only lifts ab's default cap of 50,000.
         argv = [self.path, "-k", f"-c{CONNECTIONS}", f"-t{max(1, round(d))}", "-n", "100000000", url]
+        return Spec(argv, parse_ab)
+
+    def close(self, url, c, d, workdir):
+        # ab's default: HTTP/1.0 without keep-alive, a connection per request.
+        argv = [self.path, f"-c{c}", f"-t{max(1, round(d))}", "-n", "100000000", url]
         return Spec(argv, parse_ab)
 
 
@@ -344,6 +366,7 @@ WIDE_WINDOW = "10ms"
 
 class Pelt(Tool):
     name = binary = "pelt"
+    can_close = True
 
     def __init__(self, path: str, send_window: Optional[str] = None):
         super().__init__(path)
@@ -364,6 +387,10 @@ class Pelt(Tool):
     def rate(self, url, r, d, workdir):
         window = ["--send-window", self.send_window] if self.send_window else []
         return Spec(self.base(url, d) + ["--rate", f"{r:g}"] + window, parse_pelt)
+
+    def close(self, url, c, d, workdir):
+        argv = [self.path, "run", url, "--no-keepalive", "-c", str(c), "-t", "1", "-d", dur(d), "--format", "json"]
+        return Spec(argv, parse_pelt)
 
     def h2(self, url: str, d: float, tls: bool) -> Spec:
         argv = [self.path, "run", url, "--http2", "-c", str(H2_CONNECTIONS), "--streams", str(H2_STREAMS),
@@ -434,5 +461,40 @@ class OhaH3(Oha):
         return Spec(argv, parse_oha)
 
 
+def parse_siege(out: str, err: str, _dir: Path) -> Parsed:
+    # siege 4 prints its summary as JSON (json_output), on stdout.
+    text = out if "{" in out else err
+    data = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    done = int(data["successful_transactions"])
+    failed = int(data["failed_transactions"])
+    return Parsed(done + failed, float(data["transaction_rate"]), errors=failed)
+
+
+class Siege(Tool):
+    """siege in benchmark mode (-b: no delay between requests) with
+    Debian's default `connection = close`, stated in a private rc file so
+    that no user's ~/.siege/siege.conf changes it."""
+
+    name = binary = "siege"
+    rate_capable = False
+    can_close = True
+    close_only = True
+
+    def version(self) -> str:
+        m = re.search(r"SIEGE (\S+)", first_line([self.path, "--version"]))
+        return m.group(1) if m else "?"
+
+    def close(self, url, c, d, workdir):
+        rc = workdir / "siegerc"
+        rc.write_text(
+            "connection = close\nprotocol = HTTP/1.1\nlogging = false\nshow-logfile = false\n"
+            "verbose = false\nquiet = true\njson_output = true\nlimit = 1000\n"
+        )
+        argv = [self.path, "-R", str(rc), "-b", "-c", str(c), "-t", f"{max(1, round(d))}S", url]
+        # siege writes a template to $HOME/.siege on its first run: a
+        # private HOME keeps the user's untouched.
+        return Spec(argv, parse_siege, {"HOME": str(workdir)})
+
+
 TOOL_CLASSES = {"wrk": Wrk, "ab": Ab, "hey": Hey, "vegeta": Vegeta, "bombardier": Bombardier, "oha": Oha, "pelt": Pelt, "h2load": H2load,
-                "oha-h3": OhaH3}
+                "oha-h3": OhaH3, "siege": Siege}

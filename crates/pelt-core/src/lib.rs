@@ -65,8 +65,8 @@ pub use schedule::{Schedule, ScheduleError, Segment, Spec};
 pub use secrets::Redactor;
 pub use shard::{Shard, ShardError, ShardInfo};
 pub use summary::{
-    Headline, Independence, IntervalRow, LatencyStats, LocalResource, RunSummary, SummaryBuilder,
-    Warning, Window, WindowError, CLIENT_BUSY, PERCENTILES,
+    ClientBound, Headline, Independence, IntervalRow, LatencyStats, LocalResource, RunSummary,
+    SummaryBuilder, Warning, Window, WindowError, CLIENT_BUSY, CLIENT_STARVED, PERCENTILES,
 };
 pub use targets::{ReadError, TargetsError, TargetsFormat, UnknownTargetsFormat};
 pub use url::{Scheme, Url, UrlError};

@@ -2,7 +2,9 @@
 //! request and read-only after (hosts resolved, requests serialised, the
 //! pacer, the clock's zero), and each worker's share of it.
 
-use crate::conn::{for_origin, quic_client_config, resolve_origins, tls_connector, Origin};
+use crate::conn::{
+    for_origin, quic_client_config, resolve_origins, tls_connector, Origin, StampsOn,
+};
 use crate::error::EngineError;
 use crate::h1::PreparedRequest;
 use crate::pacer::{ConstantRate, Pacer, Piecewise, PoissonRate};
@@ -144,6 +146,10 @@ pub(crate) struct RunPlan {
     /// they are read (TCP and TLS on Linux; HTTP/2 frames share a
     /// connection, and Unix sockets have no stamps).
     pub stamp_reads: bool,
+    /// With `stamp_reads`: the kernel's stamping kept on for the run, so
+    /// that a connection per request does not switch it on and off (see
+    /// [`StampsOn`]).
+    pub _stamps_on: Option<StampsOn>,
     /// `--tx-stamps` (with `stamp_reads`): requests' departures stamped by
     /// the kernel too.
     pub stamp_sends: bool,
@@ -348,6 +354,7 @@ impl RunPlan {
             },
             logins: 0,
             stamp_reads,
+            _stamps_on: stamp_reads.then(StampsOn::hold),
             stamp_sends: stamp_reads && config.http.tx_stamps,
             // A scenario's later step is sent when the previous response
             // is read: while the thread waits out a send window it reads

@@ -25,8 +25,8 @@ pub fn command(args: CompareArgs) -> Result<ExitCode, UserError> {
     let busy = c.client_busy();
     if !busy.is_empty() {
         eprintln!(
-            "pelt: warning: pelt was short of CPU in {} (client_busy: its busiest thread wanted a CPU 90% of the run \
-             or more): there the client may have set the pace, and a difference may be pelt's, not the server's; \
+            "pelt: warning: pelt was short of CPU in {} (client_busy: a worker thread wanted a CPU 90% of the run \
+             or more, or waited for one 25% or more): there the client may have set the pace, and a difference may be pelt's, not the server's; \
              `pelt report FILE` says more",
             busy.join(", ")
         );

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A quick run takes about 25 s (seven 2-second runs plus nginx's and
+/// A quick run takes about 30 s (nine 2-second runs plus nginx's and
 /// Caddy's start).
 const TIME_LIMIT: Duration = Duration::from_secs(120);
 
@@ -79,6 +79,16 @@ fn bench_peers_quick_reports_pelt_requests_per_second() {
         .unwrap_or_else(|| panic!("no HTTP/3 section in:\n{stdout}\nstderr:\n{stderr}"));
     for row in ["| h3 | pelt |", "| h2 | pelt |", "| h3-serve | pelt |"] {
         assert!(h3.contains(row), "no {row} row in:\n{h3}");
+    }
+    // The close test (issue 44): pelt --no-keepalive at -c 1 and -c 50,
+    // with its preemptions per request.
+    let close = stdout
+        .split("## A connection per request")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no close section in:\n{stdout}\nstderr:\n{stderr}"));
+    assert!(close.contains("preemptions/req"), "{close}");
+    for row in ["| 1 | pelt |", "| 50 | pelt |"] {
+        assert!(close.contains(row), "no {row} row in:\n{close}");
     }
     // The scale test (issue 27): pelt's row at 1,000 connections, and its
     // memory with one and 1,000 targets.

@@ -5,7 +5,7 @@ use super::{ResultsError, ResultsReader};
 use crate::header::{NotOneRun, RunFooter, RunHeader};
 use crate::recorder::Recorder;
 use crate::shard::{Shard, ShardInfo};
-use crate::summary::{RunSummary, SummaryBuilder, Warning, Window, CLIENT_BUSY};
+use crate::summary::{ClientBound, RunSummary, SummaryBuilder, Warning, Window};
 use std::io::Read;
 
 /// Why several results files cannot be read as one run.
@@ -407,10 +407,14 @@ impl<R: Read> MergedReader<R> {
             });
         }
         for (p, r) in shards.parts.iter().zip(&self.readers) {
-            let busiest = r
-                .footer()
-                .and_then(|f| f.worker_load.iter().map(|t| t.demand()).reduce(f64::max));
-            if let Some(demand) = busiest.filter(|d| (d * 1e4).round() >= CLIENT_BUSY * 1e4) {
+            let bound = r.footer().and_then(|f| {
+                f.worker_load
+                    .iter()
+                    .filter(|t| ClientBound::of(t).is_some())
+                    .map(|t| t.demand())
+                    .reduce(f64::max)
+            });
+            if let Some(demand) = bound {
                 w.push(Warning::ShardClientBusy {
                     shard: p.shard,
                     demand,

@@ -483,13 +483,15 @@ mod tests {
         let load = |on_cpu, waiting| ThreadLoad { on_cpu, waiting };
         assert_eq!(busy(vec![]), None);
         assert_eq!(busy(vec![load(0.5, 0.1), load(0.85, 0.04)]), None);
-        assert_eq!(busy(vec![load(0.6, 0.2999)]), None);
-        // Exactly 90 %, though 0.6 + 0.3 < 0.9 in floating point.
+        // Waiting under a quarter of the run (see the starved bound's
+        // own test below), so only the sum counts.
+        assert_eq!(busy(vec![load(0.66, 0.2399)]), None);
+        // Exactly 90 %, though 0.7 + 0.2 < 0.9 in floating point.
         assert_eq!(
-            busy(vec![load(0.6, 0.3)]),
+            busy(vec![load(0.7, 0.2)]),
             Some(Warning::ClientBusy {
-                on_cpu: 0.6,
-                waiting: 0.3,
+                on_cpu: 0.7,
+                waiting: 0.2,
                 threads: 1
             })
         );
@@ -501,6 +503,65 @@ mod tests {
                 threads: 2
             })
         );
+    }
+
+    /// Issue 44: a worker on a CPU 12 % of the run and waiting for one
+    /// 67 % (79 % in all, under the busy bound) set the pace of a
+    /// connection-per-request run, and nothing warned. Waiting a quarter
+    /// of the run is enough, and the text says the thread waited rather
+    /// than worked; a thread busy on its own work is told apart.
+    #[test]
+    fn a_worker_waiting_for_a_cpu_is_client_bound_and_the_warning_says_so() {
+        let warning = |on_cpu, waiting| {
+            let footer = RunFooter {
+                duration_ns: 2_000_000_000,
+                elapsed_ns: 2_000_000_000,
+                warmup_requests: 0,
+                interrupted: false,
+                stopped_by: None,
+                worker_load: vec![
+                    ThreadLoad {
+                        on_cpu: 0.05,
+                        waiting: 0.01,
+                    },
+                    ThreadLoad { on_cpu, waiting },
+                ],
+                server_software: None,
+            };
+            let bytes = write(&[], Some(&footer));
+            let mut reader = ResultsReader::open(&bytes[..]).unwrap();
+            while reader.next_interval().unwrap().is_some() {}
+            SummaryBuilder::new(reader.header().clone(), None)
+                .finish(reader.footer())
+                .warnings
+                .into_iter()
+                .find(|w| matches!(w, Warning::ClientBusy { .. }))
+        };
+        let starved = warning(0.12, 0.67).expect("12 % on a CPU, 67 % waiting: client-bound");
+        assert_eq!(
+            starved,
+            Warning::ClientBusy {
+                on_cpu: 0.12,
+                waiting: 0.67,
+                threads: 2
+            }
+        );
+        let text = starved.to_string();
+        assert!(
+            text.contains("waited for a CPU 67% of the run (and ran on one 12%)"),
+            "{text}"
+        );
+        assert!(text.contains("other work on its cores"), "{text}");
+        // The bound, exactly, in the shares' 0.01 % steps.
+        assert!(warning(0.1, 0.25).is_some());
+        assert_eq!(warning(0.1, 0.2499), None);
+        // Busy on its own work: the other text.
+        let busy = warning(0.93, 0.04).unwrap().to_string();
+        assert!(
+            busy.contains("wanted a CPU 97% of the run (93% on one"),
+            "{busy}"
+        );
+        assert!(busy.contains("more --threads"), "{busy}");
     }
 
     /// A run of a few milliseconds is mostly its threads' start: however

@@ -24,6 +24,45 @@ pub use window::*;
 /// never idles, and one with none idles most of the time.
 pub const CLIENT_BUSY: f64 = 0.9;
 
+/// A worker thread that waited for a CPU (ready to run while other work
+/// held its core) at least this share of the run was held back by its
+/// machine, however little it ran: the requests it had in hand waited
+/// with it, so the run could have gone up to 1 / (1 − share) as fast, a
+/// third faster at 25 %. A thread with its core to itself waits next to
+/// none of the time. (Seen: a worker on a CPU 12 % of a run and waiting
+/// for one 67 %, wanting a CPU 79 % in all, under [`CLIENT_BUSY`], while
+/// it set the run's pace: issue 44.)
+pub const CLIENT_STARVED: f64 = 0.25;
+
+/// Why a worker thread may have set a run's pace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientBound {
+    /// It waited for a CPU at least [`CLIENT_STARVED`] of the run: other
+    /// work on its cores held it back.
+    Starved,
+    /// It wanted a CPU (on one, or waiting for one) at least
+    /// [`CLIENT_BUSY`] of the run: its own work filled its core.
+    Busy,
+}
+
+impl ClientBound {
+    /// Whether `t` may have set the run's pace, and why: starved before
+    /// busy, as the wait is what to fix first (more threads do not help
+    /// a thread that cannot get a CPU). Shares compare in 0.01 % steps,
+    /// as they are kept: 0.6 + 0.3 is 0.8999999999999999 in f64, and 90 %
+    /// is "90 % or more".
+    pub fn of(t: &ThreadLoad) -> Option<ClientBound> {
+        let at_least = |share: f64, bound: f64| (share * 1e4).round() >= bound * 1e4;
+        if at_least(t.waiting, CLIENT_STARVED) {
+            Some(ClientBound::Starved)
+        } else if at_least(t.demand(), CLIENT_BUSY) {
+            Some(ClientBound::Busy)
+        } else {
+            None
+        }
+    }
+}
+
 /// Shortest run (warm-up included) whose thread load can give the
 /// client-busy warning. A run of a few milliseconds is mostly the thread's
 /// own start (connecting, the first burst of requests): its shares are
@@ -585,6 +624,16 @@ impl RunSummary {
             .max_by(|a, b| a.demand().total_cmp(&b.demand()))
     }
 
+    /// The worker thread that may have set the run's pace (see
+    /// [`ClientBound`]), the one that wanted a CPU the most if several.
+    pub fn client_bound_thread(&self) -> Option<ThreadLoad> {
+        self.worker_load
+            .iter()
+            .copied()
+            .filter(|t| ClientBound::of(t).is_some())
+            .max_by(|a, b| a.demand().total_cmp(&b.demand()))
+    }
+
     /// Works out the warnings for this run. Called once by the engine; kept
     /// with the run so saved results explain themselves.
     pub fn diagnose(&self) -> Vec<Warning> {
@@ -805,12 +854,8 @@ impl RunSummary {
         }
         let long_enough = self.config.warmup + self.elapsed >= CLIENT_BUSY_MIN_RUN;
         if let Some(t) = self
-            .busiest_thread()
-            // In 0.01 % steps, as the shares are kept: 0.6 + 0.3 is
-            // 0.8999999999999999 in f64, and 90 % is "90 % or more".
-            .filter(|t| {
-                long_enough && !unreachable && (t.demand() * 1e4).round() >= CLIENT_BUSY * 1e4
-            })
+            .client_bound_thread()
+            .filter(|_| long_enough && !unreachable)
         {
             w.push(Warning::ClientBusy {
                 on_cpu: t.on_cpu,

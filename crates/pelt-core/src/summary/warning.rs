@@ -256,8 +256,9 @@ pub enum Warning {
         /// When the run stopped, seconds of measurement.
         after_s: f64,
     },
-    /// pelt's busiest worker thread wanted a CPU nearly all the run: the
-    /// client may have set the pace.
+    /// A worker thread of pelt's wanted a CPU nearly all the run, or
+    /// waited for one much of it (see [`ClientBound`]; the text says
+    /// which): the client may have set the pace.
     ClientBusy {
         /// Share of the run it ran on a CPU.
         on_cpu: f64,
@@ -669,16 +670,34 @@ impl std::fmt::Display for Warning {
                 on_cpu,
                 waiting,
                 threads,
-            } => write!(
-                f,
-                "pelt's busiest worker thread (of {threads}) wanted a CPU {:.0}% of the run ({:.0}% on one, \
-                 {:.0}% waiting for one): the client, not the server, may have set the pace. Give pelt more \
-                 --threads if cores are idle, keep other work (the server too) off its cores, or run it \
-                 from another machine",
-                (on_cpu + waiting) * 100.0,
-                on_cpu * 100.0,
-                waiting * 100.0
-            ),
+            } => {
+                let load = ThreadLoad {
+                    on_cpu: *on_cpu,
+                    waiting: *waiting,
+                };
+                match ClientBound::of(&load) {
+                    Some(ClientBound::Starved) => write!(
+                        f,
+                        "pelt's busiest worker thread (of {threads}) waited for a CPU {:.0}% of the run \
+                         (and ran on one {:.0}%): other work on its cores (the server, a build, another \
+                         pelt) held it back, and its requests waited with it, so the client, not the \
+                         server, may have set the pace. Keep other work off pelt's cores (taskset), \
+                         or run it from another machine",
+                        waiting * 100.0,
+                        on_cpu * 100.0
+                    ),
+                    _ => write!(
+                        f,
+                        "pelt's busiest worker thread (of {threads}) wanted a CPU {:.0}% of the run ({:.0}% on one, \
+                         {:.0}% waiting for one): the client, not the server, may have set the pace. Give pelt more \
+                         --threads if cores are idle, keep other work (the server too) off its cores, or run it \
+                         from another machine",
+                        (on_cpu + waiting) * 100.0,
+                        on_cpu * 100.0,
+                        waiting * 100.0
+                    ),
+                }
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ mod origin;
 mod proxy;
 mod quic;
 mod stamped;
+mod tcp;
 mod tcp_info;
 mod tls;
 mod udp_stamp;
@@ -14,8 +15,8 @@ pub(crate) use origin::{lookup_origin, resolve_origin, resolve_origins};
 pub use origin::{Addr, Origin};
 pub(crate) use proxy::for_origin;
 pub(crate) use quic::{connect_quic, quic_client_config, Endpoints};
-pub(crate) use stamped::KernelClock;
 pub use stamped::StampedTcp;
+pub(crate) use stamped::{KernelClock, StampsOn};
 pub(crate) use tcp_info::{tcp_counts, TcpCounts};
 pub use tls::tls_connector;
 use tls::{alert_received, no_application_protocol, plain_text_reply};
@@ -23,11 +24,10 @@ use tls::{alert_received, no_application_protocol, plain_text_reply};
 use crate::outcome::Failure;
 use pelt_core::ErrorKind;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpSocket, TcpStream, UnixStream};
+use tokio::net::UnixStream;
 
 /// A connected stream, plain or TLS.
 #[derive(Debug)]
@@ -64,30 +64,6 @@ pub struct Established {
     pub tunnel_ns: Option<u64>,
 }
 
-/// A TCP connection to `addr`, from `source` if given: bound to it before
-/// connecting, with the port left to `connect` (`IP_BIND_ADDRESS_NO_PORT`
-/// on Linux), so that each source address has its own ~28,000 ephemeral
-/// ports per destination rather than one port per bind whatever the
-/// destination.
-async fn tcp_connect(addr: SocketAddr, source: Option<IpAddr>) -> io::Result<TcpStream> {
-    let Some(ip) = source else {
-        return TcpStream::connect(addr).await;
-    };
-    let socket = match addr {
-        SocketAddr::V4(_) => TcpSocket::new_v4()?,
-        SocketAddr::V6(_) => TcpSocket::new_v6()?,
-    };
-    // Failure only costs the port sharing: binding still works.
-    #[cfg(target_os = "linux")]
-    let _ = nix::sys::socket::setsockopt(
-        &socket,
-        nix::sys::socket::sockopt::IpBindAddressNoPort,
-        &true,
-    );
-    socket.bind(SocketAddr::new(ip, 0))?;
-    socket.connect(addr).await
-}
-
 /// Opens a connection to `origin`. Time limits are the caller's: the whole
 /// request runs under `--timeout`, and `connect_timeout` bounds this part
 /// (TCP connect and TLS handshake together). With `stamp`, the kernel
@@ -118,7 +94,8 @@ pub async fn connect_from(
         Addr::Tcp(a) => *a,
         Addr::Unix(path) => return connect_unix(path, connect_timeout, start).await,
     };
-    let tcp = match tokio::time::timeout(connect_timeout, tcp_connect(addr, source)).await {
+    let connecting = tcp::connect_tcp(addr, source, stamp, stamp_sends);
+    let tcp = match tokio::time::timeout(connect_timeout, connecting).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             return Err(Failure::new(
@@ -139,8 +116,6 @@ pub async fn connect_from(
             ))
         }
     };
-    // Requests are written whole; Nagle would only delay them.
-    let _ = tcp.set_nodelay(true);
     let connect_ns = start.elapsed().as_nanos() as u64;
     // --proxy with https: a CONNECT tunnel to the origin, within
     // --connect-timeout too.
@@ -174,8 +149,6 @@ pub async fn connect_from(
         }
         None => None,
     };
-    let tcp = StampedTcp::new(tcp, stamp, stamp_sends)
-        .map_err(|e| Failure::new(ErrorKind::Connect, format!("{}: {e}", origin.addr)))?;
     match (&origin.tls, tls) {
         (Some(name), Some(connector)) => {
             let tls_start = std::time::Instant::now();

@@ -3,8 +3,7 @@
 //! plain-HTTP requests take to one.
 
 use super::origin::ProxyRoute;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// The largest `CONNECT` response head read.
 const MAX_HEAD: usize = 16 * 1024;
@@ -13,7 +12,7 @@ const MAX_HEAD: usize = 16 * 1024;
 /// `Ok` once it answers 2xx, the stream then carrying the origin's bytes.
 /// Else what the proxy said, for the failure's message.
 pub(crate) async fn tunnel(
-    tcp: &mut TcpStream,
+    tcp: &mut (impl AsyncRead + AsyncWrite + Unpin),
     authority: &str,
     route: &ProxyRoute,
 ) -> Result<(), String> {

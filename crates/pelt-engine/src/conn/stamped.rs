@@ -20,7 +20,6 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
 
 /// A TCP stream whose reads are stamped by the kernel (on Linux; elsewhere
 /// the stamps are never there and callers fall back to their own clock).
@@ -68,18 +67,28 @@ impl StampedTcp {
     /// Transmit stamps cost a read of the socket's error queue per request
     /// and an error event per write (10-13 % more CPU per request here),
     /// hence their own switch.
-    pub fn new(tcp: TcpStream, stamp: bool, stamp_sends: bool) -> io::Result<StampedTcp> {
+    ///
+    /// On Linux pelt's own connections are made by `conn::tcp`, which
+    /// registers the socket once; this is for the tests, and elsewhere.
+    #[cfg(any(test, not(target_os = "linux")))]
+    pub fn new(
+        tcp: tokio::net::TcpStream,
+        stamp: bool,
+        stamp_sends: bool,
+    ) -> io::Result<StampedTcp> {
         let std = tcp.into_std()?;
-        let stamping = stamp && enable(&std);
-        let tx_stamping = stamping && stamp_sends && enable_tx(&std);
-        // `AsyncFd::new` is deprecated because a registered descriptor could
-        // be closed behind the reactor's back. The stream is moved in, never
-        // handed out mutably, and closed only when the `AsyncFd` (and its
-        // registration) is dropped, so that cannot happen; the replacement,
-        // `register`, is `unsafe`, which this crate forbids.
-        #[allow(deprecated)]
-        let fd = AsyncFd::new(std)?;
-        Ok(StampedTcp {
+        let (stamping, tx_stamping) = ask_kernel(&std, stamp, stamp_sends);
+        Ok(StampedTcp::over(register(std)?, stamping, tx_stamping))
+    }
+
+    /// A stream over `fd`, already registered with the reactor, whose
+    /// socket the kernel was asked to stamp (see [`ask_kernel`]).
+    pub(super) fn over(
+        fd: AsyncFd<std::net::TcpStream>,
+        stamping: bool,
+        tx_stamping: bool,
+    ) -> StampedTcp {
+        StampedTcp {
             fd,
             first: None,
             last: None,
@@ -98,7 +107,7 @@ impl StampedTcp {
             written: 0,
             tx_from: 0,
             tx: None,
-        })
+        }
     }
 
     /// The kernel's transmit time of the current request (the segment
@@ -140,12 +149,40 @@ impl StampedTcp {
         Some((self.first?, self.last?))
     }
 
+    /// Counts `n` bytes written, and takes the request's transmit stamp:
+    /// on loopback (and most NICs) it is queued within the write, so one
+    /// read now, while the socket is hot, finds it.
+    fn wrote(&mut self, n: usize) -> usize {
+        self.written += n as u64;
+        self.fetch_tx();
+        n
+    }
+
     fn note(&mut self, stamp: Option<u64>) {
         if let Some(t) = stamp {
             self.first.get_or_insert(t);
             self.last = Some(t);
         }
     }
+}
+
+/// Asks the kernel to stamp what `s` receives (`stamp`) and sends
+/// (`stamp_sends`, only with `stamp`): whether it agreed to each. If it
+/// refuses, reads (or writes) are simply unstamped.
+pub(super) fn ask_kernel(s: &std::net::TcpStream, stamp: bool, stamp_sends: bool) -> (bool, bool) {
+    let stamping = stamp && enable(s);
+    (stamping, stamping && stamp_sends && enable_tx(s))
+}
+
+/// Hands `std` to tokio's reactor.
+pub(super) fn register(std: std::net::TcpStream) -> io::Result<AsyncFd<std::net::TcpStream>> {
+    // `AsyncFd::new` is deprecated because a registered descriptor could
+    // be closed behind the reactor's back. The stream is moved in, never
+    // handed out mutably, and closed only when the `AsyncFd` (and its
+    // registration) is dropped, so that cannot happen; the replacement,
+    // `register`, is `unsafe`, which this crate forbids.
+    #[allow(deprecated)]
+    AsyncFd::new(std)
 }
 
 #[cfg(target_os = "linux")]
@@ -305,17 +342,23 @@ impl AsyncWrite for StampedTcp {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        if this.written == 0 {
+            // A new connection's first write goes straight to the socket:
+            // tokio learns a registration's readiness only from the
+            // reactor's next event, so asking it first would cost a trip
+            // round the runtime (an `epoll_wait`) between connecting and
+            // sending, though a connection just made has all its send
+            // buffer free. Would it block, readiness decides as usual.
+            match this.fd.get_ref().write(buf) {
+                Ok(n) => return Poll::Ready(Ok(this.wrote(n))),
+                Err(e) if e.kind() != io::ErrorKind::WouldBlock => return Poll::Ready(Err(e)),
+                Err(_would_block) => {}
+            }
+        }
         loop {
             let mut guard = ready!(this.fd.poll_write_ready(cx))?;
             match guard.try_io(|fd| fd.get_ref().write(buf)) {
-                Ok(Ok(n)) => {
-                    this.written += n as u64;
-                    // On loopback (and most NICs) the stamp is queued
-                    // within the write: take it now, one read, while the
-                    // socket is hot.
-                    this.fetch_tx();
-                    return Poll::Ready(Ok(n));
-                }
+                Ok(Ok(n)) => return Poll::Ready(Ok(this.wrote(n))),
                 Ok(Err(e)) => return Poll::Ready(Err(e)),
                 Err(_would_block) => continue,
             }
@@ -329,6 +372,52 @@ impl AsyncWrite for StampedTcp {
     fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(self.fd.get_ref().shutdown(std::net::Shutdown::Write))
     }
+}
+
+/// Keeps the kernel's receive stamping switched on while held: a socket
+/// (never connected) that asks for stamps.
+///
+/// Linux turns stamping on for the whole machine when the first socket
+/// asks, and off when the last one that asked closes, each time by a
+/// kernel worker that rewrites the kernel's code (a static key; code
+/// patched on every CPU). With a connection per request and few
+/// connections (`--no-keepalive -c 1`) every request turned it on and off
+/// again: two kernel workers woken on pelt's CPU per request, ~1.7
+/// involuntary context switches per request, a third of ab's requests per
+/// second, and responses that arrived before the worker had run were
+/// unstamped. Held for the run, later sockets only count up and down.
+#[derive(Debug)]
+pub(crate) struct StampsOn {
+    _socket: Option<std::os::fd::OwnedFd>,
+}
+
+impl StampsOn {
+    /// Asks for stamps on a socket of its own; if the kernel refuses,
+    /// holds nothing (connections' own requests will be refused too).
+    pub fn hold() -> StampsOn {
+        StampsOn {
+            _socket: stamping_socket(),
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn stamping_socket() -> Option<std::os::fd::OwnedFd> {
+    use nix::sys::socket::{setsockopt, socket, sockopt, AddressFamily, SockFlag, SockType};
+    let s = socket(
+        AddressFamily::Inet,
+        SockType::Datagram,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .ok()?;
+    setsockopt(&s, sockopt::ReceiveTimestampns, &true).ok()?;
+    Some(s)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn stamping_socket() -> Option<std::os::fd::OwnedFd> {
+    None
 }
 
 /// Two clock readings further apart than this were interrupted.
@@ -383,6 +472,7 @@ impl KernelClock {
 mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
 
     /// The reason this module exists: bytes read long after they arrived
     /// carry their arrival time, not the read's.

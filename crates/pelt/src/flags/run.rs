@@ -383,8 +383,8 @@ pub struct RunArgs {
     pub abort_on: Vec<pelt_core::AbortRule>,
 
     /// Fail (exit 1) when the client or the network may have limited the
-    /// run: a worker thread that wanted a CPU nearly all the time
-    /// (client_busy), responses read late for want of CPU (read_lag),
+    /// run: a worker thread that wanted a CPU nearly all the time, or
+    /// waited for one a quarter of it (client_busy), responses read late for want of CPU (read_lag),
     /// connections that failed for want of file descriptors or local ports
     /// (client_resources), TCP retransmissions on pelt's connections
     /// (retransmissions), or a network interface near its speed

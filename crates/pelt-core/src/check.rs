@@ -517,7 +517,7 @@ mod tests {
 
     /// A run of `n` responses: 1 ms each but the top `tail.len()`.
     fn summary_with_tail(n: u64, tail: &[u64]) -> RunSummary {
-        use crate::config::{Load, RunConfig, Stop, Target};
+        use crate::config::Load;
         let mut rec = crate::Recorder::new();
         rec.requests = n;
         rec.successes = n;
@@ -533,30 +533,8 @@ mod tests {
             rec.service.record(v).unwrap();
             rec.response.record(v + 1_000_000).unwrap();
         }
-        let header = crate::RunHeader {
-            config: RunConfig::new(
-                vec![Target::get(
-                    crate::Url::parse("http://127.0.0.1:1/").unwrap(),
-                )],
-                Load::closed(1),
-                Stop::default(),
-            ),
-            env: crate::Environment {
-                pelt_version: "test".into(),
-                os: "linux".into(),
-                arch: "x86_64".into(),
-                cores: 1,
-                threads: 1,
-                target_addrs: vec![],
-                started_unix_ms: 1_795_000_000_000,
-                link: None,
-                debug_build: false,
-            },
-            measure_start_unix_ns: 1_795_000_000_000_000_000,
-            measure_from_ns: 0,
-            shard: None,
-            late_start_ns: 0,
-        };
+        let mut header = crate::results::testing::header();
+        header.config.load = Load::closed(1);
         let mut b = crate::SummaryBuilder::new(header, None);
         b.add(1_795_000_000, &rec);
         b.finish(None)

@@ -18,7 +18,7 @@
 mod merge;
 mod record;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 
 pub use crate::header::{RunFooter, RunHeader};
 pub use merge::{MergeError, MergedReader};

@@ -8,7 +8,9 @@ use crate::header::Environment;
 use crate::sample::Sample;
 use crate::url::Url;
 
-pub(super) fn header() -> RunHeader {
+/// A rate run's header (100 req/s, 4 connections), for tests across
+/// the crate: change `config` to suit.
+pub(crate) fn header() -> RunHeader {
     RunHeader {
         config: RunConfig::new(
             vec![Target::get(Url::parse("http://127.0.0.1:1/x").unwrap())],

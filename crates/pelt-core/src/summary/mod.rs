@@ -1093,30 +1093,8 @@ mod tests {
         rec.response.record_n(21_000_000, requests).unwrap();
         rec.service.record_n(1_000_000, requests).unwrap();
         rec.connect.record_n(2_000_000, opened.max(1)).unwrap();
-        let header = crate::RunHeader {
-            config: crate::RunConfig::new(
-                vec![crate::Target::get(
-                    crate::Url::parse("http://127.0.0.1:1/").unwrap(),
-                )],
-                crate::Load::rate_of(100.0, 100),
-                crate::Stop::default(),
-            ),
-            env: crate::Environment {
-                pelt_version: "test".into(),
-                os: "linux".into(),
-                arch: "x86_64".into(),
-                cores: 1,
-                threads: 1,
-                target_addrs: vec![],
-                started_unix_ms: 1_795_000_000_000,
-                link: None,
-                debug_build: false,
-            },
-            measure_start_unix_ns: 1_795_000_000_000_000_000,
-            measure_from_ns: 0,
-            shard: None,
-            late_start_ns: 0,
-        };
+        let mut header = crate::results::testing::header();
+        header.config.load = crate::Load::rate_of(100.0, 100);
         let mut b = SummaryBuilder::new(header, None);
         b.add(1_795_000_000, &rec);
         b.finish(None)

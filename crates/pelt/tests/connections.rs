@@ -3,7 +3,10 @@
 //! built-in server.
 
 use pelt_testkit::nginx::Nginx;
-use pelt_testkit::pelt::{count, exclusive, number, pelt, run_json, run_json_no_response, server};
+use pelt_testkit::pelt::{
+    count, exclusive, number, pelt, run_json, run_json_no_response, run_json_nothing_succeeded,
+    server,
+};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -299,7 +302,7 @@ fn redirect_limits_hosts_and_bad_locations_are_errors() {
     let base = format!("http://127.0.0.1:{port}");
     // A chain of two redirects, followed only one deep.
     let chain = format!("{base}/?status=302&location=/%3Fstatus%3D301%26location%3D/");
-    let r = run_json(&[&chain, "-n", "4", "-c", "1", "--follow", "1"]);
+    let r = run_json_nothing_succeeded(&[&chain, "-n", "4", "-c", "1", "--follow", "1"]);
     assert_eq!(r["transport_errors"]["invalid_response"], 4);
     assert!(example_message(&r, "invalid_response").contains("more than --follow 1"));
     let r = run_json(&[&chain, "-n", "4", "-c", "1", "--follow", "2"]);
@@ -307,7 +310,7 @@ fn redirect_limits_hosts_and_bad_locations_are_errors() {
 
     // Another origin (same server, another name): refused, then followed.
     let other = format!("{base}/?status=302&location=http://localhost:{port}/x");
-    let r = run_json(&[&other, "-n", "4", "-c", "1", "--follow", "5"]);
+    let r = run_json_nothing_succeeded(&[&other, "-n", "4", "-c", "1", "--follow", "5"]);
     assert_eq!(r["transport_errors"]["invalid_response"], 4);
     assert!(example_message(&r, "invalid_response").contains("--follow-any-host"));
     let r = run_json(&[
@@ -326,7 +329,7 @@ fn redirect_limits_hosts_and_bad_locations_are_errors() {
 
     // A Location that is not a URL pelt can load.
     let bad = format!("{base}/?status=302&location=ftp://x/");
-    let r = run_json(&[&bad, "-n", "2", "-c", "1", "--follow", "1"]);
+    let r = run_json_nothing_succeeded(&[&bad, "-n", "2", "-c", "1", "--follow", "1"]);
     assert_eq!(r["transport_errors"]["invalid_response"], 2);
     assert!(example_message(&r, "invalid_response").contains("only http"));
 }
@@ -404,7 +407,7 @@ fn http2_follows_same_origin_redirects_on_its_connection() {
         assert!(triple.iter().all(|l| l.ends_with("HTTP/2.0")));
     }
     // One more than allowed is an error.
-    let r = run_json(&[
+    let r = run_json_nothing_succeeded(&[
         &nginx.url("/chain"),
         "--http2",
         "-n",

@@ -169,13 +169,13 @@ pub enum ThinkShape {
     #[default]
     Uniform,
     /// Exponential with this mean (Locust's and k6's users model
-    /// arrivals so), at most [`EXP_CAP`] means: a pause stays bounded.
+    /// arrivals so), at most 10 means (`EXP_CAP`): a pause stays bounded.
     Exponential {
         /// The mean pause, in nanoseconds.
         mean_ns: u64,
     },
     /// Normal with this mean and standard deviation, kept within
-    /// [`NORMAL_CAP`] deviations and never below zero.
+    /// 4 deviations (`NORMAL_CAP`) and never below zero.
     Normal {
         /// The mean pause, in nanoseconds.
         mean_ns: u64,

@@ -17,9 +17,14 @@ pub fn serve_on(cpu: &str) -> (Killed, String) {
     spawn_server(pelt_on(cpu))
 }
 
-fn spawn_server(mut pelt: Command) -> (Killed, String) {
+fn spawn_server(pelt: Command) -> (Killed, String) {
+    spawn_server_with(pelt, &[])
+}
+
+fn spawn_server_with(mut pelt: Command, extra: &[&str]) -> (Killed, String) {
     let mut child = pelt
         .args(["serve", "-p", "0", "-t", "1"])
+        .args(extra)
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -57,6 +62,11 @@ pub fn pelt_ahead_on(cpu: &str) -> Command {
 /// whose capacity a test knows.
 pub fn serve_ahead_on(cpu: &str) -> (Killed, String) {
     spawn_server(pelt_ahead_on(cpu))
+}
+
+/// Like [`serve_ahead_on`], with `pelt serve` flags (`--delay 2ms`).
+pub fn serve_ahead_with(cpu: &str, flags: &[&str]) -> (Killed, String) {
+    spawn_server_with(pelt_ahead_on(cpu), flags)
 }
 
 /// Puts a running process and its children (nginx's master and workers)

@@ -5,7 +5,7 @@
 //!     cargo run --release -p pelt-campaign --example history
 
 use pelt_campaign::history::{open, render, RecordSpec, Recording};
-use pelt_campaign::{execute, Cancel, Keep, Unobserved};
+use pelt_campaign::{execute, Cancel, Keep, Places, Unobserved};
 use pelt_core::{Load, RunConfig, Stop, Target, Url};
 use pelt_target::{ServeConfig, Server};
 use std::time::Duration;
@@ -38,9 +38,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..Keep::default()
         };
         let summary = execute(config, keep, &Cancel::new(), &mut Unobserved)?;
-        history.record(&summary, None, copy);
+        history.record(&summary, None, copy)?;
     }
-    let rows = open(Some(db.as_str()))?.list(&pelt_store::Filter::default())?;
+    let rows = open(Some(db.as_str()), &Places::default())?
+        .store
+        .list(&pelt_store::Filter::default())?;
     print!("{}", render::text_table(&rows));
     std::fs::remove_dir_all(&dir)?;
     Ok(())

@@ -276,9 +276,9 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The saved calibration, if any.
-pub fn saved() -> Option<(PathBuf, Calibration)> {
-    let path = crate::results::data_dir()?.join(FILE);
+/// The saved calibration in data directory `data`, if any.
+pub fn saved(data: &Path) -> Option<(PathBuf, Calibration)> {
+    let path = data.join(FILE);
     let text = std::fs::read_to_string(&path).ok()?;
     serde_json::from_str(&text).ok().map(|c| (path, c))
 }

@@ -16,8 +16,12 @@ use std::time::Duration;
 pub struct Keep<'a> {
     /// `-o FILE`.
     pub out: Option<&'a Path>,
-    /// Save a copy for `pelt report --last`.
+    /// Save a copy for `pelt report --last` in the data directory.
     pub save: bool,
+    /// The data directory ([`crate::Places::data_dir`]): where the saved
+    /// copy goes (its `runs/`) and the history's spool. `None`: no saved
+    /// copy (a `save` says why), the spool in the system's temp dir.
+    pub data_dir: Option<&'a Path>,
     /// Secrets to keep out of every copy and of the summary returned
     /// (the run itself sends them).
     pub secrets: Redactor,
@@ -117,9 +121,19 @@ pub fn execute(
         }
     })?;
     let header = secrets.header(run.header());
-    let sinks = Sinks::open(keep.out, keep.save, &header)?.with(
+    let save_in = match (keep.save, keep.data_dir) {
+        (true, None) => {
+            observer.warning(
+                "this run will not be saved for `pelt report --last`: no data directory (set PELT_DATA_DIR or HOME)",
+            );
+            None
+        }
+        (save, data) => data.filter(|_| save),
+    };
+    let sinks = Sinks::open(keep.out, save_in, &header)?.with(
         secrets.clone(),
         keep.copy.is_some(),
+        keep.data_dir,
         &header,
     );
     cancel.watch(run.canceller());
@@ -265,7 +279,7 @@ mod tests {
         let file = dir.path().join("a-file");
         std::fs::write(&file, "not a folder").unwrap();
         // The data directory under a file: runs/ cannot be made there.
-        std::env::set_var("PELT_DATA_DIR", file.join("data"));
+        let data = file.join("data");
         let url = Url::parse(&format!("http://{}/", server.local_addr())).unwrap();
         let stop = Stop {
             requests: Some(20),
@@ -275,11 +289,11 @@ mod tests {
         config.threads = 1;
         let keep = Keep {
             save: true,
+            data_dir: Some(&data),
             ..Keep::default()
         };
         let mut said = Said::default();
         let s = execute(config, keep, &Cancel::new(), &mut said).unwrap();
-        std::env::remove_var("PELT_DATA_DIR");
         assert_eq!(s.total.requests, 20);
         assert_eq!(said.0.len(), 1, "{:?}", said.0);
         assert!(said.0[0].contains("will not be saved"), "{:?}", said.0);

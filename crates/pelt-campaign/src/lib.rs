@@ -14,6 +14,9 @@
 //!   [`baseline`] new runs against recorded ones, by one method.
 //! - [`history`] records runs, sweeps and experiments as they end.
 //! - [`calibrate`] measures this machine's ceiling as a load generator.
+//! - [`Places`] says where runs are saved and the history kept: a value
+//!   the caller fills (the binary from its environment), never read from
+//!   the environment here.
 //!
 //! Nothing here parses a command line or prints a report: a caller
 //! builds typed values (a `RunConfig`, a `SweepSpec`), gets reports back
@@ -34,6 +37,7 @@ pub mod execute;
 pub mod experiment;
 pub mod history;
 mod observe;
+mod places;
 pub mod results;
 pub mod sweep;
 
@@ -42,6 +46,7 @@ pub use compare::Comparison;
 pub use error::{Error, Result};
 pub use execute::{execute, Keep, Until};
 pub use observe::{Observer, RunObserver, Unobserved};
+pub use places::Places;
 pub use sweep::{Sweep, SweepSpec};
 
 /// pelt's own server on a free loopback port, for the unit tests' runs.

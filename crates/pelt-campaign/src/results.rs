@@ -13,36 +13,6 @@ use std::path::{Path, PathBuf};
 /// Saved runs kept in the data directory; older ones are removed.
 const KEEP_RUNS: usize = 100;
 
-/// `$PELT_DATA_DIR`, else `$XDG_DATA_HOME/pelt`, else `~/.local/share/pelt`.
-pub fn data_dir() -> Option<PathBuf> {
-    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(d) = env("PELT_DATA_DIR") {
-        return Some(PathBuf::from(d));
-    }
-    if let Some(d) = env("XDG_DATA_HOME") {
-        return Some(PathBuf::from(d).join("pelt"));
-    }
-    env("HOME").map(|h| PathBuf::from(h).join(".local/share/pelt"))
-}
-
-/// Where saved runs are kept: the data directory's runs/.
-pub fn runs_dir() -> Option<PathBuf> {
-    data_dir().map(|d| d.join("runs"))
-}
-
-/// The newest saved run.
-pub fn last_run() -> Result<PathBuf> {
-    let dir = runs_dir().ok_or_else(|| {
-        Error::other("cannot tell where runs are saved: set PELT_DATA_DIR or HOME")
-    })?;
-    saved_runs(&dir).pop().ok_or_else(|| {
-        Error::other(format!(
-            "no saved runs in {}; run pelt run first, or give a results file",
-            dir.display()
-        ))
-    })
-}
-
 /// Saved runs in `dir`, oldest first (names sort by time).
 pub fn saved_runs(dir: &Path) -> Vec<PathBuf> {
     let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -75,10 +45,11 @@ pub struct Sinks {
 }
 
 impl Sinks {
-    /// Opens the destinations. An unwritable `-o` is an input error (exit 2)
-    /// found before any load is sent; an unwritable data directory only
-    /// warns.
-    pub fn open(out: Option<&Path>, save: bool, header: &RunHeader) -> Result<Sinks> {
+    /// Opens the destinations: `-o` and, when `save_in` names the data
+    /// directory, a copy in its `runs/`. An unwritable `-o` is an input
+    /// error (exit 2) found before any load is sent; an unwritable data
+    /// directory only warns.
+    pub fn open(out: Option<&Path>, save_in: Option<&Path>, header: &RunHeader) -> Result<Sinks> {
         let mut sinks = Sinks::default();
         if let Some(path) = out {
             let writer = File::create(path)
@@ -91,8 +62,8 @@ impl Sinks {
                 })?;
             sinks.writers.push((path.to_path_buf(), writer));
         }
-        if save {
-            match Self::open_saved(header) {
+        if let Some(data) = save_in {
+            match Self::open_saved(&data.join("runs"), header) {
                 Ok(w) => sinks.writers.push(w),
                 Err(e) => sinks.problems.push(format!(
                     "this run will not be saved for `pelt report --last`: {e}"
@@ -102,10 +73,12 @@ impl Sinks {
         Ok(sinks)
     }
 
-    fn open_saved(header: &RunHeader) -> Result<(PathBuf, ResultsWriter<BufWriter<File>>), String> {
-        let dir = runs_dir().ok_or("set PELT_DATA_DIR or HOME")?;
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let mut old = saved_runs(&dir);
+    fn open_saved(
+        dir: &Path,
+        header: &RunHeader,
+    ) -> Result<(PathBuf, ResultsWriter<BufWriter<File>>), String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut old = saved_runs(dir);
         while old.len() >= KEEP_RUNS {
             let _ = std::fs::remove_file(old.remove(0));
         }
@@ -119,11 +92,18 @@ impl Sinks {
 
     /// Also keeps the results file for the history, spooled to a
     /// temporary file ([`Sinks::finish`] returns it), and scrubs
-    /// `secrets`' values from every copy.
-    pub fn with(mut self, secrets: Redactor, copy: bool, header: &RunHeader) -> Sinks {
+    /// `secrets`' values from every copy. The spool goes in `data` when
+    /// given (see [`spool_file`]).
+    pub fn with(
+        mut self,
+        secrets: Redactor,
+        copy: bool,
+        data: Option<&Path>,
+        header: &RunHeader,
+    ) -> Sinks {
         self.secrets = secrets;
         if copy {
-            match spool_file().and_then(|f| ResultsWriter::new(BufWriter::new(f), header)) {
+            match spool_file(data).and_then(|f| ResultsWriter::new(BufWriter::new(f), header)) {
                 Ok(w) => self.spool = Some(w),
                 Err(e) => self.problems.push(format!(
                     "the history will keep this run without its results file: no temporary file for it ({e})"
@@ -201,9 +181,9 @@ impl Sinks {
 /// clean. In the data directory, which holds the saved copies of runs
 /// anyway (a temp dir is often a tmpfs, memory again); the system's temp
 /// dir without one.
-fn spool_file() -> std::io::Result<File> {
-    if let Some(dir) = data_dir() {
-        if let Ok(f) = std::fs::create_dir_all(&dir).and_then(|()| tempfile::tempfile_in(&dir)) {
+fn spool_file(data: Option<&Path>) -> std::io::Result<File> {
+    if let Some(dir) = data {
+        if let Ok(f) = std::fs::create_dir_all(dir).and_then(|()| tempfile::tempfile_in(dir)) {
             return Ok(f);
         }
     }
@@ -432,25 +412,6 @@ pub fn refuse_non_empty(folder: &Path) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// A new folder in the data directory's `kind` folder (`sweeps`,
-/// `experiments`, `calibrations`), named by the time now (UTC) and, if
-/// given, `name`: folders that sort by time.
-pub fn dated_folder(kind: &str, name: Option<&str>) -> Result<PathBuf> {
-    let data = data_dir().ok_or_else(|| {
-        Error::other(format!(
-            "cannot tell where to keep {kind}: give -o DIR, or set PELT_DATA_DIR or HOME"
-        ))
-    })?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let stamp = utc_stamp(now);
-    Ok(data.join(kind).join(match name {
-        Some(name) => format!("{stamp}-{name}"),
-        None => stamp,
-    }))
 }
 
 #[cfg(test)]

@@ -537,8 +537,8 @@ pub fn target_of(config: &RunConfig, secrets: &Redactor) -> String {
 
 /// A new folder for a sweep in the data directory's sweeps/, named by
 /// the time.
-pub fn default_folder() -> Result<PathBuf> {
-    crate::results::dated_folder("sweeps", None)
+pub fn default_folder(places: &crate::Places) -> Result<PathBuf> {
+    places.dated_folder("sweeps", None)
 }
 
 #[cfg(test)]

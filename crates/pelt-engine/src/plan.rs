@@ -224,10 +224,13 @@ impl RunPlan {
                 r
             })
             .collect();
-        let quic = config
-            .http
-            .http3
-            .then(|| quic_client_config(config.http.insecure, config.http.zero_rtt));
+        let quic = config.http.http3.then(|| {
+            quic_client_config(
+                config.http.insecure,
+                config.http.zero_rtt,
+                !config.http.no_gso,
+            )
+        });
         // A scenario renders each step's request as it goes (its targets'
         // URLs hold templates): nothing to prepare.
         let http_parts = match config.http.multiplexed() && scenario.is_none() {

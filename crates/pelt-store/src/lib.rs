@@ -40,9 +40,13 @@ use std::path::Path;
 /// Set in a test's environment, recording stops inside its transaction,
 /// with every row written but not committed, prints [`HOLD_LINE`] to
 /// stderr and waits to be killed: the crash tests kill pelt there, on
-/// the real write path, not at a guess.
+/// the real write path, not at a guess. Only with the `test-hold`
+/// feature, which only the pelt binary's tests turn on (a dev-dependency
+/// feature): no build made to ship has it.
+#[cfg(feature = "test-hold")]
 #[doc(hidden)]
 pub const HOLD_ENV: &str = "PELT_TEST_HOLD_RECORD";
+#[cfg(feature = "test-hold")]
 #[doc(hidden)]
 pub const HOLD_LINE: &str = "pelt: test: recording held before commit";
 
@@ -590,6 +594,7 @@ fn insert(db: &mut dyn Backend, run: NewRun<'_>, config: &RunConfig) -> Result<i
         })?;
         db.insert_results(id, spool.len(), &mut bytes)?;
     }
+    #[cfg(feature = "test-hold")]
     if std::env::var_os(HOLD_ENV).is_some() {
         eprintln!("{HOLD_LINE}");
         std::thread::sleep(std::time::Duration::from_secs(120));

@@ -11,9 +11,10 @@ use pelt_core::RunConfig;
 use std::process::ExitCode;
 
 pub fn command(args: CalibrateArgs) -> Result<ExitCode, UserError> {
-    let data = pelt_campaign::results::data_dir();
+    let places = crate::flags::places();
+    let data = places.data_dir.clone();
     // The rate search's steps are kept for a look afterwards.
-    let folder = match pelt_campaign::results::dated_folder("calibrations", None) {
+    let folder = match places.dated_folder("calibrations", None) {
         Ok(folder) => folder,
         Err(_) => std::env::temp_dir().join(format!("pelt-calibrate-{}", std::process::id())),
     };
@@ -56,5 +57,6 @@ pub fn command(args: CalibrateArgs) -> Result<ExitCode, UserError> {
 /// A note when a rate run asks for more per worker thread than this
 /// machine held on schedule when calibrated.
 pub fn note_for(config: &RunConfig) -> Option<String> {
-    pelt_campaign::calibrate::note_for(config, &saved()?.1)
+    let data = crate::flags::places().data_dir?;
+    pelt_campaign::calibrate::note_for(config, &saved(&data)?.1)
 }

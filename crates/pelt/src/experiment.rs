@@ -44,14 +44,17 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
         ),
         views,
     };
+    let places = crate::flags::places();
     let mut history = pelt_campaign::history::Recording::for_experiment(
         args.location.history.as_deref(),
         args.no_history,
+        &places,
         &plan.name,
-    )?;
+    )?
+    .map(crate::history::said);
     let folder = match &args.out {
         Some(dir) => dir.clone(),
-        None => default_folder(&plan)?,
+        None => default_folder(&plan, &places)?,
     };
     // From here a Ctrl-C, even during a setup or a ready wait, stops the
     // experiment through its teardown instead of killing pelt.
@@ -131,8 +134,12 @@ impl ExperimentObserver for Recorded<'_> {
         file: &std::path::Path,
         tags: Vec<(String, String)>,
     ) {
-        if let Some(h) = &mut self.history {
-            h.record_tagged(summary, Some(file), tags);
+        if let Some(Err(e)) = self
+            .history
+            .as_mut()
+            .map(|h| h.record_tagged(summary, Some(file), tags))
+        {
+            crate::history::not_recorded("an experiment's run", &e);
         }
     }
 }

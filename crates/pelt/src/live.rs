@@ -206,7 +206,9 @@ impl pelt_campaign::Observer for Campaign<'_> {
 impl pelt_campaign::sweep::SweepObserver for Campaign<'_> {
     fn step_saved(&mut self, summary: &RunSummary, file: &std::path::Path, index: usize) {
         if let Some((h, id)) = &mut self.history {
-            h.record_step(summary, file, id, index);
+            if let Err(e) = h.record_step(summary, file, id, index) {
+                crate::history::not_recorded("a sweep's step", &e);
+            }
         }
     }
 }

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     let files = if args.last {
-        vec![pelt_campaign::results::last_run()?]
+        vec![crate::flags::places().last_run()?]
     } else {
         args.files.clone()
     };
@@ -45,14 +45,16 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     // Opened before the files are read: a database pelt cannot use is an
     // input error whatever the files hold.
     let mut recording = if args.record {
-        Some(pelt_campaign::history::Recording::for_merged(
-            &pelt_campaign::history::RecordSpec {
+        Some(
+            pelt_campaign::history::Recording::for_merged(&pelt_campaign::history::RecordSpec {
                 history: args.history.clone(),
                 tags: args.tags.clone(),
                 label: args.label.clone(),
+                places: crate::flags::places(),
                 ..Default::default()
-            },
-        )?)
+            })
+            .map(crate::history::said)?,
+        )
     } else {
         None
     };
@@ -109,7 +111,12 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
                 Warning::Sharded { run_id, shards, .. } => Some((run_id.clone(), *shards)),
                 _ => None,
             });
-            history.record_merged(&summary, run, copy)?;
+            let recorded = history.record_merged(&summary, run.clone(), copy)?;
+            if let (pelt_campaign::history::Merged::Already(row), Some((id, _))) = (recorded, run) {
+                eprintln!(
+                    "pelt: run {id} is in the history already, as #{row}; not recorded again"
+                );
+            }
             summary
         }
         None => merged.summary(window)?,

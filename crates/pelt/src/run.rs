@@ -110,7 +110,8 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     // The history is opened before any load is sent: a database pelt
     // cannot use is an input error, not a surprise after the run.
     crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
-    let mut history = pelt_campaign::history::Recording::start(&args.record.spec())?;
+    let record = args.record.spec();
+    let mut history = pelt_campaign::history::Recording::start(&record)?.map(crate::history::said);
     if history.is_none() && args.record.baseline.is_some() {
         // Without a history the baseline would be skipped without a word.
         return Err(UserError(
@@ -136,6 +137,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         until,
         out: args.out.as_deref(),
         save: !args.no_save,
+        data_dir: record.places.data_dir.as_deref(),
         secrets: args.record.redactor(),
         copy: history
             .as_ref()
@@ -146,7 +148,13 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     let summary = crate::live::execute_watched(config, args.quiet, keep, &views)?;
     let id = history
         .as_mut()
-        .and_then(|h| h.record(&summary, args.out.as_deref(), copy));
+        .and_then(|h| match h.record(&summary, args.out.as_deref(), copy) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                crate::history::not_recorded("the run", &e);
+                None
+            }
+        });
     let options = pelt_report::Options {
         buckets: args.buckets.clone(),
         ..Default::default()

@@ -15,7 +15,8 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
     let (spec, base) = args.spec()?;
     let sweep = Sweep::new(spec, base)?;
     // Opened before any load: a history pelt cannot use is bad input.
-    let mut history = pelt_campaign::history::Recording::for_sweep(&record.spec())?;
+    let mut history =
+        pelt_campaign::history::Recording::for_sweep(&record.spec())?.map(crate::history::said);
     if history.is_none() && record.baseline.is_some() {
         return Err(UserError(
             "--baseline reads the history, and PELT_NO_HISTORY is set: give --history PATH|URL, or drop --baseline".into(),
@@ -61,7 +62,9 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
     let recorded = match (history.as_mut(), sweep.capacity_step(&report)) {
         (Some(h), Some(file)) => match pelt_campaign::results::load(&file) {
             Ok(step) => Some((
-                h.record_sweep(&step, &file, &id, report.capacity, reports.json.clone()),
+                h.record_sweep(&step, &file, &id, report.capacity, reports.json.clone())
+                    .map_err(|e| crate::history::not_recorded("the sweep", &e))
+                    .ok(),
                 step,
             )),
             Err(e) => {

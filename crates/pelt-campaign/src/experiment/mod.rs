@@ -426,8 +426,8 @@ fn pelt_exe() -> String {
 
 /// A new folder for `plan` in the data directory's experiments/, named
 /// by the time and the plan.
-pub fn default_folder(plan: &Plan) -> Result<PathBuf> {
-    crate::results::dated_folder("experiments", Some(&slug(&plan.name)))
+pub fn default_folder(plan: &Plan, places: &crate::Places) -> Result<PathBuf> {
+    places.dated_folder("experiments", Some(&slug(&plan.name)))
 }
 
 /// Creates the folder (refusing one that holds anything) and keeps a copy

@@ -176,7 +176,7 @@ pub fn rerun_config(
 mod tests {
     use super::*;
     use crate::history::{open, RecordSpec, Recording};
-    use crate::{execute, Cancel, Keep, Unobserved};
+    use crate::{execute, Cancel, Keep, Places, Unobserved};
     use pelt_core::{Load, Stop, Target, Url};
 
     /// Runs of pelt's server recorded in a fresh SQLite history: `rates`
@@ -207,7 +207,7 @@ mod tests {
                 ..Keep::default()
             };
             let summary = execute(config, keep, &Cancel::new(), &mut Unobserved).unwrap();
-            history.record(&summary, None, copy);
+            history.record(&summary, None, copy).unwrap();
         }
     }
 
@@ -219,7 +219,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("history.db").display().to_string();
         recorded(&db, &[400.0, 400.0]);
-        let mut store = open(Some(db.as_str())).unwrap();
+        let mut store = open(Some(db.as_str()), &Places::default()).unwrap().store;
         let t = Trend::of(&mut store, Filter::default(), Metric::P99, false).unwrap();
         assert_eq!(t.rows.len(), 2);
         assert!(t.values.iter().all(Option::is_some), "{:?}", t.values);
@@ -228,7 +228,7 @@ mod tests {
 
         drop(store);
         recorded(&db, &[800.0]);
-        let mut store = open(Some(db.as_str())).unwrap();
+        let mut store = open(Some(db.as_str()), &Places::default()).unwrap().store;
         let refused = Trend::of(&mut store, Filter::default(), Metric::P99, false);
         assert!(refused
             .unwrap_err()

@@ -11,7 +11,7 @@ pub mod render;
 pub use follow::{rerun_config, Trend};
 
 use crate::results as save;
-use crate::{Error, Result};
+use crate::{Error, Places, Result};
 use pelt_core::{ResultsReader, ResultsWriter, RunSummary, SummaryBuilder};
 use pelt_store::{Kind, NewRun, Redactor, Results, Store, StoreError};
 use std::borrow::Cow;
@@ -21,27 +21,26 @@ use std::path::Path;
 #[derive(Debug, Clone, Default)]
 pub struct RecordSpec {
     /// The history: a SQLite file or `postgres://...` [default:
-    /// `$PELT_HISTORY`, else history.db in the data directory].
+    /// `places.history`, else history.db in the data directory].
     pub history: Option<String>,
-    /// Record nothing (also: `PELT_NO_HISTORY=1` without `history`).
+    /// Record nothing (also: `places.no_history` without `history`).
     pub no_history: bool,
     /// The runs' label.
     pub label: Option<String>,
     /// The runs' tags.
     pub tags: Vec<(String, String)>,
+    /// The data directory and the default history.
+    pub places: Places,
 }
 
-/// Where the history is: `given`, else `$PELT_HISTORY`, else the data
+/// Where the history is: `given`, else `places.history`, else the data
 /// directory's history.db. The flag says whether it is the default one
 /// (the one the data folder's saved runs are imported into).
-pub fn location(given: Option<&str>) -> Result<(String, bool)> {
-    if let Some(h) = given {
+pub fn location(given: Option<&str>, places: &Places) -> Result<(String, bool)> {
+    if let Some(h) = given.or(places.history.as_deref()) {
         return Ok((h.to_string(), false));
     }
-    if let Some(h) = std::env::var_os("PELT_HISTORY").filter(|v| !v.is_empty()) {
-        return Ok((h.to_string_lossy().into_owned(), false));
-    }
-    let dir = save::data_dir().ok_or_else(|| {
+    let dir = places.data_dir.as_ref().ok_or_else(|| {
         Error::Other(
             "cannot tell where the history is kept: set PELT_DATA_DIR or HOME, give --history PATH, or use --no-history".into(),
         )
@@ -49,12 +48,23 @@ pub fn location(given: Option<&str>) -> Result<(String, bool)> {
     Ok((dir.join("history.db").to_string_lossy().into_owned(), true))
 }
 
+/// The history, opened, with what the caller should tell the user (the
+/// first opening of the default history imports the data folder's saved
+/// runs, and says how many, and which files it could not read).
+#[derive(Debug)]
+pub struct Opened {
+    /// The open history.
+    pub store: Store,
+    /// Notes for the user, one line each.
+    pub notes: Vec<String>,
+}
+
 /// Opens the history (exit 2 with one line when it cannot be used: a
 /// damaged file, a newer pelt's database, a server that does not answer).
 /// The default history imports the data folder's saved runs the first
 /// time.
-pub fn open(given: Option<&str>) -> Result<Store> {
-    let (place, default) = location(given)?;
+pub fn open(given: Option<&str>, places: &Places) -> Result<Opened> {
+    let (place, default) = location(given, places)?;
     if default {
         if let Some(parent) = Path::new(&place).parent() {
             std::fs::create_dir_all(parent).map_err(|e| {
@@ -66,21 +76,22 @@ pub fn open(given: Option<&str>) -> Result<Store> {
         }
     }
     let mut store = pelt_store::open(&place).map_err(store_error)?;
+    let mut notes = Vec::new();
     if default {
-        if let Some(dir) = save::runs_dir() {
+        if let Some(dir) = places.runs_dir() {
             let key = dir.to_string_lossy().into_owned();
             let imported = store
-                .import_once(&key, || import_saved(&dir))
+                .import_once(&key, || import_saved(&dir, &mut notes))
                 .map_err(store_error)?;
             if let Some(n) = imported.filter(|&n| n > 0) {
-                eprintln!(
-                    "pelt: imported {n} saved run(s) from {} into the history {place}",
+                notes.push(format!(
+                    "imported {n} saved run(s) from {} into the history {place}",
                     dir.display()
-                );
+                ));
             }
         }
     }
-    Ok(store)
+    Ok(Opened { store, notes })
 }
 
 /// A store's error, said for a person.
@@ -106,6 +117,16 @@ pub struct Recording {
     kind: Kind,
     label: Option<String>,
     tags: Vec<(String, String)>,
+    notes: Vec<String>,
+}
+
+/// A merged run's row: new, or the one recorded by an earlier merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merged {
+    /// Recorded now, as this row.
+    New(i64),
+    /// In the history already, as this row: not recorded again.
+    Already(i64),
 }
 
 impl Recording {
@@ -113,33 +134,41 @@ impl Recording {
     /// pelt cannot use stops the run at once (exit 2), not after it.
     /// `None` with --no-history.
     pub fn start(args: &RecordSpec) -> Result<Option<Recording>> {
-        let off = std::env::var_os("PELT_NO_HISTORY").is_some_and(|v| !v.is_empty());
-        if args.no_history || (off && args.history.is_none()) {
+        if args.no_history || (args.places.no_history && args.history.is_none()) {
             return Ok(None);
         }
+        let opened = open(args.history.as_deref(), &args.places)?;
         Ok(Some(Recording {
-            store: open(args.history.as_deref())?,
+            store: opened.store,
             kind: Kind::Run,
             label: args.label.clone(),
             tags: args.tags.clone(),
+            notes: opened.notes,
         }))
+    }
+
+    /// What to tell the user about the history so far (the first
+    /// opening's import), taken once.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     /// The history for `pelt report --merge --record`: the user asked for
     /// it, so PELT_NO_HISTORY (set where shards run) does not silently
     /// turn it off; it is refused unless --history names a database.
     pub fn for_merged(args: &RecordSpec) -> Result<Recording> {
-        let off = std::env::var_os("PELT_NO_HISTORY").is_some_and(|v| !v.is_empty());
-        if off && args.history.is_none() {
+        if args.places.no_history && args.history.is_none() {
             return Err(Error::Other(
                 "--record: PELT_NO_HISTORY is set, so there is no history to record in; give --history PATH|URL, or unset PELT_NO_HISTORY".into(),
             ));
         }
+        let opened = open(args.history.as_deref(), &args.places)?;
         Ok(Recording {
-            store: open(args.history.as_deref())?,
+            store: opened.store,
             kind: Kind::Merged,
             label: args.label.clone(),
             tags: args.tags.clone(),
+            notes: opened.notes,
         })
     }
 
@@ -151,7 +180,7 @@ impl Recording {
         summary: &RunSummary,
         run: Option<(String, u32)>,
         copy: Option<Vec<u8>>,
-    ) -> Result<i64> {
+    ) -> Result<Merged> {
         if let Some((id, shards)) = run {
             let filter = pelt_store::Filter {
                 tags: vec![(RUN_ID_TAG.into(), Some(id.clone()))],
@@ -159,11 +188,7 @@ impl Recording {
             };
             let rows = self.store.list(&filter).map_err(store_error)?;
             if let Some(row) = rows.iter().find(|r| r.kind == Kind::Merged.name()) {
-                eprintln!(
-                    "pelt: run {id} is in the history already, as #{}; not recorded again",
-                    row.id
-                );
-                return Ok(row.id);
+                return Ok(Merged::Already(row.id));
             }
             self.tags
                 .retain(|(k, _)| k != RUN_ID_TAG && k != SHARDS_TAG);
@@ -183,7 +208,7 @@ impl Recording {
             results,
             capacity: None,
         };
-        self.store.record(run).map_err(store_error)
+        self.store.record(run).map(Merged::New).map_err(store_error)
     }
 
     /// The history for `pelt sweep` (its flags: --tag, --label,
@@ -197,14 +222,14 @@ impl Recording {
 
     /// Records step `index` of sweep `sweep` (kind `step`, tagged with
     /// both), its results file referenced where the sweep saved it. A
-    /// failure is a warning: the step happened and its file is saved.
+    /// failure is for a warning: the step happened and its file is saved.
     pub fn record_step(
         &mut self,
         summary: &RunSummary,
         file: &Path,
         sweep: &str,
         index: usize,
-    ) -> Option<i64> {
+    ) -> Result<i64> {
         let tags = vec![
             (SWEEP_TAG.to_string(), sweep.to_string()),
             (STEP_TAG.to_string(), index.to_string()),
@@ -223,7 +248,7 @@ impl Recording {
         sweep: &str,
         capacity: Option<f64>,
         report_json: String,
-    ) -> Option<i64> {
+    ) -> Result<i64> {
         let mut tags = self.tags.clone();
         tags.retain(|(k, _)| k != SWEEP_TAG);
         tags.push((SWEEP_TAG.to_string(), sweep.to_string()));
@@ -245,7 +270,7 @@ impl Recording {
         file: Option<&Path>,
         report_json: Option<String>,
         capacity: Option<f64>,
-    ) -> Option<i64> {
+    ) -> Result<i64> {
         let results = match file {
             Some(path) => Results::File(
                 std::fs::canonicalize(path)
@@ -265,13 +290,7 @@ impl Recording {
             results,
             capacity,
         };
-        match self.store.record(run) {
-            Ok(id) => Some(id),
-            Err(e) => {
-                eprintln!("pelt: warning: not recorded in the history: {e}");
-                None
-            }
-        }
+        self.store.record(run).map_err(store_error)
     }
 
     /// The history for the runs of experiment `name` (labelled with it),
@@ -279,12 +298,14 @@ impl Recording {
     pub fn for_experiment(
         history: Option<&str>,
         no_history: bool,
+        places: &Places,
         name: &str,
     ) -> Result<Option<Recording>> {
         let args = RecordSpec {
             history: history.map(str::to_string),
             no_history,
             label: Some(name.to_string()),
+            places: places.clone(),
             ..RecordSpec::default()
         };
         Ok(Recording::start(&args)?.map(|mut r| {
@@ -300,7 +321,7 @@ impl Recording {
         summary: &RunSummary,
         out: Option<&Path>,
         tags: Vec<(String, String)>,
-    ) -> Option<i64> {
+    ) -> Result<i64> {
         self.tags = tags;
         self.record(summary, out, None)
     }
@@ -314,14 +335,14 @@ impl Recording {
 
     /// Records `summary` (already redacted) with its results file: the
     /// copy spooled while it ran (streamed into the history), or the `-o`
-    /// file referenced. A failure is a
+    /// file referenced. A failure is for a
     /// warning: the run happened and its results file is saved.
     pub fn record(
         &mut self,
         summary: &RunSummary,
         out: Option<&Path>,
         copy: Option<pelt_store::Spool>,
-    ) -> Option<i64> {
+    ) -> Result<i64> {
         let results = match (out, copy) {
             (Some(path), _) => Results::File(
                 std::fs::canonicalize(path)
@@ -350,13 +371,7 @@ impl Recording {
             results,
             capacity: None,
         };
-        match self.store.record(run) {
-            Ok(id) => Some(id),
-            Err(e) => {
-                eprintln!("pelt: warning: the run was not recorded in the history: {e}");
-                None
-            }
-        }
+        self.store.record(run).map_err(store_error)
     }
 
     /// The open history.
@@ -366,18 +381,18 @@ impl Recording {
 }
 
 /// The data folder's saved runs, redacted, as runs to record. A file that
-/// cannot be read is skipped with a warning: the import must not stop
-/// every later run.
-fn import_saved(dir: &Path) -> Vec<NewRun<'static>> {
+/// cannot be read is skipped with a note: the import must not stop every
+/// later run.
+fn import_saved(dir: &Path, notes: &mut Vec<String>) -> Vec<NewRun<'static>> {
     let redactor = Redactor::default();
     let mut runs = Vec::new();
     for path in save::saved_runs(dir) {
         match import_one(&path, &redactor) {
             Ok(run) => runs.push(run),
-            Err(e) => eprintln!(
-                "pelt: warning: not imported into the history: {}: {e}",
+            Err(e) => notes.push(format!(
+                "warning: not imported into the history: {}: {e}",
                 path.display()
-            ),
+            )),
         }
     }
     runs

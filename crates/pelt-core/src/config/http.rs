@@ -83,6 +83,12 @@ pub struct HttpOptions {
     /// before `write()`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tx_stamps: bool,
+    /// HTTP/3 sends without UDP segmentation offload (GSO): a switch for
+    /// measuring what GSO gives (the binary sets it from
+    /// `PELT_QUIC_GSO=0`), not a setting; quinn turns GSO off by itself
+    /// where the kernel lacks it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_gso: bool,
     /// Sessions (issue 16): cookies, a login.
     #[serde(default, skip_serializing_if = "SessionOptions::is_off")]
     pub session: SessionOptions,
@@ -284,6 +290,7 @@ impl Default for HttpOptions {
             follow_any_host: false,
             accept_variable_length: false,
             tx_stamps: false,
+            no_gso: false,
             session: SessionOptions::default(),
             proxy: super::ProxyOptions::default(),
         }

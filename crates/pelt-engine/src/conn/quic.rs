@@ -37,8 +37,11 @@ const NO_APPLICATION_PROTOCOL: u64 = 0x100 + 120;
 /// HTTP/3 must fail visibly), certificates verified unless `insecure`.
 /// With `zero_rtt` (`--0rtt`), the session tickets servers send are kept
 /// for the run (in memory, shared by its workers) and offered with early
-/// data.
-pub(crate) fn quic_client_config(insecure: bool, zero_rtt: bool) -> quinn::ClientConfig {
+/// data. `gso`: send with UDP segmentation offload (one `sendmsg` of
+/// several packets, cut by the kernel or the NIC); off only to measure
+/// what it gives (docs/BENCHMARKS.md). Receive offload (GRO) is the
+/// socket's and quinn's, always on where supported.
+pub(crate) fn quic_client_config(insecure: bool, zero_rtt: bool, gso: bool) -> quinn::ClientConfig {
     let mut tls = client_config(insecure, true);
     tls.alpn_protocols = vec![b"h3".to_vec()];
     if zero_rtt {
@@ -59,20 +62,10 @@ pub(crate) fn quic_client_config(insecure: bool, zero_rtt: bool) -> quinn::Clien
         // server push would be a unidirectional stream, and is not asked
         // for: h3 sends no MAX_PUSH_ID).
         .max_concurrent_bidi_streams(0u32.into())
-        .enable_segmentation_offload(segmentation_offload());
+        .enable_segmentation_offload(gso);
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
     config.transport_config(Arc::new(transport));
     config
-}
-
-/// Whether quinn may send with UDP segmentation offload (GSO: one
-/// `sendmsg` of several packets, cut by the kernel or the NIC); on unless
-/// `PELT_QUIC_GSO=0`, a switch for measuring what it gives
-/// (docs/BENCHMARKS.md), not a setting: quinn turns it off by itself
-/// where the kernel lacks it. Receive offload (GRO) is the socket's and
-/// quinn's, always on where supported.
-fn segmentation_offload() -> bool {
-    std::env::var_os("PELT_QUIC_GSO").is_none_or(|v| v != "0")
 }
 
 /// A worker's QUIC endpoints: one UDP socket per address family, shared
@@ -345,8 +338,8 @@ mod tests {
     #[test]
     fn the_client_offers_h3_only_over_tls13() {
         // Builds (QUIC's initial suite is there) for both certificate rules.
-        let _ = quic_client_config(false, false);
-        let _ = quic_client_config(true, true);
+        let _ = quic_client_config(false, false, true);
+        let _ = quic_client_config(true, true, false);
         let tls = client_config(false, true);
         assert!(tls.alpn_protocols.is_empty(), "the caller sets ALPN");
     }

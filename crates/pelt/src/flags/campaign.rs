@@ -321,7 +321,7 @@ impl SweepArgs {
         };
         let folder = match &r.out {
             Some(dir) => dir.clone(),
-            None => pelt_campaign::sweep::default_folder()?,
+            None => pelt_campaign::sweep::default_folder(&super::places())?,
         };
         let mut spec = SweepSpec::new(folder);
         spec.slo = slo;

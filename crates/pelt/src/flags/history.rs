@@ -81,6 +81,7 @@ impl RecordArgs {
             no_history: self.no_history,
             label: self.label.clone(),
             tags: self.tags.clone(),
+            places: super::places(),
         }
     }
 

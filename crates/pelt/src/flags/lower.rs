@@ -133,6 +133,8 @@ impl RunArgs {
             follow_any_host: a.follow_any_host,
             accept_variable_length: a.accept_variable_length,
             tx_stamps: a.tx_stamps,
+            // A measuring switch, not a flag (docs/BENCHMARKS.md).
+            no_gso: std::env::var_os("PELT_QUIC_GSO").is_some_and(|v| v == "0"),
             session: a.session.options()?,
             proxy: a.proxy.options()?,
             ..HttpOptions::default()

@@ -39,17 +39,19 @@ fn rerun(loc: &Location, a: RerunArgs) -> Result<ExitCode, UserError> {
         label,
         ..crate::flags::RecordArgs::default()
     };
-    let mut history = pelt_campaign::history::Recording::start(&record.spec())?;
+    let spec = record.spec();
+    let mut history = pelt_campaign::history::Recording::start(&spec)?.map(crate::history::said);
     let mut copy = None;
     let keep = pelt_campaign::Keep {
         until: None,
         secrets: record.redactor(),
         copy: history.as_ref().map(|_| &mut copy),
+        data_dir: spec.places.data_dir.as_deref(),
         ..pelt_campaign::Keep::default()
     };
     let summary = crate::live::execute(config, false, keep, Vec::new())?;
-    if let Some(h) = history.as_mut() {
-        h.record(&summary, None, copy);
+    if let Some(Err(e)) = history.as_mut().map(|h| h.record(&summary, None, copy)) {
+        crate::history::not_recorded("the run", &e);
     }
     crate::emit(crate::output::render_one(&summary, a.format)?.as_bytes())?;
     Ok(ExitCode::SUCCESS)

@@ -2,14 +2,18 @@
 //! unchanged figures are not, and CI can fail on it.
 
 use pelt_testkit::pelt::{json, ok, pelt, server};
+use pelt_testkit::pinned::{pelt_ahead_on, serve_ahead_on};
 use pelt_testkit::schema;
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// A 1 s run at 200 req/s against `url`, saved as `dir/NAME.pelt`.
+/// A 1 s run at 200 req/s against `url`, saved as `dir/NAME.pelt`. pelt
+/// runs on CPU 0 ahead of other work: the verdicts judge its timing, and a
+/// parallel build's turns on the CPU would blur a 3 ms slowdown into an
+/// inconclusive one (seen at a load average of 4).
 fn run(dir: &std::path::Path, name: &str, url: &str, extra: &[&str]) -> PathBuf {
     let file = dir.join(format!("{name}.pelt"));
-    let out = pelt()
+    let out = pelt_ahead_on("0")
         .arg(url)
         .args(if extra.is_empty() {
             &["--rate", "200"][..]
@@ -67,10 +71,13 @@ fn verdict<'a>(doc: &'a Value, metric: &str) -> &'a Value {
 
 #[test]
 fn a_real_slowdown_is_a_material_regression() {
-    let s = server(None);
+    // The server's delays are the truth the verdict is judged against: it
+    // runs on CPU 1, ahead of other work, as pelt does on CPU 0.
+    let (_server, base) = serve_ahead_on("1");
+    let base = base.trim_end_matches('/');
     let dir = tempfile::tempdir().unwrap();
-    let fast = format!("http://{}/?delay=1ms&delay_max=2ms", s.local_addr());
-    let slow = format!("http://{}/?delay=4ms&delay_max=5ms", s.local_addr());
+    let fast = format!("{base}/?delay=1ms&delay_max=2ms");
+    let slow = format!("{base}/?delay=4ms&delay_max=5ms");
     // The "change" is made by the query string, which makes the URLs
     // differ: --allow-mismatch says that is meant.
     let (a, b) = interleaved(dir.path(), &fast, &slow);

@@ -105,16 +105,7 @@ pub fn mann_kendall(values: &[f64]) -> Option<Trend> {
     if n < 4 || values.iter().any(|v| v.is_nan()) {
         return None;
     }
-    let mut s: i64 = 0;
-    for i in 0..n {
-        for j in i + 1..n {
-            s += match values[j].partial_cmp(&values[i]) {
-                Some(std::cmp::Ordering::Greater) => 1,
-                Some(std::cmp::Ordering::Less) => -1,
-                _ => 0,
-            };
-        }
-    }
+    let s = pelt_core::summary::stationarity::kendall_s(values);
     let pairs = (n * (n - 1) / 2) as i64;
     Some(Trend {
         n,

@@ -192,11 +192,7 @@ fn spool_file(data: Option<&Path>) -> std::io::Result<File> {
 
 /// `20261121-160301` for a Unix time, UTC: file names that sort by time.
 pub fn utc_stamp(unix_secs: u64) -> String {
-    let t = pelt_core::UtcTime::from_unix(unix_secs);
-    format!(
-        "{:04}{:02}{:02}-{:02}{:02}{:02}",
-        t.year, t.month, t.day, t.hour, t.minute, t.second
-    )
+    pelt_core::UtcTime::from_unix(unix_secs).stamp()
 }
 
 /// Refuses a file named twice in `files`: merged or compared, its

@@ -43,6 +43,24 @@ impl UtcTime {
     }
 }
 
+impl UtcTime {
+    /// `2026-05-01 14:30:00`: a time in a table for people.
+    pub fn plain(&self) -> String {
+        format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
+
+    /// `20261121-160301`: a file or folder name that sorts by time.
+    pub fn stamp(&self) -> String {
+        format!(
+            "{:04}{:02}{:02}-{:02}{:02}{:02}",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
+}
+
 impl std::fmt::Display for UtcTime {
     /// RFC 3339 in UTC, like `2026-11-23T22:00:00Z`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -54,8 +54,16 @@ pub const AHEAD: &str = "echo -20 > /proc/self/autogroup";
 /// Like [`pelt_on`], ahead of other work (see [`AHEAD`]): a client whose
 /// timing a test judges.
 pub fn pelt_ahead_on(cpu: &str) -> Command {
+    ahead_under("taskset", &["-c", cpu])
+}
+
+/// `PROGRAM ARGS pelt` (as [`under`]) ahead of other work (see
+/// [`AHEAD`]), on any CPU: `ahead_under("prlimit", &["--nofile=7000"])`.
+pub fn ahead_under(program: &str, args: &[&str]) -> Command {
     let script = format!("{AHEAD} && exec \"$@\"");
-    under("setsid", ["sh", "-c", &script, "sh", "taskset", "-c", cpu])
+    let mut words = vec!["sh", "-c", &script, "sh", program];
+    words.extend_from_slice(args);
+    under("setsid", words)
 }
 
 /// Like [`serve_on`], ahead of other work (see [`AHEAD`]): a server

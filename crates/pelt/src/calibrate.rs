@@ -4,8 +4,8 @@
 //! shown it can send.
 
 use crate::flags::CalibrateArgs;
+use crate::flags::UserError;
 use crate::live::Campaign;
-use crate::UserError;
 use pelt_campaign::calibrate::{measure, saved};
 use pelt_core::RunConfig;
 use std::process::ExitCode;
@@ -50,7 +50,7 @@ pub fn command(args: CalibrateArgs) -> Result<ExitCode, UserError> {
         }
         None => o += "Not saved (--no-save, or no data directory).\n",
     }
-    crate::emit(o.as_bytes())?;
+    crate::output::emit(o.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,9 +1,9 @@
 //! `pelt compare`: did B change from A, by how much, and is it real?
 //! pelt-campaign's [`Comparison`] judges; this prints and gates.
 
+use crate::flags::UserError;
 use crate::flags::{CompareArgs, CompareFormat};
 use crate::output::fail_on;
-use crate::UserError;
 use pelt_campaign::compare::{Comparison, Options};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,5 +60,5 @@ pub fn emit(c: &Comparison, format: CompareFormat) -> Result<(), UserError> {
             "--format html is not available with --baseline (the baseline's charts need its results files); use text, json or markdown".into(),
         ))?,
     };
-    crate::emit(out.as_bytes())
+    crate::output::emit(out.as_bytes())
 }

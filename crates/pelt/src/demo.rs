@@ -3,9 +3,9 @@
 //! why the difference matters.
 
 use crate::flags::DemoArgs;
+use crate::flags::UserError;
 use crate::live::execute;
 use crate::output::render_one;
-use crate::UserError;
 use pelt_campaign::Keep;
 use pelt_core::{parse_duration, HttpOptions, Load, RunConfig, Stop, Target, Url};
 use pelt_target::{Pause, ServeConfig, Server};
@@ -92,7 +92,7 @@ pub fn command(args: DemoArgs) -> Result<std::process::ExitCode, UserError> {
         };
         // Demo runs are not saved: `pelt report --last` stays yours.
         let summary = execute(config, false, Keep::default(), Vec::new())?;
-        crate::emit(render_one(&summary, args.format)?.as_bytes())?;
+        crate::output::emit(render_one(&summary, args.format)?.as_bytes())?;
         server.shutdown();
         if let Some(code) = crate::signals::ending(&summary) {
             return Ok(code);

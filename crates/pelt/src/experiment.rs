@@ -2,10 +2,10 @@
 //! command line's flags, flags/experiment.rs), conducted by pelt-campaign
 //! with the live views and the history watching, its report printed.
 
+use crate::flags::UserError;
 use crate::flags::{ExperimentArgs, PlanFlags};
 use crate::live::{Campaign, Watch};
 use crate::output::fail_on;
-use crate::UserError;
 use pelt_campaign::experiment::plan::Plan;
 use pelt_campaign::experiment::{conduct, default_folder, schedule, ExperimentObserver};
 use std::process::ExitCode;
@@ -18,7 +18,7 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
         if let Some(dir) = &args.out {
             pelt_campaign::results::refuse_non_empty(dir)?;
         }
-        crate::emit(schedule(&plan).as_bytes())?;
+        crate::output::emit(schedule(&plan).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     if args.live.tui {
@@ -51,7 +51,7 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
         &places,
         &plan.name,
     )?
-    .map(crate::history::said);
+    .map(crate::output::said);
     let folder = match &args.out {
         Some(dir) => dir.clone(),
         None => default_folder(&plan, &places)?,
@@ -73,7 +73,7 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
             history: history.as_mut(),
         },
     )?;
-    crate::emit(conducted.text.as_bytes())?;
+    crate::output::emit(conducted.text.as_bytes())?;
     if let Some(e) = conducted.stopped {
         let what = if plan.sweep.is_some() {
             "sweeps"
@@ -139,7 +139,7 @@ impl ExperimentObserver for Recorded<'_> {
             .as_mut()
             .map(|h| h.record_tagged(summary, Some(file), tags))
         {
-            crate::history::not_recorded("an experiment's run", &e);
+            crate::output::not_recorded("an experiment's run", &e);
         }
     }
 }

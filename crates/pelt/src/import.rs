@@ -1,7 +1,7 @@
 //! `pelt import har FILE`: the scenario on stdout.
 
+use crate::flags::UserError;
 use crate::flags::{ImportArgs, ImportWhat};
-use crate::UserError;
 use std::process::ExitCode;
 
 pub fn command(args: ImportArgs) -> Result<ExitCode, UserError> {
@@ -17,7 +17,7 @@ pub fn command(args: ImportArgs) -> Result<ExitCode, UserError> {
             let (targets, _) = pelt_core::targets::read_detected(&t.file, format)
                 .map_err(|e| UserError(e.to_string()))?;
             let text = pelt_scenario::targets::scenario(&targets, &t.file.display().to_string());
-            crate::emit(text.as_bytes())?;
+            crate::output::emit(text.as_bytes())?;
             return Ok(ExitCode::SUCCESS);
         }
     };
@@ -34,6 +34,6 @@ pub fn command(args: ImportArgs) -> Result<ExitCode, UserError> {
     };
     let scenario = pelt_scenario::har::import(&text, &a.file, &options)
         .map_err(|e| UserError(e.to_string()))?;
-    crate::emit(scenario.as_bytes())?;
+    crate::output::emit(scenario.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

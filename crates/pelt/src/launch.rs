@@ -1,8 +1,8 @@
 //! `pelt k8s job` and `pelt slurm`: print what an engine needs to run a
 //! sharded run (pelt-launch builds it; this only reads flags and times).
 
+use crate::flags::UserError;
 use crate::flags::{K8sArgs, K8sCommand, SlurmArgs};
-use crate::UserError;
 use clap::Parser;
 use pelt_launch::k8s::KubeOptions;
 use pelt_launch::slurm::SlurmOptions;
@@ -142,14 +142,14 @@ pub fn k8s(args: K8sArgs) -> Result<ExitCode, UserError> {
         start_at: start_at.to_string(),
     };
     let job = pelt_launch::k8s::job(&launch, &opts).map_err(user)?;
-    crate::emit(
+    crate::output::emit(
         format!(
             "# Measurement starts at {} (--start-at {start_at}).\n",
             rfc3339(start_at)
         )
         .as_bytes(),
     )?;
-    crate::emit(pelt_launch::k8s::yaml(&job).as_bytes())?;
+    crate::output::emit(pelt_launch::k8s::yaml(&job).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -199,6 +199,6 @@ pub fn slurm(a: SlurmArgs) -> Result<ExitCode, UserError> {
             )));
         }
     }
-    crate::emit(script.as_bytes())?;
+    crate::output::emit(script.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

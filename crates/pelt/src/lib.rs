@@ -32,36 +32,8 @@ mod signals;
 mod sweep;
 
 use clap::Parser;
-use flags::{clap_error, with_implicit_run, Cli, Command};
+use flags::{clap_error, with_implicit_run, Cli, Command, UserError};
 use std::process::ExitCode;
-
-/// Exit code of a run in which requests were made and not one got a
-/// response (nothing listening, every connection refused or reset), or
-/// not one succeeded (every request failed; in a scenario, every flow)
-/// unless an `--assert` on `failed` judges it: a benchmark of nothing is
-/// not a pass.
-pub const NO_RESPONSE: u8 = 3;
-
-/// Exit code of a run that an `--abort-on` rule stopped: the service
-/// was plainly broken, and the run did not last its planned time.
-pub const ABORTED: u8 = 4;
-
-/// An error the user can fix: printed as one line, exit code 2.
-#[derive(Debug)]
-pub struct UserError(pub String);
-
-impl From<pelt_campaign::Error> for UserError {
-    /// The library's errors in the command line's words: a refused
-    /// configuration or an engine's error named by its flags.
-    fn from(e: pelt_campaign::Error) -> UserError {
-        use pelt_campaign::Error;
-        UserError(match e {
-            Error::Config(c) => flags::config_error(&c),
-            Error::Engine { error, secrets } => secrets.text(&flags::engine_error(&error)),
-            Error::Other(message) => message,
-        })
-    }
-}
 
 /// The whole program: `pelt`'s `main`.
 pub fn main() -> ExitCode {
@@ -71,10 +43,13 @@ pub fn main() -> ExitCode {
         eprintln!("{line}");
         return ExitCode::from(2);
     }
-    let cli = match Cli::try_parse_from(&args) {
+    let mut cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => return clap_error(e, &args),
     };
+    if let Command::Run(run) = &mut cli.command {
+        run.rate_typed_as_r = flags::typed_dash_r(&args);
+    }
     let result = match cli.command {
         Command::Run(args) => run::command(*args),
         Command::Serve(args) => serve::command(args),
@@ -98,17 +73,4 @@ pub fn main() -> ExitCode {
         eprintln!("error: {message}");
         ExitCode::from(2)
     })
-}
-
-/// Writes a report to stdout. A reader that went away (`| head`) is not an
-/// error: the report was wanted only that far.
-pub fn emit(bytes: &[u8]) -> Result<(), UserError> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(UserError(format!("cannot write the report: {e}")))
-        }
-        _ => Ok(()),
-    }
 }

@@ -2,7 +2,7 @@
 //! any load is sent (pelt-live does the work).
 
 use crate::flags::LiveArgs;
-use crate::UserError;
+use crate::flags::UserError;
 use pelt_core::{RunConfig, RunSummary};
 use pelt_live::Live;
 
@@ -207,7 +207,7 @@ impl pelt_campaign::sweep::SweepObserver for Campaign<'_> {
     fn step_saved(&mut self, summary: &RunSummary, file: &std::path::Path, index: usize) {
         if let Some((h, id)) = &mut self.history {
             if let Err(e) = h.record_step(summary, file, id, index) {
-                crate::history::not_recorded("a sweep's step", &e);
+                crate::output::not_recorded("a sweep's step", &e);
             }
         }
     }

@@ -2,8 +2,8 @@
 //! pages, generated from the clap definitions so they cannot drift from
 //! `--help`.
 
+use crate::flags::UserError;
 use crate::flags::{Cli, CompletionsArgs, ManArgs, SUBCOMMANDS};
-use crate::UserError;
 use clap::CommandFactory;
 use std::process::ExitCode;
 
@@ -11,7 +11,7 @@ use std::process::ExitCode;
 pub fn completions(args: CompletionsArgs) -> Result<ExitCode, UserError> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "pelt", &mut script);
-    crate::emit(&script)?;
+    crate::output::emit(&script)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -46,6 +46,6 @@ pub fn man(args: ManArgs) -> Result<ExitCode, UserError> {
     clap_mangen::Man::new(page)
         .render(&mut roff)
         .map_err(|e| UserError(format!("cannot write the man page: {e}")))?;
-    crate::emit(&roff)?;
+    crate::output::emit(&roff)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,8 +1,8 @@
 //! `pelt report`: re-render saved runs, merged or overlaid.
 
+use crate::flags::UserError;
 use crate::flags::{FormatArg, ReportArgs};
 use crate::output::{check, render_one_with};
-use crate::UserError;
 use pelt_campaign::results::{label, once_each, Merged};
 use pelt_core::{SummaryBuilder, Warning, Window};
 use pelt_report::html::Labeled;
@@ -53,7 +53,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
                 places: crate::flags::places(),
                 ..Default::default()
             })
-            .map(crate::history::said)?,
+            .map(crate::output::said)?,
         )
     } else {
         None
@@ -73,7 +73,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
                 summary,
             })
             .collect();
-        crate::emit(pelt_report::html::render(&labeled).as_bytes())?;
+        crate::output::emit(pelt_report::html::render(&labeled).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     // One file without --merge is that file as it was written (a shard
@@ -101,7 +101,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         if let Some(e) = failure {
             return Err(e.into());
         }
-        crate::emit(&log)?;
+        crate::output::emit(&log)?;
         return Ok(ExitCode::SUCCESS);
     }
     let summary = match &mut recording {
@@ -125,6 +125,6 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
         buckets: args.buckets.clone(),
         ..Default::default()
     };
-    crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
+    crate::output::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
     Ok(check(&summary, &args.asserts))
 }

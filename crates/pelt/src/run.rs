@@ -1,8 +1,8 @@
 //! `pelt run`: flags -> RunConfig -> Run -> report.
 
+use crate::flags::UserError;
 use crate::flags::{FormatArg, RunArgs};
 use crate::output::{check, render_one_with};
-use crate::UserError;
 use pelt_campaign::Keep;
 use pelt_core::RunConfig;
 
@@ -11,15 +11,7 @@ use pelt_core::RunConfig;
 fn habits(args: &RunArgs, config: &RunConfig) -> Vec<String> {
     let mut notes = Vec::new();
     // siege's `-r 10` is ten repetitions per user; pelt's -r is --rate.
-    let argv: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    if let (Some(r), true) = (
-        &args.rate,
-        argv.iter().any(|a| {
-            a == "-r" || (a.starts_with("-r") && a[2..].starts_with(|c: char| c.is_ascii_digit()))
-        }),
-    ) {
+    if let (Some(r), true) = (&args.rate, args.rate_typed_as_r) {
         let c = config.load.connections();
         let count = r
             .trim()
@@ -111,7 +103,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     // cannot use is an input error, not a surprise after the run.
     crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
     let record = args.record.spec();
-    let mut history = pelt_campaign::history::Recording::start(&record)?.map(crate::history::said);
+    let mut history = pelt_campaign::history::Recording::start(&record)?.map(crate::output::said);
     if history.is_none() && args.record.baseline.is_some() {
         // Without a history the baseline would be skipped without a word.
         return Err(UserError(
@@ -151,7 +143,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         .and_then(|h| match h.record(&summary, args.out.as_deref(), copy) {
             Ok(id) => Some(id),
             Err(e) => {
-                crate::history::not_recorded("the run", &e);
+                crate::output::not_recorded("the run", &e);
                 None
             }
         });
@@ -159,7 +151,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         buckets: args.buckets.clone(),
         ..Default::default()
     };
-    crate::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
+    crate::output::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
     // The report as `--format json` prints it, written a target at a
     // time: as a whole `serde_json::Value`, 100,000 targets took ~1 GB.
     views.close(&summary, || {
@@ -189,11 +181,11 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     }
     if no_response.is_some() {
         // Nothing to measure is not a pass, whatever the asserts say.
-        return Ok(std::process::ExitCode::from(crate::NO_RESPONSE));
+        return Ok(std::process::ExitCode::from(crate::output::NO_RESPONSE));
     }
     if let Some(what) = nothing_succeeded(&summary, &args.asserts) {
         eprintln!("pelt: nothing succeeded: {what}");
-        return Ok(std::process::ExitCode::from(crate::NO_RESPONSE));
+        return Ok(std::process::ExitCode::from(crate::output::NO_RESPONSE));
     }
     match (&mut history, &args.record.baseline) {
         (Some(h), Some(spec)) if checked == std::process::ExitCode::SUCCESS => {
@@ -241,7 +233,7 @@ fn dry_run(
     let mut secrets = secrets.clone();
     secrets.learn(config);
     let shown = scenario.dry_run(2, |request| redact_request(&secrets, request));
-    crate::emit(shown.as_bytes())?;
+    crate::output::emit(shown.as_bytes())?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 

@@ -1,7 +1,7 @@
 //! `pelt serve`: the built-in target server in the foreground.
 
 use crate::flags::ServeArgs;
-use crate::UserError;
+use crate::flags::UserError;
 use pelt_core::parse_duration;
 use pelt_target::{Pause, ServeConfig, Server};
 use std::net::{IpAddr, SocketAddr};

@@ -130,14 +130,14 @@ fn code_of(signal: i32) -> u8 {
 }
 
 /// The exit code of a run that ended before its stop condition: by its
-/// stop cause (a signal's code, or [`crate::ABORTED`]); `None` for a run
+/// stop cause (a signal's code, or [`crate::output::ABORTED`]); `None` for a run
 /// that reached it.
 pub fn ending(summary: &RunSummary) -> Option<ExitCode> {
     if !summary.interrupted {
         return None;
     }
     Some(match &summary.stopped_by {
-        Some(StopCause::Abort { .. }) => ExitCode::from(crate::ABORTED),
+        Some(StopCause::Abort { .. }) => ExitCode::from(crate::output::ABORTED),
         Some(StopCause::Signal { signal }) => {
             let number = SIGNALS
                 .iter()

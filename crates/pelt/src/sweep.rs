@@ -2,9 +2,9 @@
 //! (flags/campaign.rs), run by pelt-campaign, its report printed and
 //! recorded, and its capacity judged against a baseline.
 
+use crate::flags::UserError;
 use crate::flags::{FormatArg, SweepArgs};
 use crate::live::{Campaign, Watch};
-use crate::UserError;
 use pelt_analyze::sweep::Outcome;
 use pelt_campaign::Sweep;
 use std::process::ExitCode;
@@ -16,7 +16,7 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
     let sweep = Sweep::new(spec, base)?;
     // Opened before any load: a history pelt cannot use is bad input.
     let mut history =
-        pelt_campaign::history::Recording::for_sweep(&record.spec())?.map(crate::history::said);
+        pelt_campaign::history::Recording::for_sweep(&record.spec())?.map(crate::output::said);
     if history.is_none() && record.baseline.is_some() {
         return Err(UserError(
             "--baseline reads the history, and PELT_NO_HISTORY is set: give --history PATH|URL, or drop --baseline".into(),
@@ -63,7 +63,7 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
         (Some(h), Some(file)) => match pelt_campaign::results::load(&file) {
             Ok(step) => Some((
                 h.record_sweep(&step, &file, &id, report.capacity, reports.json.clone())
-                    .map_err(|e| crate::history::not_recorded("the sweep", &e))
+                    .map_err(|e| crate::output::not_recorded("the sweep", &e))
                     .ok(),
                 step,
             )),
@@ -74,7 +74,7 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
         },
         _ => None,
     };
-    crate::emit(
+    crate::output::emit(
         match args.run.format {
             FormatArg::Json => &reports.json,
             FormatArg::Markdown => &reports.markdown,

@@ -264,12 +264,7 @@ pub fn kendall_tau(xs: &[u64]) -> f64 {
     if n < 2 {
         return 0.0;
     }
-    let mut s = 0i64;
-    for i in 0..n {
-        for j in i + 1..n {
-            s += (xs[j] > xs[i]) as i64 - (xs[j] < xs[i]) as i64;
-        }
-    }
+    let s = pelt_core::summary::stationarity::kendall_s(xs);
     s as f64 / (n * (n - 1) / 2) as f64
 }
 

@@ -455,11 +455,7 @@ pub fn summary_of(bytes: &[u8]) -> Result<RunSummary, String> {
 
 /// `2026-05-01 14:30:00` (UTC) for ms since the Unix epoch.
 pub fn utc(ms: i64) -> String {
-    let t = pelt_core::UtcTime::from_unix((ms.max(0) / 1000) as u64);
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
-        t.year, t.month, t.day, t.hour, t.minute, t.second
-    )
+    pelt_core::UtcTime::from_unix((ms.max(0) / 1000) as u64).plain()
 }
 
 /// A results file of a recorded run, read from the history or from where

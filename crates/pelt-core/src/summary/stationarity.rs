@@ -83,16 +83,14 @@ pub struct Drift {
     pub seconds: usize,
 }
 
-/// Mann–Kendall's `Z` for `x` in time order (0 for fewer than 3 values or
-/// no spread).
-pub fn mann_kendall_z(x: &[f64]) -> f64 {
-    let n = x.len();
-    if n < 3 {
-        return 0.0;
-    }
+/// Kendall's `S` of `x` against its order: each later value above an
+/// earlier one counts +1, below −1, equal (or unordered, a NaN) 0. The
+/// one count behind every trend test pelt makes (a run's seconds here,
+/// a side's runs in pelt-analyze's design, a sweep step's medians).
+pub fn kendall_s<T: PartialOrd>(x: &[T]) -> i64 {
     let mut s: i64 = 0;
-    for i in 0..n {
-        for j in i + 1..n {
+    for i in 0..x.len() {
+        for j in i + 1..x.len() {
             s += match x[j].partial_cmp(&x[i]) {
                 Some(std::cmp::Ordering::Greater) => 1,
                 Some(std::cmp::Ordering::Less) => -1,
@@ -100,6 +98,17 @@ pub fn mann_kendall_z(x: &[f64]) -> f64 {
             };
         }
     }
+    s
+}
+
+/// Mann–Kendall's `Z` for `x` in time order (0 for fewer than 3 values or
+/// no spread).
+pub fn mann_kendall_z(x: &[f64]) -> f64 {
+    let n = x.len();
+    if n < 3 {
+        return 0.0;
+    }
+    let s = kendall_s(x);
     let mut sorted = x.to_vec();
     sorted.sort_by(f64::total_cmp);
     let mut ties = 0.0;

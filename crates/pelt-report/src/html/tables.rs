@@ -137,11 +137,7 @@ pub(super) fn head_row(o: &mut String, first: &str, runs: &[Labeled<'_>]) {
 
 /// `2024-05-01 12:34:56 UTC` for milliseconds since the Unix epoch.
 pub(super) fn utc(ms: u64) -> String {
-    let t = pelt_core::UtcTime::from_unix(ms / 1000);
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
-        t.year, t.month, t.day, t.hour, t.minute, t.second
-    )
+    format!("{} UTC", pelt_core::UtcTime::from_unix(ms / 1000).plain())
 }
 
 /// `LABEL COUNT` for the count at `key`, with its key and value.

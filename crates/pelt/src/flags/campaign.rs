@@ -1,8 +1,8 @@
 //! The flags of the commands that make many runs: `pelt sweep`,
 //! `pelt calibrate`, `pelt experiment`.
 
+use super::UserError;
 use super::{FailOn, FormatArg, LatencyArg, LiveArgs, Location, RunArgs};
-use crate::UserError;
 use clap::Args;
 use pelt_analyze::sweep::{connection_levels, parse_slo, Mode, SearchPlan};
 use pelt_campaign::SweepSpec;

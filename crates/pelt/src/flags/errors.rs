@@ -81,6 +81,23 @@ pub fn config_error(e: &ConfigError) -> String {
     }
 }
 
+/// An error the user can fix: printed as one line, exit code 2.
+#[derive(Debug)]
+pub struct UserError(pub String);
+
+impl From<pelt_campaign::Error> for UserError {
+    /// The library's errors in the command line's words: a refused
+    /// configuration or an engine's error named by its flags.
+    fn from(e: pelt_campaign::Error) -> UserError {
+        use pelt_campaign::Error;
+        UserError(match e {
+            Error::Config(c) => config_error(&c),
+            Error::Engine { error, secrets } => secrets.text(&engine_error(&error)),
+            Error::Other(message) => message,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

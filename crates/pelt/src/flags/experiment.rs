@@ -2,8 +2,8 @@
 //! as the command line's own, into the runs pelt-campaign's experiment
 //! makes ([`PlanFlags`], its [`Lower`]).
 
+use super::UserError;
 use super::{FormatArg, RunArgs, SweepArgs};
-use crate::UserError;
 use pelt_campaign::experiment::plan::{Lower, RunWords};
 use pelt_campaign::SweepSpec;
 use pelt_core::{Load, RunConfig};

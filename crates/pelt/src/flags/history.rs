@@ -1,8 +1,8 @@
 //! The history's flags: where it is, what a run is recorded as, its
 //! secrets and baseline; `pelt history`'s subcommands.
 
+use super::UserError;
 use super::{FailOn, FormatArg};
-use crate::UserError;
 use clap::{Args, Subcommand, ValueEnum};
 use pelt_store::{Filter, Metric, Redactor};
 

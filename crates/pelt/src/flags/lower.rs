@@ -3,7 +3,7 @@
 //! (`RequestWords`, schedules, durations), then `RunConfig::validate`.
 
 use super::RunArgs;
-use crate::UserError;
+use super::UserError;
 use pelt_core::config::{
     WordError, DEFAULT_CLOSED_CONNECTIONS, DEFAULT_RATE_CONNECTIONS, MAX_BODY,
 };

@@ -4,6 +4,14 @@
 use super::SUBCOMMANDS;
 use std::process::ExitCode;
 
+/// Whether the command line has `-r` or `-rN` (pelt's `--rate`; siege's
+/// repetitions per user).
+pub fn typed_dash_r(args: &[std::ffi::OsString]) -> bool {
+    args.iter().map(|a| a.to_string_lossy()).any(|a| {
+        a == "-r" || (a.starts_with("-r") && a[2..].starts_with(|c: char| c.is_ascii_digit()))
+    })
+}
+
 /// `pelt URL ...` means `pelt run URL ...`, and so do `pelt -c 10 URL`
 /// (flags first, as with wrk) and `pelt 127.0.0.1:8080` (which `run` then
 /// refuses with advice to write the scheme, rather than clap calling it

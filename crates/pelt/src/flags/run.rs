@@ -137,6 +137,11 @@ pub struct RunArgs {
     /// -d the run lasts the schedule; a longer -d holds the last rate.
     #[arg(short = 'r', long = "rate", value_name = "R|A..B/DUR|DUR:R,...")]
     pub rate: Option<String>,
+    /// Whether the rate was typed as `-r` (siege's repetitions per user,
+    /// which `run` then explains): set by `main` from the command line
+    /// it read, with [`super::typed_dash_r`].
+    #[arg(skip)]
+    pub rate_typed_as_r: bool,
 
     /// With --rate: send each request within ±half this of its scheduled
     /// time, so that one wake-up sends every request due in the window and

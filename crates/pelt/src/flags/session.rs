@@ -2,7 +2,7 @@
 //! `-A/--basic-auth`, `--proxy`: their flags and their lowering into
 //! `SessionOptions` and `ProxyOptions`.
 
-use crate::UserError;
+use super::UserError;
 use clap::Args;
 use pelt_core::config::add_authorization;
 use pelt_core::{Proxy, ProxyOptions, ProxyUrlError, SessionOptions, Target};

@@ -2,7 +2,7 @@
 //! part of a run spread over many (see docs/DISTRIBUTED.md). Flags only;
 //! the dealing is pelt-core's and the engine's.
 
-use crate::UserError;
+use super::UserError;
 use clap::Args;
 use pelt_core::{RunConfig, Shard};
 

@@ -7,9 +7,9 @@
 //! columns: the baseline's results files need not be at hand.
 
 use super::open;
+use crate::flags::UserError;
 use crate::flags::{CompareArgs, FailOn};
 use crate::output::fails;
-use crate::UserError;
 use pelt_campaign::baseline::{against_files, against_run, against_sweep, usable_runs, Spec};
 use pelt_campaign::Comparison;
 use pelt_core::RunSummary;

@@ -2,11 +2,11 @@
 
 use super::open;
 use crate::flags::FormatArg;
+use crate::flags::UserError;
 use crate::flags::{
     HistoryArgs, HistoryCommand, ListArgs, Location, RerunArgs, RmArgs, ShowArgs, TableFormat,
     TrendArgs, TrendFormat,
 };
-use crate::UserError;
 use pelt_campaign::history::{
     recorded_steps, render, rerun_config, results_bytes, store_error, summary_of, Trend,
 };
@@ -40,7 +40,7 @@ fn rerun(loc: &Location, a: RerunArgs) -> Result<ExitCode, UserError> {
         ..crate::flags::RecordArgs::default()
     };
     let spec = record.spec();
-    let mut history = pelt_campaign::history::Recording::start(&spec)?.map(crate::history::said);
+    let mut history = pelt_campaign::history::Recording::start(&spec)?.map(crate::output::said);
     let mut copy = None;
     let keep = pelt_campaign::Keep {
         until: None,
@@ -51,9 +51,9 @@ fn rerun(loc: &Location, a: RerunArgs) -> Result<ExitCode, UserError> {
     };
     let summary = crate::live::execute(config, false, keep, Vec::new())?;
     if let Some(Err(e)) = history.as_mut().map(|h| h.record(&summary, None, copy)) {
-        crate::history::not_recorded("the run", &e);
+        crate::output::not_recorded("the run", &e);
     }
-    crate::emit(crate::output::render_one(&summary, a.format)?.as_bytes())?;
+    crate::output::emit(crate::output::render_one(&summary, a.format)?.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -65,7 +65,7 @@ fn list(loc: &Location, a: ListArgs) -> Result<ExitCode, UserError> {
         TableFormat::Json => render::json_table(&rows),
         TableFormat::Csv => render::csv_table(&rows),
     };
-    crate::emit(out.as_bytes())?;
+    crate::output::emit(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -78,7 +78,7 @@ fn show(loc: &Location, a: ShowArgs) -> Result<ExitCode, UserError> {
         ))
     })?;
     if a.format == FormatArg::Json {
-        crate::emit(run.report_json.as_bytes())?;
+        crate::output::emit(run.report_json.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     let bytes = match results_bytes(&run) {
@@ -86,7 +86,7 @@ fn show(loc: &Location, a: ShowArgs) -> Result<ExitCode, UserError> {
         // A scenario run's steps outlive its results file.
         Err(e) if a.format == FormatArg::Text && !run.steps.is_empty() => {
             eprintln!("pelt: {e}");
-            crate::emit(recorded_steps(&run).as_bytes())?;
+            crate::output::emit(recorded_steps(&run).as_bytes())?;
             return Ok(ExitCode::SUCCESS);
         }
         Err(e) => return Err(e.into()),
@@ -98,7 +98,7 @@ fn show(loc: &Location, a: ShowArgs) -> Result<ExitCode, UserError> {
     }
     let summary =
         summary_of(&bytes).map_err(|e| UserError(format!("run {}'s results file: {e}", a.id)))?;
-    crate::emit(crate::output::render_one(&summary, a.format)?.as_bytes())?;
+    crate::output::emit(crate::output::render_one(&summary, a.format)?.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -157,6 +157,6 @@ fn trend(loc: &Location, a: TrendArgs) -> Result<ExitCode, UserError> {
         TrendFormat::Csv => t.csv(),
         TrendFormat::Html => t.html(),
     };
-    crate::emit(out.as_bytes())?;
+    crate::output::emit(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -93,7 +93,7 @@ impl Sinks {
     /// Also keeps the results file for the history, spooled to a
     /// temporary file ([`Sinks::finish`] returns it), and scrubs
     /// `secrets`' values from every copy. The spool goes in `data` when
-    /// given (see [`spool_file`]).
+    /// given (a file with no name: the system frees it however pelt ends).
     pub fn with(
         mut self,
         secrets: Redactor,

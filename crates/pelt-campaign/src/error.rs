@@ -26,7 +26,8 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn other(message: impl Into<String>) -> Error {
+    /// [`Error::Other`] from any text.
+    pub fn other(message: impl Into<String>) -> Error {
         Error::Other(message.into())
     }
 }

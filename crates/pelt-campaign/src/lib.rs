@@ -10,9 +10,8 @@
 //!   throughput against concurrency, from a typed [`SweepSpec`].
 //! - [`experiment`] runs variants x load levels in counterbalanced
 //!   blocks, from a plan, and compares them.
-//! - [`compare`] judges two sets of runs ([`Comparison`]), and
-//!   [`baseline`] new runs against recorded ones, by one method.
-//! - [`history`] records runs, sweeps and experiments as they end.
+//! - Judging and remembering runs (compare, baselines, the history) is
+//!   pelt-history's, a floor above.
 //! - [`calibrate`] measures this machine's ceiling as a load generator.
 //! - [`Places`] says where runs are saved and the history kept: a value
 //!   the caller fills (the binary from its environment), never read from
@@ -28,21 +27,17 @@
 
 #![warn(missing_docs)]
 
-pub mod baseline;
 pub mod calibrate;
 mod cancel;
-pub mod compare;
 mod error;
 pub mod execute;
 pub mod experiment;
-pub mod history;
 mod observe;
 mod places;
 pub mod results;
 pub mod sweep;
 
 pub use cancel::Cancel;
-pub use compare::Comparison;
 pub use error::{Error, Result};
 pub use execute::{execute, Keep, Until};
 pub use observe::{Observer, RunObserver, Unobserved};

@@ -4,7 +4,7 @@
 use crate::flags::UserError;
 use crate::flags::{CompareArgs, CompareFormat};
 use crate::output::fail_on;
-use pelt_campaign::compare::{Comparison, Options};
+use pelt_history::compare::{Comparison, Options};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -45,7 +45,7 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
         views,
     };
     let places = crate::flags::places();
-    let mut history = pelt_campaign::history::Recording::for_experiment(
+    let mut history = pelt_history::Recording::for_experiment(
         args.location.history.as_deref(),
         args.no_history,
         &places,
@@ -102,7 +102,7 @@ pub fn command(args: ExperimentArgs) -> Result<ExitCode, UserError> {
 /// the history, tagged.
 struct Recorded<'a> {
     campaign: Campaign<'a>,
-    history: Option<&'a mut pelt_campaign::history::Recording>,
+    history: Option<&'a mut pelt_history::Recording>,
 }
 
 impl pelt_campaign::Observer for Recorded<'_> {

@@ -164,7 +164,7 @@ pub struct Campaign<'a> {
     pub prefix: &'static str,
     pub quiet: bool,
     /// The history the steps go into, and the sweep's id there.
-    pub history: Option<(&'a mut pelt_campaign::history::Recording, String)>,
+    pub history: Option<(&'a mut pelt_history::Recording, String)>,
 }
 
 impl pelt_campaign::Observer for Campaign<'_> {

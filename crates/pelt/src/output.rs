@@ -69,7 +69,7 @@ pub fn fail_on(fail_on: Option<FailOn>, regressed: impl Fn(bool) -> bool) -> Exi
 }
 
 /// A history just opened for recording, its notes said.
-pub fn said(mut h: pelt_campaign::history::Recording) -> pelt_campaign::history::Recording {
+pub fn said(mut h: pelt_history::Recording) -> pelt_history::Recording {
     say_notes(h.take_notes());
     h
 }

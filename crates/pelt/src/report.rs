@@ -46,7 +46,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
     // input error whatever the files hold.
     let mut recording = if args.record {
         Some(
-            pelt_campaign::history::Recording::for_merged(&pelt_campaign::history::RecordSpec {
+            pelt_history::Recording::for_merged(&pelt_history::RecordSpec {
                 history: args.history.clone(),
                 tags: args.tags.clone(),
                 label: args.label.clone(),
@@ -112,7 +112,7 @@ pub fn command(args: ReportArgs) -> Result<ExitCode, UserError> {
                 _ => None,
             });
             let recorded = history.record_merged(&summary, run.clone(), copy)?;
-            if let (pelt_campaign::history::Merged::Already(row), Some((id, _))) = (recorded, run) {
+            if let (pelt_history::Merged::Already(row), Some((id, _))) = (recorded, run) {
                 eprintln!(
                     "pelt: run {id} is in the history already, as #{row}; not recorded again"
                 );

@@ -103,7 +103,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     // cannot use is an input error, not a surprise after the run.
     crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
     let record = args.record.spec();
-    let mut history = pelt_campaign::history::Recording::start(&record)?.map(crate::output::said);
+    let mut history = pelt_history::Recording::start(&record)?.map(crate::output::said);
     if history.is_none() && args.record.baseline.is_some() {
         // Without a history the baseline would be skipped without a word.
         return Err(UserError(
@@ -133,7 +133,7 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         secrets: args.record.redactor(),
         copy: history
             .as_ref()
-            .filter(|_| pelt_campaign::history::Recording::wants_copy(args.out.as_deref()))
+            .filter(|_| pelt_history::Recording::wants_copy(args.out.as_deref()))
             .map(|_| &mut copy),
         log: args.log_requests.as_deref(),
     };

@@ -15,8 +15,7 @@ pub fn command(args: SweepArgs) -> Result<ExitCode, UserError> {
     let (spec, base) = args.spec()?;
     let sweep = Sweep::new(spec, base)?;
     // Opened before any load: a history pelt cannot use is bad input.
-    let mut history =
-        pelt_campaign::history::Recording::for_sweep(&record.spec())?.map(crate::output::said);
+    let mut history = pelt_history::Recording::for_sweep(&record.spec())?.map(crate::output::said);
     if history.is_none() && record.baseline.is_some() {
         return Err(UserError(
             "--baseline reads the history, and PELT_NO_HISTORY is set: give --history PATH|URL, or drop --baseline".into(),

@@ -75,8 +75,8 @@ pub struct RecordArgs {
 
 impl RecordArgs {
     /// What and where these flags record.
-    pub fn spec(&self) -> pelt_campaign::history::RecordSpec {
-        pelt_campaign::history::RecordSpec {
+    pub fn spec(&self) -> pelt_history::RecordSpec {
+        pelt_history::RecordSpec {
             history: self.location.history.clone(),
             no_history: self.no_history,
             label: self.label.clone(),

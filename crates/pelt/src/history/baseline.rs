@@ -10,9 +10,9 @@ use super::open;
 use crate::flags::UserError;
 use crate::flags::{CompareArgs, FailOn};
 use crate::output::fails;
-use pelt_campaign::baseline::{against_files, against_run, against_sweep, usable_runs, Spec};
-use pelt_campaign::Comparison;
 use pelt_core::RunSummary;
+use pelt_history::baseline::{against_files, against_run, against_sweep, usable_runs, Spec};
+use pelt_history::Comparison;
 use pelt_store::Store;
 use std::process::ExitCode;
 

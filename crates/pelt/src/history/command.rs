@@ -7,7 +7,7 @@ use crate::flags::{
     HistoryArgs, HistoryCommand, ListArgs, Location, RerunArgs, RmArgs, ShowArgs, TableFormat,
     TrendArgs, TrendFormat,
 };
-use pelt_campaign::history::{
+use pelt_history::{
     recorded_steps, render, rerun_config, results_bytes, store_error, summary_of, Trend,
 };
 use std::process::ExitCode;
@@ -40,7 +40,7 @@ fn rerun(loc: &Location, a: RerunArgs) -> Result<ExitCode, UserError> {
         ..crate::flags::RecordArgs::default()
     };
     let spec = record.spec();
-    let mut history = pelt_campaign::history::Recording::start(&spec)?.map(crate::output::said);
+    let mut history = pelt_history::Recording::start(&spec)?.map(crate::output::said);
     let mut copy = None;
     let keep = pelt_campaign::Keep {
         until: None,

@@ -1,5 +1,5 @@
 //! `pelt history` and `--baseline`: the history's commands (recording is
-//! pelt-campaign's [`pelt_campaign::history`]).
+//! pelt-campaign's [`pelt_history`]).
 
 pub mod baseline;
 pub mod command;
@@ -11,7 +11,7 @@ use pelt_store::Store;
 /// Opens the history `--history` names (or the default one), saying what
 /// its first opening imported.
 pub fn open(loc: &Location) -> Result<Store, UserError> {
-    let opened = pelt_campaign::history::open(loc.history.as_deref(), &crate::flags::places())?;
+    let opened = pelt_history::open(loc.history.as_deref(), &crate::flags::places())?;
     crate::output::say_notes(opened.notes);
     Ok(opened.store)
 }

@@ -8,13 +8,13 @@
 //! histogram) and the runs, not the requests, are compared: see
 //! pelt-analyze for why and how; pelt-report renders the result.
 
-use crate::results::{label, load, once_each};
 use crate::{Error, Result};
 use pelt_analyze::alike::{self, Mismatch};
 use pelt_analyze::design::{self, Timed};
 use pelt_analyze::headline;
 use pelt_analyze::latency::Latency;
 use pelt_analyze::runs::{self, Row};
+use pelt_campaign::results::{label, load, once_each};
 use pelt_core::RunSummary;
 use pelt_report::compare::{self as render, Context};
 use pelt_report::html::Labeled;
@@ -318,7 +318,7 @@ fn like_with_like(a: &Side, b: &Side, allow: bool) -> Result<Vec<Mismatch>> {
     if mismatches.is_empty() || allow {
         return Ok(mismatches);
     }
-    Err(Error::Other(alike::refusal(
+    Err(Error::other(alike::refusal(
         &format!("{} (A's first run)", a.names[0]),
         &mismatches,
         "--allow-mismatch",
@@ -328,7 +328,7 @@ fn like_with_like(a: &Side, b: &Side, allow: bool) -> Result<Vec<Mismatch>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{execute, Cancel, Keep, Unobserved};
+    use pelt_campaign::{execute, Cancel, Keep, Unobserved};
     use pelt_core::{Load, RunConfig, Stop, Target, Url};
 
     /// Two runs against pelt's own server, each kept in a results file.

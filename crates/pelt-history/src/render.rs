@@ -1,7 +1,7 @@
 //! The history as people read it: a listing of recorded runs (text, JSON,
 //! CSV) and a metric's trend (text with a sparkline, JSON, CSV, HTML).
 
-use super::utc;
+use crate::utc;
 use pelt_core::human_ns;
 use pelt_store::{Metric, RunRow, Unit};
 use serde_json::json;

@@ -2,11 +2,11 @@
 //! pelt-store's `postgres` feature), as `pelt run` does, then lists them
 //! as `pelt history` does.
 //!
-//!     cargo run --release -p pelt-campaign --example history
+//!     cargo run --release -p pelt-history --example history
 
-use pelt_campaign::history::{open, render, RecordSpec, Recording};
 use pelt_campaign::{execute, Cancel, Keep, Places, Unobserved};
 use pelt_core::{Load, RunConfig, Stop, Target, Url};
+use pelt_history::{open, render, RecordSpec, Recording};
 use pelt_target::{ServeConfig, Server};
 use std::time::Duration;
 

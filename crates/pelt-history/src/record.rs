@@ -5,13 +5,9 @@
 //! The store itself (SQLite or PostgreSQL, the schema) is pelt-store's;
 //! this is how runs of runs go into it.
 
-mod follow;
-pub mod render;
-
-pub use follow::{rerun_config, Trend};
-
-use crate::results as save;
-use crate::{Error, Places, Result};
+use crate::{Error, Result};
+use pelt_campaign::results as save;
+use pelt_campaign::Places;
 use pelt_core::{ResultsReader, ResultsWriter, RunSummary, SummaryBuilder};
 use pelt_store::{Kind, NewRun, Redactor, Results, Store, StoreError};
 use std::borrow::Cow;
@@ -41,8 +37,8 @@ pub fn location(given: Option<&str>, places: &Places) -> Result<(String, bool)> 
         return Ok((h.to_string(), false));
     }
     let dir = places.data_dir.as_ref().ok_or_else(|| {
-        Error::Other(
-            "cannot tell where the history is kept: set PELT_DATA_DIR or HOME, give --history PATH, or use --no-history".into(),
+        Error::other(
+            "cannot tell where the history is kept: set PELT_DATA_DIR or HOME, give --history PATH, or use --no-history",
         )
     })?;
     Ok((dir.join("history.db").to_string_lossy().into_owned(), true))
@@ -96,7 +92,7 @@ pub fn open(given: Option<&str>, places: &Places) -> Result<Opened> {
 
 /// A store's error, said for a person.
 pub fn store_error(e: StoreError) -> Error {
-    Error::Other(e.to_string())
+    Error::other(e.to_string())
 }
 
 /// The tag naming the run a shard or merged run belongs to (`--run-id`).
@@ -158,8 +154,8 @@ impl Recording {
     /// turn it off; it is refused unless --history names a database.
     pub fn for_merged(args: &RecordSpec) -> Result<Recording> {
         if args.places.no_history && args.history.is_none() {
-            return Err(Error::Other(
-                "--record: PELT_NO_HISTORY is set, so there is no history to record in; give --history PATH|URL, or unset PELT_NO_HISTORY".into(),
+            return Err(Error::other(
+                "--record: PELT_NO_HISTORY is set, so there is no history to record in; give --history PATH|URL, or unset PELT_NO_HISTORY",
             ));
         }
         let opened = open(args.history.as_deref(), &args.places)?;

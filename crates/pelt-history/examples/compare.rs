@@ -3,11 +3,11 @@
 //! as `pelt compare --paired` compares them ([`Comparison::runs`]): each
 //! run one value per metric, a 95 % interval and a verdict.
 //!
-//!     cargo run --release -p pelt-campaign --example compare
+//!     cargo run --release -p pelt-history --example compare
 
-use pelt_campaign::compare::{Comparison, Options};
 use pelt_campaign::{execute, Cancel, Keep, Unobserved};
 use pelt_core::{Load, RunConfig, RunSummary, Stop, Target, Url};
+use pelt_history::compare::{Comparison, Options};
 use pelt_target::{ServeConfig, Server};
 use std::time::Duration;
 

@@ -8,7 +8,7 @@
 //! print and gate on, and [`usable_runs`] checks a gate before any load.
 
 use crate::compare::{values, Comparison, Options};
-use crate::history::store_error;
+use crate::store_error;
 use crate::{Error, Result};
 use pelt_analyze::alike::{self, Mismatch};
 use pelt_analyze::design::{self, Timed};
@@ -133,7 +133,7 @@ impl Spec {
                 incomplete.push(format!("#{}", row.id));
                 continue;
             }
-            let differences = match crate::history::stored_config(store, row.id)? {
+            let differences = match crate::stored_config(store, row.id)? {
                 Some(config) => alike::differences(&config, &reference),
                 None => vec![alike::Difference {
                     what: "configuration".into(),
@@ -160,7 +160,7 @@ impl Spec {
         }
         out.runs.reverse();
         if !mismatched.is_empty() {
-            return Err(Error::Other(alike::refusal(
+            return Err(Error::other(alike::refusal(
                 &format!("the runs compared (--baseline {})", self.describe()),
                 &mismatched,
                 "--allow-mismatch",
@@ -275,13 +275,13 @@ pub fn recorded_values(store: &mut Store, id: i64, latency: Latency) -> Result<V
             "run #{id} left the history while it was read; run again"
         ))
     })?;
-    let bytes = crate::history::results_bytes(&run).map_err(|e| {
+    let bytes = crate::results_bytes(&run).map_err(|e| {
         Error::other(format!(
             "--metric {}: {e}; or compare response_time, which the history keeps for every run",
             latency.name()
         ))
     })?;
-    let summary = crate::history::summary_of(&bytes).map_err(|e| {
+    let summary = crate::summary_of(&bytes).map_err(|e| {
         Error::other(format!(
             "run #{id}'s results cannot be read ({e}); compare response_time instead"
         ))
@@ -419,15 +419,18 @@ pub fn against_files(
     files: &[PathBuf],
     o: &Options,
 ) -> Result<Comparison> {
-    crate::results::once_each(files, "each of B's runs is one replicate")?;
+    pelt_campaign::results::once_each(files, "each of B's runs is one replicate")?;
     let b: Vec<RunSummary> = files
         .iter()
-        .map(|f| crate::results::load(f))
+        .map(|f| pelt_campaign::results::load(f))
         .collect::<Result<_>>()?;
-    let b_names: Vec<String> = files.iter().map(|f| crate::results::label(f)).collect();
+    let b_names: Vec<String> = files
+        .iter()
+        .map(|f| pelt_campaign::results::label(f))
+        .collect();
     let mut b_mismatches = alike::mismatches(&b[0].config, b_names.iter().cloned().zip(b.iter()));
     if !b_mismatches.is_empty() && !o.allow_mismatch {
-        return Err(Error::Other(alike::refusal(
+        return Err(Error::other(alike::refusal(
             &format!("{} (B's first run)", b_names[0]),
             &b_mismatches,
             "--allow-mismatch",

@@ -1,7 +1,7 @@
 //! Following recorded runs: a metric's trend over time, like with like,
 //! and a recorded run made again.
 
-use super::{render, store_error, RUN_ID_TAG, SHARD_TAG, STEP_TAG, SWEEP_TAG};
+use crate::{render, store_error, RUN_ID_TAG, SHARD_TAG, STEP_TAG, SWEEP_TAG};
 use crate::{Error, Result};
 use pelt_analyze::alike::{self, Difference, Mismatch};
 use pelt_core::RunConfig;
@@ -124,7 +124,7 @@ fn like_with_like(store: &mut Store, rows: &[RunRow]) -> Result<()> {
     if mismatches.is_empty() {
         return Ok(());
     }
-    Err(Error::Other(alike::refusal(
+    Err(Error::other(alike::refusal(
         &format!("the newest run, #{}", newest.id),
         &mismatches,
         "--allow-mismatch (or narrow the runs with --url, --tag, --label)",
@@ -175,8 +175,8 @@ pub fn rerun_config(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{open, RecordSpec, Recording};
-    use crate::{execute, Cancel, Keep, Places, Unobserved};
+    use crate::{open, RecordSpec, Recording};
+    use pelt_campaign::{execute, Cancel, Keep, Places, Unobserved};
     use pelt_core::{Load, Stop, Target, Url};
 
     /// Runs of pelt's server recorded in a fresh SQLite history: `rates`

@@ -384,9 +384,12 @@ fn client_bound_runs_are_flagged_in_reports_and_comparisons() {
 /// verdict withheld unless --sequential-ok.
 #[test]
 fn sequential_runs_are_confounded_with_time() {
-    let s = server(None);
+    // The slowdown below must come out a regression: the server runs
+    // ahead of other work, as pelt does (see `run`).
+    let (_server, base) = serve_ahead_on("1");
+    let base = base.trim_end_matches('/');
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("http://{}/?delay=1ms&delay_max=2ms", s.local_addr());
+    let url = format!("{base}/?delay=1ms&delay_max=2ms");
     let before = runs(dir.path(), "before", &url);
     let after = runs(dir.path(), "after", &url);
     // A/A, one side after the other: said, whatever the verdicts.
@@ -407,7 +410,7 @@ fn sequential_runs_are_confounded_with_time() {
     assert!(text.contains("\nheadline: "), "{text}");
 
     // A real slowdown, sequential: a regression, but not a material one.
-    let slow = format!("http://{}/?delay=4ms&delay_max=5ms", s.local_addr());
+    let slow = format!("{base}/?delay=4ms&delay_max=5ms");
     let after = runs(dir.path(), "slow", &slow);
     let compare = |extra: &[&str]| {
         pelt()

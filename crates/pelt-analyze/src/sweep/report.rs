@@ -185,7 +185,9 @@ impl SweepReport {
         };
         let bracket = match (self.last_pass, self.first_fail) {
             (Some(p), Some(f)) => format!(
-                " (held {}, failed {})",
+                // "failed" is the failed requests' word; a level that broke
+                // the SLO is over it.
+                " (held {}, over the SLO at {})",
                 self.level_name(p),
                 self.level_name(f)
             ),

@@ -52,7 +52,7 @@ capacity (the lowest rate fails, the client was the limit, or unstable),
 reported).
 
 Examples:
-  pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms, errors < 0.1%'
+  pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms, failed < 0.1%'
   pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 10ms' -d 5s --warmup 1s --max-rate 20000
   pelt sweep http://127.0.0.1:8080/ -c 1..200 -d 10s    requests/s against concurrency
   pelt sweep http://127.0.0.1:8080/ --slo 'p99 < 50ms' -o sweeps/nginx --format json
@@ -92,7 +92,7 @@ pub struct CalibrateArgs {
 #[derive(Debug, Clone, Args)]
 pub struct SweepArgs {
     /// The SLO every step must meet: --assert terms separated by commas,
-    /// like 'p99 < 50ms, errors < 0.1%'. Without it, a step holds while
+    /// like 'p99 < 50ms, failed < 0.1%'. Without it, a step holds while
     /// the rate goes out, latency is steady and there are no errors.
     #[arg(long, value_name = "'TERM, TERM, ...'")]
     pub slo: Option<String>,
@@ -304,7 +304,7 @@ impl SweepArgs {
         let slo = match &self.slo {
             Some(text) => parse_slo(text).map_err(|e| {
                 UserError(format!(
-                    "invalid --slo term '{}': {}; write terms like --slo 'p99 < 50ms, errors < 0.1%'",
+                    "invalid --slo term '{}': {}; write terms like --slo 'p99 < 50ms, failed < 0.1%'",
                     e.text, e.problem
                 ))
             })?,

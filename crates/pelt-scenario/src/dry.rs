@@ -53,9 +53,28 @@ impl Scenario {
         out: &mut String,
     ) {
         let s = &self.steps[step];
+        // A loop's count from a response is not known without one: its
+        // first round is shown, and the count as written.
+        let mut list = Vec::new();
+        let rounds = match self.rounds(step, vu, &mut list) {
+            Ok(n) => n.min(1),
+            Err(_) => 1,
+        };
+        let note = match s.rounds.is_some() {
+            true => ", the first of its rounds (repeat/for_each)",
+            false => "",
+        };
+        if rounds == 0 {
+            out.push_str(&format!(
+                "# user {number}, iteration {}, step {}: no rounds (its repeat/for_each count is 0)\n\n",
+                vu.iteration, s.label
+            ));
+            return;
+        }
+        self.enter_round(step, 0, vu, &list, &mut 0);
         let heading = match self.runs(step, vu) {
             true => format!(
-                "# user {number}, iteration {}, step {}\n",
+                "# user {number}, iteration {}, step {}{note}\n",
                 vu.iteration, s.label
             ),
             false => {

@@ -102,7 +102,9 @@ fn from_list(
                 }
                 out.extend_from_slice(&value_bytes(v));
             }
-            return (!out.is_empty()).then_some(out);
+            // A list with no matching element is a list of none (a
+            // `for_each` over it sends nothing), not a missing value.
+            return Some(out);
         }
     };
     Some(value_bytes(chosen).into_owned())

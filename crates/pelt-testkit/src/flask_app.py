@@ -113,7 +113,9 @@ def items():
     user = logged_in()
     if not user:
         return jsonify({"error": "log in first"}), 401
-    return jsonify({"user": user, "ok": True, "items": [{"id": i} for i in ITEMS[user]]})
+    return jsonify(
+        {"user": user, "ok": True, "count": len(ITEMS[user]), "items": [{"id": i} for i in ITEMS[user]]}
+    )
 
 
 @app.get("/item/<int:item>")

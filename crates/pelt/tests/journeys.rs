@@ -837,3 +837,240 @@ fn a_har_import_leaves_out_other_sites_unless_asked() {
     assert_eq!(log.len(), 3, "{log:?}");
     assert!(log.iter().all(|e| e.path == "/login"), "{log:?}");
 }
+
+/// The login every looping test starts with: user `u{{vu}}`.
+const LOGIN: &str = r#"[[once]]
+name = "login page"
+url = "/login"
+extract = { csrf = { regex = 'name="csrf" value="([^"]+)"' } }
+[[once]]
+name = "login"
+method = "POST"
+url = "/login"
+headers = { "Content-Type" = "application/x-www-form-urlencoded" }
+body = "user=u{{vu}}&password=pw-u{{vu}}&csrf={{csrf|url}}"
+check = { status = [302] }
+"#;
+
+/// The app's answers to user `user` whose path starts with `prefix`.
+fn answered_to(log: &[Entry], user: &str, prefix: &str) -> u64 {
+    log.iter()
+        .filter(|e| e.user.as_deref() == Some(user) && e.path.starts_with(prefix))
+        .count() as u64
+}
+
+/// Issue 37 §3: loops with a data-dependent count. `for_each` over the
+/// ids a list extracted (each user's own three), `repeat` as many times
+/// as the response's count says, `repeat` from a feed column; a count
+/// above the cap (1000) sends nothing and fails the flow as `extract`,
+/// saying why; an empty list sends nothing and the flow goes on. The
+/// app's log is the witness of every request.
+#[test]
+fn loops_send_a_step_as_often_as_the_users_data_says_and_no_more_than_the_cap() {
+    let app = FlaskApp::start();
+    let text = format!(
+        r#"base = "{{base}}"
+[[feed]]
+name = "limits"
+file = "limits.csv"
+per = "user"
+{LOGIN}
+[[flow]]
+name = "walk"
+[[flow.step]]
+name = "list"
+url = "/api/items"
+extract = {{ ids = {{ json = "/items/*/id", pick = "all" }}, n = {{ json = "/count" }}, none = {{ json = "/items/*/id", pick = "all", where = {{ "/id" = -1 }} }} }}
+[[flow.step]]
+name = "each"
+url = "/item/{{{{id}}}}"
+for_each = "ids"
+as = "id"
+check = {{ status = [200] }}
+[[flow.step]]
+name = "again"
+url = "/home?round={{{{i}}}}"
+repeat = "{{{{n}}}}"
+as = "i"
+[[flow.step]]
+name = "nothing"
+url = "/home?none={{{{x}}}}"
+for_each = "none"
+as = "x"
+[[flow.step]]
+name = "pages"
+url = "/home?page={{{{p}}}}"
+repeat = "{{{{limits.pages}}}}"
+as = "p"
+"#
+    );
+    let (dir, path) = scenario(&app, &text);
+    // Users take rows in turn: u0 pages 2, u1 pages 5000 (above the cap).
+    std::fs::write(dir.path().join("limits.csv"), "pages\n2\n5000\n").unwrap();
+    let r = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-n",
+        "8",
+        "--assert",
+        "failed <= 100%",
+    ]);
+    let log = app.log();
+    let flows = |u: &str| answered_to(&log, u, "/api/items");
+    let (f0, f1) = (flows("u0"), flows("u1"));
+    assert_eq!(f0 + f1, 8, "{log:?}");
+    // Each user's own three items, each once per flow.
+    for (user, n, first) in [("u0", f0, 1), ("u1", f1, 1001)] {
+        for id in first..first + 3 {
+            assert_eq!(
+                answered_to(&log, user, &format!("/item/{id}")),
+                n,
+                "{user} item {id}"
+            );
+        }
+        for round in 1..=3 {
+            assert_eq!(answered_to(&log, user, &format!("/home?round={round}")), n);
+        }
+        assert_eq!(answered_to(&log, user, "/home?round=4"), 0);
+        assert_eq!(answered_to(&log, user, "/home?none"), 0, "an empty list");
+    }
+    // Users take the feed's rows as they start: the one with 2 pages
+    // asked for pages 1 and 2 each flow; the other, above the cap, none.
+    let (small, fs, big, fb) = match answered_to(&log, "u0", "/home?page=1") {
+        0 => ("u1", f1, "u0", f0),
+        _ => ("u0", f0, "u1", f1),
+    };
+    assert!(fb >= 1, "both users ran a flow: {log:?}");
+    assert_eq!(answered_to(&log, small, "/home?page=1"), fs);
+    assert_eq!(answered_to(&log, small, "/home?page=2"), fs);
+    assert_eq!(answered_to(&log, small, "/home?page=3"), 0);
+    assert_eq!(
+        answered_to(&log, big, "/home?page"),
+        0,
+        "above the cap: none"
+    );
+    // pelt's counts are the log's.
+    assert_eq!(count(&step(&r, "each")["requests"]), 3 * 8);
+    assert_eq!(count(&step(&r, "again")["requests"]), 3 * 8);
+    assert_eq!(count(&step(&r, "nothing")["requests"]), 0);
+    assert_eq!(count(&step(&r, "pages")["requests"]), 2 * fs);
+    assert_eq!(
+        count(&r["requests"]["completed"]),
+        log.len() as u64,
+        "once steps too"
+    );
+    let walk = &r["scenario"]["flows"][0];
+    assert_eq!(count(&walk["failed"]), fb, "{walk}");
+    assert_eq!(walk["failures"], serde_json::json!({ "extract": fb }));
+    let examples = r["error_examples"].to_string();
+    assert!(
+        examples.contains("walk/pages: repeat: 5000 rounds is above the cap of 1000"),
+        "{examples}"
+    );
+}
+
+/// Issue 37 §4: `--log-requests` of a scenario run names who sent each
+/// request: the virtual user, its flow, its iteration and the step. Each
+/// request's `X-VU` header and `?it=` query (its user and iteration, as
+/// the app saw them) are the witness: the log's lines are the app's
+/// requests, one for one.
+#[test]
+fn the_request_log_names_each_steps_user_flow_iteration_and_step() {
+    let app = FlaskApp::start();
+    let text = format!(
+        r#"base = "{{base}}"
+{LOGIN}
+[[flow]]
+name = "walk"
+[[flow.step]]
+name = "list"
+url = "/api/items?it={{{{iteration}}}}"
+headers = {{ "X-VU" = "{{{{vu}}}}" }}
+extract = {{ ids = {{ json = "/items/*/id", pick = "all" }} }}
+[[flow.step]]
+name = "each"
+url = "/item/{{{{id}}}}?it={{{{iteration}}}}"
+headers = {{ "X-VU" = "{{{{vu}}}}" }}
+for_each = "ids"
+as = "id"
+"#
+    );
+    let (dir, path) = scenario(&app, &text);
+    let mut seen = std::collections::BTreeMap::<(String, String, String), u64>::new();
+    for (file, jsonl) in [("requests.csv", false), ("requests.jsonl", true)] {
+        let log_path = dir.path().join(file);
+        let before = app.log().len();
+        run_json(&[
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-n",
+            "6",
+            "--log-requests",
+            log_path.to_str().unwrap(),
+        ]);
+        let text = std::fs::read_to_string(&log_path).unwrap();
+        let mut logged = std::collections::BTreeMap::<(String, String, String), u64>::new();
+        let mut once = 0;
+        if jsonl {
+            for l in text.lines() {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                let step = v["step"].as_str().unwrap().to_string();
+                assert_eq!(v["flow"].as_str().unwrap(), step.split('/').next().unwrap());
+                if step.starts_with("once/") {
+                    assert_eq!(v["iteration"], 0);
+                    once += 1;
+                    continue;
+                }
+                *logged
+                    .entry((v["user"].to_string(), v["iteration"].to_string(), step))
+                    .or_default() += 1;
+            }
+        } else {
+            let mut lines = text.lines();
+            assert_eq!(
+                lines.next().unwrap(),
+                "intended_unix_ns,sent_unix_ns,first_byte_unix_ns,done_unix_ns,status,bytes_in,bytes_out,error,target,method,url,user,flow,iteration,step"
+            );
+            for l in lines {
+                let cells: Vec<&str> = l.split(',').collect();
+                assert_eq!(cells.len(), 15, "{l}");
+                let (user, flow, iteration, step) = (cells[11], cells[12], cells[13], cells[14]);
+                assert_eq!(flow, step.split('/').next().unwrap(), "{l}");
+                if flow == "once" {
+                    assert_eq!(iteration, "0", "{l}");
+                    once += 1;
+                    continue;
+                }
+                *logged
+                    .entry((user.into(), iteration.into(), step.into()))
+                    .or_default() += 1;
+            }
+        }
+        assert_eq!(once, 4, "two users' two once steps: {text}");
+        seen.clear();
+        for e in &app.log()[before..] {
+            let Some((path, it)) = e.path.split_once("?it=") else {
+                continue;
+            };
+            let step = match path {
+                "/api/items" => "walk/list",
+                _ => "walk/each",
+            };
+            *seen
+                .entry((e.vu.clone().unwrap(), it.to_string(), step.to_string()))
+                .or_default() += 1;
+        }
+        assert_eq!(logged, seen, "{file}");
+        assert_eq!(seen.values().sum::<u64>(), 6 * 4, "6 flows of 4 requests");
+    }
+}

@@ -354,8 +354,10 @@ pub struct RunArgs {
     /// Also log every measured request to FILE, one line each, streamed as
     /// they finish (vegeta's results, hey's -o csv, ab's -g): planned,
     /// sent, first-byte and done times (Unix nanoseconds), status, bytes,
-    /// error kind, target. JSON lines for .json/.jsonl/.ndjson, else CSV.
-    /// Secrets in URLs are replaced as in every file pelt writes.
+    /// error kind, target; with --scenario also the virtual user, flow,
+    /// iteration and step. JSON lines for .json/.jsonl/.ndjson, else CSV
+    /// (columns: docs/RESULTS-FORMAT.md). Secrets in URLs are replaced as
+    /// in every file pelt writes.
     #[arg(long = "log-requests", value_name = "FILE")]
     pub log_requests: Option<std::path::PathBuf>,
 

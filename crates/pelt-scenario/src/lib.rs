@@ -33,6 +33,7 @@ pub mod rounds;
 pub mod targets;
 pub mod template;
 
+pub use dry::{DryReply, DrySender, Redact};
 pub use error::ScenarioError;
 pub use feed::Feed;
 pub use response::{Reply, StepFailure};

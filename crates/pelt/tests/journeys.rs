@@ -1074,3 +1074,89 @@ as = "id"
         assert_eq!(seen.values().sum::<u64>(), 6 * 4, "6 flows of 4 requests");
     }
 }
+
+/// Issue 37 §4: `--dry-run=send` sends one iteration of each flow for
+/// the first two users, every round of a loop, each user with its own
+/// cookies (the app's log: each user's session is its own login), and
+/// shows each response and what each extraction and check found, with
+/// secrets redacted; a failed check ends the flow there, as in a run.
+#[test]
+fn a_dry_run_that_sends_shows_each_response_and_what_was_extracted() {
+    let app = FlaskApp::start();
+    let text = format!(
+        r#"base = "{{base}}"
+{LOGIN}
+[[flow]]
+name = "walk"
+[[flow.step]]
+name = "list"
+url = "/api/items"
+extract = {{ ids = {{ json = "/items/*/id", pick = "all" }}, api_token = {{ json = "/user" }} }}
+[[flow.step]]
+name = "each"
+url = "/item/{{{{id}}}}"
+for_each = "ids"
+as = "id"
+check = {{ body_contains = "<h1>Item" }}
+[[flow]]
+name = "broken"
+[[flow.step]]
+name = "home"
+url = "/home"
+check = {{ body_contains = "no such text" }}
+[[flow.step]]
+name = "never"
+url = "/never"
+"#
+    );
+    let (_dir, path) = scenario(&app, &text);
+    let out = pelt()
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "--dry-run=send",
+        ])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = app.log();
+    // 2 users × (2 once steps, a list, 3 items, home): 14, and no /never.
+    assert_eq!(log.len(), 14, "{log:?}");
+    assert!(!log.iter().any(|e| e.path == "/never"), "{log:?}");
+    for (user, first) in [("u0", 1), ("u1", 1001)] {
+        for id in first..first + 3 {
+            assert_eq!(
+                answered_to(&log, user, &format!("/item/{id}")),
+                1,
+                "{log:?}"
+            );
+        }
+    }
+    assert!(
+        shown.contains(
+            "# user 1, iteration 1, step walk/each, round 3 of 3\nGET /item/1003 HTTP/1.1"
+        ),
+        "{shown}"
+    );
+    assert!(shown.contains("-> 302 in "), "{shown}");
+    assert!(
+        shown.contains("   extract ids = 1001,1002,1003\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("   extract api_token = REDACTED\n"),
+        "a secret's name: {shown}"
+    );
+    assert!(shown.contains("   body: {\"count\":3,"), "{shown}");
+    assert!(shown.contains("user=u0&password=REDACTED&csrf="), "{shown}");
+    assert!(!shown.contains("pw-u0"), "{shown}");
+    assert!(shown.contains("   check: passed\n"), "{shown}");
+    assert!(shown.contains("   check failed: "), "{shown}");
+    assert!(shown.contains("flow broken ends here"), "{shown}");
+}

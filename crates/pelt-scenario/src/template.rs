@@ -79,6 +79,11 @@ pub(crate) fn substitute_env(text: &str) -> Result<String, TemplateError> {
         };
         let inner = rest[open + 2..open + close].trim();
         if let Some(name) = inner.strip_prefix("env.") {
+            // `{{env.NAME|url}}`: percent-encoded (a password in a form).
+            let (name, url) = match name.split_once('|') {
+                Some((n, f)) if f.trim() == "url" => (n.trim(), true),
+                _ => (name, false),
+            };
             let value = std::env::var(name).map_err(|_| TemplateError {
                 at: base + open,
                 message: format!(
@@ -86,7 +91,14 @@ pub(crate) fn substitute_env(text: &str) -> Result<String, TemplateError> {
                 ),
             })?;
             out.push_str(&rest[..open]);
-            out.push_str(&value);
+            match url {
+                true => {
+                    let mut encoded = Vec::new();
+                    percent_encode(value.as_bytes(), &mut encoded);
+                    out.push_str(&String::from_utf8_lossy(&encoded));
+                }
+                false => out.push_str(&value),
+            }
         } else {
             out.push_str(&rest[..open + close + 2]);
         }

@@ -1160,3 +1160,126 @@ url = "/never"
     assert!(shown.contains("   check failed: "), "{shown}");
     assert!(shown.contains("flow broken ends here"), "{shown}");
 }
+
+/// Issue 37 §5: a HAR of a login copied its password into the scenario
+/// and logged in again every iteration. Imported, the password is read
+/// from PELT_LOGIN_PASSWORD, and the login (with its form page, whose
+/// CSRF token it sends) is a `[[once]]` step: against the app, each
+/// user logs in once (the log's POST /login count is the users'), and
+/// every flow after it runs in that user's session.
+#[test]
+fn a_har_login_is_a_once_step_with_its_password_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let har = dir.path().join("rec.har");
+    let token = "Tk-0123456789abcdef+/=";
+    let e = |t: &str, method: &str, url: &str, post: &str, mime: &str, body: &str| {
+        format!(
+            r#"{{"startedDateTime":"{t}","time":10,"request":{{"method":"{method}","url":"{url}","headers":[]{post}}},"response":{{"status":200,"content":{{"mimeType":"{mime}","text":{}}}}}}}"#,
+            serde_json::to_string(body).unwrap()
+        )
+    };
+    let entries = [
+        e(
+            "2024-01-01T00:00:00.000Z",
+            "GET",
+            "http://shop.example/login",
+            "",
+            "text/html",
+            &format!(r#"<form><input type="hidden" name="csrf" value="{token}"></form>"#),
+        ),
+        e(
+            "2024-01-01T00:00:00.100Z",
+            "POST",
+            "http://shop.example/login",
+            &format!(
+                r#","postData":{{"mimeType":"application/x-www-form-urlencoded","text":"user=u0&password=pw-u0&csrf={}"}}"#,
+                token
+                    .replace('+', "%2B")
+                    .replace('/', "%2F")
+                    .replace('=', "%3D")
+            ),
+            "text/html",
+            "redirecting",
+        ),
+        e(
+            "2024-01-01T00:00:00.200Z",
+            "GET",
+            "http://shop.example/api/items",
+            "",
+            "application/json",
+            r#"{"items":[{"id":1},{"id":2},{"id":3}]}"#,
+        ),
+        e(
+            "2024-01-01T00:00:00.300Z",
+            "GET",
+            "http://shop.example/item/2",
+            "",
+            "text/html",
+            "<h1>Item 2</h1>",
+        ),
+    ];
+    std::fs::write(
+        &har,
+        format!(r#"{{"log":{{"entries":[{}]}}}}"#, entries.join(",")),
+    )
+    .unwrap();
+    let app = FlaskApp::start();
+    let out = pelt()
+        .args(["import", "har"])
+        .arg(&har)
+        .args(["--base", &app.base()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("pw-u0"), "{text}");
+    assert!(text.contains("PELT_LOGIN_PASSWORD"), "{text}");
+    let path = dir.path().join("journey.toml");
+    std::fs::write(&path, &text).unwrap();
+    let r = pelt()
+        .env("PELT_LOGIN_PASSWORD", "pw-u0")
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-n",
+            "6",
+            "--format",
+            "json",
+            "-q",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        r.status.success(),
+        "{}\n{text}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let log = app.log();
+    let logins: Vec<&Entry> = log
+        .iter()
+        .filter(|e| e.method == "POST" && e.path == "/login")
+        .collect();
+    assert_eq!(logins.len(), 2, "once per user: {log:?}");
+    assert!(
+        logins
+            .iter()
+            .all(|e| e.status == 302 && e.login_user.as_deref() == Some("u0")),
+        "{log:?}"
+    );
+    assert_eq!(answered(&log, "/api/items", 200), 6, "{log:?}");
+    assert_eq!(answered(&log, "/item/2", 200), 6, "{log:?}");
+    assert!(log
+        .iter()
+        .filter(|e| e.path == "/item/2")
+        .all(|e| e.user.as_deref() == Some("u0")));
+}

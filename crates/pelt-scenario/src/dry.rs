@@ -10,16 +10,39 @@ impl Scenario {
     /// `users` virtual users, each request as its HTTP/1.1 bytes would
     /// go, `redact` applied to each (secrets replaced).
     pub fn dry_run(&self, users: u64, redact: impl Fn(&str) -> String) -> String {
+        self.walk(
+            users,
+            |_, vu| self.placeholders(vu),
+            |step, number, vu, (), out| {
+                self.show(step, number, vu, &redact, out);
+                true
+            },
+        )
+    }
+
+    /// One iteration of each flow, `once` steps first, for the first
+    /// `users` virtual users: `begin` makes a user's state (after its
+    /// variables), `visit` shows a step, `false` when it failed (which
+    /// ends the once steps, or the flow unless the step says
+    /// `on_failure = "continue"`, as in a run).
+    fn walk<U>(
+        &self,
+        users: u64,
+        mut begin: impl FnMut(u64, &mut VuVars) -> U,
+        mut visit: impl FnMut(usize, u64, &mut VuVars, &mut U, &mut String) -> bool,
+    ) -> String {
         let mut out = String::new();
         for number in 0..users {
             let mut vu = self.vu(number, pelt_core::splitmix64(number));
-            self.placeholders(&mut vu);
+            let mut user = begin(number, &mut vu);
             if !self.begin_user(&mut vu) {
                 out.push_str("(a unique feed has no row left for this user)\n");
                 break;
             }
             for &step in &self.once {
-                self.show(step, number, &mut vu, &redact, &mut out);
+                if !visit(step, number, &mut vu, &mut user, &mut out) {
+                    break;
+                }
             }
             for flow in &self.flows {
                 if !self.draw(&mut vu, crate::feed::Per::Iteration) {
@@ -28,7 +51,15 @@ impl Scenario {
                 }
                 vu.iteration += 1;
                 for &step in &flow.steps {
-                    self.show(step, number, &mut vu, &redact, &mut out);
+                    if !visit(step, number, &mut vu, &mut user, &mut out)
+                        && self.steps[step].on_failure != crate::OnFailure::Continue
+                    {
+                        out.push_str(&format!(
+                            "# user {number}: flow {} ends here (its step failed)\n\n",
+                            flow.name
+                        ));
+                        break;
+                    }
                 }
             }
         }
@@ -148,39 +179,11 @@ impl Scenario {
         redact: &Redact<'_>,
         mut sender: impl FnMut(u64) -> S,
     ) -> String {
-        let mut out = String::new();
-        for number in 0..users {
-            let mut vu = self.vu(number, pelt_core::splitmix64(number));
-            let mut s = sender(number);
-            if !self.begin_user(&mut vu) {
-                out.push_str("(a unique feed has no row left for this user)\n");
-                break;
-            }
-            for &step in &self.once {
-                if !self.send_shown(step, number, &mut vu, &mut s, redact, &mut out) {
-                    break;
-                }
-            }
-            for flow in &self.flows {
-                if !self.draw(&mut vu, crate::feed::Per::Iteration) {
-                    out.push_str("(a unique feed has no row left for this flow)\n");
-                    return out;
-                }
-                vu.iteration += 1;
-                for &step in &flow.steps {
-                    if !self.send_shown(step, number, &mut vu, &mut s, redact, &mut out)
-                        && self.steps[step].on_failure != crate::OnFailure::Continue
-                    {
-                        out.push_str(&format!(
-                            "# user {number}: flow {} ends here (its step failed)\n\n",
-                            flow.name
-                        ));
-                        break;
-                    }
-                }
-            }
-        }
-        out
+        self.walk(
+            users,
+            |number, _| sender(number),
+            |step, number, vu, s, out| self.send_shown(step, number, vu, s, redact, out),
+        )
     }
 
     /// Sends step `step`'s rounds for user `number` and shows each;

@@ -641,35 +641,25 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
             " (static assets left out; --include-assets keeps them)"
         }
     );
-    let _ = writeln!(
-        out,
-        "# virtual user's jar; secret headers read environment variables unless a"
-    );
-    let _ = writeln!(
-        out,
-        "# response handed their token out (then it is extracted, per user)."
+    out.push_str(
+        "# virtual user's jar; secret headers read environment variables unless a\n\
+         # response handed their token out (then it is extracted, per user).\n",
     );
     if let Some(l) = login {
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "# The login (request {}) sends a password: it is not copied. Set {PASSWORD_VAR}",
+            "# The login (request {}) sends a password: it is not copied. Set {PASSWORD_VAR}\n\
+             # before the run ({PASSWORD_VAR}=... pelt run --scenario FILE), or put the user and\n\
+             # password in a [[feed]] with per = \"user\" and use {{{{feed.column}}}} instead.\n",
             l + 1
         );
-        let _ = writeln!(
-            out,
-            "# before the run ({PASSWORD_VAR}=... pelt run --scenario FILE), or put the user and"
-        );
-        let _ = writeln!(
-            out,
-            "# password in a [[feed]] with per = \"user\" and use {{{{feed.column}}}} instead."
-        );
         if let Some(o) = once_until {
-            let _ = writeln!(
+            let _ = write!(
                 out,
-                "# Requests 1 to {} (the login and what leads to it) are [[once]] steps: each",
+                "# Requests 1 to {} (the login and what leads to it) are [[once]] steps: each\n\
+                 # virtual user logs in once, before its flows.\n",
                 o + 1
             );
-            let _ = writeln!(out, "# virtual user logs in once, before its flows.");
         }
     }
     if !unverified.is_empty() {

@@ -109,6 +109,24 @@ pub(crate) fn substitute_env(text: &str) -> Result<String, TemplateError> {
     Ok(out)
 }
 
+/// The values of the environment variables `text` reads (`{{env.NAME}}`)
+/// whose names `secret` calls secret (`PELT_LOGIN_PASSWORD`), as set
+/// now, raw and percent-encoded: what a view of the rendered requests
+/// must scrub (a JSON body's password has no secret field name to go by).
+pub fn secret_env_values(text: &str, secret: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for hole in text.split("{{env.").skip(1) {
+        let name = hole.split(['}', '|']).next().unwrap_or("").trim();
+        if let (true, Ok(value)) = (secret(name), std::env::var(name)) {
+            let mut encoded = Vec::new();
+            percent_encode(value.as_bytes(), &mut encoded);
+            out.push(String::from_utf8_lossy(&encoded).into_owned());
+            out.push(value);
+        }
+    }
+    out
+}
+
 impl Template {
     /// Compiles `text`; `var` maps a variable's name to its slot, or
     /// `None` when no feed column or earlier extraction defines it.

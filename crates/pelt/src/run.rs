@@ -231,6 +231,13 @@ fn dry_run(
     })?;
     let mut secrets = secrets.clone();
     secrets.learn(config);
+    // A secret read from the environment (a HAR login's password) is
+    // scrubbed wherever it shows, a JSON body too.
+    for value in
+        pelt_scenario::template::secret_env_values(&source.text, |n| secrets.is_secret_param(n))
+    {
+        secrets.add_value(&value);
+    }
     let request = |r: &str| redact_request(&secrets, r);
     let shown = match how {
         crate::flags::DryRunArg::Show => pelt_scenario::Scenario::from_source(source)

@@ -1107,10 +1107,19 @@ check = {{ body_contains = "no such text" }}
 [[flow.step]]
 name = "never"
 url = "/never"
+[[flow]]
+name = "json"
+[[flow.step]]
+name = "post"
+method = "POST"
+url = "/home"
+headers = {{ "Content-Type" = "application/json" }}
+body = '{{"name": "u0", "pass": "{{{{env.PELT_TEST_PASSWORD}}}}"}}'
 "#
     );
     let (_dir, path) = scenario(&app, &text);
     let out = pelt()
+        .env("PELT_TEST_PASSWORD", "sup3r s3cret")
         .args([
             "run",
             "--scenario",
@@ -1126,8 +1135,9 @@ url = "/never"
         String::from_utf8_lossy(&out.stderr)
     );
     let log = app.log();
-    // 2 users × (2 once steps, a list, 3 items, home): 14, and no /never.
-    assert_eq!(log.len(), 14, "{log:?}");
+    // 2 users × (2 once steps, a list, 3 items, home, post): 16, and no
+    // /never.
+    assert_eq!(log.len(), 16, "{log:?}");
     assert!(!log.iter().any(|e| e.path == "/never"), "{log:?}");
     for (user, first) in [("u0", 1), ("u1", 1001)] {
         for id in first..first + 3 {
@@ -1156,6 +1166,10 @@ url = "/never"
     assert!(shown.contains("   body: {\"count\":3,"), "{shown}");
     assert!(shown.contains("user=u0&password=REDACTED&csrf="), "{shown}");
     assert!(!shown.contains("pw-u0"), "{shown}");
+    // A secret from the environment, in a JSON body (no field name to go
+    // by), raw or encoded.
+    assert!(shown.contains(r#""pass": "REDACTED""#), "{shown}");
+    assert!(!shown.contains("s3cret"), "{shown}");
     assert!(shown.contains("   check: passed\n"), "{shown}");
     assert!(shown.contains("   check failed: "), "{shown}");
     assert!(shown.contains("flow broken ends here"), "{shown}");

@@ -554,8 +554,10 @@ impl Worker {
     }
 }
 
-/// Whether a response head has a `Set-Cookie` header (any case).
+/// Whether a response head has a `Set-Cookie` header (any case): a
+/// comparison per line, not per byte (every step's response is asked).
 fn has_set_cookie(head: &[u8]) -> bool {
-    head.windows(12)
-        .any(|w| w[0] == b'\n' && w[1..].eq_ignore_ascii_case(b"set-cookie:"))
+    head.split(|&b| b == b'\n')
+        .skip(1)
+        .any(|line| line.len() >= 11 && line[..11].eq_ignore_ascii_case(b"set-cookie:"))
 }

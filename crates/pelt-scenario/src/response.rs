@@ -229,11 +229,13 @@ pub fn header<'a>(head: &'a [u8], name: &str) -> Option<&'a [u8]> {
 }
 
 fn headers<'a, 'n>(head: &'a [u8], name: &'n str) -> impl Iterator<Item = &'a [u8]> + use<'a, 'n> {
+    let name = name.as_bytes();
+    // A field's name ends at its colon, with no space before it (RFC
+    // 9112 5.1): a line is compared at the name's length, never scanned
+    // for its colon (every step's response is asked).
     head.split(|&b| b == b'\n').skip(1).filter_map(move |line| {
-        let colon = line.iter().position(|&b| b == b':')?;
-        line[..colon]
-            .eq_ignore_ascii_case(name.as_bytes())
-            .then(|| line[colon + 1..].trim_ascii())
+        (line.get(name.len()) == Some(&b':') && line[..name.len()].eq_ignore_ascii_case(name))
+            .then(|| line[name.len() + 1..].trim_ascii())
     })
 }
 

@@ -28,6 +28,7 @@ pub mod feed;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod har;
+mod pruned;
 pub mod response;
 pub mod rounds;
 pub mod targets;

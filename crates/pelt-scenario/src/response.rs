@@ -114,7 +114,7 @@ fn from_list(
 /// it, without its two allocations per segment (it unescapes every
 /// segment with `replace`: a visible share of a step's cost, measured in
 /// docs/BENCHMARKS.md); a segment is copied only when it holds a `~`.
-fn at<'v>(v: &'v serde_json::Value, p: &str) -> Option<&'v serde_json::Value> {
+pub(crate) fn at<'v>(v: &'v serde_json::Value, p: &str) -> Option<&'v serde_json::Value> {
     if p.is_empty() {
         return Some(v);
     }
@@ -233,10 +233,12 @@ fn headers<'a, 'n>(head: &'a [u8], name: &'n str) -> impl Iterator<Item = &'a [u
     // A field's name ends at its colon, with no space before it (RFC
     // 9112 5.1): a line is compared at the name's length, never scanned
     // for its colon (every step's response is asked).
-    head.split(|&b| b == b'\n').skip(1).filter_map(move |line| {
-        (line.get(name.len()) == Some(&b':') && line[..name.len()].eq_ignore_ascii_case(name))
-            .then(|| line[name.len() + 1..].trim_ascii())
-    })
+    head.split(|&b| b == b'\n')
+        .skip(1)
+        .filter(move |line| {
+            line.get(name.len()) == Some(&b':') && line[..name.len()].eq_ignore_ascii_case(name)
+        })
+        .map(move |line| line[name.len() + 1..].trim_ascii())
 }
 
 /// The start of `text`, for an example message.
@@ -265,7 +267,19 @@ pub fn apply(
             .iter()
             .any(|e| matches!(e.from, From::Json(_) | From::JsonList { .. }));
     let json: Option<serde_json::Value> = needs_json
-        .then(|| serde_json::from_slice(reply.body).ok())
+        .then(|| {
+            let mut paths: Vec<&str> = Vec::new();
+            for e in extractions {
+                match &e.from {
+                    From::Json(p) => paths.push(p),
+                    From::JsonList { list, .. } => paths.push(list),
+                    _ => {}
+                }
+            }
+            paths.extend(checks.json_equals.iter().map(|(p, _)| p.as_str()));
+            paths.extend(checks.json_matches.iter().map(|(p, _)| p.as_str()));
+            crate::pruned::parse(reply.body, &paths)
+        })
         .flatten();
     let json_at = |pointer: &str| json.as_ref().and_then(|j| at(j, pointer));
     if !checks.status.is_empty() && !checks.status.contains(&reply.status) {

@@ -118,6 +118,12 @@ impl Intervals {
 
     /// Records a finished request (warm-up requests are only counted).
     pub fn record(&mut self, s: &Sample) {
+        self.record_by(s, None);
+    }
+
+    /// Records a finished request, a scenario's step sent `by` a virtual
+    /// user (the log names it).
+    pub fn record_by(&mut self, s: &Sample, by: Option<crate::request_log::StepOf>) {
         if s.sent.is_some() {
             self.in_flight = self.in_flight.saturating_sub(1);
         }
@@ -130,7 +136,7 @@ impl Intervals {
         }
         self.current.record(s);
         if let Some(log) = &mut self.log {
-            log.write(s, 1);
+            log.write(s, 1, by);
         }
     }
 
@@ -207,6 +213,7 @@ impl Intervals {
             log.write(
                 &Sample::failed(target, intended, done, ErrorKind::Unfinished),
                 n,
+                None,
             );
         }
     }

@@ -54,6 +54,7 @@ mod cancel;
 mod collector;
 mod conn;
 mod cpu_load;
+mod dry_send;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;
@@ -76,6 +77,7 @@ mod worker;
 
 pub use cancel::Canceller;
 pub use collector::Snapshot;
+pub use dry_send::dry_send;
 pub use error::EngineError;
 pub use pacer::{ConstantRate, Pacer, Piecewise, PoissonRate};
 pub use plan::GRACE;

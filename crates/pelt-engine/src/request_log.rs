@@ -23,6 +23,21 @@ const BUFFER: usize = 64 * 1024;
 pub const CSV_HEADER: &str =
     "intended_unix_ns,sent_unix_ns,first_byte_unix_ns,done_unix_ns,status,bytes_in,bytes_out,error,target,method,url";
 
+/// A scenario run's further columns (after [`CSV_HEADER`]'s): the
+/// virtual user, its flow (`once` for a once step), the user's
+/// iteration (flows it started, from 1; 0 for once steps) and the step
+/// (`flow/step`). Empty for a request logged with no user (one the
+/// run's end found in flight).
+pub const CSV_SCENARIO_COLUMNS: &str = "user,flow,iteration,step";
+
+/// Who sent a scenario's request: the virtual user's number and its
+/// iteration (the flow and step follow from the request's target).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StepOf {
+    pub user: u64,
+    pub iteration: u64,
+}
+
 /// How the log is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestLogFormat {
@@ -65,6 +80,9 @@ pub(crate) struct SharedLog {
     spec: RequestLogSpec,
     /// `method` and `url` columns per target, escaped once, up front.
     targets: Vec<String>,
+    /// A scenario run's `flow` and `step` columns per step, escaped
+    /// once (`None`: not a scenario, no further columns).
+    steps: Option<Vec<(String, String)>>,
     unix_ns_at_epoch: u64,
     pub error: OnceLock<String>,
 }
@@ -72,9 +90,12 @@ pub(crate) struct SharedLog {
 impl SharedLog {
     /// Creates (or empties) the file and writes the CSV header, before any
     /// load: a log that cannot be written refuses the run.
+    /// `scenario` names a scenario run's rows (its step labels first,
+    /// `flow/step`), which adds the columns of [`CSV_SCENARIO_COLUMNS`].
     pub fn create(
         spec: RequestLogSpec,
         targets: &[Target],
+        scenario: Option<&pelt_core::ScenarioSource>,
         unix_ns_at_epoch: u64,
     ) -> Result<Arc<SharedLog>, EngineError> {
         let cannot = |e: std::io::Error| EngineError::RequestLog {
@@ -84,8 +105,25 @@ impl SharedLog {
         let targets = spec.targets_shown.as_ref().map_or(targets, |t| &t[..]);
         let mut file = File::create(&spec.path).map_err(cannot)?;
         if spec.format == RequestLogFormat::Csv {
-            writeln!(file, "{CSV_HEADER}").map_err(cannot)?;
+            match scenario {
+                Some(_) => writeln!(file, "{CSV_HEADER},{CSV_SCENARIO_COLUMNS}"),
+                None => writeln!(file, "{CSV_HEADER}"),
+            }
+            .map_err(cannot)?;
         }
+        let steps = scenario.map(|sc| {
+            sc.names[..sc.steps]
+                .iter()
+                .map(|label| {
+                    // A flow's name has no '/': the label's first part.
+                    let flow = label.split_once('/').map_or(label.as_str(), |(f, _)| f);
+                    match spec.format {
+                        RequestLogFormat::Csv => (csv_field(flow), csv_field(label)),
+                        RequestLogFormat::JsonLines => (json_string(flow), json_string(label)),
+                    }
+                })
+                .collect()
+        });
         let targets = targets
             .iter()
             .map(|t| match spec.format {
@@ -102,6 +140,7 @@ impl SharedLog {
         Ok(Arc::new(SharedLog {
             spec,
             targets,
+            steps,
             unix_ns_at_epoch,
             error: OnceLock::new(),
         }))
@@ -160,8 +199,9 @@ impl RequestLog {
     }
 
     /// Logs `n` requests like `s` (more than one only for requests never
-    /// sent, which share everything but their planned time when grouped).
-    pub fn write(&mut self, s: &Sample, n: u64) {
+    /// sent, which share everything but their planned time when grouped);
+    /// `by` is the virtual user that sent a scenario's step, if known.
+    pub fn write(&mut self, s: &Sample, n: u64, by: Option<StepOf>) {
         let Some(out) = &mut self.out else { return };
         let unix = |t: Nanos| self.shared.unix_ns_at_epoch + t;
         let opt = |t: Option<Nanos>| t.map(unix);
@@ -172,7 +212,7 @@ impl RequestLog {
         let _ = match self.shared.spec.format {
             RequestLogFormat::Csv => {
                 let cell = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
-                writeln!(
+                write!(
                     line,
                     "{},{},{},{},{},{},{},{},{},{target}",
                     unix(s.intended),
@@ -188,10 +228,10 @@ impl RequestLog {
             }
             RequestLogFormat::JsonLines => {
                 let cell = |v: Option<u64>| v.map_or("null".to_string(), |v| v.to_string());
-                writeln!(
+                write!(
                     line,
                     "{{\"intended_unix_ns\":{},\"sent_unix_ns\":{},\"first_byte_unix_ns\":{},\"done_unix_ns\":{},\
-                     \"status\":{},\"bytes_in\":{},\"bytes_out\":{},\"error\":{},\"target\":{},{target}}}",
+                     \"status\":{},\"bytes_in\":{},\"bytes_out\":{},\"error\":{},\"target\":{},{target}",
                     unix(s.intended),
                     cell(opt(s.sent)),
                     cell(opt(s.first_byte)),
@@ -204,6 +244,28 @@ impl RequestLog {
                     s.target,
                 )
             }
+        };
+        let step = self
+            .shared
+            .steps
+            .as_ref()
+            .map(|steps| steps.get(s.target as usize));
+        let _ = match (self.shared.spec.format, step, by) {
+            (RequestLogFormat::Csv, None, _) => writeln!(line),
+            (RequestLogFormat::Csv, Some(Some((flow, label))), Some(by)) => {
+                writeln!(line, ",{},{flow},{},{label}", by.user, by.iteration)
+            }
+            (RequestLogFormat::Csv, Some(_), _) => writeln!(line, ",,,,"),
+            (RequestLogFormat::JsonLines, None, _) => writeln!(line, "}}"),
+            (RequestLogFormat::JsonLines, Some(Some((flow, label))), Some(by)) => writeln!(
+                line,
+                ",\"user\":{},\"flow\":{flow},\"iteration\":{},\"step\":{label}}}",
+                by.user, by.iteration
+            ),
+            (RequestLogFormat::JsonLines, Some(_), _) => writeln!(
+                line,
+                ",\"user\":null,\"flow\":null,\"iteration\":null,\"step\":null}}"
+            ),
         };
         for _ in 0..n {
             // Whole lines only: see the module docs.

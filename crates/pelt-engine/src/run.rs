@@ -121,6 +121,7 @@ impl Run {
             plan.request_log = Some(SharedLog::create(
                 spec,
                 &config.targets,
+                config.scenario.as_ref(),
                 plan.unix_ns_at_epoch,
             )?);
         }

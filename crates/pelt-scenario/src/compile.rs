@@ -65,6 +65,13 @@ struct RawStep {
     skip_if: Option<Spanned<String>>,
     /// `"end_flow"` (default), `"continue"` or `"end_user"`.
     on_failure: Option<Spanned<String>>,
+    /// Sent this many times in a row (`3`, `"{{n}}"`).
+    repeat: Option<Spanned<CountOrText>>,
+    /// Sent once per element of this (comma-joined) variable.
+    for_each: Option<Spanned<String>>,
+    /// The variable each round of `repeat` / `for_each` sets.
+    #[serde(rename = "as")]
+    round_var: Option<Spanned<String>>,
     #[serde(default)]
     extract: BTreeMap<String, Spanned<RawExtract>>,
     check: Option<Spanned<RawCheck>>,
@@ -92,6 +99,14 @@ struct RawCheck {
     body_contains: Option<OneOrMany>,
     json: Option<BTreeMap<String, serde_json::Value>>,
     json_matches: Option<BTreeMap<String, String>>,
+}
+
+/// `repeat = 3` or `repeat = "{{n}}"`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum CountOrText {
+    Count(i64),
+    Text(String),
 }
 
 #[derive(Debug, Deserialize)]
@@ -511,6 +526,9 @@ fn compile_step(
         p if p.starts_with('?') => format!("/{p}"),
         p => p.to_string(),
     };
+    // The loop comes first: its `as` variable is in the step's own
+    // templates and condition.
+    let rounds = compile_rounds(c, s, scope)?;
     let spanned = |t: &str, at: &Spanned<String>| Spanned::new(at.span(), t.to_string());
     let path = c.template(&spanned(&path_text, url), scope)?;
     let method_text = s
@@ -722,6 +740,7 @@ fn compile_step(
         think,
         when,
         on_failure,
+        rounds,
         extract,
         checks,
         target: Target {
@@ -732,4 +751,76 @@ fn compile_step(
             weight: 1,
         },
     })
+}
+
+/// A step's `repeat` or `for_each` (with `as`), checked: one of the two,
+/// a literal count within [`crate::rounds::MAX_ROUNDS`], a list that is
+/// a variable in scope. The `as` variable joins `scope`.
+fn compile_rounds(
+    c: &mut Compiler<'_>,
+    s: &RawStep,
+    scope: &mut HashMap<String, usize>,
+) -> Result<Option<crate::rounds::Rounds>, ScenarioError> {
+    use crate::rounds::{Count, Rounds, MAX_ROUNDS};
+    let count = match (&s.repeat, &s.for_each) {
+        (Some(r), Some(_)) => {
+            return c.err(
+                r.span(),
+                "a step takes repeat or for_each, not both; keep one",
+            )
+        }
+        (None, None) => {
+            if let Some(a) = &s.round_var {
+                return c.err(
+                    a.span(),
+                    "as names the variable of a repeat or for_each; add one, or remove as",
+                );
+            }
+            return Ok(None);
+        }
+        (Some(r), None) => {
+            let text = match r.get_ref() {
+                CountOrText::Count(n) => n.to_string(),
+                CountOrText::Text(t) => t.clone(),
+            };
+            let t = c.template(&Spanned::new(r.span(), text.clone()), scope)?;
+            if t.is_literal() {
+                let n: i64 = text.trim().parse().or_else(|_| {
+                    c.err(r.span(), format!("repeat {text:?}: give a whole number or a variable, like repeat = 3 or repeat = \"{{{{n}}}}\""))
+                })?;
+                if !(0..=MAX_ROUNDS as i64).contains(&n) {
+                    return c.err(r.span(), format!("repeat {n}: at most {MAX_ROUNDS} rounds a step (a bound every loop keeps); send fewer, or split the flow"));
+                }
+            }
+            Count::Times(t)
+        }
+        (None, Some(f)) => {
+            let name = f
+                .get_ref()
+                .trim()
+                .trim_start_matches("{{")
+                .trim_end_matches("}}")
+                .trim();
+            match scope.get(name) {
+                Some(&slot) => Count::Each(slot),
+                None => return c.err(f.span(), format!("for_each {name:?}: no earlier step's extract or feed column of that name; name a variable holding a list (extract it with pick = \"all\")")),
+            }
+        }
+    };
+    let var = match &s.round_var {
+        None => None,
+        Some(a) => {
+            let name = a.get_ref();
+            if name.is_empty() || name.contains(['.', '{', '}', '|', ' ']) {
+                return c.err(
+                    a.span(),
+                    format!("as {name:?}: a variable's name is a plain word"),
+                );
+            }
+            let slot = c.slot(name);
+            scope.insert(name.clone(), slot);
+            Some(slot)
+        }
+    };
+    Ok(Some(Rounds { count, var }))
 }

@@ -356,6 +356,41 @@ fn regex_before(text: &str, at: usize, back: usize, within_tag: bool) -> Option<
     (prefix.len() >= 6).then(|| format!("{}([^\"'&<>\\s]+)", regex::escape(prefix)))
 }
 
+/// The environment variable a recorded login's password becomes.
+pub const PASSWORD_VAR: &str = "PELT_LOGIN_PASSWORD";
+
+/// Whether a form field or JSON key names a password.
+fn is_password_field(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("pass") || n == "pwd" || n.ends_with("_pwd")
+}
+
+/// A JSON body with every password-like key's string value replaced by
+/// `{{env.PELT_LOGIN_PASSWORD}}`; `None` when it holds none (or is not
+/// JSON).
+fn json_without_password(text: &str) -> Option<String> {
+    fn walk(v: &mut serde_json::Value, found: &mut bool) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    if x.is_string() && is_password_field(k) {
+                        *x = serde_json::Value::String(format!("{{{{env.{PASSWORD_VAR}}}}}"));
+                        *found = true;
+                    } else {
+                        walk(x, found);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| walk(x, found)),
+            _ => {}
+        }
+    }
+    let mut v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let mut found = false;
+    walk(&mut v, &mut found);
+    found.then(|| v.to_string())
+}
+
 /// Converts the HAR `text` (read from `file`) into a scenario's text.
 pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, ScenarioError> {
     let har: Har = serde_json::from_str(text).map_err(|e| {
@@ -450,6 +485,8 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
     // values replaced by variables.
     let mut urls = Vec::new();
     let mut bodies = Vec::new();
+    let mut headers: Vec<Vec<(String, String)>> = Vec::new();
+    let mut login: Option<usize> = None;
     for (i, e) in entries.iter().enumerate() {
         let url = &e.request.url;
         let o = origin_of(url);
@@ -508,6 +545,12 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
                 p.text
                     .split('&')
                     .map(|kv| match kv.split_once('=') {
+                        // A login's password is never copied: it is read
+                        // from the environment at the start.
+                        Some((k, _)) if is_password_field(k) => {
+                            login.get_or_insert(i);
+                            format!("{k}={{{{env.{PASSWORD_VAR}|url}}}}")
+                        }
                         Some((k, v)) => {
                             match correlate(i, &url_decode(v), k, &mut extracts, &mut known) {
                                 Some(var) => format!("{k}={{{{{var}|url}}}}"),
@@ -518,12 +561,71 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
                     })
                     .collect::<Vec<_>>()
                     .join("&")
+            } else if let Some(json) = p
+                .mime_type
+                .contains("json")
+                .then(|| json_without_password(&p.text))
+                .flatten()
+            {
+                login.get_or_insert(i);
+                json
             } else {
                 p.text.clone()
             }
         });
         bodies.push(body);
+        // Secret headers: a per-user token a response handed out (a
+        // login's) is extracted from it and sent back; any other is read
+        // from the environment, never copied.
+        let mut hs: Vec<(String, String)> = Vec::new();
+        for h in &e.request.headers {
+            let lower = h.name.to_ascii_lowercase();
+            if lower.starts_with(':')
+                || DROPPED.contains(&lower.as_str())
+                || hs.iter().any(|(n, _)| n.eq_ignore_ascii_case(&h.name))
+            {
+                continue;
+            }
+            let value = if SECRET.contains(&lower.as_str()) {
+                // `Bearer abc...`: the credential after the scheme.
+                let (scheme, credential) = match h.value.split_once(' ') {
+                    Some((s, c)) => (format!("{s} "), c),
+                    None => (String::new(), h.value.as_str()),
+                };
+                match correlate(i, credential, "token", &mut extracts, &mut known) {
+                    Some(var) => format!("{scheme}{{{{{var}}}}}"),
+                    None => format!(
+                        "{{{{env.PELT_SECRET_{}}}}}",
+                        lower.to_ascii_uppercase().replace('-', "_")
+                    ),
+                }
+            } else {
+                h.value.replace("{{", "{ {")
+            };
+            hs.push((h.name.clone(), value));
+        }
+        // A body's type from the recording's postData when its headers
+        // lack one (some exports keep it only there): without it the
+        // server parses none of the body.
+        if let Some(p) = e
+            .request
+            .post_data
+            .as_ref()
+            .filter(|p| !p.mime_type.is_empty())
+        {
+            if !hs
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            {
+                hs.push(("Content-Type".into(), p.mime_type.clone()));
+            }
+        }
+        headers.push(hs);
     }
+    // The login (the first request sending a password) and the requests
+    // before it (its form page, a CSRF token) become `[[once]]` steps,
+    // run once per user, when a flow is left after them.
+    let once_until = login.filter(|&l| l + 1 < entries.len());
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -539,10 +641,27 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
             " (static assets left out; --include-assets keeps them)"
         }
     );
-    let _ = writeln!(
-        out,
-        "# virtual user's jar; secret headers read environment variables."
+    out.push_str(
+        "# virtual user's jar; secret headers read environment variables unless a\n\
+         # response handed their token out (then it is extracted, per user).\n",
     );
+    if let Some(l) = login {
+        let _ = write!(
+            out,
+            "# The login (request {}) sends a password: it is not copied. Set {PASSWORD_VAR}\n\
+             # before the run ({PASSWORD_VAR}=... pelt run --scenario FILE), or put the user and\n\
+             # password in a [[feed]] with per = \"user\" and use {{{{feed.column}}}} instead.\n",
+            l + 1
+        );
+        if let Some(o) = once_until {
+            let _ = write!(
+                out,
+                "# Requests 1 to {} (the login and what leads to it) are [[once]] steps: each\n\
+                 # virtual user logs in once, before its flows.\n",
+                o + 1
+            );
+        }
+    }
     if !unverified.is_empty() {
         let _ = writeln!(
             out,
@@ -563,12 +682,18 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
         "# Think times are the recorded gaps. See docs/SCENARIOS.md."
     );
     let _ = writeln!(out, "base = {}", quote(&base));
-    let _ = writeln!(out, "\n[[flow]]\nname = \"recorded\"");
     for (i, e) in entries.iter().enumerate() {
         let r = &e.request;
         let o = origin_of(&r.url);
         let path_only = r.url[o.len()..].split(['?', '#']).next().unwrap_or("");
-        let _ = writeln!(out, "\n[[flow.step]]");
+        if once_until.is_some_and(|l| i <= l) {
+            let _ = writeln!(out, "\n[[once]]");
+        } else {
+            if i == once_until.map_or(0, |l| l + 1) {
+                let _ = writeln!(out, "\n[[flow]]\nname = \"recorded\"");
+            }
+            let _ = writeln!(out, "\n[[flow.step]]");
+        }
         let _ = writeln!(
             out,
             "name = {}",
@@ -578,27 +703,7 @@ pub fn import(text: &str, file: &Path, options: &HarOptions) -> Result<String, S
             let _ = writeln!(out, "method = {}", quote(&r.method));
         }
         let _ = writeln!(out, "url = {}", quote(&urls[i]));
-        let mut headers = Vec::new();
-        for h in &r.headers {
-            let lower = h.name.to_ascii_lowercase();
-            if lower.starts_with(':')
-                || DROPPED.contains(&lower.as_str())
-                || headers
-                    .iter()
-                    .any(|(n, _): &(String, String)| n.eq_ignore_ascii_case(&h.name))
-            {
-                continue;
-            }
-            let value = if SECRET.contains(&lower.as_str()) {
-                format!(
-                    "{{{{env.PELT_SECRET_{}}}}}",
-                    lower.to_ascii_uppercase().replace('-', "_")
-                )
-            } else {
-                h.value.replace("{{", "{ {")
-            };
-            headers.push((h.name.clone(), value));
-        }
+        let headers = &headers[i];
         if !headers.is_empty() {
             let list: Vec<String> = headers
                 .iter()
@@ -768,6 +873,89 @@ mod tests {
         )
         .unwrap();
         assert!(with_assets.contains("logo.png"));
+    }
+
+    /// Issue 37 §5: a recorded login's password was written in clear,
+    /// the token its response handed out became a shared environment
+    /// variable, and the login ran every iteration. The password is read
+    /// from PELT_LOGIN_PASSWORD (named in the header comment), the token
+    /// is extracted from the login's response per user, and the login
+    /// (with the form page before it) is a `[[once]]` step.
+    #[test]
+    fn a_recorded_login_keeps_no_password_extracts_its_token_and_runs_once() {
+        let bearer = r#"{"name":"Authorization","value":"Bearer eyJhbGciOi.abc123456789"}"#;
+        let entries = [
+            entry(
+                "2024-01-01T00:00:00.000Z",
+                "GET",
+                "http://h:1/login",
+                "",
+                "",
+                "text/html",
+                r#"<input type="hidden" name="csrf" value="Tk-0123456789abcdef">"#,
+            ),
+            entry(
+                "2024-01-01T00:00:00.100Z",
+                "POST",
+                "http://h:1/login",
+                "",
+                r#","postData":{"mimeType":"application/x-www-form-urlencoded","text":"user=u0&password=hunter2-S3cret&csrf=Tk-0123456789abcdef"}"#,
+                "application/json",
+                r#"{"token":"eyJhbGciOi.abc123456789"}"#,
+            ),
+            entry(
+                "2024-01-01T00:00:00.200Z",
+                "GET",
+                "http://h:1/api/items",
+                bearer,
+                "",
+                "application/json",
+                r#"{"items":[{"id":4711}]}"#,
+            ),
+            entry(
+                "2024-01-01T00:00:00.300Z",
+                "POST",
+                "http://h:1/api/session",
+                bearer,
+                r#","postData":{"mimeType":"application/json","text":"{\"login\":{\"name\":\"u0\",\"passwd\":\"other-S3cret\"}}"}"#,
+                "application/json",
+                "{}",
+            ),
+        ];
+        let har = format!(r#"{{"log":{{"entries":[{}]}}}}"#, entries.join(","));
+        let out = import(&har, Path::new("r.har"), &HarOptions::default()).unwrap();
+        for secret in [
+            "hunter2-S3cret",
+            "other-S3cret",
+            "PELT_SECRET_AUTHORIZATION",
+        ] {
+            assert!(!out.contains(secret), "{secret}: {out}");
+        }
+        assert!(
+            out.contains("password={{env.PELT_LOGIN_PASSWORD|url}}"),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"\"passwd\":\"{{env.PELT_LOGIN_PASSWORD}}\""#),
+            "{out}"
+        );
+        assert!(out.contains("# The login (request 2) sends a password: it is not copied. Set PELT_LOGIN_PASSWORD"), "{out}");
+        assert!(
+            out.contains(r#"extract = { token = { json = "/token" } }"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#""Authorization" = "Bearer {{token}}""#),
+            "{out}"
+        );
+        let once = out.lines().filter(|l| *l == "[[once]]").count();
+        assert_eq!(once, 2, "{out}");
+        assert!(out.find("\n[[once]]\n") < out.find("\n[[flow]]\n"), "{out}");
+        let dir = tempfile::tempdir().unwrap();
+        std::env::set_var(PASSWORD_VAR, "p w&d");
+        let sc = crate::Scenario::compile(&out, &dir.path().join("s.toml")).unwrap();
+        assert_eq!(sc.once, [0, 1]);
+        assert_eq!(sc.flows[0].steps, [2, 3]);
     }
 
     #[test]

@@ -28,10 +28,13 @@ pub mod feed;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod har;
+mod pruned;
 pub mod response;
+pub mod rounds;
 pub mod targets;
 pub mod template;
 
+pub use dry::{DryReply, DrySender, Redact};
 pub use error::ScenarioError;
 pub use feed::Feed;
 pub use response::{Reply, StepFailure};
@@ -69,6 +72,9 @@ pub struct Step {
     pub when: Option<condition::Condition>,
     /// What its failure does to its flow and user.
     pub on_failure: OnFailure,
+    /// `repeat` / `for_each`: sent this many times in a row (once when
+    /// `None`).
+    pub rounds: Option<rounds::Rounds>,
     /// Values to take from its response.
     pub extract: Vec<response::Extraction>,
     /// What its response must be.
@@ -280,6 +286,37 @@ impl Scenario {
         }
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(scratch);
+    }
+
+    /// How many times step `step` is sent now (1 without `repeat` or
+    /// `for_each`); `list` keeps a `for_each` list for
+    /// [`Scenario::enter_round`]. `Err`: why the count is unusable (the
+    /// step then fails, kind `extract`).
+    pub fn rounds(
+        &self,
+        step: usize,
+        vu: &mut VuVars,
+        list: &mut Vec<u8>,
+    ) -> Result<usize, String> {
+        match &self.steps[step].rounds {
+            None => Ok(1),
+            Some(r) => r.count(vu, &self.counter, list),
+        }
+    }
+
+    /// Starts round `round` of step `step`: its `as` variable set from
+    /// `list` (read from `*at` on).
+    pub fn enter_round(
+        &self,
+        step: usize,
+        round: usize,
+        vu: &mut VuVars,
+        list: &[u8],
+        at: &mut usize,
+    ) {
+        if let Some(r) = &self.steps[step].rounds {
+            r.enter(round, vu, list, at);
+        }
     }
 
     /// Whether step `step` is sent for `vu` now (its `when`/`skip_if`).

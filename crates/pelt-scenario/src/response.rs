@@ -77,12 +77,12 @@ fn from_list(
     (list, item, filter, pick): (&str, &str, &[(String, serde_json::Value)], PickFrom),
     index: &mut impl FnMut(usize) -> usize,
 ) -> Option<Vec<u8>> {
-    let elements = json?.pointer(list)?.as_array()?;
+    let elements = at(json?, list)?.as_array()?;
     let matching = || {
         elements
             .iter()
-            .filter(|el| filter.iter().all(|(p, v)| el.pointer(p) == Some(v)))
-            .filter_map(|el| el.pointer(item))
+            .filter(|el| filter.iter().all(|(p, v)| at(el, p) == Some(v)))
+            .filter_map(|el| at(el, item))
     };
     let chosen = match pick {
         PickFrom::First => matching().next()?,
@@ -102,10 +102,45 @@ fn from_list(
                 }
                 out.extend_from_slice(&value_bytes(v));
             }
-            return (!out.is_empty()).then_some(out);
+            // A list with no matching element is a list of none (a
+            // `for_each` over it sends nothing), not a missing value.
+            return Some(out);
         }
     };
     Some(value_bytes(chosen).into_owned())
+}
+
+/// The value at RFC 6901 pointer `p` in `v`, as `Value::pointer` finds
+/// it, without its two allocations per segment (it unescapes every
+/// segment with `replace`: a visible share of a step's cost, measured in
+/// docs/BENCHMARKS.md); a segment is copied only when it holds a `~`.
+pub(crate) fn at<'v>(v: &'v serde_json::Value, p: &str) -> Option<&'v serde_json::Value> {
+    if p.is_empty() {
+        return Some(v);
+    }
+    let mut cur = v;
+    for seg in p.strip_prefix('/')?.split('/') {
+        let unescaped;
+        let key = match seg.contains('~') {
+            true => {
+                unescaped = seg.replace("~1", "/").replace("~0", "~");
+                unescaped.as_str()
+            }
+            false => seg,
+        };
+        cur = match cur {
+            serde_json::Value::Object(m) => m.get(key)?,
+            serde_json::Value::Array(a) => {
+                // As serde_json: digits only, no leading zero.
+                if key.starts_with('+') || (key.len() > 1 && key.starts_with('0')) {
+                    return None;
+                }
+                a.get(key.parse::<usize>().ok()?)?
+            }
+            _ => return None,
+        };
+    }
+    Some(cur)
 }
 
 /// A JSON value as a variable holds it: a string without its quotes,
@@ -194,12 +229,16 @@ pub fn header<'a>(head: &'a [u8], name: &str) -> Option<&'a [u8]> {
 }
 
 fn headers<'a, 'n>(head: &'a [u8], name: &'n str) -> impl Iterator<Item = &'a [u8]> + use<'a, 'n> {
-    head.split(|&b| b == b'\n').skip(1).filter_map(move |line| {
-        let colon = line.iter().position(|&b| b == b':')?;
-        line[..colon]
-            .eq_ignore_ascii_case(name.as_bytes())
-            .then(|| line[colon + 1..].trim_ascii())
-    })
+    let name = name.as_bytes();
+    // A field's name ends at its colon, with no space before it (RFC
+    // 9112 5.1): a line is compared at the name's length, never scanned
+    // for its colon (every step's response is asked).
+    head.split(|&b| b == b'\n')
+        .skip(1)
+        .filter(move |line| {
+            line.get(name.len()) == Some(&b':') && line[..name.len()].eq_ignore_ascii_case(name)
+        })
+        .map(move |line| line[name.len() + 1..].trim_ascii())
 }
 
 /// The start of `text`, for an example message.
@@ -228,9 +267,21 @@ pub fn apply(
             .iter()
             .any(|e| matches!(e.from, From::Json(_) | From::JsonList { .. }));
     let json: Option<serde_json::Value> = needs_json
-        .then(|| serde_json::from_slice(reply.body).ok())
+        .then(|| {
+            let mut paths: Vec<&str> = Vec::new();
+            for e in extractions {
+                match &e.from {
+                    From::Json(p) => paths.push(p),
+                    From::JsonList { list, .. } => paths.push(list),
+                    _ => {}
+                }
+            }
+            paths.extend(checks.json_equals.iter().map(|(p, _)| p.as_str()));
+            paths.extend(checks.json_matches.iter().map(|(p, _)| p.as_str()));
+            crate::pruned::parse(reply.body, &paths)
+        })
         .flatten();
-    let json_at = |pointer: &str| json.as_ref().and_then(|j| j.pointer(pointer));
+    let json_at = |pointer: &str| json.as_ref().and_then(|j| at(j, pointer));
     if !checks.status.is_empty() && !checks.status.contains(&reply.status) {
         return Err(StepFailure::Check(format!(
             "step '{step}': status {} is not one of {:?}",
@@ -389,6 +440,29 @@ pub fn json_pointer(path: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pointer_finds_what_serde_json_finds() {
+        let v = serde_json::json!({"a": [{"b/c": 1, "d~e": 2}, 3], "": 4, "01": 5});
+        for p in [
+            "",
+            "/a",
+            "/a/0",
+            "/a/1",
+            "/a/2",
+            "/a/0/b~1c",
+            "/a/0/d~0e",
+            "/a/01",
+            "/a/+1",
+            "/",
+            "/01",
+            "/a/-",
+            "a",
+            "/x/y",
+        ] {
+            assert_eq!(at(&v, p), v.pointer(p), "{p}");
+        }
+    }
 
     const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nSet-Cookie: a=1; Path=/\r\nSet-Cookie: session=xyz; HttpOnly\r\nX-Token: t1\r\n\r\n";
 

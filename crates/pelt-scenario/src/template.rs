@@ -79,6 +79,11 @@ pub(crate) fn substitute_env(text: &str) -> Result<String, TemplateError> {
         };
         let inner = rest[open + 2..open + close].trim();
         if let Some(name) = inner.strip_prefix("env.") {
+            // `{{env.NAME|url}}`: percent-encoded (a password in a form).
+            let (name, url) = match name.split_once('|') {
+                Some((n, f)) if f.trim() == "url" => (n.trim(), true),
+                _ => (name, false),
+            };
             let value = std::env::var(name).map_err(|_| TemplateError {
                 at: base + open,
                 message: format!(
@@ -86,7 +91,14 @@ pub(crate) fn substitute_env(text: &str) -> Result<String, TemplateError> {
                 ),
             })?;
             out.push_str(&rest[..open]);
-            out.push_str(&value);
+            match url {
+                true => {
+                    let mut encoded = Vec::new();
+                    percent_encode(value.as_bytes(), &mut encoded);
+                    out.push_str(&String::from_utf8_lossy(&encoded));
+                }
+                false => out.push_str(&value),
+            }
         } else {
             out.push_str(&rest[..open + close + 2]);
         }
@@ -95,6 +107,24 @@ pub(crate) fn substitute_env(text: &str) -> Result<String, TemplateError> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The values of the environment variables `text` reads (`{{env.NAME}}`)
+/// whose names `secret` calls secret (`PELT_LOGIN_PASSWORD`), as set
+/// now, raw and percent-encoded: what a view of the rendered requests
+/// must scrub (a JSON body's password has no secret field name to go by).
+pub fn secret_env_values(text: &str, secret: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for hole in text.split("{{env.").skip(1) {
+        let name = hole.split(['}', '|']).next().unwrap_or("").trim();
+        if let (true, Ok(value)) = (secret(name), std::env::var(name)) {
+            let mut encoded = Vec::new();
+            percent_encode(value.as_bytes(), &mut encoded);
+            out.push(String::from_utf8_lossy(&encoded).into_owned());
+            out.push(value);
+        }
+    }
+    out
 }
 
 impl Template {

@@ -205,3 +205,98 @@ fn each_mistake_names_its_line() {
     // A value extracted by a later step is not there yet.
     error_at(&format!("{FLOW}url = \"/a/{{{{id}}}}\"\n[[flow.step]]\nurl = \"/b\"\nextract = {{ id = {{ json = \"/id\" }} }}\n"), 5, "unknown variable 'id'");
 }
+
+#[test]
+fn loops_are_bounded_and_refused_where_they_cannot_work() {
+    error_at(
+        &format!("{FLOW}url = \"/a\"\nrepeat = 5000\n"),
+        6,
+        "at most 1000 rounds",
+    );
+    error_at(
+        &format!("{FLOW}url = \"/a\"\nrepeat = -1\n"),
+        6,
+        "at most 1000 rounds",
+    );
+    error_at(
+        &format!("{FLOW}url = \"/a\"\nrepeat = \"lots\"\n"),
+        6,
+        "whole number",
+    );
+    error_at(
+        &format!("{FLOW}url = \"/a\"\nfor_each = \"ids\"\n"),
+        6,
+        "for_each \"ids\"",
+    );
+    error_at(
+        &format!("{FLOW}url = \"/a\"\nas = \"id\"\n"),
+        6,
+        "as names the variable",
+    );
+    error_at(
+        &format!("{FLOW}url = \"/a\"\nrepeat = 2\nfor_each = \"x\"\n"),
+        6,
+        "not both",
+    );
+    // The loop's variable is its own step's, and later steps'.
+    assert!(compile_text(&format!(
+        "{FLOW}url = \"/a\"\nextract = {{ ids = {{ json = \"/*/id\", pick = \"all\" }} }}\n\
+         [[flow.step]]\nurl = \"/i/{{{{id}}}}\"\nfor_each = \"ids\"\nas = \"id\"\nwhen = \"id != 2\"\n\
+         [[flow.step]]\nurl = \"/last/{{{{id}}}}\"\n"
+    ))
+    .is_ok());
+}
+
+#[test]
+fn a_loops_count_and_elements_come_from_the_users_values() {
+    let s = compile_text(&format!(
+        "{FLOW}url = \"/a\"\nextract = {{ n = {{ json = \"/n\" }}, ids = {{ json = \"/ids/*\", pick = \"all\" }} }}\n\
+         [[flow.step]]\nurl = \"/r/{{{{i}}}}\"\nrepeat = \"{{{{n}}}}\"\nas = \"i\"\n\
+         [[flow.step]]\nurl = \"/e/{{{{id}}}}\"\nfor_each = \"ids\"\nas = \"id\"\n"
+    ))
+    .unwrap();
+    let mut vu = s.vu(0, 1);
+    let head = b"HTTP/1.1 200 OK\r\n\r\n";
+    let reply = |body: &'static [u8]| Reply {
+        status: 200,
+        head,
+        body,
+    };
+    s.after(0, &mut vu, reply(br#"{"n":3,"ids":[7,8,9]}"#))
+        .unwrap();
+    let (mut list, mut out, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+    let mut paths = Vec::new();
+    for step in [1, 2] {
+        let n = s.rounds(step, &mut vu, &mut list).unwrap();
+        let mut at = 0;
+        for round in 0..n {
+            s.enter_round(step, round, &mut vu, &list, &mut at);
+            s.render(step, &mut vu, true, b"", &mut out, &mut scratch);
+            let line = String::from_utf8_lossy(&out)
+                .lines()
+                .next()
+                .unwrap()
+                .to_string();
+            paths.push(line.split(' ').nth(1).unwrap().to_string());
+        }
+    }
+    assert_eq!(paths, ["/r/1", "/r/2", "/r/3", "/e/7", "/e/8", "/e/9"]);
+    // Above the cap, or not a number: the step fails, saying why.
+    s.after(0, &mut vu, reply(br#"{"n":1001,"ids":[1]}"#))
+        .unwrap();
+    let e = s.rounds(1, &mut vu, &mut list).unwrap_err();
+    assert!(e.contains("above the cap of 1000"), "{e}");
+    let Some(rounds::Rounds {
+        count: rounds::Count::Each(ids),
+        ..
+    }) = s.steps[2].rounds
+    else {
+        panic!("a for_each step")
+    };
+    vu.slots[ids].clear();
+    assert_eq!(s.rounds(2, &mut vu, &mut list), Ok(0), "an empty list");
+    s.after(0, &mut vu, reply(br#"{"n":"x","ids":[1]}"#))
+        .unwrap();
+    let e = s.rounds(1, &mut vu, &mut list).unwrap_err();
+    assert!(e.contains("\"x\" is not a count"), "{e}");
+}

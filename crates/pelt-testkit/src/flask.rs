@@ -1,5 +1,7 @@
 //! A small web app for the scenario tests: `flask_app.py` (beside this
-//! file) on Flask (Debian's `python3-flask`; scripts/test installs it): a
+//! file) on Flask behind gunicorn (Debian's `python3-flask` and
+//! `gunicorn`; scripts/test installs them; without gunicorn, Werkzeug's
+//! server): a
 //! login form with a CSRF token and a session cookie, a JSON API of the
 //! ids the user owns, a page that needs an id, a form POST. It logs each
 //! request with its user as a JSON line ([`Entry`]), the tests' witness.
@@ -8,6 +10,27 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
 use tempfile::TempDir;
+
+/// The Python to run the app with: Debian's when it has Flask and
+/// gunicorn (the app then runs behind gunicorn, as a deployed app would),
+/// else the one on the PATH (the app then runs on Werkzeug's server).
+/// Asked once per test process.
+fn interpreter() -> &'static str {
+    static WHICH: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    WHICH.get_or_init(|| {
+        let debian = Command::new("/usr/bin/python3")
+            .args(["-c", "import flask, gunicorn"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if debian {
+            "/usr/bin/python3"
+        } else {
+            "python3"
+        }
+    })
+}
 
 /// The running app, stopped when dropped.
 #[derive(Debug)]
@@ -57,7 +80,7 @@ impl FlaskApp {
             .expect("temp dir for the app's log");
         let log = dir.path().join("requests.jsonl");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/flask_app.py");
-        let mut child = Command::new("python3")
+        let mut child = Command::new(interpreter())
             .arg(script)
             .arg(&log)
             .stdin(Stdio::piped())

@@ -1,4 +1,5 @@
-"""A small web app for pelt's scenario tests (Flask, Debian's python3-flask).
+"""A small web app for pelt's scenario tests (Flask, Debian's python3-flask),
+served by gunicorn (Debian's) when it is installed, else by Werkzeug.
 
 Users u0..u{N-1} (password "pw-<name>") log in through a form with a CSRF
 token; the session is a random `sid` cookie kept on the server. A JSON API
@@ -113,7 +114,9 @@ def items():
     user = logged_in()
     if not user:
         return jsonify({"error": "log in first"}), 401
-    return jsonify({"user": user, "ok": True, "items": [{"id": i} for i in ITEMS[user]]})
+    return jsonify(
+        {"user": user, "ok": True, "count": len(ITEMS[user]), "items": [{"id": i} for i in ITEMS[user]]}
+    )
 
 
 @app.get("/item/<int:item>")
@@ -150,10 +153,64 @@ def home():
     return Response(f"hello {user}" if user else "log in first", status=200 if user else 401)
 
 
+def serve_gunicorn():
+    """Behind gunicorn (Debian's, one gthread worker: the sessions live in
+    its memory), on a listener bound here to port 0 and handed over, so
+    the port is never released and bound again. Stops when stdin closes;
+    the worker also dies with the master (a test that kills it)."""
+    import ctypes
+    import signal
+    import socket
+
+    from gunicorn.app.base import BaseApplication
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    sock.set_inheritable(True)
+
+    def die_with_parent(server, worker):
+        # PR_SET_PDEATHSIG: a SIGKILLed master takes its worker along.
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+
+    class Server(BaseApplication):
+        def load_config(self):
+            for k, v in {
+                "bind": [f"fd://{sock.fileno()}"],
+                "workers": 1,
+                "worker_class": "gthread",
+                "threads": 32,
+                "keepalive": 75,
+                "timeout": 120,
+                "post_fork": die_with_parent,
+            }.items():
+                self.cfg.set(k, v)
+
+        def load(self):
+            return app
+
+    print(f"port {sock.getsockname()[1]}", flush=True)
+
+    def stop_on_eof():
+        sys.stdin.read()
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=stop_on_eof, daemon=True).start()
+    Server().run()
+
+
 def main():
     global LOG
     log_path = sys.argv[1]
     LOG = open(log_path, "a", encoding="utf-8")
+    try:
+        import gunicorn  # noqa: F401
+    except ImportError:
+        gunicorn = None
+    if gunicorn is not None:
+        serve_gunicorn()
+        return
+    # No gunicorn: Werkzeug's threaded server.
     server = make_server("127.0.0.1", 0, app, threaded=True)
     print(f"port {server.server_port}", flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()

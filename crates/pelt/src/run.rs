@@ -91,9 +91,9 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     if let Some(note) = crate::calibrate::note_for(&config) {
         eprintln!("{note}");
     }
-    if args.dry_run {
+    if let Some(how) = args.dry_run {
         // Before any history or live view: nothing is sent or kept.
-        return dry_run(&config, &args.record.redactor());
+        return dry_run(&config, &args.record.redactor(), how);
     }
     if args.format == FormatArg::Hdrlog {
         // Refuse before sending load, not after.
@@ -220,19 +220,40 @@ fn nothing_succeeded(
 }
 
 /// `--dry-run`: the first users' requests, rendered and redacted, sent
-/// nowhere.
+/// nowhere; `--dry-run=send`: sent, each with its response.
 fn dry_run(
     config: &RunConfig,
     secrets: &pelt_core::secrets::Redactor,
+    how: crate::flags::DryRunArg,
 ) -> Result<std::process::ExitCode, UserError> {
     let source = config.scenario.as_ref().ok_or_else(|| {
         UserError("--dry-run shows a scenario's requests: give --scenario FILE".into())
     })?;
-    let scenario =
-        pelt_scenario::Scenario::from_source(source).map_err(|e| UserError(e.to_string()))?;
     let mut secrets = secrets.clone();
     secrets.learn(config);
-    let shown = scenario.dry_run(2, |request| redact_request(&secrets, request));
+    // A secret read from the environment (a HAR login's password) is
+    // scrubbed wherever it shows, a JSON body too.
+    for value in
+        pelt_scenario::template::secret_env_values(&source.text, |n| secrets.is_secret_param(n))
+    {
+        secrets.add_value(&value);
+    }
+    let request = |r: &str| redact_request(&secrets, r);
+    let shown = match how {
+        crate::flags::DryRunArg::Show => pelt_scenario::Scenario::from_source(source)
+            .map_err(|e| UserError(e.to_string()))?
+            .dry_run(2, request),
+        crate::flags::DryRunArg::Send => {
+            let text = |t: &str| secrets.text(t);
+            let secret_name = |n: &str| secrets.is_secret_param(n);
+            let redact = pelt_scenario::Redact {
+                request: &request,
+                text: &text,
+                secret_name: &secret_name,
+            };
+            pelt_engine::dry_send(config, 2, &redact).map_err(UserError)?
+        }
+    };
     crate::output::emit(shown.as_bytes())?;
     Ok(std::process::ExitCode::SUCCESS)
 }

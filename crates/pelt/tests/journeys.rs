@@ -837,3 +837,463 @@ fn a_har_import_leaves_out_other_sites_unless_asked() {
     assert_eq!(log.len(), 3, "{log:?}");
     assert!(log.iter().all(|e| e.path == "/login"), "{log:?}");
 }
+
+/// The login every looping test starts with: user `u{{vu}}`.
+const LOGIN: &str = r#"[[once]]
+name = "login page"
+url = "/login"
+extract = { csrf = { regex = 'name="csrf" value="([^"]+)"' } }
+[[once]]
+name = "login"
+method = "POST"
+url = "/login"
+headers = { "Content-Type" = "application/x-www-form-urlencoded" }
+body = "user=u{{vu}}&password=pw-u{{vu}}&csrf={{csrf|url}}"
+check = { status = [302] }
+"#;
+
+/// The app's answers to user `user` whose path starts with `prefix`.
+fn answered_to(log: &[Entry], user: &str, prefix: &str) -> u64 {
+    log.iter()
+        .filter(|e| e.user.as_deref() == Some(user) && e.path.starts_with(prefix))
+        .count() as u64
+}
+
+/// Issue 37 §3: loops with a data-dependent count. `for_each` over the
+/// ids a list extracted (each user's own three), `repeat` as many times
+/// as the response's count says, `repeat` from a feed column; a count
+/// above the cap (1000) sends nothing and fails the flow as `extract`,
+/// saying why; an empty list sends nothing and the flow goes on. The
+/// app's log is the witness of every request.
+#[test]
+fn loops_send_a_step_as_often_as_the_users_data_says_and_no_more_than_the_cap() {
+    let app = FlaskApp::start();
+    let text = format!(
+        r#"base = "{{base}}"
+[[feed]]
+name = "limits"
+file = "limits.csv"
+per = "user"
+{LOGIN}
+[[flow]]
+name = "walk"
+[[flow.step]]
+name = "list"
+url = "/api/items"
+extract = {{ ids = {{ json = "/items/*/id", pick = "all" }}, n = {{ json = "/count" }}, none = {{ json = "/items/*/id", pick = "all", where = {{ "/id" = -1 }} }} }}
+[[flow.step]]
+name = "each"
+url = "/item/{{{{id}}}}"
+for_each = "ids"
+as = "id"
+check = {{ status = [200] }}
+[[flow.step]]
+name = "again"
+url = "/home?round={{{{i}}}}"
+repeat = "{{{{n}}}}"
+as = "i"
+[[flow.step]]
+name = "nothing"
+url = "/home?none={{{{x}}}}"
+for_each = "none"
+as = "x"
+[[flow.step]]
+name = "pages"
+url = "/home?page={{{{p}}}}"
+repeat = "{{{{limits.pages}}}}"
+as = "p"
+"#
+    );
+    let (dir, path) = scenario(&app, &text);
+    // Users take rows in turn: u0 pages 2, u1 pages 5000 (above the cap).
+    std::fs::write(dir.path().join("limits.csv"), "pages\n2\n5000\n").unwrap();
+    let r = run_json(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-n",
+        "8",
+        "--assert",
+        "failed <= 100%",
+    ]);
+    let log = app.log();
+    let flows = |u: &str| answered_to(&log, u, "/api/items");
+    let (f0, f1) = (flows("u0"), flows("u1"));
+    assert_eq!(f0 + f1, 8, "{log:?}");
+    // Each user's own three items, each once per flow.
+    for (user, n, first) in [("u0", f0, 1), ("u1", f1, 1001)] {
+        for id in first..first + 3 {
+            assert_eq!(
+                answered_to(&log, user, &format!("/item/{id}")),
+                n,
+                "{user} item {id}"
+            );
+        }
+        for round in 1..=3 {
+            assert_eq!(answered_to(&log, user, &format!("/home?round={round}")), n);
+        }
+        assert_eq!(answered_to(&log, user, "/home?round=4"), 0);
+        assert_eq!(answered_to(&log, user, "/home?none"), 0, "an empty list");
+    }
+    // Users take the feed's rows as they start: the one with 2 pages
+    // asked for pages 1 and 2 each flow; the other, above the cap, none.
+    let (small, fs, big, fb) = match answered_to(&log, "u0", "/home?page=1") {
+        0 => ("u1", f1, "u0", f0),
+        _ => ("u0", f0, "u1", f1),
+    };
+    assert!(fb >= 1, "both users ran a flow: {log:?}");
+    assert_eq!(answered_to(&log, small, "/home?page=1"), fs);
+    assert_eq!(answered_to(&log, small, "/home?page=2"), fs);
+    assert_eq!(answered_to(&log, small, "/home?page=3"), 0);
+    assert_eq!(
+        answered_to(&log, big, "/home?page"),
+        0,
+        "above the cap: none"
+    );
+    // pelt's counts are the log's.
+    assert_eq!(count(&step(&r, "each")["requests"]), 3 * 8);
+    assert_eq!(count(&step(&r, "again")["requests"]), 3 * 8);
+    assert_eq!(count(&step(&r, "nothing")["requests"]), 0);
+    assert_eq!(count(&step(&r, "pages")["requests"]), 2 * fs);
+    assert_eq!(
+        count(&r["requests"]["completed"]),
+        log.len() as u64,
+        "once steps too"
+    );
+    let walk = &r["scenario"]["flows"][0];
+    assert_eq!(count(&walk["failed"]), fb, "{walk}");
+    assert_eq!(walk["failures"], serde_json::json!({ "extract": fb }));
+    let examples = r["error_examples"].to_string();
+    assert!(
+        examples.contains("walk/pages: repeat: 5000 rounds is above the cap of 1000"),
+        "{examples}"
+    );
+}
+
+/// Issue 37 §4: `--log-requests` of a scenario run names who sent each
+/// request: the virtual user, its flow, its iteration and the step. Each
+/// request's `X-VU` header and `?it=` query (its user and iteration, as
+/// the app saw them) are the witness: the log's lines are the app's
+/// requests, one for one.
+#[test]
+fn the_request_log_names_each_steps_user_flow_iteration_and_step() {
+    let app = FlaskApp::start();
+    let text = format!(
+        r#"base = "{{base}}"
+{LOGIN}
+[[flow]]
+name = "walk"
+[[flow.step]]
+name = "list"
+url = "/api/items?it={{{{iteration}}}}"
+headers = {{ "X-VU" = "{{{{vu}}}}" }}
+extract = {{ ids = {{ json = "/items/*/id", pick = "all" }} }}
+[[flow.step]]
+name = "each"
+url = "/item/{{{{id}}}}?it={{{{iteration}}}}"
+headers = {{ "X-VU" = "{{{{vu}}}}" }}
+for_each = "ids"
+as = "id"
+"#
+    );
+    let (dir, path) = scenario(&app, &text);
+    let mut seen = std::collections::BTreeMap::<(String, String, String), u64>::new();
+    for (file, jsonl) in [("requests.csv", false), ("requests.jsonl", true)] {
+        let log_path = dir.path().join(file);
+        let before = app.log().len();
+        run_json(&[
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-n",
+            "6",
+            "--log-requests",
+            log_path.to_str().unwrap(),
+        ]);
+        let text = std::fs::read_to_string(&log_path).unwrap();
+        let mut logged = std::collections::BTreeMap::<(String, String, String), u64>::new();
+        let mut once = 0;
+        if jsonl {
+            for l in text.lines() {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                let step = v["step"].as_str().unwrap().to_string();
+                assert_eq!(v["flow"].as_str().unwrap(), step.split('/').next().unwrap());
+                if step.starts_with("once/") {
+                    assert_eq!(v["iteration"], 0);
+                    once += 1;
+                    continue;
+                }
+                *logged
+                    .entry((v["user"].to_string(), v["iteration"].to_string(), step))
+                    .or_default() += 1;
+            }
+        } else {
+            let mut lines = text.lines();
+            assert_eq!(
+                lines.next().unwrap(),
+                "intended_unix_ns,sent_unix_ns,first_byte_unix_ns,done_unix_ns,status,bytes_in,bytes_out,error,target,method,url,user,flow,iteration,step"
+            );
+            for l in lines {
+                let cells: Vec<&str> = l.split(',').collect();
+                assert_eq!(cells.len(), 15, "{l}");
+                let (user, flow, iteration, step) = (cells[11], cells[12], cells[13], cells[14]);
+                assert_eq!(flow, step.split('/').next().unwrap(), "{l}");
+                if flow == "once" {
+                    assert_eq!(iteration, "0", "{l}");
+                    once += 1;
+                    continue;
+                }
+                *logged
+                    .entry((user.into(), iteration.into(), step.into()))
+                    .or_default() += 1;
+            }
+        }
+        assert_eq!(once, 4, "two users' two once steps: {text}");
+        seen.clear();
+        for e in &app.log()[before..] {
+            let Some((path, it)) = e.path.split_once("?it=") else {
+                continue;
+            };
+            let step = match path {
+                "/api/items" => "walk/list",
+                _ => "walk/each",
+            };
+            *seen
+                .entry((e.vu.clone().unwrap(), it.to_string(), step.to_string()))
+                .or_default() += 1;
+        }
+        assert_eq!(logged, seen, "{file}");
+        assert_eq!(seen.values().sum::<u64>(), 6 * 4, "6 flows of 4 requests");
+    }
+}
+
+/// Issue 37 §4: `--dry-run=send` sends one iteration of each flow for
+/// the first two users, every round of a loop, each user with its own
+/// cookies (the app's log: each user's session is its own login), and
+/// shows each response and what each extraction and check found, with
+/// secrets redacted; a failed check ends the flow there, as in a run.
+#[test]
+fn a_dry_run_that_sends_shows_each_response_and_what_was_extracted() {
+    let app = FlaskApp::start();
+    let text = format!(
+        r#"base = "{{base}}"
+{LOGIN}
+[[flow]]
+name = "walk"
+[[flow.step]]
+name = "list"
+url = "/api/items"
+extract = {{ ids = {{ json = "/items/*/id", pick = "all" }}, api_token = {{ json = "/user" }} }}
+[[flow.step]]
+name = "each"
+url = "/item/{{{{id}}}}"
+for_each = "ids"
+as = "id"
+check = {{ body_contains = "<h1>Item" }}
+[[flow]]
+name = "broken"
+[[flow.step]]
+name = "home"
+url = "/home"
+check = {{ body_contains = "no such text" }}
+[[flow.step]]
+name = "never"
+url = "/never"
+[[flow]]
+name = "json"
+[[flow.step]]
+name = "post"
+method = "POST"
+url = "/home"
+headers = {{ "Content-Type" = "application/json" }}
+body = '{{"name": "u0", "pass": "{{{{env.PELT_TEST_PASSWORD}}}}"}}'
+"#
+    );
+    let (_dir, path) = scenario(&app, &text);
+    let out = pelt()
+        .env("PELT_TEST_PASSWORD", "sup3r s3cret")
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "--dry-run=send",
+        ])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = app.log();
+    // 2 users × (2 once steps, a list, 3 items, home, post): 16, and no
+    // /never.
+    assert_eq!(log.len(), 16, "{log:?}");
+    assert!(!log.iter().any(|e| e.path == "/never"), "{log:?}");
+    for (user, first) in [("u0", 1), ("u1", 1001)] {
+        for id in first..first + 3 {
+            assert_eq!(
+                answered_to(&log, user, &format!("/item/{id}")),
+                1,
+                "{log:?}"
+            );
+        }
+    }
+    assert!(
+        shown.contains(
+            "# user 1, iteration 1, step walk/each, round 3 of 3\nGET /item/1003 HTTP/1.1"
+        ),
+        "{shown}"
+    );
+    assert!(shown.contains("-> 302 in "), "{shown}");
+    assert!(
+        shown.contains("   extract ids = 1001,1002,1003\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("   extract api_token = REDACTED\n"),
+        "a secret's name: {shown}"
+    );
+    assert!(shown.contains("   body: {\"count\":3,"), "{shown}");
+    assert!(shown.contains("user=u0&password=REDACTED&csrf="), "{shown}");
+    assert!(!shown.contains("pw-u0"), "{shown}");
+    // A secret from the environment, in a JSON body (no field name to go
+    // by), raw or encoded.
+    assert!(shown.contains(r#""pass": "REDACTED""#), "{shown}");
+    assert!(!shown.contains("s3cret"), "{shown}");
+    assert!(shown.contains("   check: passed\n"), "{shown}");
+    assert!(shown.contains("   check failed: "), "{shown}");
+    assert!(shown.contains("flow broken ends here"), "{shown}");
+}
+
+/// Issue 37 §5: a HAR of a login copied its password into the scenario
+/// and logged in again every iteration. Imported, the password is read
+/// from PELT_LOGIN_PASSWORD, and the login (with its form page, whose
+/// CSRF token it sends) is a `[[once]]` step: against the app, each
+/// user logs in once (the log's POST /login count is the users'), and
+/// every flow after it runs in that user's session.
+#[test]
+fn a_har_login_is_a_once_step_with_its_password_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let har = dir.path().join("rec.har");
+    let token = "Tk-0123456789abcdef+/=";
+    let e = |t: &str, method: &str, url: &str, post: &str, mime: &str, body: &str| {
+        format!(
+            r#"{{"startedDateTime":"{t}","time":10,"request":{{"method":"{method}","url":"{url}","headers":[]{post}}},"response":{{"status":200,"content":{{"mimeType":"{mime}","text":{}}}}}}}"#,
+            serde_json::to_string(body).unwrap()
+        )
+    };
+    let entries = [
+        e(
+            "2024-01-01T00:00:00.000Z",
+            "GET",
+            "http://shop.example/login",
+            "",
+            "text/html",
+            &format!(r#"<form><input type="hidden" name="csrf" value="{token}"></form>"#),
+        ),
+        e(
+            "2024-01-01T00:00:00.100Z",
+            "POST",
+            "http://shop.example/login",
+            &format!(
+                r#","postData":{{"mimeType":"application/x-www-form-urlencoded","text":"user=u0&password=pw-u0&csrf={}"}}"#,
+                token
+                    .replace('+', "%2B")
+                    .replace('/', "%2F")
+                    .replace('=', "%3D")
+            ),
+            "text/html",
+            "redirecting",
+        ),
+        e(
+            "2024-01-01T00:00:00.200Z",
+            "GET",
+            "http://shop.example/api/items",
+            "",
+            "application/json",
+            r#"{"items":[{"id":1},{"id":2},{"id":3}]}"#,
+        ),
+        e(
+            "2024-01-01T00:00:00.300Z",
+            "GET",
+            "http://shop.example/item/2",
+            "",
+            "text/html",
+            "<h1>Item 2</h1>",
+        ),
+    ];
+    std::fs::write(
+        &har,
+        format!(r#"{{"log":{{"entries":[{}]}}}}"#, entries.join(",")),
+    )
+    .unwrap();
+    let app = FlaskApp::start();
+    let out = pelt()
+        .args(["import", "har"])
+        .arg(&har)
+        .args(["--base", &app.base()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("pw-u0"), "{text}");
+    assert!(text.contains("PELT_LOGIN_PASSWORD"), "{text}");
+    let path = dir.path().join("journey.toml");
+    std::fs::write(&path, &text).unwrap();
+    let r = pelt()
+        .env("PELT_LOGIN_PASSWORD", "pw-u0")
+        .args([
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-n",
+            "6",
+            "--format",
+            "json",
+            "-q",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        r.status.success(),
+        "{}\n{text}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let log = app.log();
+    let logins: Vec<&Entry> = log
+        .iter()
+        .filter(|e| e.method == "POST" && e.path == "/login")
+        .collect();
+    assert_eq!(logins.len(), 2, "once per user: {log:?}");
+    assert!(
+        logins
+            .iter()
+            .all(|e| e.status == 302 && e.login_user.as_deref() == Some("u0")),
+        "{log:?}"
+    );
+    assert_eq!(answered(&log, "/api/items", 200), 6, "{log:?}");
+    assert_eq!(answered(&log, "/item/2", 200), 6, "{log:?}");
+    assert!(log
+        .iter()
+        .filter(|e| e.path == "/item/2")
+        .all(|e| e.user.as_deref() == Some("u0")));
+}

@@ -531,6 +531,13 @@ fn a_har_recording_imports_into_a_scenario_that_runs_clean() {
     // Secrets stay out; the jar handles cookies; assets are left out;
     // the token and the id are carried, not replayed.
     assert!(!scenario.contains("recorded-secret-token"), "{scenario}");
+    // The login's password too: it is read from the environment, and the
+    // login is a once step (issue 37 §5).
+    assert!(!scenario.contains("pw-u7"), "{scenario}");
+    assert!(
+        scenario.contains("password={{env.PELT_LOGIN_PASSWORD|url}}"),
+        "{scenario}"
+    );
     assert!(
         scenario.contains("{{env.PELT_SECRET_AUTHORIZATION}}"),
         "{scenario}"
@@ -557,6 +564,7 @@ fn a_har_recording_imports_into_a_scenario_that_runs_clean() {
     std::fs::write(&path, &scenario).unwrap();
     let out = pelt()
         .env("PELT_SECRET_AUTHORIZATION", "Bearer from-the-environment")
+        .env("PELT_LOGIN_PASSWORD", "pw-u7")
         .args([
             "run",
             "--scenario",
@@ -587,6 +595,11 @@ fn a_har_recording_imports_into_a_scenario_that_runs_clean() {
         "the recorded user's item, posted to"
     );
     assert!(log.iter().all(|e| e.status < 400), "{log:?}");
+    let logins = log
+        .iter()
+        .filter(|e| e.method == "POST" && e.path == "/login")
+        .count();
+    assert_eq!(logins, 2, "a login per user, not per flow: {log:?}");
 
     // Assets on request.
     let out = pelt()

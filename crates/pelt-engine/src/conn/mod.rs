@@ -18,6 +18,7 @@ pub(crate) use quic::{connect_quic, quic_client_config, Endpoints};
 pub use stamped::StampedTcp;
 pub(crate) use stamped::{KernelClock, StampsOn};
 pub(crate) use tcp_info::{tcp_counts, TcpCounts};
+pub(crate) use tls::client_config;
 pub use tls::tls_connector;
 use tls::{alert_received, no_application_protocol, plain_text_reply};
 

@@ -103,7 +103,7 @@ pub fn tls_connector(insecure: bool, http2: bool) -> tokio_rustls::TlsConnector 
 /// the web's roots unless `insecure`; no ALPN yet (the caller's protocol
 /// says which). `tls13_only` for QUIC, which carries TLS 1.3 and nothing
 /// older.
-pub(super) fn client_config(insecure: bool, tls13_only: bool) -> rustls::ClientConfig {
+pub(crate) fn client_config(insecure: bool, tls13_only: bool) -> rustls::ClientConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone());
     let builder = match tls13_only {

@@ -50,6 +50,8 @@ struct User {
     jar_generation: u64,
     request: Vec<u8>,
     scratch: Vec<u8>,
+    /// A `for_each` step's list, copied for its rounds.
+    list: Vec<u8>,
     head: Vec<u8>,
     body: Vec<u8>,
 }
@@ -63,6 +65,16 @@ struct FlowRun {
     status: u16,
     last_sent: Option<usize>,
     end_user: bool,
+}
+
+/// How a step's rounds ended: the last sent and the first failed (none
+/// when its conditions or an empty list sent nothing), when the flow's
+/// next step is due, and whether the run's end cut the rounds off.
+struct StepRun {
+    last: Option<Ended>,
+    failed: Option<Ended>,
+    next: Nanos,
+    cut: bool,
 }
 
 /// How a step ended: its sample (recorded), and whether the flow goes on.
@@ -97,6 +109,7 @@ pub(super) async fn run_user<T: Transport>(
         // Grows to the longest request the user renders, once.
         request: Vec::new(),
         scratch: Vec::new(),
+        list: Vec::new(),
         head: Vec::new(),
         body: Vec::new(),
     };
@@ -121,11 +134,8 @@ pub(super) async fn run_user<T: Transport>(
             // The login: once per user, before its first flow, each step
             // measured as any other; the flow then starts after it.
             for &step in &sc.once {
-                if !sc.runs(step, &user.vars) {
-                    continue;
-                }
-                let e = worker
-                    .step(
+                let r = worker
+                    .run_step(
                         &sc,
                         &mut user,
                         &mut *transport,
@@ -133,13 +143,13 @@ pub(super) async fn run_user<T: Transport>(
                         sender,
                         step,
                         at,
+                        true,
                     )
                     .await;
-                at = e.done;
-                if e.error.is_some() {
+                at = r.next;
+                if r.cut || r.failed.is_some_and(|e| e.error.is_some()) {
                     break;
                 }
-                at = worker.think(&sc, step, at, number).await;
             }
         }
         let Some(flow) = sc.begin_flow(&mut user.vars) else {
@@ -213,7 +223,6 @@ impl Worker {
         start: Nanos,
     ) -> Option<FlowRun> {
         let f = &sc.flows[flow];
-        let number = user.vars.vu;
         let mut at = start;
         let mut first_failure: Option<Ended> = None;
         let mut last: Option<Ended> = None;
@@ -225,22 +234,38 @@ impl Worker {
             end_user: false,
         };
         for (k, &step) in f.steps.iter().enumerate() {
-            if k > 0 && (self.stopping.get() || self.plan.deadline.is_some_and(|d| at >= d)) {
+            if k > 0 && self.cut_off(at) {
                 // The run ended mid-flow: the flow started and was cut
                 // off, so it counts as started, failed as unfinished.
                 self.senders[sender].flow.set(None);
                 self.record_cut_flow(f.row as u32, start, self.now());
                 return None;
             }
-            if !sc.runs(step, &user.vars) {
-                // Its condition says no: not sent, not a request.
-                continue;
-            }
-            let e = self
-                .step(sc, user, transport, cookie_urls, sender, step, at)
+            // No pause after the flow's last step here: the caller holds
+            // the user's next flow by it (closed loop) or not (rate).
+            let last_step = k + 1 == f.steps.len();
+            let r = self
+                .run_step(
+                    sc,
+                    user,
+                    transport,
+                    cookie_urls,
+                    sender,
+                    step,
+                    at,
+                    !last_step,
+                )
                 .await;
-            (last, run.last_sent) = (Some(e), Some(step));
-            if e.error.is_some() || !(200..400).contains(&e.status) {
+            if r.cut {
+                self.senders[sender].flow.set(None);
+                self.record_cut_flow(f.row as u32, start, self.now());
+                return None;
+            }
+            if r.last.is_some() {
+                (last, run.last_sent) = (r.last, Some(step));
+            }
+            at = r.next;
+            if let Some(e) = r.failed {
                 first_failure.get_or_insert(e);
                 match sc.steps[step].on_failure {
                     OnFailure::Continue => {}
@@ -251,10 +276,6 @@ impl Worker {
                     }
                 }
             }
-            if k + 1 == f.steps.len() {
-                break;
-            }
-            at = self.think(sc, step, e.done, number).await;
         }
         // A flow whose conditions sent no step completed (200 stands for
         // "completed" in its row, as a last step's 2xx does).
@@ -264,6 +285,86 @@ impl Worker {
             None => run.status = last.map_or(200, |e| e.status),
         }
         Some(run)
+    }
+
+    /// Whether the run has ended (a stop, or the deadline by `at`), so a
+    /// flow's next step or round is not sent.
+    fn cut_off(&self, at: Nanos) -> bool {
+        self.stopping.get() || self.plan.deadline.is_some_and(|d| at >= d)
+    }
+
+    /// Sends step `step` for `user` once per round (once without
+    /// `repeat`/`for_each`) from `at`: each round sent if its
+    /// `when`/`skip_if` holds, the next at the last one's end plus its
+    /// think time (after the last round too if `think_last`). A failure
+    /// ends the rounds unless the step says `on_failure = "continue"`; a
+    /// count that cannot be used sends nothing and fails the flow, kind
+    /// `extract`.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_step(
+        &self,
+        sc: &Scenario,
+        user: &mut User,
+        transport: &mut impl Transport,
+        cookie_urls: &[url::Url],
+        sender: usize,
+        step: usize,
+        at: Nanos,
+        think_last: bool,
+    ) -> StepRun {
+        let mut out = StepRun {
+            last: None,
+            failed: None,
+            cut: false,
+            next: at,
+        };
+        let rounds = match sc.rounds(step, &mut user.vars, &mut user.list) {
+            Ok(n) => n,
+            Err(why) => {
+                // Nothing is sent, so no request is counted (the step's
+                // row and the server's log agree): the flow fails by
+                // it, kind `extract`, with the reason as its example.
+                let done = self.now();
+                self.intervals
+                    .borrow_mut()
+                    .add_example(at, ErrorKind::Extract, || {
+                        format!("{}: {why}", sc.steps[step].label)
+                    });
+                out.failed = Some(Ended {
+                    done,
+                    error: Some(ErrorKind::Extract),
+                    status: 0,
+                });
+                out.next = done;
+                return out;
+            }
+        };
+        let mut cursor = 0;
+        for round in 0..rounds {
+            if round > 0 && self.cut_off(out.next) {
+                out.cut = true;
+                return out;
+            }
+            sc.enter_round(step, round, &mut user.vars, &user.list, &mut cursor);
+            if !sc.runs(step, &user.vars) {
+                // Its condition says no: not sent, not a request.
+                continue;
+            }
+            let e = self
+                .step(sc, user, transport, cookie_urls, sender, step, out.next)
+                .await;
+            (out.last, out.next) = (Some(e), e.done);
+            if e.error.is_some() || !(200..400).contains(&e.status) {
+                out.failed.get_or_insert(e);
+                if sc.steps[step].on_failure != OnFailure::Continue {
+                    return out;
+                }
+            }
+            if round + 1 < rounds || think_last {
+                out.next = self.think(sc, step, e.done, user.vars.vu).await;
+            }
+        }
+        out
     }
 
     /// A `unique` feed has no row left: this worker starts no more flows
@@ -440,7 +541,11 @@ impl Worker {
             active: false,
             ..InFlight::IDLE
         });
-        self.record(&sample);
+        let by = crate::request_log::StepOf {
+            user: user.vars.vu,
+            iteration: user.vars.iteration,
+        };
+        self.intervals.borrow_mut().record_by(&sample, Some(by));
         Ended {
             done: sample.done,
             error: sample.error,
@@ -449,8 +554,10 @@ impl Worker {
     }
 }
 
-/// Whether a response head has a `Set-Cookie` header (any case).
+/// Whether a response head has a `Set-Cookie` header (any case): a
+/// comparison per line, not per byte (every step's response is asked).
 fn has_set_cookie(head: &[u8]) -> bool {
-    head.windows(12)
-        .any(|w| w[0] == b'\n' && w[1..].eq_ignore_ascii_case(b"set-cookie:"))
+    head.split(|&b| b == b'\n')
+        .skip(1)
+        .any(|line| line.len() >= 11 && line[..11].eq_ignore_ascii_case(b"set-cookie:"))
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 pub const IMPORT_HELP: &str = "\
 Examples:
   pelt import har session.har > journey.toml       then: pelt run --scenario journey.toml -c 10 -d 1m
+                                                   (a login's password: PELT_LOGIN_PASSWORD=... pelt run ...)
   pelt import har session.har --base http://127.0.0.1:8080 > local.toml
   pelt import har session.har --include-assets > with-assets.toml
   pelt import targets urls.txt > journey.toml         a URL list, siege or vegeta targets file";
@@ -21,7 +22,8 @@ pub enum ImportWhat {
     /// A browser's HAR export (DevTools: Save all as HAR) as a scenario: one
     /// flow, steps in order, think times from the recorded gaps, cookies left
     /// to the jar, secret headers read from the environment, tokens and ids
-    /// carried from response to request.
+    /// carried from response to request. A recorded login is a [[once]]
+    /// step per user and its password is read from $PELT_LOGIN_PASSWORD.
     Har(HarArgs),
     /// A targets file (a URL list, siege's urls file, vegeta's http or JSON
     /// lines) as a scenario: one flow, its requests in order, to which you

@@ -352,15 +352,20 @@ pub struct RunArgs {
     /// (one iteration of each flow, once steps first; feeds read,
     /// templates filled, secret headers, query values and form fields
     /// REDACTED; a value a response would give shown as {{name}}) and
-    /// send nothing.
-    #[arg(long = "dry-run", requires = "scenario")]
-    pub dry_run: bool,
+    /// send nothing. --dry-run=send sends those requests, one at a time
+    /// (each user its own connection and cookies), and shows each
+    /// response (status, time, the body's first 300 characters) and what
+    /// each extraction took and each check found.
+    #[arg(long = "dry-run", requires = "scenario", value_name = "send", num_args = 0..=1, default_missing_value = "show", require_equals = true)]
+    pub dry_run: Option<DryRunArg>,
 
     /// Also log every measured request to FILE, one line each, streamed as
     /// they finish (vegeta's results, hey's -o csv, ab's -g): planned,
     /// sent, first-byte and done times (Unix nanoseconds), status, bytes,
-    /// error kind, target. JSON lines for .json/.jsonl/.ndjson, else CSV.
-    /// Secrets in URLs are replaced as in every file pelt writes.
+    /// error kind, target; with --scenario also the virtual user, flow,
+    /// iteration and step. JSON lines for .json/.jsonl/.ndjson, else CSV
+    /// (columns: docs/RESULTS-FORMAT.md). Secrets in URLs are replaced as
+    /// in every file pelt writes.
     #[arg(long = "log-requests", value_name = "FILE")]
     pub log_requests: Option<std::path::PathBuf>,
 
@@ -417,6 +422,15 @@ pub struct RunArgs {
     /// Watching the run live: --tui, --metrics, --dashboard.
     #[command(flatten)]
     pub live: LiveArgs,
+}
+
+/// `--dry-run` (show, send nothing) or `--dry-run=send`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DryRunArg {
+    /// Show the requests; send nothing.
+    Show,
+    /// Send them and show each response.
+    Send,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -55,6 +55,7 @@ mod collector;
 mod conn;
 mod cpu_load;
 mod error;
+mod events;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod h1;

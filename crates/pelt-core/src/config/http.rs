@@ -89,6 +89,11 @@ pub struct HttpOptions {
     /// `--proxy`, `--proxy-from-env`.
     #[serde(default, skip_serializing_if = "super::ProxyOptions::is_off")]
     pub proxy: super::ProxyOptions,
+    /// `--stream`, `--stall-gap`, `--llm`: streamed responses measured as
+    /// streams (issue 38). Absent when left at its default (streams
+    /// detected by `Content-Type`).
+    #[serde(default, skip_serializing_if = "crate::stream::StreamOptions::is_default")]
+    pub stream: crate::stream::StreamOptions,
 }
 
 /// A simulated user's session: `--cookies` and `--login`.
@@ -286,6 +291,7 @@ impl Default for HttpOptions {
             tx_stamps: false,
             session: SessionOptions::default(),
             proxy: super::ProxyOptions::default(),
+            stream: crate::stream::StreamOptions::default(),
         }
     }
 }

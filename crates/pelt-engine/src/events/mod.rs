@@ -68,6 +68,9 @@ pub(crate) struct Tap {
     framer: Framer,
     /// The stream so far.
     pub tally: Tally,
+    /// Whether the sender's latest response was a stream (set when one
+    /// starts, cleared before each response).
+    pub active: bool,
     stall_gap: u64,
     llm: Option<LlmApi>,
 }
@@ -78,6 +81,7 @@ impl Tap {
         let mut tap = Tap {
             framer: Framer::Chunks,
             tally: Tally::default(),
+            active: true,
             stall_gap: opts.stall_gap.as_nanos() as u64,
             llm: opts.llm,
         };
@@ -88,6 +92,7 @@ impl Tap {
     /// Ready for a new response framed as `framing` (buffers kept).
     pub fn restart(&mut self, framing: Framing) {
         self.tally = Tally::default();
+        self.active = true;
         let keep = self.llm.is_some();
         self.framer = match (framing, std::mem::replace(&mut self.framer, Framer::Chunks)) {
             (Framing::Sse, Framer::Sse(mut p)) => {
@@ -100,12 +105,6 @@ impl Tap {
         };
     }
 
-    /// Whether an LLM stream's end marker is required (a stream without
-    /// one was cut short).
-    pub fn needs_end(&self) -> bool {
-        self.llm.is_some()
-    }
-
     /// A piece of the body (de-chunked) arrived `at`: a new transport
     /// chunk if `new_piece`. Each event it completes is counted in the
     /// tally and given to `sink` with its gap since the previous one.
@@ -114,15 +113,16 @@ impl Tap {
         bytes: &[u8],
         new_piece: bool,
         at: Nanos,
-        sink: &mut impl FnMut(Option<u64>),
+        sink: &mut (impl FnMut(Nanos, Option<u64>) + ?Sized),
     ) {
         let Tap {
             framer,
             tally,
             stall_gap,
             llm,
+            ..
         } = self;
-        let mut count = |tally: &mut Tally| sink(tally.event(at, *stall_gap));
+        let mut count = |tally: &mut Tally| sink(at, tally.event(at, *stall_gap));
         match framer {
             Framer::Sse(p) => p.feed(bytes, &mut |e| match llm {
                 None => count(tally),
@@ -148,10 +148,10 @@ impl Tap {
     /// The body ended at `at`: what the framing still held (a last line
     /// without its end) is an event; an SSE event cut off is dropped,
     /// as the spec says.
-    pub fn finish(&mut self, at: Nanos, sink: &mut impl FnMut(Option<u64>)) {
+    pub fn finish(&mut self, at: Nanos, sink: &mut (impl FnMut(Nanos, Option<u64>) + ?Sized)) {
         if let Framer::Lines(l) = &mut self.framer {
             let (tally, stall_gap) = (&mut self.tally, self.stall_gap);
-            l.finish(&mut || sink(tally.event(at, stall_gap)));
+            l.finish(&mut || sink(at, tally.event(at, stall_gap)));
         }
     }
 }
@@ -174,9 +174,9 @@ pub fn fuzz_events(data: &[u8]) {
                 let mut tap = Tap::new(framing, &opts);
                 let mut n = 0u64;
                 for p in pieces {
-                    tap.feed(p, false, 1, &mut |_| n += 1);
+                    tap.feed(p, false, 1, &mut |_, _| n += 1);
                 }
-                tap.finish(2, &mut |_| n += 1);
+                tap.finish(2, &mut |_, _| n += 1);
                 assert_eq!(n, tap.tally.events);
                 (n, tap.tally.ended, tap.tally.usage_tokens)
             };
@@ -207,17 +207,17 @@ mod tests {
     fn lines_and_chunks_are_counted_with_their_gaps() {
         let mut tap = Tap::new(Framing::Lines, &opts());
         let mut gaps = Vec::new();
-        tap.feed(b"{\"a\":1}\r\n\n{\"a\"", true, 10 * MS, &mut |g| gaps.push(g));
-        tap.feed(b":2}\n{\"a\":3}", true, 250 * MS, &mut |g| gaps.push(g));
-        tap.finish(260 * MS, &mut |g| gaps.push(g));
+        tap.feed(b"{\"a\":1}\r\n\n{\"a\"", true, 10 * MS, &mut |_, g| gaps.push(g));
+        tap.feed(b":2}\n{\"a\":3}", true, 250 * MS, &mut |_, g| gaps.push(g));
+        tap.finish(260 * MS, &mut |_, g| gaps.push(g));
         assert_eq!(gaps, [None, Some(240 * MS), Some(10 * MS)]);
         assert_eq!((tap.tally.events, tap.tally.stalls), (3, 1));
         tap.restart(Framing::Chunks);
         let mut n = 0;
-        tap.feed(b"abc", true, MS, &mut |_| n += 1);
-        tap.feed(b"def", false, MS, &mut |_| n += 1);
-        tap.feed(b"", true, MS, &mut |_| n += 1);
-        tap.feed(b"g", true, 2 * MS, &mut |_| n += 1);
+        tap.feed(b"abc", true, MS, &mut |_, _| n += 1);
+        tap.feed(b"def", false, MS, &mut |_, _| n += 1);
+        tap.feed(b"", true, MS, &mut |_, _| n += 1);
+        tap.feed(b"g", true, 2 * MS, &mut |_, _| n += 1);
         assert_eq!((n, tap.tally.events), (2, 2));
     }
 
@@ -225,12 +225,12 @@ mod tests {
     fn sse_events_are_timed_when_they_complete() {
         let mut tap = Tap::new(Framing::Sse, &opts());
         let mut n = 0;
-        tap.feed(b"data: a\n\ndata: b\n", true, 5 * MS, &mut |_| n += 1);
+        tap.feed(b"data: a\n\ndata: b\n", true, 5 * MS, &mut |_, _| n += 1);
         assert_eq!(tap.tally.events, 1);
-        tap.feed(b"\n", true, 7 * MS, &mut |_| n += 1);
+        tap.feed(b"\n", true, 7 * MS, &mut |_, _| n += 1);
         assert_eq!((tap.tally.first, tap.tally.last), (Some(5 * MS), 7 * MS));
-        tap.feed(b"data: cut", true, 8 * MS, &mut |_| n += 1);
-        tap.finish(9 * MS, &mut |_| n += 1);
+        tap.feed(b"data: cut", true, 8 * MS, &mut |_, _| n += 1);
+        tap.finish(9 * MS, &mut |_, _| n += 1);
         assert_eq!((n, tap.tally.events), (2, 2));
     }
 

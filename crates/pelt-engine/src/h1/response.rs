@@ -5,8 +5,10 @@
 
 use super::chunked::ChunkedDecoder;
 use super::head::{copy_location, has_blank_line, parse_head, server_of, Framing, ParsedHead};
+use crate::events::Tap;
 use crate::outcome::{is_redirect, read_error_kind, Failure, Response};
-use pelt_core::ErrorKind;
+use pelt_core::stream::StreamOptions;
+use pelt_core::{ErrorKind, Nanos};
 use std::io;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -28,7 +30,15 @@ pub async fn read_response<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
 ) -> Result<Response, Failure> {
-    read_response_copies(stream, buf, head_request, on_first_byte, Copies::default()).await
+    read_response_copies(
+        stream,
+        buf,
+        head_request,
+        on_first_byte,
+        Copies::default(),
+        None::<NoEvents<'_, S>>,
+    )
+    .await
 }
 
 /// [`read_response`] that also copies a redirect's `Location` value into
@@ -44,7 +54,67 @@ pub async fn read_response_location<S: AsyncRead + Unpin>(
         location: Some(location),
         ..Copies::default()
     };
-    read_response_copies(stream, buf, head_request, on_first_byte, copies).await
+    read_response_copies(stream, buf, head_request, on_first_byte, copies, None::<NoEvents<'_, S>>).await
+}
+
+/// A streamed response's events, read as its body arrives (`--stream`,
+/// `--llm`, or a 2xx response whose `Content-Type` names a stream). The
+/// sender's [`Tap`] is made at its first stream and reused; after the
+/// read, `Tap::active` says whether the response was one.
+pub(crate) struct Events<'a, S, C, K> {
+    /// The sender's tap.
+    pub tap: &'a mut Option<Box<Tap>>,
+    /// How streams are read.
+    pub opts: &'a StreamOptions,
+    /// The kernel's arrival stamp of the latest bytes read from the
+    /// stream, where it stamps them.
+    pub arrival: fn(&S) -> Option<u64>,
+    /// The run's time of an arrival stamp (pelt's clock now, without).
+    pub clock: C,
+    /// Where each event goes, with its gap since the stream's previous.
+    pub sink: K,
+}
+
+/// The type of "no events" (a login, a scenario's step, the fuzz target).
+pub(crate) type NoEvents<'a, S> = Events<'a, S, fn(Option<u64>) -> Nanos, fn(Nanos, Option<u64>)>;
+
+impl<S, C: Fn(Option<u64>) -> Nanos, K: FnMut(Nanos, Option<u64>)> Events<'_, S, C, K> {
+    /// The response `head` begins: its tap, if it is a stream.
+    fn start(&mut self, head: &ParsedHead) -> bool {
+        if let Some(tap) = self.tap.as_deref_mut() {
+            tap.active = false;
+        }
+        let framing = self.opts.forced().or(head.stream);
+        let streamed = (200..300).contains(&head.status) && head.framing != Framing::None;
+        let Some(framing) = framing.filter(|_| streamed) else {
+            return false;
+        };
+        match self.tap.as_deref_mut() {
+            Some(tap) => tap.restart(framing),
+            // Once per sender: its parser's buffers are kept from then on.
+            None => *self.tap = Some(Box::new(Tap::new(framing, self.opts))),
+        }
+        true
+    }
+
+    /// Body bytes arrived (`new_piece`: a transport chunk's first).
+    fn feed(&mut self, stream: &S, bytes: &[u8], new_piece: bool) {
+        if bytes.is_empty() {
+            return;
+        }
+        let at = (self.clock)((self.arrival)(stream));
+        if let Some(tap) = self.tap.as_deref_mut() {
+            tap.feed(bytes, new_piece, at, &mut self.sink);
+        }
+    }
+
+    /// The body ended.
+    fn finish(&mut self, stream: &S) {
+        let at = (self.clock)((self.arrival)(stream));
+        if let Some(tap) = self.tap.as_deref_mut() {
+            tap.finish(at, &mut self.sink);
+        }
+    }
 }
 
 /// What a caller wants copied out of the final response's head besides
@@ -103,15 +173,20 @@ pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
     copies: Copies<'_>,
+    mut events: Option<Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>>,
 ) -> Result<Response, Failure> {
     let mut copies = copies;
     let mut body = copies.body.take();
     if let Some(b) = &mut body {
         b.clear();
     }
+    if let Some(tap) = events.as_mut().and_then(|e| e.tap.as_deref_mut()) {
+        tap.active = false;
+    }
     let read = read_head(stream, buf, head_request, on_first_byte).await?;
     copies.take_from(&buf[..read.head.len], read.head.status);
-    read_body(stream, buf, read, body).await
+    let events = events.and_then(|mut e| e.start(&read.head).then_some(e));
+    read_body(stream, buf, read, body, events).await
 }
 
 /// A final response's head read into the buffer, and what came with it.
@@ -242,6 +317,7 @@ async fn read_body<S: AsyncRead + Unpin>(
     buf: &mut Vec<u8>,
     read: HeadRead,
     mut copy: Option<&mut Vec<u8>>,
+    mut events: Option<Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>>,
 ) -> Result<Response, Failure> {
     let HeadRead {
         head,
@@ -259,6 +335,9 @@ async fn read_body<S: AsyncRead + Unpin>(
             loop {
                 let take = (leftover.len() as u64).min(remaining);
                 keep(&mut copy, &leftover[..take as usize]);
+                if let Some(e) = &mut events {
+                    e.feed(stream, &leftover[..take as usize], true);
+                }
                 remaining -= take;
                 body_bytes += take;
                 if leftover.len() as u64 > take {
@@ -290,7 +369,19 @@ async fn read_body<S: AsyncRead + Unpin>(
         Framing::Chunked => {
             let mut decoder = ChunkedDecoder::default();
             loop {
-                match decoder.feed(leftover) {
+                let fed = match &mut events {
+                    Some(e) => {
+                        // The arrival of the read that holds the data.
+                        let at = (e.clock)((e.arrival)(stream));
+                        let Events { tap, sink, .. } = e;
+                        let tap = tap.as_deref_mut().expect("a started stream has its tap");
+                        decoder.feed(leftover, &mut |data, fresh| {
+                            tap.feed(data, fresh, at, sink)
+                        })
+                    }
+                    None => decoder.feed(leftover, &mut |_, _| {}),
+                };
+                match fed {
                     Ok(Some(used)) => {
                         keep(&mut copy, &leftover[..used]);
                         if used < leftover.len() {
@@ -324,11 +415,17 @@ async fn read_body<S: AsyncRead + Unpin>(
             reusable = false;
             body_bytes += leftover.len() as u64;
             keep(&mut copy, leftover);
+            if let Some(e) = &mut events {
+                e.feed(stream, leftover, true);
+            }
             loop {
                 match stream.read(buf).await {
                     Ok(0) => break,
                     Ok(n) => {
                         keep(&mut copy, &buf[..n]);
+                        if let Some(e) = &mut events {
+                            e.feed(stream, &buf[..n], true);
+                        }
                         bytes_in += n as u64;
                         body_bytes += n as u64;
                         if n == buf.len() {
@@ -348,6 +445,9 @@ async fn read_body<S: AsyncRead + Unpin>(
                 reusable = false;
             }
         }
+    }
+    if let Some(e) = &mut events {
+        e.finish(stream);
     }
     Ok(Response {
         status,
@@ -598,7 +698,7 @@ mod tests {
                     body: None,
                     ..Copies::default()
                 };
-                let r = read_response_copies(&mut client, &mut buf, false, || {}, copies)
+                let r = read_response_copies(&mut client, &mut buf, false, || {}, copies, None::<NoEvents<'_, _>>)
                     .await
                     .unwrap();
                 (r.body_bytes, server)

@@ -151,6 +151,11 @@ pub(crate) trait Runner {
     /// The first complete response's `Server` header, or `None` when it
     /// had none; either way the worker stops asking.
     fn note_server(&self, server: Option<String>);
+
+    /// A streamed response's event arrived `at` on sender `sender`'s
+    /// stream, `gap` after the stream's previous (none for its first):
+    /// counted in the second it arrived in.
+    fn record_event(&self, sender: usize, at: Nanos, gap: Option<u64>);
 }
 
 /// A worker's connections: how many are open (the live views' gauge),
@@ -312,4 +317,7 @@ pub(crate) struct Attempt {
     /// Whether it was lost that way but not sent again (its method is
     /// not idempotent).
     pub lost_on_reuse: bool,
+    /// A streamed response: its events so far (what a failure or the
+    /// response's end left).
+    pub stream: Option<pelt_core::stream::Tally>,
 }

@@ -406,7 +406,7 @@ impl Assertion {
             Latency::Service => (&s.total.service, "service time"),
             Latency::SendLag => (&s.total.send_lag, "send lag"),
             stream => {
-                let st = s.total.streams.as_deref();
+                let st = s.total.streamed.as_deref();
                 let (h, name) = match stream {
                     Latency::FirstEvent => (st.map(|t| &t.first_event), "time to first event"),
                     Latency::Gap => (st.map(|t| &t.gaps), "gap between events"),

@@ -82,6 +82,37 @@ pub enum LlmApi {
     Openai,
 }
 
+/// An OpenAI chat-completions request body that streams (`--llm
+/// openai`): `model`, one user message, `max_tokens`, `stream: true` and
+/// `stream_options.include_usage` (so the last chunk carries the
+/// server's token count). Serialised once, before the run.
+pub fn openai_chat_body(model: &str, prompt: &str, max_tokens: u32) -> Vec<u8> {
+    let body = serde_json::json!({
+        "model": model,
+        "messages": [{ "role": "user", "content": prompt }],
+        "max_tokens": max_tokens,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    serde_json::to_vec(&body).expect("a JSON value serialises")
+}
+
+/// A prompt of about `tokens` tokens (`--prompt-tokens`): common short
+/// words, each one token in the usual BPE vocabularies (GPT's, Llama's),
+/// so the input length is known without the model's tokenizer. The
+/// server's `usage.prompt_tokens` gives the exact count.
+pub fn generated_prompt(tokens: u32) -> String {
+    const WORDS: [&str; 8] = ["the", "cat", "sat", "on", "a", "mat", "and", "ran"];
+    let mut p = String::with_capacity(tokens as usize * 4);
+    for i in 0..tokens as usize {
+        if i > 0 {
+            p.push(' ');
+        }
+        p.push_str(WORDS[i % WORDS.len()]);
+    }
+    p
+}
+
 /// The default `--stall-gap`.
 pub const DEFAULT_STALL_GAP: Duration = Duration::from_secs(1);
 
@@ -350,9 +381,14 @@ impl StreamStats {
     /// Whether most complete streams of three events or more came in one
     /// burst: the `buffered_stream` warning.
     pub fn mostly_bursts(&self) -> bool {
+        self.bursts > 0 && self.bursts * 2 >= self.burstable()
+    }
+
+    /// Complete streams of [`BURST_MIN_EVENTS`] events or more: those
+    /// that could have come in one burst.
+    pub fn burstable(&self) -> u64 {
         let h = &self.events_per_stream;
-        let multi = h.len() - h.count_between(0, BURST_MIN_EVENTS - 1);
-        self.bursts > 0 && self.bursts * 2 >= multi
+        h.len() - h.count_between(0, BURST_MIN_EVENTS - 1)
     }
 }
 
@@ -392,6 +428,17 @@ mod tests {
         assert_eq!(s.first_event.len(), 3, "a cut stream's first event counts");
         s.reset();
         assert!(s.is_empty());
+    }
+
+    #[test]
+    fn the_openai_body_streams_and_asks_for_usage() {
+        let body = openai_chat_body("m", &generated_prompt(3), 16);
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["model"], "m");
+        assert_eq!(v["messages"][0]["content"], "the cat sat");
+        assert_eq!(v["max_tokens"], 16);
+        assert_eq!(v["stream"], true);
+        assert_eq!(v["stream_options"]["include_usage"], true);
     }
 
     #[test]

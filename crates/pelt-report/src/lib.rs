@@ -12,6 +12,7 @@ pub mod compare;
 mod csv;
 pub mod experiment;
 mod handshakes;
+mod streams;
 pub mod hdrlog;
 pub mod html;
 mod json;

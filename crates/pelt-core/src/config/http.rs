@@ -93,7 +93,7 @@ pub struct HttpOptions {
     /// streams (issue 38). Absent when left at its default (streams
     /// detected by `Content-Type`).
     #[serde(default, skip_serializing_if = "crate::stream::StreamOptions::is_default")]
-    pub stream: crate::stream::StreamOptions,
+    pub streamed: crate::stream::StreamOptions,
 }
 
 /// A simulated user's session: `--cookies` and `--login`.
@@ -291,7 +291,7 @@ impl Default for HttpOptions {
             tx_stamps: false,
             session: SessionOptions::default(),
             proxy: super::ProxyOptions::default(),
-            stream: crate::stream::StreamOptions::default(),
+            streamed: crate::stream::StreamOptions::default(),
         }
     }
 }

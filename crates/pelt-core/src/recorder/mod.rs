@@ -148,7 +148,7 @@ pub struct Recorder<C: Counter = u64> {
     /// Runs that met a streamed response (`--stream`, `--llm`, or a
     /// `Content-Type` that names a stream): its events and streams (see
     /// [`crate::stream`]); none in other runs.
-    pub streams: Option<Box<crate::stream::StreamStats>>,
+    pub streamed: Option<Box<crate::stream::StreamStats>>,
 }
 
 impl Default for Recorder {
@@ -219,7 +219,7 @@ impl<C: Counter> Recorder<C> {
             lag1: Lag1::default(),
             sends: SendGrid::default(),
             handshakes: None,
-            streams: None,
+            streamed: None,
         }
     }
 
@@ -336,14 +336,14 @@ impl<C: Counter> Recorder<C> {
 
     /// Records a stream's event (see [`crate::stream::StreamStats::record_event`]).
     pub fn record_event(&mut self, gap: Option<u64>, stall_gap: u64) {
-        self.streams
+        self.streamed
             .get_or_insert_default()
             .record_event(gap, stall_gap);
     }
 
     /// Records a stream that ended (see [`crate::stream::StreamStats::record_stream`]).
     pub fn record_stream(&mut self, start: Nanos, t: &crate::stream::Tally, complete: bool) {
-        self.streams
+        self.streamed
             .get_or_insert_default()
             .record_stream(start, t, complete);
     }
@@ -540,7 +540,7 @@ impl<C: Counter> Recorder<C> {
         if let Some(h) = &mut self.handshakes {
             h.reset();
         }
-        if let Some(s) = &mut self.streams {
+        if let Some(s) = &mut self.streamed {
             s.reset();
         }
     }
@@ -609,8 +609,8 @@ impl<C: Counter> Recorder<C> {
         if let Some(theirs) = &other.handshakes {
             self.handshakes.get_or_insert_default().merge(theirs);
         }
-        if let Some(theirs) = &other.streams {
-            self.streams.get_or_insert_default().merge(theirs);
+        if let Some(theirs) = &other.streamed {
+            self.streamed.get_or_insert_default().merge(theirs);
         }
     }
 }

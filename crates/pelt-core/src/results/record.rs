@@ -87,7 +87,7 @@ pub(super) struct IntervalRecord {
     /// Runs that met a streamed response: its figures (absent otherwise,
     /// and in files from before streams).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    streams: Option<StreamsRecord>,
+    streamed: Option<StreamsRecord>,
     /// HdrHistogram V2 + deflate, base64: response, service, send_lag,
     /// ttfb, connect, tls.
     histograms: [String; 6],
@@ -323,7 +323,7 @@ impl IntervalRecord {
                 }
                 None => None,
             },
-            streams: match r.streams.as_deref().filter(|s| !s.is_empty()) {
+            streamed: match r.streamed.as_deref().filter(|s| !s.is_empty()) {
                 Some(s) => {
                     let [a, b, c, d, e] = s.histograms();
                     Some(StreamsRecord {
@@ -365,10 +365,10 @@ impl IntervalRecord {
                 times: [decode(&a)?, decode(&b)?, decode(&c)?],
             }));
         }
-        if let Some(StreamsRecord { counts, histograms }) = self.streams {
+        if let Some(StreamsRecord { counts, histograms }) = self.streamed {
             let [streams, events, stalls, bursts, tokens, usage_counted] = counts;
             let [a, b, c, d, e] = histograms;
-            r.streams = Some(Box::new(crate::stream::StreamStats {
+            r.streamed = Some(Box::new(crate::stream::StreamStats {
                 first_event: decode(&a)?,
                 gaps: decode(&b)?,
                 mean_gap: decode(&c)?,
@@ -563,7 +563,7 @@ mod tests {
         use crate::stream::Tally;
         let mut r = Recorder::new();
         let json = serde_json::to_string(&IntervalRecord::from_recorder(1, &r).unwrap()).unwrap();
-        assert!(!json.contains("streams"), "{json}");
+        assert!(!json.contains("streamed"), "{json}");
         let mut t = Tally::default();
         for at in [300_000_000, 350_000_000, 400_000_000] {
             let gap = t.event(at, 1_000_000_000);
@@ -575,7 +575,7 @@ mod tests {
         let back: IntervalRecord = serde_json::from_str(&json).unwrap();
         let mut back = back.into_recorder().unwrap();
         back.merge(&r);
-        let s = back.streams.as_ref().unwrap();
+        let s = back.streamed.as_ref().unwrap();
         assert_eq!((s.streams, s.events, s.tokens, s.usage_counted), (2, 6, 8, 2));
         assert_eq!(s.gaps.len(), 4);
         assert_eq!(s.events_per_stream.max(), 3);

@@ -181,8 +181,8 @@ impl IntervalRow {
             max_ns: if h.is_empty() { 0 } else { h.max() },
             offered: None,
             active_connections: None,
-            events: r.streams.as_ref().map(|s| s.events),
-            stalls: r.streams.as_ref().map(|s| s.stalls),
+            events: r.streamed.as_ref().map(|s| s.events),
+            stalls: r.streamed.as_ref().map(|s| s.stalls),
         }
     }
 }
@@ -750,6 +750,12 @@ impl RunSummary {
             w.push(Warning::ClientResources {
                 resource,
                 example: e.message.clone(),
+            });
+        }
+        if let Some(st) = self.total.streamed.as_deref().filter(|st| st.mostly_bursts()) {
+            w.push(Warning::BufferedStream {
+                bursts: st.bursts,
+                streams: st.burstable(),
             });
         }
         let (segments, retransmitted) = (self.total.tcp_segs_out, self.total.tcp_retrans);

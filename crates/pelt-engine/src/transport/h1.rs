@@ -334,7 +334,7 @@ impl H1Sender {
         let sink = |at, gap| w.record_event(sender, at, gap);
         let events = Some(Events {
             tap: &mut self.events,
-            opts: &plan.http.stream,
+            opts: &plan.http.streamed,
             arrival: |s: &Stream| s.stamps().map(|(_, last)| last),
             clock,
             sink,

@@ -240,7 +240,7 @@ impl<S: Streams> StreamSender<S> {
         });
         // A target's streamed response is read as a stream (a step's is
         // not yet): `--stream`/`--llm`, or a 2xx whose type names one.
-        let framing = plan.http.stream.forced().or_else(|| {
+        let framing = plan.http.streamed.forced().or_else(|| {
             response
                 .headers()
                 .get(http::header::CONTENT_TYPE)
@@ -255,7 +255,7 @@ impl<S: Streams> StreamSender<S> {
                 // Once per sender: its parser's buffers are kept from then on.
                 None => &mut **self
                     .events
-                    .insert(Box::new(Tap::new(framing, &plan.http.stream))),
+                    .insert(Box::new(Tap::new(framing, &plan.http.streamed))),
             }),
             None => None,
         };

@@ -122,7 +122,7 @@ impl Worker {
     /// is recorded as a stream, and one whose end marker never came
     /// (`--llm`'s `[DONE]`) was cut short.
     fn end_stream(&self, sample: &mut Sample, tally: &pelt_core::stream::Tally) {
-        let needs_end = self.plan.http.stream.llm.is_some();
+        let needs_end = self.plan.http.streamed.llm.is_some();
         if sample.error.is_none() && needs_end && !tally.ended {
             let events = tally.events;
             self.fail(sample, ErrorKind::StreamCut, || {

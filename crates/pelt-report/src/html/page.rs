@@ -181,6 +181,42 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
                 }),
         );
     }
+    if runs.iter().any(|r| r.summary.total.streamed.is_some()) {
+        // Issue 38: streamed responses, from JSON's `streamed`.
+        group_row(o, "Streamed responses", n);
+        html_row(
+            o,
+            "streams and events (framing)",
+            runs.iter().map(|r| match crate::streams::of(r.summary) {
+                Some(st) => esc(&format!("{}: {}", st.framing, st.counts_line())),
+                None => "<span class=\"none\">no streams</span>".to_string(),
+            }),
+        );
+        let [first, gaps, mean, duration] = crate::streams::of(
+            runs.iter()
+                .find(|r| r.summary.total.streamed.is_some())
+                .expect("one run has streams")
+                .summary,
+        )
+        .expect("it has streams")
+        .measures()
+        .map(|m| (m.key, m.words));
+        for (key, words) in [first, gaps, mean, duration] {
+            for (stat, label) in [
+                ("percentiles_s.p50", "p50"),
+                ("percentiles_s.p99", "p99"),
+                ("max_s", "max"),
+            ] {
+                num_row(
+                    o,
+                    &format!("{words}: {label}"),
+                    jsons,
+                    &move |_| format!("streamed.{key}.{stat}"),
+                    Fmt::Seconds,
+                );
+            }
+        }
+    }
     let rate_runs = runs.iter().filter(|r| r.summary.is_rate_mode()).count();
     let latency_title = if rate_runs == n {
         "Latency: response time (from each request's scheduled send)"

@@ -409,6 +409,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub proxy: ProxyArgs,
 
+    /// Streamed responses: --stream, --stall-gap, --llm.
+    #[command(flatten)]
+    pub streamed: super::StreamArgs,
+
     /// Watching the run live: --tui, --metrics, --dashboard.
     #[command(flatten)]
     pub live: LiveArgs,

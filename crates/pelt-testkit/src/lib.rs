@@ -28,6 +28,7 @@ pub mod ports;
 pub mod postgres;
 pub mod process;
 pub mod prometheus;
+pub mod streams;
 #[cfg(feature = "pelt")]
 pub mod schema;
 pub mod tinyproxy;

@@ -1,0 +1,248 @@
+//! Streamed responses measured as streams (issue 38), against real
+//! servers: server-sent events from sse-starlette, NDJSON and an
+//! OpenAI-compatible streaming endpoint on uvicorn (pelt-testkit's
+//! `StreamServer`), each pacing its events at times the request sets, and
+//! nginx in front with its buffering off and on. The pacing is the truth;
+//! the server's log (streams and events sent) the witness. Bounds are
+//! what the pacing guarantees on a busy machine (an event never arrives
+//! before the server sends it; counts are exact), not how close a quiet
+//! machine comes.
+
+use pelt_testkit::nginx::Nginx;
+use pelt_testkit::pelt::{count, number, run_json, run_json_nothing_succeeded, warned};
+use pelt_testkit::streams::StreamServer;
+use serde_json::Value;
+
+fn streamed(r: &Value) -> &Value {
+    let s = &r["streamed"];
+    assert!(s.is_object(), "no streamed figures: {}", r["error_examples"]);
+    s
+}
+
+/// Seconds of one of a stream latency's figures (`min_s`, `max_s`, or a
+/// percentile like `p50`).
+fn secs(s: &Value, measure: &str, figure: &str) -> f64 {
+    let m = &s[measure];
+    match figure.strip_prefix('p') {
+        Some(_) if figure != "p" => number(&m["percentiles_s"][figure]),
+        _ => number(&m[figure]),
+    }
+}
+
+#[test]
+fn sse_first_event_gaps_and_counts_follow_the_servers_pacing() {
+    let server = StreamServer::start();
+    // 10 events: the first 300 ms after the request, then every 50 ms.
+    let url = server.url("/sse?first_ms=300&gap_ms=50&events=10");
+    let r = run_json(&["run", &url, "-c", "2", "-n", "6"]);
+    let s = streamed(&r);
+    assert_eq!(s["framing"], "by Content-Type");
+    assert_eq!(count(&s["streams"]), 6);
+    assert_eq!(count(&s["events"]), 60);
+    assert_eq!(count(&s["events_per_stream"]["max"]), 10);
+    assert_eq!(count(&s["stream_cut"]), 0);
+    // No event arrives before the server sends it.
+    assert!(secs(s, "first_event", "min_s") >= 0.300, "{s}");
+    assert_eq!(count(&s["gaps"]["count"]), 54, "every gap, once");
+    assert_eq!(count(&s["mean_gap"]["count"]), 6, "one mean gap per stream");
+    // The last event is 450 ms after the first by the server's clock; the
+    // whole stream no sooner than 750 ms after its request went out.
+    assert!(number(&r["latency"]["service_time"]["min_s"]) >= 0.750);
+    // The timeline's events add up to the total.
+    let timeline: u64 = r["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["events"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(timeline, 60);
+    assert!(!warned(&r, "buffered_stream"), "{}", r["warnings"]);
+    // The witness: six streams of ten events, each ended by the server.
+    let sent = server.sent(6);
+    assert_eq!(sent.len(), 6);
+    assert!(sent.iter().all(|s| s.events == 10 && s.ended), "{sent:?}");
+}
+
+#[test]
+fn ndjson_lines_are_events_and_stream_forces_a_framing() {
+    let server = StreamServer::start();
+    let url = server.url("/ndjson?first_ms=20&gap_ms=10&events=5");
+    let r = run_json(&["run", &url, "-c", "1", "-n", "3"]);
+    let s = streamed(&r);
+    assert_eq!((count(&s["streams"]), count(&s["events"])), (3, 15));
+    // Forced: the same body read as SSE has no events (no data: field),
+    // read as lines has five per stream whatever its type says.
+    let r = run_json(&["run", &url, "-c", "1", "-n", "2", "--stream", "lines"]);
+    assert_eq!(streamed(&r)["framing"], "lines");
+    assert_eq!(count(&streamed(&r)["events"]), 10);
+    let r = run_json(&["run", &url, "-c", "1", "-n", "2", "--stream", "sse"]);
+    assert_eq!(count(&streamed(&r)["events"]), 0);
+    assert_eq!(count(&streamed(&r)["streams"]), 2);
+}
+
+#[test]
+fn a_gap_over_the_stall_gap_is_a_stall() {
+    let server = StreamServer::start();
+    // Five events 20 ms apart, but 1.2 s between the third and fourth.
+    let url = server.url("/sse?gap_ms=20&events=5&stall_ms=1200&stall_after=2");
+    let r = run_json(&["run", &url, "-n", "1", "--stall-gap", "1s"]);
+    let s = streamed(&r);
+    assert_eq!(count(&s["events"]), 5);
+    assert!(count(&s["stalls"]) >= 1, "{s}");
+    assert!(secs(s, "gaps", "max_s") >= 1.2, "{s}");
+    let stalls: u64 = r["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["stalls"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(stalls, count(&s["stalls"]), "the timeline shows it");
+}
+
+#[test]
+fn a_stream_cut_short_fails_as_stream_cut() {
+    let server = StreamServer::start();
+    let url = server.url("/sse?gap_ms=10&events=3&cut=1");
+    let r = run_json_nothing_succeeded(&["run", &url, "-c", "1", "-n", "2"]);
+    assert_eq!(count(&r["failures"]["stream_cut"]), 2, "{}", r["failures"]);
+    let s = streamed(&r);
+    assert_eq!(count(&s["stream_cut"]), 2);
+    assert_eq!(count(&s["streams"]), 0, "a cut stream is not complete");
+    // Its events arrived and count; its first event too.
+    assert_eq!(count(&s["events"]), 6);
+    assert_eq!(count(&s["first_event"]["count"]), 2);
+    let sent = server.sent(2);
+    assert!(sent.iter().all(|s| s.events == 3 && !s.ended), "{sent:?}");
+}
+
+#[test]
+fn llm_openai_ttft_itl_and_tokens_from_usage() {
+    let server = StreamServer::start();
+    let url = server.url("/v1/chat/completions?first_ms=300&gap_ms=20");
+    let r = run_json(&[
+        "run",
+        &url,
+        "--llm",
+        "openai",
+        "--model",
+        "test",
+        "--prompt-tokens",
+        "10",
+        "--max-tokens",
+        "8",
+        "-c",
+        "1",
+        "-n",
+        "3",
+    ]);
+    let s = streamed(&r);
+    assert_eq!(s["llm"], true);
+    assert_eq!(count(&s["streams"]), 3);
+    // The role chunk, the finish chunk and the usage chunk are no tokens.
+    assert_eq!(count(&s["events"]), 24);
+    assert_eq!(count(&s["tokens"]["output"]), 24);
+    assert_eq!(s["tokens"]["counted_by"], "usage");
+    assert!(secs(s, "first_event", "min_s") >= 0.300, "{s}");
+    assert_eq!(count(&s["gaps"]["count"]), 21);
+    // The request was the chat body, POSTed as JSON.
+    let t = &r["config"]["targets"][0];
+    assert_eq!(t["method"], "POST");
+    assert_eq!(r["config"]["http"]["streamed"]["llm"], "openai");
+    let sent = server.sent(3);
+    assert!(sent.iter().all(|s| s.events == 8 && s.ended), "{sent:?}");
+}
+
+#[test]
+fn an_llm_stream_without_done_is_cut_short() {
+    let server = StreamServer::start();
+    let url = server.url("/v1/chat/completions?gap_ms=5&done=0");
+    let r = run_json_nothing_succeeded(&[
+        "run",
+        &url,
+        "--llm",
+        "openai",
+        "--model",
+        "test",
+        "--prompt",
+        "hi",
+        "--max-tokens",
+        "4",
+        "-n",
+        "2",
+    ]);
+    assert_eq!(count(&r["failures"]["stream_cut"]), 2, "{}", r["failures"]);
+    assert!(r["error_examples"].to_string().contains("[DONE]"));
+}
+
+#[test]
+fn rate_mode_times_the_first_event_from_the_intended_start() {
+    let server = StreamServer::start();
+    // One connection, six streams of at least 310 ms offered at 10/s:
+    // the sixth is due at 0.5 s but cannot start before ~1.55 s, so its
+    // first event is at least 1.35 s after it was due.
+    let url = server.url("/sse?first_ms=300&gap_ms=10&events=2");
+    let r = run_json(&["run", &url, "--rate", "10", "-n", "6", "-c", "1"]);
+    let s = streamed(&r);
+    assert_eq!(count(&s["streams"]), 6);
+    assert!(secs(s, "first_event", "max_s") >= 1.3, "{s}");
+    // From the same start as response time, so never past it.
+    assert!(
+        secs(s, "first_event", "max_s") <= number(&r["latency"]["response_time"]["max_s"]),
+        "{s}"
+    );
+}
+
+/// nginx in front: with `proxy_buffering off` events pass as sent (no
+/// burst); with it on (and sse-starlette's `X-Accel-Buffering: no`
+/// ignored) over an HTTP/1.0 upstream (a body to the close: nginx 1.22
+/// forwards a chunked upstream's pieces as they come even when
+/// buffering, seen here) nginx holds the small events until the stream
+/// ends, and the report says the stream was buffered.
+#[test]
+fn nginx_buffering_makes_a_burst_and_the_report_says_so() {
+    let server = StreamServer::start();
+    let upstream = format!("http://127.0.0.1:{}", server.port());
+    let nginx = Nginx::start(&format!(
+        "location /off/ {{ proxy_pass {upstream}/; proxy_http_version 1.1; proxy_buffering off; }}\n\
+         location /on/ {{ proxy_pass {upstream}/; proxy_http_version 1.0; proxy_buffering on; \
+         proxy_ignore_headers X-Accel-Buffering; }}\n"
+    ));
+    let pacing = "sse?first_ms=50&gap_ms=30&events=10";
+    let off = run_json(&["run", &nginx.url(&format!("/off/{pacing}")), "-c", "2", "-n", "6"]);
+    let s = streamed(&off);
+    assert_eq!((count(&s["streams"]), count(&s["events"])), (6, 60));
+    assert!(secs(s, "first_event", "min_s") >= 0.050, "{s}");
+    assert!(!warned(&off, "buffered_stream"), "{}", off["warnings"]);
+    let on = run_json(&["run", &nginx.url(&format!("/on/{pacing}")), "-c", "2", "-n", "6"]);
+    let s = streamed(&on);
+    assert_eq!((count(&s["streams"]), count(&s["events"])), (6, 60));
+    // Held until the last event was sent, 320 ms in.
+    assert!(secs(s, "first_event", "min_s") >= 0.320, "{s}");
+    assert!(count(&s["bursts"]) >= 3, "{s}");
+    assert!(warned(&on, "buffered_stream"), "{}", on["warnings"]);
+    assert_eq!(server.sent(12).len(), 12);
+}
+
+#[test]
+fn bad_stream_flags_are_refused_with_a_fix() {
+    let url = "http://127.0.0.1:9/v1/chat/completions";
+    for (args, says) in [
+        (vec!["--llm", "openai", "--prompt", "hi"], "--model"),
+        (vec!["--llm", "openai", "--model", "m"], "--prompt"),
+        (
+            vec!["--llm", "openai", "--model", "m", "--prompt", "x", "--stream", "lines"],
+            "--stream sse",
+        ),
+        (vec!["--stall-gap", "0s"], "more than 0"),
+    ] {
+        let out = pelt_testkit::pelt::pelt()
+            .arg("run")
+            .arg(url)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

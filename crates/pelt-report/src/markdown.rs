@@ -98,7 +98,12 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         )?;
     }
     if let Some(st) = crate::streams::of(s) {
-        writeln!(o, "| streamed responses ({}) | {} |", st.framing, st.counts_line())?;
+        writeln!(
+            o,
+            "| streamed responses ({}) | {} |",
+            st.framing,
+            st.counts_line()
+        )?;
         for m in st.measures() {
             let h = m.hist;
             let at = |p: f64| human_ns(pelt_core::rank::percentile(h, p)).to_string();

@@ -28,9 +28,9 @@ pub mod ports;
 pub mod postgres;
 pub mod process;
 pub mod prometheus;
-pub mod streams;
 #[cfg(feature = "pelt")]
 pub mod schema;
+pub mod streams;
 pub mod tinyproxy;
 pub mod tmux;
 

@@ -56,7 +56,9 @@ impl StreamServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start the stream server (scripts/test installs uvicorn, sse-starlette, fastapi)");
+            .expect(
+                "start the stream server (scripts/test installs uvicorn, sse-starlette, fastapi)",
+            );
         let stdin = child.stdin.take().expect("piped");
         let port = crate::process::announced_port(
             &mut child,

@@ -15,7 +15,11 @@ use serde_json::Value;
 
 fn streamed(r: &Value) -> &Value {
     let s = &r["streamed"];
-    assert!(s.is_object(), "no streamed figures: {}", r["error_examples"]);
+    assert!(
+        s.is_object(),
+        "no streamed figures: {}",
+        r["error_examples"]
+    );
     s
 }
 
@@ -208,12 +212,26 @@ fn nginx_buffering_makes_a_burst_and_the_report_says_so() {
          proxy_ignore_headers X-Accel-Buffering; }}\n"
     ));
     let pacing = "sse?first_ms=50&gap_ms=30&events=10";
-    let off = run_json(&["run", &nginx.url(&format!("/off/{pacing}")), "-c", "2", "-n", "6"]);
+    let off = run_json(&[
+        "run",
+        &nginx.url(&format!("/off/{pacing}")),
+        "-c",
+        "2",
+        "-n",
+        "6",
+    ]);
     let s = streamed(&off);
     assert_eq!((count(&s["streams"]), count(&s["events"])), (6, 60));
     assert!(secs(s, "first_event", "min_s") >= 0.050, "{s}");
     assert!(!warned(&off, "buffered_stream"), "{}", off["warnings"]);
-    let on = run_json(&["run", &nginx.url(&format!("/on/{pacing}")), "-c", "2", "-n", "6"]);
+    let on = run_json(&[
+        "run",
+        &nginx.url(&format!("/on/{pacing}")),
+        "-c",
+        "2",
+        "-n",
+        "6",
+    ]);
     let s = streamed(&on);
     assert_eq!((count(&s["streams"]), count(&s["events"])), (6, 60));
     // Held until the last event was sent, 320 ms in.
@@ -230,7 +248,9 @@ fn bad_stream_flags_are_refused_with_a_fix() {
         (vec!["--llm", "openai", "--prompt", "hi"], "--model"),
         (vec!["--llm", "openai", "--model", "m"], "--prompt"),
         (
-            vec!["--llm", "openai", "--model", "m", "--prompt", "x", "--stream", "lines"],
+            vec![
+                "--llm", "openai", "--model", "m", "--prompt", "x", "--stream", "lines",
+            ],
             "--stream sse",
         ),
         (vec!["--stall-gap", "0s"], "more than 0"),

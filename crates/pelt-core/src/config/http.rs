@@ -92,7 +92,10 @@ pub struct HttpOptions {
     /// `--stream`, `--stall-gap`, `--llm`: streamed responses measured as
     /// streams (issue 38). Absent when left at its default (streams
     /// detected by `Content-Type`).
-    #[serde(default, skip_serializing_if = "crate::stream::StreamOptions::is_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::stream::StreamOptions::is_default"
+    )]
     pub streamed: crate::stream::StreamOptions,
 }
 

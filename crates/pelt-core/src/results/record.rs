@@ -576,7 +576,10 @@ mod tests {
         let mut back = back.into_recorder().unwrap();
         back.merge(&r);
         let s = back.streamed.as_ref().unwrap();
-        assert_eq!((s.streams, s.events, s.tokens, s.usage_counted), (2, 6, 8, 2));
+        assert_eq!(
+            (s.streams, s.events, s.tokens, s.usage_counted),
+            (2, 6, 8, 2)
+        );
         assert_eq!(s.gaps.len(), 4);
         assert_eq!(s.events_per_stream.max(), 3);
     }

@@ -752,7 +752,12 @@ impl RunSummary {
                 example: e.message.clone(),
             });
         }
-        if let Some(st) = self.total.streamed.as_deref().filter(|st| st.mostly_bursts()) {
+        if let Some(st) = self
+            .total
+            .streamed
+            .as_deref()
+            .filter(|st| st.mostly_bursts())
+        {
             w.push(Warning::BufferedStream {
                 bursts: st.bursts,
                 streams: st.burstable(),

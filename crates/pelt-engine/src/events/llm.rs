@@ -176,7 +176,9 @@ mod tests {
         assert_eq!(r(" [DONE] "), Chunk::Done);
         // The first chunk's role and empty content: no token.
         assert_eq!(
-            r(r#"{"id":"x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#),
+            r(
+                r#"{"id":"x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#
+            ),
             Chunk::Other
         );
         assert_eq!(
@@ -188,16 +190,26 @@ mod tests {
             Chunk::Token { usage: None }
         );
         assert_eq!(
-            r(r#"{"choices":[{"text":"x","index":0}],"usage":{"prompt_tokens":3,"completion_tokens":9}}"#),
+            r(
+                r#"{"choices":[{"text":"x","index":0}],"usage":{"prompt_tokens":3,"completion_tokens":9}}"#
+            ),
             Chunk::Token { usage: Some(9) }
         );
         assert_eq!(
-            r(r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":12,"total_tokens":15}}"#),
+            r(
+                r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":12,"total_tokens":15}}"#
+            ),
             Chunk::Usage(12)
         );
-        assert_eq!(r(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#), Chunk::Other);
+        assert_eq!(
+            r(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#),
+            Chunk::Other
+        );
         assert_eq!(r(r#"{"choices":null,"usage":null}"#), Chunk::Other);
         assert_eq!(r("not json"), Chunk::Other);
-        assert_eq!(r(r#"{"choices":[{"delta":{"content":["odd"]}}]}"#), Chunk::Other);
+        assert_eq!(
+            r(r#"{"choices":[{"delta":{"content":["odd"]}}]}"#),
+            Chunk::Other
+        );
     }
 }

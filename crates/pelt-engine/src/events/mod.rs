@@ -207,7 +207,9 @@ mod tests {
     fn lines_and_chunks_are_counted_with_their_gaps() {
         let mut tap = Tap::new(Framing::Lines, &opts());
         let mut gaps = Vec::new();
-        tap.feed(b"{\"a\":1}\r\n\n{\"a\"", true, 10 * MS, &mut |_, g| gaps.push(g));
+        tap.feed(b"{\"a\":1}\r\n\n{\"a\"", true, 10 * MS, &mut |_, g| {
+            gaps.push(g)
+        });
         tap.feed(b":2}\n{\"a\":3}", true, 250 * MS, &mut |_, g| gaps.push(g));
         tap.finish(260 * MS, &mut |_, g| gaps.push(g));
         assert_eq!(gaps, [None, Some(240 * MS), Some(10 * MS)]);
@@ -236,7 +238,9 @@ mod tests {
 
     #[test]
     fn fuzz_entry_holds_on_samples() {
-        fuzz_events(b"\x05data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n");
+        fuzz_events(
+            b"\x05data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n",
+        );
         fuzz_events(b"\x00");
         fuzz_events(b"");
         fuzz_events(b"\xffa\nb\r\nc");

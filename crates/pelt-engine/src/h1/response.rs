@@ -54,7 +54,15 @@ pub async fn read_response_location<S: AsyncRead + Unpin>(
         location: Some(location),
         ..Copies::default()
     };
-    read_response_copies(stream, buf, head_request, on_first_byte, copies, None::<NoEvents<'_, S>>).await
+    read_response_copies(
+        stream,
+        buf,
+        head_request,
+        on_first_byte,
+        copies,
+        None::<NoEvents<'_, S>>,
+    )
+    .await
 }
 
 /// A streamed response's events, read as its body arrives (`--stream`,
@@ -173,7 +181,9 @@ pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
     copies: Copies<'_>,
-    mut events: Option<Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>>,
+    mut events: Option<
+        Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>,
+    >,
 ) -> Result<Response, Failure> {
     let mut copies = copies;
     let mut body = copies.body.take();
@@ -317,7 +327,9 @@ async fn read_body<S: AsyncRead + Unpin>(
     buf: &mut Vec<u8>,
     read: HeadRead,
     mut copy: Option<&mut Vec<u8>>,
-    mut events: Option<Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>>,
+    mut events: Option<
+        Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>,
+    >,
 ) -> Result<Response, Failure> {
     let HeadRead {
         head,
@@ -375,9 +387,7 @@ async fn read_body<S: AsyncRead + Unpin>(
                         let at = (e.clock)((e.arrival)(stream));
                         let Events { tap, sink, .. } = e;
                         let tap = tap.as_deref_mut().expect("a started stream has its tap");
-                        decoder.feed(leftover, &mut |data, fresh| {
-                            tap.feed(data, fresh, at, sink)
-                        })
+                        decoder.feed(leftover, &mut |data, fresh| tap.feed(data, fresh, at, sink))
                     }
                     None => decoder.feed(leftover, &mut |_, _| {}),
                 };
@@ -675,6 +685,93 @@ mod tests {
         }
     }
 
+    /// Issue 38: a streamed body's events are cut as it arrives, whatever
+    /// its framing (chunked, by length, to the close) and wherever the
+    /// reads split it; a type that names no stream is no stream unless
+    /// `--stream` says so, and an error status never is one.
+    #[test]
+    fn streamed_bodies_give_their_events_in_any_framing_and_split() {
+        use pelt_core::stream::{Framing, StreamOptions};
+        let body = "data: a\r\n\r\n: ping\n\ndata: b\ndata: c\n\nevent: x\ndata: d\n\n";
+        let sse = "Content-Type: text/event-stream; charset=utf-8";
+        let mut chunked = format!("HTTP/1.1 200 OK\r\n{sse}\r\nTransfer-Encoding: chunked\r\n\r\n");
+        for piece in body.as_bytes().chunks(7) {
+            chunked.push_str(&format!(
+                "{:x}\r\n{}\r\n",
+                piece.len(),
+                std::str::from_utf8(piece).unwrap()
+            ));
+        }
+        chunked.push_str("0\r\n\r\n");
+        let length = format!(
+            "HTTP/1.1 200 OK\r\n{sse}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let close = format!("HTTP/1.1 200 OK\r\n{sse}\r\nConnection: close\r\n\r\n{body}");
+        let plain = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let error = format!(
+            "HTTP/1.1 503 No\r\n{sse}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let rt = rt();
+        let events = |wire: &str, split: usize, opts: &StreamOptions| {
+            let mut tap = None;
+            let mut seen = 0u64;
+            let data = wire.as_bytes().to_vec();
+            let r = rt.block_on(async {
+                let (mut client, mut server) = tokio::io::duplex(64 * 1024);
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    for chunk in data.chunks(split) {
+                        server.write_all(chunk).await.unwrap();
+                        tokio::task::yield_now().await;
+                    }
+                });
+                let events = Events {
+                    tap: &mut tap,
+                    opts,
+                    arrival: |_: &tokio::io::DuplexStream| None,
+                    clock: |_| 1,
+                    sink: |_, _| seen += 1,
+                };
+                let mut buf = vec![0u8; crate::h1::FIRST_READ_BUF];
+                read_response_copies(
+                    &mut client,
+                    &mut buf,
+                    false,
+                    || {},
+                    Copies::default(),
+                    Some(events),
+                )
+                .await
+            });
+            r.unwrap();
+            let active = tap.as_ref().is_some_and(|t| t.active);
+            (active, seen, tap.map_or(0, |t| t.tally.events))
+        };
+        let auto = StreamOptions::default();
+        for split in [1, 2, 3, 5, 8, 13, 1000] {
+            for wire in [&chunked, &length, &close] {
+                assert_eq!(
+                    events(wire, split, &auto),
+                    (true, 3, 3),
+                    "split {split}: {wire}"
+                );
+            }
+            assert_eq!(events(&plain, split, &auto).0, false);
+            assert_eq!(events(&error, split, &auto).0, false, "a 503 is no stream");
+            let lines = StreamOptions {
+                framing: Some(Framing::Lines),
+                ..StreamOptions::default()
+            };
+            // Six non-blank lines.
+            assert_eq!(events(&plain, split, &lines), (true, 6, 6), "split {split}");
+        }
+    }
+
     /// The `Server` header is taken from the final response's head,
     /// however its name is cased, past a 100 Continue and a body that
     /// spans reads; a response without one gives `None`.
@@ -698,9 +795,16 @@ mod tests {
                     body: None,
                     ..Copies::default()
                 };
-                let r = read_response_copies(&mut client, &mut buf, false, || {}, copies, None::<NoEvents<'_, _>>)
-                    .await
-                    .unwrap();
+                let r = read_response_copies(
+                    &mut client,
+                    &mut buf,
+                    false,
+                    || {},
+                    copies,
+                    None::<NoEvents<'_, _>>,
+                )
+                .await
+                .unwrap();
                 (r.body_bytes, server)
             })
         };

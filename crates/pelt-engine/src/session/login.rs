@@ -134,9 +134,16 @@ async fn login_one(login: &Login) -> Result<Jar, String> {
             body: Some(&mut answer.body),
             ..Copies::default()
         };
-        let response = read_response_copies(&mut stream, &mut buf, login.head, || {}, copies, None::<NoEvents<'_, _>>)
-            .await
-            .map_err(|f| format!("{}: {}", login.name, f.detail))?;
+        let response = read_response_copies(
+            &mut stream,
+            &mut buf,
+            login.head,
+            || {},
+            copies,
+            None::<NoEvents<'_, _>>,
+        )
+        .await
+        .map_err(|f| format!("{}: {}", login.name, f.detail))?;
         answer.status = response.status;
         Ok::<_, String>(answer)
     };

@@ -517,7 +517,8 @@ async fn send_on(
                 server: None,
                 body: None,
             };
-            let r = read_response_copies(stream, buf, head, || {}, copies, None::<NoEvents<'_, _>>).await;
+            let r = read_response_copies(stream, buf, head, || {}, copies, None::<NoEvents<'_, _>>)
+                .await;
             if r.is_ok() {
                 jar.absorb(response_head, &url);
             }

@@ -11,13 +11,13 @@
 
 use super::redirect::{location_of, Redirects};
 use super::{Attempt, Outgoing, Runner};
+use crate::events::Tap;
 use crate::outcome::{is_redirect, Failure, Refused, Response};
 use crate::parts::{field_size, header_block_size, write_head, PreparedParts};
-use crate::events::Tap;
 use crate::plan::RunPlan;
-use pelt_core::stream::Framing;
 use crate::session::{jar::cookie_url, Jar};
 use bytes::Bytes;
+use pelt_core::stream::Framing;
 use pelt_core::{ErrorKind, Scheme};
 use std::borrow::Cow;
 

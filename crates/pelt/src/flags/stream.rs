@@ -46,7 +46,12 @@ pub struct StreamArgs {
     pub model: Option<String>,
 
     /// --llm: the user message sent.
-    #[arg(long = "prompt", value_name = "TEXT", requires = "llm", conflicts_with = "prompt_tokens")]
+    #[arg(
+        long = "prompt",
+        value_name = "TEXT",
+        requires = "llm",
+        conflicts_with = "prompt_tokens"
+    )]
     pub prompt: Option<String>,
 
     /// --llm: a generated user message of about N tokens (common words of
@@ -88,7 +93,8 @@ impl StreamArgs {
         let llm = self.llm.map(|LlmArg::Openai| LlmApi::Openai);
         if llm.is_some() && framing.is_some_and(|f| f != Framing::Sse) {
             return Err(UserError(
-                "--llm openai reads server-sent events: drop --stream, or make it --stream sse".into(),
+                "--llm openai reads server-sent events: drop --stream, or make it --stream sse"
+                    .into(),
             ));
         }
         let mut opts = StreamOptions {
@@ -132,17 +138,16 @@ impl StreamArgs {
                     .into(),
             )
         })?;
-        let prompt = match (&self.prompt, self.prompt_tokens) {
-            (Some(p), _) => p.clone(),
-            (None, Some(n)) => pelt_core::stream::generated_prompt(n),
-            (None, None) => {
-                return Err(UserError(
+        let prompt =
+            match (&self.prompt, self.prompt_tokens) {
+                (Some(p), _) => p.clone(),
+                (None, Some(n)) => pelt_core::stream::generated_prompt(n),
+                (None, None) => return Err(UserError(
                     "--llm openai needs a prompt: add --prompt TEXT or --prompt-tokens N, or give \
                      the whole request with --body"
                         .into(),
-                ))
-            }
-        };
+                )),
+            };
         Ok(pelt_core::stream::openai_chat_body(
             model,
             &prompt,

@@ -8,7 +8,8 @@
 //! before the server sends it; counts are exact), not how close a quiet
 //! machine comes.
 
-use pelt_testkit::nginx::Nginx;
+use pelt_testkit::caddy::Caddy;
+use pelt_testkit::nginx::{self_signed_cert, Nginx};
 use pelt_testkit::pelt::{count, number, run_json, run_json_nothing_succeeded, warned};
 use pelt_testkit::streams::StreamServer;
 use serde_json::Value;
@@ -239,6 +240,71 @@ fn nginx_buffering_makes_a_burst_and_the_report_says_so() {
     assert!(count(&s["bursts"]) >= 3, "{s}");
     assert!(warned(&on, "buffered_stream"), "{}", on["warnings"]);
     assert_eq!(server.sent(12).len(), 12);
+}
+
+/// HTTP/2 (nginx, h2c, proxying) and HTTP/2 and HTTP/3 (Caddy, TLS,
+/// flushing each piece): the same stream, the same counts, no event
+/// before the server sent it; each request in the proxy's log under its
+/// protocol.
+#[test]
+fn sse_over_http2_and_http3_through_proxies() {
+    let server = StreamServer::start();
+    let upstream = format!("http://127.0.0.1:{}", server.port());
+    let pacing = "sse?first_ms=100&gap_ms=20&events=5";
+    let nginx = Nginx::start_h2(
+        &format!(
+            "location /up/ {{ proxy_pass {upstream}/; proxy_http_version 1.1; proxy_buffering off; }}\n"
+        ),
+        None,
+    );
+    let url = nginx.url(&format!("/up/{pacing}"));
+    let r = run_json(&[
+        "run",
+        &url,
+        "--http2",
+        "-c",
+        "1",
+        "--streams",
+        "2",
+        "-n",
+        "4",
+    ]);
+    let s = streamed(&r);
+    assert_eq!((count(&s["streams"]), count(&s["events"])), (4, 20), "{s}");
+    assert!(secs(s, "first_event", "min_s") >= 0.100, "{s}");
+    let lines = nginx.access_log_lines(Some(4));
+    assert!(lines.iter().all(|l| l.ends_with(" HTTP/2.0")), "{lines:?}");
+
+    let tls = self_signed_cert();
+    let caddy = Caddy::start_proxy(&tls, server.port());
+    let url = caddy.url(&format!("/stream/{pacing}"));
+    for protocol in ["--http2", "--http3"] {
+        let r = run_json(&["run", &url, protocol, "--insecure", "-c", "1", "-n", "3"]);
+        let s = streamed(&r);
+        assert_eq!(
+            (count(&s["streams"]), count(&s["events"])),
+            (3, 15),
+            "{protocol}: {s} {}",
+            r["error_examples"]
+        );
+        assert!(secs(s, "first_event", "min_s") >= 0.100, "{protocol}: {s}");
+    }
+    let protos: Vec<String> = caddy
+        .log_entries()
+        .iter()
+        .map(|e| e["request"]["proto"].as_str().unwrap_or("?").to_string())
+        .collect();
+    assert_eq!(
+        protos.iter().filter(|p| *p == "HTTP/2.0").count(),
+        3,
+        "{protos:?}"
+    );
+    assert_eq!(
+        protos.iter().filter(|p| *p == "HTTP/3.0").count(),
+        3,
+        "{protos:?}"
+    );
+    assert_eq!(server.sent(10).len(), 10);
 }
 
 #[test]

@@ -14,7 +14,9 @@ use pelt_testkit::pelt::{count, number, run_json, run_json_nothing_succeeded, wa
 use pelt_testkit::streams::StreamServer;
 use serde_json::Value;
 
+/// The report's stream figures, the report checked against its schema.
 fn streamed(r: &Value) -> &Value {
+    pelt_testkit::schema::run(r);
     let s = &r["streamed"];
     assert!(
         s.is_object(),
@@ -155,6 +157,36 @@ fn llm_openai_ttft_itl_and_tokens_from_usage() {
     assert_eq!(r["config"]["http"]["streamed"]["llm"], "openai");
     let sent = server.sent(3);
     assert!(sent.iter().all(|s| s.events == 8 && s.ended), "{sent:?}");
+}
+
+/// A saved run re-reports its stream figures exactly, in every format.
+#[test]
+fn a_saved_runs_stream_figures_report_again_as_they_did_live() {
+    let server = StreamServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.pelt");
+    let url = server.url("/sse?first_ms=30&gap_ms=10&events=4");
+    let live = run_json(&["run", &url, "-n", "3", "-o", file.to_str().unwrap()]);
+    let again = pelt_testkit::pelt::ok_json(
+        &pelt_testkit::pelt::pelt()
+            .args(["report", file.to_str().unwrap(), "--format", "json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(streamed(&live), streamed(&again));
+    for (format, says) in [
+        ("text", "time to first event"),
+        ("markdown", "| mean gap per stream |"),
+        ("html", "Streamed responses"),
+        ("csv", ",events,stalls"),
+    ] {
+        let out = pelt_testkit::pelt::pelt()
+            .args(["report", file.to_str().unwrap(), "--format", format])
+            .output()
+            .unwrap();
+        let text = pelt_testkit::pelt::ok_stdout(&out);
+        assert!(text.contains(says), "{format}: {text}");
+    }
 }
 
 #[test]

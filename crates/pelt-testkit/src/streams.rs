@@ -8,20 +8,12 @@
 //! the tests check pelt's figures against; the server logs each stream it
 //! sent ([`Sent`]), the tests' witness.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
-use tempfile::TempDir;
 
 /// The running server, stopped (by its pid) when dropped.
 #[derive(Debug)]
 pub struct StreamServer {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-    /// Held open: the server exits when it closes.
-    _stdin: ChildStdin,
-    _dir: TempDir,
+    server: crate::process::ScriptServer,
 }
 
 /// One stream the server sent, as it logged it.
@@ -41,47 +33,25 @@ impl StreamServer {
     /// waits (at most 60 s: uvicorn and FastAPI import slowly on a busy
     /// machine) until it listens.
     pub fn start() -> StreamServer {
-        let dir = tempfile::Builder::new()
-            .prefix("pelt-streams-")
-            .tempdir()
-            .expect("temp dir for the server's log");
-        let log = dir.path().join("streams.jsonl");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/stream_server.py");
-        let python = crate::aioquic::python();
-        let mut child = Command::new(python)
-            .arg(script)
-            .arg(&log)
-            .current_dir(dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect(
-                "start the stream server (scripts/test installs uvicorn, sse-starlette, fastapi)",
-            );
-        let stdin = child.stdin.take().expect("piped");
-        let port = crate::process::announced_port(
-            &mut child,
+        let server = crate::process::ScriptServer::start(
+            "pelt-streams-",
+            &crate::aioquic::python(),
+            "stream_server.py",
+            |log| vec![log.into()],
             Duration::from_secs(60),
             "the stream server (scripts/test installs uvicorn, sse-starlette and fastapi)",
         );
-        StreamServer {
-            child,
-            port,
-            log,
-            _stdin: stdin,
-            _dir: dir,
-        }
+        StreamServer { server }
     }
 
     /// Its port on 127.0.0.1.
     pub fn port(&self) -> u16 {
-        self.port
+        self.server.port
     }
 
     /// `http://127.0.0.1:PORT` + `path_and_query`.
     pub fn url(&self, path_and_query: &str) -> String {
-        format!("http://127.0.0.1:{}{path_and_query}", self.port)
+        format!("http://127.0.0.1:{}{path_and_query}", self.server.port)
     }
 
     /// The streams it logged, once there are `n` (waiting at most 10 s:
@@ -90,7 +60,7 @@ impl StreamServer {
     pub fn sent(&self, n: usize) -> Vec<Sent> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let text = std::fs::read_to_string(&self.server.log).unwrap_or_default();
             let sent: Vec<Sent> = text
                 .lines()
                 .map(|l| {
@@ -108,12 +78,5 @@ impl StreamServer {
             // Waiting on another process's file: nothing to block on.
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-}
-
-impl Drop for StreamServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

@@ -122,26 +122,30 @@ fn a_stream_cut_short_fails_as_stream_cut() {
     assert!(sent.iter().all(|s| s.events == 3 && !s.ended), "{sent:?}");
 }
 
+/// `pelt run URL --llm openai --model test` and `more`.
+fn llm<'a>(url: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["run", url, "--llm", "openai", "--model", "test"];
+    args.extend_from_slice(more);
+    args
+}
+
 #[test]
 fn llm_openai_ttft_itl_and_tokens_from_usage() {
     let server = StreamServer::start();
     let url = server.url("/v1/chat/completions?first_ms=300&gap_ms=20");
-    let r = run_json(&[
-        "run",
+    let r = run_json(&llm(
         &url,
-        "--llm",
-        "openai",
-        "--model",
-        "test",
-        "--prompt-tokens",
-        "10",
-        "--max-tokens",
-        "8",
-        "-c",
-        "1",
-        "-n",
-        "3",
-    ]);
+        &[
+            "--prompt-tokens",
+            "10",
+            "--max-tokens",
+            "8",
+            "-c",
+            "1",
+            "-n",
+            "3",
+        ],
+    ));
     let s = streamed(&r);
     assert_eq!(s["llm"], true);
     assert_eq!(count(&s["streams"]), 3);
@@ -193,20 +197,10 @@ fn a_saved_runs_stream_figures_report_again_as_they_did_live() {
 fn an_llm_stream_without_done_is_cut_short() {
     let server = StreamServer::start();
     let url = server.url("/v1/chat/completions?gap_ms=5&done=0");
-    let r = run_json_nothing_succeeded(&[
-        "run",
+    let r = run_json_nothing_succeeded(&llm(
         &url,
-        "--llm",
-        "openai",
-        "--model",
-        "test",
-        "--prompt",
-        "hi",
-        "--max-tokens",
-        "4",
-        "-n",
-        "2",
-    ]);
+        &["--prompt", "hi", "--max-tokens", "4", "-n", "2"],
+    ));
     assert_eq!(count(&r["failures"]["stream_cut"]), 2, "{}", r["failures"]);
     assert!(r["error_examples"].to_string().contains("[DONE]"));
 }
@@ -244,29 +238,19 @@ fn nginx_buffering_makes_a_burst_and_the_report_says_so() {
          location /on/ {{ proxy_pass {upstream}/; proxy_http_version 1.0; proxy_buffering on; \
          proxy_ignore_headers X-Accel-Buffering; }}\n"
     ));
-    let pacing = "sse?first_ms=50&gap_ms=30&events=10";
-    let off = run_json(&[
-        "run",
-        &nginx.url(&format!("/off/{pacing}")),
-        "-c",
-        "2",
-        "-n",
-        "6",
-    ]);
-    let s = streamed(&off);
-    assert_eq!((count(&s["streams"]), count(&s["events"])), (6, 60));
-    assert!(secs(s, "first_event", "min_s") >= 0.050, "{s}");
+    // Six streams through each location: the same count of events.
+    let through = |location: &str| {
+        let url = nginx.url(&format!("/{location}/sse?first_ms=50&gap_ms=30&events=10"));
+        let r = run_json(&["run", &url, "-c", "2", "-n", "6"]);
+        let s = streamed(&r);
+        assert_eq!((count(&s["streams"]), count(&s["events"])), (6, 60));
+        r
+    };
+    let off = through("off");
+    assert!(secs(&off["streamed"], "first_event", "min_s") >= 0.050);
     assert!(!warned(&off, "buffered_stream"), "{}", off["warnings"]);
-    let on = run_json(&[
-        "run",
-        &nginx.url(&format!("/on/{pacing}")),
-        "-c",
-        "2",
-        "-n",
-        "6",
-    ]);
-    let s = streamed(&on);
-    assert_eq!((count(&s["streams"]), count(&s["events"])), (6, 60));
+    let on = through("on");
+    let s = &on["streamed"];
     // Held until the last event was sent, 320 ms in.
     assert!(secs(s, "first_event", "min_s") >= 0.320, "{s}");
     assert!(count(&s["bursts"]) >= 3, "{s}");

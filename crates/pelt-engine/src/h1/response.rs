@@ -761,8 +761,8 @@ mod tests {
                     "split {split}: {wire}"
                 );
             }
-            assert_eq!(events(&plain, split, &auto).0, false);
-            assert_eq!(events(&error, split, &auto).0, false, "a 503 is no stream");
+            assert!(!events(&plain, split, &auto).0);
+            assert!(!events(&error, split, &auto).0, "a 503 is no stream");
             let lines = StreamOptions {
                 framing: Some(Framing::Lines),
                 ..StreamOptions::default()

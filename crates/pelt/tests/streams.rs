@@ -181,7 +181,7 @@ fn a_saved_runs_stream_figures_report_again_as_they_did_live() {
     for (format, says) in [
         ("text", "time to first event"),
         ("markdown", "| mean gap per stream |"),
-        ("html", "Streamed responses"),
+        ("html", "id=\"stream-gaps\""),
         ("csv", ",events,stalls"),
     ] {
         let out = pelt_testkit::pelt::pelt()

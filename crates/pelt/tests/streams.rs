@@ -129,6 +129,32 @@ fn llm<'a>(url: &'a str, more: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// A stream longer than `--timeout` is a `timeout` (censored, as every
+/// timeout is), and what came of it counts: its events and its first.
+#[test]
+fn a_stream_cut_by_the_timeout_keeps_its_events_and_first_event() {
+    let server = StreamServer::start();
+    let url = server.url("/sse?first_ms=100&gap_ms=100&events=30");
+    let r = pelt_testkit::pelt::run_json_maybe_no_response(&[
+        "run",
+        &url,
+        "-c",
+        "1",
+        "-n",
+        "2",
+        "--timeout",
+        "1s",
+    ]);
+    assert_eq!(count(&r["failures"]["timeout"]), 2, "{}", r["failures"]);
+    let s = streamed(&r);
+    assert_eq!(count(&s["streams"]), 0);
+    assert_eq!(count(&s["first_event"]["count"]), 2);
+    assert!(secs(s, "first_event", "min_s") >= 0.100, "{s}");
+    // Events until the timeout: at most 10 each (100 ms apart from 100 ms).
+    let events = count(&s["events"]);
+    assert!((2..=20).contains(&events), "{s}");
+}
+
 #[test]
 fn llm_openai_ttft_itl_and_tokens_from_usage() {
     let server = StreamServer::start();

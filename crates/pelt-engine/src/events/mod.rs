@@ -156,6 +156,19 @@ impl Tap {
     }
 }
 
+/// The stream of a sender's latest response, if it was one: its events
+/// so far (what the response's end, a failure or a timeout left).
+pub(crate) fn streamed(tap: &Option<Box<Tap>>) -> Option<Tally> {
+    tap.as_deref().filter(|t| t.active).map(|t| t.tally)
+}
+
+/// A sender's next request begins: no stream yet.
+pub(crate) fn idle(tap: &mut Option<Box<Tap>>) {
+    if let Some(t) = tap.as_deref_mut() {
+        t.active = false;
+    }
+}
+
 /// The fuzz target's entry (docs/FUZZING.md): every framing fed `data`
 /// split where its first bytes say, plain and as an LLM stream, must not
 /// panic, and the split must not change the events counted.

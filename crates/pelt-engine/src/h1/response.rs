@@ -181,17 +181,12 @@ pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
     copies: Copies<'_>,
-    mut events: Option<
-        Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>,
-    >,
+    events: Option<Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>>,
 ) -> Result<Response, Failure> {
     let mut copies = copies;
     let mut body = copies.body.take();
     if let Some(b) = &mut body {
         b.clear();
-    }
-    if let Some(tap) = events.as_mut().and_then(|e| e.tap.as_deref_mut()) {
-        tap.active = false;
     }
     let read = read_head(stream, buf, head_request, on_first_byte).await?;
     copies.take_from(&buf[..read.head.len], read.head.status);

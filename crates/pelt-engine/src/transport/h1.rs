@@ -240,6 +240,10 @@ impl Transport for H1Sender {
         self.conn = None;
     }
 
+    fn streamed(&self) -> Option<pelt_core::stream::Tally> {
+        crate::events::streamed(&self.events)
+    }
+
     async fn warm(&mut self, w: &impl Runner, target: u32) {
         if self.conn.is_some() {
             return;
@@ -298,6 +302,7 @@ impl H1Sender {
             }
             Outgoing::Step(s) => (s.origin, s.bytes, s.head_request),
         };
+        crate::events::idle(&mut self.events);
         attempt.reused = self.connect(w, origin, true).await?;
         let c = self.conn.as_mut().expect("connect() set it");
         if let (Some(s), Outgoing::Target(t)) = (&mut self.session, &*out) {
@@ -394,11 +399,6 @@ impl H1Sender {
                 r
             }
         };
-        attempt.stream = self
-            .events
-            .as_deref()
-            .filter(|tap| tap.active)
-            .map(|tap| tap.tally);
         let resp = resp?;
         if let Some((first, last)) = c.stream.stamps() {
             // The kernel's arrival times, not the read's: see `StampedTcp`.

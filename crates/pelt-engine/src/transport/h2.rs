@@ -240,4 +240,8 @@ impl Transport for H2Sender {
         // The shared connection outlives a failed stream; if the connection
         // itself failed, its driver retires it.
     }
+
+    fn streamed(&self) -> Option<pelt_core::stream::Tally> {
+        StreamSender::streamed(self)
+    }
 }

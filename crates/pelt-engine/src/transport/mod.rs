@@ -68,6 +68,13 @@ pub(crate) trait Transport {
     /// goes inactive: drop whatever may be broken, or held open.
     fn reset(&mut self);
 
+    /// The latest send's stream, if its response was one (`--stream`,
+    /// `--llm`, or a type that names a stream): its events so far, read
+    /// after the send ended, failed or timed out.
+    fn streamed(&self) -> Option<pelt_core::stream::Tally> {
+        None
+    }
+
     /// Rate mode, as the run starts: opens the connection `target` would
     /// use, so that the first requests do not wait for connections opened
     /// one by one as the schedule reaches them. A failure is left for the
@@ -317,7 +324,4 @@ pub(crate) struct Attempt {
     /// Whether it was lost that way but not sent again (its method is
     /// not idempotent).
     pub lost_on_reuse: bool,
-    /// A streamed response: its events so far (what a failure or the
-    /// response's end left).
-    pub stream: Option<pelt_core::stream::Tally>,
 }

@@ -188,6 +188,12 @@ impl<S: Streams> StreamSender<S> {
         }
     }
 
+    /// The latest request's stream, if its response was one (see
+    /// `Transport::streamed`).
+    pub(super) fn streamed(&self) -> Option<pelt_core::stream::Tally> {
+        crate::events::streamed(&self.events)
+    }
+
     /// One try of `out` (its `request` to `origin`, from [`prepare`]):
     /// sends it and reads its whole response, following redirects of a
     /// target under `--follow`.
@@ -201,6 +207,7 @@ impl<S: Streams> StreamSender<S> {
         attempt: &mut Attempt,
     ) -> Result<Response, (Failure, Unprocessed)> {
         let plan = w.plan();
+        crate::events::idle(&mut self.events);
         // A step carries the user's cookies in its rendered request, and
         // is not followed: a target's options apply to targets only.
         let target = out.target();
@@ -261,12 +268,9 @@ impl<S: Streams> StreamSender<S> {
         };
         let mut sink = |at, gap| w.record_event(sender, at, gap);
         let events = tap.map(|tap| (tap, &mut sink, || w.now()));
-        let read = read_body::<S>(&mut body, &response, 0, out.body_copy(), events).await;
-        attempt.stream = match framing {
-            Some(_) => self.events.as_deref().filter(|t| t.active).map(|t| t.tally),
-            None => None,
-        };
-        let resp = read.map_err(|f| (f, Unprocessed::No))?;
+        let resp = read_body::<S>(&mut body, &response, 0, out.body_copy(), events)
+            .await
+            .map_err(|f| (f, Unprocessed::No))?;
         if location.is_none() {
             self.streams.done(w, origin, attempt);
         }

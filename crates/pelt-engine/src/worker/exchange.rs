@@ -33,6 +33,8 @@ impl Worker {
             transport.send(self, &mut Outgoing::Target(target), sender, &mut attempt),
         )
         .await;
+        // A streamed response's events so far, however the send ended.
+        let stream = transport.streamed();
         let now = self.now();
         let mut sample = Sample {
             target,
@@ -70,7 +72,7 @@ impl Worker {
                 // A stream's length is its events': ab's check is not for it.
                 if (200..300).contains(&resp.status)
                     && !self.plan.http.accept_variable_length
-                    && attempt.stream.is_none()
+                    && stream.is_none()
                 {
                     self.check_length(&mut sample);
                 }
@@ -85,7 +87,7 @@ impl Worker {
                 sample.bytes_in = failure.bytes_in;
                 // A stream that had begun and then lost its connection or
                 // its framing was cut short: a failure of its own kind.
-                let kind = match (attempt.stream, failure.kind) {
+                let kind = match (stream, failure.kind) {
                     (
                         Some(_),
                         ErrorKind::Closed
@@ -112,7 +114,7 @@ impl Worker {
                 });
             }
         }
-        if let Some(tally) = attempt.stream {
+        if let Some(tally) = stream {
             self.end_stream(&mut sample, &tally);
         }
         sample

@@ -178,7 +178,7 @@ pub const BURST_WAIT_NS: u64 = 100_000_000;
 pub const BURST_MIN_EVENTS: u64 = 3;
 
 /// One stream as it arrived: filled by the engine event by event, plain
-/// data, recorded when the stream ends ([`StreamStats::record`]).
+/// data, recorded when the stream ends ([`StreamStats::record_stream`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tally {
     /// The first event's arrival (run nanoseconds), if any came.

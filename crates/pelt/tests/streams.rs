@@ -204,6 +204,28 @@ fn a_saved_runs_stream_figures_report_again_as_they_did_live() {
             .unwrap(),
     );
     assert_eq!(streamed(&live), streamed(&again));
+    // `pelt compare` judges the first event and the gaps beside the
+    // whole run's metrics when both sides' runs met streams.
+    let slower = dir.path().join("slower.pelt");
+    let url = server.url("/sse?first_ms=300&gap_ms=10&events=4");
+    run_json(&["run", &url, "-n", "3", "-o", slower.to_str().unwrap()]);
+    let cmp = pelt_testkit::pelt::ok_json(
+        &pelt_testkit::pelt::pelt()
+            .args(["compare", file.to_str().unwrap(), slower.to_str().unwrap()])
+            .args(["--allow-mismatch", "--format", "json"])
+            .output()
+            .unwrap(),
+    );
+    pelt_testkit::schema::compare(&cmp);
+    let names: Vec<&str> = cmp["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["metric"]["name"].as_str().unwrap())
+        .collect();
+    for name in ["first event p50", "first event p99", "gap p99"] {
+        assert!(names.contains(&name), "{names:?}");
+    }
     for (format, says) in [
         ("text", "time to first event"),
         ("markdown", "| mean gap per stream |"),

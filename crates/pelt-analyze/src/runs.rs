@@ -288,9 +288,15 @@ pub fn compare_runs_streams(a: &[RunSummary], b: &[RunSummary], paired: bool) ->
     let values =
         |runs: &[RunSummary]| -> Option<Vec<Vec<f64>>> { runs.iter().map(stream_values).collect() };
     match (values(a), values(b)) {
-        (Some(va), Some(vb)) => compare_metrics(stream_metrics(), &va, &vb, paired),
+        (Some(va), Some(vb)) => compare_streams(&va, &vb, paired),
         _ => Vec::new(),
     }
+}
+
+/// [`stream_metrics`] of B's runs against A's (`a[run]` from
+/// [`stream_values`]).
+pub fn compare_streams(a: &[Vec<f64>], b: &[Vec<f64>], paired: bool) -> Vec<Row> {
+    compare_metrics(stream_metrics(), a, b, paired)
 }
 
 /// Each of `metrics` compared: `a[run][i]` is run's value of `metrics[i]`.

@@ -61,6 +61,8 @@ pub struct RunRecord {
     pub steps: Vec<String>,
     /// The steps' values, three a step ([`runs::step_values`] of `steps`).
     pub step_values: Vec<f64>,
+    /// A run that met streamed responses: its [`runs::stream_values`].
+    pub stream_values: Option<Vec<f64>>,
     /// p50 of the latency judged (the headline unless
     /// [`RunRecord::judge`] says otherwise), for the latency-versus-load
     /// chart.
@@ -89,6 +91,7 @@ impl RunRecord {
             values: runs::values(run),
             step_values: runs::step_values(run, &runs::step_names(run)),
             steps: runs::step_names(run),
+            stream_values: runs::stream_values(run),
             p50_ns,
             p99_ns,
             interrupted: run.interrupted,
@@ -230,6 +233,16 @@ impl Outcome {
                         .unzip();
                     rows.extend(runs::compare_steps(&steps, &sa, &sb, true));
                 }
+                // Streamed responses, when every run of both met streams.
+                let side = |baseline: bool| {
+                    pairs
+                        .iter()
+                        .map(|(ra, rb)| if baseline { ra } else { rb }.stream_values.clone())
+                        .collect::<Option<Vec<Vec<f64>>>>()
+                };
+                if let (Some(sa), Some(sb)) = (side(true), side(false)) {
+                    rows.extend(runs::compare_streams(&sa, &sb, true));
+                }
                 out.push(LevelComparison {
                     level,
                     variant,
@@ -252,7 +265,8 @@ pub struct LevelComparison {
     /// Blocks with a complete run of both.
     pub blocks: usize,
     /// One row per metric of [`runs::metrics`], then with scenario runs
-    /// [`runs::step_metrics`]' of the steps both ran.
+    /// [`runs::step_metrics`]' of the steps both ran, then with streams
+    /// [`runs::stream_metrics`]'.
     pub rows: Vec<Row>,
 }
 
@@ -326,6 +340,7 @@ mod tests {
             values: vec![x, x, x, x, 0.0, 1e9 / x, f64::NAN],
             steps: Vec::new(),
             step_values: Vec::new(),
+            stream_values: None,
             p50_ns: x as u64,
             p99_ns: 2 * x as u64,
             interrupted: false,

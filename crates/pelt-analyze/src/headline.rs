@@ -134,6 +134,10 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
         ),
         Warning::Retransmissions { .. } => (LATENCY, "packets were lost on the way"),
         Warning::LinkSaturated { .. } => ("every metric", "the network link was near its limit"),
+        Warning::BufferedStream { .. } => (
+            LATENCY,
+            "a buffer on the way held streams back: their events arrived in one burst",
+        ),
         Warning::Unfinished { .. } => (
             "p99, p99.9",
             "requests still pending at the end are timed only up to then",
@@ -188,6 +192,7 @@ pub fn kind(w: &Warning) -> &'static str {
         Warning::ClientResources { .. } => "client_resources",
         Warning::Retransmissions { .. } => "retransmissions",
         Warning::LinkSaturated { .. } => "link_saturated",
+        Warning::BufferedStream { .. } => "buffered_stream",
         Warning::Unfinished { .. } => "unfinished",
         Warning::Errors { .. } => "errors",
         Warning::KeepAliveRace { .. } => "keep_alive_race",

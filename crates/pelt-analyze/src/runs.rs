@@ -192,8 +192,9 @@ pub fn step_metrics(steps: &[String]) -> Vec<Metric> {
         .collect()
 }
 
-/// Whether `metric` is one of [`step_metrics`]' rather than the whole
-/// run's ([`metrics`]).
+/// Whether `metric` is one of [`step_metrics`]' (or [`stream_metrics`]')
+/// rather than the whole run's ([`metrics`]): of response time, not of
+/// the latency `--metric` names.
 pub fn is_step_metric(metric: &Metric) -> bool {
     !metrics().iter().any(|m| m.name == metric.name)
 }
@@ -254,6 +255,48 @@ pub fn compare_runs_steps(a: &[RunSummary], b: &[RunSummary], paired: bool) -> V
         runs.iter().map(|r| step_values(r, &steps)).collect()
     };
     compare_steps(&steps, &values(a), &values(b), paired)
+}
+
+/// Streamed responses' metrics (issue 38), after the whole run's and the
+/// steps': time to first event p50 and p99, and every gap's p99
+/// (`first event p50`, ...), with the whole run's margins.
+pub fn stream_metrics() -> Vec<Metric> {
+    vec![
+        Metric::latency("first event p50", MARGIN_P50),
+        Metric::latency("first event p99", MARGIN_P99),
+        Metric::latency("gap p99", MARGIN_P99),
+    ]
+}
+
+/// A run's values of [`stream_metrics`], `None` when it met no stream.
+pub fn stream_values(run: &RunSummary) -> Option<Vec<f64>> {
+    let st = run.total.streamed.as_deref()?;
+    let pct = |h: &pelt_core::Histogram<u64>, p: f64| match h.is_empty() {
+        true => f64::NAN,
+        false => pelt_core::rank::percentile(h, p) as f64,
+    };
+    Some(vec![
+        pct(&st.first_event, 50.0),
+        pct(&st.first_event, 99.0),
+        pct(&st.gaps, 99.0),
+    ])
+}
+
+/// B's runs' [`stream_metrics`] against A's, judged as the whole run's
+/// are; no rows unless every run on both sides met a stream.
+pub fn compare_runs_streams(a: &[RunSummary], b: &[RunSummary], paired: bool) -> Vec<Row> {
+    let values =
+        |runs: &[RunSummary]| -> Option<Vec<Vec<f64>>> { runs.iter().map(stream_values).collect() };
+    match (values(a), values(b)) {
+        (Some(va), Some(vb)) => compare_streams(&va, &vb, paired),
+        _ => Vec::new(),
+    }
+}
+
+/// [`stream_metrics`] of B's runs against A's (`a[run]` from
+/// [`stream_values`]).
+pub fn compare_streams(a: &[Vec<f64>], b: &[Vec<f64>], paired: bool) -> Vec<Row> {
+    compare_metrics(stream_metrics(), a, b, paired)
 }
 
 /// Each of `metrics` compared: `a[run][i]` is run's value of `metrics[i]`.

@@ -214,6 +214,8 @@ mod tests {
             max_ns: p99_ms * 1_000_000,
             offered: None,
             active_connections: None,
+            events: None,
+            stalls: None,
         }
     }
 

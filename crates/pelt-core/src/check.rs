@@ -49,6 +49,16 @@ pub enum Latency {
     Service,
     /// `send_lag.`: from the planned start to the first byte written.
     SendLag,
+    /// `ttft.` or `ttfe.` (or `ttft `): a streamed response's time to
+    /// first event (first token), from the start response time has.
+    FirstEvent,
+    /// `itl.` or `gap.`: every gap between a stream's consecutive events.
+    Gap,
+    /// `mean_itl.` or `mean_gap.`: each stream's mean gap,
+    /// `(last − first) / (events − 1)`.
+    MeanGap,
+    /// `stream_duration.`: each stream's first event to its last.
+    StreamDuration,
 }
 
 /// `target[...]`: which target a per-target assertion is about.
@@ -109,7 +119,9 @@ impl fmt::Display for Checked {
 const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'failed < 0.1%', 'failed == 0', \
 'rate >= 990', 'service_time.p99 < 5ms' or 'target[2].p99 < 20ms'; MEASURE is p50..p99.99, mean, \
 max (durations with a unit; of the headline latency: response time with --rate, service time in a \
-closed loop; or prefixed service_time., response_time. or send_lag., or 'service p50'), failed or errors (the share of requests with no response or a status outside 2xx/3xx, with %), rate, throughput (per second) or requests (a count), \
+closed loop; or prefixed service_time., response_time. or send_lag., or 'service p50'; of streamed \
+responses ttft. (time to first event or token), itl. (every gap between events), mean_itl. (each stream's \
+mean gap) or stream_duration., like 'ttft p99 < 200ms'), failed or errors (the share of requests with no response or a status outside 2xx/3xx, with %), rate, throughput (per second) or requests (a count), \
 optionally after target[N]. or target[/path].; OP is <, <=, >, >= or ==";
 
 /// Why an assertion did not parse: the text, what is wrong, and the
@@ -176,10 +188,10 @@ pub enum AssertionProblem {
     #[error("one term per --assert, or terms separated by commas, each MEASURE OP VALUE")]
     SeveralTerms,
     /// A prefix that is not a latency or `target[...]`.
-    #[error("unknown prefix before the measure (service_time., response_time., send_lag. or target[N].)")]
+    #[error("unknown prefix before the measure (service_time., response_time., send_lag., ttft., itl., mean_itl., stream_duration. or target[N].)")]
     UnknownScope,
     /// A latency prefix on a measure that is not a latency.
-    #[error("service_time., response_time. and send_lag. go before p50..p99.99, mean or max")]
+    #[error("service_time., response_time., send_lag., ttft., itl., mean_itl. and stream_duration. go before p50..p99.99, mean or max")]
     LatencyPrefix,
     /// `target[...]` on a measure that has no per-target value.
     #[error("a target's measures are p50..p99.99, mean, max, errors (or failed) and requests")]
@@ -393,6 +405,23 @@ impl Assertion {
             Latency::Response => (&s.total.response, "response time"),
             Latency::Service => (&s.total.service, "service time"),
             Latency::SendLag => (&s.total.send_lag, "send lag"),
+            stream => {
+                let st = s.total.streamed.as_deref();
+                let (h, name) = match stream {
+                    Latency::FirstEvent => (st.map(|t| &t.first_event), "time to first event"),
+                    Latency::Gap => (st.map(|t| &t.gaps), "gap between events"),
+                    Latency::MeanGap => (st.map(|t| &t.mean_gap), "mean gap per stream"),
+                    _ => (st.map(|t| &t.duration), "stream duration"),
+                };
+                return match (h, self.measure) {
+                    (None, _) => (f64::NAN, "no streamed responses".to_string()),
+                    (h, m) if !matches!(m, Measure::Rate | Measure::Throughput) => self.named(
+                        self.measure_of(h, s.total.requests, s.total.successes),
+                        name,
+                    ),
+                    _ => (f64::NAN, "not measured".to_string()),
+                };
+            }
         };
         match self.measure {
             Measure::Rate => (s.sent_rate(), format!("{:.1}/s", s.sent_rate())),
@@ -478,6 +507,10 @@ fn latency_word(w: &str) -> Option<Latency> {
         "response_time" | "response" => Some(Latency::Response),
         "service_time" | "service" => Some(Latency::Service),
         "send_lag" => Some(Latency::SendLag),
+        "ttft" | "ttfe" | "first_event" => Some(Latency::FirstEvent),
+        "itl" | "gap" => Some(Latency::Gap),
+        "mean_itl" | "mean_gap" => Some(Latency::MeanGap),
+        "stream_duration" => Some(Latency::StreamDuration),
         _ => None,
     }
 }
@@ -538,6 +571,41 @@ mod tests {
         let mut b = crate::SummaryBuilder::new(header, None);
         b.add(1_795_000_000, &rec);
         b.finish(None)
+    }
+
+    /// Issue 38: streams' latencies by name; a run without streams fails
+    /// them, saying so, and none goes per target.
+    #[test]
+    fn stream_latencies_are_judged_by_name() {
+        let plain = summary_with_tail(100, &[]);
+        let a: Assertion = "ttft p99 < 200ms".parse().unwrap();
+        let c = a.check(&plain);
+        assert!(!c.ok);
+        assert_eq!(c.actual, "no streamed responses");
+        let mut rec = crate::Recorder::new();
+        rec.requests = 1;
+        rec.successes = 1;
+        let mut t = crate::stream::Tally::default();
+        for at in [150_000_000, 200_000_000, 260_000_000] {
+            let gap = t.event(at, 1_000_000_000);
+            rec.record_event(gap, 1_000_000_000);
+        }
+        rec.record_stream(0, &t, true);
+        let mut b = crate::SummaryBuilder::new(crate::results::testing::header(), None);
+        b.add(1_795_000_000, &rec);
+        let s = b.finish(None);
+        for (text, ok) in [
+            ("ttft p99 < 200ms", true),
+            ("ttft.p50 < 100ms", false),
+            ("itl.max <= 61ms", true),
+            ("mean_itl.p50 < 50ms", false),
+            ("stream_duration.max < 111ms", true),
+        ] {
+            let c = text.parse::<Assertion>().unwrap().check(&s);
+            assert_eq!(c.ok, ok, "{text}: {}", c.actual);
+        }
+        assert!("target[1].ttft.p99 < 1s".parse::<Assertion>().is_err());
+        assert!("ttft.failed < 1%".parse::<Assertion>().is_err());
     }
 
     // Issue 22 §5: at 4,000 samples the report's p99.9 was the 3,997th

@@ -42,11 +42,16 @@ pub enum ErrorKind {
     /// `--scenario`: a step's check (status in a set, body contains, a
     /// JSON value) did not pass; the flow's later steps are skipped.
     Check,
+    /// A streamed response (`--stream`, `--llm`, or a stream by its
+    /// `Content-Type`) whose connection closed or was reset, or whose
+    /// framing ended, before the stream's end (HTTP/1.1's last chunk,
+    /// HTTP/2's or HTTP/3's end of stream, an LLM stream's `[DONE]`).
+    StreamCut,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the recorder's count array.
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::Connect,
         ErrorKind::Tls,
         ErrorKind::Write,
@@ -59,6 +64,7 @@ impl ErrorKind {
         ErrorKind::Unfinished,
         ErrorKind::Extract,
         ErrorKind::Check,
+        ErrorKind::StreamCut,
     ];
     /// Number of kinds; the size of the recorder's count array.
     pub const COUNT: usize = Self::ALL.len();
@@ -83,6 +89,7 @@ impl ErrorKind {
             ErrorKind::Unfinished => "unfinished",
             ErrorKind::Extract => "extract",
             ErrorKind::Check => "check",
+            ErrorKind::StreamCut => "stream_cut",
         }
     }
 
@@ -101,6 +108,7 @@ impl ErrorKind {
             ErrorKind::Unfinished => "still pending when the run ended",
             ErrorKind::Extract => "a value to extract was missing from the response",
             ErrorKind::Check => "a scenario check failed on the response",
+            ErrorKind::StreamCut => "a streamed response ended before the stream did",
         }
     }
 

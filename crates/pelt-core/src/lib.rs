@@ -31,6 +31,7 @@ pub mod sample;
 pub mod schedule;
 pub mod secrets;
 pub mod shard;
+pub mod stream;
 pub mod summary;
 pub mod targets;
 pub mod url;

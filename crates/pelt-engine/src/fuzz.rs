@@ -179,10 +179,37 @@ fn read(wire: &[u8], head: bool, sizes: &mut Sizes) -> Outcome {
     outcome
 }
 
+/// Feeds a streamed body to every framing (`--stream sse|lines|chunks`,
+/// plain and as `--llm openai`): the first byte says where to split the
+/// rest in two. Panics when a framing panics, when the events it hands
+/// on differ from its tally's count, or when the split changes what SSE
+/// or lines count (chunks count pieces, so their split may).
+pub fn stream_events(data: &[u8]) {
+    crate::events::fuzz_events(data);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Pieces of streamed bodies, so that arbitrary sequences often frame.
+    const EVENT_WORDS: &[&str] = &[
+        "data: ",
+        "data:",
+        "event: x",
+        "id: 1",
+        "retry: 5",
+        ": comment",
+        "\r\n",
+        "\n",
+        "\r",
+        "\u{feff}",
+        "{\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}",
+        "{\"choices\":[],\"usage\":{\"completion_tokens\":7}}",
+        "[DONE]",
+        "x",
+    ];
 
     /// Pieces of responses, so that arbitrary sequences often parse.
     const WORDS: &[&str] = &[
@@ -238,6 +265,18 @@ mod tests {
         #[test]
         fn h1_response_holds_its_invariants(data in input()) {
             h1_response(&data);
+        }
+
+        #[test]
+        fn stream_events_hold_their_invariants(
+            cut in any::<u8>(),
+            words in proptest::collection::vec(proptest::sample::select(EVENT_WORDS), 0..16),
+            noise in proptest::collection::vec(any::<u8>(), 0..32),
+        ) {
+            let mut data = vec![cut];
+            data.extend_from_slice(words.concat().as_bytes());
+            data.extend(noise);
+            stream_events(&data);
         }
     }
 

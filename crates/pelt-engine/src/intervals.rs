@@ -188,6 +188,38 @@ impl Intervals {
         self.current.tx_stamped += u64::from(tx_stamped);
     }
 
+    /// A streamed response's event (of a request intended at `intended`)
+    /// arrived `at`, `gap` after its stream's previous: counted in the
+    /// second it arrived in (warm-up requests' events are left out).
+    pub fn record_event(&mut self, intended: Nanos, at: Nanos, gap: Option<u64>, stall_gap: u64) {
+        if intended < self.measure_from {
+            return;
+        }
+        if at >= self.end {
+            self.rotate(at);
+        }
+        self.current.record_event(gap, stall_gap);
+    }
+
+    /// A streamed response (intended at `intended`, its clock started at
+    /// `start`) ended at `done`, complete or cut short.
+    pub fn record_stream(
+        &mut self,
+        intended: Nanos,
+        start: Nanos,
+        done: Nanos,
+        tally: &pelt_core::stream::Tally,
+        complete: bool,
+    ) {
+        if intended < self.measure_from {
+            return;
+        }
+        if done >= self.end {
+            self.rotate(done);
+        }
+        self.current.record_stream(start, tally, complete);
+    }
+
     /// Samples `open` (the worker's open connections) at each second's end.
     pub fn watch_open(&mut self, open: Rc<ConnLedger>) {
         self.open = open;

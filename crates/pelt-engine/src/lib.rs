@@ -56,6 +56,7 @@ mod conn;
 mod cpu_load;
 mod dry_send;
 mod error;
+mod events;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod h1;

@@ -144,6 +144,9 @@ impl Comparison {
         // Scenario runs: each step's p50, p99 and failed share beside the
         // whole run's, judged by the same method.
         rows.extend(runs::compare_runs_steps(&a.runs, &b.runs, o.paired));
+        // Streamed responses (issue 38): time to first event and gaps,
+        // when every run on both sides met a stream.
+        rows.extend(runs::compare_runs_streams(&a.runs, &b.runs, o.paired));
         rows = latency.judge(rows);
         // The rows judged as one family: an A/A calls a change at most
         // 5 % of the time however many metrics (pelt_analyze::family).

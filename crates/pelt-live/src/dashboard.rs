@@ -69,6 +69,21 @@ pub fn event_with(s: &State, timeline: bool) -> serde_json::Value {
         "in_flight": s.gauges.in_flight,
         "connections": s.gauges.connections_open,
         "finished": s.finished,
+        // Issue 38: streamed responses, in runs that met one.
+        "streams": t.streamed.as_deref().map(|st| {
+            let p99 = |h: &hdrhistogram::Histogram<u64>| match h.is_empty() {
+                true => serde_json::Value::Null,
+                false => json!(pelt_core::rank::quantile(h, 0.99) as f64 / 1e6),
+            };
+            json!({
+                "streams": st.streams,
+                "events": st.events,
+                "stalls": st.stalls,
+                "events_per_s": pick("events"),
+                "first_event_p99_ms": p99(&st.first_event),
+                "gap_p99_ms": p99(&st.gaps),
+            })
+        }),
     });
     if timeline || s.finished {
         e["timeline"] = s.rows.iter().map(|r| row_json(r, end)).collect();
@@ -90,6 +105,7 @@ fn row_json(r: &pelt_core::IntervalRow, end: f64) -> serde_json::Value {
         "p90_ms": ms(r.p90_ns),
         "p99_ms": ms(r.p99_ns),
         "max_ms": ms(r.max_ns),
+        "events": r.events.and_then(|n| per_s(n as f64)),
     })
 }
 

@@ -255,6 +255,44 @@ pub fn render(s: &State) -> String {
         run,
         &t.service,
     );
+    // Issue 38: streamed responses, in runs that met one.
+    if let Some(st) = t.streamed.as_deref() {
+        counter(
+            &mut out,
+            "pelt_streams_total",
+            "Streamed responses that ended complete (stream_cut failures are in pelt_failures_total).",
+            run,
+            st.streams,
+        );
+        counter(
+            &mut out,
+            "pelt_stream_events_total",
+            "Stream events received (SSE events, lines, chunks; token events with --llm).",
+            run,
+            st.events,
+        );
+        counter(
+            &mut out,
+            "pelt_stream_stalls_total",
+            "Gaps between a stream's events longer than --stall-gap.",
+            run,
+            st.stalls,
+        );
+        histogram(
+            &mut out,
+            "pelt_stream_first_event_seconds",
+            "Time to first event (TTFT with --llm), from when each request was due, as response time runs.",
+            run,
+            &st.first_event,
+        );
+        histogram(
+            &mut out,
+            "pelt_stream_gap_seconds",
+            "Every gap between consecutive events of a stream (inter-token latency with --llm).",
+            run,
+            &st.gaps,
+        );
+    }
     head(
         &mut out,
         "pelt_response_time_quantile_seconds",
@@ -411,6 +449,41 @@ mod tests {
     }
 
     /// A 503 is a failure here as in every report: the Grafana share
+    /// Issue 38: a run that met a streamed response has its stream
+    /// figures; others have none.
+    #[test]
+    fn streams_have_their_counters_and_histograms() {
+        let mut rec = Recorder::new();
+        let row =
+            pelt_core::IntervalRow::from_recorder(0, 0.0, &rec, pelt_core::Headline::ResponseTime);
+        let live = Live::new("r".into(), TargetLabels::new(["GET http://x/".into()]));
+        live.feed(&row, &rec, crate::Gauges::default());
+        assert!(!live.read(render).contains("pelt_stream"));
+        let mut t = pelt_core::stream::Tally::default();
+        for at in [200_000_000, 250_000_000] {
+            let gap = t.event(at, 1_000_000_000);
+            rec.record_event(gap, 1_000_000_000);
+        }
+        rec.record_stream(0, &t, true);
+        let row =
+            pelt_core::IntervalRow::from_recorder(1, 1.0, &rec, pelt_core::Headline::ResponseTime);
+        live.feed(&row, &rec, crate::Gauges::default());
+        let text = live.read(render);
+        assert!(text.contains("pelt_streams_total{run=\"r\"} 1\n"), "{text}");
+        assert!(
+            text.contains("pelt_stream_events_total{run=\"r\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pelt_stream_first_event_seconds_count{run=\"r\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pelt_stream_gap_seconds_count{run=\"r\"} 1\n"),
+            "{text}"
+        );
+    }
+
     /// `sum(rate(pelt_failures_total)) / sum(rate(pelt_requests_total))`
     /// reads the report's failed share, not 0 %.
     #[test]

@@ -435,6 +435,23 @@ fn outcomes(f: &mut Frame<'_>, s: &State, area: Rect) {
     for (kind, n) in t.failures() {
         lines.push(Line::from(format!("  {}: {n}", kind.name())));
     }
+    if let Some(st) = t.streamed.as_deref() {
+        // Issue 38: streamed responses, in runs that met one.
+        let p99 = |h: &hdrhistogram::Histogram<u64>| match h.is_empty() {
+            true => "-".to_string(),
+            false => human_ns(pelt_core::rank::quantile(h, 0.99)).to_string(),
+        };
+        let last = s.rows.last().and_then(|r| r.events).unwrap_or(0);
+        lines.push(Line::from(format!(
+            "streams: {} complete, {} events ({last} last second), {} stalls",
+            st.streams, st.events, st.stalls
+        )));
+        lines.push(Line::from(format!(
+            "  first event p99 {}, gap p99 {}",
+            p99(&st.first_event),
+            p99(&st.gaps)
+        )));
+    }
     if let Some(e) = t.examples.last() {
         lines.push(Line::from(format!(
             "newest: {}: {}",

@@ -7,9 +7,12 @@ use std::fmt::Write;
 /// Column names, in order.
 /// `from_s` and `to_s` are the part of the wall-clock second inside the
 /// run (the first and last are partial; never negative), `rate` the
-/// requests per second over that part (empty when it is under 0.1 s).
+/// requests per second over that part (empty when it is under 0.1 s);
+/// `events` and `stalls` (runs that met a streamed response, else empty)
+/// the stream events that arrived in the second and, of them, those that
+/// came after a gap over `--stall-gap`.
 pub const COLUMNS: &str =
-    "unix_second,from_s,to_s,requests,rate,successes,failed,bytes_in,p50_s,p90_s,p99_s,max_s,offered,active_connections";
+    "unix_second,from_s,to_s,requests,rate,successes,failed,bytes_in,p50_s,p90_s,p99_s,max_s,offered,active_connections,events,stalls";
 
 /// The timeline of `s` as CSV with a header line.
 pub fn csv(s: &RunSummary) -> String {
@@ -20,7 +23,7 @@ pub fn csv(s: &RunSummary) -> String {
         let (from, to) = s.row_span(r);
         let _ = writeln!(
             out,
-            "{},{:.3},{:.3},{},{},{},{},{},{:.9},{:.9},{:.9},{:.9},{},{}",
+            "{},{:.3},{:.3},{},{},{},{},{},{:.9},{:.9},{:.9},{:.9},{},{},{},{}",
             r.unix_second,
             from,
             to,
@@ -36,6 +39,8 @@ pub fn csv(s: &RunSummary) -> String {
             r.offered.map_or(String::new(), |n| format!("{n:.3}")),
             r.active_connections
                 .map_or(String::new(), |n| n.to_string()),
+            r.events.map_or(String::new(), |n| n.to_string()),
+            r.stalls.map_or(String::new(), |n| n.to_string()),
         );
     }
     out

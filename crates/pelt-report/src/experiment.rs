@@ -442,6 +442,7 @@ mod tests {
             values: Vec::new(),
             steps: Vec::new(),
             step_values: Vec::new(),
+            stream_values: None,
             p50_ns: 0,
             p99_ns: 0,
             interrupted: false,

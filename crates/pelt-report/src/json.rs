@@ -6,7 +6,7 @@ use pelt_core::{ErrorKind, FailureKind, LatencyStats, RunSummary, TargetStats};
 use serde_json::{json, Map, Value};
 
 /// Identifies the document format; bumped on incompatible changes.
-pub const SCHEMA_ID: &str = "pelt.run/3";
+pub const SCHEMA_ID: &str = "pelt.run/4";
 
 fn secs(ns: f64) -> f64 {
     ns / 1e9
@@ -216,7 +216,7 @@ fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
         .iter()
         .map(|r| {
             let (from, to) = s.row_span(r);
-            json!({
+            let mut row = json!({
                 "unix_second": r.unix_second,
                 "offset_s": from,
                 "from_s": from,
@@ -232,7 +232,13 @@ fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
                 "max_s": secs(r.max_ns as f64),
                 "offered": r.offered,
                 "active_connections": r.active_connections,
-            })
+            });
+            // Runs that met a streamed response: its events and stalls.
+            if let (Some(events), Some(stalls)) = (r.events, r.stalls) {
+                row["events"] = json!(events);
+                row["stalls"] = json!(stalls);
+            }
+            row
         })
         .collect();
     let warnings: Vec<Value> = s
@@ -405,6 +411,10 @@ fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
         "timeline": timeline,
         "warnings": warnings,
     });
+    // Streamed responses (issue 38): absent from runs that met none.
+    if let Some(st) = crate::streams::of(s) {
+        v["streamed"] = streamed(&st);
+    }
     if s.config.http.http3 {
         // The recorder's TCP fields carry quinn's packet counts in an
         // HTTP/3 run: sent, and declared lost (their data sent again).
@@ -426,6 +436,39 @@ fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
                 .collect();
             c["handshakes"] = Value::Object(kinds);
         }
+    }
+    v
+}
+
+/// A run's stream figures (`crate::streams`), JSON's `streamed`.
+fn streamed(st: &crate::streams::Streams<'_>) -> Value {
+    let stats = st.stats;
+    let per = &stats.events_per_stream;
+    let mut v = json!({
+        "framing": st.framing,
+        "llm": st.llm,
+        "streams": stats.streams,
+        "stream_cut": st.cut,
+        "events": stats.events,
+        "events_per_s": st.events_per_s(),
+        "events_per_stream": {
+            "mean": if per.is_empty() { 0.0 } else { per.mean() },
+            "p50": pelt_core::rank::percentile(per, 50.0),
+            "max": if per.is_empty() { 0 } else { per.max() },
+        },
+        "stall_gap_s": st.stall_gap_s,
+        "stalls": stats.stalls,
+        "bursts": stats.bursts,
+    });
+    for m in st.measures() {
+        v[m.key] = latency(m.hist);
+    }
+    if st.llm {
+        v["tokens"] = json!({
+            "output": stats.tokens,
+            "per_s": st.tokens_per_s(),
+            "counted_by": st.tokens_counted_by(),
+        });
     }
     v
 }

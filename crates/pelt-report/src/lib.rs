@@ -17,6 +17,7 @@ pub mod html;
 mod json;
 mod markdown;
 pub mod precision;
+mod streams;
 pub mod sweep;
 mod table;
 mod text;

@@ -97,6 +97,31 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             crate::handshakes::NOTE
         )?;
     }
+    if let Some(st) = crate::streams::of(s) {
+        writeln!(
+            o,
+            "| streamed responses ({}) | {} |",
+            st.framing,
+            st.counts_line()
+        )?;
+        for m in st.measures() {
+            let h = m.hist;
+            let at = |p: f64| human_ns(pelt_core::rank::percentile(h, p)).to_string();
+            match h.is_empty() {
+                true => writeln!(o, "| {} | none |", m.words)?,
+                false => writeln!(
+                    o,
+                    "| {} | p50 {}, p90 {}, p99 {}, max {} ({}) |",
+                    m.words,
+                    at(50.0),
+                    at(90.0),
+                    at(99.0),
+                    at(100.0),
+                    m.note
+                )?,
+            }
+        }
+    }
     if let Some(b) = s.busiest_thread() {
         writeln!(
             o,

@@ -5,10 +5,8 @@
 //! and logs each request it answers.
 
 use crate::nginx::TlsFiles;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::path::PathBuf;
 use std::time::Duration;
-use tempfile::TempDir;
 
 /// aioquic's venv, as scripts/test makes it.
 pub fn python() -> PathBuf {
@@ -23,75 +21,49 @@ pub fn python() -> PathBuf {
 /// A running aioquic HTTP/3 server, stopped when dropped.
 #[derive(Debug)]
 pub struct H3Server {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-    /// Held open: the server exits when it closes.
-    _stdin: ChildStdin,
-    _dir: TempDir,
+    server: crate::process::ScriptServer,
 }
 
 impl H3Server {
     /// Starts the server with `tls`'s certificate; waits (at most 30 s)
     /// until it listens.
     pub fn start(tls: &TlsFiles) -> H3Server {
-        let dir = tempfile::Builder::new()
-            .prefix("pelt-h3-")
-            .tempdir()
-            .expect("temp dir for the access log");
-        let log = dir.path().join("access.log");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/h3_server.py");
-        let mut child = Command::new(python())
-            .arg(script)
-            .arg("--cert")
-            .arg(&tls.cert)
-            .arg("--key")
-            .arg(&tls.key)
-            .arg("--log")
-            .arg(&log)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the aioquic server");
-        let stdin = child.stdin.take().expect("piped");
-        let port = crate::process::announced_port(
-            &mut child,
+        let server = crate::process::ScriptServer::start(
+            "pelt-h3-",
+            &python(),
+            "h3_server.py",
+            |log| {
+                vec![
+                    "--cert".into(),
+                    tls.cert.clone().into(),
+                    "--key".into(),
+                    tls.key.clone().into(),
+                    "--log".into(),
+                    log.into(),
+                ]
+            },
             Duration::from_secs(30),
             "the aioquic server",
         );
-        H3Server {
-            child,
-            port,
-            log,
-            _stdin: stdin,
-            _dir: dir,
-        }
+        H3Server { server }
     }
 
     /// The UDP port it listens on.
     pub fn port(&self) -> u16 {
-        self.port
+        self.server.port
     }
 
     /// `https://127.0.0.1:PORT` and `path`.
     pub fn url(&self, path: &str) -> String {
-        format!("https://127.0.0.1:{}{path}", self.port)
+        format!("https://127.0.0.1:{}{path}", self.server.port)
     }
 
     /// The requests it answered, one line each: `METHOD PATH STATUS h3`.
     pub fn log_lines(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log)
+        std::fs::read_to_string(&self.server.log)
             .unwrap_or_default()
             .lines()
             .map(str::to_owned)
             .collect()
-    }
-}
-
-impl Drop for H3Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

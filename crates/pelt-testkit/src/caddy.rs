@@ -56,7 +56,15 @@ impl Caddy {
     /// bytes, `/login` 200 with `Set-Cookie: session=abc; Path=/`,
     /// anything else 404.
     pub fn start(tls: &TlsFiles) -> Caddy {
-        Caddy::start_with(&Cert::Files(tls))
+        Caddy::start_with(&Cert::Files(tls), None)
+    }
+
+    /// As [`Caddy::start`], also proxying `/stream/...` to
+    /// `127.0.0.1:upstream` (the prefix stripped), flushing each piece as
+    /// it comes (`flush_interval: -1`): streamed responses over HTTP/1.1,
+    /// HTTP/2 and HTTP/3 from an HTTP/1.1 server.
+    pub fn start_proxy(tls: &TlsFiles, upstream: u16) -> Caddy {
+        Caddy::start_with(&Cert::Files(tls), Some(upstream))
     }
 
     /// As [`Caddy::start`], with a certificate for `name` from Caddy's own
@@ -64,17 +72,17 @@ impl Caddy {
     /// client sends: a handshake without one (a URL with an IP address
     /// sends none) finds no certificate and is refused.
     pub fn start_internal(name: &str) -> Caddy {
-        Caddy::start_with(&Cert::Internal(name))
+        Caddy::start_with(&Cert::Internal(name), None)
     }
 
-    fn start_with(tls: &Cert<'_>) -> Caddy {
+    fn start_with(tls: &Cert<'_>, upstream: Option<u16>) -> Caddy {
         assert!(
             std::path::Path::new(BINARY).exists(),
             "Caddy is missing: scripts/test installs Debian's caddy"
         );
         let mut last = String::new();
         for attempt in 0..ATTEMPTS {
-            match Caddy::try_start(tls, random_port(attempt)) {
+            match Caddy::try_start(tls, random_port(attempt), upstream) {
                 Ok(caddy) => return caddy,
                 Err(Failed::AddrInUse(log)) => last = log,
                 Err(Failed::Other(log)) => panic!("Caddy did not start:\n{log}"),
@@ -83,14 +91,14 @@ impl Caddy {
         panic!("Caddy found no free port after {ATTEMPTS} tries:\n{last}");
     }
 
-    fn try_start(tls: &Cert<'_>, port: u16) -> Result<Caddy, Failed> {
+    fn try_start(tls: &Cert<'_>, port: u16, upstream: Option<u16>) -> Result<Caddy, Failed> {
         let dir = tempfile::Builder::new()
             .prefix("pelt-caddy-")
             .tempdir()
             .expect("temp dir for Caddy");
         let log = dir.path().join("access.log");
         let config_file = dir.path().join("caddy.json");
-        let config = config(tls, port, &log, &dir.path().join("data"));
+        let config = config(tls, port, &log, &dir.path().join("data"), upstream);
         std::fs::write(&config_file, config.to_string()).expect("write Caddy's configuration");
         let mut child = Command::new(BINARY)
             .arg("run")
@@ -215,8 +223,15 @@ impl Drop for Caddy {
 }
 
 /// Caddy's JSON configuration: one server on `127.0.0.1:port` speaking
-/// h1, h2 and h3 with the test's certificate, access log to `log`.
-fn config(tls: &Cert<'_>, port: u16, log: &std::path::Path, data: &std::path::Path) -> Value {
+/// h1, h2 and h3 with the test's certificate, access log to `log`; with
+/// an `upstream`, `/stream/...` proxied to it.
+fn config(
+    tls: &Cert<'_>,
+    port: u16,
+    log: &std::path::Path,
+    data: &std::path::Path,
+    upstream: Option<u16>,
+) -> Value {
     let respond = |status: u16, body: &str| json!({"handler": "static_response", "status_code": status, "body": body});
     let route =
         |path: &str, handler: Value| json!({"match": [{"path": [path]}], "handle": [handler]});
@@ -226,6 +241,22 @@ fn config(tls: &Cert<'_>, port: u16, log: &std::path::Path, data: &std::path::Pa
         "body": "ok",
         "headers": {"Set-Cookie": ["session=abc; Path=/"]},
     });
+    let mut routes = vec![
+        route("/ok", respond(200, "ok")),
+        route("/status/503", respond(503, "unavailable")),
+        route("/big", respond(200, &"x".repeat(10_000))),
+        route("/login", login),
+    ];
+    if let Some(up) = upstream {
+        routes.push(json!({
+            "match": [{"path": ["/stream/*"]}],
+            "handle": [
+                {"handler": "rewrite", "strip_path_prefix": "/stream"},
+                {"handler": "reverse_proxy", "upstreams": [{"dial": format!("127.0.0.1:{up}")}], "flush_interval": -1},
+            ],
+        }));
+    }
+    routes.push(json!({"handle": [respond(404, "")]}));
     json!({
         "admin": {"disabled": true, "config": {"persist": false}},
         "storage": {"module": "file_system", "root": data},
@@ -244,13 +275,7 @@ fn config(tls: &Cert<'_>, port: u16, log: &std::path::Path, data: &std::path::Pa
                 "servers": {"pelt": {
                     "listen": [format!("127.0.0.1:{port}")],
                     "protocols": ["h1", "h2", "h3"],
-                    "routes": [
-                        route("/ok", respond(200, "ok")),
-                        route("/status/503", respond(503, "unavailable")),
-                        route("/big", respond(200, &"x".repeat(10_000))),
-                        route("/login", login),
-                        json!({"handle": [respond(404, "")]}),
-                    ],
+                    "routes": routes,
                     "tls_connection_policies": [{}],
                     "automatic_https": {"disable": true},
                     // Cookies in the log as sent (Caddy redacts them unless

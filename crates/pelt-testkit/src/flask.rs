@@ -6,10 +6,9 @@
 //! ids the user owns, a page that needs an id, a form POST. It logs each
 //! request with its user as a JSON line ([`Entry`]), the tests' witness.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
-use tempfile::TempDir;
 
 /// The Python to run the app with: Debian's when it has Flask and
 /// gunicorn (the app then runs behind gunicorn, as a deployed app would),
@@ -35,12 +34,7 @@ fn interpreter() -> &'static str {
 /// The running app, stopped when dropped.
 #[derive(Debug)]
 pub struct FlaskApp {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-    /// Held open: the app exits when it closes.
-    _stdin: ChildStdin,
-    _dir: TempDir,
+    server: crate::process::ScriptServer,
 }
 
 /// One logged request.
@@ -74,48 +68,30 @@ impl FlaskApp {
     /// Starts the app on a free loopback port; waits (at most 30 s) until
     /// it listens.
     pub fn start() -> FlaskApp {
-        let dir = tempfile::Builder::new()
-            .prefix("pelt-flask-")
-            .tempdir()
-            .expect("temp dir for the app's log");
-        let log = dir.path().join("requests.jsonl");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/flask_app.py");
-        let mut child = Command::new(interpreter())
-            .arg(script)
-            .arg(&log)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start python3 (scripts/test installs python3-flask)");
-        let stdin = child.stdin.take().expect("piped");
-        let port = crate::process::announced_port(
-            &mut child,
+        let server = crate::process::ScriptServer::start(
+            "pelt-flask-",
+            Path::new(interpreter()),
+            "flask_app.py",
+            |log| vec![log.into()],
             Duration::from_secs(30),
             "the Flask app (scripts/test installs python3-flask)",
         );
-        FlaskApp {
-            child,
-            port,
-            log,
-            _stdin: stdin,
-            _dir: dir,
-        }
+        FlaskApp { server }
     }
 
     /// Its port on 127.0.0.1.
     pub fn port(&self) -> u16 {
-        self.port
+        self.server.port
     }
 
     /// `http://127.0.0.1:PORT`.
     pub fn base(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("http://127.0.0.1:{}", self.server.port)
     }
 
     /// The requests it answered so far, in the order logged.
     pub fn log(&self) -> Vec<Entry> {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let text = std::fs::read_to_string(&self.server.log).unwrap_or_default();
         text.lines()
             .map(|l| {
                 let v: serde_json::Value = serde_json::from_str(l).expect("a JSON log line");
@@ -135,12 +111,5 @@ impl FlaskApp {
                 }
             })
             .collect()
-    }
-}
-
-impl Drop for FlaskApp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

@@ -30,6 +30,7 @@ pub mod process;
 pub mod prometheus;
 #[cfg(feature = "pelt")]
 pub mod schema;
+pub mod streams;
 pub mod tinyproxy;
 pub mod tmux;
 

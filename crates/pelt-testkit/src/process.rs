@@ -40,6 +40,72 @@ pub fn signal(child: &Child, signal: &str) {
     assert!(sent.success(), "kill -{signal} {}", child.id());
 }
 
+/// A helper server run from a script beside this file (a Python server
+/// the tests need), with a temp dir for its log: it says its port on its
+/// first line of output (see [`announced_port`]), exits when its standard
+/// input closes, and is stopped by its pid when dropped.
+#[derive(Debug)]
+pub struct ScriptServer {
+    child: std::process::Child,
+    /// The port it said it listens on.
+    pub port: u16,
+    /// Its log, in its temp dir.
+    pub log: std::path::PathBuf,
+    /// Held open: the server exits when it closes.
+    _stdin: std::process::ChildStdin,
+    _dir: tempfile::TempDir,
+}
+
+impl ScriptServer {
+    /// Runs `program` on `src/SCRIPT` in a new temp dir (named from
+    /// `prefix`, and its working directory), with the arguments `args`
+    /// gives for the log's path, and reads its port within `limit`;
+    /// `what` names it in a failure.
+    pub fn start(
+        prefix: &str,
+        program: &std::path::Path,
+        script: &str,
+        args: impl FnOnce(&std::path::Path) -> Vec<std::ffi::OsString>,
+        limit: Duration,
+        what: &str,
+    ) -> ScriptServer {
+        use std::process::{Command, Stdio};
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .expect("a temp dir for a helper server's log");
+        let log = dir.path().join("server.log");
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src")
+            .join(script);
+        let mut child = Command::new(program)
+            .arg(script)
+            .args(args(&log))
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {what}: {e}"));
+        let stdin = child.stdin.take().expect("piped");
+        let port = announced_port(&mut child, limit, what);
+        ScriptServer {
+            child,
+            port,
+            log,
+            _stdin: stdin,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for ScriptServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// The port a helper server says on its first line of standard output
 /// (`port N`), read on a thread so a server that never says it fails the
 /// test within `limit` instead of hanging it; the child is killed and

@@ -95,6 +95,14 @@ pub struct HttpOptions {
     /// `--proxy`, `--proxy-from-env`.
     #[serde(default, skip_serializing_if = "super::ProxyOptions::is_off")]
     pub proxy: super::ProxyOptions,
+    /// `--stream`, `--stall-gap`, `--llm`: streamed responses measured as
+    /// streams (issue 38). Absent when left at its default (streams
+    /// detected by `Content-Type`).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::stream::StreamOptions::is_default"
+    )]
+    pub streamed: crate::stream::StreamOptions,
 }
 
 /// A simulated user's session: `--cookies` and `--login`.
@@ -293,6 +301,7 @@ impl Default for HttpOptions {
             no_gso: false,
             session: SessionOptions::default(),
             proxy: super::ProxyOptions::default(),
+            streamed: crate::stream::StreamOptions::default(),
         }
     }
 }

@@ -145,6 +145,10 @@ pub struct Recorder<C: Counter = u64> {
     /// `--0rtt` runs: HTTP/3 handshakes by kind, with their times (none
     /// in other runs, which so carry no extra histograms).
     pub handshakes: Option<Box<crate::handshake::Handshakes>>,
+    /// Runs that met a streamed response (`--stream`, `--llm`, or a
+    /// `Content-Type` that names a stream): its events and streams (see
+    /// [`crate::stream`]); none in other runs.
+    pub streamed: Option<Box<crate::stream::StreamStats>>,
 }
 
 impl Default for Recorder {
@@ -215,6 +219,7 @@ impl<C: Counter> Recorder<C> {
             lag1: Lag1::default(),
             sends: SendGrid::default(),
             handshakes: None,
+            streamed: None,
         }
     }
 
@@ -327,6 +332,20 @@ impl<C: Counter> Recorder<C> {
         if let Some(t) = tls_ns {
             record_ns(&mut self.tls, t);
         }
+    }
+
+    /// Records a stream's event (see [`crate::stream::StreamStats::record_event`]).
+    pub fn record_event(&mut self, gap: Option<u64>, stall_gap: u64) {
+        self.streamed
+            .get_or_insert_default()
+            .record_event(gap, stall_gap);
+    }
+
+    /// Records a stream that ended (see [`crate::stream::StreamStats::record_stream`]).
+    pub fn record_stream(&mut self, start: Nanos, t: &crate::stream::Tally, complete: bool) {
+        self.streamed
+            .get_or_insert_default()
+            .record_stream(start, t, complete);
     }
 
     /// Records a QUIC handshake of `kind` that took `ns` (`--0rtt` runs).
@@ -521,6 +540,9 @@ impl<C: Counter> Recorder<C> {
         if let Some(h) = &mut self.handshakes {
             h.reset();
         }
+        if let Some(s) = &mut self.streamed {
+            s.reset();
+        }
     }
 
     /// Adds `other` into `self`, its histograms through `add`.
@@ -586,6 +608,9 @@ impl<C: Counter> Recorder<C> {
         self.sends.merge(&other.sends);
         if let Some(theirs) = &other.handshakes {
             self.handshakes.get_or_insert_default().merge(theirs);
+        }
+        if let Some(theirs) = &other.streamed {
+            self.streamed.get_or_insert_default().merge(theirs);
         }
     }
 }

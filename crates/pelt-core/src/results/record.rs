@@ -84,6 +84,10 @@ pub(super) struct IntervalRecord {
     /// 0-RTT rejected), encoded as `histograms` are; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     handshakes: Option<[String; 3]>,
+    /// Runs that met a streamed response: its figures (absent otherwise,
+    /// and in files from before streams).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    streamed: Option<StreamsRecord>,
     /// HdrHistogram V2 + deflate, base64: response, service, send_lag,
     /// ttfb, connect, tls.
     histograms: [String; 6],
@@ -91,6 +95,16 @@ pub(super) struct IntervalRecord {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// A second's stream figures (`crate::stream::StreamStats`).
+#[derive(Debug, Serialize, Deserialize)]
+struct StreamsRecord {
+    /// `[streams, events, stalls, bursts, tokens, usage_counted]`.
+    counts: [u64; 6],
+    /// Encoded as `histograms` are: first event, gaps, mean gap,
+    /// duration, events per stream (a count, not nanoseconds).
+    histograms: [String; 5],
 }
 
 /// The rest of one target's figures in an interval.
@@ -309,6 +323,23 @@ impl IntervalRecord {
                 }
                 None => None,
             },
+            streamed: match r.streamed.as_deref().filter(|s| !s.is_empty()) {
+                Some(s) => {
+                    let [a, b, c, d, e] = s.histograms();
+                    Some(StreamsRecord {
+                        counts: [
+                            s.streams,
+                            s.events,
+                            s.stalls,
+                            s.bursts,
+                            s.tokens,
+                            s.usage_counted,
+                        ],
+                        histograms: [encode(a)?, encode(b)?, encode(c)?, encode(d)?, encode(e)?],
+                    })
+                }
+                None => None,
+            },
             histograms: [
                 encode(&r.response)?,
                 encode(&r.service)?,
@@ -332,6 +363,23 @@ impl IntervalRecord {
         if let Some([a, b, c]) = self.handshakes {
             r.handshakes = Some(Box::new(crate::handshake::Handshakes {
                 times: [decode(&a)?, decode(&b)?, decode(&c)?],
+            }));
+        }
+        if let Some(StreamsRecord { counts, histograms }) = self.streamed {
+            let [streams, events, stalls, bursts, tokens, usage_counted] = counts;
+            let [a, b, c, d, e] = histograms;
+            r.streamed = Some(Box::new(crate::stream::StreamStats {
+                first_event: decode(&a)?,
+                gaps: decode(&b)?,
+                mean_gap: decode(&c)?,
+                duration: decode(&d)?,
+                events_per_stream: decode(&e)?,
+                streams,
+                events,
+                stalls,
+                bursts,
+                tokens,
+                usage_counted,
             }));
         }
         r.requests = self.requests;
@@ -506,6 +554,34 @@ mod tests {
         let h = back.handshakes.as_ref().unwrap();
         let counts = Handshake::ALL.map(|k| h.count(k));
         assert_eq!(counts, [2, 4, 0]);
+    }
+
+    /// Stream figures survive a file and add when merged; runs without a
+    /// stream carry none.
+    #[test]
+    fn stream_figures_round_trip_and_are_absent_from_other_runs() {
+        use crate::stream::Tally;
+        let mut r = Recorder::new();
+        let json = serde_json::to_string(&IntervalRecord::from_recorder(1, &r).unwrap()).unwrap();
+        assert!(!json.contains("streamed"), "{json}");
+        let mut t = Tally::default();
+        for at in [300_000_000, 350_000_000, 400_000_000] {
+            let gap = t.event(at, 1_000_000_000);
+            r.record_event(gap, 1_000_000_000);
+        }
+        t.usage_tokens = Some(4);
+        r.record_stream(0, &t, true);
+        let json = serde_json::to_string(&IntervalRecord::from_recorder(1, &r).unwrap()).unwrap();
+        let back: IntervalRecord = serde_json::from_str(&json).unwrap();
+        let mut back = back.into_recorder().unwrap();
+        back.merge(&r);
+        let s = back.streamed.as_ref().unwrap();
+        assert_eq!(
+            (s.streams, s.events, s.tokens, s.usage_counted),
+            (2, 6, 8, 2)
+        );
+        assert_eq!(s.gaps.len(), 4);
+        assert_eq!(s.events_per_stream.max(), 3);
     }
 
     /// Regression: hdrhistogram's deserialiser allocated whatever payload

@@ -122,6 +122,14 @@ pub struct IntervalRow {
     /// active at the interval's middle.
     #[serde(default)]
     pub active_connections: Option<u32>,
+    /// Runs that met a streamed response: events that arrived in the
+    /// interval (see [`crate::stream`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<u64>,
+    /// Of those, events that came after a stall (a gap over
+    /// `--stall-gap`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalls: Option<u64>,
 }
 
 /// A timeline row covering less of the run than this (the first or last
@@ -173,6 +181,8 @@ impl IntervalRow {
             max_ns: if h.is_empty() { 0 } else { h.max() },
             offered: None,
             active_connections: None,
+            events: r.streamed.as_ref().map(|s| s.events),
+            stalls: r.streamed.as_ref().map(|s| s.stalls),
         }
     }
 }
@@ -740,6 +750,17 @@ impl RunSummary {
             w.push(Warning::ClientResources {
                 resource,
                 example: e.message.clone(),
+            });
+        }
+        if let Some(st) = self
+            .total
+            .streamed
+            .as_deref()
+            .filter(|st| st.mostly_bursts())
+        {
+            w.push(Warning::BufferedStream {
+                bursts: st.bursts,
+                streams: st.burstable(),
             });
         }
         let (segments, retransmitted) = (self.total.tcp_segs_out, self.total.tcp_retrans);

@@ -57,6 +57,17 @@ pub enum Warning {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         quic: bool,
     },
+    /// Most streamed responses' events arrived in one burst after a long
+    /// wait (see [`crate::stream`]): something between pelt and the
+    /// server (a proxy's buffering, a CDN, a compressing middlebox) held
+    /// the stream back, so time to first event and gaps describe it, not
+    /// the server.
+    BufferedStream {
+        /// Streams whose events came in one burst.
+        bursts: u64,
+        /// Complete streams of three events or more.
+        streams: u64,
+    },
     /// At its busiest second the run moved most of what the network
     /// interface to the server can carry.
     LinkSaturated {
@@ -429,6 +440,14 @@ impl std::fmt::Display for Warning {
                  the network may have set the pace, not the server; load from closer to the server or over a faster link",
                 *peak_bytes_per_s as f64 / 1e6,
                 *peak_bytes_per_s as f64 * 8.0 * 100.0 / (*speed_mbps as f64 * 1e6)
+            ),
+            Warning::BufferedStream { bursts, streams } => write!(
+                f,
+                "events arrived in one burst: something between buffers the stream ({bursts} of \
+                 {streams} streams had every event within {} after a long wait). Time to first event \
+                 and the gaps describe the buffer, not the server; turn buffering off on the way \
+                 (nginx: proxy_buffering off, or the response header X-Accel-Buffering: no)",
+                human_ns(crate::stream::BURST_SPAN_NS)
             ),
             Warning::KeepAliveRace { lost } => write!(
                 f,

@@ -11,6 +11,8 @@ pub(super) struct ChunkedDecoder {
     significant: u32,
     /// Body bytes so far, framing excluded.
     pub(super) body_bytes: u64,
+    /// The next data bytes are a chunk's first.
+    fresh: bool,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -30,13 +32,21 @@ enum ChunkState {
 
 impl ChunkedDecoder {
     /// Consumes `data`. Returns `Some(bytes used)` when the final chunk and
-    /// trailers are complete, `None` when more is needed.
-    pub(super) fn feed(&mut self, data: &[u8]) -> Result<Option<usize>, &'static str> {
+    /// trailers are complete, `None` when more is needed. Each piece of
+    /// chunk data goes to `on_data` with whether it is a chunk's first (a
+    /// streamed response's events; a no-op closure costs nothing).
+    pub(super) fn feed(
+        &mut self,
+        data: &[u8],
+        on_data: &mut impl FnMut(&[u8], bool),
+    ) -> Result<Option<usize>, &'static str> {
         use ChunkState::*;
         let mut i = 0;
         while i < data.len() {
             if self.state == Data {
                 let take = ((data.len() - i) as u64).min(self.size);
+                on_data(&data[i..i + take as usize], self.fresh);
+                self.fresh = false;
                 self.size -= take;
                 self.body_bytes += take;
                 i += take as usize;
@@ -67,7 +77,10 @@ impl ChunkedDecoder {
                 (Extension, b'\r') => SizeLf,
                 (Extension, _) => Extension,
                 (SizeLf, b'\n') if self.size == 0 => TrailerStart,
-                (SizeLf, b'\n') => Data,
+                (SizeLf, b'\n') => {
+                    self.fresh = true;
+                    Data
+                }
                 (DataCr, b'\r') => DataLf,
                 (DataLf, b'\n') => {
                     self.digits = 0;

@@ -73,6 +73,9 @@ pub(super) struct ParsedHead {
     /// Whether the connection may carry another request, as far as the
     /// head says.
     pub reusable: bool,
+    /// The stream its `Content-Type` names (`text/event-stream`,
+    /// `application/x-ndjson`), if any.
+    pub stream: Option<pelt_core::stream::Framing>,
 }
 
 /// Parses a response head, or `None` when more bytes are needed.
@@ -121,6 +124,7 @@ fn frame_head(
     let mut length = None;
     let mut chunked = false;
     let mut encoded = false;
+    let mut stream = None;
     for h in resp.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
             // Digits only: `u64::from_str` would also take `+5`.
@@ -140,6 +144,8 @@ fn frame_head(
                 .rsplit(|&b| b == b',')
                 .next()
                 .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+        } else if h.name.eq_ignore_ascii_case("content-type") {
+            stream = pelt_core::stream::Framing::of_content_type(h.value);
         } else if h.name.eq_ignore_ascii_case("connection") {
             for token in h.value.split(|&b| b == b',') {
                 let token = token.trim_ascii();
@@ -175,6 +181,7 @@ fn frame_head(
         len: head_len,
         framing,
         reusable,
+        stream,
     }))
 }
 

@@ -19,7 +19,7 @@ pub use head::excerpt;
 pub(crate) use request::{is_idempotent, with_header};
 pub use request::{write_request, PreparedRequest, RequestLine};
 pub use response::{read_response, read_response_location};
-pub(crate) use response::{read_response_copies, Copies};
+pub(crate) use response::{read_response_copies, Copies, Events, NoEvents};
 
 /// Largest per-connection read buffer. Response heads must fit in it;
 /// bodies stream through it. wrk uses 8 KiB; 16 KiB leaves room for fat

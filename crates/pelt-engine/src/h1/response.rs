@@ -5,8 +5,10 @@
 
 use super::chunked::ChunkedDecoder;
 use super::head::{copy_location, has_blank_line, parse_head, server_of, Framing, ParsedHead};
+use crate::events::Tap;
 use crate::outcome::{is_redirect, read_error_kind, Failure, Response};
-use pelt_core::ErrorKind;
+use pelt_core::stream::StreamOptions;
+use pelt_core::{ErrorKind, Nanos};
 use std::io;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -28,7 +30,15 @@ pub async fn read_response<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
 ) -> Result<Response, Failure> {
-    read_response_copies(stream, buf, head_request, on_first_byte, Copies::default()).await
+    read_response_copies(
+        stream,
+        buf,
+        head_request,
+        on_first_byte,
+        Copies::default(),
+        None::<NoEvents<'_, S>>,
+    )
+    .await
 }
 
 /// [`read_response`] that also copies a redirect's `Location` value into
@@ -44,7 +54,75 @@ pub async fn read_response_location<S: AsyncRead + Unpin>(
         location: Some(location),
         ..Copies::default()
     };
-    read_response_copies(stream, buf, head_request, on_first_byte, copies).await
+    read_response_copies(
+        stream,
+        buf,
+        head_request,
+        on_first_byte,
+        copies,
+        None::<NoEvents<'_, S>>,
+    )
+    .await
+}
+
+/// A streamed response's events, read as its body arrives (`--stream`,
+/// `--llm`, or a 2xx response whose `Content-Type` names a stream). The
+/// sender's [`Tap`] is made at its first stream and reused; after the
+/// read, `Tap::active` says whether the response was one.
+pub(crate) struct Events<'a, S, C, K> {
+    /// The sender's tap.
+    pub tap: &'a mut Option<Box<Tap>>,
+    /// How streams are read.
+    pub opts: &'a StreamOptions,
+    /// The kernel's arrival stamp of the latest bytes read from the
+    /// stream, where it stamps them.
+    pub arrival: fn(&S) -> Option<u64>,
+    /// The run's time of an arrival stamp (pelt's clock now, without).
+    pub clock: C,
+    /// Where each event goes, with its gap since the stream's previous.
+    pub sink: K,
+}
+
+/// The type of "no events" (a login, a scenario's step, the fuzz target).
+pub(crate) type NoEvents<'a, S> = Events<'a, S, fn(Option<u64>) -> Nanos, fn(Nanos, Option<u64>)>;
+
+impl<S, C: Fn(Option<u64>) -> Nanos, K: FnMut(Nanos, Option<u64>)> Events<'_, S, C, K> {
+    /// The response `head` begins: its tap, if it is a stream.
+    fn start(&mut self, head: &ParsedHead) -> bool {
+        if let Some(tap) = self.tap.as_deref_mut() {
+            tap.active = false;
+        }
+        let framing = self.opts.forced().or(head.stream);
+        let streamed = (200..300).contains(&head.status) && head.framing != Framing::None;
+        let Some(framing) = framing.filter(|_| streamed) else {
+            return false;
+        };
+        match self.tap.as_deref_mut() {
+            Some(tap) => tap.restart(framing),
+            // Once per sender: its parser's buffers are kept from then on.
+            None => *self.tap = Some(Box::new(Tap::new(framing, self.opts))),
+        }
+        true
+    }
+
+    /// Body bytes arrived (`new_piece`: a transport chunk's first).
+    fn feed(&mut self, stream: &S, bytes: &[u8], new_piece: bool) {
+        if bytes.is_empty() {
+            return;
+        }
+        let at = (self.clock)((self.arrival)(stream));
+        if let Some(tap) = self.tap.as_deref_mut() {
+            tap.feed(bytes, new_piece, at, &mut self.sink);
+        }
+    }
+
+    /// The body ended.
+    fn finish(&mut self, stream: &S) {
+        let at = (self.clock)((self.arrival)(stream));
+        if let Some(tap) = self.tap.as_deref_mut() {
+            tap.finish(at, &mut self.sink);
+        }
+    }
 }
 
 /// What a caller wants copied out of the final response's head besides
@@ -103,6 +181,7 @@ pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
     copies: Copies<'_>,
+    events: Option<Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>>,
 ) -> Result<Response, Failure> {
     let mut copies = copies;
     let mut body = copies.body.take();
@@ -111,7 +190,8 @@ pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
     }
     let read = read_head(stream, buf, head_request, on_first_byte).await?;
     copies.take_from(&buf[..read.head.len], read.head.status);
-    read_body(stream, buf, read, body).await
+    let events = events.and_then(|mut e| e.start(&read.head).then_some(e));
+    read_body(stream, buf, read, body, events).await
 }
 
 /// A final response's head read into the buffer, and what came with it.
@@ -242,6 +322,9 @@ async fn read_body<S: AsyncRead + Unpin>(
     buf: &mut Vec<u8>,
     read: HeadRead,
     mut copy: Option<&mut Vec<u8>>,
+    mut events: Option<
+        Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>,
+    >,
 ) -> Result<Response, Failure> {
     let HeadRead {
         head,
@@ -259,6 +342,9 @@ async fn read_body<S: AsyncRead + Unpin>(
             loop {
                 let take = (leftover.len() as u64).min(remaining);
                 keep(&mut copy, &leftover[..take as usize]);
+                if let Some(e) = &mut events {
+                    e.feed(stream, &leftover[..take as usize], true);
+                }
                 remaining -= take;
                 body_bytes += take;
                 if leftover.len() as u64 > take {
@@ -290,7 +376,17 @@ async fn read_body<S: AsyncRead + Unpin>(
         Framing::Chunked => {
             let mut decoder = ChunkedDecoder::default();
             loop {
-                match decoder.feed(leftover) {
+                let fed = match &mut events {
+                    Some(e) => {
+                        // The arrival of the read that holds the data.
+                        let at = (e.clock)((e.arrival)(stream));
+                        let Events { tap, sink, .. } = e;
+                        let tap = tap.as_deref_mut().expect("a started stream has its tap");
+                        decoder.feed(leftover, &mut |data, fresh| tap.feed(data, fresh, at, sink))
+                    }
+                    None => decoder.feed(leftover, &mut |_, _| {}),
+                };
+                match fed {
                     Ok(Some(used)) => {
                         keep(&mut copy, &leftover[..used]);
                         if used < leftover.len() {
@@ -324,11 +420,17 @@ async fn read_body<S: AsyncRead + Unpin>(
             reusable = false;
             body_bytes += leftover.len() as u64;
             keep(&mut copy, leftover);
+            if let Some(e) = &mut events {
+                e.feed(stream, leftover, true);
+            }
             loop {
                 match stream.read(buf).await {
                     Ok(0) => break,
                     Ok(n) => {
                         keep(&mut copy, &buf[..n]);
+                        if let Some(e) = &mut events {
+                            e.feed(stream, &buf[..n], true);
+                        }
                         bytes_in += n as u64;
                         body_bytes += n as u64;
                         if n == buf.len() {
@@ -348,6 +450,9 @@ async fn read_body<S: AsyncRead + Unpin>(
                 reusable = false;
             }
         }
+    }
+    if let Some(e) = &mut events {
+        e.finish(stream);
     }
     Ok(Response {
         status,
@@ -575,6 +680,93 @@ mod tests {
         }
     }
 
+    /// Issue 38: a streamed body's events are cut as it arrives, whatever
+    /// its framing (chunked, by length, to the close) and wherever the
+    /// reads split it; a type that names no stream is no stream unless
+    /// `--stream` says so, and an error status never is one.
+    #[test]
+    fn streamed_bodies_give_their_events_in_any_framing_and_split() {
+        use pelt_core::stream::{Framing, StreamOptions};
+        let body = "data: a\r\n\r\n: ping\n\ndata: b\ndata: c\n\nevent: x\ndata: d\n\n";
+        let sse = "Content-Type: text/event-stream; charset=utf-8";
+        let mut chunked = format!("HTTP/1.1 200 OK\r\n{sse}\r\nTransfer-Encoding: chunked\r\n\r\n");
+        for piece in body.as_bytes().chunks(7) {
+            chunked.push_str(&format!(
+                "{:x}\r\n{}\r\n",
+                piece.len(),
+                std::str::from_utf8(piece).unwrap()
+            ));
+        }
+        chunked.push_str("0\r\n\r\n");
+        let length = format!(
+            "HTTP/1.1 200 OK\r\n{sse}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let close = format!("HTTP/1.1 200 OK\r\n{sse}\r\nConnection: close\r\n\r\n{body}");
+        let plain = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let error = format!(
+            "HTTP/1.1 503 No\r\n{sse}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let rt = rt();
+        let events = |wire: &str, split: usize, opts: &StreamOptions| {
+            let mut tap = None;
+            let mut seen = 0u64;
+            let data = wire.as_bytes().to_vec();
+            let r = rt.block_on(async {
+                let (mut client, mut server) = tokio::io::duplex(64 * 1024);
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    for chunk in data.chunks(split) {
+                        server.write_all(chunk).await.unwrap();
+                        tokio::task::yield_now().await;
+                    }
+                });
+                let events = Events {
+                    tap: &mut tap,
+                    opts,
+                    arrival: |_: &tokio::io::DuplexStream| None,
+                    clock: |_| 1,
+                    sink: |_, _| seen += 1,
+                };
+                let mut buf = vec![0u8; crate::h1::FIRST_READ_BUF];
+                read_response_copies(
+                    &mut client,
+                    &mut buf,
+                    false,
+                    || {},
+                    Copies::default(),
+                    Some(events),
+                )
+                .await
+            });
+            r.unwrap();
+            let active = tap.as_ref().is_some_and(|t| t.active);
+            (active, seen, tap.map_or(0, |t| t.tally.events))
+        };
+        let auto = StreamOptions::default();
+        for split in [1, 2, 3, 5, 8, 13, 1000] {
+            for wire in [&chunked, &length, &close] {
+                assert_eq!(
+                    events(wire, split, &auto),
+                    (true, 3, 3),
+                    "split {split}: {wire}"
+                );
+            }
+            assert!(!events(&plain, split, &auto).0);
+            assert!(!events(&error, split, &auto).0, "a 503 is no stream");
+            let lines = StreamOptions {
+                framing: Some(Framing::Lines),
+                ..StreamOptions::default()
+            };
+            // Six non-blank lines.
+            assert_eq!(events(&plain, split, &lines), (true, 6, 6), "split {split}");
+        }
+    }
+
     /// The `Server` header is taken from the final response's head,
     /// however its name is cased, past a 100 Continue and a body that
     /// spans reads; a response without one gives `None`.
@@ -598,9 +790,16 @@ mod tests {
                     body: None,
                     ..Copies::default()
                 };
-                let r = read_response_copies(&mut client, &mut buf, false, || {}, copies)
-                    .await
-                    .unwrap();
+                let r = read_response_copies(
+                    &mut client,
+                    &mut buf,
+                    false,
+                    || {},
+                    copies,
+                    None::<NoEvents<'_, _>>,
+                )
+                .await
+                .unwrap();
                 (r.body_bytes, server)
             })
         };

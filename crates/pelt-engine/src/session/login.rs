@@ -9,7 +9,7 @@
 use super::jar::{cookie_url, Jar};
 use crate::conn::{connect, for_origin, resolve_origin, tls_connector, Origin};
 use crate::error::EngineError;
-use crate::h1::{read_response_copies, Copies, PreparedRequest};
+use crate::h1::{read_response_copies, Copies, NoEvents, PreparedRequest};
 use pelt_core::{HttpOptions, Target};
 use std::sync::Arc;
 use std::time::Duration;
@@ -134,9 +134,16 @@ async fn login_one(login: &Login) -> Result<Jar, String> {
             body: Some(&mut answer.body),
             ..Copies::default()
         };
-        let response = read_response_copies(&mut stream, &mut buf, login.head, || {}, copies)
-            .await
-            .map_err(|f| format!("{}: {}", login.name, f.detail))?;
+        let response = read_response_copies(
+            &mut stream,
+            &mut buf,
+            login.head,
+            || {},
+            copies,
+            None::<NoEvents<'_, _>>,
+        )
+        .await
+        .map_err(|f| format!("{}: {}", login.name, f.detail))?;
         answer.status = response.status;
         Ok::<_, String>(answer)
     };

@@ -6,8 +6,8 @@ use super::redirect::Redirects;
 use super::{Attempt, OpenConn, Outgoing, Runner, Transport};
 use crate::conn::{lookup_origin, KernelClock, Stream};
 use crate::h1::{
-    is_idempotent, read_response, read_response_copies, read_response_location, with_header,
-    write_request, Copies, RequestLine, FIRST_READ_BUF,
+    is_idempotent, read_response_copies, read_response_location, with_header, write_request,
+    Copies, Events, NoEvents, RequestLine, FIRST_READ_BUF,
 };
 use crate::outcome::{is_redirect, write_error_kind, Failure, Response};
 use crate::session::{jar::cookie_url, Jar};
@@ -25,6 +25,8 @@ pub(crate) struct H1Sender {
     /// `--cookies`: the sender's jar (kept when the connection is not),
     /// and room for a request with its cookies and a response's head.
     session: Option<Box<Session>>,
+    /// Its stream reader, made at its first streamed response.
+    events: Option<Box<crate::events::Tap>>,
 }
 
 /// A sender's session state (`--cookies`, `--login`).
@@ -77,6 +79,7 @@ impl H1Sender {
             buf: vec![0u8; FIRST_READ_BUF],
             location: Vec::new(),
             redirect: Vec::new(),
+            events: None,
             session: jar.map(|jar| {
                 Box::new(Session {
                     jar,
@@ -237,6 +240,10 @@ impl Transport for H1Sender {
         self.conn = None;
     }
 
+    fn streamed(&self) -> Option<pelt_core::stream::Tally> {
+        crate::events::streamed(&self.events)
+    }
+
     async fn warm(&mut self, w: &impl Runner, target: u32) {
         if self.conn.is_some() {
             return;
@@ -295,6 +302,7 @@ impl H1Sender {
             }
             Outgoing::Step(s) => (s.origin, s.bytes, s.head_request),
         };
+        crate::events::idle(&mut self.events);
         attempt.reused = self.connect(w, origin, true).await?;
         let c = self.conn.as_mut().expect("connect() set it");
         if let (Some(s), Outgoing::Target(t)) = (&mut self.session, &*out) {
@@ -318,84 +326,80 @@ impl H1Sender {
         attempt.bytes_out = bytes.len() as u64;
         let first_byte = &mut attempt.first_byte;
         let on_first = || *first_byte = Some(w.now());
+        // A streamed response's events, timed by the kernel's arrival
+        // stamps where the connection has them (see `StampedTcp`).
+        let sent = attempt.sent.unwrap_or(0);
+        let clock = |stamp: Option<u64>| {
+            let now = w.now();
+            stamp
+                .map(|s| KernelClock::at(now, || w.now()).run_time(s))
+                .filter(|&t| t >= sent)
+                .map_or(now, |t| t.min(now))
+        };
+        let sink = |at, gap| w.record_event(sender, at, gap);
+        let events = Some(Events {
+            tap: &mut self.events,
+            opts: &plan.http.streamed,
+            arrival: |s: &Stream| s.stamps().map(|(_, last)| last),
+            clock,
+            sink,
+        });
         let resp = match out {
             Outgoing::Step(s) => {
                 // A scenario's step: its head, and its body if the step
                 // reads it, copied out for its extractors, checks and its
-                // user's jar; no redirect followed.
+                // user's jar; no redirect followed; not read as a stream.
                 let copies = Copies {
                     location: None,
                     head: Some(&mut *s.head),
                     server: None,
                     body: s.body.as_deref_mut(),
                 };
-                read_response_copies(&mut c.stream, &mut self.buf, head_request, on_first, copies)
-                    .await
+                read_response_copies(
+                    &mut c.stream,
+                    &mut self.buf,
+                    head_request,
+                    on_first,
+                    copies,
+                    None::<NoEvents<'_, _>>,
+                )
+                .await
             }
             Outgoing::Target(t) => {
                 let cookie_url = &plan.cookie_urls[..];
                 let t = *t as usize;
                 let follow = plan.http.follow > 0;
-                if w.wants_server() {
-                    // The worker's first response: its `Server` header is
-                    // kept too (ab's "Server Software"). Only once per
-                    // worker, so the branches below, every other
-                    // response's, do no more work.
-                    let mut server = None;
-                    let copies = Copies {
-                        location: follow.then_some(&mut self.location),
-                        head: self.session.as_mut().map(|s| &mut s.head),
-                        server: Some(&mut server),
-                        body: None,
-                    };
-                    let r = read_response_copies(
-                        &mut c.stream,
-                        &mut self.buf,
-                        head_request,
-                        on_first,
-                        copies,
-                    )
-                    .await;
-                    if r.is_ok() {
+                // The worker's first response: its `Server` header is
+                // kept too (ab's "Server Software"), only once per worker.
+                let mut server = None;
+                let wants_server = w.wants_server();
+                let copies = Copies {
+                    location: follow.then_some(&mut self.location),
+                    head: self.session.as_mut().map(|s| &mut s.head),
+                    server: wants_server.then_some(&mut server),
+                    body: None,
+                };
+                let r = read_response_copies(
+                    &mut c.stream,
+                    &mut self.buf,
+                    head_request,
+                    on_first,
+                    copies,
+                    events,
+                )
+                .await;
+                if r.is_ok() {
+                    if wants_server {
                         w.note_server(server);
-                        if let Some(s) = &mut self.session {
-                            s.jar.absorb(&s.head, &cookie_url[t]);
-                        }
                     }
-                    r
-                } else if let Some(s) = &mut self.session {
-                    let copies = Copies {
-                        location: follow.then_some(&mut self.location),
-                        head: Some(&mut s.head),
-                        server: None,
-                        body: None,
-                    };
-                    let r = read_response_copies(
-                        &mut c.stream,
-                        &mut self.buf,
-                        head_request,
-                        on_first,
-                        copies,
-                    )
-                    .await;
-                    if r.is_ok() {
+                    if let Some(s) = &mut self.session {
                         s.jar.absorb(&s.head, &cookie_url[t]);
                     }
-                    r
-                } else if follow {
-                    read_response_location(
-                        &mut c.stream,
-                        &mut self.buf,
-                        head_request,
-                        on_first,
-                        &mut self.location,
-                    )
-                    .await
-                } else {
-                    read_response(&mut c.stream, &mut self.buf, head_request, on_first).await
                 }
+                r
             }
-        }?;
+        };
+        let resp = resp?;
         if let Some((first, last)) = c.stream.stamps() {
             // The kernel's arrival times, not the read's: see `StampedTcp`.
             let now = w.now();
@@ -513,7 +517,8 @@ async fn send_on(
                 server: None,
                 body: None,
             };
-            let r = read_response_copies(stream, buf, head, || {}, copies).await;
+            let r = read_response_copies(stream, buf, head, || {}, copies, None::<NoEvents<'_, _>>)
+                .await;
             if r.is_ok() {
                 jar.absorb(response_head, &url);
             }

@@ -193,16 +193,14 @@ impl Streams for H2 {
     async fn chunk(
         body: &mut RecvStream,
         status: u16,
-        copy: Option<&mut Vec<u8>>,
+        on_data: &mut impl FnMut(&[u8], bool),
     ) -> Result<Option<u64>, Failure> {
         let Some(chunk) = body.data().await else {
             return Ok(None);
         };
         let chunk = chunk.map_err(|e| classify(&e, ErrorKind::Read, Some(status)))?;
         let n = chunk.len();
-        if let Some(copy) = copy {
-            copy.extend_from_slice(&chunk);
-        }
+        on_data(&chunk, true);
         // Capacity released at once: pelt has counted the bytes.
         let _ = body.flow_control().release_capacity(n);
         Ok(Some(n as u64))
@@ -241,5 +239,9 @@ impl Transport for H2Sender {
     fn reset(&mut self) {
         // The shared connection outlives a failed stream; if the connection
         // itself failed, its driver retires it.
+    }
+
+    fn streamed(&self) -> Option<pelt_core::stream::Tally> {
+        StreamSender::streamed(self)
     }
 }

@@ -346,7 +346,7 @@ impl Streams for H3 {
     async fn chunk(
         stream: &mut RequestStream,
         status: u16,
-        copy: Option<&mut Vec<u8>>,
+        on_data: &mut impl FnMut(&[u8], bool),
     ) -> Result<Option<u64>, Failure> {
         let mut chunk = match stream.recv_data().await {
             Ok(Some(chunk)) => chunk,
@@ -354,13 +354,13 @@ impl Streams for H3 {
             Err(e) => return Err(StreamEnd::of(&e).failure(ErrorKind::Read, status)),
         };
         let n = chunk.remaining() as u64;
-        if let Some(copy) = copy {
-            while chunk.has_remaining() {
-                let part = chunk.chunk();
-                copy.extend_from_slice(part);
-                let len = part.len();
-                chunk.advance(len);
-            }
+        let mut first = true;
+        while chunk.has_remaining() {
+            let part = chunk.chunk();
+            on_data(part, first);
+            first = false;
+            let len = part.len();
+            chunk.advance(len);
         }
         Ok(Some(n))
     }
@@ -444,5 +444,9 @@ impl Transport for H3Sender {
     fn reset(&mut self) {
         // The shared connection outlives a failed stream; if the
         // connection itself failed, its driver retires it.
+    }
+
+    fn streamed(&self) -> Option<pelt_core::stream::Tally> {
+        StreamSender::streamed(self)
     }
 }

@@ -68,6 +68,13 @@ pub(crate) trait Transport {
     /// goes inactive: drop whatever may be broken, or held open.
     fn reset(&mut self);
 
+    /// The latest send's stream, if its response was one (`--stream`,
+    /// `--llm`, or a type that names a stream): its events so far, read
+    /// after the send ended, failed or timed out.
+    fn streamed(&self) -> Option<pelt_core::stream::Tally> {
+        None
+    }
+
     /// Rate mode, as the run starts: opens the connection `target` would
     /// use, so that the first requests do not wait for connections opened
     /// one by one as the schedule reaches them. A failure is left for the
@@ -151,6 +158,11 @@ pub(crate) trait Runner {
     /// The first complete response's `Server` header, or `None` when it
     /// had none; either way the worker stops asking.
     fn note_server(&self, server: Option<String>);
+
+    /// A streamed response's event arrived `at` on sender `sender`'s
+    /// stream, `gap` after the stream's previous (none for its first):
+    /// counted in the second it arrived in.
+    fn record_event(&self, sender: usize, at: Nanos, gap: Option<u64>);
 }
 
 /// A worker's connections: how many are open (the live views' gauge),

@@ -11,11 +11,13 @@
 
 use super::redirect::{location_of, Redirects};
 use super::{Attempt, Outgoing, Runner};
+use crate::events::Tap;
 use crate::outcome::{is_redirect, Failure, Refused, Response};
 use crate::parts::{field_size, header_block_size, write_head, PreparedParts};
 use crate::plan::RunPlan;
 use crate::session::{jar::cookie_url, Jar};
 use bytes::Bytes;
+use pelt_core::stream::Framing;
 use pelt_core::{ErrorKind, Scheme};
 use std::borrow::Cow;
 
@@ -69,12 +71,13 @@ pub(crate) trait Streams {
         generation: u64,
     ) -> Result<(http::Response<()>, Self::Body), (Failure, Unprocessed)>;
 
-    /// The body's next part: its length (appended to `copy`, if asked),
-    /// `None` at the body's end. A failure is classified with `status`.
+    /// The body's next part (a DATA frame): its length, its bytes handed
+    /// to `on_data` (with whether they are the frame's first), `None` at
+    /// the body's end. A failure is classified with `status`.
     async fn chunk(
         body: &mut Self::Body,
         status: u16,
-        copy: Option<&mut Vec<u8>>,
+        on_data: &mut impl FnMut(&[u8], bool),
     ) -> Result<Option<u64>, Failure>;
 
     /// The response is in (not a redirect's hop, which pelt's clock
@@ -117,6 +120,8 @@ pub(crate) struct StreamSender<S> {
     /// `--cookies`: this stream's jar (a stream is the simulated user, as
     /// an HTTP/1.1 connection is), kept across new connections.
     jar: Option<Box<Jar>>,
+    /// Its stream reader, made at its first streamed response.
+    events: Option<Box<Tap>>,
 }
 
 /// The origin `out` goes to and its request as `http` parts: a target's,
@@ -179,7 +184,14 @@ impl<S: Streams> StreamSender<S> {
         StreamSender {
             streams,
             jar: jar.map(Box::new),
+            events: None,
         }
+    }
+
+    /// The latest request's stream, if its response was one (see
+    /// `Transport::streamed`).
+    pub(super) fn streamed(&self) -> Option<pelt_core::stream::Tally> {
+        crate::events::streamed(&self.events)
     }
 
     /// One try of `out` (its `request` to `origin`, from [`prepare`]):
@@ -195,6 +207,7 @@ impl<S: Streams> StreamSender<S> {
         attempt: &mut Attempt,
     ) -> Result<Response, (Failure, Unprocessed)> {
         let plan = w.plan();
+        crate::events::idle(&mut self.events);
         // A step carries the user's cookies in its rendered request, and
         // is not followed: a target's options apply to targets only.
         let target = out.target();
@@ -232,7 +245,30 @@ impl<S: Streams> StreamSender<S> {
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_owned())
                 .filter(|v| !v.is_empty())
         });
-        let resp = read_body::<S>(&mut body, &response, 0, out.body_copy())
+        // A target's streamed response is read as a stream (a step's is
+        // not yet): `--stream`/`--llm`, or a 2xx whose type names one.
+        let framing = plan.http.streamed.forced().or_else(|| {
+            response
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| Framing::of_content_type(v.as_bytes()))
+        });
+        let tap = match framing.filter(|_| target.is_some() && response.status().is_success()) {
+            Some(framing) => Some(match &mut self.events {
+                Some(tap) => {
+                    tap.restart(framing);
+                    &mut **tap
+                }
+                // Once per sender: its parser's buffers are kept from then on.
+                None => &mut **self
+                    .events
+                    .insert(Box::new(Tap::new(framing, &plan.http.streamed))),
+            }),
+            None => None,
+        };
+        let mut sink = |at, gap| w.record_event(sender, at, gap);
+        let events = tap.map(|tap| (tap, &mut sink, || w.now()));
+        let resp = read_body::<S>(&mut body, &response, 0, out.body_copy(), events)
             .await
             .map_err(|f| (f, Unprocessed::No))?;
         if location.is_none() {
@@ -319,27 +355,49 @@ impl<S: Streams> StreamSender<S> {
                 true => location_of(&response),
                 false => String::new(),
             };
-            resp = read_body::<S>(&mut body, &response, earlier, None).await?;
+            resp = read_body::<S>(&mut body, &response, earlier, None, None::<Tapped<'_>>).await?;
         }
         Ok(resp)
     }
 }
 
+/// The type of no tap (a redirect's hop).
+type Tapped<'a> = (
+    &'a mut Tap,
+    &'a mut fn(pelt_core::Nanos, Option<u64>),
+    fn() -> pelt_core::Nanos,
+);
+
 /// Reads a response's body to the end, counting it (header sections at
 /// their HPACK size). `earlier` bytes of the same request (earlier
 /// redirects) are added to `bytes_in`; `copy` (a scenario's step) keeps
-/// the body.
+/// the body; a stream's `events` are cut from it as its frames arrive.
 async fn read_body<S: Streams>(
     body: &mut S::Body,
     response: &http::Response<()>,
     earlier: u64,
     mut copy: Option<&mut Vec<u8>>,
+    mut events: Option<(
+        &mut Tap,
+        &mut impl FnMut(pelt_core::Nanos, Option<u64>),
+        impl Fn() -> pelt_core::Nanos,
+    )>,
 ) -> Result<Response, Failure> {
     let status = response.status().as_u16();
     let mut bytes_in = earlier + field_size(":status", 3) + header_block_size(response.headers());
     let mut body_bytes = 0u64;
     loop {
-        match S::chunk(body, status, copy.as_deref_mut()).await {
+        let mut on_data = |data: &[u8], first: bool| {
+            if let Some(copy) = copy.as_deref_mut() {
+                copy.extend_from_slice(data);
+            }
+            if let Some((tap, sink, now)) = &mut events {
+                if !data.is_empty() {
+                    tap.feed(data, first, now(), *sink);
+                }
+            }
+        };
+        match S::chunk(body, status, &mut on_data).await {
             Ok(Some(n)) => {
                 body_bytes += n;
                 bytes_in += n;
@@ -350,6 +408,9 @@ async fn read_body<S: Streams>(
                 return Err(f);
             }
         }
+    }
+    if let Some((tap, sink, now)) = events {
+        tap.finish(now(), sink);
     }
     Ok(Response {
         status,

@@ -33,6 +33,8 @@ impl Worker {
             transport.send(self, &mut Outgoing::Target(target), sender, &mut attempt),
         )
         .await;
+        // A streamed response's events so far, however the send ended.
+        let stream = transport.streamed();
         let now = self.now();
         let mut sample = Sample {
             target,
@@ -67,7 +69,11 @@ impl Worker {
                 sample.status = resp.status;
                 sample.bytes_in = resp.bytes_in;
                 sample.body_bytes = resp.body_bytes;
-                if (200..300).contains(&resp.status) && !self.plan.http.accept_variable_length {
+                // A stream's length is its events': ab's check is not for it.
+                if (200..300).contains(&resp.status)
+                    && !self.plan.http.accept_variable_length
+                    && stream.is_none()
+                {
                     self.check_length(&mut sample);
                 }
             }
@@ -79,7 +85,19 @@ impl Worker {
                 transport.reset();
                 sample.status = failure.status;
                 sample.bytes_in = failure.bytes_in;
-                self.fail(&mut sample, failure.kind, || failure.detail);
+                // A stream that had begun and then lost its connection or
+                // its framing was cut short: a failure of its own kind.
+                let kind = match (stream, failure.kind) {
+                    (
+                        Some(_),
+                        ErrorKind::Closed
+                        | ErrorKind::Reset
+                        | ErrorKind::Read
+                        | ErrorKind::InvalidResponse,
+                    ) => ErrorKind::StreamCut,
+                    (_, kind) => kind,
+                };
+                self.fail(&mut sample, kind, || failure.detail);
             }
             Err(_elapsed) => {
                 transport.reset();
@@ -96,7 +114,38 @@ impl Worker {
                 });
             }
         }
+        if let Some(tally) = stream {
+            self.end_stream(&mut sample, &tally);
+        }
         sample
+    }
+
+    /// A streamed response ended (whole, or failed after its head): it
+    /// is recorded as a stream, and one whose end marker never came
+    /// (`--llm`'s `[DONE]`) was cut short.
+    fn end_stream(&self, sample: &mut Sample, tally: &pelt_core::stream::Tally) {
+        let needs_end = self.plan.http.streamed.llm.is_some();
+        if sample.error.is_none() && needs_end && !tally.ended {
+            let events = tally.events;
+            self.fail(sample, ErrorKind::StreamCut, || {
+                format!(
+                    "the stream ended after {events} token events without its [DONE]: \
+                     the server closed it early, or it is not an OpenAI-style stream"
+                )
+            });
+        }
+        // Its clock starts where its response time's does.
+        let start = sample
+            .sent
+            .map_or(sample.intended, |sent| sent.min(sample.intended));
+        let complete = sample.error.is_none();
+        self.intervals.borrow_mut().record_stream(
+            sample.intended,
+            start,
+            sample.done,
+            tally,
+            complete,
+        );
     }
 
     /// Counts a request that met a keep-alive race (HTTP/1.1: the server

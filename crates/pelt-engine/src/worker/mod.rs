@@ -185,6 +185,14 @@ impl Runner for Worker {
             *self.server.borrow_mut() = server;
         }
     }
+
+    fn record_event(&self, sender: usize, at: Nanos, gap: Option<u64>) {
+        let intended = self.senders[sender].in_flight.get().intended;
+        let stall_gap = self.plan.http.streamed.stall_gap.as_nanos() as u64;
+        self.intervals
+            .borrow_mut()
+            .record_event(intended, at, gap, stall_gap);
+    }
 }
 
 impl Worker {

@@ -17,7 +17,8 @@ use std::ops::Range;
 
 mod figures;
 pub(super) use figures::{
-    histogram, latency_over_time, latency_vs_load, percentile_spectrum, throughput_over_time, trend,
+    histogram, latency_over_time, latency_vs_load, percentile_spectrum, spectrum_of,
+    throughput_over_time, trend,
 };
 
 type ChartResult = Result<(), Box<dyn Error>>;

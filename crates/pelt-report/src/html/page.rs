@@ -181,6 +181,42 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
                 }),
         );
     }
+    if runs.iter().any(|r| r.summary.total.streamed.is_some()) {
+        // Issue 38: streamed responses, from JSON's `streamed`.
+        group_row(o, "Streamed responses", n);
+        html_row(
+            o,
+            "streams and events (framing)",
+            runs.iter().map(|r| match crate::streams::of(r.summary) {
+                Some(st) => esc(&format!("{}: {}", st.framing, st.counts_line())),
+                None => "<span class=\"none\">no streams</span>".to_string(),
+            }),
+        );
+        let [first, gaps, mean, duration] = crate::streams::of(
+            runs.iter()
+                .find(|r| r.summary.total.streamed.is_some())
+                .expect("one run has streams")
+                .summary,
+        )
+        .expect("it has streams")
+        .measures()
+        .map(|m| (m.key, m.words));
+        for (key, words) in [first, gaps, mean, duration] {
+            for (stat, label) in [
+                ("percentiles_s.p50", "p50"),
+                ("percentiles_s.p99", "p99"),
+                ("max_s", "max"),
+            ] {
+                num_row(
+                    o,
+                    &format!("{words}: {label}"),
+                    jsons,
+                    &move |_| format!("streamed.{key}.{stat}"),
+                    Fmt::Seconds,
+                );
+            }
+        }
+    }
     let rate_runs = runs.iter().filter(|r| r.summary.is_rate_mode()).count();
     let latency_title = if rate_runs == n {
         "Latency: response time (from each request's scheduled send)"
@@ -316,11 +352,41 @@ fn write_charts(o: &mut String, runs: &[Labeled<'_>]) -> std::fmt::Result {
         ),
     ];
     for (id, title, note, svg) in sections {
-        writeln!(
-            o,
-            "<section id=\"{id}\"><h2>{title}</h2><figure class=\"chart\">\n{svg}</figure>\
-             <p class=\"note\">{note}</p></section>"
-        )?;
+        write_chart(o, id, title, note, &svg)?;
+    }
+    // Issue 38: streamed responses' first event and gaps, by percentile.
+    if let Some(st) = runs.iter().find_map(|r| crate::streams::of(r.summary)) {
+        let [first, gaps, ..] = st.measures();
+        for (id, m) in [("stream-first-event", first), ("stream-gaps", gaps)] {
+            let empty = pelt_core::histogram::new_histogram();
+            let hists: Vec<&pelt_core::Histogram<u64>> = runs
+                .iter()
+                .map(|r| {
+                    r.summary
+                        .total
+                        .streamed
+                        .as_deref()
+                        .map_or(&empty, |s| match m.key {
+                            "first_event" => &s.first_event,
+                            _ => &s.gaps,
+                        })
+                })
+                .collect();
+            let title = format!("Streams: {} by percentile", m.words);
+            let svg = charts::spectrum_of(runs, &hists, "streamed responses");
+            write_chart(o, id, &title, m.note, &svg)?;
+        }
     }
     Ok(())
+}
+
+/// One chart's section: its title, the figure, a note under it.
+fn write_chart(o: &mut String, id: &str, title: &str, note: &str, svg: &str) -> std::fmt::Result {
+    writeln!(
+        o,
+        "<section id=\"{id}\"><h2>{}</h2><figure class=\"chart\">\n{svg}</figure>\
+         <p class=\"note\">{}</p></section>",
+        esc(title),
+        esc(note)
+    )
 }

@@ -15,6 +15,44 @@ fn write_handshakes(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     writeln!(o, "    ({}\n    {rest})", first.trim_end())
 }
 
+/// Runs that met a streamed response: its counts, then its four
+/// latencies as rows (p50, p90, p99, max), each named once.
+pub(super) fn write_streams(o: &mut String, s: &RunSummary) -> std::fmt::Result {
+    let Some(st) = crate::streams::of(s) else {
+        return Ok(());
+    };
+    writeln!(o, "Streamed    ({}) {}", st.framing, st.counts_line())?;
+    writeln!(
+        o,
+        "  {:<38}{:>10}{:>10}{:>10}{:>10}",
+        "", "p50", "p90", "p99", "max"
+    )?;
+    for m in st.measures() {
+        let h = m.hist;
+        let cell = |p: f64| match h.is_empty() {
+            true => "-".to_string(),
+            false => human_ns(pelt_core::rank::percentile(h, p)).to_string(),
+        };
+        writeln!(
+            o,
+            "  {:<38}{:>10}{:>10}{:>10}{:>10}",
+            m.words,
+            cell(50.0),
+            cell(90.0),
+            cell(99.0),
+            cell(100.0)
+        )?;
+    }
+    let [first, _, mean, _] = st.measures();
+    writeln!(
+        o,
+        "  first: {}.
+  mean: {}.
+",
+        first.note, mean.note
+    )
+}
+
 pub(super) fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let t = &s.total;
     let rate_mode = s.is_rate_mode();

@@ -282,6 +282,7 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     write_latency(o, s)?;
     o.push_str(&crate::precision::text(s));
     writeln!(o)?;
+    write_streams(o, s)?;
     write_histogram(o, s.headline().of(t), s.headline().name())?;
 
     if let Some(sc) = &c.scenario {

@@ -70,10 +70,19 @@ impl RunArgs {
             }
             (None, None) => Vec::new(),
         };
+        let body = a.streamed.body(body)?;
+        let mut headers = a.headers.clone();
+        let typed = headers.iter().any(|h| {
+            h.split_once(':')
+                .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("content-type"))
+        });
+        if a.streamed.builds_json() && !typed {
+            headers.push("Content-Type: application/json".into());
+        }
         let words = pelt_core::config::RequestWords {
             url: a.url.clone().unwrap_or_default(),
             method: a.method.clone(),
-            headers: a.headers.clone(),
+            headers,
             body,
             host: a.host.clone(),
         };
@@ -137,6 +146,7 @@ impl RunArgs {
             no_gso: std::env::var_os("PELT_QUIC_GSO").is_some_and(|v| v == "0"),
             session: a.session.options()?,
             proxy: a.proxy.options()?,
+            streamed: a.streamed.options()?,
             ..HttpOptions::default()
         };
         if let Some(t) = opt_duration(&a.timeout, "--timeout")? {

@@ -19,6 +19,7 @@ mod results;
 mod run;
 mod session;
 mod shard;
+mod stream;
 
 pub use campaign::*;
 pub use errors::*;
@@ -34,6 +35,7 @@ pub use results::*;
 pub use run::*;
 pub use session::*;
 pub use shard::*;
+pub use stream::*;
 
 use clap::{Args, Parser, Subcommand};
 

@@ -17,6 +17,9 @@ Examples:
   pelt run http://127.0.0.1:8080/ --rate 500 -d 10m --abort-on 'failed > 50% for 5s'
   pelt run --scenario journey.toml -c 50 -d 1m        user journeys: 50 virtual users looping flows
   pelt run --scenario journey.toml --rate 20 -c 200   20 flows started per second (docs/SCENARIOS.md)
+  pelt run http://127.0.0.1:8080/events --rate 50 -d 1m  SSE: first event, gaps, stalls
+  pelt run http://127.0.0.1:8000/v1/chat/completions --llm openai --model m --prompt-tokens 512
+      --max-tokens 128 --rate 2 -d 1m   an LLM: TTFT, ITL, tokens/s (docs/STREAMS.md)
 
 Which mode? A closed loop (-c) tells you the most a server can do with N
 busy clients, but it cannot see queueing: when the server stalls, the
@@ -26,9 +29,9 @@ on a fixed schedule, and each is timed from when it should have been sent.
 
 Words: a request *failed* when it got no usable response: no response at
 all (connect, tls, reset, closed, timeout, unfinished, ...), a response that
-broke off or failed ab's length check, or a complete response whose status is
-outside 2xx/3xx (status_4xx, status_5xx), or with --scenario a failed
-extract or check. Every report, live view, metric,
+broke off or failed ab's length check, a stream that ended early
+(stream_cut), or a complete response whose status is outside 2xx/3xx
+(status_4xx, status_5xx), or with --scenario a failed extract or check. Every report, live view, metric,
 --assert ('failed < 1%', also written 'errors'), history, compare and
 experiment counts that one number, broken down by kind.
 
@@ -418,6 +421,10 @@ pub struct RunArgs {
     /// A forward proxy.
     #[command(flatten)]
     pub proxy: ProxyArgs,
+
+    /// Streamed responses: --stream, --stall-gap, --llm.
+    #[command(flatten)]
+    pub streamed: super::StreamArgs,
 
     /// Watching the run live: --tui, --metrics, --dashboard.
     #[command(flatten)]

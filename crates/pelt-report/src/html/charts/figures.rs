@@ -201,8 +201,18 @@ pub(super) fn percentile_label(x: &f64) -> String {
 /// the tail, one decade of 1/(1-p) per label.
 pub(in crate::html) fn percentile_spectrum(runs: &[Labeled<'_>], latency: Latency) -> String {
     let hists: Vec<&Histogram<u64>> = runs.iter().map(|r| latency.histogram(r.summary)).collect();
+    spectrum_of(runs, &hists, "timed responses")
+}
+
+/// [`percentile_spectrum`] of one histogram per run (`what` names what a
+/// run without values lacks).
+pub(in crate::html) fn spectrum_of(
+    runs: &[Labeled<'_>],
+    hists: &[&Histogram<u64>],
+    what: &str,
+) -> String {
     if hists.iter().all(|h| h.is_empty()) {
-        return no_data("timed responses");
+        return no_data(what);
     }
     let most = hists.iter().map(|h| h.len()).max().unwrap_or(1).max(1);
     // Resolve the tail as far as the data can (one decade past the

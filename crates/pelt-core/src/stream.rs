@@ -1,0 +1,453 @@
+//! Streamed responses measured as streams (issue 38): server-sent events,
+//! lines (NDJSON) and transport chunks, and LLM token streams. The options
+//! that ask for it ([`StreamOptions`], in `HttpOptions`), what one stream
+//! ended with ([`Tally`], filled by the engine as events arrive), and the
+//! figures every view reads ([`StreamStats`], held by the recorder in the
+//! runs that met a stream, merged by adding).
+//!
+//! Words, one meaning each:
+//! - an *event* is an SSE event, a line, a transport chunk, or (LLM mode)
+//!   a chunk whose delta carries text: a *token event*;
+//! - *time to first event* (TTFE; TTFT in LLM mode) runs from the
+//!   request's start as response time does (its intended start in rate
+//!   mode, so coordinated omission is corrected) to the first event's
+//!   arrival;
+//! - a *gap* is the time between two consecutive events of one stream:
+//!   every gap goes into one histogram (vLLM's and guidellm's "ITL"
+//!   distribution);
+//! - a stream's *mean gap* is `(last − first) / (events − 1)`, one value
+//!   per stream (what vLLM and guidellm report per request as "ITL");
+//! - a stream's *duration* runs from its first event to its last;
+//! - a *stall* is a gap longer than `--stall-gap`;
+//! - a *burst* is a stream whose events all came within
+//!   [`BURST_SPAN_NS`] after a wait at least [`BURST_RATIO`] times longer:
+//!   the sign of something between client and server that buffers.
+
+use crate::duration::secs;
+use crate::histogram::{new_histogram, record_ns};
+use crate::sample::Nanos;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How a response body is cut into events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Framing {
+    /// Server-sent events (WHATWG HTML §9.2): an event is dispatched at a
+    /// blank line after at least one `data:` field.
+    Sse,
+    /// A line (LF, CRLF or CR ended), blank lines left out: NDJSON.
+    Lines,
+    /// A piece of the body as the transport delivered it: an HTTP/1.1
+    /// chunk, an HTTP/2 or HTTP/3 DATA frame, a read of a body that runs
+    /// to the connection's close.
+    Chunks,
+}
+
+impl Framing {
+    /// The name the flag and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Framing::Sse => "sse",
+            Framing::Lines => "lines",
+            Framing::Chunks => "chunks",
+        }
+    }
+
+    /// The framing a `Content-Type` value names, if it names a stream:
+    /// `text/event-stream` (SSE) or `application/x-ndjson` (lines).
+    pub fn of_content_type(value: &[u8]) -> Option<Framing> {
+        let media = value.split(|&b| b == b';').next().unwrap_or_default();
+        let media = media.trim_ascii();
+        if media.eq_ignore_ascii_case(b"text/event-stream") {
+            Some(Framing::Sse)
+        } else if media.eq_ignore_ascii_case(b"application/x-ndjson")
+            || media.eq_ignore_ascii_case(b"application/jsonl")
+        {
+            Some(Framing::Lines)
+        } else {
+            None
+        }
+    }
+}
+
+/// `--llm`: the API whose streamed answers are read as token streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LlmApi {
+    /// OpenAI's chat completions (and completions): SSE whose `data:`
+    /// chunks carry `choices[].delta.content` (or `choices[].text`), a
+    /// last chunk with `usage` when asked, then `data: [DONE]`.
+    Openai,
+}
+
+/// An OpenAI chat-completions request body that streams (`--llm
+/// openai`): `model`, one user message, `max_tokens`, `stream: true` and
+/// `stream_options.include_usage` (so the last chunk carries the
+/// server's token count). Serialised once, before the run.
+pub fn openai_chat_body(model: &str, prompt: &str, max_tokens: u32) -> Vec<u8> {
+    let body = serde_json::json!({
+        "model": model,
+        "messages": [{ "role": "user", "content": prompt }],
+        "max_tokens": max_tokens,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    serde_json::to_vec(&body).expect("a JSON value serialises")
+}
+
+/// A prompt of about `tokens` tokens (`--prompt-tokens`): common short
+/// words, each one token in the usual BPE vocabularies (GPT's, Llama's),
+/// so the input length is known without the model's tokenizer. The
+/// server's `usage.prompt_tokens` gives the exact count.
+pub fn generated_prompt(tokens: u32) -> String {
+    const WORDS: [&str; 8] = ["the", "cat", "sat", "on", "a", "mat", "and", "ran"];
+    let mut p = String::with_capacity(tokens as usize * 4);
+    for i in 0..tokens as usize {
+        if i > 0 {
+            p.push(' ');
+        }
+        p.push_str(WORDS[i % WORDS.len()]);
+    }
+    p
+}
+
+/// The default `--stall-gap`.
+pub const DEFAULT_STALL_GAP: Duration = Duration::from_secs(1);
+
+/// How streamed responses are measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamOptions {
+    /// `--stream`: how every response's body is cut into events. `None`:
+    /// only responses whose `Content-Type` names a stream
+    /// (`text/event-stream`, `application/x-ndjson`) are measured as
+    /// streams, by that framing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framing: Option<Framing>,
+    /// `--stall-gap`: a gap longer than this is a stall.
+    #[serde(with = "secs", default = "default_stall_gap")]
+    pub stall_gap: Duration,
+    /// `--llm`: events are the API's token chunks (SSE framing), and a
+    /// stream that ends before its `[DONE]` is cut short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmApi>,
+}
+
+fn default_stall_gap() -> Duration {
+    DEFAULT_STALL_GAP
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions {
+            framing: None,
+            stall_gap: DEFAULT_STALL_GAP,
+            llm: None,
+        }
+    }
+}
+
+impl StreamOptions {
+    /// Nothing asked: streams are detected by `Content-Type` only, with
+    /// the default stall gap (so a configuration without them writes
+    /// nothing).
+    pub fn is_default(&self) -> bool {
+        *self == StreamOptions::default()
+    }
+
+    /// The framing every response is read with, if one was asked for
+    /// (`--llm` reads SSE).
+    pub fn forced(&self) -> Option<Framing> {
+        match self.llm {
+            Some(_) => Some(Framing::Sse),
+            None => self.framing,
+        }
+    }
+}
+
+/// A burst: all of a stream's events within this span...
+pub const BURST_SPAN_NS: u64 = 5_000_000;
+/// ...after a wait for the first at least this many times the span
+/// (and at least [`BURST_WAIT_NS`]).
+pub const BURST_RATIO: u64 = 10;
+/// The shortest wait before a burst that counts as long.
+pub const BURST_WAIT_NS: u64 = 100_000_000;
+/// The fewest events that can make a burst (one or two events always
+/// "arrive together").
+pub const BURST_MIN_EVENTS: u64 = 3;
+
+/// One stream as it arrived: filled by the engine event by event, plain
+/// data, recorded when the stream ends ([`StreamStats::record_stream`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// The first event's arrival (run nanoseconds), if any came.
+    pub first: Option<Nanos>,
+    /// The latest event's arrival.
+    pub last: Nanos,
+    /// Events received.
+    pub events: u64,
+    /// Gaps longer than the stall gap.
+    pub stalls: u64,
+    /// LLM mode: the server's own count of output tokens (`usage`), when
+    /// it sent one.
+    pub usage_tokens: Option<u64>,
+    /// Whether the stream's own end marker came (LLM: `[DONE]`); a stream
+    /// without one ends at its transport's end.
+    pub ended: bool,
+}
+
+impl Tally {
+    /// Notes an event arriving `at`: returns the gap since the previous
+    /// one, if any, and whether it is a stall.
+    pub fn event(&mut self, at: Nanos, stall_gap: u64) -> Option<u64> {
+        self.events += 1;
+        let gap = match self.first {
+            None => {
+                self.first = Some(at);
+                None
+            }
+            Some(_) => {
+                let gap = at.saturating_sub(self.last);
+                self.stalls += u64::from(gap > stall_gap);
+                Some(gap)
+            }
+        };
+        self.last = self.last.max(at);
+        gap
+    }
+
+    /// Output tokens: the server's `usage` count when it sent one, else
+    /// the token events counted.
+    pub fn tokens(&self) -> u64 {
+        self.usage_tokens.unwrap_or(self.events)
+    }
+
+    /// Whether the stream looks buffered on the way: every event within
+    /// [`BURST_SPAN_NS`] after a long wait from `start`.
+    pub fn is_burst(&self, start: Nanos) -> bool {
+        let Some(first) = self.first else {
+            return false;
+        };
+        let span = self.last.saturating_sub(first);
+        let wait = first.saturating_sub(start);
+        self.events >= BURST_MIN_EVENTS
+            && span <= BURST_SPAN_NS
+            && wait >= BURST_WAIT_NS
+            && wait >= span.saturating_mul(BURST_RATIO)
+    }
+}
+
+/// The stream figures of a set of requests (a worker's second, the run):
+/// histograms in nanoseconds but `events`, which holds counts. Counts add
+/// and histograms add, so seconds, workers and shards merge exactly.
+#[derive(Debug, Clone)]
+pub struct StreamStats {
+    /// Time to first event, per stream that had one.
+    pub first_event: Histogram<u64>,
+    /// Every gap between consecutive events (recorded as they arrive).
+    pub gaps: Histogram<u64>,
+    /// Each complete stream's mean gap, `(last − first) / (events − 1)`,
+    /// for streams of two events or more.
+    pub mean_gap: Histogram<u64>,
+    /// Each complete stream's duration, first event to last.
+    pub duration: Histogram<u64>,
+    /// Each complete stream's event count (a count, not nanoseconds).
+    pub events_per_stream: Histogram<u64>,
+    /// Streams that ended complete.
+    pub streams: u64,
+    /// Events received (in the second they arrived).
+    pub events: u64,
+    /// Stalls (in the second the event after the stall arrived).
+    pub stalls: u64,
+    /// Complete streams whose events arrived in one burst.
+    pub bursts: u64,
+    /// LLM mode: output tokens of complete streams.
+    pub tokens: u64,
+    /// LLM mode: of `streams`, those whose count is the server's `usage`
+    /// (the others' are the token events counted).
+    pub usage_counted: u64,
+}
+
+impl Default for StreamStats {
+    fn default() -> Self {
+        StreamStats {
+            first_event: new_histogram(),
+            gaps: new_histogram(),
+            mean_gap: new_histogram(),
+            duration: new_histogram(),
+            events_per_stream: new_histogram(),
+            streams: 0,
+            events: 0,
+            stalls: 0,
+            bursts: 0,
+            tokens: 0,
+            usage_counted: 0,
+        }
+    }
+}
+
+impl StreamStats {
+    /// An event arrived, `gap` after its stream's previous one (none for
+    /// a first event), a stall if longer than `stall_gap`.
+    pub fn record_event(&mut self, gap: Option<u64>, stall_gap: u64) {
+        self.events += 1;
+        if let Some(gap) = gap {
+            record_ns(&mut self.gaps, gap);
+            self.stalls += u64::from(gap > stall_gap);
+        }
+    }
+
+    /// A stream ended: started (its response time's start) at `start`,
+    /// `complete` unless cut short. Its first event counts either way;
+    /// its per-stream figures only when complete.
+    pub fn record_stream(&mut self, start: Nanos, t: &Tally, complete: bool) {
+        let Some(first) = t.first else {
+            if complete {
+                self.streams += 1;
+                record_ns(&mut self.events_per_stream, 0);
+            }
+            return;
+        };
+        record_ns(&mut self.first_event, first.saturating_sub(start));
+        if !complete {
+            return;
+        }
+        self.streams += 1;
+        record_ns(&mut self.events_per_stream, t.events);
+        let span = t.last.saturating_sub(first);
+        record_ns(&mut self.duration, span);
+        if t.events >= 2 {
+            record_ns(&mut self.mean_gap, span / (t.events - 1));
+        }
+        self.bursts += u64::from(t.is_burst(start));
+        self.tokens += t.tokens();
+        self.usage_counted += u64::from(t.usage_tokens.is_some());
+    }
+
+    /// The histograms in the order the results file stores them.
+    pub fn histograms(&self) -> [&Histogram<u64>; 5] {
+        [
+            &self.first_event,
+            &self.gaps,
+            &self.mean_gap,
+            &self.duration,
+            &self.events_per_stream,
+        ]
+    }
+
+    /// The same, to fill.
+    pub fn histograms_mut(&mut self) -> [&mut Histogram<u64>; 5] {
+        [
+            &mut self.first_event,
+            &mut self.gaps,
+            &mut self.mean_gap,
+            &mut self.duration,
+            &mut self.events_per_stream,
+        ]
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.events == 0 && self.streams == 0 && self.first_event.is_empty()
+    }
+
+    /// Adds `other`'s into these.
+    pub fn merge(&mut self, other: &StreamStats) {
+        for (a, b) in self.histograms_mut().into_iter().zip(other.histograms()) {
+            crate::histogram::add(a, b);
+        }
+        self.streams += other.streams;
+        self.events += other.events;
+        self.stalls += other.stalls;
+        self.bursts += other.bursts;
+        self.tokens += other.tokens;
+        self.usage_counted += other.usage_counted;
+    }
+
+    /// Empties them, keeping their memory.
+    pub fn reset(&mut self) {
+        for h in self.histograms_mut() {
+            h.reset();
+        }
+        self.streams = 0;
+        self.events = 0;
+        self.stalls = 0;
+        self.bursts = 0;
+        self.tokens = 0;
+        self.usage_counted = 0;
+    }
+
+    /// Whether most complete streams of three events or more came in one
+    /// burst: the `buffered_stream` warning.
+    pub fn mostly_bursts(&self) -> bool {
+        self.bursts > 0 && self.bursts * 2 >= self.burstable()
+    }
+
+    /// Complete streams of [`BURST_MIN_EVENTS`] events or more: those
+    /// that could have come in one burst.
+    pub fn burstable(&self) -> u64 {
+        let h = &self.events_per_stream;
+        h.len() - h.count_between(0, BURST_MIN_EVENTS - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn a_tally_measures_gaps_stalls_and_bursts() {
+        let mut t = Tally::default();
+        assert_eq!(t.event(300 * MS, 1_000 * MS), None);
+        assert_eq!(t.event(350 * MS, 1_000 * MS), Some(50 * MS));
+        assert_eq!(t.event(1_500 * MS, 1_000 * MS), Some(1_150 * MS));
+        assert_eq!((t.events, t.stalls, t.tokens()), (3, 1, 3));
+        assert!(!t.is_burst(0));
+        let mut s = StreamStats::default();
+        s.record_stream(0, &t, true);
+        assert_eq!(s.streams, 1);
+        assert_eq!(crate::rank::quantile(&s.first_event, 0.5) / MS, 300);
+        // (1500 − 300) / 2
+        assert_eq!(crate::rank::quantile(&s.mean_gap, 0.5) / MS, 600);
+        let mut b = Tally::default();
+        for at in [900 * MS, 901 * MS, 902 * MS, 903 * MS] {
+            b.event(at, 1_000 * MS);
+        }
+        assert!(b.is_burst(0));
+        assert!(!b.is_burst(899 * MS), "no long wait");
+        s.record_stream(0, &b, true);
+        assert!(s.mostly_bursts());
+        let mut other = StreamStats::default();
+        other.record_event(Some(5 * MS), 1_000 * MS);
+        other.record_stream(0, &t, false);
+        s.merge(&other);
+        assert_eq!((s.streams, s.events, s.bursts), (2, 1, 1));
+        assert_eq!(s.first_event.len(), 3, "a cut stream's first event counts");
+        s.reset();
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn the_openai_body_streams_and_asks_for_usage() {
+        let body = openai_chat_body("m", &generated_prompt(3), 16);
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["model"], "m");
+        assert_eq!(v["messages"][0]["content"], "the cat sat");
+        assert_eq!(v["max_tokens"], 16);
+        assert_eq!(v["stream"], true);
+        assert_eq!(v["stream_options"]["include_usage"], true);
+    }
+
+    #[test]
+    fn content_types_name_their_framing() {
+        let f = Framing::of_content_type;
+        assert_eq!(f(b"text/event-stream"), Some(Framing::Sse));
+        assert_eq!(f(b" Text/Event-Stream ; charset=utf-8"), Some(Framing::Sse));
+        assert_eq!(f(b"application/x-ndjson"), Some(Framing::Lines));
+        assert_eq!(f(b"application/json"), None);
+        assert_eq!(f(b""), None);
+    }
+}

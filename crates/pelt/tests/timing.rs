@@ -66,7 +66,11 @@ fn stall_is_measured_from_the_intended_send_time() {
         .position(|&m| m >= 0.9)
         .unwrap_or_else(|| panic!("no second shows the stall: {max_s:?}"));
     assert!(stalled >= 2, "the stall starts 2 s in: {max_s:?}");
-    assert!(max_s[..stalled - 1].iter().all(|&m| m < 0.1), "{max_s:?}");
+    // Before it, no second holds anything like the 1 s stall. Half of it
+    // is the bound: a busy machine's hiccup put 109 ms in the first
+    // second once (load average 8), and hiding the stall there would read
+    // ~1 s.
+    assert!(max_s[..stalled - 1].iter().all(|&m| m < 0.5), "{max_s:?}");
 }
 
 #[test]

@@ -12,7 +12,8 @@
 //!   blocks, from a plan, and compares them.
 //! - Judging and remembering runs (compare, baselines, the history) is
 //!   pelt-history's, a floor above.
-//! - [`calibrate`] measures this machine's ceiling as a load generator.
+//! - `calibrate` (feature `calibrate`) measures this machine's ceiling as
+//!   a load generator.
 //! - [`Places`] says where runs are saved and the history kept: a value
 //!   the caller fills (the binary from its environment), never read from
 //!   the environment here.
@@ -27,6 +28,7 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "calibrate")]
 pub mod calibrate;
 mod cancel;
 mod error;

@@ -38,6 +38,34 @@ pub struct CampaignRun {
     pub figures: Vec<(String, String)>,
 }
 
+impl CampaignRun {
+    /// Run `label`'s row, from its summary: its status and headline
+    /// figures (req/s, p50 and p99 of the headline latency, the failed
+    /// share), as every campaign view shows them.
+    pub fn of(label: String, summary: &pelt_core::RunSummary) -> CampaignRun {
+        let l = summary.headline().of(&summary.total);
+        let quantile = |q: f64| match l.is_empty() {
+            true => "-".to_string(),
+            false => pelt_core::human_ns(pelt_core::rank::quantile(l, q)).to_string(),
+        };
+        let failed = summary.total.failed_share() * 100.0;
+        CampaignRun {
+            label,
+            status: match summary.interrupted {
+                true => "interrupted",
+                false => "done",
+            }
+            .into(),
+            figures: vec![
+                ("req/s".into(), format!("{:.1}", summary.throughput())),
+                ("p50".into(), quantile(0.5)),
+                ("p99".into(), quantile(0.99)),
+                ("failed".into(), format!("{failed:.2}%")),
+            ],
+        }
+    }
+}
+
 impl Campaign {
     /// A campaign of `total` runs, none started.
     pub fn new(title: impl Into<String>, total: usize) -> Campaign {

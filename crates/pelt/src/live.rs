@@ -66,26 +66,9 @@ impl Watch {
     /// campaign's report so far.
     pub fn finished(&mut self, summary: &pelt_core::RunSummary, verdicts: String) {
         let label = self.campaign.current.take().unwrap_or_default();
-        let l = summary.headline().of(&summary.total);
-        let quantile = |q: f64| match l.is_empty() {
-            true => "-".to_string(),
-            false => pelt_core::human_ns(pelt_core::rank::quantile(l, q)).to_string(),
-        };
-        let failed = summary.total.failed_share() * 100.0;
-        self.campaign.runs.push(pelt_live::CampaignRun {
-            label,
-            status: match summary.interrupted {
-                true => "interrupted",
-                false => "done",
-            }
-            .into(),
-            figures: vec![
-                ("req/s".into(), format!("{:.1}", summary.throughput())),
-                ("p50".into(), quantile(0.5)),
-                ("p99".into(), quantile(0.99)),
-                ("failed".into(), format!("{failed:.2}%")),
-            ],
-        });
+        self.campaign
+            .runs
+            .push(pelt_live::CampaignRun::of(label, summary));
         self.campaign.verdicts = verdicts;
         self.views.campaign(&self.campaign);
     }

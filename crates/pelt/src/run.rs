@@ -5,6 +5,8 @@ use crate::flags::{FormatArg, RunArgs};
 use crate::output::{check, render_one_with};
 use pelt_campaign::Keep;
 use pelt_core::RunConfig;
+use pelt_history::{RecordSpec, Recording};
+use std::process::ExitCode;
 
 /// Notes for habits from ab and siege whose flags mean something else
 /// here, or whose defaults differ: said before the run, never silently.
@@ -66,8 +68,32 @@ fn habits(args: &RunArgs, config: &RunConfig) -> Vec<String> {
 }
 
 /// `pelt run`.
-pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
+/// `pelt run`: a pipeline of named steps. Everything that can be refused
+/// is refused before any load is sent (the flags, the history, the live
+/// views' ports); every ending is reported before it is judged.
+pub fn command(args: RunArgs) -> Result<ExitCode, UserError> {
     let config = RunConfig::try_from(&args)?;
+    say_notes(&args, &config);
+    if let Some(how) = args.dry_run {
+        // Before any history or live view: nothing is sent or kept.
+        return dry_run(&config, &args.record.redactor(), how);
+    }
+    if args.format == FormatArg::Hdrlog {
+        // Refuse before sending load, not after.
+        return Err(UserError("--format hdrlog is for saved runs: pelt run URL -o run.pelt, then pelt report run.pelt --format hdrlog".into()));
+    }
+    let (record, mut history) = open_history(&args, &config)?;
+    // Listening before any load is sent: a port in use is bad input.
+    let views = crate::live::start(&args.live, &config, &args.record.redactor(), args.quiet)?;
+    let (summary, id) = measure(&args, config, &record, history.as_mut(), &views)?;
+    report(&args, &summary, views)?;
+    judge(&args, &summary, history.as_mut(), id)
+}
+
+/// What other tools' habits would misread, said before the run: `-t` as
+/// a time limit, siege's `-r`, a body without a type, a run asking more
+/// than this machine was calibrated to send.
+fn say_notes(args: &RunArgs, config: &RunConfig) {
     if let Some(t) = args.threads {
         // ab's `-t 30` is a 30 s time limit; here it is 30 threads. Said
         // when the run has no length of its own (it then lasts its
@@ -85,25 +111,24 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
             );
         }
     }
-    for note in habits(&args, &config) {
+    for note in habits(args, config) {
         eprintln!("{note}");
     }
-    if let Some(note) = crate::calibrate::note_for(&config) {
+    if let Some(note) = crate::calibrate::note_for(config) {
         eprintln!("{note}");
     }
-    if let Some(how) = args.dry_run {
-        // Before any history or live view: nothing is sent or kept.
-        return dry_run(&config, &args.record.redactor(), how);
-    }
-    if args.format == FormatArg::Hdrlog {
-        // Refuse before sending load, not after.
-        return Err(UserError("--format hdrlog is for saved runs: pelt run URL -o run.pelt, then pelt report run.pelt --format hdrlog".into()));
-    }
-    // The history is opened before any load is sent: a database pelt
-    // cannot use is an input error, not a surprise after the run.
+}
+
+/// The history, opened before any load is sent (a database pelt cannot
+/// use is an input error, not a surprise after the run), and the
+/// baseline checked against it.
+fn open_history(
+    args: &RunArgs,
+    config: &RunConfig,
+) -> Result<(RecordSpec, Option<Recording>), UserError> {
     crate::history::baseline::check_spec(args.record.baseline.as_deref())?;
     let record = args.record.spec();
-    let mut history = pelt_history::Recording::start(&record)?.map(crate::output::said);
+    let mut history = Recording::start(&record)?.map(crate::output::said);
     if history.is_none() && args.record.baseline.is_some() {
         // Without a history the baseline would be skipped without a word.
         return Err(UserError(
@@ -113,12 +138,23 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     crate::history::baseline::before_run(
         history.as_mut().map(|h| h.store()),
         args.record.baseline.as_deref(),
-        &config,
+        config,
         args.record.fail_on,
         args.record.allow_mismatch,
     )?;
-    // Listening before any load is sent: a port in use is bad input.
-    let views = crate::live::start(&args.live, &config, &args.record.redactor(), args.quiet)?;
+    Ok((record, history))
+}
+
+/// The run itself, watched, its files kept, and recorded in the history
+/// (a recording that fails is a warning: the run happened). Returns the
+/// summary and the history's row.
+fn measure(
+    args: &RunArgs,
+    config: RunConfig,
+    record: &RecordSpec,
+    history: Option<&mut Recording>,
+    views: &crate::live::Views,
+) -> Result<(pelt_core::RunSummary, Option<i64>), UserError> {
     let mut copy = None;
     let until = args
         .until
@@ -133,45 +169,64 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
         secrets: args.record.redactor(),
         copy: history
             .as_ref()
-            .filter(|_| pelt_history::Recording::wants_copy(args.out.as_deref()))
+            .filter(|_| Recording::wants_copy(args.out.as_deref()))
             .map(|_| &mut copy),
         log: args.log_requests.as_deref(),
     };
-    let summary = crate::live::execute_watched(config, args.quiet, keep, &views)?;
-    let id = history
-        .as_mut()
-        .and_then(|h| match h.record(&summary, args.out.as_deref(), copy) {
-            Ok(id) => Some(id),
-            Err(e) => {
-                crate::output::not_recorded("the run", &e);
-                None
-            }
-        });
+    let summary = crate::live::execute_watched(config, args.quiet, keep, views)?;
+    let id = history.and_then(|h| match h.record(&summary, args.out.as_deref(), copy) {
+        Ok(id) => Some(id),
+        Err(e) => {
+            crate::output::not_recorded("the run", &e);
+            None
+        }
+    });
+    Ok((summary, id))
+}
+
+/// The report, on stdout in the format asked, and to the live views as
+/// they close.
+fn report(
+    args: &RunArgs,
+    summary: &pelt_core::RunSummary,
+    views: crate::live::Views,
+) -> Result<(), UserError> {
     let options = pelt_report::Options {
         buckets: args.buckets.clone(),
         ..Default::default()
     };
-    crate::output::emit(render_one_with(&summary, args.format, &options)?.as_bytes())?;
+    crate::output::emit(render_one_with(summary, args.format, &options)?.as_bytes())?;
     // The report as `--format json` prints it, written a target at a
     // time: as a whole `serde_json::Value`, 100,000 targets took ~1 GB.
-    views.close(&summary, || {
-        pelt_report::render(&summary, pelt_report::Format::Json)
+    views.close(summary, || {
+        pelt_report::render(summary, pelt_report::Format::Json)
     });
-    // Every ending is judged the same way, a run cut short too: its
-    // asserts are printed for what was measured (a CI log then shows
-    // them), while the exit code says how it ended.
-    let mut checked = check(&summary, &args.asserts);
+    Ok(())
+}
+
+/// The exit code. Every ending is judged the same way, a run cut short
+/// too: its asserts are printed for what was measured (a CI log then
+/// shows them), while the exit code says how it ended: a signal or an
+/// abort rule first, then nothing answered or nothing succeeded (exit 3),
+/// then the asserts and `--strict`, then the baseline.
+fn judge(
+    args: &RunArgs,
+    summary: &pelt_core::RunSummary,
+    history: Option<&mut Recording>,
+    id: Option<i64>,
+) -> Result<ExitCode, UserError> {
+    let mut checked = check(summary, &args.asserts);
     if args.strict {
         if let Some(w) = summary.warnings.iter().find(|w| w.is_client_side()) {
             eprintln!("pelt: --strict: the client or the network may have limited this run: {w}");
-            checked = std::process::ExitCode::from(1);
+            checked = ExitCode::from(1);
         }
     }
     let no_response = summary.no_response();
     if let Some(what) = &no_response {
         eprintln!("pelt: no request got a response: {what}");
     }
-    if let Some(code) = crate::signals::ending(&summary) {
+    if let Some(code) = crate::signals::ending(summary) {
         // A signal's 128 + its number, as shells report a command it
         // stopped; an --abort-on rule's own code.
         if let Some(pelt_core::StopCause::Abort { rule, at_s }) = &summary.stopped_by {
@@ -181,18 +236,18 @@ pub fn command(args: RunArgs) -> Result<std::process::ExitCode, UserError> {
     }
     if no_response.is_some() {
         // Nothing to measure is not a pass, whatever the asserts say.
-        return Ok(std::process::ExitCode::from(crate::output::NO_RESPONSE));
+        return Ok(ExitCode::from(crate::output::NO_RESPONSE));
     }
-    if let Some(what) = nothing_succeeded(&summary, &args.asserts) {
+    if let Some(what) = nothing_succeeded(summary, &args.asserts) {
         eprintln!("pelt: nothing succeeded: {what}");
-        return Ok(std::process::ExitCode::from(crate::output::NO_RESPONSE));
+        return Ok(ExitCode::from(crate::output::NO_RESPONSE));
     }
-    match (&mut history, &args.record.baseline) {
-        (Some(h), Some(spec)) if checked == std::process::ExitCode::SUCCESS => {
+    match (history, &args.record.baseline) {
+        (Some(h), Some(spec)) if checked == ExitCode::SUCCESS => {
             crate::history::baseline::after_run(
                 h.store(),
                 spec,
-                &summary,
+                summary,
                 id,
                 args.record.fail_on,
                 args.record.allow_mismatch,

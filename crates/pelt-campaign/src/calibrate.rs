@@ -42,17 +42,20 @@ pub struct Calibration {
     pub floor_p99_ns: u64,
 }
 
-/// What a calibration found: the figures, the rate search behind them,
-/// and why they measure other work, if the machine was too busy.
+/// What a calibration found: the figures and the rate search behind
+/// them, or why the machine was too busy for figures worth saving.
 #[derive(Debug)]
-pub struct Measured {
-    /// The figures, as saved.
-    pub calibration: Calibration,
-    /// The rate search (one worker thread, pelt's own server).
-    pub sweep: SweepReport,
-    /// `Some(why)` when the figures are the machine's other work rather
-    /// than pelt's ceiling: they must not be saved.
-    pub too_busy: Option<String>,
+pub enum Measured {
+    /// pelt's ceiling on this machine.
+    Ceiling {
+        /// The figures, as saved.
+        calibration: Calibration,
+        /// The rate search (one worker thread, pelt's own server).
+        sweep: SweepReport,
+    },
+    /// The figures would be the machine's other work rather than pelt's
+    /// ceiling: why, in words. Nothing to save.
+    TooBusy(String),
 }
 
 /// Measures this machine's ceiling as a load generator against pelt's
@@ -112,8 +115,12 @@ pub fn measure(
         .clamp(0.05, 1.0);
     let closed_loop_rps = closed_run.throughput();
     // How long the worker waited for a CPU while it had work: other work
-    // on the machine, which lowers every figure below.
+    // on the machine, which lowers every figure below. Past the limit the
+    // answer is known now: say so, rather than sweep on a quarter of a CPU.
     let waiting = closed_run.busiest_thread().map(|t| t.waiting);
+    if let Some(why) = waited_too_long(waiting) {
+        return Ok(Measured::TooBusy(why));
+    }
 
     observer.say("latency floor: one connection, one request at a time");
     let count = Stop {
@@ -160,8 +167,10 @@ pub fn measure(
     } else {
         report.outcome
     };
-    Ok(Measured {
-        too_busy: too_busy(rate_per_thread, waiting),
+    if let Some(why) = never_on_schedule(rate_per_thread, waiting) {
+        return Ok(Measured::TooBusy(why));
+    }
+    Ok(Measured::Ceiling {
         calibration: Calibration {
             version: env!("CARGO_PKG_VERSION").into(),
             unix_time: now(),
@@ -236,27 +245,33 @@ impl Calibration {
 /// figures are the machine's load rather than pelt's ceiling.
 const MAX_WAITING: f64 = 0.2;
 
-/// Why the figures measure other work rather than this machine's
-/// ceiling, if they do: no rate held its schedule at all (even the first
-/// step, 1,000 req/s, which any machine holds when pelt has a CPU), or
-/// the worker waited for a CPU more than [`MAX_WAITING`] of the closed
-/// loop.
-fn too_busy(rate_per_thread: f64, waiting: Option<f64>) -> Option<String> {
-    let waited = waiting.map(|w| {
-        format!(
-            "pelt's worker thread waited for a CPU {:.0}% of the closed-loop run",
-            w * 100.0
-        )
-    });
-    if rate_per_thread <= 0.0 {
-        return Some(match waited {
-            Some(w) => format!("not even 1,000 req/s went out on schedule, and {w}"),
-            None => "not even 1,000 req/s went out on schedule".to_string(),
-        });
-    }
+/// How long pelt's worker waited for a CPU in the closed loop, in words.
+fn waited(waiting: f64) -> String {
+    format!(
+        "pelt's worker thread waited for a CPU {:.0}% of the closed-loop run",
+        waiting * 100.0
+    )
+}
+
+/// Why the figures would measure other work: the worker waited for a CPU
+/// more than [`MAX_WAITING`] of the closed loop.
+fn waited_too_long(waiting: Option<f64>) -> Option<String> {
     waiting
         .filter(|w| *w > MAX_WAITING)
-        .and(waited.map(|w| format!("{w} (other work had the CPUs)")))
+        .map(|w| format!("{} (other work had the CPUs)", waited(w)))
+}
+
+/// Why the figures would measure other work although the closed loop had
+/// its CPU: no rate held its schedule at all (not even the first step,
+/// 1,000 req/s, which any machine holds when pelt has a CPU).
+fn never_on_schedule(rate_per_thread: f64, waiting: Option<f64>) -> Option<String> {
+    (rate_per_thread <= 0.0).then(|| match waiting {
+        Some(w) => format!(
+            "not even 1,000 req/s went out on schedule, and {}",
+            waited(w)
+        ),
+        None => "not even 1,000 req/s went out on schedule".to_string(),
+    })
 }
 
 /// A quiet, unsaved run.
@@ -313,12 +328,13 @@ mod tests {
     #[test]
     fn a_busy_machine_is_named_not_calibrated() {
         // Issue 22 §9: a busy machine printed a ceiling of 0 req/s.
-        let why = too_busy(0.0, Some(0.6)).unwrap();
-        assert!(why.contains("1,000 req/s") && why.contains("60%"), "{why}");
-        assert!(too_busy(0.0, None).is_some());
-        let why = too_busy(40_000.0, Some(0.45)).unwrap();
-        assert!(why.contains("45%"), "{why}");
-        assert_eq!(too_busy(40_000.0, Some(0.05)), None);
-        assert_eq!(too_busy(40_000.0, None), None);
+        let why = never_on_schedule(0.0, Some(0.15)).unwrap();
+        assert!(why.contains("1,000 req/s") && why.contains("15%"), "{why}");
+        assert!(never_on_schedule(0.0, None).is_some());
+        assert_eq!(never_on_schedule(40_000.0, Some(0.15)), None);
+        let why = waited_too_long(Some(0.45)).unwrap();
+        assert!(why.contains("45%") && why.contains("other work"), "{why}");
+        assert_eq!(waited_too_long(Some(0.05)), None);
+        assert_eq!(waited_too_long(None), None);
     }
 }

@@ -6,7 +6,7 @@
 use crate::flags::CalibrateArgs;
 use crate::flags::UserError;
 use crate::live::Campaign;
-use pelt_campaign::calibrate::{measure, saved};
+use pelt_campaign::calibrate::{measure, saved, Measured};
 use pelt_core::RunConfig;
 use std::process::ExitCode;
 
@@ -29,17 +29,19 @@ pub fn command(args: CalibrateArgs) -> Result<ExitCode, UserError> {
             history: None,
         },
     )?;
-    if let Some(why) = measured.too_busy {
-        // A ceiling of 0 req/s (or one far below the machine's) saved
-        // would make every later `pelt run --rate` warn for nothing.
-        eprintln!(
-            "error: the machine was too busy to calibrate: {why}; nothing saved: run pelt \
-             calibrate again when it is quieter (top shows what else runs)"
-        );
-        return Ok(ExitCode::from(1));
-    }
-    let c = &measured.calibration;
-    let mut o = c.text(measured.sweep.first_fail);
+    let (c, sweep) = match measured {
+        Measured::Ceiling { calibration, sweep } => (calibration, sweep),
+        Measured::TooBusy(why) => {
+            // A ceiling of 0 req/s (or one far below the machine's) saved
+            // would make every later `pelt run --rate` warn for nothing.
+            eprintln!(
+                "error: the machine was too busy to calibrate: {why}; nothing saved: run pelt \
+                 calibrate again when it is quieter (top shows what else runs)"
+            );
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let mut o = c.text(sweep.first_fail);
     match data.filter(|_| !args.no_save) {
         Some(dir) => {
             let path = c.save(&dir)?;

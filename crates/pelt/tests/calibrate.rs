@@ -27,32 +27,39 @@ fn calibrate(data: &Path, on_cpu: Option<&str>) -> Output {
         .env("PELT_DATA_DIR", data)
         .args(["calibrate", "--quick", "-q"])
         // Three busy loops on pelt's only CPU leave it (and its own
-        // server, pinned with it) a quarter of a CPU: the forced refusal
-        // once took over 180 s, and a killed calibrate proves nothing.
+        // server, pinned with it) a quarter of a CPU, and a busy machine
+        // may slow the full calibration: a killed calibrate proves nothing.
         .timeout(Duration::from_secs(600))
         .output()
         .unwrap()
 }
 
 /// The refusal's promise: exit 1, the cause named with the figure that
-/// justifies it, nothing saved, the sweep's steps kept for a look.
+/// justifies it, nothing saved. A worker that waited for a CPU more than
+/// 20 % of the closed loop is refused at once (no rate search on what is
+/// left of a CPU: the forced refusal below once took 180 s); when no rate
+/// held, the search's steps are kept for a look.
 fn assert_refused(data: &Path, out: &Output) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("too busy to calibrate"), "{stderr}");
-    // The cause is a figure past the rule's threshold: the worker waited
-    // for a CPU more than 20 % of the closed loop, or no rate held.
-    let justified = stderr.contains("not even 1,000 req/s went out on schedule")
-        || stderr
-            .split("waited for a CPU ")
-            .nth(1)
-            .and_then(|rest| rest.split('%').next())
-            .and_then(|share| share.trim().parse::<f64>().ok())
-            .is_some_and(|share| share > 20.0);
-    assert!(justified, "a refusal without its cause: {stderr}");
     assert!(stderr.contains("nothing saved"), "{stderr}");
     assert!(!data.join("calibration.json").exists(), "saved though busy");
-    assert_eq!(data.join("calibrations").read_dir().unwrap().count(), 1);
+    let steps = data.join("calibrations");
+    if stderr.contains("not even 1,000 req/s went out on schedule") {
+        assert_eq!(steps.read_dir().unwrap().count(), 1, "{stderr}");
+        return;
+    }
+    let waited = stderr
+        .split("waited for a CPU ")
+        .nth(1)
+        .and_then(|rest| rest.split('%').next())
+        .and_then(|share| share.trim().parse::<f64>().ok());
+    assert!(
+        waited.is_some_and(|share| share > 20.0),
+        "a refusal without its cause: {stderr}"
+    );
+    assert!(!steps.exists(), "a rate search after the refusal: {stderr}");
 }
 
 #[test]

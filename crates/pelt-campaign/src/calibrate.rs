@@ -51,7 +51,7 @@ pub enum Measured {
         /// The figures, as saved.
         calibration: Calibration,
         /// The rate search (one worker thread, pelt's own server).
-        sweep: SweepReport,
+        sweep: Box<SweepReport>,
     },
     /// The figures would be the machine's other work rather than pelt's
     /// ceiling: why, in words. Nothing to save.
@@ -182,7 +182,7 @@ pub fn measure(
             floor_p50_ns,
             floor_p99_ns,
         },
-        sweep: report,
+        sweep: Box::new(report),
     })
 }
 

@@ -37,18 +37,16 @@ pub use secrets::{Redactor, MARKER};
 use pelt_core::RunConfig;
 use std::path::Path;
 
-/// Set in a test's environment, recording stops inside its transaction,
-/// with every row written but not committed, prints [`HOLD_LINE`] to
-/// stderr and waits to be killed: the crash tests kill pelt there, on
-/// the real write path, not at a guess. Only with the `test-hold`
-/// feature, which only the pelt binary's tests turn on (a dev-dependency
-/// feature): no build made to ship has it.
+/// Set to a path in a test's environment, recording stops inside its
+/// transaction, with every row written but not committed, creates that
+/// file and waits to be killed: the crash tests kill pelt there, on the
+/// real write path, not at a guess. Only with the `test-hold` feature,
+/// which only the pelt binary's tests turn on (a dev-dependency feature):
+/// no build made to ship has it. A file, not a line on stderr: a library
+/// does not print.
 #[cfg(feature = "test-hold")]
 #[doc(hidden)]
 pub const HOLD_ENV: &str = "PELT_TEST_HOLD_RECORD";
-#[cfg(feature = "test-hold")]
-#[doc(hidden)]
-pub const HOLD_LINE: &str = "pelt: test: recording held before commit";
 
 /// Why the history cannot be used, phrased for the user.
 #[derive(Debug, thiserror::Error)]
@@ -595,9 +593,10 @@ fn insert(db: &mut dyn Backend, run: NewRun<'_>, config: &RunConfig) -> Result<i
         db.insert_results(id, spool.len(), &mut bytes)?;
     }
     #[cfg(feature = "test-hold")]
-    if std::env::var_os(HOLD_ENV).is_some() {
-        eprintln!("{HOLD_LINE}");
-        std::thread::sleep(std::time::Duration::from_secs(120));
+    if let Some(signal) = std::env::var_os(HOLD_ENV) {
+        if std::fs::File::create(signal).is_ok() {
+            std::thread::sleep(std::time::Duration::from_secs(120));
+        }
     }
     Ok(id)
 }

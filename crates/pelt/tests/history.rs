@@ -8,7 +8,6 @@ use pelt_testkit::pelt::{command, json, pelt, server};
 use pelt_testkit::postgres::Cluster;
 use pelt_testkit::process::{signal, wait_until};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -655,6 +654,7 @@ fn killed_while_recording(db: &Db<'_>) {
     // Killed inside the transaction, every row written but not committed:
     // nothing of the run may remain.
     for i in 0..5 {
+        let held = data.path().join(format!("held-{i}"));
         let mut child = hcommand(db, data.path())
             .args([
                 "run",
@@ -667,17 +667,17 @@ fn killed_while_recording(db: &Db<'_>) {
                 "--tag",
                 &format!("killed={i}"),
             ])
-            .env(pelt_store::HOLD_ENV, "1")
+            .env(pelt_store::HOLD_ENV, &held)
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let stderr = BufReader::new(child.stderr.take().unwrap());
-        let held = stderr
-            .lines()
-            .map_while(Result::ok)
-            .any(|l| l == pelt_store::HOLD_LINE);
-        assert!(held, "pelt never reached the hold point");
+        // pelt creates the file at the hold point and waits there; a pelt
+        // that exits first never will.
+        wait_until(Duration::from_secs(120), "pelt at the hold point", || {
+            assert!(child.try_wait().unwrap().is_none(), "pelt exited first");
+            held.exists()
+        });
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         db.assert_sound();

@@ -9,7 +9,7 @@
 //! treats hundreds of thousands of correlated samples as independent and
 //! calls identical configurations "significantly different" most of the
 //! time. The independent unit is the run, so each input value here is one
-//! run's figure (its p99, its throughput, its error rate), and the sample
+//! run's figure (its p99, its throughput, its failed share), and the sample
 //! size is the number of runs.
 //!
 //! # Designs
@@ -100,7 +100,7 @@ pub enum Scale {
     /// Positive quantities that change by factors (latency, throughput):
     /// `d = ln(b / a)`, reported as a relative change, margin relative.
     Ratio,
-    /// Quantities compared by difference (error rate as a fraction):
+    /// Quantities compared by difference (the failed share, a fraction):
     /// `d = b − a`, reported as a difference, margin absolute.
     Points,
 }
@@ -109,7 +109,7 @@ pub enum Scale {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
-    /// Latency, error rate: up is a regression.
+    /// Latency, the failed share: up is a regression.
     HigherIsWorse,
     /// Throughput: up is an improvement.
     HigherIsBetter,

@@ -63,7 +63,7 @@ pub enum AnalyzeError {
     /// Zero or a negative value on a ratio scale, where `ln` is taken.
     #[error(
         "{metric}: run {index} of side {side} has the value {value}, but a ratio-scale metric must be \
-         positive; use the points scale for metrics that can be zero (like error rate)"
+         positive; use the points scale for metrics that can be zero (like the failed share)"
     )]
     NonPositive {
         /// The metric's name.

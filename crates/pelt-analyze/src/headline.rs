@@ -7,7 +7,7 @@
 //! happened. Here verdicts are ranked by how much they should change what
 //! the reader does next:
 //!
-//! 1. a material change in the error share, either way (a variant that
+//! 1. a material change in the failed share, either way (a variant that
 //!    fails is not a faster or slower variant: its latencies time other
 //!    work, like 404 pages);
 //! 2. a material regression, then any regression;
@@ -23,15 +23,14 @@ use crate::runs::Row;
 use crate::{Comparison, Verdict};
 use pelt_core::Warning;
 
-/// The error share's metric name in [`crate::runs::metrics`].
-pub const ERRORS: &str = "errors";
+pub use crate::runs::FAILED;
 
 /// How severe a row's verdict is; lower is more severe. A verdict whose
 /// materiality was withheld for a confounded design (`row.confounded`)
 /// ranks with the material ones: its interval is beyond the margin, only
 /// its cause is in doubt.
 fn rank(row: &Row, c: &Comparison) -> u8 {
-    let errors = row.metric.name == ERRORS;
+    let errors = row.metric.name == FAILED;
     let verdict = match c.verdict {
         Verdict::Regression { .. } if row.confounded => Verdict::Regression { material: true },
         Verdict::Improvement { .. } if row.confounded => Verdict::Improvement { material: true },
@@ -56,7 +55,7 @@ fn rank(row: &Row, c: &Comparison) -> u8 {
 /// Metrics whose verdicts come first within a rank.
 fn precedence(row: &Row) -> u8 {
     match row.metric.name.as_str() {
-        ERRORS => 0,
+        FAILED => 0,
         "sent" => 1,
         _ => 2,
     }
@@ -98,9 +97,9 @@ pub fn disagreeing(rows: &[Row]) -> Option<(Vec<&str>, Vec<&str>)> {
 /// The error-share comparison when it differs materially (either way,
 /// and whether or not the design confounds it with time): flagged at the
 /// top of every report.
-pub fn errors_differ(rows: &[Row]) -> Option<&Comparison> {
+pub fn failed_differs(rows: &[Row]) -> Option<&Comparison> {
     rows.iter()
-        .filter(|r| r.metric.name == ERRORS)
+        .filter(|r| r.metric.name == FAILED)
         .filter_map(|r| Some((r, r.result.as_ref().ok()?)))
         .find(|(r, c)| match c.verdict {
             Verdict::Regression { material } | Verdict::Improvement { material } => {
@@ -129,7 +128,7 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
             "the client sent less than the schedule asked",
         ),
         Warning::ClientResources { .. } => (
-            "errors, sent",
+            "failed, sent",
             "connections failed on pelt's machine, not the server",
         ),
         Warning::Retransmissions { .. } => (LATENCY, "packets were lost on the way"),
@@ -142,7 +141,7 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
             "p99, p99.9",
             "requests still pending at the end are timed only up to then",
         ),
-        Warning::Errors { .. } => (LATENCY, "failed requests without a response are not timed"),
+        Warning::Failed { .. } => (LATENCY, "failed requests without a response are not timed"),
         Warning::Drift { .. } => (
             "every metric",
             "latency drifted over the run: its percentiles mix conditions",
@@ -163,7 +162,7 @@ pub fn weakens(w: &Warning) -> Option<(&'static str, &'static str)> {
         Warning::Autocorrelation { .. } => return None,
         Warning::DebugBuild => ("every metric", "pelt was built without optimisations"),
         Warning::KeepAliveRace { .. } => (
-            "errors",
+            "failed",
             "requests were lost to a keep-alive race, not refused by the server",
         ),
         Warning::Redirects { .. } => (
@@ -194,7 +193,7 @@ pub fn kind(w: &Warning) -> &'static str {
         Warning::LinkSaturated { .. } => "link_saturated",
         Warning::BufferedStream { .. } => "buffered_stream",
         Warning::Unfinished { .. } => "unfinished",
-        Warning::Errors { .. } => "errors",
+        Warning::Failed { .. } => "failed",
         Warning::KeepAliveRace { .. } => "keep_alive_race",
         Warning::Drift { .. } => "drift",
         Warning::Step { .. } => "step",
@@ -311,14 +310,14 @@ mod tests {
             .collect();
         let rows = compare_values(&a, &b, true);
         let top = most_severe(&rows).unwrap();
-        assert_eq!(top.metric.name, "errors");
-        let c = errors_differ(&rows).unwrap();
+        assert_eq!(top.metric.name, "failed");
+        let c = failed_differs(&rows).unwrap();
         assert_eq!(c.verdict, Verdict::Regression { material: true });
         // Without an error change, a latency regression leads.
         let b: Vec<Vec<f64>> = (0..6).map(|i| run(2e6 + i as f64, 0.0)).collect();
         let rows = compare_values(&a, &b, true);
         assert_eq!(most_severe(&rows).unwrap().metric.name, "p50");
-        assert!(errors_differ(&rows).is_none());
+        assert!(failed_differs(&rows).is_none());
     }
 
     #[test]

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a comparison judges: the latency its p50 .. p99.9 rows measure
 /// (with errors, throughput and the share sent beside them), or one
-/// run-level figure alone ([`Latency::Throughput`], [`Latency::Errors`]).
+/// run-level figure alone ([`Latency::Throughput`], [`Latency::Failed`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Latency {
@@ -43,12 +43,12 @@ pub enum Latency {
     /// Throughput alone: successful responses per second.
     Throughput,
     /// The failed share alone.
-    Errors,
+    Failed,
 }
 
 impl Latency {
     /// `response_time`, `service_time`, `send_lag`, `throughput`,
-    /// `errors`.
+    /// `failed`.
     pub fn name(self) -> &'static str {
         match self {
             Latency::Headline => "headline",
@@ -56,7 +56,7 @@ impl Latency {
             Latency::ServiceTime => "service_time",
             Latency::SendLag => "send_lag",
             Latency::Throughput => "throughput",
-            Latency::Errors => "errors",
+            Latency::Failed => "failed",
         }
     }
 
@@ -93,14 +93,14 @@ impl Latency {
     pub fn sole(self) -> Option<&'static str> {
         match self {
             Latency::Throughput => Some("throughput"),
-            Latency::Errors => Some(crate::headline::ERRORS),
+            Latency::Failed => Some(crate::headline::FAILED),
             _ => None,
         }
     }
 
     /// Whether a group of the runs' warnings bears on what is judged: all
     /// do for a latency; for a sole metric, those that weaken it or every
-    /// metric (an `errors` warning weakens latencies, not the error share).
+    /// metric (a `failed` warning weakens latencies, not the failed share).
     pub fn weakened_by(self, group: &crate::headline::WarningGroup) -> bool {
         match self.sole() {
             Some(name) => group.weakens == "every metric" || group.weakens.contains(name),
@@ -151,8 +151,8 @@ impl Latency {
             Latency::Throughput => {
                 "Judged: throughput alone, successful responses per second of each run (higher is better; in rate runs it cannot exceed the offered rate)."
             }
-            Latency::Errors => {
-                "Judged: the error share alone, the failed share of each run's requests (higher is worse)."
+            Latency::Failed => {
+                "Judged: the failed share alone, of each run's requests (higher is worse)."
             }
         }
     }
@@ -229,7 +229,7 @@ mod tests {
             Latency::ServiceTime,
             Latency::SendLag,
             Latency::Throughput,
-            Latency::Errors,
+            Latency::Failed,
         ] {
             let json = serde_json::to_value(l).unwrap();
             assert_eq!(json, l.name());
@@ -271,9 +271,9 @@ mod tests {
         assert_eq!(judged(Latency::Throughput, &slow, &fast), material(false));
         assert_eq!(judged(Latency::Throughput, &fast, &slow), material(true));
         // Errors: more is worse.
-        let (few, many) = (sole_runs("errors", 0.0, 8), sole_runs("errors", 0.2, 8));
-        assert_eq!(judged(Latency::Errors, &few, &many), material(true));
-        assert_eq!(judged(Latency::Errors, &many, &few), material(false));
+        let (few, many) = (sole_runs("failed", 0.0, 8), sole_runs("failed", 0.2, 8));
+        assert_eq!(judged(Latency::Failed, &few, &many), material(true));
+        assert_eq!(judged(Latency::Failed, &many, &few), material(false));
         // A latency keeps every row.
         let rows = runs::compare_values(&few, &many, true);
         assert_eq!(
@@ -310,9 +310,9 @@ mod tests {
         };
         let latency = group("p50, p90, p99, p99.9");
         assert!(Latency::ResponseTime.weakened_by(&latency));
-        assert!(!Latency::Errors.weakened_by(&latency));
+        assert!(!Latency::Failed.weakened_by(&latency));
         assert!(!Latency::Throughput.weakened_by(&latency));
-        assert!(Latency::Errors.weakened_by(&group("errors, sent")));
+        assert!(Latency::Failed.weakened_by(&group("failed, sent")));
         assert!(Latency::Throughput.weakened_by(&group("every metric")));
     }
 }

@@ -13,7 +13,7 @@
 //! # The method
 //!
 //! On the metric's scale (`x = ln value` for latency, the value itself in
-//! points for error shares), the baseline runs give `x₁ … xₙ` with mean `x̄`
+//! points for failed shares), the baseline runs give `x₁ … xₙ` with mean `x̄`
 //! and sample standard deviation `s`; the new run gives `y`. Model: every
 //! run's value is the run's true level plus run-to-run noise
 //! `N(0, σ²)`, the new run's level shifted by `Δ`. Then
@@ -212,7 +212,7 @@ pub fn compare_values(a: &[Vec<f64>], b: &[f64]) -> Vec<Row> {
                 };
             }
             // A baseline run with no timed response has no latency: it
-            // counts in the error share, and is no evidence about speed.
+            // counts in the failed share, and is no evidence about speed.
             // An outlying run (one slow run among steady ones) is left
             // out too, by a robust rule the report states: it would widen
             // the interval until nothing could be judged (issue 35).
@@ -336,7 +336,7 @@ pub fn outliers(a: &[Vec<f64>]) -> Vec<Outlier> {
 }
 
 /// Whether a gate on these rows has a verdict to act on: every latency
-/// and the error share compared with an interval. False means
+/// and the failed share compared with an interval. False means
 /// `--fail-on` would pass for want of evidence (one run per side, or too
 /// few runs for a rank interval).
 pub fn gate_has_verdict(rows: &[Row]) -> bool {
@@ -345,10 +345,11 @@ pub fn gate_has_verdict(rows: &[Row]) -> bool {
         .all(|r| matches!(&r.result, Ok(c) if c.verdict != Verdict::NoVerdict && c.ci.is_some()))
 }
 
-/// The rows a gate acts on: every latency and the error share, or the
+/// The rows a gate acts on: every latency and the failed share, or the
 /// one metric judged alone (`--metric throughput`).
 fn gated(rows: &[Row]) -> Vec<&Row> {
-    let gated = |r: &&Row| r.metric.name.starts_with('p') || r.metric.name == "errors";
+    let gated =
+        |r: &&Row| r.metric.name.starts_with('p') || r.metric.name == crate::headline::FAILED;
     // A comparison that judges one other metric alone (`--metric
     // throughput`) gates on that one.
     let any_gated = rows.iter().any(|r| gated(&r));
@@ -607,7 +608,7 @@ mod tests {
     fn errors_compare_in_points() {
         let m = crate::runs::metrics()
             .into_iter()
-            .find(|m| m.name == "errors")
+            .find(|m| m.name == crate::headline::FAILED)
             .unwrap();
         let a = [0.0, 0.001, 0.0, 0.0, 0.002];
         let c = compare_one_run(&m, &a, 1.0).unwrap();

@@ -21,8 +21,11 @@ use crate::{
 };
 use pelt_core::{RunSummary, Warning};
 
-/// Error rates are compared in points: 0.001 = 0.1 percentage point.
-pub const MARGIN_ERRORS: f64 = 0.001;
+/// The failed share's metric name in [`metrics`].
+pub const FAILED: &str = "failed";
+
+/// Failed shares are compared in points: 0.001 = 0.1 percentage point.
+pub const MARGIN_FAILED: f64 = 0.001;
 /// The share of planned requests sent is compared in points: 0.01 = one
 /// percentage point of the schedule missed.
 pub const MARGIN_SENT: f64 = 0.01;
@@ -47,12 +50,12 @@ fn extractors() -> Vec<(Metric, Extract)> {
         (Metric::latency("p99.9", MARGIN_P999), |s| pct(s, 99.9)),
         (
             Metric::new(
-                "errors",
+                FAILED,
                 Scale::Points,
                 Direction::HigherIsWorse,
-                MARGIN_ERRORS,
+                MARGIN_FAILED,
             ),
-            |s| 1.0 - s.success_ratio(),
+            |s| s.total.failed_share(),
         ),
         // A closed loop's throughput is what the server managed; a rate
         // run's is fixed by its schedule (499.9/s against 499.5/s was
@@ -185,7 +188,7 @@ pub fn step_metrics(steps: &[String]) -> Vec<Metric> {
                     format!("{s} failed"),
                     Scale::Points,
                     Direction::HigherIsWorse,
-                    MARGIN_ERRORS,
+                    MARGIN_FAILED,
                 ),
             ]
         })
@@ -395,7 +398,7 @@ mod tests {
         let names: Vec<&str> = rows.iter().map(|r| r.metric.name.as_str()).collect();
         assert_eq!(
             names,
-            ["p50", "p90", "p99", "p99.9", "errors", "throughput", "sent"]
+            ["p50", "p90", "p99", "p99.9", "failed", "throughput", "sent"]
         );
         // A closed loop has no schedule to have sent.
         assert_eq!(

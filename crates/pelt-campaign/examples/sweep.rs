@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let base = RunConfig::new(vec![Target::get(url)], Load::closed(1), Stop::default());
     let folder = std::env::temp_dir().join(format!("pelt-sweep-example-{}", std::process::id()));
     let mut spec = SweepSpec::new(folder.clone());
-    spec.slo = parse_slo("p99 < 20ms, errors < 1%")?;
+    spec.slo = parse_slo("p99 < 20ms, failed < 1%")?;
     (spec.step, spec.warmup, spec.confirm) = (
         Duration::from_secs(1),
         Duration::ZERO,

@@ -436,7 +436,7 @@ impl Sweep {
             "sent {}/s, p99 {}, errors {:.2}%",
             sweep::thousands(step.sent_rate),
             human_ns(step.p99_ns),
-            step.errors * 100.0
+            step.failed * 100.0
         );
         observer.say(&match step.failures.as_slice() {
             [] => format!("  held ({figures})"),
@@ -620,7 +620,7 @@ mod tests {
             p90_ns: 1,
             p99_ns: 1,
             max_ns: 1,
-            errors: 0.0,
+            failed: 0.0,
             send_lag_p99_ns: 1,
             passed,
             failures: Vec::new(),

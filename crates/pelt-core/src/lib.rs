@@ -1,43 +1,35 @@
-//! pelt-core: plain data shared by every stage of pelt.
+//! pelt-core: plain data shared by every stage of pelt, in three rooms:
+//! [`config`] (what to run: the [`RunConfig`]), [`measure`] (what a
+//! request's measurement is: the per-request [`Sample`], the [`Recorder`]
+//! that turns samples into histograms and counts) and [`results`] (what a
+//! run found: the results file and the [`RunSummary`] that reports read).
 //!
-//! No I/O and no async runtime live here: the run configuration, the
-//! per-request [`Sample`], the [`Recorder`] that turns samples into
-//! histograms and counts, and the [`RunSummary`] that reports read. Keeping
+//! No I/O and no async runtime live here. Keeping
 //! them plain means a saved run can be re-reported, merged and compared
 //! without the engine.
 
 #![warn(missing_docs)]
 
-pub mod abort;
-pub mod buckets;
-pub mod check;
-pub mod civil;
+// Three rooms (see each one's page): what to run, what a request's
+// measurement is, what a run found.
 pub mod config;
-pub mod duration;
-pub mod error;
-pub mod failure;
+pub mod measure;
+pub mod results;
+
+pub mod civil;
 #[doc(hidden)]
 pub mod fuzz;
-pub mod handshake;
-pub mod header;
-pub mod histogram;
-pub mod independence;
-pub mod op;
-mod quote;
-pub mod rank;
-pub mod recorder;
-pub mod results;
-pub mod sample;
-pub mod schedule;
-pub mod secrets;
-pub mod shard;
-pub mod stream;
-pub mod summary;
-pub mod targets;
-pub mod url;
-pub mod watch;
+
+// The rooms' modules at the paths they had before the rooms, so that
+// `pelt_core::targets`, `pelt_core::summary` and the rest keep working.
+pub use config::{abort, buckets, check, duration, op, schedule, secrets, shard, targets, url};
+pub use measure::{
+    error_kind, failure, handshake, histogram, independence, rank, recorder, sample, stream,
+};
+pub use results::{abort_watch, header, summary};
 
 pub use abort::{AbortRule, AbortRuleError};
+pub use abort_watch::AbortWatch;
 pub use check::{Assertion, AssertionError, Checked};
 pub use civil::UtcTime;
 pub use config::{
@@ -49,7 +41,7 @@ pub use config::{
 };
 pub use config::{parse_source_addresses, MAX_SOURCE_ADDRESSES};
 pub use duration::{human_ns, parse_duration, DurationError, Human};
-pub use error::ErrorKind;
+pub use error_kind::ErrorKind;
 pub use failure::FailureKind;
 /// The `hdrhistogram` crate itself, for its iterators and serialisers.
 pub use hdrhistogram;
@@ -71,4 +63,3 @@ pub use summary::{
 };
 pub use targets::{ReadError, TargetsError, TargetsFormat, UnknownTargetsFormat};
 pub use url::{Scheme, Url, UrlError};
-pub use watch::AbortWatch;

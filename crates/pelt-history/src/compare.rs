@@ -208,7 +208,7 @@ impl Comparison {
         render::markdown_report(&self.rows, &self.context)
     }
 
-    /// The report as JSON (`pelt.compare/1`).
+    /// The report as JSON (`pelt.compare/2`).
     pub fn json(&self) -> String {
         render::json(
             &self.rows,

@@ -57,7 +57,7 @@ pub fn text_table(rows: &[RunRow]) -> String {
             r.mode,
             ended(r),
             f.requests,
-            f.error_ratio * 100.0,
+            f.failed_share * 100.0,
             ns(f.p50_ns),
             ns(f.p99_ns),
             f.rate,
@@ -109,12 +109,9 @@ pub fn row_json(r: &RunRow) -> serde_json::Value {
         "duration_s": r.duration_s,
         "requests": f.requests,
         "successes": f.successes,
-        // The one meaning of failed (pelt_core::failure); "errors" and
-        // "error_ratio" are the same numbers under their older names.
-        "failed": f.errors,
-        "failed_share": f.error_ratio,
-        "errors": f.errors,
-        "error_ratio": f.error_ratio,
+        // The one meaning of failed (pelt_core::failure).
+        "failed": f.failed,
+        "failed_share": f.failed_share,
         "rate": f.rate,
         "throughput": f.throughput,
         "p50_ns": f.p50_ns,
@@ -146,7 +143,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 /// The listing as CSV, a row per run.
 pub fn csv_table(rows: &[RunRow]) -> String {
     let mut o = String::from(
-        "id,started,label,tags,url,method,mode,connections,duration_s,requests,successes,errors,error_ratio,rate,throughput,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,client_busy,complete\n",
+        "id,started,label,tags,url,method,mode,connections,duration_s,requests,successes,failed,failed_share,rate,throughput,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,client_busy,complete\n",
     );
     for r in rows {
         let f = &r.figures;
@@ -162,8 +159,8 @@ pub fn csv_table(rows: &[RunRow]) -> String {
             format!("{:.3}", r.duration_s),
             f.requests.to_string(),
             f.successes.to_string(),
-            f.errors.to_string(),
-            format!("{:.6}", f.error_ratio),
+            f.failed.to_string(),
+            format!("{:.6}", f.failed_share),
             format!("{:.3}", f.rate),
             format!("{:.3}", f.throughput),
             opt(f.p50_ns),

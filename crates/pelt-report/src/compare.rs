@@ -6,7 +6,7 @@ use crate::html::{Block, Labeled};
 use crate::table::Table;
 use pelt_analyze::alike::Mismatch;
 use pelt_analyze::design::TimeDesign;
-use pelt_analyze::headline::{errors_differ, most_severe, warning_notes, WarningGroup};
+use pelt_analyze::headline::{failed_differs, most_severe, warning_notes, WarningGroup};
 use pelt_analyze::runs::{any_without_verdict, pool, Row};
 use pelt_analyze::{Comparison, Design, Direction, Metric, Scale, Verdict};
 use pelt_core::{human_ns, RunSummary};
@@ -213,26 +213,26 @@ fn and_list(names: &[&str]) -> String {
     }
 }
 
-/// The flag raised above everything when the error share differs
+/// The flag raised above everything when the failed share differs
 /// materially: the latencies of a variant that fails describe other work.
 pub fn errors_flag(rows: &[Row]) -> Option<String> {
-    let c = errors_differ(rows)?;
+    let c = failed_differs(rows)?;
     let m = rows
         .iter()
-        .find(|r| r.metric.name == pelt_analyze::headline::ERRORS)
+        .find(|r| r.metric.name == pelt_analyze::headline::FAILED)
         .map(|r| &r.metric)?;
     // With errors the only metric judged (`--metric errors`), there are
     // no other verdicts for the failures to spoil.
     let others = rows
         .iter()
-        .any(|r| r.metric.name != pelt_analyze::headline::ERRORS && r.result.is_ok());
+        .any(|r| r.metric.name != pelt_analyze::headline::FAILED && r.result.is_ok());
     let why = if others {
         "the other verdicts compare different work (error pages, refusals); fix the failures first"
     } else {
         "fix the failures first"
     };
     Some(format!(
-        "ERRORS DIFFER: the error share went from {} to {} ({}): {why} (pelt report FILE names their kinds)",
+        "FAILED SHARE DIFFERS: it went from {} to {} ({}): {why} (pelt report FILE names their kinds)",
         value(m, c.a),
         value(m, c.b),
         change(m, c.estimate),
@@ -308,7 +308,7 @@ pub fn json_context(rows: &[Row], ctx: &Context) -> serde_json::Value {
         "headline": headline(rows),
         "latency": ctx.latency,
         "headline_metric": most_severe(rows).map(|r| r.metric.name.clone()),
-        "errors_differ": errors_differ(rows).is_some(),
+        "failed_differs": failed_differs(rows).is_some(),
         "design": ctx.design,
         "confounded_with_time": ctx.design.as_ref().is_some_and(|d| d.confounded()) && !prediction(rows),
         "warnings": ctx.bearing_warnings(),
@@ -511,7 +511,7 @@ pub fn json_rows(rows: &[Row]) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// The JSON document (`pelt.compare/1`), naming each side's files (a
+/// The JSON document (`pelt.compare/2`), naming each side's files (a
 /// baseline's as `history:ID`), for `pelt compare` with or without one.
 pub fn json(
     rows: &[Row],
@@ -521,7 +521,7 @@ pub fn json(
     ctx: &Context,
 ) -> String {
     let mut doc = serde_json::json!({
-        "schema": "pelt.compare/1",
+        "schema": "pelt.compare/2",
         "paired": paired,
         "a": a_files,
         "b": b_files,
@@ -680,7 +680,7 @@ mod tests {
             &Context::default(),
         ))
         .unwrap();
-        assert_eq!(doc["schema"], "pelt.compare/1");
+        assert_eq!(doc["schema"], "pelt.compare/2");
         assert!(doc["metrics"][0]["error"]
             .as_str()
             .unwrap()
@@ -751,7 +751,7 @@ mod tests {
         let m = Metric::latency("p50", 0.02);
         assert_eq!(change(&m, -0.0001), "-0.010%");
         assert_eq!(change(&m, 0.0), "+0.0%");
-        let errors = Metric::new("errors", Scale::Points, Direction::HigherIsWorse, 0.001);
+        let errors = Metric::new("failed", Scale::Points, Direction::HigherIsWorse, 0.001);
         assert_eq!(change(&errors, 0.00001), "+0.0010 pt");
         assert_eq!(value(&errors, f64::NAN), "n/a");
     }

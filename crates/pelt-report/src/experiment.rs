@@ -36,7 +36,7 @@ pub struct Reports {
     pub markdown: String,
     /// report.html: a self-contained page with charts.
     pub html: String,
-    /// report.json (`pelt.experiment/1`).
+    /// report.json (`pelt.experiment/2`).
     pub json: String,
     /// Each variant against the baseline at each level.
     pub comparisons: Vec<LevelComparison>,
@@ -129,7 +129,7 @@ impl Experiment<'_> {
         )
     }
 
-    /// Variants whose error share differs materially from the baseline's,
+    /// Variants whose failed share differs materially from the baseline's,
     /// one line each: said before anything else in every format, since
     /// their latencies describe other work (error pages, refusals).
     fn error_flags(&self, comparisons: &[LevelComparison]) -> Vec<String> {
@@ -404,13 +404,13 @@ impl Experiment<'_> {
                     "blocks": c.blocks,
                     "headline": crate::compare::headline(&c.rows),
                     "headline_metric": pelt_analyze::headline::most_severe(&c.rows).map(|r| r.metric.name.clone()),
-                    "errors_differ": pelt_analyze::headline::errors_differ(&c.rows).is_some(),
+                    "failed_differs": pelt_analyze::headline::failed_differs(&c.rows).is_some(),
                     "metrics": crate::compare::json_rows(&c.rows),
                 })
             })
             .collect();
         let doc = serde_json::json!({
-            "schema": "pelt.experiment/1",
+            "schema": "pelt.experiment/2",
             "name": self.name,
             "blocks": self.blocks,
             "level_kind": match self.levels[0].kind { LevelKind::Rate => "rate", LevelKind::Connections => "connections" },
@@ -418,7 +418,7 @@ impl Experiment<'_> {
             "variants": self.variants,
             "interrupted": outcome.interrupted,
             "problems": outcome.problems,
-            "errors_differ": error_flags,
+            "failed_differs": error_flags,
             "latency": self.latency,
             "warnings": self.warning_groups(),
             "runs": runs,
@@ -495,7 +495,7 @@ mod tests {
         assert_eq!(doc["runs"][1]["warnings"][0]["kind"], "send_lag");
     }
 
-    /// `--metric errors`: the error share judged alone, its column alone
+    /// `--metric failed`: the failed share judged alone, its column alone
     /// in the medians, its verdict the only one (and it fails the gate).
     #[test]
     fn a_sole_metric_is_the_only_verdict_and_column() {
@@ -525,23 +525,23 @@ mod tests {
             levels: &levels,
             variants: &variants,
             outcome: &outcome,
-            latency: pelt_analyze::latency::Latency::Errors,
+            latency: pelt_analyze::latency::Latency::Failed,
         }
         .render();
         let rows = &reports.comparisons[0].rows;
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].metric.name, "errors");
+        assert_eq!(rows[0].metric.name, "failed");
         assert!(pelt_analyze::experiment::regressed(
             &reports.comparisons,
             true
         ));
         assert!(
-            reports.text.contains("Judged: the error share alone"),
+            reports.text.contains("Judged: the failed share alone"),
             "{}",
             reports.text
         );
         assert!(
-            reports.text.contains("variant  runs  errors\n"),
+            reports.text.contains("variant  runs  failed\n"),
             "{}",
             reports.text
         );

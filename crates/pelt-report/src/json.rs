@@ -6,7 +6,7 @@ use pelt_core::{ErrorKind, FailureKind, LatencyStats, RunSummary, TargetStats};
 use serde_json::{json, Map, Value};
 
 /// Identifies the document format; bumped on incompatible changes.
-pub const SCHEMA_ID: &str = "pelt.run/4";
+pub const SCHEMA_ID: &str = "pelt.run/5";
 
 fn secs(ns: f64) -> f64 {
     ns / 1e9

@@ -33,7 +33,7 @@ pub fn render(r: &SweepReport) -> SweepReports {
 }
 
 /// The schema a sweep's JSON follows (schema/sweep.schema.json).
-pub const SWEEP_SCHEMA_ID: &str = "pelt.sweep/1";
+pub const SWEEP_SCHEMA_ID: &str = "pelt.sweep/2";
 
 /// The JSON document: the report's fields under its schema's name.
 pub fn json(r: &SweepReport) -> String {
@@ -57,7 +57,7 @@ fn steps_table(r: &SweepReport) -> Table {
             "ok/s",
             "p50",
             "p99",
-            "errors",
+            "failed",
             "send lag p99",
             "verdict",
         ]
@@ -85,7 +85,7 @@ fn step_row(s: &Step) -> Vec<String> {
         thousands(s.throughput),
         human_ns(s.p50_ns).to_string(),
         human_ns(s.p99_ns).to_string(),
-        format!("{:.2}%", s.errors * 100.0),
+        format!("{:.2}%", s.failed * 100.0),
         human_ns(s.send_lag_p99_ns).to_string(),
         verdict,
     ]

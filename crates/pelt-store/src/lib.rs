@@ -537,8 +537,8 @@ fn insert(db: &mut dyn Backend, run: NewRun<'_>, config: &RunConfig) -> Result<i
         f.requests.into(),
         f.sent.into(),
         f.successes.into(),
-        f.errors.into(),
-        f.error_ratio.into(),
+        f.failed.into(),
+        f.failed_share.into(),
         f.rate.into(),
         f.throughput.into(),
         f.p50_ns.into(),
@@ -558,7 +558,7 @@ fn insert(db: &mut dyn Backend, run: NewRun<'_>, config: &RunConfig) -> Result<i
         steps_json.into(),
     ];
     let names = "recorded_ms, started_ms, kind, label, url, method, targets, mode, connections, \
-         offered_rate, duration_s, requests, sent, successes, errors, error_ratio, rate, throughput, \
+         offered_rate, duration_s, requests, sent, successes, failed, failed_share, rate, throughput, \
          p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, capacity, complete, interrupted, \
          pelt_version, config_json, env_json, report_json, results_path, steps_json";
     let marks: Vec<String> = (1..=params.len()).map(|i| format!("?{i}")).collect();
@@ -683,8 +683,8 @@ fn row(r: &[Value]) -> RunRow {
             sent_share: (text(8).as_deref() == Some("rate") && count(12) > 0)
                 .then(|| count(28) as f64 / count(12) as f64),
             successes: count(13),
-            errors: count(14),
-            error_ratio: real(15).unwrap_or_default(),
+            failed: count(14),
+            failed_share: real(15).unwrap_or_default(),
             rate: real(16).unwrap_or_default(),
             throughput: real(17).unwrap_or_default(),
             p50_ns: ns(18),

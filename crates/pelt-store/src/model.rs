@@ -22,10 +22,10 @@ pub struct Figures {
     pub successes: u64,
     /// Failed requests: no response, or a status outside 2xx/3xx (the
     /// one meaning of failed, `pelt_core::failure`).
-    pub errors: u64,
-    /// The share of requests that failed (`errors / requests`): `pelt
-    /// compare`'s "errors" and `--assert failed`.
-    pub error_ratio: f64,
+    pub failed: u64,
+    /// The share of requests that failed (`failed / requests`): `pelt
+    /// compare`'s "failed" and `--assert failed`.
+    pub failed_share: f64,
     /// Requests sent per second (the rate `--assert rate` checks).
     pub rate: f64,
     /// Successful responses per second, to the last response.
@@ -62,8 +62,8 @@ impl Figures {
             sent_share: (s.is_rate_mode() && s.planned() > 0)
                 .then(|| s.sent() as f64 / s.planned() as f64),
             successes: s.total.successes,
-            errors: s.total.failed(),
-            error_ratio: s.total.failed_share(),
+            failed: s.total.failed(),
+            failed_share: s.total.failed_share(),
             rate: s.sent_rate(),
             throughput: s.throughput(),
             p50_ns: at(50.0),
@@ -87,7 +87,7 @@ impl Figures {
             Metric::Max => ns(self.max_ns),
             Metric::Rate => Some(self.rate),
             Metric::Throughput => Some(self.throughput),
-            Metric::Errors => Some(self.error_ratio),
+            Metric::Failed => Some(self.failed_share),
             Metric::Sent => self.sent_share,
             Metric::ClientBusy => self.client_busy,
             Metric::Capacity => self.capacity,
@@ -112,8 +112,8 @@ pub enum Metric {
     Rate,
     /// Successful responses per second (`throughput`).
     Throughput,
-    /// The share of requests that failed (`errors`).
-    Errors,
+    /// The share of requests that failed (`failed`).
+    Failed,
     /// Rate runs: the share of planned requests sent (`sent`).
     Sent,
     /// The busiest worker thread's share of the run wanting a CPU
@@ -144,7 +144,7 @@ impl Metric {
         Metric::Max,
         Metric::Rate,
         Metric::Throughput,
-        Metric::Errors,
+        Metric::Failed,
         Metric::Sent,
         Metric::ClientBusy,
         Metric::Capacity,
@@ -161,7 +161,7 @@ impl Metric {
             Metric::Max => "max",
             Metric::Rate => "rate",
             Metric::Throughput => "throughput",
-            Metric::Errors => "errors",
+            Metric::Failed => "failed",
             Metric::Sent => "sent",
             Metric::ClientBusy => "client_busy",
             Metric::Capacity => "capacity",
@@ -172,7 +172,7 @@ impl Metric {
     pub fn unit(self) -> Unit {
         match self {
             Metric::Rate | Metric::Throughput | Metric::Capacity => Unit::PerSecond,
-            Metric::Errors | Metric::Sent | Metric::ClientBusy => Unit::Ratio,
+            Metric::Failed | Metric::Sent | Metric::ClientBusy => Unit::Ratio,
             _ => Unit::Nanos,
         }
     }
@@ -194,7 +194,8 @@ impl std::str::FromStr for Metric {
         let s = match s.as_str() {
             "p999" => "p99.9",
             "client-busy" => "client_busy",
-            "error" | "error_ratio" => "errors",
+            // The older words for the failed share, still read.
+            "errors" | "error" | "error_ratio" | "failed_share" => "failed",
             other => other,
         };
         Metric::ALL

@@ -16,7 +16,7 @@ use crate::backend::Dialect;
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Migration `i` takes a database from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     // 1: runs with their figures as columns, tags, and results files.
     "
 CREATE TABLE pelt_runs (
@@ -72,6 +72,10 @@ CREATE TABLE pelt_results (
     "ALTER TABLE pelt_runs ADD COLUMN capacity {real};",
     // 3: a scenario run's steps (`StepFigures`, as JSON).
     "ALTER TABLE pelt_runs ADD COLUMN steps_json TEXT;",
+    // 4: one word for the failed count in every output (`errors` and
+    // `error_ratio` held the same numbers under older names).
+    "ALTER TABLE pelt_runs RENAME COLUMN errors TO failed;
+ALTER TABLE pelt_runs RENAME COLUMN error_ratio TO failed_share;",
 ];
 
 /// The table that says which version a database is at; created before
@@ -108,6 +112,6 @@ pub fn migration(i: usize, dialect: Dialect) -> String {
 /// `Store::row` takes them.
 pub const ROW_COLUMNS: &str =
     "id, started_ms, recorded_ms, kind, label, url, method, targets, mode, \
-     connections, offered_rate, duration_s, requests, successes, errors, error_ratio, rate, \
+     connections, offered_rate, duration_s, requests, successes, failed, failed_share, rate, \
      throughput, p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, complete, interrupted, \
      pelt_version, results_path, sent, capacity";

@@ -422,15 +422,23 @@ fn sqlite_version_1_gains_the_capacity_column() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.db");
     let location = path.to_str().unwrap();
-    let old = pelt_store::open(location)
-        .unwrap()
-        .record(new_run("http://a/", 5, 100, &[], None))
-        .unwrap();
+    let (old, before) = {
+        let mut store = pelt_store::open(location).unwrap();
+        let id = store
+            .record(new_run("http://a/", 5, 100, &[], None))
+            .unwrap();
+        let rows = store.list(&Filter::default()).unwrap();
+        (id, rows[0].figures)
+    };
     {
         // Back to version 1, as a pelt before sweeps were recorded left it.
         let mut db = pelt_store::sqlite::Sqlite::open(&path).unwrap();
-        db.batch("ALTER TABLE pelt_runs DROP COLUMN capacity; ALTER TABLE pelt_runs DROP COLUMN steps_json")
-            .unwrap();
+        db.batch(
+            "ALTER TABLE pelt_runs DROP COLUMN capacity; ALTER TABLE pelt_runs DROP COLUMN steps_json; \
+             ALTER TABLE pelt_runs RENAME COLUMN failed TO errors; \
+             ALTER TABLE pelt_runs RENAME COLUMN failed_share TO error_ratio",
+        )
+        .unwrap();
         db.execute(
             "UPDATE pelt_meta SET value = '1' WHERE key = 'schema_version'",
             &[],
@@ -438,8 +446,9 @@ fn sqlite_version_1_gains_the_capacity_column() {
         .unwrap();
     }
     let mut store = pelt_store::open(location).unwrap();
-    // Schemas 2 (capacity) and 3 (a scenario run's steps) in turn.
-    assert_eq!(store.schema_version().unwrap(), 3);
+    // Schemas 2 (capacity), 3 (a scenario run's steps) and 4 (errors,
+    // error_ratio renamed failed, failed_share) in turn.
+    assert_eq!(store.schema_version().unwrap(), 4);
     assert!(store.get(old).unwrap().unwrap().steps.is_empty());
     scenario_steps_round_trip(location);
     let mut sweep = new_run("http://a/", 6, 100, &[], None);
@@ -450,6 +459,8 @@ fn sqlite_version_1_gains_the_capacity_column() {
     let of = |id| rows.iter().find(|r| r.id == id).unwrap();
     assert_eq!(of(old).figures.capacity, None);
     assert_eq!(of(old).figures.requests, 10);
+    assert_eq!(of(old).figures.failed, before.failed);
+    assert_eq!(of(old).figures.failed_share, before.failed_share);
     assert_eq!(of(new).figures.capacity, Some(1234.5));
     assert_eq!(of(new).kind, "sweep");
     let only = store
@@ -518,15 +529,19 @@ fn postgres_same_checks() {
     import_runs_once(&cluster.fresh_db());
     concurrent_writers(&cluster.fresh_db());
     spooled_results_are_stored_byte_for_byte(&cluster.fresh_db());
-    // Schema 3 (a scenario run's steps): a version-2 history migrates.
+    // Schemas 3 (a scenario run's steps) and 4 (failed, failed_share): a
+    // version-2 history migrates.
     let url = cluster.fresh_db();
     pelt_store::open(&url).unwrap();
     let db = url.rsplit('/').next().unwrap();
     cluster.psql(
         db,
-        "ALTER TABLE pelt_runs DROP COLUMN steps_json; UPDATE pelt_meta SET value = '2' WHERE key = 'schema_version'",
+        "ALTER TABLE pelt_runs DROP COLUMN steps_json; \
+         ALTER TABLE pelt_runs RENAME COLUMN failed TO errors; \
+         ALTER TABLE pelt_runs RENAME COLUMN failed_share TO error_ratio; \
+         UPDATE pelt_meta SET value = '2' WHERE key = 'schema_version'",
     );
-    assert_eq!(pelt_store::open(&url).unwrap().schema_version().unwrap(), 3);
+    assert_eq!(pelt_store::open(&url).unwrap().schema_version().unwrap(), 4);
     scenario_steps_round_trip(&url);
     // Newer schema: refused, left as it was.
     let url = cluster.fresh_db();

@@ -267,7 +267,7 @@ fn nothing_succeeded(
 ) -> Option<String> {
     let judged_by_user = asserts
         .iter()
-        .any(|a| a.measure == pelt_core::check::Measure::Errors && a.target.is_none());
+        .any(|a| a.measure == pelt_core::check::Measure::Failed && a.target.is_none());
     match judged_by_user {
         true => None,
         false => summary.nothing_succeeded(),

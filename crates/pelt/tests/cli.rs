@@ -236,7 +236,7 @@ fn a_refused_port_gives_connect_errors() {
         .iter()
         .map(|w| w["kind"].as_str().unwrap())
         .collect();
-    assert!(w.contains(&"errors"), "{w:?}");
+    assert!(w.contains(&"failed"), "{w:?}");
 }
 
 #[test]
@@ -428,7 +428,7 @@ fn asserts_pass_fail_and_refuse() {
         "--assert",
         "p99 < 10s",
         "--assert",
-        "errors <= 0%",
+        "failed <= 0%",
         "--assert",
         "requests >= 50",
     ]);

@@ -109,7 +109,7 @@ fn a_real_slowdown_is_a_material_regression() {
     // hair lower when responses are slower, and runs are steady enough to
     // show it: a regression, but far inside the 2 % margin.
     assert_ne!(verdict(&doc, "throughput")["material"], true, "{doc:#}");
-    assert_ne!(verdict(&doc, "errors")["kind"], "regression");
+    assert_ne!(verdict(&doc, "failed")["kind"], "regression");
 
     // --metric service_time: the percentiles from the actual send, which
     // leave the client's send lag out (issue 23 §2), so A's p50 is lower.
@@ -200,7 +200,7 @@ fn a_real_slowdown_is_a_material_regression() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// `--metric errors` and `--metric throughput` (issue 23 §2): one figure
+/// `--metric failed` and `--metric throughput` (issue 23 §2): one figure
 /// judged alone, with the same run-level machinery, in the right
 /// direction. B's targets file sends every other request to a 503: its
 /// failed share rises by 50 points (a regression), and its successful
@@ -267,10 +267,11 @@ fn metric_errors_or_throughput_is_judged_alone_in_the_right_direction() {
         assert_eq!(doc["latency"], metric);
     };
 
+    // "errors", the older word, is still read as --metric failed.
     let (code, doc) = compare(&a, &b, "errors");
-    only(&doc, "errors");
+    only(&doc, "failed");
     assert_eq!(code, Some(1), "{doc:#}");
-    let errors = verdict(&doc, "errors");
+    let errors = verdict(&doc, "failed");
     assert_eq!(
         (errors["kind"].as_str(), errors["material"].as_bool()),
         (Some("regression"), Some(true))
@@ -307,10 +308,10 @@ fn metric_errors_or_throughput_is_judged_alone_in_the_right_direction() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("Judged: the error share alone"), "{text}");
+    assert!(text.contains("Judged: the failed share alone"), "{text}");
     assert!(!text.lines().any(|l| l.starts_with("p50")), "{text}");
     // The failed share's own warning weakens latencies, not the share.
-    assert!(!text.contains("Warning errors"), "{text}");
+    assert!(!text.contains("Warning failed"), "{text}");
 }
 
 /// A saturated client looks like a slow server: a run whose worker

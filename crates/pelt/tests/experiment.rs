@@ -128,9 +128,9 @@ fn added_delay_of_2ms_is_a_material_p50_regression() {
 
 /// Issue 23 §2: a variant that served 404 to every request (a typo in
 /// nginx's root) headlined "p50 INCONCLUSIVE" and kept its errors in the
-/// table. The headline names errors, and every format flags them first.
+/// table. The headline names the failed share, and every format flags them first.
 #[test]
-fn a_variant_failing_every_request_headlines_its_errors() {
+fn a_variant_failing_every_request_headlines_its_failed_share() {
     let _machine = exclusive();
     let srv = server(None);
     let base = format!("http://{}/", srv.local_addr());
@@ -141,24 +141,24 @@ fn a_variant_failing_every_request_headlines_its_errors() {
     let report = report.expect("report.json written");
     schema::experiment(&report);
     let c = &report["comparisons"][0];
-    assert_eq!(c["headline_metric"], "errors", "{c:#}");
-    assert_eq!(c["errors_differ"], true);
+    assert_eq!(c["headline_metric"], "failed", "{c:#}");
+    assert_eq!(c["failed_differs"], true);
     assert!(
         c["headline"]
             .as_str()
             .unwrap()
-            .starts_with("errors REGRESSION (material), +100.00 pt"),
+            .starts_with("failed REGRESSION (material), +100.00 pt"),
         "{c:#}"
     );
-    let flags = report["errors_differ"].as_array().unwrap();
+    let flags = report["failed_differs"].as_array().unwrap();
     assert_eq!(flags.len(), 1);
     assert!(
-        stdout.contains("B vs A (6 blocks, paired): errors REGRESSION (material), +100.00 pt"),
+        stdout.contains("B vs A (6 blocks, paired): failed REGRESSION (material), +100.00 pt"),
         "{stdout}"
     );
     // The flag comes before any table, in every format.
     let flag_first = |text: &str| {
-        let flag = text.find("ERRORS DIFFER").expect("flagged");
+        let flag = text.find("FAILED SHARE DIFFERS").expect("flagged");
         assert!(
             flag < text
                 .find("medians over runs")

@@ -92,7 +92,7 @@ fn an_error_share_without_its_unit_is_refused_before_any_load() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("'errors < 5%'"), "{err}");
+    assert!(err.contains("'failed < 5%'"), "{err}");
     assert_eq!(srv.requests(), 0, "refused before any load");
     let ok = pelt()
         .args([&url, "-n", "10", "--no-save", "--assert", "errors == 0"])

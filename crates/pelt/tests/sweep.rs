@@ -80,7 +80,7 @@ fn finds_the_capacity_of_a_cpu_bound_server() {
         &[
             &format!("{url}?work=1ms"),
             "--slo",
-            "p99 < 50ms, errors < 0.1%",
+            "p99 < 50ms, failed < 0.1%",
             "--start-rate",
             "200",
             "-d",
@@ -124,7 +124,7 @@ fn finds_the_capacity_of_a_cpu_bound_server() {
 
 /// nginx's limit_req at 2,000 req/s (a burst of 20 for the jitter of
 /// evenly spaced requests): beyond it nginx answers 503, and the sweep's
-/// `errors < 0.1%` finds the limit within 10 %.
+/// `failed < 0.1%` finds the limit within 10 %.
 #[test]
 fn finds_nginx_limit_req() {
     let _one = exclusive();
@@ -141,7 +141,7 @@ fn finds_nginx_limit_req() {
         &[
             &nginx.url("/limited"),
             "--slo",
-            "p99 < 50ms, errors < 0.1%",
+            "p99 < 50ms, failed < 0.1%",
             "--start-rate",
             "250",
             "-d",
@@ -160,7 +160,7 @@ fn finds_nginx_limit_req() {
         (1800.0..=2200.0).contains(&capacity),
         "capacity {capacity}: {stderr}"
     );
-    // Steps above the limit failed on errors (503s), not on the client.
+    // Steps above the limit failed on the failed share (503s), not on the client.
     let failed_on_errors = r["steps"]
         .as_array()
         .unwrap()
@@ -171,7 +171,7 @@ fn finds_nginx_limit_req() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|f| f["kind"] == "slo" && f["term"] == "errors < 0.1%")
+                .any(|f| f["kind"] == "slo" && f["term"] == "failed < 0.1%")
         });
     assert!(failed_on_errors, "{stderr}");
     steps_are_saved(dir.path(), &r);
@@ -379,7 +379,7 @@ fn an_experiment_compares_capacities() {
             r#"name = "handler cost"
 blocks = 6
 [load]
-sweep = "p99 < 50ms, errors < 0.1%"
+sweep = "p99 < 50ms, failed < 0.1%"
 duration = "500ms"
 warmup = "100ms"
 args = ["--start-rate", "300", "--tolerance", "30%", "--confirm", "500ms"]
@@ -448,7 +448,7 @@ fn failing_at_the_lowest_rate_is_one_line() {
         &[
             &format!("{url}?status=503"),
             "--slo",
-            "errors < 1%",
+            "failed < 1%",
             "-d",
             "1s",
             "--warmup",
@@ -462,11 +462,11 @@ fn failing_at_the_lowest_rate_is_one_line() {
     assert_eq!(r["steps"].as_array().unwrap().len(), 1);
     let line: Vec<&str> = stderr
         .lines()
-        .filter(|l| l.contains("fails under 'errors < 1%' at the lowest 100 req/s"))
+        .filter(|l| l.contains("fails under 'failed < 1%' at the lowest 100 req/s"))
         .collect();
     assert_eq!(line.len(), 1, "{stderr}");
     assert!(
-        line[0].contains("errors < 1%") && line[0].contains("100.000%"),
+        line[0].contains("failed < 1%") && line[0].contains("100.000%"),
         "{stderr}"
     );
 }
@@ -567,7 +567,7 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
         let mut db = pelt_store::sqlite::Sqlite::open(&history).unwrap();
         let cols =
             "recorded_ms, started_ms, kind, label, url, method, targets, mode, connections, \
-            offered_rate, duration_s, requests, sent, successes, errors, error_ratio, rate, \
+            offered_rate, duration_s, requests, sent, successes, failed, failed_share, rate, \
             throughput, p50_ns, p90_ns, p99_ns, p999_ns, max_ns, client_busy, capacity, complete, \
             interrupted, pelt_version, config_json, env_json, report_json, results_path";
         let copy = cols

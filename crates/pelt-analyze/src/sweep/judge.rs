@@ -8,7 +8,7 @@ use std::fmt;
 /// What a step must show to pass, beyond the SLO.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRules {
-    /// The SLO's terms (`--slo 'p99 < 50ms, errors < 0.1%'`).
+    /// The SLO's terms (`--slo 'p99 < 50ms, failed < 0.1%'`).
     pub slo: Vec<Assertion>,
     /// The share of the offered rate that must go out (0.99).
     pub min_achieved: f64,

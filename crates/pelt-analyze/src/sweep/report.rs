@@ -40,8 +40,10 @@ pub struct Step {
     pub p99_ns: u64,
     /// Slowest.
     pub max_ns: u64,
-    /// Share of requests that failed (errors and non-2xx/3xx), 0 to 1.
-    pub errors: f64,
+    /// Share of requests that failed (no response, or a status outside
+    /// 2xx/3xx), 0 to 1. (`errors` in pelt.sweep/1.)
+    #[serde(alias = "errors")]
+    pub failed: f64,
     /// 99th percentile send lag, nanoseconds.
     pub send_lag_p99_ns: u64,
     /// No failures.
@@ -76,7 +78,7 @@ impl Step {
             p90_ns: q(0.9),
             p99_ns: q(0.99),
             max_ns: if h.is_empty() { 0 } else { h.max() },
-            errors: 1.0 - s.success_ratio(),
+            failed: s.total.failed_share(),
             send_lag_p99_ns: if lag.is_empty() {
                 0
             } else {

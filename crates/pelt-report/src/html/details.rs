@@ -51,7 +51,7 @@ pub(super) fn write_errors(
 ) -> std::fmt::Result {
     // One meaning of failed (pelt_core::failure): transport kinds and
     // statuses outside 2xx/3xx, in the order of the first run's counts.
-    writeln!(o, "<section id=\"errors\"><h2>Failures</h2>")?;
+    writeln!(o, "<section id=\"failures\"><h2>Failures</h2>")?;
     let mut kinds: Vec<FailureKind> = Vec::new();
     for r in runs {
         for (k, _) in r.summary.total.failures() {

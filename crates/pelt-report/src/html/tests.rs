@@ -102,7 +102,7 @@ fn summary(rate_mode: bool, seconds: u64, per_second: u64, slow: u64) -> RunSumm
         warnings: Vec::new(),
     };
     s.warnings = s.diagnose();
-    s.warnings.push(Warning::Errors {
+    s.warnings.push(Warning::Failed {
         ratio: 0.5,
         untimed: 0.5,
         length: 0.0,
@@ -172,7 +172,7 @@ fn page_has_the_four_charts_and_every_section() {
         "percentile-spectrum",
         "latency-histogram",
         "status-codes",
-        "errors",
+        "failures",
         "configuration",
         "warnings",
         "targets",
@@ -184,7 +184,7 @@ fn page_has_the_four_charts_and_every_section() {
     assert!(page.contains("99.9%"));
     assert!(page.contains("time since start (s)"));
     assert!(page.contains(ErrorKind::Timeout.describe()));
-    assert!(page.contains(&esc(&Warning::Errors {
+    assert!(page.contains(&esc(&Warning::Failed {
         ratio: 0.5,
         untimed: 0.5,
         length: 0.0,

@@ -201,8 +201,8 @@ pub struct ExperimentArgs {
     /// report's: response time with --rate, service time in a closed
     /// loop), response_time, service_time (without the client's send lag)
     /// or send_lag; or one figure judged alone: throughput (successful
-    /// responses per second, higher is better) or errors (the failed
-    /// share).
+    /// responses per second, higher is better) or failed (the failed
+    /// share; errors is read too).
     #[arg(long = "metric", value_enum, default_value_t = LatencyArg::Headline)]
     pub metric: LatencyArg,
 

@@ -53,7 +53,7 @@ pub struct RecordArgs {
 
     /// With --baseline: exit 1 when a metric regressed (`regression`), or
     /// only beyond its margin (`material`), and when a latency or the
-    /// error share is INCONCLUSIVE while this run is worse than every
+    /// failed share is INCONCLUSIVE while this run is worse than every
     /// baseline run (the gate could not judge: it never passes on that).
     /// Needs a baseline of 3 or more recorded runs, checked before any
     /// load (exit 2 otherwise). Outlying baseline runs are left out and
@@ -297,7 +297,8 @@ pub enum TrendFormat {
 #[derive(Debug, Clone, Args)]
 pub struct TrendArgs {
     /// The figure to follow: p50, p90, p99, p99.9, max, rate, throughput,
-    /// errors, sent, client_busy; or capacity (of recorded sweeps).
+    /// failed (the failed share; errors is read too), sent, client_busy;
+    /// or capacity (of recorded sweeps).
     #[arg(long, value_name = "METRIC", value_parser = |s: &str| s.parse::<Metric>())]
     pub metric: Metric,
 

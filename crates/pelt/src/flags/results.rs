@@ -19,7 +19,7 @@ drifts): the report says so, tests each side for drift, and withholds
 material verdicts unless --sequential-ok. Runs must do the same work (same
 targets, load model and level, protocol, proxy, method, body) and be
 complete; others are refused with the difference named, unless
---allow-mismatch. The headline is the most severe verdict, errors first.
+--allow-mismatch. The headline is the most severe verdict, the failed share first.
 
 Why several runs? Requests within one run are not independent (a slow
 minute slows many of them), so one run per side cannot tell a change from
@@ -27,7 +27,7 @@ run-to-run noise. pelt compares whole runs: the estimate is Hodges-Lehmann,
 the 95 % interval exact Wilcoxon (paired) or Mann-Whitney (unpaired).
 A verdict says REGRESSION/IMPROVEMENT when the interval excludes no change
 (\"material\" when all of it is beyond the margin: 2 % for p50 and
-throughput, 5 % p90/p99, 10 % p99.9, 0.1 point for errors), EQUIVALENT when
+throughput, 5 % p90/p99, 10 % p99.9, 0.1 point for the failed share), EQUIVALENT when
 all of it is within the margin, else INCONCLUSIVE with the runs needed.
 Scenario runs (--scenario) add each step's p50, p99 and failed share
 (`flow/step p50`, ...: the steps both sides ran), judged the same way.";
@@ -199,11 +199,11 @@ pub struct CompareArgs {
     /// report's: response time with --rate, service time in a closed
     /// loop), response_time (from the scheduled send), service_time (from
     /// the actual send: the server's part, without the client's timer
-    /// jitter) or send_lag (the client's part); errors, throughput and the
-    /// share sent are compared beside it. Or one figure judged alone, its
+    /// jitter) or send_lag (the client's part); the failed share,
+    /// throughput and the share sent are compared beside it. Or one figure judged alone, its
     /// verdict the only one: throughput (successful responses per second
-    /// of each run, higher is better; rate runs too) or errors (the failed
-    /// share of each run, higher is worse). With --baseline, other than
+    /// of each run, higher is better; rate runs too) or failed (the failed
+    /// share of each run, higher is worse; errors is read too). With --baseline, other than
     /// response_time needs the recorded runs' results files.
     #[arg(long = "metric", value_enum, default_value_t = LatencyArg::Headline)]
     pub metric: LatencyArg,
@@ -240,8 +240,9 @@ pub enum LatencyArg {
     SendLag,
     /// Successful responses per second, alone.
     Throughput,
-    /// The failed share, alone.
-    Errors,
+    /// The failed share, alone ("errors", the older word, is still read).
+    #[value(alias = "errors")]
+    Failed,
 }
 
 impl From<LatencyArg> for pelt_analyze::latency::Latency {
@@ -252,7 +253,7 @@ impl From<LatencyArg> for pelt_analyze::latency::Latency {
             LatencyArg::ServiceTime => Self::ServiceTime,
             LatencyArg::SendLag => Self::SendLag,
             LatencyArg::Throughput => Self::Throughput,
-            LatencyArg::Errors => Self::Errors,
+            LatencyArg::Failed => Self::Failed,
         }
     }
 }

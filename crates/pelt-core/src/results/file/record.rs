@@ -3,7 +3,7 @@
 //! before they are trusted.
 
 use super::Corruption;
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::independence::{Lag1, SendGrid};
 use crate::recorder::{ErrorExample, Recorder, MAX_STATUS};
 use base64::Engine;

@@ -3,7 +3,7 @@
 //! say, and a histogram for the first [`MAX_TIMED_TARGETS`].
 
 use super::MAX_TRACKABLE_NS;
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::failure::{self, FailureKind};
 use hdrhistogram::Histogram;
 

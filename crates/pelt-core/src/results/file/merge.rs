@@ -429,7 +429,7 @@ impl<R: Read> MergedReader<R> {
 mod tests {
     use super::super::testing::*;
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::error_kind::ErrorKind;
     use crate::recorder::assert_same;
     use proptest::prelude::*;
 

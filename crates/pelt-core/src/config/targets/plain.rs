@@ -4,8 +4,8 @@
 use super::lines::{meaningful_lines, split_word};
 use super::parser::{check_weight, Parser};
 use super::TargetsError;
+use crate::config::quote::quote;
 use crate::config::Target;
-use crate::quote::quote;
 
 impl Parser<'_> {
     /// `URL` or `WEIGHT URL` per line.

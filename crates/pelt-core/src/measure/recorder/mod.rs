@@ -5,7 +5,7 @@
 //! to exactly the recorder a single process would have produced. Memory is
 //! fixed by the histogram bounds, never by the number of requests.
 
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::failure::{self, FailureKind};
 use crate::independence::{Lag1, SendGrid};
 use crate::sample::{Nanos, Sample};

@@ -4,8 +4,8 @@
 use super::lines::{is_method_word, meaningful_lines, split_word, variable_definition};
 use super::parser::Parser;
 use super::{TargetsError, MAX_VARIABLE};
+use crate::config::quote::quote;
 use crate::config::{Target, MAX_BODY};
-use crate::quote::quote;
 use std::collections::HashMap;
 
 impl Parser<'_> {

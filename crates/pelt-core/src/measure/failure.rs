@@ -18,7 +18,7 @@
 //! breakdown from [`Recorder::failures`](crate::Recorder::failures), so a
 //! 503 is a failure in every one of them.
 
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 
 /// One kind of failure: a transport error, or a class of status codes
 /// outside 2xx/3xx.

@@ -5,8 +5,8 @@
 use super::lines::meaningful_lines;
 use super::parser::{check_weight, Parser};
 use super::TargetsError;
+use crate::config::quote::{one_line, quote};
 use crate::config::{check_header, check_method, Target, MAX_BODY};
-use crate::quote::{one_line, quote};
 use base64::Engine;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;

@@ -4,8 +4,8 @@
 use super::lines::{is_method_word, split_word};
 use super::parser::Parser;
 use super::TargetsError;
+use crate::config::quote::quote;
 use crate::config::{check_header, Target};
-use crate::quote::quote;
 
 impl Parser<'_> {
     pub(super) fn vegeta_http(&mut self, text: &str) -> Result<Vec<Target>, TargetsError> {

@@ -1,6 +1,6 @@
 //! One finished request, as the engine hands it to the recorder.
 
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 
 /// Nanoseconds since the run's epoch (a monotonic clock reading taken
 /// when the run started). Plain integers keep samples `Copy` and cheap.

@@ -90,8 +90,10 @@ pub enum Warning {
         /// How many.
         count: u64,
     },
-    /// A large share of requests failed.
-    Errors {
+    /// A large share of requests failed. (Results files before pelt.run/5
+    /// call it `errors`.)
+    #[serde(alias = "errors")]
+    Failed {
         /// The share that failed, 0 to 1.
         ratio: f64,
         /// The share that failed without a timed response (a refused
@@ -460,7 +462,7 @@ impl std::fmt::Display for Warning {
                 "{count} requests were still pending when the run ended; they count as 'unfinished' errors \
                  and in response time up to the end"
             ),
-            Warning::Errors {
+            Warning::Failed {
                 ratio,
                 untimed,
                 length,

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::config::{Load, RunConfig, Stop, Target};
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::header::Environment;
 use crate::sample::Sample;
 use crate::url::Url;

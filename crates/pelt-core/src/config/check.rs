@@ -1,6 +1,6 @@
-//! Threshold assertions on a run, for CI: `p99 < 50ms`, `errors < 0.1%`,
+//! Threshold assertions on a run, for CI: `p99 < 50ms`, `failed < 0.1%`,
 //! `rate >= 990`; on one latency (`service_time.p99 < 5ms`) or one target
-//! (`target[2].p99 < 20ms`, `target[/search].errors < 1%`). A run that
+//! (`target[2].p99 < 20ms`, `target[/search].failed < 1%`). A run that
 //! breaks one exits 1.
 
 use crate::duration::{human_ns, parse_duration, DurationError};
@@ -21,9 +21,9 @@ pub enum Measure {
     /// The slowest headline latency.
     Max,
     /// Share of requests that failed (no response, or a status outside
-    /// 2xx/3xx; see [`crate::failure`]), 0..1. Written `failed` or
-    /// `errors`.
-    Errors,
+    /// 2xx/3xx; see [`crate::failure`]), 0..1. Written `failed` (or
+    /// `errors`, the older word, still read).
+    Failed,
     /// Requests per second actually sent (in rate mode, not the rate
     /// planned: a client that fell behind fails `rate >= ...`).
     Rate,
@@ -92,7 +92,7 @@ pub struct Assertion {
     pub target: Option<TargetRef>,
     /// How it is compared with the threshold.
     pub op: Op,
-    /// Nanoseconds for latencies, a fraction for errors, a plain number
+    /// Nanoseconds for latencies, a fraction for the failed share, a plain number
     /// otherwise.
     pub threshold: f64,
     text: String,
@@ -121,7 +121,7 @@ const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'failed < 0.1%', 'f
 max (durations with a unit; of the headline latency: response time with --rate, service time in a \
 closed loop; or prefixed service_time., response_time. or send_lag., or 'service p50'; of streamed \
 responses ttft. (time to first event or token), itl. (every gap between events), mean_itl. (each stream's \
-mean gap) or stream_duration., like 'ttft p99 < 200ms'), failed or errors (the share of requests with no response or a status outside 2xx/3xx, with %), rate, throughput (per second) or requests (a count), \
+mean gap) or stream_duration., like 'ttft p99 < 200ms'), failed (the share of requests with no response or a status outside 2xx/3xx, with %; errors is read too), rate, throughput (per second) or requests (a count), \
 optionally after target[N]. or target[/path].; OP is <, <=, >, >= or ==";
 
 /// Why an assertion did not parse: the text, what is wrong, and the
@@ -156,13 +156,13 @@ pub enum AssertionProblem {
     /// A latency threshold that is not a duration.
     #[error("{}", .0.reason)]
     Duration(DurationError),
-    /// An `errors` percentage that is not a number from 0 to 100.
-    #[error("errors take a percentage from 0% to 100%, like 0.1%")]
+    /// A `failed` percentage that is not a number from 0 to 100.
+    #[error("failed takes a percentage from 0% to 100%, like 0.1%")]
     Percentage,
-    /// An `errors` threshold other than 0 without its `%`: `errors < 5`
+    /// A `failed` threshold other than 0 without its `%`: `failed < 5`
     /// could mean 5 % or 500 %.
     #[error(
-        "errors is a share and needs its unit: write 'errors {} {value}%' for {value} % \
+        "failed is a share and needs its unit: write 'failed {} {value}%' for {value} % \
          (a bare {value} is ambiguous; only 0 may go without %)",
         .op.symbol()
     )]
@@ -172,8 +172,8 @@ pub enum AssertionProblem {
         /// The number as written.
         value: f64,
     },
-    /// An `errors` threshold that is not a number.
-    #[error("errors take a percentage, like 0.1% or 0")]
+    /// A `failed` threshold that is not a number.
+    #[error("failed takes a percentage, like 0.1% or 0")]
     NotAPercentage,
     /// A `rate` or `throughput` threshold that is not requests per second.
     #[error("rates are requests per second, like 990 or 990/s")]
@@ -194,7 +194,7 @@ pub enum AssertionProblem {
     #[error("service_time., response_time., send_lag., ttft., itl., mean_itl. and stream_duration. go before p50..p99.99, mean or max")]
     LatencyPrefix,
     /// `target[...]` on a measure that has no per-target value.
-    #[error("a target's measures are p50..p99.99, mean, max, errors (or failed) and requests")]
+    #[error("a target's measures are p50..p99.99, mean, max, failed and requests")]
     TargetMeasure,
     /// `target[]`, `target[0]` or an unclosed bracket.
     #[error("name the target as target[N] (from 1, as the report lists them) or target[/path]")]
@@ -202,7 +202,7 @@ pub enum AssertionProblem {
 }
 
 /// Parses assertions separated by commas (`--slo`'s syntax, and
-/// `--assert 'p99 < 50ms, errors < 1%'`). Empty terms are skipped.
+/// `--assert 'p99 < 50ms, failed < 1%'`). Empty terms are skipped.
 pub fn parse_terms(text: &str) -> Result<Vec<Assertion>, AssertionError> {
     text.split(',')
         .map(str::trim)
@@ -245,7 +245,7 @@ impl FromStr for Assertion {
         };
         let (name, value) = (name.trim(), value.trim());
         if value.contains(['<', '>', '=']) {
-            // 'p99 < 50ms, errors < 1%' reaching one term.
+            // 'p99 < 50ms, failed < 1%' reaching one term.
             return Err(bad(AssertionProblem::SeveralTerms));
         }
         // `target[...].` then `service_time.` (either, both or neither).
@@ -287,7 +287,7 @@ impl FromStr for Assertion {
             "max" => Measure::Max,
             // One meaning (crate::failure): `failed` and the older
             // `errors` both read the share of requests that failed.
-            "failed" | "errors" => Measure::Errors,
+            "failed" | "errors" => Measure::Failed,
             "rate" => Measure::Rate,
             "throughput" => Measure::Throughput,
             "requests" => Measure::Requests,
@@ -324,7 +324,7 @@ impl FromStr for Assertion {
             // A share needs its unit: 'errors < 5' was read as 500 % and
             // made a gate that could never fail. Only 0 is the same in
             // every unit.
-            Measure::Errors => match value.strip_suffix('%') {
+            Measure::Failed => match value.strip_suffix('%') {
                 Some(pct) => pct
                     .trim()
                     .parse::<f64>()
@@ -483,7 +483,7 @@ impl Assertion {
             (Measure::Percentile(p), Some(h)) => latency(crate::rank::percentile(h, p)),
             (Measure::Mean, Some(h)) => latency(h.mean() as u64),
             (Measure::Max, Some(h)) => latency(h.max()),
-            (Measure::Errors, _) => {
+            (Measure::Failed, _) => {
                 // The failed count: requests that did not succeed.
                 let failed = requests - successes;
                 let share = if requests == 0 {
@@ -668,7 +668,7 @@ mod tests {
             (a.measure, a.op, a.threshold),
             (Measure::Percentile(99.9), Op::Le, 1e9)
         );
-        let a: Assertion = "errors < 0.1%".parse().unwrap();
+        let a: Assertion = "failed < 0.1%".parse().unwrap();
         assert!((a.threshold - 0.001).abs() < 1e-12);
         let a: Assertion = "rate >= 990".parse().unwrap();
         assert_eq!(
@@ -681,11 +681,11 @@ mod tests {
     fn a_share_needs_its_unit() {
         // The trial's gate that could never fail: 'errors < 5' read as 500 %.
         let e = "errors < 5".parse::<Assertion>().unwrap_err().to_string();
-        assert!(e.contains("'errors < 5%'"), "{e}");
+        assert!(e.contains("'failed < 5%'"), "{e}");
         let a: Assertion = "errors == 0".parse().unwrap();
         assert_eq!(
             (a.measure, a.op, a.threshold),
-            (Measure::Errors, Op::Eq, 0.0)
+            (Measure::Failed, Op::Eq, 0.0)
         );
         let a: Assertion = "errors <= 5%".parse().unwrap();
         assert!((a.threshold - 0.05).abs() < 1e-12);
@@ -696,10 +696,10 @@ mod tests {
     #[test]
     fn several_terms_and_spaced_units() {
         // Issue 22 §8: the --slo syntax and '50 ms' gave a unit error.
-        let terms = parse_terms("p99 < 50ms, errors < 1%").unwrap();
+        let terms = parse_terms("p99 < 50ms, failed < 1%").unwrap();
         assert_eq!(terms.len(), 2);
         assert_eq!(terms[0].threshold, 50e6);
-        assert_eq!(terms[1].measure, Measure::Errors);
+        assert_eq!(terms[1].measure, Measure::Failed);
         let a: Assertion = "p99 < 50 ms".parse().unwrap();
         assert_eq!(a.threshold, 50e6);
         // One term reaching the parser with another in it says so.
@@ -709,7 +709,7 @@ mod tests {
             .to_string();
         assert!(e.contains("one term per --assert"), "{e}");
         let a: Assertion = "failed < 1%".parse().unwrap();
-        assert_eq!(a.measure, Measure::Errors);
+        assert_eq!(a.measure, Measure::Failed);
     }
 
     #[test]

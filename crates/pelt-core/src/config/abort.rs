@@ -195,9 +195,9 @@ impl fmt::Display for AbortRule {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::abort_watch::AbortWatch;
     use crate::header::StopCause;
     use crate::summary::IntervalRow;
-    use crate::watch::AbortWatch;
 
     fn row(offset_s: f64, requests: u64, successes: u64, p99_ms: u64) -> IntervalRow {
         IntervalRow {

@@ -3,7 +3,7 @@
 //! Messages name [`RunConfig`](super::RunConfig)'s fields, as a library
 //! user writes them; the CLI says the same things in its flags.
 
-use crate::quote::quote;
+use crate::config::quote::quote;
 
 /// A configuration that cannot run, phrased as what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -2,8 +2,8 @@
 //! body files read so far, and the limits on bodies and weights.
 
 use super::{TargetsError, MAX_TOTAL_BODY};
+use crate::config::quote::quote;
 use crate::config::MAX_BODY;
-use crate::quote::quote;
 use crate::url::Url;
 use std::collections::HashMap;
 use std::fmt;

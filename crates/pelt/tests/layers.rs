@@ -81,6 +81,44 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The names the crate root re-exports (`pub use measure::{recorder,
+/// stream}`, `pub use recorder::Recorder`), each with the top-level module
+/// it comes from: `crate::recorder` and `crate::Recorder` are edges to
+/// `measure` (pelt-core's rooms keep their old paths this way).
+fn aliases(src: &Path) -> BTreeMap<String, String> {
+    let root = ["lib.rs", "main.rs"]
+        .iter()
+        .find_map(|f| std::fs::read_to_string(src.join(f)).ok())
+        .unwrap_or_default();
+    let mut heads: BTreeMap<String, String> = BTreeMap::new();
+    for statement in code(&root).split(';') {
+        let Some(path) = statement.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let mut words = path
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty() && *w != "self" && *w != "crate");
+        let Some(head) = words.next() else { continue };
+        for word in words {
+            heads
+                .entry(word.to_string())
+                .or_insert_with(|| head.to_string());
+        }
+    }
+    // A head may itself be a re-export (`pub use recorder::Recorder`).
+    let resolve = |name: &String| {
+        let mut name = name.clone();
+        for _ in 0..8 {
+            match heads.get(&name) {
+                Some(h) if *h != name => name = h.clone(),
+                _ => break,
+            }
+        }
+        name
+    };
+    heads.keys().map(|k| (k.clone(), resolve(k))).collect()
+}
+
 /// The crate's top-level modules and the ones each names.
 fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
@@ -100,6 +138,13 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         }
         let text = std::fs::read_to_string(file).expect("readable source");
         modules.entry(top).or_default().extend(named(&code(&text)));
+    }
+    let aliases = aliases(src);
+    for edges in modules.values_mut() {
+        *edges = edges
+            .iter()
+            .map(|e| aliases.get(e).cloned().unwrap_or_else(|| e.clone()))
+            .collect();
     }
     let known: BTreeSet<String> = modules.keys().cloned().collect();
     for (name, edges) in modules.iter_mut() {
@@ -161,6 +206,32 @@ fn no_crate_has_an_import_circle() {
         "import circles:\n{}",
         circles.join("\n")
     );
+}
+
+/// pelt-core's three rooms import one way, whatever path the code takes
+/// (a room's own or the root's re-export): what to run (config) knows
+/// nothing of measuring, and measuring nothing of a run's results.
+#[test]
+fn pelt_cores_rooms_import_one_way() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../pelt-core/src");
+    let g = graph(&src);
+    let edges = |room: &str| g.get(room).cloned().unwrap_or_default();
+    assert!(
+        g.contains_key("measure") && g.contains_key("results"),
+        "{g:?}"
+    );
+    assert!(edges("results").contains("measure"), "{g:?}");
+    for (room, below) in [
+        ("config", ["measure", "results"]),
+        ("measure", ["results", "results"]),
+    ] {
+        for other in below {
+            assert!(
+                !edges(room).contains(other),
+                "{room} imports {other}: {g:?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -16,5 +16,6 @@ pub(crate) mod quote;
 pub mod schedule;
 pub mod secrets;
 pub mod shard;
+pub mod stream;
 pub mod targets;
 pub mod url;

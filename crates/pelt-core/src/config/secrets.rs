@@ -23,7 +23,7 @@
 //! and pelt-report's renderers redact the summary they are given. Opting
 //! out is explicit ([`crate::ResultsWriter::unredacted`]).
 
-use crate::{Recorder, RunConfig, RunHeader, RunSummary, Target, Url};
+use crate::{RunConfig, Target, Url};
 use base64::Engine;
 
 /// What a secret is replaced with, everywhere.
@@ -192,14 +192,6 @@ impl Redactor {
                 .is_some_and(|(_, query)| query.split('&').any(secret_param))
     }
 
-    /// A results file's header with its secrets replaced.
-    pub fn header(&self, header: &RunHeader) -> RunHeader {
-        RunHeader {
-            config: self.config(&header.config),
-            ..header.clone()
-        }
-    }
-
     /// Replaces the values of secret query parameters in `url`.
     pub fn url(&self, url: &mut Url) {
         if let Some((path, query)) = url.path_and_query.split_once('?') {
@@ -220,6 +212,11 @@ impl Redactor {
         pairs.join("&")
     }
 
+    /// Whether `text` holds a known secret value.
+    pub fn holds_value(&self, text: &str) -> bool {
+        self.values.iter().any(|v| text.contains(v.as_str()))
+    }
+
     /// `text` with every known secret value replaced.
     pub fn text(&self, text: &str) -> String {
         let mut out = text.to_string();
@@ -231,21 +228,6 @@ impl Redactor {
         out
     }
 
-    /// Whether `rec`'s error messages hold a secret value (most seconds
-    /// have none: the recorder need not be copied).
-    pub fn recorder_needs(&self, rec: &Recorder) -> bool {
-        rec.examples
-            .iter()
-            .any(|e| self.values.iter().any(|v| e.message.contains(v.as_str())))
-    }
-
-    /// Scrubs `rec`'s error messages.
-    pub fn recorder(&self, rec: &mut Recorder) {
-        for e in &mut rec.examples {
-            e.message = self.text(&e.message);
-        }
-    }
-
     /// The default rules, taught the secret values `config` uses: what
     /// a results file or report written from `config` is passed through
     /// unless its writer is told otherwise.
@@ -253,13 +235,6 @@ impl Redactor {
         let mut r = Redactor::default();
         r.learn(config);
         r
-    }
-
-    /// A finished run's summary with its secrets replaced: what reports
-    /// and the history may see.
-    pub fn summary(&self, s: &mut RunSummary) {
-        s.config = self.config(&s.config);
-        self.recorder(&mut s.total);
     }
 }
 

@@ -9,6 +9,8 @@ pub use file::*;
 
 pub mod abort_watch;
 pub mod header;
+mod judge;
+mod redact;
 pub mod summary;
 #[cfg(test)]
 pub(crate) use file::testing;

@@ -100,9 +100,9 @@ pub struct HttpOptions {
     /// detected by `Content-Type`).
     #[serde(
         default,
-        skip_serializing_if = "crate::stream::StreamOptions::is_default"
+        skip_serializing_if = "crate::config::stream::StreamOptions::is_default"
     )]
-    pub streamed: crate::stream::StreamOptions,
+    pub streamed: crate::config::stream::StreamOptions,
 }
 
 /// A simulated user's session: `--cookies` and `--login`.
@@ -301,7 +301,7 @@ impl Default for HttpOptions {
             no_gso: false,
             session: SessionOptions::default(),
             proxy: super::ProxyOptions::default(),
-            streamed: crate::stream::StreamOptions::default(),
+            streamed: crate::config::stream::StreamOptions::default(),
         }
     }
 }

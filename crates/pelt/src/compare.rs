@@ -1,5 +1,5 @@
 //! `pelt compare`: did B change from A, by how much, and is it real?
-//! pelt-campaign's [`Comparison`] judges; this prints and gates.
+//! pelt-history's [`Comparison`] judges; this prints and gates.
 
 use crate::flags::UserError;
 use crate::flags::{CompareArgs, CompareFormat};

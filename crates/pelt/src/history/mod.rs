@@ -1,5 +1,5 @@
 //! `pelt history` and `--baseline`: the history's commands (recording is
-//! pelt-campaign's [`pelt_history`]).
+//! pelt-history's record module, [`pelt_history`]).
 
 pub mod baseline;
 pub mod command;

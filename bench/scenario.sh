@@ -23,9 +23,10 @@
 # --pairs N (issue 37) first runs N interleaved pairs of the closed-loop
 # plain and scenario runs and prints each pair's ratio of CPU per request
 # and their median: on a shared machine one pair moves by ±20 %, the
-# median of several much less.
+# median of several much less. --pairs-only stops after them (to compare
+# two builds, run the script for each in turn, several times).
 #
-#   bench/scenario.sh [--pelt PATH] [--duration S] [--rate R] [--pairs N] [--no-locust]
+#   bench/scenario.sh [--pelt PATH] [--duration S] [--rate R] [--pairs N] [--pairs-only] [--no-locust]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +35,7 @@ duration=10
 rate=20000
 locust=1
 pairs=0
+pairs_only=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --pelt) pelt="$2"; shift ;;
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
     --rate) rate="$2"; shift ;;
     --no-locust) locust=0 ;;
     --pairs) pairs="$2"; shift ;;
+    --pairs-only) pairs_only=1 ;;
     *) echo "error: unknown argument $1; see the comment at the top of bench/scenario.sh" >&2; exit 2 ;;
     esac
     shift
@@ -114,6 +117,7 @@ if [ "$pairs" -gt 0 ]; then
         ratios+=("$ratio")
     done
     python3 -c "import statistics, sys; r=sorted(map(float, sys.argv[1:])); print(f'scenario / plain CPU per request, closed loop, median of {len(r)} pairs: {statistics.median(r):.3f}x (range {r[0]:.3f} - {r[-1]:.3f}; goal: at most 1.15x, issue 37)\n')" "${ratios[@]}"
+    [ "$pairs_only" = 1 ] && exit 0
 fi
 
 echo "| run | requests | failed | CPU s | CPU µs/request |"

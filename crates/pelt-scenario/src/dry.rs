@@ -238,9 +238,9 @@ impl Scenario {
                     return false;
                 }
             };
+            let mut scratch = Vec::new();
+            let body = crate::response::dechunked(&reply.head, &reply.body, &mut scratch);
             let body_text = {
-                let mut scratch = Vec::new();
-                let body = crate::response::dechunked(&reply.head, &reply.body, &mut scratch);
                 let text = String::from_utf8_lossy(body);
                 let shown: String = text.chars().take(BODY_SHOWN).collect();
                 match text.chars().count() > BODY_SHOWN {
@@ -260,7 +260,7 @@ impl Scenario {
                 crate::Reply {
                     status: reply.status,
                     head: &reply.head,
-                    body: &reply.body,
+                    body,
                 },
             );
             // Extractions run in order and stop at the first missing

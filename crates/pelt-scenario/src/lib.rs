@@ -324,16 +324,14 @@ impl Scenario {
         self.steps[step].when.as_ref().is_none_or(|c| c.holds(vu))
     }
 
-    /// Applies step `step`'s extractions and checks to its response,
-    /// storing what it extracts in `vu`'s variables.
+    /// Applies step `step`'s extractions and checks to its response (its
+    /// body without transfer framing: [`response::dechunked`] removes a
+    /// chunked one), storing what it extracts in `vu`'s variables.
     pub fn after(&self, step: usize, vu: &mut VuVars, reply: Reply<'_>) -> Result<(), StepFailure> {
         let s = &self.steps[step];
         if s.extract.is_empty() && s.checks.is_empty() {
             return Ok(());
         }
-        let mut scratch = Vec::new();
-        let body = response::dechunked(reply.head, reply.body, &mut scratch);
-        let reply = Reply { body, ..reply };
         response::apply(
             &s.label,
             reply,

@@ -13,7 +13,8 @@ pub struct Reply<'a> {
     pub status: u16,
     /// The head: status line and headers, as received.
     pub head: &'a [u8],
-    /// The body, as received (chunked framing is removed here).
+    /// The body, its transfer framing removed (the engine decodes
+    /// HTTP/1.1's chunks as they arrive; see [`dechunked`]).
     pub body: &'a [u8],
 }
 
@@ -70,14 +71,14 @@ impl PickFrom {
     }
 }
 
-/// The value `from` takes from a list in `json` (`None`: no element
-/// matched). `index(n)` draws a number below `n` for `random`.
+/// The value `from` takes from `list`, the JSON value at its list's
+/// pointer (`None`: no element matched, or it is not a list). `index(n)` draws a number below `n` for `random`.
 fn from_list(
-    json: Option<&serde_json::Value>,
-    (list, item, filter, pick): (&str, &str, &[(String, serde_json::Value)], PickFrom),
+    list: Option<&serde_json::Value>,
+    (item, filter, pick): (&str, &[(String, serde_json::Value)], PickFrom),
     index: &mut impl FnMut(usize) -> usize,
 ) -> Option<Vec<u8>> {
-    let elements = at(json?, list)?.as_array()?;
+    let elements = list?.as_array()?;
     let matching = || {
         elements
             .iter()
@@ -150,6 +151,22 @@ fn value_bytes(v: &serde_json::Value) -> std::borrow::Cow<'_, [u8]> {
         serde_json::Value::String(s) => s.as_bytes().into(),
         other => other.to_string().into_bytes().into(),
     }
+}
+
+/// Calls `f` with a JSON value as a variable holds it ([`value_bytes`]),
+/// a number written on the stack (the common extracted id) rather than
+/// into a new string.
+fn with_value_bytes<R>(v: &serde_json::Value, f: impl FnOnce(&[u8]) -> R) -> R {
+    use std::io::Write;
+    if let serde_json::Value::Number(n) = v {
+        let mut buf = [0u8; 64];
+        let mut room = &mut buf[..];
+        if write!(room, "{n}").is_ok() {
+            let len = 64 - room.len();
+            return f(&buf[..len]);
+        }
+    }
+    f(&value_bytes(v))
 }
 
 /// One extraction: a variable set from the response.
@@ -266,7 +283,10 @@ pub fn apply(
         || extractions
             .iter()
             .any(|e| matches!(e.from, From::Json(_) | From::JsonList { .. }));
-    let json: Option<serde_json::Value> = needs_json
+    // The values the pointers point at, in this order: the extractions'
+    // (a list's pointer for a list), then `json_equals`', then
+    // `json_matches`'. `None`: the body is not JSON (or not needed).
+    let json: Option<Vec<Option<serde_json::Value>>> = needs_json
         .then(|| {
             let mut paths: Vec<&str> = Vec::new();
             for e in extractions {
@@ -278,10 +298,12 @@ pub fn apply(
             }
             paths.extend(checks.json_equals.iter().map(|(p, _)| p.as_str()));
             paths.extend(checks.json_matches.iter().map(|(p, _)| p.as_str()));
-            crate::pruned::parse(reply.body, &paths)
+            crate::pruned::find(reply.body, &paths)
         })
         .flatten();
-    let json_at = |pointer: &str| json.as_ref().and_then(|j| at(j, pointer));
+    let json_at = |i: usize| json.as_ref().and_then(|j| j[i].as_ref());
+    // The next pointer's place in `json`.
+    let mut next = 0;
     if !checks.status.is_empty() && !checks.status.contains(&reply.status) {
         return Err(StepFailure::Check(format!(
             "step '{step}': status {} is not one of {:?}",
@@ -290,13 +312,22 @@ pub fn apply(
     }
     for e in extractions {
         let found: Option<std::borrow::Cow<'_, [u8]>> = match &e.from {
-            From::Json(p) => json_at(p).map(value_bytes),
+            From::Json(_) => {
+                next += 1;
+                if let Some(v) = json_at(next - 1) {
+                    // A number is written out without allocating.
+                    with_value_bytes(v, |b| set(e.slot, b));
+                    continue;
+                }
+                None
+            }
             From::JsonList {
-                list,
-                item,
-                filter,
-                pick,
-            } => from_list(json.as_ref(), (list, item, filter, *pick), &mut index).map(Into::into),
+                item, filter, pick, ..
+            } => {
+                next += 1;
+                let list = json_at(next - 1);
+                from_list(list, (item, filter, *pick), &mut index).map(Into::into)
+            }
             From::Regex(re, group) => re
                 .captures(reply.body)
                 .and_then(|c| c.get(*group))
@@ -354,7 +385,8 @@ pub fn apply(
         }
     }
     for (p, want) in &checks.json_equals {
-        let got = json_at(p);
+        next += 1;
+        let got = json_at(next - 1);
         if got != Some(want) {
             return Err(StepFailure::Check(format!(
                 "step '{step}': JSON at {p} is {} where {want} was expected",
@@ -363,7 +395,8 @@ pub fn apply(
         }
     }
     for (p, re) in &checks.json_matches {
-        let text = json_at(p).map(|v| match v {
+        next += 1;
+        let text = json_at(next - 1).map(|v| match v {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         });

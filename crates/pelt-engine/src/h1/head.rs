@@ -76,6 +76,9 @@ pub(super) struct ParsedHead {
     /// The stream its `Content-Type` names (`text/event-stream`,
     /// `application/x-ndjson`), if any.
     pub stream: Option<pelt_core::stream::Framing>,
+    /// Whether it has a `Set-Cookie` field (a scenario's user's jar reads
+    /// the head only then).
+    pub sets_cookie: bool,
 }
 
 /// Parses a response head, or `None` when more bytes are needed.
@@ -125,6 +128,7 @@ fn frame_head(
     let mut chunked = false;
     let mut encoded = false;
     let mut stream = None;
+    let mut sets_cookie = false;
     for h in resp.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
             // Digits only: `u64::from_str` would also take `+5`.
@@ -146,6 +150,8 @@ fn frame_head(
                 .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
         } else if h.name.eq_ignore_ascii_case("content-type") {
             stream = pelt_core::stream::Framing::of_content_type(h.value);
+        } else if h.name.eq_ignore_ascii_case("set-cookie") {
+            sets_cookie = true;
         } else if h.name.eq_ignore_ascii_case("connection") {
             for token in h.value.split(|&b| b == b',') {
                 let token = token.trim_ascii();
@@ -182,6 +188,7 @@ fn frame_head(
         framing,
         reusable,
         stream,
+        sets_cookie,
     }))
 }
 

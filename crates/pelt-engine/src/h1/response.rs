@@ -138,7 +138,10 @@ pub(crate) struct Copies<'a> {
     /// none. The sender asks only for a worker's first response (see
     /// `Runner::wants_server`).
     pub server: Option<&'a mut Option<String>>,
-    /// The body as received, framing and all (cleared first; at most
+    /// Whether the head has a `Set-Cookie` field (read from the parse,
+    /// so that a caller does not scan the head for it).
+    pub sets_cookie: Option<&'a mut bool>,
+    /// The body, its chunked framing removed (cleared first; at most
     /// [`MAX_BODY_COPY`] bytes), for a scenario's extraction and checks.
     pub body: Option<&'a mut Vec<u8>>,
 }
@@ -155,9 +158,13 @@ fn keep(copy: &mut Option<&mut Vec<u8>>, bytes: &[u8]) {
 }
 
 impl Copies<'_> {
-    /// Takes what was asked from the complete head `head` of a response
-    /// with `status`.
-    fn take_from(self, head: &[u8], status: u16) {
+    /// Takes what was asked from the complete head `head`, parsed as
+    /// `parsed`.
+    fn take_from(self, head: &[u8], parsed: &ParsedHead) {
+        let status = parsed.status;
+        if let Some(out) = self.sets_cookie {
+            *out = parsed.sets_cookie;
+        }
         if let Some(out) = self.head {
             out.clear();
             out.extend_from_slice(head);
@@ -189,7 +196,7 @@ pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
         b.clear();
     }
     let read = read_head(stream, buf, head_request, on_first_byte).await?;
-    copies.take_from(&buf[..read.head.len], read.head.status);
+    copies.take_from(&buf[..read.head.len], &read.head);
     let events = events.and_then(|mut e| e.start(&read.head).then_some(e));
     read_body(stream, buf, read, body, events).await
 }
@@ -382,19 +389,23 @@ async fn read_body<S: AsyncRead + Unpin>(
                         let at = (e.clock)((e.arrival)(stream));
                         let Events { tap, sink, .. } = e;
                         let tap = tap.as_deref_mut().expect("a started stream has its tap");
-                        decoder.feed(leftover, &mut |data, fresh| tap.feed(data, fresh, at, sink))
+                        decoder.feed(leftover, &mut |data, fresh| {
+                            keep(&mut copy, data);
+                            tap.feed(data, fresh, at, sink)
+                        })
                     }
-                    None => decoder.feed(leftover, &mut |_, _| {}),
+                    // A step's copy gets the chunks' data, decoded here
+                    // once (its extractors read the body, not its framing).
+                    None => decoder.feed(leftover, &mut |data, _| keep(&mut copy, data)),
                 };
                 match fed {
                     Ok(Some(used)) => {
-                        keep(&mut copy, &leftover[..used]);
                         if used < leftover.len() {
                             reusable = false;
                         }
                         break;
                     }
-                    Ok(None) => keep(&mut copy, leftover),
+                    Ok(None) => {}
                     Err(detail) => return fail(ErrorKind::InvalidResponse, detail, bytes_in),
                 }
                 if leftover.len() == buf.len() {

@@ -66,6 +66,7 @@ impl Transport for EchoSender {
         if let Outgoing::Step(s) = out {
             s.head.clear();
             s.head.extend_from_slice(&head);
+            *s.sets_cookie = false;
             if let Some(body) = s.body.as_deref_mut() {
                 body.clear();
                 body.extend_from_slice(bytes);

@@ -353,6 +353,7 @@ impl H1Sender {
                     location: None,
                     head: Some(&mut *s.head),
                     server: None,
+                    sets_cookie: Some(&mut *s.sets_cookie),
                     body: s.body.as_deref_mut(),
                 };
                 read_response_copies(
@@ -377,6 +378,7 @@ impl H1Sender {
                     location: follow.then_some(&mut self.location),
                     head: self.session.as_mut().map(|s| &mut s.head),
                     server: wants_server.then_some(&mut server),
+                    sets_cookie: None,
                     body: None,
                 };
                 let r = read_response_copies(
@@ -515,6 +517,7 @@ async fn send_on(
                 location: Some(location),
                 head: Some(response_head),
                 server: None,
+                sets_cookie: None,
                 body: None,
             };
             let r = read_response_copies(stream, buf, head, || {}, copies, None::<NoEvents<'_, _>>)

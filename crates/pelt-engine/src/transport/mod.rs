@@ -108,8 +108,13 @@ pub(crate) struct StepRequest<'a> {
     /// The response's head, as HTTP/1.1 writes it (status line and
     /// fields; for HTTP/2 and HTTP/3, `parts::write_head`).
     pub head: &'a mut Vec<u8>,
-    /// The response's body, when the step reads it.
+    /// The response's body, when the step reads it, without its
+    /// transfer framing (HTTP/1.1's chunks decoded).
     pub body: Option<&'a mut Vec<u8>>,
+    /// Set by the transport: whether the response has a `Set-Cookie`
+    /// field (from its own parse, so the user's jar reads the head only
+    /// then and nothing scans it for one).
+    pub sets_cookie: &'a mut bool,
 }
 
 impl Outgoing<'_> {

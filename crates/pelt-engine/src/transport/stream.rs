@@ -161,6 +161,7 @@ impl Outgoing<'_> {
     fn copy_head(&mut self, status: u16, headers: &http::HeaderMap) {
         if let Outgoing::Step(s) = self {
             write_head(status, headers, s.head);
+            *s.sets_cookie = headers.contains_key(http::header::SET_COOKIE);
         }
     }
 

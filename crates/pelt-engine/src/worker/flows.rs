@@ -389,6 +389,10 @@ impl Worker {
     /// Waits out step `step`'s think time after `done`; returns when the
     /// next step is due (cut short by a stop or the deadline).
     async fn think(&self, sc: &Scenario, step: usize, done: Nanos, user: u64) -> Nanos {
+        if sc.steps[step].think.is_none() {
+            // No pause, and no clock to read for one.
+            return done;
+        }
         let due = self.think_due(sc, step, done, user);
         self.pause_until(due).await;
         due
@@ -459,7 +463,9 @@ impl Worker {
         );
         let reads = sc.steps[step].reads_response();
         let mut attempt = Attempt::default();
-        let deadline = plan.instant(self.now()) + plan.timeout;
+        // The clock read above: the render between is a copy of bytes.
+        let deadline = plan.instant(now) + plan.timeout;
+        let mut sets_cookie = false;
         let mut request = StepRequest {
             origin: plan.target_origin[step],
             bytes: &user.request,
@@ -467,6 +473,7 @@ impl Worker {
             head_request: sc.steps[step].head_request,
             head: &mut user.head,
             body: reads.then_some(&mut user.body),
+            sets_cookie: &mut sets_cookie,
         };
         let mut out = Outgoing::Step(&mut request);
         let send = transport.send(self, &mut out, sender, &mut attempt);
@@ -501,8 +508,9 @@ impl Worker {
                 sample.status = resp.status;
                 sample.bytes_in = resp.bytes_in;
                 sample.body_bytes = resp.body_bytes;
-                // The jar parses a head only when it sets a cookie.
-                if has_set_cookie(&user.head) {
+                // The jar parses a head only when it sets a cookie (the
+                // transport says so from its own parse).
+                if sets_cookie {
                     user.jar.absorb(&user.head, &cookie_urls[step]);
                     user.jar_generation += 1;
                 }
@@ -552,12 +560,4 @@ impl Worker {
             status: sample.status,
         }
     }
-}
-
-/// Whether a response head has a `Set-Cookie` header (any case): a
-/// comparison per line, not per byte (every step's response is asked).
-fn has_set_cookie(head: &[u8]) -> bool {
-    head.split(|&b| b == b'\n')
-        .skip(1)
-        .any(|line| line.len() >= 11 && line[..11].eq_ignore_ascii_case(b"set-cookie:"))
 }

@@ -136,3 +136,68 @@ impl Each<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Task sizes: a sender task lives for the whole run and holds room
+    //! for its largest state, so its future's size is memory per
+    //! connection (docs/ARCHITECTURE.md, "Per connection", states these
+    //! bounds; a change that grows a task past one fails here, and the
+    //! doc is updated with the new figure, or the state boxed).
+
+    use super::{flows, run_sender, Worker};
+    use crate::transport::h1::H1Sender;
+    use crate::transport::h2::H2Sender;
+    use crate::transport::h3::H3Sender;
+    use std::future::Future;
+    use std::rc::Rc;
+
+    /// The size of the future `f` returns, without making one (no worker
+    /// is needed to know it).
+    fn future_size<T, F: Future>(_: impl Fn(Rc<Worker>, Box<T>) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// Prints every figure the doc quotes (`cargo test -p pelt-engine
+    /// task_sizes -- --nocapture`) and holds each to its bound.
+    #[test]
+    fn task_sizes_stay_within_the_documented_bounds() {
+        let sizes = [
+            (
+                "HTTP/1.1 sender",
+                future_size(|w, t: Box<H1Sender>| run_sender(w, 0, t)),
+                1_280,
+            ),
+            (
+                "HTTP/3 sender",
+                future_size(|w, t: Box<H3Sender>| run_sender(w, 0, t)),
+                6_336,
+            ),
+            (
+                "HTTP/1.1 virtual user",
+                future_size(|w, t: Box<H1Sender>| flows::run_user(w, 0, t)),
+                2_176,
+            ),
+            (
+                "HTTP/2 virtual user",
+                future_size(|w, t: Box<H2Sender>| flows::run_user(w, 0, t)),
+                3_392,
+            ),
+            (
+                "HTTP/3 virtual user",
+                future_size(|w, t: Box<H3Sender>| flows::run_user(w, 0, t)),
+                7_232,
+            ),
+        ];
+        for (what, size, _) in sizes {
+            println!("{what} task: {size} bytes");
+        }
+        for (what, size, bound) in sizes {
+            assert!(
+                size <= bound,
+                "the {what} task's future is {size} bytes, over the {bound} that \
+                 docs/ARCHITECTURE.md states: box what grew, or update the doc and this bound"
+            );
+        }
+    }
+}

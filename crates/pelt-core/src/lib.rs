@@ -36,6 +36,7 @@ pub mod summary;
 pub mod targets;
 pub mod url;
 pub mod watch;
+pub mod ws;
 
 pub use abort::{AbortRule, AbortRuleError};
 pub use check::{Assertion, AssertionError, Checked};

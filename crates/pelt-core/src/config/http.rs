@@ -103,6 +103,11 @@ pub struct HttpOptions {
         skip_serializing_if = "crate::stream::StreamOptions::is_default"
     )]
     pub streamed: crate::stream::StreamOptions,
+    /// `--ws-protocol`, `--ws-binary`, `--max-message`: how a WebSocket
+    /// run (`ws://`, `wss://` targets) talks (issue 40). Absent when left
+    /// at its defaults.
+    #[serde(default, skip_serializing_if = "crate::ws::WsOptions::is_default")]
+    pub ws: crate::ws::WsOptions,
 }
 
 /// A simulated user's session: `--cookies` and `--login`.
@@ -302,6 +307,7 @@ impl Default for HttpOptions {
             session: SessionOptions::default(),
             proxy: super::ProxyOptions::default(),
             streamed: crate::stream::StreamOptions::default(),
+            ws: crate::ws::WsOptions::default(),
         }
     }
 }

@@ -255,12 +255,6 @@ impl Reader {
         }
     }
 
-    /// Whether it is inside a message (a frame begun, or fragments
-    /// waiting for the last).
-    pub fn mid_message(&self) -> bool {
-        self.in_frame || self.message.is_some()
-    }
-
     /// Reads from `buf` (the bytes not yet consumed): how many it
     /// consumed, and the event they completed, if any. Call again with
     /// the rest while it consumes or finds events; `(0, None)` means it

@@ -89,6 +89,15 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         bytes(t.bytes_out as f64)
     )?;
     writeln!(o, "| connections | {} opened |", thousands(t.connections))?;
+    if let Some(ws) = crate::websocket::of(s) {
+        writeln!(
+            o,
+            "| {} | {} ({}) |",
+            crate::websocket::TITLE,
+            ws.line(),
+            crate::websocket::NOTE
+        )?;
+    }
     if let Some(line) = crate::handshakes::line(s) {
         writeln!(
             o,

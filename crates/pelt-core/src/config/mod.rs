@@ -248,6 +248,7 @@ impl RunConfig {
         }
         match self.targets.as_slice() {
             [] => "no target".to_string(),
+            [one] if self.is_ws() => format!("WebSocket {}", one.url),
             [one] => format!("{} {}", one.method, one.url),
             many => format!("{} targets", many.len()),
         }

@@ -183,7 +183,7 @@ fn run(
 ) -> (Recorder, Duration) {
     let url = Url::parse(&format!("ws://127.0.0.1:{port}/echo")).expect("a URL");
     let mut target = Target::get(url);
-    target.body = b"hello".to_vec().into();
+    target.body = b"hello".to_vec();
     let stop = Stop {
         requests: Some(messages),
         duration: None,

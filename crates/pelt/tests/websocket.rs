@@ -5,7 +5,7 @@
 //! upgrade in front of it, plain and over TLS, its access log a second
 //! witness. Misbehaving servers (200 instead of 101, a wrong accept, a
 //! masked frame, an oversized frame, bad UTF-8, a server that never
-//! closes) are the engine's tests (`transport/ws_tests.rs`), where a
+//! closes) are the engine's tests (`transport/ws/tests.rs`), where a
 //! scripted server can break the protocol on purpose.
 
 use pelt_testkit::nginx::{self_signed_cert, Nginx};

@@ -516,7 +516,7 @@ impl RunConfig {
             if path.is_empty() {
                 return Err(ConfigError::EmptyUnixSocket);
             }
-            if self.targets.iter().any(|t| t.url.scheme == Scheme::Https) {
+            if self.targets.iter().any(|t| t.url.scheme.is_tls()) {
                 return Err(ConfigError::UnixSocketTls);
             }
             if self.http.follow_any_host {

@@ -37,8 +37,6 @@ pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
 pub(crate) mod ws;
-#[cfg(test)]
-mod ws_tests;
 
 use crate::conn::{Established, TcpCounts};
 use crate::outcome::{Failure, Response};

@@ -432,5 +432,56 @@ impl Keys {
     }
 }
 
+/// The fuzz target's body (`pelt_engine::fuzz::ws_frames`): the first
+/// byte is the largest message (`max`, 0 to 255 bytes: small enough for
+/// the limit to be met), the second where to split the rest, which is
+/// what a server sent. Panics when the reader panics, consumes more than
+/// it was given, reports a ping outside what it consumed, or when a
+/// split (whole, a byte at a time, in two) changes the events or the
+/// error.
+pub(crate) fn fuzz_frames(data: &[u8]) {
+    let [max, cut, wire @ ..] = data else {
+        return;
+    };
+    let max = u64::from(*max);
+    let read = |pieces: &mut dyn Iterator<Item = &[u8]>| {
+        let mut r = Reader::new(max);
+        let mut buf: Vec<u8> = Vec::new();
+        let mut events = Vec::new();
+        for piece in pieces {
+            buf.extend_from_slice(piece);
+            loop {
+                match r.next(&buf) {
+                    Ok((used, event)) => {
+                        assert!(used <= buf.len(), "consumed {used} of {}", buf.len());
+                        let event = match event {
+                            Some(Event::Ping { payload: (a, b) }) => {
+                                assert!(a <= b && b <= used, "ping {a}..{b} of {used}");
+                                Some(Event::Ping {
+                                    payload: (0, b - a),
+                                })
+                            }
+                            other => other,
+                        };
+                        buf.drain(..used);
+                        match event {
+                            Some(e) => events.push(e),
+                            None if used == 0 => break,
+                            None => {}
+                        }
+                    }
+                    Err(e) => return (events, Some(e)),
+                }
+            }
+        }
+        (events, None)
+    };
+    let whole = read(&mut std::iter::once(wire));
+    let at = usize::from(*cut).min(wire.len());
+    let (a, b) = wire.split_at(at);
+    assert_eq!(read(&mut [a, b].into_iter()), whole, "split at {at}");
+    assert_eq!(read(&mut wire.chunks(1)), whole, "a byte at a time");
+}
+
 #[cfg(test)]
 mod tests;

@@ -453,3 +453,6 @@ impl Transport for WsSender {
         w.record_ws_close(close.unwrap_or(Close::of(ABNORMAL)));
     }
 }
+
+#[cfg(test)]
+mod tests;

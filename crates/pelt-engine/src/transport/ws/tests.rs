@@ -34,6 +34,8 @@ enum Mode {
     NeverCloses,
     /// Echoes twice per connection, then closes with 1011.
     Closes1011,
+    /// As `Closes1011`, its 101 setting a cookie.
+    SetsCookie,
     /// Reads messages and never answers.
     Silent,
 }
@@ -45,6 +47,8 @@ struct Counts {
     messages: AtomicU64,
     pongs: AtomicU64,
     closes: AtomicU64,
+    /// Each upgrade request's `Cookie` header (empty without one).
+    cookies: std::sync::Mutex<Vec<String>>,
 }
 
 /// Reads one client frame: its opcode and unmasked payload; `None` at
@@ -100,9 +104,21 @@ fn serve_conn(mut s: TcpStream, mode: Mode, counts: &Counts) {
     let good = |accept: &str| {
         format!("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n")
     };
+    let cookie = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Cookie: "))
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    counts.cookies.lock().expect("not poisoned").push(cookie);
     let answer = match mode {
         Mode::Status200 => "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi".to_string(),
         Mode::WrongAccept => good("AAAAAAAAAAAAAAAAAAAAAAAAAAA="),
+        Mode::SetsCookie => good(&accept(&key)).replacen(
+            "\r\n\r\n",
+            "\r\nSet-Cookie: sid=7; Path=/\r\n\r\n",
+            1,
+        ),
         _ => good(&accept(&key)),
     };
     if s.write_all(answer.as_bytes()).is_err() {
@@ -132,7 +148,9 @@ fn serve_conn(mut s: TcpStream, mode: Mode, counts: &Counts) {
                         f
                     }
                     Mode::BadUtf8 => frame(0x81, &[b'a', 0xff, 0xfe]),
-                    Mode::Closes1011 if echoed == 2 => frame(0x88, &1011u16.to_be_bytes()),
+                    Mode::Closes1011 | Mode::SetsCookie if echoed == 2 => {
+                        frame(0x88, &1011u16.to_be_bytes())
+                    }
                     Mode::Silent => continue,
                     _ => frame(0x80 | opcode, &payload),
                 };
@@ -302,4 +320,15 @@ fn a_server_that_never_replies_times_out() {
     // Each dropped connection counted as 1006 (no close frame).
     assert_eq!(closes(&r), [("1006".to_string(), 2)]);
     assert!(took < Duration::from_secs(3), "took {took:?}");
+}
+
+#[test]
+fn cookies_set_by_the_upgrade_go_with_the_next_one() {
+    let (port, counts) = server(Mode::SetsCookie);
+    // One sender: three messages a connection (two replies, then the
+    // server's close), so six messages take two upgrades.
+    let (r, _) = run(port, 1, 6, |c| c.http.session.cookies = true);
+    assert_eq!(r.requests, 6);
+    let cookies = counts.cookies.lock().expect("not poisoned").clone();
+    assert_eq!(cookies, ["", "sid=7"], "the jar's cookie on the second upgrade");
 }

@@ -114,11 +114,9 @@ fn serve_conn(mut s: TcpStream, mode: Mode, counts: &Counts) {
     let answer = match mode {
         Mode::Status200 => "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi".to_string(),
         Mode::WrongAccept => good("AAAAAAAAAAAAAAAAAAAAAAAAAAA="),
-        Mode::SetsCookie => good(&accept(&key)).replacen(
-            "\r\n\r\n",
-            "\r\nSet-Cookie: sid=7; Path=/\r\n\r\n",
-            1,
-        ),
+        Mode::SetsCookie => {
+            good(&accept(&key)).replacen("\r\n\r\n", "\r\nSet-Cookie: sid=7; Path=/\r\n\r\n", 1)
+        }
         _ => good(&accept(&key)),
     };
     if s.write_all(answer.as_bytes()).is_err() {
@@ -330,5 +328,9 @@ fn cookies_set_by_the_upgrade_go_with_the_next_one() {
     let (r, _) = run(port, 1, 6, |c| c.http.session.cookies = true);
     assert_eq!(r.requests, 6);
     let cookies = counts.cookies.lock().expect("not poisoned").clone();
-    assert_eq!(cookies, ["", "sid=7"], "the jar's cookie on the second upgrade");
+    assert_eq!(
+        cookies,
+        ["", "sid=7"],
+        "the jar's cookie on the second upgrade"
+    );
 }

@@ -263,3 +263,27 @@ fn through_nginx_plain_and_over_tls() {
     assert_eq!(count(&r["connections"]["opened"]), 2);
     assert_eq!(received(&server, 5), 100, "60 before, 40 over TLS");
 }
+
+/// A saved run reports its WebSocket figures as it did live: upgrades
+/// and closes are in the results file, second by second.
+#[test]
+fn a_saved_run_reports_the_same_websocket_figures() {
+    let server = WsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ws.pelt");
+    let file = file.to_str().unwrap();
+    let url = server.url("/close?after=3&code=4000");
+    let live = run_json(&["run", &url, "--body", "x", "-c", "2", "-n", "16", "-o", file]);
+    let w = websocket(&live);
+    // Four messages a connection, the fourth refused with a close: four
+    // connections, two of them per sender.
+    assert_eq!(count(&w["closes"]["other"]), 4, "{w}");
+    let out = pelt()
+        .args(["report", file, "--format", "json"])
+        .output()
+        .unwrap();
+    let saved = pelt_testkit::pelt::ok_json(&out);
+    assert_eq!(websocket(&saved), w);
+    assert_eq!(saved["requests"], live["requests"]);
+    assert_eq!(received(&server, 4), 16);
+}

@@ -273,7 +273,9 @@ fn a_saved_run_reports_the_same_websocket_figures() {
     let file = dir.path().join("ws.pelt");
     let file = file.to_str().unwrap();
     let url = server.url("/close?after=3&code=4000");
-    let live = run_json(&["run", &url, "--body", "x", "-c", "2", "-n", "16", "-o", file]);
+    let live = run_json(&[
+        "run", &url, "--body", "x", "-c", "2", "-n", "16", "-o", file,
+    ]);
     let w = websocket(&live);
     // Four messages a connection, the fourth refused with a close: four
     // connections, two of them per sender.

@@ -24,7 +24,7 @@ pub mod fuzz;
 // `pelt_core::targets`, `pelt_core::summary` and the rest keep working.
 pub use config::{abort, buckets, check, duration, op, schedule, secrets, shard, targets, url};
 pub use measure::{
-    error_kind, failure, handshake, histogram, independence, rank, recorder, sample, stream,
+    error_kind, failure, handshake, histogram, independence, rank, recorder, sample, stream, ws,
 };
 pub use results::{abort_watch, header, summary};
 

@@ -76,9 +76,9 @@ impl User {
         tcp.set_read_timeout(Some(self.timeout)).ok();
         tcp.set_write_timeout(Some(self.timeout)).ok();
         tcp.set_nodelay(true).ok();
-        match scheme {
-            Scheme::Http => Ok(Box::new(tcp)),
-            Scheme::Https => {
+        match scheme.is_tls() {
+            false => Ok(Box::new(tcp)),
+            true => {
                 let name = rustls::pki_types::ServerName::try_from(host.clone())
                     .map_err(|e| format!("{host}: {e}"))?;
                 let conn = rustls::ClientConnection::new(self.tls.clone(), name)

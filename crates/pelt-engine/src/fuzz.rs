@@ -188,10 +188,38 @@ pub fn stream_events(data: &[u8]) {
     crate::events::fuzz_events(data);
 }
 
+/// Feeds a server's WebSocket frames to the frame reader (`crate::ws`):
+/// the first byte is the largest message, the second a split point, the
+/// rest what the server sent. Panics when the reader panics, consumes
+/// more than it had, or when splitting the bytes differently (whole, in
+/// two, a byte at a time) changes the messages, pings, pongs, closes or
+/// the error.
+pub fn ws_frames(data: &[u8]) {
+    crate::ws::fuzz_frames(data);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Pieces of server frames, so that arbitrary sequences often frame.
+    const FRAME_WORDS: &[&[u8]] = &[
+        &[0x81, 0x02, b'h', b'i'],
+        &[0x82, 0x00],
+        &[0x01, 0x01, 0xC3],
+        &[0x80, 0x01, 0xA9],
+        &[0x00, 0x01, b'x'],
+        &[0x89, 0x01, b'p'],
+        &[0x8A, 0x00],
+        &[0x88, 0x02, 0x03, 0xE8],
+        &[0x88, 0x01, 0x03],
+        &[0x81, 0x7E, 0x00, 0x03, b'a', b'b', b'c'],
+        &[0x82, 0x7F, 0, 0, 0, 0, 0, 0, 0x01, 0x00],
+        &[0x81, 0x82, 1, 2, 3, 4, 0, 0],
+        &[0xC1, 0x00],
+        &[0xFF, 0xFE],
+    ];
 
     /// Pieces of streamed bodies, so that arbitrary sequences often frame.
     const EVENT_WORDS: &[&str] = &[
@@ -261,6 +289,19 @@ mod tests {
             failure_persistence: None,
             ..ProptestConfig::default()
         })]
+
+        #[test]
+        fn ws_frames_hold_their_invariants(
+            max in any::<u8>(),
+            cut in any::<u8>(),
+            words in proptest::collection::vec(proptest::sample::select(FRAME_WORDS), 0..12),
+            noise in proptest::collection::vec(any::<u8>(), 0..16),
+        ) {
+            let mut data = vec![max, cut];
+            data.extend(words.concat());
+            data.extend(noise);
+            ws_frames(&data);
+        }
 
         #[test]
         fn h1_response_holds_its_invariants(data in input()) {

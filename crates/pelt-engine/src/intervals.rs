@@ -267,6 +267,21 @@ impl Intervals {
         }
     }
 
+    /// Records a WebSocket upgrade of `ns` that ended at `at` (outside
+    /// warm-up only), as its connection is.
+    pub fn record_ws_upgrade(&mut self, at: Nanos, ns: u64) {
+        if at >= self.measure_from {
+            self.current.record_ws_upgrade(ns);
+        }
+    }
+
+    /// Counts a WebSocket connection that closed with `close` at `at`
+    /// (every one: a close belongs to a connection, however early it
+    /// opened).
+    pub fn record_ws_close(&mut self, close: pelt_core::ws::Close) {
+        self.current.record_ws_close(close);
+    }
+
     /// Records a QUIC handshake of `kind` known at `at` (outside warm-up
     /// only), as its connection is.
     pub fn record_handshake(&mut self, at: Nanos, kind: pelt_core::handshake::Handshake, ns: u64) {

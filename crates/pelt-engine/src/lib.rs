@@ -75,6 +75,7 @@ mod session;
 mod timer;
 mod transport;
 mod worker;
+mod ws;
 
 pub use cancel::Canceller;
 pub use collector::Snapshot;

@@ -7,7 +7,7 @@
 //! `transport::h2` and `transport::h3`, through `transport::stream`.
 
 use bytes::Bytes;
-use pelt_core::{Scheme, Target};
+use pelt_core::Target;
 
 /// HPACK's per-field overhead (RFC 7541 §4.1), used to size header blocks.
 const HPACK_FIELD_OVERHEAD: u64 = 32;
@@ -38,10 +38,7 @@ impl PreparedParts {
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case("host"))
             .map_or_else(|| target.url.host_header(), |(_, v)| v.clone());
-        let scheme = match target.url.scheme {
-            Scheme::Http => "http",
-            Scheme::Https => "https",
-        };
+        let scheme = target.url.scheme.name();
         let uri: http::Uri = format!("{scheme}://{authority}{}", target.url.path_and_query)
             .parse()
             .map_err(|e| format!("cannot send {} over HTTP/2: {e}", target.url))?;

@@ -35,6 +35,8 @@ pub(crate) enum Protocol {
     Http2,
     /// `--http3`: `transport::h3`.
     Http3,
+    /// `ws://`, `wss://` targets: `transport::ws`.
+    Ws,
     /// Tests only: `transport::echo`, which answers every request itself,
     /// to show that a transport plugs in with its one line.
     #[cfg(test)]
@@ -310,6 +312,7 @@ impl RunPlan {
             requests,
             http_parts,
             protocol: match (config.http.http3, config.http.http2) {
+                _ if config.is_ws() => Protocol::Ws,
                 (true, _) => Protocol::Http3,
                 (false, true) => Protocol::Http2,
                 (false, false) => Protocol::Http1,

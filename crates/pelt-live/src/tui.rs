@@ -241,7 +241,13 @@ pub fn header(s: &State, planned: Option<Duration>) -> Vec<String> {
         }
         _ => String::new(),
     };
-    let rate = row.map_or("-".into(), |r| format!("{} req/s", r.requests));
+    // A WebSocket run's requests are messages (a scenario's rate unit
+    // counts flows, its requests are still requests).
+    let unit = match s.rate_unit {
+        "messages/s" => "messages/s",
+        _ => "req/s",
+    };
+    let rate = row.map_or("-".into(), |r| format!("{} {unit}", r.requests));
     let offered = row.and_then(|r| r.offered).map_or(String::new(), |o| {
         format!(" (offered {o:.0} {})", s.rate_unit)
     });

@@ -415,6 +415,24 @@ fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
     if let Some(st) = crate::streams::of(s) {
         v["streamed"] = streamed(&st);
     }
+    if let Some(ws) = crate::websocket::of(s) {
+        // Issue 40: messages are the requests; these are WebSocket's own.
+        let closes: Map<String, Value> = ws
+            .closes
+            .iter()
+            .map(|(c, n)| (c.name(), json!(n)))
+            .collect();
+        v["websocket"] = json!({
+            "upgrades": ws.upgrades,
+            "upgrade": {
+                "mean_s": secs(ws.mean_ns),
+                "p50_s": secs(ws.p50_ns as f64),
+                "p99_s": secs(ws.p99_ns as f64),
+                "max_s": secs(ws.max_ns as f64),
+            },
+            "closes": closes,
+        });
+    }
     if s.config.http.http3 {
         // The recorder's TCP fields carry quinn's packet counts in an
         // HTTP/3 run: sent, and declared lost (their data sent again).

@@ -22,6 +22,7 @@ pub mod sweep;
 mod table;
 mod text;
 mod units;
+mod websocket;
 
 pub use json::{json_value, SCHEMA_ID};
 pub use table::Table;

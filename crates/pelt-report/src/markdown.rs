@@ -71,14 +71,14 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     } else if let Some(offered) = s.offered_rate() {
         writeln!(
             o,
-            "| sent | {} ({} req/s of {} req/s offered), {} completed |",
+            "| sent | {} ({} {unit} of {} {unit} offered), {} completed |",
             thousands(s.sent()),
             rate(s.sent_rate()),
             rate(offered),
             thousands(s.completed())
         )?;
     } else {
-        writeln!(o, "| rate | {} req/s |", rate(s.request_rate()))?;
+        writeln!(o, "| rate | {} {unit} |", rate(s.request_rate()))?;
     }
     writeln!(o, "| throughput | {} ok/s |", rate(s.throughput()))?;
     writeln!(o, "| success | {:.2}% |", s.success_ratio() * 100.0)?;
@@ -89,6 +89,15 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         bytes(t.bytes_out as f64)
     )?;
     writeln!(o, "| connections | {} opened |", thousands(t.connections))?;
+    if let Some(ws) = crate::websocket::of(s) {
+        writeln!(
+            o,
+            "| {} | {} ({}) |",
+            crate::websocket::TITLE,
+            ws.line(),
+            crate::websocket::NOTE
+        )?;
+    }
     if let Some(line) = crate::handshakes::line(s) {
         writeln!(
             o,

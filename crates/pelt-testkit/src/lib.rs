@@ -33,6 +33,7 @@ pub mod schema;
 pub mod streams;
 pub mod tinyproxy;
 pub mod tmux;
+pub mod websocket;
 
 use std::path::{Path, PathBuf};
 

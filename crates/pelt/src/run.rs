@@ -33,7 +33,7 @@ fn habits(args: &RunArgs, config: &RunConfig) -> Vec<String> {
             .headers
             .iter()
             .any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
-        if !t.body.is_empty() && !typed && args.targets_file.is_none() {
+        if !t.body.is_empty() && !typed && args.targets_file.is_none() && !t.url.scheme.is_ws() {
             // ab's -p sends text/plain unless -T says otherwise.
             notes.push(
                 "pelt: note: the body goes without a Content-Type header (ab sends text/plain); \

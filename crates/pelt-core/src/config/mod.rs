@@ -19,3 +19,4 @@ pub mod shard;
 pub mod stream;
 pub mod targets;
 pub mod url;
+pub mod ws;

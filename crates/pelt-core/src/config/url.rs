@@ -8,7 +8,8 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// `http` or `https`.
+/// `http`, `https`, or WebSocket's `ws` and `wss` (RFC 6455 §3: an
+/// HTTP/1.1 upgrade, plain or over TLS).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scheme {
@@ -16,15 +17,39 @@ pub enum Scheme {
     Http,
     /// HTTP over TLS.
     Https,
+    /// WebSocket over plain TCP.
+    Ws,
+    /// WebSocket over TLS.
+    Wss,
 }
 
 impl Scheme {
     /// The port used when the URL names none.
     pub fn default_port(self) -> u16 {
         match self {
-            Scheme::Http => 80,
-            Scheme::Https => 443,
+            Scheme::Http | Scheme::Ws => 80,
+            Scheme::Https | Scheme::Wss => 443,
         }
+    }
+
+    /// The scheme's name, as written in a URL.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+            Scheme::Ws => "ws",
+            Scheme::Wss => "wss",
+        }
+    }
+
+    /// Whether connections of this scheme speak TLS.
+    pub fn is_tls(self) -> bool {
+        matches!(self, Scheme::Https | Scheme::Wss)
+    }
+
+    /// Whether this is a WebSocket scheme (`ws`, `wss`).
+    pub fn is_ws(self) -> bool {
+        matches!(self, Scheme::Ws | Scheme::Wss)
     }
 }
 
@@ -52,7 +77,7 @@ pub struct UrlError {
 }
 
 impl Url {
-    /// Parses an absolute http or https URL.
+    /// Parses an absolute http, https, ws or wss URL.
     pub fn parse(input: &str) -> Result<Url, UrlError> {
         let err = |reason: &str| UrlError {
             // Escaped, so that an error about a pasted line break is still
@@ -65,8 +90,14 @@ impl Url {
             (Scheme::Http, r)
         } else if let Some(r) = strip_prefix_ci(s, "https://") {
             (Scheme::Https, r)
+        } else if let Some(r) = strip_prefix_ci(s, "ws://") {
+            (Scheme::Ws, r)
+        } else if let Some(r) = strip_prefix_ci(s, "wss://") {
+            (Scheme::Wss, r)
         } else if s.contains("://") {
-            return Err(err("only http:// and https:// are supported"));
+            return Err(err(
+                "only http://, https://, ws:// and wss:// are supported",
+            ));
         } else {
             return Err(err(
                 "it has no scheme; write it in full, like http://127.0.0.1:8080/",
@@ -157,10 +188,7 @@ impl Url {
     /// `.` and `..` segments removed).
     pub fn join(&self, location: &str) -> Result<Url, UrlError> {
         let loc = location.trim();
-        let scheme = match self.scheme {
-            Scheme::Http => "http",
-            Scheme::Https => "https",
-        };
+        let scheme = self.scheme.name();
         // Absolute only when it starts with a scheme (RFC 3986: ALPHA
         // *(ALPHA / DIGIT / "+" / "-" / ".") ":"), not when `://` appears
         // later, as in `/login?next=http://example.test/`.
@@ -222,10 +250,7 @@ impl Url {
 
 impl fmt::Display for Url {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let scheme = match self.scheme {
-            Scheme::Http => "http",
-            Scheme::Https => "https",
-        };
+        let scheme = self.scheme.name();
         write!(
             f,
             "{scheme}://{}{}",

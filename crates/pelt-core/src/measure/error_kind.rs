@@ -47,11 +47,25 @@ pub enum ErrorKind {
     /// framing ended, before the stream's end (HTTP/1.1's last chunk,
     /// HTTP/2's or HTTP/3's end of stream, an LLM stream's `[DONE]`).
     StreamCut,
+    /// WebSocket (`ws://`, `wss://`): the server did not switch
+    /// protocols as RFC 6455 §4.1 asks (a status other than 101, a
+    /// missing or wrong `Sec-WebSocket-Accept`, no `Upgrade: websocket`,
+    /// a subprotocol that was not offered).
+    WsUpgrade,
+    /// WebSocket: a frame that breaks RFC 6455 (a masked server frame,
+    /// reserved bits or opcodes, a fragmented or long control frame, a
+    /// continuation out of place, text that is not UTF-8, a bad close).
+    WsProtocol,
+    /// WebSocket: a message (or a frame's announced length) longer than
+    /// `--max-message`.
+    WsTooBig,
+    /// WebSocket: the server sent a close frame before the reply came.
+    WsClosed,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the recorder's count array.
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 17] = [
         ErrorKind::Connect,
         ErrorKind::Tls,
         ErrorKind::Write,
@@ -65,6 +79,10 @@ impl ErrorKind {
         ErrorKind::Extract,
         ErrorKind::Check,
         ErrorKind::StreamCut,
+        ErrorKind::WsUpgrade,
+        ErrorKind::WsProtocol,
+        ErrorKind::WsTooBig,
+        ErrorKind::WsClosed,
     ];
     /// Number of kinds; the size of the recorder's count array.
     pub const COUNT: usize = Self::ALL.len();
@@ -90,6 +108,10 @@ impl ErrorKind {
             ErrorKind::Extract => "extract",
             ErrorKind::Check => "check",
             ErrorKind::StreamCut => "stream_cut",
+            ErrorKind::WsUpgrade => "ws_upgrade",
+            ErrorKind::WsProtocol => "ws_protocol",
+            ErrorKind::WsTooBig => "ws_too_big",
+            ErrorKind::WsClosed => "ws_closed",
         }
     }
 
@@ -109,6 +131,12 @@ impl ErrorKind {
             ErrorKind::Extract => "a value to extract was missing from the response",
             ErrorKind::Check => "a scenario check failed on the response",
             ErrorKind::StreamCut => "a streamed response ended before the stream did",
+            ErrorKind::WsUpgrade => "the server did not upgrade to WebSocket (RFC 6455 handshake)",
+            ErrorKind::WsProtocol => {
+                "a WebSocket frame broke RFC 6455 (mask, opcode, UTF-8, close)"
+            }
+            ErrorKind::WsTooBig => "a WebSocket message was longer than --max-message",
+            ErrorKind::WsClosed => "the server closed the WebSocket before the reply came",
         }
     }
 

@@ -14,3 +14,4 @@ pub mod rank;
 pub mod recorder;
 pub mod sample;
 pub mod stream;
+pub mod ws;

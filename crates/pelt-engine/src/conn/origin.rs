@@ -118,19 +118,17 @@ pub(crate) fn origin_of(
             })?)
         }
     };
-    let tls = match url.scheme {
-        Scheme::Http => None,
-        Scheme::Https => {
-            Some(
-                ServerName::try_from(url.host.clone()).map_err(|e| EngineError::Resolve {
-                    host: url.host.clone(),
-                    detail: format!("not a valid TLS server name: {e}"),
-                })?,
-            )
-        }
+    let tls = match url.scheme.is_tls() {
+        false => None,
+        true => Some(
+            ServerName::try_from(url.host.clone()).map_err(|e| EngineError::Resolve {
+                host: url.host.clone(),
+                detail: format!("not a valid TLS server name: {e}"),
+            })?,
+        ),
     };
     let proxy = proxy.map(|p| ProxyRoute {
-        tunnel: (url.scheme == Scheme::Https).then(|| {
+        tunnel: url.scheme.is_tls().then(|| {
             let host = match url.host.contains(':') {
                 true => format!("[{}]", url.host),
                 false => url.host.clone(),

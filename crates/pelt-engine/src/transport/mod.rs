@@ -17,6 +17,8 @@
 //! - [`h1`]: HTTP/1.1, one connection per sender.
 //! - [`h2`]: HTTP/2, `--streams` senders sharing a connection.
 //! - [`h3`]: HTTP/3 over QUIC, `--streams` senders sharing a connection.
+//! - [`ws`]: WebSocket (`ws://`, `wss://`): a connection per sender, a
+//!   request per message.
 //! - [`stream`]: what the HTTP/2 and HTTP/3 senders share.
 //! - [`shared`]: the connections `--streams` senders share.
 //! - [`dial`]: connecting, paced by `--connect-rate`.
@@ -34,6 +36,7 @@ pub(crate) mod shared;
 pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
+pub(crate) mod ws;
 
 use crate::conn::{Established, TcpCounts};
 use crate::outcome::{Failure, Response};
@@ -80,6 +83,11 @@ pub(crate) trait Transport {
     /// one by one as the schedule reaches them. A failure is left for the
     /// first request to meet and count.
     async fn warm(&mut self, _w: &impl Runner, _target: u32) {}
+
+    /// The sender is done (the run's end): ends its connection as its
+    /// protocol asks (WebSocket's close handshake), bounded by the
+    /// caller.
+    async fn finish(&mut self, _w: &impl Runner) {}
 }
 
 /// What a sender sends: a target's request, prepared before the run
@@ -145,6 +153,13 @@ pub(crate) trait Runner {
 
     /// Records a new connection's phase times.
     fn record_connection(&self, est: &Established);
+
+    /// Records a WebSocket upgrade, `ns` long (from its request written
+    /// to its `101` read).
+    fn record_ws_upgrade(&self, ns: u64);
+
+    /// Counts a WebSocket connection that closed with `close`.
+    fn record_ws_close(&self, close: pelt_core::ws::Close);
 
     /// Records a QUIC handshake by kind (`--0rtt` runs), `ns` long.
     fn record_handshake(&self, kind: pelt_core::handshake::Handshake, ns: u64);

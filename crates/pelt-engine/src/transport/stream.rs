@@ -18,7 +18,7 @@ use crate::plan::RunPlan;
 use crate::session::{jar::cookie_url, Jar};
 use bytes::Bytes;
 use pelt_core::stream::Framing;
-use pelt_core::{ErrorKind, Scheme};
+use pelt_core::ErrorKind;
 use std::borrow::Cow;
 
 /// A protocol's half of a stream sender: what differs between HTTP/2 and
@@ -140,10 +140,7 @@ pub(super) fn prepare<'p>(
             Cow::Borrowed(&plan.http_parts[*t as usize]),
         )),
         Outgoing::Step(s) => {
-            let scheme = match s.scheme {
-                Scheme::Http => "http",
-                Scheme::Https => "https",
-            };
+            let scheme = s.scheme.name();
             match PreparedParts::from_rendered(s.bytes, scheme) {
                 Ok(parts) => Ok((s.origin, Cow::Owned(parts))),
                 Err(why) => Err(Failure::new(

@@ -73,6 +73,7 @@ impl Worker {
                 if (200..300).contains(&resp.status)
                     && !self.plan.http.accept_variable_length
                     && stream.is_none()
+                    && plan.protocol != crate::plan::Protocol::Ws
                 {
                     self.check_length(&mut sample);
                 }

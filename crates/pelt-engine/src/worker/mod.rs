@@ -160,6 +160,16 @@ impl Runner for Worker {
         );
     }
 
+    fn record_ws_upgrade(&self, ns: u64) {
+        self.intervals
+            .borrow_mut()
+            .record_ws_upgrade(self.now(), ns);
+    }
+
+    fn record_ws_close(&self, close: pelt_core::ws::Close) {
+        self.intervals.borrow_mut().record_ws_close(close);
+    }
+
     fn record_handshake(&self, kind: pelt_core::handshake::Handshake, ns: u64) {
         self.intervals
             .borrow_mut()

@@ -12,6 +12,7 @@ use crate::transport::echo::EchoSender;
 use crate::transport::h1::H1Sender;
 use crate::transport::h2::{H2Sender, SharedConn};
 use crate::transport::h3::{H3Sender, SharedQuic};
+use crate::transport::ws::WsSender;
 use crate::transport::{Runner, Transport};
 use pelt_core::ErrorKind;
 use std::rc::Rc;
@@ -72,6 +73,9 @@ async fn run_sender<T: Transport>(worker: Rc<Worker>, sender: usize, mut transpo
             tokio::task::yield_now().await;
         }
     }
+    // The protocol's goodbye (WebSocket's close handshake), bounded
+    // by the transport.
+    transport.finish(&*worker).await;
     worker.alive.set(worker.alive.get() - 1);
     if worker.alive.get() == 0 {
         worker.all_done.notify_one();
@@ -89,8 +93,19 @@ pub(super) fn spawn_senders(worker: &Rc<Worker>, jars: Vec<Jar>) {
         Protocol::Http1 => each.spawn(|| (), |(), jar| H1Sender::new(jar)),
         Protocol::Http2 => each.spawn(|| SharedConn::new(origins), H2Sender::new),
         Protocol::Http3 => each.spawn(SharedQuic::on_one_socket(origins), H3Sender::new),
+        Protocol::Ws => each.spawn(|| (), ws_sender(worker)),
         #[cfg(test)]
         Protocol::Echo => each.spawn(|| (), |(), jar| EchoSender::new(jar)),
+    }
+}
+
+/// WebSocket senders, each with its own mask keys.
+fn ws_sender(worker: &Worker) -> impl Fn((), Option<Jar>) -> WsSender {
+    let max = worker.plan.http.ws.max_message;
+    let salt = std::cell::Cell::new(worker.share.index as u64);
+    move |(), jar| {
+        salt.set(salt.get().wrapping_add(1 << 20));
+        WsSender::new(jar, salt.get(), max)
     }
 }
 

@@ -181,6 +181,17 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
                 }),
         );
     }
+    if runs.iter().any(|r| r.summary.config.is_ws()) {
+        // Issue 40: upgrades and closes, the text report's line.
+        html_row(
+            o,
+            "WebSocket upgrades and closes",
+            runs.iter().map(|r| match crate::websocket::of(r.summary) {
+                Some(ws) => esc(&ws.line()),
+                None => "<span class=\"none\">not a WebSocket run</span>".to_string(),
+            }),
+        );
+    }
     if runs.iter().any(|r| r.summary.total.streamed.is_some()) {
         // Issue 38: streamed responses, from JSON's `streamed`.
         group_row(o, "Streamed responses", n);

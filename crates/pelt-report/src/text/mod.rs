@@ -64,9 +64,11 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let stop = c.effective_stop();
     let mut limit = Vec::new();
     if let Some(n) = stop.requests {
-        // A scenario's -n counts flows.
+        // A scenario's -n counts flows; a WebSocket run's, messages.
         let what = if c.scenario.is_some() {
             "flows"
+        } else if c.is_ws() {
+            "messages"
         } else {
             "requests"
         };
@@ -132,6 +134,11 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     }
     writeln!(o)?;
 
+    // A WebSocket run's requests are messages.
+    let label = match c.is_ws() {
+        true => "Messages",
+        false => "Requests",
+    };
     match (s.offered_rate(), c.load.schedule()) {
         // A scenario's rate starts flows: its requests are steps, so the
         // rate sent is set beside the offered one on the Flows line.
@@ -147,24 +154,28 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         // Rate mode: the schedule plans requests whether or not the client
         // manages to send them, so planned, sent and completed are three
         // numbers, and the rate sent is set beside the rate offered.
-        (Some(offered), schedule) => {
-            writeln!(
+        (Some(offered), schedule) => writeln!(
             o,
-            "Requests     {} planned in {}, {} sent ({} req/s of {} req/s offered{}), {} completed",
+            "{:<13}{} planned in {}, {} sent ({} {unit} of {} {unit} offered{}), {} completed",
+            label,
             thousands(t.requests),
             Human(s.duration),
             thousands(s.sent()),
             rate(s.sent_rate()),
             rate(offered),
-            if schedule.is_some() { " on average" } else { "" },
+            if schedule.is_some() {
+                " on average"
+            } else {
+                ""
+            },
             thousands(s.completed()),
-        )?
-        }
+        )?,
         (None, _) => {
             let unsent = t.requests - s.sent();
             writeln!(
                 o,
-                "Requests     {} in {} ({} req/s){}",
+                "{:<13}{} in {} ({} {unit}){}",
+                label,
                 thousands(t.requests),
                 Human(s.duration),
                 rate(s.request_rate()),
@@ -180,7 +191,11 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     let failed = t.requests - t.successes;
     writeln!(
         o,
-        "Responses    {} ok ({:.2}%), {} failed; {} ok/s over {}",
+        "{:<13}{} ok ({:.2}%), {} failed; {} ok/s over {}",
+        match c.is_ws() {
+            true => "Replies",
+            false => "Responses",
+        },
         thousands(t.successes),
         s.success_ratio() * 100.0,
         thousands(failed),
@@ -217,6 +232,9 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         thousands(t.connections),
         thousands(t.reused),
     )?;
+    if let Some(ws) = crate::websocket::of(s) {
+        writeln!(o, "WebSocket    {}", ws.line())?;
+    }
     if t.retried > 0 {
         // Shown, never hidden: each one cost the server a request it
         // never answered, and pelt a round trip.
@@ -295,7 +313,8 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
         .status_counts()
         .map(|(code, n)| format!("{code}: {}", thousands(n)))
         .collect();
-    if !statuses.is_empty() {
+    // A WebSocket reply counts as a 2xx by construction: no status to show.
+    if !statuses.is_empty() && !c.is_ws() {
         writeln!(o, "Status codes {}", statuses.join("  "))?;
     }
     let non2xx = t.non_success_statuses();
@@ -314,9 +333,10 @@ fn write_report(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     } else {
         writeln!(
             o,
-            "Failed       {} of {} requests ({:.2}%): no response, or a status outside 2xx/3xx",
+            "Failed       {} of {} {}s ({:.2}%): no response, or a status outside 2xx/3xx",
             thousands(t.failed()),
             thousands(t.requests),
+            c.request_noun(),
             t.failed_share() * 100.0
         )?;
         for (kind, n) in failures {

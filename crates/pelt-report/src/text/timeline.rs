@@ -87,8 +87,12 @@ pub(super) fn write_timeline(o: &mut String, s: &RunSummary) -> std::fmt::Result
         "  {:>11}{} {:>10} {:>9} {:>8} {:>10} {:>10} {:>10}",
         "seconds",
         cell(plan_title.into()),
-        "requests",
-        "req/s",
+        if s.config.is_ws() {
+            "messages"
+        } else {
+            "requests"
+        },
+        if s.config.is_ws() { "msg/s" } else { "req/s" },
         "failed",
         "p50",
         "p99",

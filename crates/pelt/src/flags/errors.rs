@@ -72,6 +72,12 @@ pub fn config_error(e: &ConfigError) -> String {
         EmptyUnixSocket => "--unix-socket needs a path, like --unix-socket /run/app.sock".into(),
         AnyHostWithUnixSocket => "--follow-any-host cannot leave a --unix-socket (other origins have no socket); drop one of them".into(),
         ScenarioWithStreams => "with --scenario each virtual user has a connection of its own (over HTTP/2 and HTTP/3 too); drop --streams, and use -c for more users".into(),
+        WsMixed => "give ws:// (or wss://) targets or http(s):// targets, not both in one run".into(),
+        WsWith(what) => format!("a ws:// run cannot use {what} yet (see docs/WEBSOCKET.md); drop that flag"),
+        WsOptionsWithoutWs => "--ws-protocol, --ws-binary and --max-message are for WebSocket runs; use a ws:// or wss:// URL".into(),
+        WsMaxMessage => "--max-message must be a size of at least 1 byte, like --max-message 1MiB".into(),
+        WsProtocolName(p) => format!("--ws-protocol '{p}' is not a token; give a name of letters, digits and !#$%&'*+-.^_`|~, like --ws-protocol chat.v2"),
+        WsTextNotUtf8(url) => format!("{url}: the --body is not UTF-8 and cannot go as a text message; add --ws-binary"),
         ConnectionScheduleWithHttp2 => "a -c schedule counts HTTP/1.1 connections; with --http2 or --http3 use a --rate schedule, or a fixed -c with --streams".into(),
         DuplicateHost { target, count } => {
             format!("{target} has {count} Host headers; give one (-H 'Host: NAME' or --host NAME)")

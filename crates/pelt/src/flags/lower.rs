@@ -147,6 +147,7 @@ impl RunArgs {
             session: a.session.options()?,
             proxy: a.proxy.options()?,
             streamed: a.streamed.options()?,
+            ws: a.ws.options()?,
             ..HttpOptions::default()
         };
         if let Some(t) = opt_duration(&a.timeout, "--timeout")? {
@@ -189,6 +190,12 @@ impl RunArgs {
             }
             (None, None) => return Err(UserError("give a URL, or a targets file with -f".into())),
         };
+        if a.method.is_some() && targets.iter().any(|t| t.url.scheme.is_ws()) {
+            return Err(UserError(
+                "-m: a WebSocket upgrade is always a GET, and each message is the --body; drop -m"
+                    .into(),
+            ));
+        }
         a.session.apply(&mut targets)?;
         let mut config =
             RunConfig {

@@ -20,6 +20,7 @@ mod run;
 mod session;
 mod shard;
 mod stream;
+mod ws;
 
 pub use campaign::*;
 pub use errors::*;
@@ -36,6 +37,7 @@ pub use run::*;
 pub use session::*;
 pub use shard::*;
 pub use stream::*;
+pub use ws::*;
 
 use clap::{Args, Parser, Subcommand};
 

@@ -20,6 +20,10 @@ Examples:
   pelt run http://127.0.0.1:8080/events --rate 50 -d 1m  SSE: first event, gaps, stalls
   pelt run http://127.0.0.1:8000/v1/chat/completions --llm openai --model m --prompt-tokens 512
       --max-tokens 128 --rate 2 -d 1m   an LLM: TTFT, ITL, tokens/s (docs/STREAMS.md)
+  pelt run ws://127.0.0.1:8765/echo --body 'ping' -c 10 -d 30s   WebSocket echo: 10 connections,
+      each sending a message when its last reply came (docs/WEBSOCKET.md)
+  pelt run wss://127.0.0.1:8765/echo --body-file msg.json --rate 2000 -c 50 -d 1m
+      2,000 messages/s on 50 connections, each timed from its scheduled send
 
 Which mode? A closed loop (-c) tells you the most a server can do with N
 busy clients, but it cannot see queueing: when the server stalls, the
@@ -31,7 +35,9 @@ Words: a request *failed* when it got no usable response: no response at
 all (connect, tls, reset, closed, timeout, unfinished, ...), a response that
 broke off or failed ab's length check, a stream that ended early
 (stream_cut), or a complete response whose status is outside 2xx/3xx
-(status_4xx, status_5xx), or with --scenario a failed extract or check. Every report, live view, metric,
+(status_4xx, status_5xx), or with --scenario a failed extract or check;
+over WebSocket, a message with no reply (ws_upgrade, ws_protocol,
+ws_too_big, ws_closed, closed, timeout, ...). Every report, live view, metric,
 --assert ('failed < 1%', also written 'errors'), history, compare and
 experiment counts that one number, broken down by kind.
 
@@ -50,7 +56,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub sharding: ShardArgs,
 
-    /// The URL to load: http:// or https://, with host and optional port and path.
+    /// The URL to load: http:// or https://, with host and optional port
+    /// and path; or ws:// or wss:// for WebSocket, where each request is a
+    /// message (--body) and its time the reply's round trip
+    /// (docs/WEBSOCKET.md).
     #[arg(required_unless_present_any = ["targets_file", "scenario"])]
     pub url: Option<String>,
 
@@ -425,6 +434,10 @@ pub struct RunArgs {
     /// Streamed responses: --stream, --stall-gap, --llm.
     #[command(flatten)]
     pub streamed: super::StreamArgs,
+
+    /// WebSocket: --ws-protocol, --ws-binary, --max-message.
+    #[command(flatten)]
+    pub ws: super::WsArgs,
 
     /// Watching the run live: --tui, --metrics, --dashboard.
     #[command(flatten)]

@@ -129,6 +129,24 @@ pub enum ConfigError {
     /// user has a connection of its own.
     #[error("a scenario's virtual users each have a connection of their own (`load.connections` of them), so `http.streams` must be 1; set it to 1 and raise the connections for more users")]
     ScenarioWithStreams,
+    /// WebSocket and HTTP targets in one run.
+    #[error("a run's targets are all WebSocket (ws://, wss://) or all HTTP (http://, https://); split them into two runs")]
+    WsMixed,
+    /// Something a WebSocket run cannot do yet.
+    #[error("a WebSocket run (ws://, wss://) cannot use {0} yet; drop it, or load over http://")]
+    WsWith(&'static str),
+    /// `http.ws` options on a run with no WebSocket target.
+    #[error("`http.ws` options apply to WebSocket targets only; use a ws:// or wss:// URL, or leave `http.ws` at its defaults")]
+    WsOptionsWithoutWs,
+    /// A zero `http.ws.max_message`.
+    #[error("`http.ws.max_message` must be at least 1 byte")]
+    WsMaxMessage,
+    /// A subprotocol name that is not an HTTP token.
+    #[error("WebSocket subprotocol '{0}' is not a token (RFC 6455 §4.1: letters, digits and !#$%&'*+-.^_`|~); give a name like chat.v2")]
+    WsProtocolName(String),
+    /// A text message whose body is not UTF-8.
+    #[error("{0}: the message body is not UTF-8, so it cannot go as a text frame; send it as binary (`http.ws.binary`)")]
+    WsTextNotUtf8(String),
     /// A target's method or a header cannot be written as given.
     #[error("{target}: {error}")]
     BadTarget {

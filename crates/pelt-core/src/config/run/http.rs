@@ -103,6 +103,14 @@ pub struct HttpOptions {
         skip_serializing_if = "crate::config::stream::StreamOptions::is_default"
     )]
     pub streamed: crate::config::stream::StreamOptions,
+    /// `--ws-protocol`, `--ws-binary`, `--max-message`: how a WebSocket
+    /// run (`ws://`, `wss://` targets) talks (issue 40). Absent when left
+    /// at its defaults.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::config::ws::WsOptions::is_default"
+    )]
+    pub ws: crate::config::ws::WsOptions,
 }
 
 /// A simulated user's session: `--cookies` and `--login`.
@@ -302,6 +310,7 @@ impl Default for HttpOptions {
             session: SessionOptions::default(),
             proxy: super::ProxyOptions::default(),
             streamed: crate::config::stream::StreamOptions::default(),
+            ws: crate::config::ws::WsOptions::default(),
         }
     }
 }

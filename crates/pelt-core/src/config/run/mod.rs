@@ -248,6 +248,7 @@ impl RunConfig {
         }
         match self.targets.as_slice() {
             [] => "no target".to_string(),
+            [one] if self.is_ws() => format!("WebSocket {}", one.url),
             [one] => format!("{} {}", one.method, one.url),
             many => format!("{} targets", many.len()),
         }
@@ -258,7 +259,23 @@ impl RunConfig {
     pub fn rate_unit(&self) -> &'static str {
         match self.scenario {
             Some(_) => "flows/s",
+            None if self.is_ws() => "messages/s",
             None => "req/s",
+        }
+    }
+
+    /// Whether this is a WebSocket run (`ws://`, `wss://` targets): each
+    /// request is a message, each sender a WebSocket connection.
+    pub fn is_ws(&self) -> bool {
+        self.targets.first().is_some_and(|t| t.url.scheme.is_ws())
+    }
+
+    /// What one of the run's requests is: a `message` in a WebSocket
+    /// run, else a `request` (a scenario's are its steps' requests).
+    pub fn request_noun(&self) -> &'static str {
+        match self.is_ws() {
+            true => "message",
+            false => "request",
         }
     }
 
@@ -429,6 +446,7 @@ impl RunConfig {
         {
             return Err(ConfigError::ProxyWith);
         }
+        self.validate_ws()?;
         if self.think.is_some() && self.load.rate().is_some() {
             return Err(ConfigError::ThinkWithRate);
         }
@@ -498,7 +516,7 @@ impl RunConfig {
             if path.is_empty() {
                 return Err(ConfigError::EmptyUnixSocket);
             }
-            if self.targets.iter().any(|t| t.url.scheme == Scheme::Https) {
+            if self.targets.iter().any(|t| t.url.scheme.is_tls()) {
                 return Err(ConfigError::UnixSocketTls);
             }
             if self.http.follow_any_host {
@@ -523,6 +541,65 @@ impl RunConfig {
         // and HTTP/3 too), so users never share one as streams.
         if self.scenario.is_some() && self.http.streams > 1 {
             return Err(ConfigError::ScenarioWithStreams);
+        }
+        Ok(())
+    }
+
+    /// What a WebSocket run cannot be asked for, and WebSocket options
+    /// without one.
+    fn validate_ws(&self) -> Result<(), ConfigError> {
+        let ws = self.targets.iter().filter(|t| t.url.scheme.is_ws()).count();
+        if ws == 0 {
+            if !self.http.ws.is_default() {
+                return Err(ConfigError::WsOptionsWithoutWs);
+            }
+            return Ok(());
+        }
+        if ws != self.targets.len() {
+            return Err(ConfigError::WsMixed);
+        }
+        let with = if self.http.http2 {
+            Some("HTTP/2 (RFC 8441 is not supported yet)")
+        } else if self.http.http3 {
+            Some("HTTP/3")
+        } else if !self.http.proxy.is_off() {
+            Some("a proxy")
+        } else if self.http.follow > 0 {
+            Some("following redirects")
+        } else if self.scenario.is_some() {
+            Some("a scenario")
+        } else if !self.http.keepalive {
+            Some("a connection per request (no keep-alive)")
+        } else if !self.http.streamed.is_default() {
+            Some("streamed responses")
+        } else if self.http.session.login.is_some() {
+            Some("a login")
+        } else {
+            None
+        };
+        if let Some(what) = with {
+            return Err(ConfigError::WsWith(what));
+        }
+        if self.http.ws.max_message == 0 {
+            return Err(ConfigError::WsMaxMessage);
+        }
+        let bad_protocol = |p: &String| {
+            p.is_empty()
+                || !p
+                    .bytes()
+                    .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b))
+        };
+        if let Some(p) = self.http.ws.protocols.iter().find(|p| bad_protocol(p)) {
+            return Err(ConfigError::WsProtocolName(p.clone()));
+        }
+        if !self.http.ws.binary {
+            if let Some(t) = self
+                .targets
+                .iter()
+                .find(|t| std::str::from_utf8(&t.body).is_err())
+            {
+                return Err(ConfigError::WsTextNotUtf8(t.url.to_string()));
+            }
         }
         Ok(())
     }

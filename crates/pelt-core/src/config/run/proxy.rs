@@ -126,8 +126,8 @@ impl ProxyOptions {
     /// The proxy `url` goes through, if any.
     pub fn for_url(&self, url: &Url) -> Option<&Proxy> {
         let proxy = match url.scheme {
-            Scheme::Http => self.http.as_ref(),
-            Scheme::Https => self.https.as_ref(),
+            Scheme::Http | Scheme::Ws => self.http.as_ref(),
+            Scheme::Https | Scheme::Wss => self.https.as_ref(),
         }?;
         let host = url.host.to_ascii_lowercase();
         let bypass = self.no_proxy.iter().any(|n| {

@@ -199,6 +199,10 @@ impl RequestWords {
                 check_method(m).map_err(|_| WordError::Method(m.clone()))?;
                 m.to_ascii_uppercase()
             }
+            // A WebSocket upgrade is a GET; its body is the message.
+            None if self.url.trim_start().to_ascii_lowercase().starts_with("ws") => {
+                "GET".to_string()
+            }
             None => default_method(&self.body).to_string(),
         };
         let headers = self

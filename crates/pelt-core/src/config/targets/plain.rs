@@ -82,7 +82,10 @@ mod tests {
         );
         let e = err("ftp://a/x\n", TargetsFormat::Plain);
         assert!(e.starts_with("targets.txt:1: expected a URL"), "{e}");
-        assert!(e.contains("only http:// and https://"), "{e}");
+        assert!(
+            e.contains("only http://, https://, ws:// and wss://"),
+            "{e}"
+        );
         let e = err("# c\nhttp://a/ POST x=1\n", TargetsFormat::Plain);
         assert!(e.starts_with("targets.txt:2: "), "{e}");
         let e = err("http://a:99999/\n", TargetsFormat::Plain);

@@ -145,6 +145,9 @@ pub struct Recorder<C: Counter = u64> {
     /// `--0rtt` runs: HTTP/3 handshakes by kind, with their times (none
     /// in other runs, which so carry no extra histograms).
     pub handshakes: Option<Box<crate::handshake::Handshakes>>,
+    /// WebSocket runs: upgrade times and closes by code (see
+    /// [`crate::ws`]); none in other runs.
+    pub ws: Option<Box<crate::ws::WsStats>>,
     /// Runs that met a streamed response (`--stream`, `--llm`, or a
     /// `Content-Type` that names a stream): its events and streams (see
     /// [`crate::stream`]); none in other runs.
@@ -219,6 +222,7 @@ impl<C: Counter> Recorder<C> {
             lag1: Lag1::default(),
             sends: SendGrid::default(),
             handshakes: None,
+            ws: None,
             streamed: None,
         }
     }
@@ -346,6 +350,16 @@ impl<C: Counter> Recorder<C> {
         self.streamed
             .get_or_insert_default()
             .record_stream(start, t, complete);
+    }
+
+    /// Records a WebSocket upgrade that took `ns`.
+    pub fn record_ws_upgrade(&mut self, ns: u64) {
+        self.ws.get_or_insert_default().record_upgrade(ns);
+    }
+
+    /// Counts a WebSocket connection that closed with `close`.
+    pub fn record_ws_close(&mut self, close: crate::ws::Close) {
+        self.ws.get_or_insert_default().record_close(close);
     }
 
     /// Records a QUIC handshake of `kind` that took `ns` (`--0rtt` runs).
@@ -540,6 +554,9 @@ impl<C: Counter> Recorder<C> {
         if let Some(h) = &mut self.handshakes {
             h.reset();
         }
+        if let Some(w) = &mut self.ws {
+            w.reset();
+        }
         if let Some(s) = &mut self.streamed {
             s.reset();
         }
@@ -608,6 +625,9 @@ impl<C: Counter> Recorder<C> {
         self.sends.merge(&other.sends);
         if let Some(theirs) = &other.handshakes {
             self.handshakes.get_or_insert_default().merge(theirs);
+        }
+        if let Some(theirs) = &other.ws {
+            self.ws.get_or_insert_default().merge(theirs);
         }
         if let Some(theirs) = &other.streamed {
             self.streamed.get_or_insert_default().merge(theirs);

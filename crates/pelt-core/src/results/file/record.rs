@@ -88,6 +88,10 @@ pub(super) struct IntervalRecord {
     /// and in files from before streams).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     streamed: Option<StreamsRecord>,
+    /// WebSocket runs: upgrade times and closes by code (absent
+    /// otherwise, and in files from before WebSocket).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ws: Option<WsRecord>,
     /// HdrHistogram V2 + deflate, base64: response, service, send_lag,
     /// ttfb, connect, tls.
     histograms: [String; 6],
@@ -95,6 +99,16 @@ pub(super) struct IntervalRecord {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// A second's WebSocket figures (`crate::ws::WsStats`).
+#[derive(Debug, Serialize, Deserialize)]
+struct WsRecord {
+    /// Upgrade times, encoded as `histograms` are.
+    upgrades: String,
+    /// `[code, count]` for closes that occurred; code 0 for codes
+    /// counted together (`other`).
+    closes: Vec<(u16, u64)>,
 }
 
 /// A second's stream figures (`crate::stream::StreamStats`).
@@ -340,6 +354,19 @@ impl IntervalRecord {
                 }
                 None => None,
             },
+            ws: match r.ws.as_deref().filter(|w| !w.is_empty()) {
+                Some(w) => Some(WsRecord {
+                    upgrades: encode(&w.upgrades)?,
+                    closes: w
+                        .closes()
+                        .map(|(c, n)| match c {
+                            crate::ws::Close::Code(code) => (code, n),
+                            crate::ws::Close::Other => (0, n),
+                        })
+                        .collect(),
+                }),
+                None => None,
+            },
             histograms: [
                 encode(&r.response)?,
                 encode(&r.service)?,
@@ -360,6 +387,20 @@ impl IntervalRecord {
         r.ttfb = decode(&ttfb)?;
         r.connect = decode(&connect)?;
         r.tls = decode(&tls)?;
+        if let Some(WsRecord { upgrades, closes }) = self.ws {
+            let mut w = crate::ws::WsStats {
+                upgrades: decode(&upgrades)?,
+                ..Default::default()
+            };
+            for (code, n) in closes {
+                let close = match code {
+                    0 => crate::ws::Close::Other,
+                    c => crate::ws::Close::of(c),
+                };
+                w.add_closes(close, n);
+            }
+            r.ws = Some(Box::new(w));
+        }
         if let Some([a, b, c]) = self.handshakes {
             r.handshakes = Some(Box::new(crate::handshake::Handshakes {
                 times: [decode(&a)?, decode(&b)?, decode(&c)?],
@@ -554,6 +595,31 @@ mod tests {
         let h = back.handshakes.as_ref().unwrap();
         let counts = Handshake::ALL.map(|k| h.count(k));
         assert_eq!(counts, [2, 4, 0]);
+    }
+
+    /// WebSocket upgrades and closes survive a file and add when merged;
+    /// other runs' records carry none.
+    #[test]
+    fn ws_figures_round_trip_and_are_absent_from_other_runs() {
+        use crate::ws::Close;
+        let mut r = Recorder::new();
+        let json = serde_json::to_string(&IntervalRecord::from_recorder(1, &r).unwrap()).unwrap();
+        assert!(!json.contains("\"ws\""), "{json}");
+        r.record_ws_upgrade(300_000);
+        r.record_ws_close(Close::of(1000));
+        r.record_ws_close(Close::of(1006));
+        r.record_ws_close(Close::of(4000));
+        let json = serde_json::to_string(&IntervalRecord::from_recorder(1, &r).unwrap()).unwrap();
+        let back: IntervalRecord = serde_json::from_str(&json).unwrap();
+        let mut back = back.into_recorder().unwrap();
+        back.merge(&r);
+        let w = back.ws.as_ref().unwrap();
+        assert_eq!(w.upgrades.len(), 2);
+        let closes: Vec<(String, u64)> = w.closes().map(|(c, n)| (c.name(), n)).collect();
+        assert_eq!(
+            closes,
+            [("1000".into(), 2), ("1006".into(), 2), ("other".into(), 2)]
+        );
     }
 
     /// Stream figures survive a file and add when merged; runs without a

@@ -9,9 +9,9 @@
 //! the latency histograms), so every view reads them by the one rule.
 //! What is WebSocket's own (the upgrade, the close codes) lives here.
 
+pub use crate::config::ws::*;
 use crate::histogram::{new_histogram, record_ns};
 use hdrhistogram::Histogram;
-pub use crate::config::ws::*;
 
 /// How a WebSocket connection ended, as the close codes of RFC 6455
 /// §7.4.1 name it; the codes pelt does not know are counted together.

@@ -4,6 +4,7 @@
 //! contains, a JSON value equals or matches). Compiled once; applied to
 //! the response head and body bytes the engine copied.
 
+use crate::pruned::at;
 use regex::bytes::Regex;
 
 /// A response as a step sees it.
@@ -109,39 +110,6 @@ fn from_list(
         }
     };
     Some(value_bytes(chosen).into_owned())
-}
-
-/// The value at RFC 6901 pointer `p` in `v`, as `Value::pointer` finds
-/// it, without its two allocations per segment (it unescapes every
-/// segment with `replace`: a visible share of a step's cost, measured in
-/// docs/BENCHMARKS.md); a segment is copied only when it holds a `~`.
-pub(crate) fn at<'v>(v: &'v serde_json::Value, p: &str) -> Option<&'v serde_json::Value> {
-    if p.is_empty() {
-        return Some(v);
-    }
-    let mut cur = v;
-    for seg in p.strip_prefix('/')?.split('/') {
-        let unescaped;
-        let key = match seg.contains('~') {
-            true => {
-                unescaped = seg.replace("~1", "/").replace("~0", "~");
-                unescaped.as_str()
-            }
-            false => seg,
-        };
-        cur = match cur {
-            serde_json::Value::Object(m) => m.get(key)?,
-            serde_json::Value::Array(a) => {
-                // As serde_json: digits only, no leading zero.
-                if key.starts_with('+') || (key.len() > 1 && key.starts_with('0')) {
-                    return None;
-                }
-                a.get(key.parse::<usize>().ok()?)?
-            }
-            _ => return None,
-        };
-    }
-    Some(cur)
 }
 
 /// A JSON value as a variable holds it: a string without its quotes,

@@ -433,7 +433,7 @@ impl Sweep {
         step.file = Some(format!("runs/{name}"));
         observer.step_saved(&summary, &file, index);
         let figures = format!(
-            "sent {}/s, p99 {}, errors {:.2}%",
+            "sent {}/s, p99 {}, failed {:.2}%",
             sweep::thousands(step.sent_rate),
             human_ns(step.p99_ns),
             step.failed * 100.0

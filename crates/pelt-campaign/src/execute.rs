@@ -197,7 +197,7 @@ fn follow(
     observer: &mut dyn RunObserver,
     until: Option<Until>,
 ) -> (RunSummary, Option<pelt_store::Spool>) {
-    let mut priority = pelt_engine::Background::lower(run.header().config.load.rate().is_some());
+    let mut priority = run.lower_this_thread();
     // --until: the response times so far, and how narrow the interval got.
     let mut so_far = None;
     let mut narrowest: Option<f64> = None;

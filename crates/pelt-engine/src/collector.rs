@@ -34,15 +34,6 @@ pub struct Snapshot {
     pub connections_open: u64,
 }
 
-/// The collector's work each second (merging and dropping the workers'
-/// recorders, summarising the second) comes in steps of a fraction of a millisecond;
-/// between them it offers the CPU to a worker that shares its core. Even
-/// at a low priority the scheduler lets a thread finish its time slice (a
-/// millisecond or more) before a waking worker gets the core.
-fn yield_between_steps() {
-    std::thread::yield_now();
-}
-
 /// Merges the workers' seconds, in order, into the summary.
 pub(crate) struct Collector {
     plan: Arc<RunPlan>,
@@ -127,12 +118,15 @@ impl Collector {
                     gauges.1 += open;
                     // Merged here, off the workers' threads, and dropped.
                     let merged = self.pending.entry(second).or_default();
-                    yield_between_steps();
+                    // Its work each second comes in steps of a fraction
+                    // of a millisecond; between them a worker sharing
+                    // the core may have it.
+                    priority.pause();
                     merged.merge_counts(&rec);
                     drop(rec);
-                    yield_between_steps();
+                    priority.pause();
                     self.through[worker] = Some(second);
-                    yield_between_steps();
+                    priority.pause();
                 }
                 WorkerMsg::Done {
                     worker,
@@ -154,24 +148,24 @@ impl Collector {
             }
             let complete = self.through.iter().map(|p| p.unwrap_or(0)).min();
             if let Some(upto) = complete.filter(|&c| c != u64::MAX) {
-                self.emit_through(upto, &events);
+                self.emit_through(upto, &events, &priority);
             }
         }
         if let Some(&last) = self.pending.keys().next_back() {
-            self.emit_through(last, &events);
+            self.emit_through(last, &events, &priority);
         }
         self.finish()
     }
 
     /// Emits every second up to and including `upto`, empty ones too.
-    fn emit_through(&mut self, upto: u64, events: &mpsc::Sender<Snapshot>) {
+    fn emit_through(&mut self, upto: u64, events: &mpsc::Sender<Snapshot>, priority: &Background) {
         while self.next_second <= upto {
             let second = self.next_second;
             self.next_second += 1;
             let rec = self.pending.remove(&second).unwrap_or_default();
             let (in_flight, connections_open) = self.gauges.remove(&second).unwrap_or_default();
             let row = self.builder.add(second, &rec);
-            yield_between_steps();
+            priority.pause();
             if let Some(row) = row {
                 if let Some(cause) = self.abort.observe(&row) {
                     self.canceller.stop(cause);

@@ -23,7 +23,7 @@ use crate::collector::{Collector, Snapshot};
 use crate::error::EngineError;
 use crate::intervals::WorkerMsg;
 use crate::plan::{RunPlan, Share};
-use crate::priority::Background;
+use crate::priority::{Background, Lowered, SendingEnds};
 use crate::request_log::{RequestLogSpec, SharedLog};
 use crate::session::login::login_all;
 use crate::session::Jar;
@@ -66,6 +66,8 @@ pub struct Run {
     measure_from: Duration,
     header: RunHeader,
     request_log: Option<Arc<SharedLog>>,
+    /// Its bookkeeping threads, lowered while the workers send.
+    lowered: Arc<Lowered>,
 }
 
 impl Run {
@@ -130,6 +132,7 @@ impl Run {
         let (canceller, cancel_rx) = Canceller::new(enough);
         let (tx, rx) = mpsc::channel();
         let workers = spawn_workers(&plan, shares, jars, tx, cancel_rx)?;
+        let lowered = workers.lowered.clone();
         let header = RunHeader {
             env: environment(&plan),
             measure_start_unix_ns: plan.unix_ns_at_epoch + plan.measure_from,
@@ -167,6 +170,7 @@ impl Run {
             measure_from: Duration::from_nanos(plan.measure_from),
             header,
             request_log: plan.request_log.clone(),
+            lowered,
         })
     }
 
@@ -203,6 +207,14 @@ impl Run {
     /// What the run is and where: the first record of its results file.
     pub fn header(&self) -> &RunHeader {
         &self.header
+    }
+
+    /// Lowers the calling thread, one that writes or shows this run's
+    /// seconds, below the workers until they stop sending (the idle
+    /// class in rate runs, nice 19 in closed loops; see [`Background`]);
+    /// the last worker to stop raises it back.
+    pub fn lower_this_thread(&self) -> Background {
+        self.lowered.lower(self.header.config.load.rate().is_some())
     }
 
     /// A handle that stops this run from another thread (e.g. on Ctrl-C).
@@ -369,6 +381,8 @@ impl Iterator for Snapshots<'_> {
 /// The running workers' threads.
 struct Workers {
     handles: Vec<JoinHandle<()>>,
+    /// The run's bookkeeping threads, lowered while these send.
+    lowered: Arc<Lowered>,
 }
 
 /// `--login`: logs every sender of every worker in (see
@@ -415,12 +429,17 @@ fn spawn_workers(
         .map_err(EngineError::Runtime)?;
     let mut workers = Workers {
         handles: Vec::with_capacity(shares.len()),
+        lowered: Lowered::new(shares.len()),
     };
     for ((share, rt), jars) in shares.into_iter().zip(runtimes).zip(jars) {
         let (plan, tx, cancel) = (plan.clone(), tx.clone(), cancel.clone());
+        let ends = SendingEnds(workers.lowered.clone());
         let handle = std::thread::Builder::new()
             .name(format!("pelt-worker-{}", share.index))
-            .spawn(move || run_worker(rt, plan, share, jars, tx, cancel))
+            .spawn(move || {
+                let _ends = ends;
+                run_worker(rt, plan, share, jars, tx, cancel)
+            })
             .map_err(EngineError::Spawn)?;
         workers.handles.push(handle);
     }
@@ -441,13 +460,13 @@ fn spawn_collector(
     let many = workers.handles.len() > MANY_WORKERS;
     let open_loop = plan.pacer.is_some();
     let collector = Collector::new(plan, header, workers.handles.len(), canceller);
-    let handles = workers.handles;
+    let (handles, lowered) = (workers.handles, workers.lowered);
     std::thread::Builder::new()
         .name("pelt-collector".into())
         .spawn(move || {
             let priority = match many {
-                true => Background::at_nice(COLLECTOR_NICE_MANY_WORKERS),
-                false => Background::lower(open_loop),
+                true => lowered.lower_to_nice(COLLECTOR_NICE_MANY_WORKERS),
+                false => lowered.lower(open_loop),
             };
             let summary = collector.run(rx, events, priority);
             for h in handles {

@@ -175,8 +175,9 @@ impl Level {
     }
 }
 
-/// A bookkeeping thread's place while its run's workers send (see
-/// [`Lowered`]).
+/// A bookkeeping thread's place while its run's workers send: lowered
+/// below them ([`crate::Run::lower_this_thread`]) until the last of them
+/// stops, which raises it back.
 ///
 /// The idle class is only entered where the thread may leave it again
 /// (`CAP_SYS_NICE`, or an `RLIMIT_NICE` of at least 1): an unprivileged

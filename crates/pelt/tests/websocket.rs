@@ -217,6 +217,30 @@ fn bad_websocket_flags_exit_2_with_one_line() {
     }
 }
 
+/// A targets file that names a method for a ws:// target, and a wss://
+/// target over a Unix socket, are refused before anything is sent.
+#[test]
+fn a_targets_file_method_and_tls_over_a_unix_socket_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let targets = dir.path().join("targets.txt");
+    std::fs::write(&targets, "POST ws://127.0.0.1:9/chat\n").unwrap();
+    let out = pelt()
+        .args(["run", "-f"])
+        .arg(&targets)
+        .args(["-n", "1"])
+        .output()
+        .unwrap();
+    let err = bad_input(&out, "POST in a targets file");
+    assert!(err.contains("drop the method POST"), "{err}");
+    let out = pelt()
+        .args(["run", "wss://127.0.0.1:9/", "--unix-socket"])
+        .arg(dir.path().join("sock"))
+        .output()
+        .unwrap();
+    let err = bad_input(&out, "wss over a Unix socket");
+    assert!(err.contains("ws://, not wss://"), "{err}");
+}
+
 /// nginx in front, proxying the upgrade (Upgrade and Connection passed
 /// on), plain and over TLS (wss:// to nginx, ws:// behind it): pelt's
 /// sent equals the server's received, and nginx logged one 101 per

@@ -113,8 +113,8 @@ pub enum ConfigError {
     /// `--follow-any-host` with HTTP/2 or HTTP/3.
     #[error("`http.follow_any_host` is for HTTP/1.1; with `http.http2` or `http.http3`, redirects are followed within the same origin only")]
     AnyHostWithHttp2,
-    /// A Unix socket with an `https://` target.
-    #[error("`http.unix_socket` carries plain HTTP only; use an http:// URL (the URL still gives the Host header and path)")]
+    /// A Unix socket with an `https://` or `wss://` target.
+    #[error("`http.unix_socket` carries no TLS; give the URL without it (http://, not https://; ws://, not wss://): it still gives the Host header and path")]
     UnixSocketTls,
     /// An empty Unix socket path.
     #[error("`http.unix_socket` needs a path, like /run/app.sock")]
@@ -132,6 +132,15 @@ pub enum ConfigError {
     /// WebSocket and HTTP targets in one run.
     #[error("a run's targets are all WebSocket (ws://, wss://) or all HTTP (http://, https://); split them into two runs")]
     WsMixed,
+    /// A WebSocket target with a method other than GET (a targets file
+    /// that names one): the upgrade is always a GET.
+    #[error("{url}: a WebSocket upgrade is always a GET, and the body is the message; drop the method {method}")]
+    WsMethod {
+        /// The target's URL.
+        url: String,
+        /// The method it named.
+        method: String,
+    },
     /// Something a WebSocket run cannot do yet.
     #[error("a WebSocket run (ws://, wss://) cannot use {0} yet; drop it, or load over http://")]
     WsWith(&'static str),

@@ -558,6 +558,12 @@ impl RunConfig {
         if ws != self.targets.len() {
             return Err(ConfigError::WsMixed);
         }
+        if let Some(t) = self.targets.iter().find(|t| t.method != "GET") {
+            return Err(ConfigError::WsMethod {
+                url: t.url.to_string(),
+                method: t.method.clone(),
+            });
+        }
         let with = if self.http.http2 {
             Some("HTTP/2 (RFC 8441 is not supported yet)")
         } else if self.http.http3 {

@@ -194,26 +194,25 @@ impl RequestWords {
 
     /// The target these words describe, by the CLI's rules.
     pub fn target(&self) -> Result<Target, WordError> {
-        let method = match &self.method {
-            Some(m) => {
-                check_method(m).map_err(|_| WordError::Method(m.clone()))?;
-                m.to_ascii_uppercase()
-            }
-            // A WebSocket upgrade is a GET; its body is the message.
-            None if self.url.trim_start().to_ascii_lowercase().starts_with("ws") => {
-                "GET".to_string()
-            }
-            None => default_method(&self.body).to_string(),
-        };
+        if let Some(m) = &self.method {
+            check_method(m).map_err(|_| WordError::Method(m.clone()))?;
+        }
         let headers = self
             .headers
             .iter()
             .map(|h| parse_header(h))
             .collect::<Result<Vec<_>, _>>()?;
         let (url, headers) = userinfo(&self.url, headers);
+        let url = Url::parse(&url)?;
+        let method = match &self.method {
+            Some(m) => m.to_ascii_uppercase(),
+            // A WebSocket upgrade is a GET; its body is the message.
+            None if url.scheme.is_ws() => "GET".to_string(),
+            None => default_method(&self.body).to_string(),
+        };
         let mut targets = [Target {
             method,
-            url: Url::parse(&url)?,
+            url,
             headers,
             body: self.body.clone(),
             weight: 1,

@@ -55,6 +55,20 @@ fn a_closed_loop_sends_exactly_n_messages_and_the_server_receives_them() {
     assert!(number(&w["upgrade"]["max_s"]) > 0.0);
 }
 
+/// A `-c` schedule that ramps down closes each connection it no longer
+/// needs with the close handshake (1000), as the run's end does: the
+/// server sees four clean closes, none abnormal (1006).
+#[test]
+fn a_schedule_ramping_down_closes_with_the_handshake() {
+    let server = WsServer::start();
+    let url = server.url("/echo");
+    let r = run_json(&["run", &url, "--body", "hi", "-c", "4..1/1s", "-d", "2s"]);
+    let w = websocket(&r);
+    assert_eq!(count(&w["upgrades"]), 4, "{w}");
+    assert_eq!(count(&w["closes"]["1000"]), 4, "{w}");
+    assert!(server.conns(4).iter().all(|c| c.close_code == Some(1000)));
+}
+
 #[test]
 fn an_open_loop_offers_messages_per_second_and_the_server_receives_every_one_sent() {
     let server = WsServer::start();

@@ -84,9 +84,10 @@ pub(crate) trait Transport {
     /// first request to meet and count.
     async fn warm(&mut self, _w: &impl Runner, _target: u32) {}
 
-    /// The sender is done (the run's end): ends its connection as its
-    /// protocol asks (WebSocket's close handshake), bounded by the
-    /// caller.
+    /// The sender is done (the run's end) or goes inactive (a `-c`
+    /// schedule): ends its connection as its protocol asks (WebSocket's
+    /// close handshake, bounded by half the run's grace); `reset` drops
+    /// whatever is left.
     async fn finish(&mut self, _w: &impl Runner) {}
 }
 

@@ -29,7 +29,9 @@ impl Worker {
             if schedule.level(t) > k {
                 return true;
             }
-            // Inactive: close, so the server sees the level too.
+            // Inactive: close as the protocol asks (WebSocket's close
+            // handshake), so the server sees the level too.
+            transport.finish(self).await;
             transport.reset();
             let Some(next) = schedule.next_above(k, t) else {
                 return false;

@@ -19,6 +19,7 @@ pub mod results;
 pub mod civil;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod ws_key;
 
 // The rooms' modules at the paths they had before the rooms, so that
 // `pelt_core::targets`, `pelt_core::summary` and the rest keep working.

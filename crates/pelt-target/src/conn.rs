@@ -115,6 +115,9 @@ impl Conn {
                         return Ok(Next::Drop);
                     }
                     self.shared.note_request();
+                    if let (Some(key), Ok(params)) = (&head.ws_key, &head.params) {
+                        return self.upgrade(key, params).await;
+                    }
                     self.respond(head).await?
                 }
             };
@@ -122,6 +125,18 @@ impl Conn {
                 return Ok(next);
             }
         }
+    }
+
+    /// A WebSocket upgrade: `101`, then the connection is the WebSocket
+    /// module's (echo or push) until it ends.
+    async fn upgrade(&mut self, key: &str, params: &Params) -> io::Result<Next> {
+        crate::ws::switching_protocols(key, &mut self.out);
+        self.flush().await?;
+        self.buf.copy_within(self.start..self.end, 0);
+        let end = self.end - self.start;
+        let buf = std::mem::take(&mut self.buf);
+        crate::ws::serve(&mut self.stream, buf, end, params, self.shared.max_body).await?;
+        Ok(Next::Drop)
     }
 
     /// Reads more input into the buffer; returns the byte count (0 at EOF).

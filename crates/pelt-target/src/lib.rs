@@ -29,6 +29,7 @@ mod h3;
 mod query;
 mod timer;
 mod wire;
+mod ws;
 
 use std::fmt;
 use std::io;
@@ -79,6 +80,23 @@ and what it accepts.
   location=URL     Send a Location header with this value, percent-decoded
                    (so it can carry a query: /b%3Fstatus%3D302); pair it
                    with status=301|302|303|307|308. At most 256 bytes.
+  push=DUR         WebSocket only: send a text message every DUR (100us to
+                   60s), {\"seq\":N,\"ts\":UNIX_SECONDS}, instead of echoing.
+  count=N          With push: N messages, then a close (1000).
+
+WEBSOCKET
+
+A request with Upgrade: websocket and a Sec-WebSocket-Key is answered 101
+(RFC 6455) on any path. The connection then echoes each message as it
+came (text or binary, fragments as fragments) after delay (or a random
+delay up to delay_max), or with push=DUR sends messages of its own and
+drops what it reads. Pings get pongs; a close gets a close. An unmasked
+or malformed client frame is failed with a close of 1002, one longer
+than the max body with 1009.
+
+  ws://127.0.0.1:8080/?delay=2ms     echo each message after 2 ms
+  ws://127.0.0.1:8080/?push=10ms&count=500
+                                     500 timestamped messages, 10 ms apart
 
 EXAMPLES
 

@@ -57,6 +57,10 @@ pub(crate) struct Params {
     /// `location=`: a Location header to send (percent-decoded), for
     /// redirect tests with `status=302`.
     pub location: Option<Location>,
+    /// `push=`: on a WebSocket upgrade, a message every so often.
+    pub push: Option<Duration>,
+    /// `count=`: how many messages `push` sends before closing.
+    pub count: Option<u64>,
 }
 
 /// Longest `location=` value, decoded.
@@ -89,6 +93,8 @@ impl Default for Params {
             fault: None,
             stall: DEFAULT_STALL,
             location: None,
+            push: None,
+            count: None,
         }
     }
 }
@@ -181,6 +187,8 @@ pub(crate) fn parse_target(target: &str, max_body: usize) -> Result<Params, Para
             "fault" => p.fault = parse_fault(value)?,
             "stall" => p.stall = parse_wait("stall", value)?,
             "location" => p.location = Some(parse_location(value)?),
+            "push" => p.push = Some(parse_push(value)?),
+            "count" => p.count = Some(parse_count(value)?),
             _ => {}
         }
     }
@@ -267,6 +275,23 @@ fn parse_wait(param: &'static str, value: &str) -> Result<Duration, ParamError> 
         Ok(d) if d <= MAX_WAIT => Ok(d),
         _ => Err(ParamError::new(param, expected, value)),
     }
+}
+
+/// Shortest `push` period: a typo must not make the server a busy loop.
+const MIN_PUSH: Duration = Duration::from_micros(100);
+
+fn parse_push(value: &str) -> Result<Duration, ParamError> {
+    let expected = "a period like 10ms or 1s, from 100us to 60s";
+    match pelt_core::parse_duration(value) {
+        Ok(d) if (MIN_PUSH..=MAX_WAIT).contains(&d) => Ok(d),
+        _ => Err(ParamError::new("push", expected, value)),
+    }
+}
+
+fn parse_count(value: &str) -> Result<u64, ParamError> {
+    value
+        .parse()
+        .map_err(|_| ParamError::new("count", "a whole number of messages, like 100", value))
 }
 
 fn parse_flag(param: &'static str, value: &str) -> Result<bool, ParamError> {

@@ -34,6 +34,9 @@ pub(crate) struct Head {
     /// The client waits for `100 Continue` before sending the body.
     pub expect_continue: bool,
     pub params: Result<Params, ParamError>,
+    /// A WebSocket upgrade's `Sec-WebSocket-Key` (with `Upgrade:
+    /// websocket`).
+    pub ws_key: Option<String>,
 }
 
 /// A request the server cannot frame; answered with an error, then closed.
@@ -94,6 +97,8 @@ pub(crate) fn parse_head(bytes: &[u8], max_body: usize) -> Parsed {
     let mut conn_close = false;
     let mut conn_keep_alive = false;
     let mut expect_continue = false;
+    let mut upgrade_ws = false;
+    let mut ws_key = None;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
             let Some(n) = parse_content_length(h.value) else {
@@ -109,6 +114,15 @@ pub(crate) fn parse_head(bytes: &[u8], max_body: usize) -> Parsed {
             return Parsed::Reject(Reject::TransferEncoding);
         } else if h.name.eq_ignore_ascii_case("expect") {
             expect_continue = h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
+        } else if h.name.eq_ignore_ascii_case("upgrade") {
+            upgrade_ws = h
+                .value
+                .split(|&b| b == b',')
+                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"websocket"));
+        } else if h.name.eq_ignore_ascii_case("sec-websocket-key") {
+            ws_key = std::str::from_utf8(h.value.trim_ascii())
+                .ok()
+                .map(str::to_string);
         } else if h.name.eq_ignore_ascii_case("connection") {
             for token in h.value.split(|&b| b == b',') {
                 let token = token.trim_ascii();
@@ -130,6 +144,7 @@ pub(crate) fn parse_head(bytes: &[u8], max_body: usize) -> Parsed {
         body_len: body_len.unwrap_or(0),
         expect_continue: expect_continue && !http10,
         params: query::parse_target(req.path.unwrap_or("/"), max_body),
+        ws_key: ws_key.filter(|_| upgrade_ws && !http10 && req.method == Some("GET")),
     })
 }
 

@@ -9,7 +9,7 @@
 //! scripted server can break the protocol on purpose.
 
 use pelt_testkit::nginx::{self_signed_cert, Nginx};
-use pelt_testkit::pelt::{bad_input, count, number, pelt, run_json};
+use pelt_testkit::pelt::{bad_input, count, number, pelt, run_json, server};
 use pelt_testkit::websocket::WsServer;
 use serde_json::Value;
 
@@ -67,6 +67,28 @@ fn a_schedule_ramping_down_closes_with_the_handshake() {
     assert_eq!(count(&w["upgrades"]), 4, "{w}");
     assert_eq!(count(&w["closes"]["1000"]), 4, "{w}");
     assert!(server.conns(4).iter().all(|c| c.close_code == Some(1000)));
+}
+
+/// `pelt serve` answers upgrades (echo, with its delay): a closed loop
+/// gets every message back at the delay, and a rate run's upgrades, made
+/// before its start, are timed (they read 0 on the run's clock once).
+#[test]
+fn pelt_serve_echoes_after_its_delay_and_upgrades_are_timed_in_rate_runs() {
+    let target = server(None);
+    let url = format!("ws://{}/?delay=2ms", target.local_addr());
+    let r = run_json(&["run", &url, "--body", "hello", "-c", "4", "-n", "100"]);
+    let req = &r["requests"];
+    assert_eq!((count(&req["successes"]), count(&req["failed"])), (100, 0));
+    assert_eq!(count(&r["bytes"]["body_in"]), 500, "{}", r["bytes"]);
+    assert!(number(&r["latency"]["service_time"]["min_s"]) >= 0.002);
+    assert_eq!(count(&websocket(&r)["closes"]["1000"]), 4);
+    let url = format!("ws://{}/", target.local_addr());
+    let r = run_json(&[
+        "run", &url, "--body", "tick", "--rate", "200", "-d", "1s", "-c", "4",
+    ]);
+    let w = websocket(&r);
+    assert!(count(&w["upgrades"]) >= 1, "{w}");
+    assert!(number(&w["upgrade"]["p50_s"]) > 0.0, "{w}");
 }
 
 #[test]

@@ -118,7 +118,9 @@ impl WsSender {
         }
         let key = handshake::key([self.keys.next(), self.keys.next()]);
         handshake::finish_request(&mut self.out, &key, &plan.http.ws.protocols);
-        let started = w.now();
+        // The run's clock reads 0 until the start, and rate runs upgrade
+        // their connections before it (`warm`): timed on its own clock.
+        let started = std::time::Instant::now();
         let write = |e: std::io::Error| Failure::new(write_error_kind(&e), e.to_string());
         stream.write_all(&self.out).await.map_err(write)?;
         stream.flush().await.map_err(write)?;
@@ -183,7 +185,7 @@ impl WsSender {
                 }
             }
         };
-        w.record_ws_upgrade(w.now().saturating_sub(started));
+        w.record_ws_upgrade(started.elapsed().as_nanos() as u64);
         if let Some(jar) = &mut self.jar {
             jar.absorb(&self.buf[..head_len], &plan.cookie_urls[t]);
         }

@@ -38,7 +38,7 @@ impl Lower for Plain {
         let mut config = RunConfig::new(vec![Target::get(url)], load, stop);
         config.warmup = w.warmup;
         if let Some(t) = w.threads {
-            config.threads = t;
+            config.threads = t as usize;
         }
         Ok(config)
     }

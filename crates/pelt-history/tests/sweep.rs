@@ -97,7 +97,7 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
             .unwrap();
     }
     drop(fast);
-    let judge = |spec: &str| against_sweep(&mut store, &Spec::parse(spec).unwrap(), last, None, Some(100.0));
+    let mut judge = |spec: &str| against_sweep(&mut store, &Spec::parse(spec).unwrap(), last, None, Some(100.0));
     // 100 req/s against 1,000: a regression.
     let c = judge("label:fast").unwrap().comparison.unwrap();
     let text = c.text();

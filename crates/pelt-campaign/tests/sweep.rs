@@ -25,8 +25,11 @@ fn failing_at_the_lowest_rate_ends_the_search_there() {
     let folder = dir.path().join("sweep");
     let mut spec = SweepSpec::new(folder.clone());
     spec.slo = parse_slo("failed < 1%").unwrap();
-    (spec.step, spec.warmup, spec.cooldown) =
-        (Duration::from_secs(1), Duration::ZERO, Duration::from_secs(1));
+    (spec.step, spec.warmup, spec.cooldown) = (
+        Duration::from_secs(1),
+        Duration::ZERO,
+        Duration::from_secs(1),
+    );
     let (report, reports) = Sweep::new(spec, base)
         .unwrap()
         .conduct(&Cancel::new(), &mut Unobserved)

@@ -70,13 +70,22 @@ fn baselines(db: &str) {
         k
     };
     for _ in 0..40 {
-        record(db, dir.path(), &closed(FAST, 500_000, next()), &[("release-1.4", "")]);
+        record(
+            db,
+            dir.path(),
+            &closed(FAST, 500_000, next()),
+            &[("release-1.4", "")],
+        );
     }
     // A run like the baseline passes a gate on material regressions.
     let like = closed(FAST, 500_000, next());
     let (id, _) = record(db, dir.path(), &like, &[]);
     let c = against_run(&mut store(db), &tag, &like.summary(), Some(id), false).unwrap();
-    assert!(c.text().contains("baseline tag:release-1.4"), "{}", c.text());
+    assert!(
+        c.text().contains("baseline tag:release-1.4"),
+        "{}",
+        c.text()
+    );
     assert!(!c.regressed(true), "{}", c.text());
     assert_eq!(c.a.len(), 40);
     // A slowdown asked for in the query string makes the URL differ from

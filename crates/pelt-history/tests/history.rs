@@ -123,10 +123,7 @@ fn record_query_trend(db: &str) {
         vec![id1 + 1]
     );
     assert_eq!(list(by(|f| f.tags.push(("env".into(), None)))).len(), 2);
-    assert_eq!(
-        list(by(|f| f.label = Some("nightly".into()))).len(),
-        2
-    );
+    assert_eq!(list(by(|f| f.label = Some("nightly".into()))).len(), 2);
     assert_eq!(ids(&list(by(|f| f.last = Some(1)))), vec![id1 + 2]);
     let day_ago = now_ms as i64 - 86_400_000;
     let since = Filter {

@@ -65,7 +65,10 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
     assert_eq!(of("step").len(), 2, "{rows:?}");
     for s in of("step") {
         let keys: Vec<&str> = s.tags.iter().map(|(k, _)| k.as_str()).collect();
-        assert!(keys.contains(&"step") && keys.contains(&"sweep"), "{keys:?}");
+        assert!(
+            keys.contains(&"step") && keys.contains(&"sweep"),
+            "{keys:?}"
+        );
     }
     let sweeps = of("sweep");
     assert_eq!(sweeps.len(), 1, "{rows:?}");
@@ -93,16 +96,33 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
     // get a verdict (Mann-Whitney, 1 against 39+).
     let mut fast = recording(db, "fast", &[]);
     for i in 0..40 {
-        fast.record_sweep(last, last_file, &format!("fast-{i}"), Some(1000.0), "{}".into())
-            .unwrap();
+        fast.record_sweep(
+            last,
+            last_file,
+            &format!("fast-{i}"),
+            Some(1000.0),
+            "{}".into(),
+        )
+        .unwrap();
     }
     drop(fast);
-    let mut judge = |spec: &str| against_sweep(&mut store, &Spec::parse(spec).unwrap(), last, None, Some(100.0));
+    let mut judge = |spec: &str| {
+        against_sweep(
+            &mut store,
+            &Spec::parse(spec).unwrap(),
+            last,
+            None,
+            Some(100.0),
+        )
+    };
     // 100 req/s against 1,000: a regression.
     let c = judge("label:fast").unwrap().comparison.unwrap();
     let text = c.text();
     assert!(c.regressed(false), "{text}");
-    assert!(text.contains("capacity") && text.contains("REGRESSION"), "{text}");
+    assert!(
+        text.contains("capacity") && text.contains("REGRESSION"),
+        "{text}"
+    );
     assert!(text.contains("A = 40 run(s)"), "{text}");
     // Against its own kind (100 req/s): no regression.
     let c = judge("tag:env=ci").unwrap().comparison.unwrap();
@@ -112,6 +132,13 @@ fn a_sweep_is_recorded_with_its_capacity_and_steps() {
     let err = judge("label:none-such").unwrap_err().to_string();
     assert!(err.contains("no recorded sweep"), "{err}");
     // A sweep that found no capacity has nothing to set against it.
-    let none = against_sweep(&mut store, &Spec::parse("label:fast").unwrap(), last, None, None).unwrap();
+    let none = against_sweep(
+        &mut store,
+        &Spec::parse("label:fast").unwrap(),
+        last,
+        None,
+        None,
+    )
+    .unwrap();
     assert!(none.comparison.is_none());
 }

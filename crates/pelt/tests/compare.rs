@@ -342,7 +342,12 @@ fn client_bound_runs_are_flagged_in_reports_and_comparisons() {
         "{text}"
     );
 
-    let out = pelt().arg("compare").arg(&real).arg(&busy).output().unwrap();
+    let out = pelt()
+        .arg("compare")
+        .arg(&real)
+        .arg(&busy)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -351,7 +356,12 @@ fn client_bound_runs_are_flagged_in_reports_and_comparisons() {
         "{err}"
     );
     // A light run is not flagged.
-    let out = pelt().arg("compare").arg(&real).arg(&light).output().unwrap();
+    let out = pelt()
+        .arg("compare")
+        .arg(&real)
+        .arg(&light)
+        .output()
+        .unwrap();
     assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
 }
 

@@ -5,15 +5,11 @@
 //! The report carries hostile text where a server, user or targets file
 //! could put it; the browser must show it as text, never run it.
 
-use pelt_core::{
-    Environment, ErrorKind, IntervalRow, Load, Recorder, RunConfig, RunSummary, Sample, Stop,
-    Target, Url,
-};
+use pelt_core::RunSummary;
 use pelt_report::html::{render, Labeled};
 use pelt_report::json_value;
 use pelt_testkit::chromium::{self, console_lines};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// Sets the title if it runs, with and without a script element.
 const PAYLOAD: &str =
@@ -22,96 +18,20 @@ const PAYLOAD: &str =
 const URL_PAYLOAD: &str =
     "<script>document.title='pwned'</script><img/src=x/onerror=document.title='pwned'>";
 
-const SEC: u64 = 1_000_000_000;
-
 /// Ten seconds at 500 req/s with a latency tail (growing over time by
 /// `slowdown`), a few timeouts, resets and 503s, and the payload in the
-/// URL, a header and error messages.
+/// URL, a header and error messages: pelt-testkit's synthetic run.
 fn summary(slowdown: u64) -> RunSummary {
-    let url = Url::parse(&format!("http://127.0.0.1:8080/search?q={URL_PAYLOAD}")).unwrap();
-    let mut target = Target::get(url);
-    target.headers.push(("X-Payload".into(), PAYLOAD.into()));
-    let seconds = 10;
-    let per_second = 500;
-    let config = RunConfig::new(
-        vec![target],
-        Load::rate_of(per_second as f64, 50),
-        Stop {
-            requests: None,
-            duration: Some(Duration::from_secs(seconds)),
-        },
-    );
-    let mut total = Recorder::new();
-    let mut timeline = Vec::new();
-    for sec in 0..seconds {
-        let mut r = Recorder::new();
-        r.record_connection(150_000, None);
-        for i in 0..per_second {
-            let intended = sec * SEC + i * (SEC / per_second);
-            let sent = intended + 20_000;
-            let service = 400_000 + (i % 89) * 15_000 + slowdown * sec * (i % 11) * 60_000;
-            let tail = if i % 211 == 0 { 60_000_000 } else { 0 };
-            let mut s = Sample {
-                target: 0,
-                intended,
-                sent: Some(sent),
-                first_byte: Some(sent + service / 2),
-                done: sent + service + tail,
-                status: if i % 60 == 0 { 503 } else { 200 },
-                bytes_in: 300,
-                body_bytes: 120,
-                bytes_out: 90,
-                reused: i > 0,
-                error: None,
-            };
-            if i % 97 == 5 {
-                s.error = Some(ErrorKind::Timeout);
-                s.status = 0;
-                r.add_example(ErrorKind::Timeout, format!("timed out: {PAYLOAD}"));
-            } else if i % 131 == 3 {
-                s.error = Some(ErrorKind::Reset);
-                s.status = 0;
-                r.add_example(ErrorKind::Reset, format!("reset: {PAYLOAD}"));
-            }
-            r.record(&s);
-        }
-        timeline.push(IntervalRow::from_recorder(
-            1_700_000_000 + sec,
-            sec as f64,
-            &r,
-            pelt_core::Headline::ResponseTime,
-        ));
-        total.merge(&r);
+    pelt_testkit::summary::Synthetic {
+        urls: vec![format!("http://127.0.0.1:8080/search?q={URL_PAYLOAD}")],
+        header: Some(("X-Payload".into(), PAYLOAD.into())),
+        seconds: 10,
+        per_second: 500,
+        slowdown_ns: slowdown * 60_000,
+        message: PAYLOAD.into(),
+        ..Default::default()
     }
-    let mut s = RunSummary {
-        config,
-        env: Environment {
-            pelt_version: "0.1.0".into(),
-            os: "linux".into(),
-            arch: "x86_64".into(),
-            cores: 2,
-            threads: 2,
-            target_addrs: vec!["127.0.0.1:8080".into()],
-            started_unix_ms: 1_700_000_000_000,
-            link: None,
-            debug_build: false,
-        },
-        total,
-        timeline,
-        duration: Duration::from_secs(seconds),
-        elapsed: Duration::from_millis(seconds * 1000 + 80),
-        sending: Duration::from_secs(seconds),
-        warmup_requests: 0,
-        interrupted: false,
-        stopped_by: None,
-        complete: true,
-        window: None,
-        worker_load: Vec::new(),
-        server_software: None,
-        warnings: Vec::new(),
-    };
-    s.warnings = s.diagnose();
-    s
+    .summary()
 }
 
 fn write_report(dir: &Path, runs: &[Labeled<'_>]) -> PathBuf {
@@ -218,7 +138,7 @@ fn browser_builds_the_report_and_runs_nothing() {
     assert!(!lower.contains("<img"), "an img element in the DOM");
     assert!(dom.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"));
     assert!(
-        dom.contains("timed out: &lt;script&gt;"),
+        dom.contains("timed out &lt;script&gt;"),
         "the error example is shown"
     );
 

@@ -2,7 +2,9 @@
 //! foreground or the background, its JSON read and checked against the
 //! committed schemas, ports, and the third-party servers and browser the
 //! tests drive (nginx, tinyproxy, PostgreSQL, Prometheus, Chromium, a
-//! Flask app for scenarios) and a real terminal (tmux).
+//! Flask app for scenarios) and a real terminal (tmux); and the one
+//! synthetic run ([`summary::Synthetic`]) for tests that need a made-up
+//! `RunSummary` or results file.
 //!
 //! Every server is a private instance: its own temp directory, a port of
 //! its own on loopback, started as a child of the test and stopped by its
@@ -31,6 +33,7 @@ pub mod prometheus;
 #[cfg(feature = "pelt")]
 pub mod schema;
 pub mod streams;
+pub mod summary;
 pub mod tinyproxy;
 pub mod tmux;
 pub mod websocket;

@@ -1,7 +1,12 @@
 //! The run history through the CLI, against real runs of the built-in
-//! server: recording, queries, trends, baselines, secrets, concurrency
-//! and crashes. Each check is a function over a [`Db`], run against a
-//! SQLite file and against a private PostgreSQL cluster.
+//! server: its flags (`--history`, `--tag`, `--label`, `--baseline`,
+//! `--fail-on`, the queries), exit codes and output, and what only
+//! processes show: secrets in no file pelt writes, two writers,
+//! crashes, the spooled copy. Each check is a function over a [`Db`],
+//! run against a SQLite file and against a private PostgreSQL cluster.
+//! What the library concludes from recorded runs (queries, trends,
+//! baselines and their verdicts) is pelt-history's to test, from made-up
+//! runs (crates/pelt-history/tests/).
 
 use pelt_testkit::files_under;
 use pelt_testkit::pelt::{command, json, pelt, server};

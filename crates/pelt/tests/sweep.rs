@@ -3,7 +3,11 @@
 //! starved client named instead of measured, closed-loop levels, and bad
 //! input. Pinned with taskset (util-linux): the server on CPU 1, pelt on
 //! CPU 0, one test at a time; both at nice -20 where a test judges a
-//! capacity, so that other work on the machine cannot move it.
+//! capacity, so that other work on the machine cannot move it (which is
+//! why these searches are the binary's: only a process of its own can be
+//! pinned so). A search that needs no pinning, and what the history makes
+//! of a sweep, are the libraries' tests (crates/pelt-campaign/tests/sweep.rs,
+//! crates/pelt-history/tests/sweep.rs).
 
 use pelt_testkit::nginx::Nginx;
 use pelt_testkit::pelt::{bad_input, exclusive, json, number as f, ok, pelt};

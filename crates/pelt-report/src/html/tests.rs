@@ -2,106 +2,31 @@
 
 use super::tables::{lookup, utc};
 use super::*;
-use pelt_core::{
-    Environment, ErrorKind, IntervalRow, Load, Recorder, RunConfig, Sample, Stop, Target, Url,
-    Warning,
-};
-use std::time::Duration;
+use pelt_core::{ErrorKind, Recorder, RunConfig, Warning};
 
-const SEC: u64 = 1_000_000_000;
 const XSS: &str = "<script>alert(1)</script>";
 
-/// A synthetic run: `seconds` of `per_second` requests with latencies
-/// spread over two orders of magnitude, a few timeouts and resets,
-/// and hostile text wherever a server or user could put some.
+/// A synthetic run (pelt-testkit's one made-up run): `seconds` of
+/// `per_second` requests with latencies spread over two orders of
+/// magnitude, a few timeouts and resets, and hostile text wherever a
+/// server or user could put some.
 fn summary(rate_mode: bool, seconds: u64, per_second: u64, slow: u64) -> RunSummary {
-    let url = Url::parse(&format!("http://127.0.0.1:8080/a?q={XSS}")).unwrap();
-    let mut target = Target::get(url);
-    target.headers.push(("X-Test".into(), XSS.into()));
-    let load = if rate_mode {
-        Load::rate_of(per_second as f64, 50)
-    } else {
-        Load::closed(8)
-    };
-    let stop = Stop {
-        requests: None,
-        duration: Some(Duration::from_secs(seconds)),
-    };
-    let mut second = target.clone();
-    second.url = Url::parse(&format!("http://127.0.0.1:8080/b?q={XSS}")).unwrap();
-    let config = RunConfig::new(vec![target, second], load, stop);
-    let mut total = Recorder::new();
-    let mut timeline = Vec::new();
-    for sec in 0..seconds {
-        let mut r = Recorder::new();
-        r.record_connection(200_000, None);
-        for i in 0..per_second {
-            let intended = sec * SEC + i * (SEC / per_second);
-            // Mostly ~1 ms, a tail to ~100 ms, slower later in the run.
-            let service = 500_000 + (i % 97) * 20_000 + slow * sec * (i % 13) * 100_000;
-            let tail = if i % 199 == 0 { 90_000_000 } else { 0 };
-            let sent = intended + 10_000;
-            let mut s = Sample {
-                target: (i % 2) as u32,
-                intended,
-                sent: Some(sent),
-                first_byte: Some(sent + service / 2),
-                done: sent + service + tail,
-                status: if i % 50 == 0 { 503 } else { 200 },
-                bytes_in: 250,
-                body_bytes: 100,
-                bytes_out: 80,
-                reused: i > 0,
-                error: None,
-            };
-            if i % 101 == 7 {
-                s.error = Some(ErrorKind::Timeout);
-                s.status = 0;
-                r.add_example(ErrorKind::Timeout, format!("timed out {XSS}"));
-            } else if i % 103 == 9 {
-                s.error = Some(ErrorKind::Reset);
-                s.status = 0;
-                r.add_example(ErrorKind::Reset, format!("reset by peer {XSS}"));
-            }
-            r.record(&s);
-        }
-        timeline.push(IntervalRow::from_recorder(
-            1_700_000_000 + sec,
-            sec as f64,
-            &r,
-            pelt_core::Headline::ResponseTime,
-        ));
-        total.merge(&r);
-    }
-    let env = Environment {
-        pelt_version: "0.1.0".into(),
-        os: "linux".into(),
-        arch: "x86_64".into(),
-        cores: 2,
-        threads: 1,
-        target_addrs: vec!["127.0.0.1:8080".into()],
-        started_unix_ms: 1_700_000_000_000,
-        link: None,
-        debug_build: false,
-    };
-    let mut s = RunSummary {
-        config,
-        env,
-        total,
-        timeline,
-        duration: Duration::from_secs(seconds),
-        elapsed: Duration::from_millis(seconds * 1000 + 120),
-        sending: Duration::from_secs(seconds),
+    let mut s = pelt_testkit::summary::Synthetic {
+        urls: vec![
+            format!("http://127.0.0.1:8080/a?q={XSS}"),
+            format!("http://127.0.0.1:8080/b?q={XSS}"),
+        ],
+        header: Some(("X-Test".into(), XSS.into())),
+        rate: rate_mode,
+        seconds,
+        per_second,
+        // Slower later in the run.
+        slowdown_ns: slow * 100_000,
+        message: XSS.into(),
         warmup_requests: 42,
-        interrupted: false,
-        stopped_by: None,
-        complete: true,
-        window: None,
-        worker_load: Vec::new(),
-        server_software: None,
-        warnings: Vec::new(),
-    };
-    s.warnings = s.diagnose();
+        ..Default::default()
+    }
+    .summary();
     s.warnings.push(Warning::Failed {
         ratio: 0.5,
         untimed: 0.5,

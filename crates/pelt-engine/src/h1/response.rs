@@ -322,6 +322,11 @@ async fn read_head<S: AsyncRead + Unpin>(
     }
 }
 
+/// What a body cut short by a closed connection fails with: a body of
+/// known length, and a chunked body.
+const CUT_IN_BODY: &str = "connection closed before the body was complete";
+const CUT_IN_CHUNKS: &str = "connection closed before the last chunk";
+
 /// What a read of more of a body got: its length, counted in `bytes_in`;
 /// or its failure, a closed connection's as `closed` says, with the
 /// response's `status`.
@@ -389,13 +394,7 @@ async fn read_body<S: AsyncRead + Unpin>(
                 if leftover.len() == buf.len() {
                     grow(buf);
                 }
-                let read = stream.read(buf).await;
-                let n = read_more(
-                    read,
-                    status,
-                    &mut bytes_in,
-                    "connection closed before the body was complete",
-                )?;
+                let n = read_more(stream.read(buf).await, status, &mut bytes_in, CUT_IN_BODY)?;
                 leftover = &buf[..n];
             }
         }
@@ -430,13 +429,7 @@ async fn read_body<S: AsyncRead + Unpin>(
                 if leftover.len() == buf.len() {
                     grow(buf);
                 }
-                let read = stream.read(buf).await;
-                let n = read_more(
-                    read,
-                    status,
-                    &mut bytes_in,
-                    "connection closed before the last chunk",
-                )?;
+                let n = read_more(stream.read(buf).await, status, &mut bytes_in, CUT_IN_CHUNKS)?;
                 leftover = &buf[..n];
             }
             body_bytes = decoder.body_bytes;

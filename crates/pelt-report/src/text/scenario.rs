@@ -32,7 +32,11 @@ pub(super) fn write_scenario(o: &mut String, s: &RunSummary, sc: &ScenarioSource
     let tail = |i: usize| {
         let n = row(i);
         let (p50, p90, p99) = (p(n, 0.5), p(n, 0.9), p(n, 0.99));
-        format!("{p50:>9} {p90:>9} {p99:>9}  {}  ({})", sc.names[i], failures(n))
+        format!(
+            "{p50:>9} {p90:>9} {p99:>9}  {}  ({})",
+            sc.names[i],
+            failures(n)
+        )
     };
     writeln!(
         o,

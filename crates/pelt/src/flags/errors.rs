@@ -143,7 +143,10 @@ mod tests {
         assert!(!rule.to_string().contains("--abort-on"), "{rule}");
         // pelt-campaign's, likewise.
         let until = pelt_campaign::Until::parse("p99").unwrap_err();
-        assert!(until.to_string().contains("`Keep::until` 'p99'"), "{until}");
+        assert!(
+            until.to_string().contains("(`Keep::until`) 'p99'"),
+            "{until}"
+        );
         assert_eq!(
             UserError::from(until).0,
             "invalid --until 'p99': give a percentile and a width, like --until 'p99 ±2%'"

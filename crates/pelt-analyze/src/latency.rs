@@ -47,6 +47,16 @@ pub enum Latency {
 }
 
 impl Latency {
+    /// Every one, the default first.
+    pub const ALL: [Latency; 6] = [
+        Latency::Headline,
+        Latency::ResponseTime,
+        Latency::ServiceTime,
+        Latency::SendLag,
+        Latency::Throughput,
+        Latency::Failed,
+    ];
+
     /// `response_time`, `service_time`, `send_lag`, `throughput`,
     /// `failed`.
     pub fn name(self) -> &'static str {
@@ -223,14 +233,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_through_serde() {
-        for l in [
-            Latency::Headline,
-            Latency::ResponseTime,
-            Latency::ServiceTime,
-            Latency::SendLag,
-            Latency::Throughput,
-            Latency::Failed,
-        ] {
+        for l in Latency::ALL {
             let json = serde_json::to_value(l).unwrap();
             assert_eq!(json, l.name());
             assert_eq!(serde_json::from_value::<Latency>(json).unwrap(), l);

@@ -20,6 +20,19 @@ pub enum Error {
         /// The run's secrets, replaced in the message.
         secrets: Box<Redactor>,
     },
+    /// [`Until::parse`](crate::Until::parse) was given text that is not a
+    /// percentile and a width (the text, escaped).
+    #[error("invalid stopping rule (`Keep::until`) '{0}': give a percentile and a width, like 'p99 ±2%'")]
+    Until(String),
+    /// A sweep's first rate (`SweepSpec::plan.start`) is below 1 or above
+    /// its highest (`plan.max`).
+    #[error("a sweep's `plan.start` {start} must be at least 1 and at most its `plan.max` {max}")]
+    StartRate {
+        /// `plan.start`.
+        start: f64,
+        /// `plan.max`.
+        max: f64,
+    },
     /// Anything else, said for a person: what is wrong and how to fix it.
     #[error("{0}")]
     Other(String),

@@ -48,12 +48,7 @@ pub struct Until {
 impl Until {
     /// `p99 ±2%`, `p99.9 5%`, `p50 +-1%`.
     pub fn parse(text: &str) -> Result<Until> {
-        let bad = || {
-            Error::other(format!(
-                "invalid --until '{}': give a percentile and a width, like --until 'p99 ±2%'",
-                text.escape_debug()
-            ))
-        };
+        let bad = || Error::Until(text.escape_debug().to_string());
         let mut words = text.split_whitespace();
         let (Some(p), Some(w), None) = (words.next(), words.next(), words.next()) else {
             return Err(bad());

@@ -1,6 +1,7 @@
 //! Where runs are kept, writing them as they happen, and reading them
 //! back (one file, or several merged) under the names reports give them.
 
+use crate::observe::Observer;
 use crate::{Error, Result};
 use pelt_core::results::{MergeError, MergedReader};
 use pelt_core::Redactor;
@@ -387,6 +388,19 @@ pub fn write_reports(
             ))
         })?;
     }
+    Ok(())
+}
+
+/// Writes a sweep's or a capacity experiment's report to `folder` (see
+/// [`write_reports`]) and hands it to `observer`: the campaign is done.
+pub(crate) fn publish(
+    folder: &Path,
+    reports: &pelt_report::sweep::SweepReports,
+    observer: &mut (impl Observer + ?Sized),
+) -> Result<()> {
+    let r = reports;
+    write_reports(folder, &r.text, &r.markdown, &r.html, &r.json)?;
+    observer.done(&r.text, &r.json);
     Ok(())
 }
 

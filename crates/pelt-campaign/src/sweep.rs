@@ -110,15 +110,34 @@ pub struct Sweep {
     rules: StepRules,
 }
 
+/// A sweep under way: its report so far, and what every step needs.
+struct Walk<'a> {
+    report: &'a mut SweepReport,
+    cancel: &'a Cancel,
+    observer: &'a mut dyn SweepObserver,
+    started: Instant,
+    /// The idle latency, for cooling down between steps.
+    idle: Duration,
+}
+
+/// What [`Sweep::try_step`] came to.
+enum Tried {
+    /// The step ran: it is judged, and `client` says whether the client
+    /// was its limit.
+    Ran { step: Step, client: bool },
+    /// The sweep stops here, with this outcome.
+    Stopped(Outcome),
+}
+
 impl Sweep {
     /// Checks `spec` and every step's configuration (`base` with the
     /// step's load, length and warm-up) before any load is sent.
     pub fn new(spec: SweepSpec, base: RunConfig) -> Result<Sweep> {
         if !(spec.plan.start >= 1.0 && spec.plan.start <= spec.plan.max) {
-            return Err(Error::other(format!(
-                "--start-rate {} must be at least 1 and at most --max-rate {}",
-                spec.plan.start, spec.plan.max
-            )));
+            return Err(Error::StartRate {
+                start: spec.plan.start,
+                max: spec.plan.max,
+            });
         }
         if spec.mode == Mode::Connections && spec.levels.is_empty() {
             return Err(Error::other(
@@ -240,36 +259,29 @@ impl Sweep {
             elapsed_s: 0.0,
             steps: Vec::new(),
         };
+        let mut walk = Walk {
+            report: &mut report,
+            cancel,
+            observer,
+            started,
+            idle,
+        };
         match self.spec.mode {
-            Mode::Rate => self.search(&mut report, cancel, observer, started, idle)?,
-            Mode::Connections => self.levels(&mut report, cancel, observer, started, idle)?,
+            Mode::Rate => self.search(&mut walk)?,
+            Mode::Connections => self.levels(&mut walk)?,
         }
         report.elapsed_s = started.elapsed().as_secs_f64();
         report.find_knee();
         let reports = pelt_report::sweep::render(&report);
-        crate::results::write_reports(
-            folder,
-            &reports.text,
-            &reports.markdown,
-            &reports.html,
-            &reports.json,
-        )?;
-        observer.done(&reports.text, &reports.json);
+        crate::results::publish(folder, &reports, observer)?;
         Ok((report, reports))
     }
 
     /// The rate search.
-    fn search(
-        &self,
-        report: &mut SweepReport,
-        cancel: &Cancel,
-        observer: &mut dyn SweepObserver,
-        started: Instant,
-        idle: Duration,
-    ) -> Result<()> {
+    fn search(&self, w: &mut Walk<'_>) -> Result<()> {
         let mut search = Search::new(self.spec.plan);
         let outcome = loop {
-            if cancel.is_stopped() {
+            if w.cancel.is_stopped() {
                 break Outcome::Interrupted;
             }
             let (rate, confirm) = match search.next() {
@@ -281,28 +293,22 @@ impl Sweep {
             } else {
                 self.spec.step
             };
-            if started.elapsed() + self.spec.warmup + length > self.spec.max_time {
-                break Outcome::MaxTime;
-            }
-            let config = self.config(Load::Rate(rate), length)?;
-            let (step, summary) = self.run_step(report, cancel, observer, config, confirm)?;
-            if summary.interrupted {
-                // Cut short: neither a pass nor a fail.
-                report.steps.push(step);
-                break Outcome::Interrupted;
-            }
+            let (step, client) = match self.try_step(w, Load::Rate(rate), length, confirm)? {
+                Tried::Ran { step, client } => (step, client),
+                Tried::Stopped(outcome) => break outcome,
+            };
             search.record(rate, step.passed);
-            let client = sweep::client_failure(&step.failures).is_some();
-            report.steps.push(step);
+            w.report.steps.push(step);
             if client && self.spec.stop_on_client {
                 break Outcome::Client;
             }
             if matches!(search.next(), Next::Step { .. }) {
-                self.cool_down(idle, cancel, observer)?;
+                self.cool_down(w.idle, w.cancel, w.observer)?;
             }
         };
         search.stop(outcome);
         let (pass, fail) = search.bracket();
+        let report = &mut *w.report;
         report.outcome = outcome;
         report.last_pass = pass;
         report.first_fail = fail;
@@ -326,35 +332,24 @@ impl Sweep {
 
     /// Closed-loop levels, until the last or until throughput stops
     /// growing or a level fails the SLO.
-    fn levels(
-        &self,
-        report: &mut SweepReport,
-        cancel: &Cancel,
-        observer: &mut dyn SweepObserver,
-        started: Instant,
-        idle: Duration,
-    ) -> Result<()> {
+    fn levels(&self, w: &mut Walk<'_>) -> Result<()> {
         let mut seen: Vec<(u32, f64)> = Vec::new();
-        report.outcome = Outcome::Levels;
+        w.report.outcome = Outcome::Levels;
         for (i, &c) in self.spec.levels.iter().enumerate() {
-            if cancel.is_stopped() {
-                report.outcome = Outcome::Interrupted;
+            if w.cancel.is_stopped() {
+                w.report.outcome = Outcome::Interrupted;
                 break;
             }
-            if started.elapsed() + self.spec.warmup + self.spec.step > self.spec.max_time {
-                report.outcome = Outcome::MaxTime;
-                break;
-            }
-            let config = self.config(Load::Connections(c), self.spec.step)?;
-            let (step, summary) = self.run_step(report, cancel, observer, config, false)?;
-            if summary.interrupted {
-                // Cut short: neither a pass nor a fail.
-                report.steps.push(step);
-                report.outcome = Outcome::Interrupted;
-                break;
-            }
+            let load = Load::Connections(c);
+            let (step, client) = match self.try_step(w, load, self.spec.step, false)? {
+                Tried::Ran { step, client } => (step, client),
+                Tried::Stopped(outcome) => {
+                    w.report.outcome = outcome;
+                    break;
+                }
+            };
+            let report = &mut *w.report;
             let passed = step.passed;
-            let client = sweep::client_failure(&step.failures).is_some();
             if passed {
                 seen.push((c, step.throughput));
                 report.last_pass = Some(f64::from(c));
@@ -372,13 +367,36 @@ impl Sweep {
                 break;
             }
             if i + 1 < self.spec.levels.len() {
-                self.cool_down(idle, cancel, observer)?;
+                self.cool_down(w.idle, w.cancel, w.observer)?;
             }
         }
-        if report.outcome == Outcome::Levels && report.last_pass.is_none() {
-            report.outcome = Outcome::FailsAtStart;
+        if w.report.outcome == Outcome::Levels && w.report.last_pass.is_none() {
+            w.report.outcome = Outcome::FailsAtStart;
         }
         Ok(())
+    }
+
+    /// A step of `load` for `length`, unless no time is left for it
+    /// (`Stopped(MaxTime)`); a step cut short is kept, neither a pass nor
+    /// a fail, and stops the sweep (`Stopped(Interrupted)`).
+    fn try_step(
+        &self,
+        w: &mut Walk<'_>,
+        load: Load,
+        length: Duration,
+        confirm: bool,
+    ) -> Result<Tried> {
+        if w.started.elapsed() + self.spec.warmup + length > self.spec.max_time {
+            return Ok(Tried::Stopped(Outcome::MaxTime));
+        }
+        let config = self.config(load, length)?;
+        let (step, summary) = self.run_step(w.report, w.cancel, w.observer, config, confirm)?;
+        if summary.interrupted {
+            w.report.steps.push(step);
+            return Ok(Tried::Stopped(Outcome::Interrupted));
+        }
+        let client = sweep::client_failure(&step.failures).is_some();
+        Ok(Tried::Ran { step, client })
     }
 
     /// Runs one step, saves it, judges it.
@@ -585,7 +603,13 @@ mod tests {
         spec.plan.start = 5_000.0;
         spec.plan.max = 1_000.0;
         let e = Sweep::new(spec, base(pelt_core::Load::closed(1))).unwrap_err();
-        assert!(e.to_string().contains("--start-rate"), "{e}");
+        // The library names the field; the binary says the flag.
+        assert!(
+            matches!(e, Error::StartRate { start, max } if start == 5_000.0 && max == 1_000.0),
+            "{e}"
+        );
+        assert!(e.to_string().contains("`plan.start` 5000"), "{e}");
+        assert!(!e.to_string().contains("--"), "{e}");
 
         let (_dir, mut spec) = new_spec();
         spec.pool = 0;

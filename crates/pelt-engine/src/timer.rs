@@ -51,16 +51,14 @@ impl PreciseTimer {
         if deadline <= now {
             return;
         }
-        let wait = deadline - now;
+        // One-shot (no interval); a wait too long for a `timespec` falls
+        // back to tokio's timer.
+        let Ok(it_value) = Timespec::try_from(deadline - now) else {
+            return tokio::time::sleep_until(deadline.into()).await;
+        };
         let spec = Itimerspec {
-            it_interval: Timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: Timespec {
-                tv_sec: wait.as_secs() as _,
-                tv_nsec: wait.subsec_nanos() as _,
-            },
+            it_interval: Timespec::default(),
+            it_value,
         };
         if timerfd_settime(&self.fd, TimerfdTimerFlags::empty(), &spec).is_err() {
             return tokio::time::sleep_until(deadline.into()).await;

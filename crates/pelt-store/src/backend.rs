@@ -124,12 +124,25 @@ pub trait Backend: std::fmt::Debug {
     /// every process (migrations, the one-off import).
     fn begin(&mut self, exclusive: bool) -> Result<(), StoreError>;
     /// Commits the transaction [`Backend::begin`] started.
-    fn commit(&mut self) -> Result<(), StoreError>;
+    fn commit(&mut self) -> Result<(), StoreError> {
+        self.batch("COMMIT")
+    }
     /// Best effort: a failed rollback leaves the transaction to be undone
     /// when the connection closes.
-    fn rollback(&mut self);
+    fn rollback(&mut self) {
+        let _ = self.batch("ROLLBACK");
+    }
     /// Whether the pelt tables exist (not yet on a new database).
-    fn has_table(&mut self, name: &str) -> Result<bool, StoreError>;
+    fn has_table(&mut self, name: &str) -> Result<bool, StoreError> {
+        let sql = match self.dialect() {
+            Dialect::Sqlite => "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            Dialect::Postgres => {
+                "SELECT 1 FROM information_schema.tables \
+                 WHERE table_schema = current_schema() AND table_name = ?1"
+            }
+        };
+        Ok(!self.query(sql, &[Value::from(name)])?.is_empty())
+    }
     /// The database's own consistency check: `["ok"]` when sound.
     fn check(&mut self) -> Result<Vec<String>, StoreError>;
     /// Inserts run `run_id`'s results file into `pelt_results`: the `len`

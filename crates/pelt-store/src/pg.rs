@@ -181,22 +181,6 @@ impl Backend for Postgres {
         Ok(())
     }
 
-    fn commit(&mut self) -> Result<(), StoreError> {
-        self.batch("COMMIT")
-    }
-
-    fn rollback(&mut self) {
-        let _ = self.client.batch_execute("ROLLBACK");
-    }
-
-    fn has_table(&mut self, name: &str) -> Result<bool, StoreError> {
-        let rows = self.query(
-            "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?1",
-            &[Value::from(name)],
-        )?;
-        Ok(!rows.is_empty())
-    }
-
     fn check(&mut self) -> Result<Vec<String>, StoreError> {
         // PostgreSQL checks its pages itself (and amcheck needs an
         // extension): the store's own cross-table checks do the rest.

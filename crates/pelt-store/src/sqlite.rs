@@ -160,22 +160,6 @@ impl Backend for Sqlite {
         self.batch("BEGIN IMMEDIATE")
     }
 
-    fn commit(&mut self) -> Result<(), StoreError> {
-        self.batch("COMMIT")
-    }
-
-    fn rollback(&mut self) {
-        let _ = self.conn.execute_batch("ROLLBACK");
-    }
-
-    fn has_table(&mut self, name: &str) -> Result<bool, StoreError> {
-        let rows = self.query(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
-            &[Value::from(name)],
-        )?;
-        Ok(!rows.is_empty())
-    }
-
     fn check(&mut self) -> Result<Vec<String>, StoreError> {
         let rows = self.query("PRAGMA integrity_check", &[])?;
         Ok(rows

@@ -51,16 +51,10 @@ async fn precise(deadline: std::time::Instant) -> Option<()> {
         TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
     )
     .ok()?;
-    let wait = armed - now;
+    // One-shot: no interval.
     let spec = Itimerspec {
-        it_interval: Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        },
-        it_value: Timespec {
-            tv_sec: wait.as_secs() as _,
-            tv_nsec: wait.subsec_nanos() as _,
-        },
+        it_interval: Timespec::default(),
+        it_value: Timespec::try_from(armed - now).ok()?,
     };
     timerfd_settime(&fd, TimerfdTimerFlags::empty(), &spec).ok()?;
     // `AsyncFd::new` is deprecated because a registered descriptor could be

@@ -112,14 +112,7 @@ pub fn conduct(
         rows: &rows,
     }
     .render();
-    crate::results::write_reports(
-        folder,
-        &reports.text,
-        &reports.markdown,
-        &reports.html,
-        &reports.json,
-    )?;
-    observer.done(&reports.text, &reports.json);
+    crate::results::publish(folder, &reports, observer)?;
     let regressed = |material_only: bool| {
         rows.iter().any(|(_, row)| {
             matches!(&row.result, Ok(c) if matches!(c.verdict,

@@ -322,6 +322,35 @@ async fn read_head<S: AsyncRead + Unpin>(
     }
 }
 
+/// What a body cut short by a closed connection fails with: a body of
+/// known length, and a chunked body.
+const CUT_IN_BODY: &str = "connection closed before the body was complete";
+const CUT_IN_CHUNKS: &str = "connection closed before the last chunk";
+
+/// What a read of more of a body got: its length, counted in `bytes_in`;
+/// or its failure, a closed connection's as `closed` says, with the
+/// response's `status`.
+fn read_more(
+    read: std::io::Result<usize>,
+    status: u16,
+    bytes_in: &mut u64,
+    closed: &str,
+) -> Result<usize, Failure> {
+    match read {
+        Ok(0) => Err(read_failure(ErrorKind::Closed, closed, *bytes_in, status)),
+        Ok(n) => {
+            *bytes_in += n as u64;
+            Ok(n)
+        }
+        Err(e) => Err(read_failure(
+            read_error_kind(&e),
+            e.to_string(),
+            *bytes_in,
+            status,
+        )),
+    }
+}
+
 /// Reads the body that follows `read`'s head (its first bytes already in
 /// `buf`) as its framing says, counting and discarding it.
 async fn read_body<S: AsyncRead + Unpin>(
@@ -365,18 +394,7 @@ async fn read_body<S: AsyncRead + Unpin>(
                 if leftover.len() == buf.len() {
                     grow(buf);
                 }
-                let n = match stream.read(buf).await {
-                    Ok(0) => {
-                        return fail(
-                            ErrorKind::Closed,
-                            "connection closed before the body was complete",
-                            bytes_in,
-                        )
-                    }
-                    Ok(n) => n,
-                    Err(e) => return fail(read_error_kind(&e), &e.to_string(), bytes_in),
-                };
-                bytes_in += n as u64;
+                let n = read_more(stream.read(buf).await, status, &mut bytes_in, CUT_IN_BODY)?;
                 leftover = &buf[..n];
             }
         }
@@ -411,18 +429,7 @@ async fn read_body<S: AsyncRead + Unpin>(
                 if leftover.len() == buf.len() {
                     grow(buf);
                 }
-                let n = match stream.read(buf).await {
-                    Ok(0) => {
-                        return fail(
-                            ErrorKind::Closed,
-                            "connection closed before the last chunk",
-                            bytes_in,
-                        )
-                    }
-                    Ok(n) => n,
-                    Err(e) => return fail(read_error_kind(&e), &e.to_string(), bytes_in),
-                };
-                bytes_in += n as u64;
+                let n = read_more(stream.read(buf).await, status, &mut bytes_in, CUT_IN_CHUNKS)?;
                 leftover = &buf[..n];
             }
             body_bytes = decoder.body_bytes;

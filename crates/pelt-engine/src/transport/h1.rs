@@ -139,50 +139,31 @@ impl H1Sender {
                 keep_host: same,
             };
             let head = chain.method == "HEAD";
-            let r = if same {
+            // Another origin's connection, for this request only.
+            let mut other;
+            let stream = if same {
                 // The target's own connection, reopened if the redirect
                 // or the server since closed it.
                 write_request(&mut self.redirect, t, &line, plan.keepalive);
                 self.connect(w, origin, false).await?;
-                let c = self.conn.as_mut().expect("connect() set it");
-                let r = send_on(
-                    &mut c.stream,
-                    Hop::new(
-                        &self.redirect,
-                        &chain.url,
-                        self.session.as_deref_mut(),
-                        attempt,
-                    ),
-                    &mut self.buf,
-                    head,
-                    &mut self.location,
-                    bytes_in,
-                )
-                .await?;
-                if !(r.reusable && plan.keepalive) {
-                    self.conn = None;
-                }
-                r
+                &mut self.conn.as_mut().expect("connect() set it").stream
             } else {
-                // Another origin: a connection for this request only.
                 write_request(&mut self.redirect, t, &line, false);
                 let o = lookup_origin(&chain.url, &plan.http).await?;
-                let mut stream = open(w, &o, false).await?;
-                send_on(
-                    &mut stream,
-                    Hop::new(
-                        &self.redirect,
-                        &chain.url,
-                        self.session.as_deref_mut(),
-                        attempt,
-                    ),
-                    &mut self.buf,
-                    head,
-                    &mut self.location,
-                    bytes_in,
-                )
-                .await?
+                other = open(w, &o, false).await?;
+                &mut other
             };
+            let hop = Hop::new(
+                &self.redirect,
+                &chain.url,
+                self.session.as_deref_mut(),
+                attempt,
+            );
+            let buf = &mut self.buf;
+            let r = send_on(stream, hop, buf, head, &mut self.location, bytes_in).await?;
+            if same && !(r.reusable && plan.keepalive) {
+                self.conn = None;
+            }
             bytes_in += r.bytes_in;
             resp = r;
         }
@@ -402,29 +383,19 @@ impl H1Sender {
             }
         };
         let resp = resp?;
-        if let Some((first, last)) = c.stream.stamps() {
-            // The kernel's arrival times, not the read's: see `StampedTcp`.
-            let now = w.now();
-            let clock = KernelClock::at(now, || w.now());
-            let sent = attempt.sent.unwrap_or(0);
-            let (first, last) = (clock.run_time(first), clock.run_time(last));
-            // A stamp from before the request went out is not its
-            // response's (the kernel stamps some segments with 0 while it
-            // turns stamping on): then pelt's own clock stands.
-            if first >= sent {
-                attempt.first_byte = Some(first.min(now));
-                attempt.done = Some(last.clamp(first, now));
-                // And the request's departure: the kernel's transmit stamp
-                // rather than pelt's clock read before `write()` (17-29 us
-                // earlier here at p50, more if preempted in between:
-                // bench/wire.sh). The stamp is of the write's last segment,
-                // so only a request that fits in one segment takes it.
-                if attempt.bytes_out as usize <= ONE_SEGMENT {
-                    if let Some(tx) = c.stream.tx_stamp().map(|t| clock.run_time(t)) {
-                        if (sent..=first).contains(&tx) {
-                            attempt.sent = Some(tx);
-                            attempt.tx_stamped = true;
-                        }
+        // The kernel's arrival times, not the read's.
+        let sent = attempt.sent.unwrap_or(0);
+        if let Some((clock, first)) = c.stream.stamps().and_then(|s| attempt.stamped(w, s)) {
+            // And the request's departure: the kernel's transmit stamp
+            // rather than pelt's clock read before `write()` (17-29 us
+            // earlier here at p50, more if preempted in between:
+            // bench/wire.sh). The stamp is of the write's last segment, so
+            // only a request that fits in one segment takes it.
+            if attempt.bytes_out as usize <= ONE_SEGMENT {
+                if let Some(tx) = c.stream.tx_stamp().map(|t| clock.run_time(t)) {
+                    if (sent..=first).contains(&tx) {
+                        attempt.sent = Some(tx);
+                        attempt.tx_stamped = true;
                     }
                 }
             }

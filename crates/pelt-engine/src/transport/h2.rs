@@ -9,12 +9,12 @@
 //! that needs it.
 
 use super::dial::dial;
-use super::shared::{Acquired, SharedConns};
-use super::stream::{prepare, StreamSender, Streams, Unprocessed};
-use super::{Attempt, Outgoing, Runner, Transport};
+use super::shared::SharedConns;
+use super::stream::{StreamSender, Streams, Tries, Unprocessed};
+use super::{Attempt, Runner};
 use crate::conn::Stream;
 use crate::h2::{classify, refused};
-use crate::outcome::{Failure, Response};
+use crate::outcome::Failure;
 use crate::session::Jar;
 use bytes::Bytes;
 use h2::client::{ResponseFuture, SendRequest};
@@ -87,16 +87,12 @@ impl Streams for H2 {
         origin: usize,
         attempt: &mut Attempt,
     ) -> Result<u64, Failure> {
-        let opening = match self.shared.acquire(origin).await {
-            Acquired::Ready(generation) => {
+        let opening = match self.shared.acquire_own(origin, &mut self.send).await {
+            Ok(generation) => {
                 attempt.reused = true;
-                if !matches!(&self.send, Some((o, g, _)) if *o == origin && *g == generation) {
-                    let send = self.shared.handle(origin).expect("ready");
-                    self.send = Some((origin, generation, send));
-                }
                 return Ok(generation);
             }
-            Acquired::Open(opening) => opening,
+            Err(opening) => opening,
         };
         let plan = w.plan();
         let (stream, est) = dial(w, &plan.origins[origin], true).await?;
@@ -205,43 +201,17 @@ impl Streams for H2 {
         let _ = body.flow_control().release_capacity(n);
         Ok(Some(n as u64))
     }
-}
 
-impl Transport for H2Sender {
-    async fn send(
-        &mut self,
-        w: &impl Runner,
-        out: &mut Outgoing<'_>,
-        sender: usize,
-        attempt: &mut Attempt,
-    ) -> Result<Response, Failure> {
-        let (origin, request) = prepare(out, w.plan(), H2::NAME)?;
-        match self.once(w, origin, &request, out, sender, attempt).await {
-            Ok(r) => Ok(r),
-            Err((failure, Unprocessed::No)) => Err(failure),
-            Err((_, unprocessed)) => {
-                // The server refused the stream before processing it (a
-                // graceful GOAWAY at its request limit or a reload, or
-                // REFUSED_STREAM): RFC 9113 §8.7 makes it safe to send
-                // again. Once, so a server refusing everything still shows
-                // as errors; after a GOAWAY, on a new connection.
-                if let Unprocessed::Closing(generation) = unprocessed {
-                    self.streams.shared.retire(origin, generation);
-                }
-                *attempt = Attempt::default();
-                self.once(w, origin, &request, out, sender, attempt)
-                    .await
-                    .map_err(|(f, _)| f)
-            }
-        }
+    fn again(&mut self, _unprocessed: Unprocessed, tries: &Tries) -> bool {
+        // The server refused the stream before processing it (a graceful
+        // GOAWAY at its request limit or a reload, or REFUSED_STREAM): RFC
+        // 9113 §8.7 makes it safe to send again. Once, so a server refusing
+        // everything still shows as errors; after a GOAWAY, on a new
+        // connection.
+        tries.refused + tries.moved == 0
     }
 
-    fn reset(&mut self) {
-        // The shared connection outlives a failed stream; if the connection
-        // itself failed, its driver retires it.
-    }
-
-    fn streamed(&self) -> Option<pelt_core::stream::Tally> {
-        StreamSender::streamed(self)
+    fn retire(&self, origin: usize, generation: u64) {
+        self.shared.retire(origin, generation);
     }
 }

@@ -37,14 +37,14 @@
 //! on a connection that does not try 0-RTT. `--no-keepalive`: each
 //! request dials a connection of its own and closes it after the response.
 
-use super::shared::{Acquired, SharedConns};
-use super::stream::{prepare, StreamSender, Streams, Unprocessed};
-use super::{Attempt, OpenConn, Outgoing, Runner, Transport};
+use super::shared::SharedConns;
+use super::stream::{StreamSender, Streams, Tries, Unprocessed};
+use super::{Attempt, OpenConn, Runner};
 use crate::conn::{connect_quic, Endpoints, KernelClock};
 use crate::h3::early::{early_failed, Early, Fate};
 use crate::h3::errors::StreamEnd;
 use crate::h3::{no_error, Opener, RequestStream, SendRequest};
-use crate::outcome::{Failure, Response};
+use crate::outcome::Failure;
 use crate::session::Jar;
 use bytes::{Buf, Bytes};
 use pelt_core::handshake::Handshake;
@@ -207,16 +207,12 @@ impl Streams for H3 {
         origin: usize,
         attempt: &mut Attempt,
     ) -> Result<u64, Failure> {
-        let opening = match self.shared.conns.acquire(origin).await {
-            Acquired::Ready(generation) => {
+        let opening = match self.shared.conns.acquire_own(origin, &mut self.send).await {
+            Ok(generation) => {
                 attempt.reused = true;
-                if !matches!(&self.send, Some((o, g, _)) if *o == origin && *g == generation) {
-                    let handle = self.shared.conns.handle(origin).expect("ready");
-                    self.send = Some((origin, generation, handle));
-                }
                 return Ok(generation);
             }
-            Acquired::Open(opening) => opening,
+            Err(opening) => opening,
         };
         w.connect_gate().permit(w, true).await?;
         let plan = w.plan();
@@ -385,68 +381,37 @@ impl Streams for H3 {
             attempt.first_byte = attempt.first_byte.map(|f| f.min(done));
         }
     }
-}
 
-impl Transport for H3Sender {
-    async fn send(
-        &mut self,
-        w: &impl Runner,
-        out: &mut Outgoing<'_>,
-        sender: usize,
-        attempt: &mut Attempt,
-    ) -> Result<Response, Failure> {
-        let (origin, request) = prepare(out, w.plan(), H3::NAME)?;
-        let mut redirected = 0;
-        let mut retried = false;
-        loop {
-            let result = self.once(w, origin, &request, out, sender, attempt).await;
-            // Before any close: a 0-RTT handshake cut short by it would
-            // read as rejected.
-            self.streams.record_early(w).await;
-            if !w.plan().http.keepalive {
-                self.streams.close_own(w.plan().http.zero_rtt);
+    fn again(&mut self, unprocessed: Unprocessed, tries: &Tries) -> bool {
+        match unprocessed {
+            Unprocessed::No => false,
+            // It never left: a closing connection's request goes to a new
+            // one, uncounted (a few times at most).
+            Unprocessed::Closing(_) => tries.moved < MAX_REDIRECTS_TO_NEW_CONNECTION,
+            // Rejected as 0-RTT data: unseen by the server, so sent again
+            // on a connection that tries no 0-RTT (this one is closed).
+            Unprocessed::EarlyRejected => {
+                let again = tries.moved < MAX_REDIRECTS_TO_NEW_CONNECTION;
+                self.no_early |= again;
+                again
             }
-            let unprocessed = match result {
-                Ok(r) => return Ok(r),
-                Err((failure, Unprocessed::No)) => return Err(failure),
-                Err((failure, unprocessed)) => match unprocessed {
-                    // It never left: a closing connection's request goes
-                    // to a new one, uncounted (a few times at most).
-                    Unprocessed::Closing(_) if redirected < MAX_REDIRECTS_TO_NEW_CONNECTION => {
-                        redirected += 1;
-                        unprocessed
-                    }
-                    // Rejected as 0-RTT data: unseen by the server, so
-                    // sent again on a connection that tries no 0-RTT
-                    // (this one is closed).
-                    Unprocessed::EarlyRejected if redirected < MAX_REDIRECTS_TO_NEW_CONNECTION => {
-                        redirected += 1;
-                        self.streams.no_early = true;
-                        unprocessed
-                    }
-                    // Refused unprocessed (RFC 9114 §4.1.1, §5.2): safe to
-                    // send again, once, as HTTP/2's REFUSED_STREAM, so a
-                    // server refusing everything still shows as errors.
-                    Unprocessed::Refused(_) if !retried => {
-                        retried = true;
-                        unprocessed
-                    }
-                    _ => return Err(failure),
-                },
-            };
-            if let Unprocessed::Closing(generation) = unprocessed {
-                self.streams.shared.conns.retire(origin, generation);
-            }
-            *attempt = Attempt::default();
+            // Refused unprocessed (RFC 9114 §4.1.1, §5.2): safe to send
+            // again, once, as HTTP/2's REFUSED_STREAM, so a server refusing
+            // everything still shows as errors.
+            Unprocessed::Refused(_) => tries.refused == 0,
         }
     }
 
-    fn reset(&mut self) {
-        // The shared connection outlives a failed stream; if the
-        // connection itself failed, its driver retires it.
+    fn retire(&self, origin: usize, generation: u64) {
+        self.shared.conns.retire(origin, generation);
     }
 
-    fn streamed(&self) -> Option<pelt_core::stream::Tally> {
-        StreamSender::streamed(self)
+    async fn tried(&mut self, w: &impl Runner) {
+        // Before any close: a 0-RTT handshake cut short by it would read
+        // as rejected.
+        self.record_early(w).await;
+        if !w.plan().http.keepalive {
+            self.close_own(w.plan().http.zero_rtt);
+        }
     }
 }

@@ -38,7 +38,7 @@ pub(crate) mod stream;
 mod tests;
 pub(crate) mod ws;
 
-use crate::conn::{Established, TcpCounts};
+use crate::conn::{Established, KernelClock, TcpCounts};
 use crate::outcome::{Failure, Response};
 use crate::plan::RunPlan;
 use dial::ConnectGate;
@@ -345,4 +345,26 @@ pub(crate) struct Attempt {
     /// Whether it was lost that way but not sent again (its method is
     /// not idempotent).
     pub lost_on_reuse: bool,
+}
+
+impl Attempt {
+    /// Takes the response's first byte and end from the kernel's arrival
+    /// stamps of its first and last bytes (`stamps`, real time: see
+    /// `conn::StampedTcp`) rather than from the reads, as a late read is
+    /// not a slow server. Returns the mapping to the run's clock and the
+    /// first byte's time on it; `None`, leaving pelt's own clock to stand,
+    /// for a stamp from before the request went out, which is not its
+    /// response's (the kernel stamps some segments with 0 while it turns
+    /// stamping on).
+    pub fn stamped(&mut self, w: &impl Runner, stamps: (u64, u64)) -> Option<(KernelClock, Nanos)> {
+        let now = w.now();
+        let clock = KernelClock::at(now, || w.now());
+        let (first, last) = (clock.run_time(stamps.0), clock.run_time(stamps.1));
+        if first < self.sent.unwrap_or(0) {
+            return None;
+        }
+        self.first_byte = Some(first.min(now));
+        self.done = Some(last.clamp(first, now));
+        Some((clock, first))
+    }
 }

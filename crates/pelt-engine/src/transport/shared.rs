@@ -69,6 +69,26 @@ impl<H: Clone> SharedConns<H> {
         }
     }
 
+    /// [`acquire`](Self::acquire) for a sender that keeps its own copy of
+    /// the handle, `own` (`(origin, generation, handle)`): `Ok` with a live
+    /// connection's generation, `own` brought up to date if it was stale;
+    /// `Err` with the duty to open one.
+    pub async fn acquire_own(
+        &self,
+        origin: usize,
+        own: &mut Option<(usize, u64, H)>,
+    ) -> Result<u64, Opening<'_, H>> {
+        match self.acquire(origin).await {
+            Acquired::Ready(generation) => {
+                if !matches!(own, Some((o, g, _)) if *o == origin && *g == generation) {
+                    *own = Some((origin, generation, self.handle(origin).expect("ready")));
+                }
+                Ok(generation)
+            }
+            Acquired::Open(opening) => Err(opening),
+        }
+    }
+
     /// A copy of `origin`'s live connection's handle, if it has one.
     pub fn handle(&self, origin: usize) -> Option<H> {
         match &self.slots.borrow()[origin] {

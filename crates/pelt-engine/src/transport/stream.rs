@@ -6,11 +6,12 @@
 //! before the run, or a scenario step's made from its rendered bytes), the
 //! jar, the attempt's milestones, the response counted (its head and body
 //! copied out for a step), the worker's `Server` header, and `--follow`'s
-//! redirect chain. Each protocol's [`Transport`](super::Transport) is its
-//! retry policy around [`StreamSender::once`].
+//! redirect chain, and the one [`Transport`] for both: tries of
+//! [`StreamSender::once`], again while the protocol's retry policy
+//! ([`Streams::again`]) allows a request refused unprocessed.
 
 use super::redirect::{location_of, Redirects};
-use super::{Attempt, Outgoing, Runner};
+use super::{Attempt, Outgoing, Runner, Transport};
 use crate::events::Tap;
 use crate::outcome::{is_redirect, Failure, Refused, Response};
 use crate::parts::{field_size, header_block_size, write_head, PreparedParts};
@@ -84,6 +85,26 @@ pub(crate) trait Streams {
     /// times): a protocol that can time its end by the kernel does it
     /// here (`attempt.done`).
     fn done(&self, _w: &impl Runner, _origin: usize, _attempt: &mut Attempt) {}
+
+    /// The retry policy: whether a request refused `unprocessed` (never
+    /// `No`) is sent again, after the earlier `tries` of the same request.
+    fn again(&mut self, unprocessed: Unprocessed, tries: &Tries) -> bool;
+
+    /// Forgets connection `generation` of `origin` (it was closing), so
+    /// the next request opens a new one.
+    fn retire(&self, origin: usize, generation: u64);
+
+    /// After each try, whatever its outcome.
+    async fn tried(&mut self, _w: &impl Runner) {}
+}
+
+/// A request's earlier tries, by why it was sent again.
+#[derive(Debug, Default)]
+pub(crate) struct Tries {
+    /// Refused on a connection that may still work.
+    pub refused: u32,
+    /// On a new connection: the last one was closing, or rejected 0-RTT.
+    pub moved: u32,
 }
 
 /// Whether a failed request was refused unprocessed, and so may be sent
@@ -184,12 +205,6 @@ impl<S: Streams> StreamSender<S> {
             jar: jar.map(Box::new),
             events: None,
         }
-    }
-
-    /// The latest request's stream, if its response was one (see
-    /// `Transport::streamed`).
-    pub(super) fn streamed(&self) -> Option<pelt_core::stream::Tally> {
-        crate::events::streamed(&self.events)
     }
 
     /// One try of `out` (its `request` to `origin`, from [`prepare`]):
@@ -356,6 +371,49 @@ impl<S: Streams> StreamSender<S> {
             resp = read_body::<S>(&mut body, &response, earlier, None, None::<Tapped<'_>>).await?;
         }
         Ok(resp)
+    }
+}
+
+impl<S: Streams> Transport for StreamSender<S> {
+    async fn send(
+        &mut self,
+        w: &impl Runner,
+        out: &mut Outgoing<'_>,
+        sender: usize,
+        attempt: &mut Attempt,
+    ) -> Result<Response, Failure> {
+        let (origin, request) = prepare(out, w.plan(), S::NAME)?;
+        let mut tries = Tries::default();
+        loop {
+            let result = self.once(w, origin, &request, out, sender, attempt).await;
+            self.streams.tried(w).await;
+            let unprocessed = match result {
+                Ok(r) => return Ok(r),
+                Err((failure, Unprocessed::No)) => return Err(failure),
+                Err((failure, unprocessed)) => match self.streams.again(unprocessed, &tries) {
+                    true => unprocessed,
+                    false => return Err(failure),
+                },
+            };
+            match unprocessed {
+                Unprocessed::Refused(_) => tries.refused += 1,
+                Unprocessed::Closing(generation) => {
+                    self.streams.retire(origin, generation);
+                    tries.moved += 1;
+                }
+                _ => tries.moved += 1,
+            }
+            *attempt = Attempt::default();
+        }
+    }
+
+    fn reset(&mut self) {
+        // The shared connection outlives a failed stream; if the connection
+        // itself failed, its driver retires it.
+    }
+
+    fn streamed(&self) -> Option<pelt_core::stream::Tally> {
+        crate::events::streamed(&self.events)
     }
 }
 

@@ -249,19 +249,22 @@ fn split<'a>(root: &Area<'a>, legend: bool) -> (Area<'a>, Option<Area<'a>>) {
     }
 }
 
+/// A plotters backend the charts draw on: its errors are boxed, so they
+/// must outlive the chart.
+trait Canvas: DrawingBackend<ErrorType: 'static> {}
+impl<DB: DrawingBackend<ErrorType: 'static>> Canvas for DB {}
+
+/// An axis of `f64` values that labels its ticks.
+trait Axis: Ranged<ValueType = f64> + ValueFormatter<f64> {}
+impl<A: Ranged<ValueType = f64> + ValueFormatter<f64>> Axis for A {}
+
 /// A chart with its mesh drawn.
-fn chart_on<'a, DB, X, Y>(
+fn chart_on<'a, DB: Canvas, X: Axis, Y: Axis>(
     root: &'a DrawingArea<DB, plotters::coord::Shift>,
     axes: &Axes<'_>,
     x: X,
     y: Y,
-) -> Result<ChartContext<'a, DB, Cartesian2d<X, Y>>, Box<dyn Error>>
-where
-    DB: DrawingBackend,
-    DB::ErrorType: 'static,
-    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
-    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
-{
+) -> Result<ChartContext<'a, DB, Cartesian2d<X, Y>>, Box<dyn Error>> {
     let mut chart = ChartBuilder::on(root)
         .margin(14)
         .margin_right(24)
@@ -350,19 +353,13 @@ fn line_chart(
     Ok(svg)
 }
 
-fn draw_lines<DB, X, Y>(
+fn draw_lines<DB: Canvas, X: Axis, Y: Axis>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     axes: &Axes<'_>,
     x: X,
     y: Y,
     lines: &[Line],
-) -> ChartResult
-where
-    DB: DrawingBackend,
-    DB::ErrorType: 'static,
-    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
-    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
-{
+) -> ChartResult {
     let mut chart = chart_on(root, axes, x, y)?;
     for line in lines {
         let style = line.pen.color.stroke_width(line.pen.width);

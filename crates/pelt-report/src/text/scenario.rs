@@ -27,6 +27,17 @@ pub(super) fn write_scenario(o: &mut String, s: &RunSummary, sc: &ScenarioSource
             f.join(", ")
         }
     };
+    // A row's end, the same for a step and a flow: its percentiles, its
+    // name and its failures.
+    let tail = |i: usize| {
+        let n = row(i);
+        let (p50, p90, p99) = (p(n, 0.5), p(n, 0.9), p(n, 0.99));
+        format!(
+            "{p50:>9} {p90:>9} {p99:>9}  {}  ({})",
+            sc.names[i],
+            failures(n)
+        )
+    };
     writeln!(
         o,
         "Steps        requests        ok    failed   skipped       p50       p90       p99  step (failures)"
@@ -36,16 +47,12 @@ pub(super) fn write_scenario(o: &mut String, s: &RunSummary, sc: &ScenarioSource
         let skipped = sc.skipped(i, |j| row(j).failed());
         writeln!(
             o,
-            "  {:>19} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}  ({})",
+            "  {:>19} {:>9} {:>9} {:>9} {}",
             thousands(n.requests()),
             thousands(n.successes()),
             thousands(n.failed()),
             thousands(skipped),
-            p(n, 0.5),
-            p(n, 0.9),
-            p(n, 0.99),
-            sc.names[i],
-            failures(n),
+            tail(i),
         )?;
     }
     writeln!(
@@ -61,15 +68,11 @@ pub(super) fn write_scenario(o: &mut String, s: &RunSummary, sc: &ScenarioSource
         let n = row(i);
         writeln!(
             o,
-            "  {:>19} {:>10} {:>9} {:>9} {:>9} {:>9}  {}  ({})",
+            "  {:>19} {:>10} {:>9} {}",
             thousands(n.requests()),
             thousands(n.successes()),
             thousands(n.failed()),
-            p(n, 0.5),
-            p(n, 0.9),
-            p(n, 0.99),
-            sc.names[i],
-            failures(n),
+            tail(i),
         )?;
     }
     writeln!(o)

@@ -203,7 +203,7 @@ pub struct ExperimentArgs {
     /// or send_lag; or one figure judged alone: throughput (successful
     /// responses per second, higher is better) or failed (the failed
     /// share; errors is read too).
-    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::Headline)]
+    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::HEADLINE)]
     pub metric: LatencyArg,
 
     /// No progress lines on stderr.

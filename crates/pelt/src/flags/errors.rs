@@ -100,6 +100,12 @@ impl From<pelt_campaign::Error> for UserError {
         UserError(match e {
             Error::Config(c) => config_error(&c),
             Error::Engine { error, secrets } => secrets.text(&engine_error(&error)),
+            Error::Until(text) => format!(
+                "invalid --until '{text}': give a percentile and a width, like --until 'p99 ±2%'"
+            ),
+            Error::StartRate { start, max } => {
+                format!("--start-rate {start} must be at least 1 and at most --max-rate {max}")
+            }
             Error::Other(message) => message,
         })
     }
@@ -136,5 +142,24 @@ mod tests {
             .starts_with("invalid assertion 'p99 50ms'"));
         let rule = "p99 > 1s".parse::<pelt_core::AbortRule>().unwrap_err();
         assert!(!rule.to_string().contains("--abort-on"), "{rule}");
+        // pelt-campaign's, likewise.
+        let until = pelt_campaign::Until::parse("p99").unwrap_err();
+        assert!(
+            until.to_string().contains("(`Keep::until`) 'p99'"),
+            "{until}"
+        );
+        assert_eq!(
+            UserError::from(until).0,
+            "invalid --until 'p99': give a percentile and a width, like --until 'p99 ±2%'"
+        );
+        let start = pelt_campaign::Error::StartRate {
+            start: 5000.0,
+            max: 1000.0,
+        };
+        assert!(!start.to_string().contains("--"), "{start}");
+        assert_eq!(
+            UserError::from(start).0,
+            "--start-rate 5000 must be at least 1 and at most --max-rate 1000"
+        );
     }
 }

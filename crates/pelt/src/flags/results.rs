@@ -2,7 +2,9 @@
 //! `pelt compare`, and of `pelt serve` and `pelt demo`.
 
 use super::{parse_assertion, parse_buckets, BaselineArgs, FormatArg};
+use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
+use pelt_analyze::latency::Latency;
 use std::path::PathBuf;
 
 pub const COMPARE_EXAMPLES: &str = "\
@@ -205,7 +207,7 @@ pub struct CompareArgs {
     /// of each run, higher is better; rate runs too) or failed (the failed
     /// share of each run, higher is worse; errors is read too). With --baseline, other than
     /// response_time needs the recorded runs' results files.
-    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::Headline)]
+    #[arg(long = "metric", value_enum, default_value_t = LatencyArg::HEADLINE)]
     pub metric: LatencyArg,
 
     /// When every A run came before every B run (or after), the change is
@@ -225,36 +227,55 @@ pub struct CompareArgs {
     pub baseline: BaselineArgs,
 }
 
-/// `--metric`: which latency a comparison's percentiles measure, or the one figure it judges.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-#[value(rename_all = "snake_case")]
-pub enum LatencyArg {
-    /// The runs' headline: response time with --rate, service time in a closed loop.
-    #[default]
-    Headline,
-    /// From each request's scheduled send to its response.
-    ResponseTime,
-    /// From the actual send to the response.
-    ServiceTime,
-    /// From the scheduled send to the actual send.
-    SendLag,
-    /// Successful responses per second, alone.
-    Throughput,
-    /// The failed share, alone ("errors", the older word, is still read).
-    #[value(alias = "errors")]
-    Failed,
+/// `--metric`: which latency a comparison's percentiles measure, or the
+/// one figure it judges: pelt-analyze's [`Latency`], by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LatencyArg(pub Latency);
+
+impl LatencyArg {
+    /// The default, `headline`.
+    pub const HEADLINE: LatencyArg = LatencyArg(Latency::Headline);
+    /// Every value, in the library's order.
+    const ALL: [LatencyArg; Latency::ALL.len()] = {
+        let mut all = [LatencyArg::HEADLINE; Latency::ALL.len()];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = LatencyArg(Latency::ALL[i]);
+            i += 1;
+        }
+        all
+    };
 }
 
-impl From<LatencyArg> for pelt_analyze::latency::Latency {
-    fn from(a: LatencyArg) -> Self {
-        match a {
-            LatencyArg::Headline => Self::Headline,
-            LatencyArg::ResponseTime => Self::ResponseTime,
-            LatencyArg::ServiceTime => Self::ServiceTime,
-            LatencyArg::SendLag => Self::SendLag,
-            LatencyArg::Throughput => Self::Throughput,
-            LatencyArg::Failed => Self::Failed,
-        }
+impl ValueEnum for LatencyArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &LatencyArg::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self.0 {
+            Latency::Headline => {
+                "The runs' headline: response time with --rate, service time in a closed loop"
+            }
+            Latency::ResponseTime => "From each request's scheduled send to its response",
+            Latency::ServiceTime => "From the actual send to the response",
+            Latency::SendLag => "From the scheduled send to the actual send",
+            Latency::Throughput => "Successful responses per second, alone",
+            Latency::Failed => {
+                "The failed share, alone (\"errors\", the older word, is still read)"
+            }
+        };
+        let value = PossibleValue::new(self.0.name()).help(help);
+        Some(match self.0 {
+            Latency::Failed => value.alias("errors"),
+            _ => value,
+        })
+    }
+}
+
+impl From<LatencyArg> for Latency {
+    fn from(a: LatencyArg) -> Latency {
+        a.0
     }
 }
 

@@ -22,7 +22,7 @@
 
 use super::dial::dial;
 use super::{Attempt, OpenConn, Outgoing, Runner, Transport};
-use crate::conn::{KernelClock, Stream};
+use crate::conn::Stream;
 use crate::h1::{write_request, RequestLine};
 use crate::outcome::{read_error_kind, write_error_kind, Failure, Response};
 use crate::session::Jar;
@@ -71,6 +71,20 @@ impl Drop for Conn {
 }
 
 impl WsSender {
+    /// Room to read more into: the unconsumed bytes moved to the
+    /// buffer's start once they reach its end (or dropped when there are
+    /// none).
+    fn make_room(&mut self) {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        } else if self.end == self.buf.len() {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+    }
+
     /// A sender with no connection yet (it upgrades one for its first
     /// message); `salt` seeds its mask keys.
     pub fn new(jar: Option<Jar>, salt: u64, max_message: u64) -> WsSender {
@@ -281,14 +295,7 @@ impl WsSender {
                 }
             }
             // More bytes: room first.
-            if self.start == self.end {
-                self.start = 0;
-                self.end = 0;
-            } else if self.end == self.buf.len() {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            }
+            self.make_room();
             if self.end == self.buf.len() {
                 // Only a frame's head or a control frame waits whole (at
                 // most 139 bytes): the first buffer always has room.
@@ -369,17 +376,9 @@ impl Transport for WsSender {
         c.stream.flush().await.map_err(write)?;
         attempt.bytes_out = self.out.len() as u64;
         let (len, bytes_in) = self.read_reply(w, attempt).await?;
-        if let Some((first, last)) = self.conn.as_ref().and_then(|c| c.stream.stamps()) {
-            // The kernel's arrival times, as HTTP/1.1's (see `StampedTcp`):
-            // a stamp from before the message went out is not its reply's.
-            let now = w.now();
-            let clock = KernelClock::at(now, || w.now());
-            let sent = attempt.sent.unwrap_or(0);
-            let (first, last) = (clock.run_time(first), clock.run_time(last));
-            if first >= sent {
-                attempt.first_byte = Some(first.min(now));
-                attempt.done = Some(last.clamp(first, now));
-            }
+        if let Some(stamps) = self.conn.as_ref().and_then(|c| c.stream.stamps()) {
+            // The kernel's arrival times, as HTTP/1.1's.
+            attempt.stamped(w, stamps);
         }
         Ok(Response {
             // A reply is a complete answer: counted as a 2xx, as every
@@ -437,14 +436,7 @@ impl Transport for WsSender {
                         Err(e) => return Some(Close::of(e.close_code())),
                     }
                 }
-                if self.start == self.end {
-                    self.start = 0;
-                    self.end = 0;
-                } else if self.end == self.buf.len() {
-                    self.buf.copy_within(self.start..self.end, 0);
-                    self.end -= self.start;
-                    self.start = 0;
-                }
+                self.make_room();
                 match c.stream.read(&mut self.buf[self.end..]).await {
                     Ok(0) | Err(_) => return None,
                     Ok(n) => self.end += n,

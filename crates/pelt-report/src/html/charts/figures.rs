@@ -419,19 +419,13 @@ pub(in crate::html) fn latency_vs_load(
 }
 
 /// The SLO's latency (red, across) and the knee (grey, up), when given.
-fn draw_marks<DB, X, Y>(
+fn draw_marks<DB: Canvas, X: Axis, Y: Axis>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
     marks: &crate::html::Marks,
     unit: &TimeUnit,
     x_range: &Range<f64>,
     (y_lo, y_hi): (f64, f64),
-) -> ChartResult
-where
-    DB: DrawingBackend,
-    DB::ErrorType: 'static,
-    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
-    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
-{
+) -> ChartResult {
     if let Some(slo) = marks.slo_ns {
         let y = unit.of(slo);
         chart.draw_series(DashedLineSeries::new(
@@ -455,17 +449,11 @@ where
     Ok(())
 }
 
-pub(super) fn draw_load_series<DB, X, Y>(
+pub(super) fn draw_load_series<DB: Canvas, X: Axis, Y: Axis>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
     series: &[crate::html::LoadSeries],
     unit: &TimeUnit,
-) -> ChartResult
-where
-    DB: DrawingBackend,
-    DB::ErrorType: 'static,
-    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
-    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
-{
+) -> ChartResult {
     for (i, s) in series.iter().enumerate() {
         let color = run_color(i);
         let p50: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, unit.of(p.1))).collect();

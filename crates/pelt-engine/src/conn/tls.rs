@@ -119,7 +119,7 @@ pub(crate) fn client_config(insecure: bool, tls13_only: bool) -> rustls::ClientC
     let mut provider = rustls::crypto::ring::default_provider();
     provider
         .cipher_suites
-        .sort_by_key(|s| (s.tls13().is_none(), !is_aes_128_gcm(s.suite())));
+        .sort_by_key(|s| (!is_tls13(s), !is_aes_128_gcm(s.suite())));
     let provider = Arc::new(provider);
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone());
     let builder = match tls13_only {
@@ -138,6 +138,11 @@ pub(crate) fn client_config(insecure: bool, tls13_only: bool) -> rustls::ClientC
         };
         builder.with_root_certificates(roots).with_no_client_auth()
     }
+}
+
+/// Whether `suite` is one of TLS 1.3's.
+fn is_tls13(suite: &rustls::SupportedCipherSuite) -> bool {
+    matches!(suite, rustls::SupportedCipherSuite::Tls13(_))
 }
 
 /// Whether `suite` is one of AES-128-GCM's.
@@ -215,7 +220,7 @@ mod tests {
             .crypto_provider()
             .cipher_suites
             .iter()
-            .map(|s| (s.tls13().is_some(), s.suite()))
+            .map(|s| (is_tls13(s), s.suite()))
             .collect();
         assert_eq!(
             suites.len(),

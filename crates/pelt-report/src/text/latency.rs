@@ -12,19 +12,17 @@ fn write_handshakes(o: &mut String, s: &RunSummary) -> std::fmt::Result {
     writeln!(o, "  {TITLE}: {line}")?;
     // The note in lines of the report's width, cut between its clauses.
     let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
     for clause in note(s).split("; ") {
-        match lines.last_mut() {
-            Some(line) if line.len() + clause.len() < 90 => {
-                line.push_str("; ");
-                line.push_str(clause);
-            }
-            Some(line) => {
-                line.push(';');
-                lines.push(clause.to_string());
-            }
-            None => lines.push(clause.to_string()),
+        if !line.is_empty() && line.len() + clause.len() >= 90 {
+            line.push(';');
+            lines.push(std::mem::take(&mut line));
+        } else if !line.is_empty() {
+            line.push_str("; ");
         }
+        line.push_str(clause);
     }
+    lines.push(line);
     writeln!(o, "    ({})", lines.join("\n     "))
 }
 

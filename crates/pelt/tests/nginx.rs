@@ -170,8 +170,9 @@ fn tls_per_connection_counts_full_and_resumed_handshakes_as_nginx_does() {
             "-t",
             "2",
             "--no-keepalive",
+            "--insecure",
         ];
-        let r = run_json(&[&four[..], &["--insecure"]].concat());
+        let r = run_json(&four);
         assert_eq!(r["requests"]["successes"], 40, "{}", r["error_examples"]);
         let [full, resumed] = nginx_handshakes(&nginx, 100);
         let counts = [full - 31, resumed - 29];

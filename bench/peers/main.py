@@ -20,6 +20,7 @@ from . import measure
 from . import ceiling, wirelag
 from .caddy import Caddy, PeltServe
 from .common import ALL_TOOLS, CLOSE_CONNECTIONS, CONNECTIONS, OHA_H3, REPO, log
+from .tools import Pelt
 from .measure import CURRENT, Interrupted, Quiet, on_signal, run_one, stall_truth
 from .nginx import Nginx
 from .report import fmt_lat, render, summarise_all
@@ -43,16 +44,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--path", default="/", help="URL path for the max-load and rate tests: / (ok), /1k.bin, /100k.bin")
     p.add_argument(
         "--tests",
-        default="max,rate,stall,close,h2,h3,ceiling,scale",
-        help="comma-separated subset of max,rate,stall,close,h2,h3,ceiling,scale (close: a new connection per request, "
-        "ab's and siege's default, against wrk with Connection: close and pelt --no-keepalive; h2: pelt --http2 against h2load, h2c and "
+        default="max,rate,stall,close,tls-close,h2,h3,ceiling,scale",
+        help="comma-separated subset of max,rate,stall,close,tls-close,h2,h3,ceiling,scale (close: a new connection per request, "
+        "ab's and siege's default, against wrk with Connection: close and pelt --no-keepalive; tls-close: the same over "
+        "https, a TLS handshake per request, pelt with its default session resumption and with --no-tls-resume; "
+        "h2: pelt --http2 against h2load, h2c and "
         "TLS; h3: pelt --http3 against pelt --http2 and oha's http3 build, on Caddy; ceiling: the highest rate "
         "each rate tool holds on one core; scale: pelt against wrk at many connections, and pelt's memory with "
         "1,000 targets)",
     )
     p.add_argument(
         "--close-connections",
-        help="connections for the close test, a new TCP connection per request (default 1,2,4,10,50; --quick 1,50)",
+        help="connections for the close and tls-close tests, a new TCP connection per request "
+        "(default 1,2,4,10,50; --quick 1,50)",
     )
     p.add_argument("--scale-connections", help="connections for the scale test (default 1000,10000; --quick 1000)")
     p.add_argument("--scale-threads", help="threads for the scale test (default 1,2; --quick 1)")
@@ -92,8 +96,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if unknown:
         p.error(f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(ALL_TOOLS)}")
     args.test_list = [t.strip() for t in args.tests.split(",") if t.strip()]
-    if not set(args.test_list) <= {"max", "rate", "stall", "close", "h2", "h3", "ceiling", "scale"}:
-        p.error("--tests takes a subset of max,rate,stall,close,h2,h3,ceiling,scale")
+    if not set(args.test_list) <= {"max", "rate", "stall", "close", "tls-close", "h2", "h3", "ceiling", "scale"}:
+        p.error("--tests takes a subset of max,rate,stall,close,tls-close,h2,h3,ceiling,scale")
     try:
         args.close_connection_list = [int(c) for c in args.close_connections.split(",") if c.strip()]
         args.scale_connection_list = [int(c) for c in args.scale_connections.split(",") if c.strip()]
@@ -195,6 +199,11 @@ def main(argv: list[str]) -> int:
         h2_tools = [t for t in tools.values() if t.name in ("pelt", "h2load")]
         # The close test: the tools that can open a connection per request.
         close_tools = [t for t in tools.values() if t.can_close]
+        # The tls-close test: the same over https, and pelt once more with
+        # every handshake full (--no-tls-resume), the work ab and siege do.
+        tls_close_tools = list(close_tools)
+        if "pelt" in tools:
+            tls_close_tools.append(Pelt(tools["pelt"].path, full_handshakes=True))
         # The h3 test: HTTP/3 against Caddy (nginx 1.22 has none); pelt over
         # HTTP/2 on the same Caddy is its reference, oha's http3 build its peer.
         # oha's http3 build gets no answer from Caddy 2.6.2, so it and pelt
@@ -264,6 +273,11 @@ def main(argv: list[str]) -> int:
                     order = list(close_tools)
                     rng.shuffle(order)
                     plan += [("close", t, float(c)) for t in order]
+            if "tls-close" in args.test_list:
+                for c in args.close_connection_list:
+                    order = list(tls_close_tools)
+                    rng.shuffle(order)
+                    plan += [("tls_close", t, float(c)) for t in order]
             if "h2" in args.test_list:
                 for tls in (0.0, 1.0):
                     order = list(h2_tools)
@@ -277,17 +291,17 @@ def main(argv: list[str]) -> int:
                 label = f"round {rnd + 1}/{args.rounds}, {i + 1}/{len(plan)}: {test} {tool.name}" + (
                     f" {r:g}/s" if r and test == "rate" else ""
                 ) + ((" tls" if r else " h2c") if test == "h2" else "") + (f" {r}" if test == "h3" else "") + (
-                    f" -c {r:g}" if test == "close" else ""
+                    f" -c {r:g}" if test in ("close", "tls_close") else ""
                 )
                 log(label)
                 if test == "max_load":
                     d = args.duration
                     spec = tool.max_load(url, d, workdir)
                     rec = run_one(test, tool, spec, d, nginx, workdir, client_cpu, extra={"round": rnd + 1})
-                elif test == "close":
+                elif test in ("close", "tls_close"):
                     assert r is not None
                     d = args.duration
-                    spec = tool.close(url, int(r), d, workdir)
+                    spec = tool.close(url if test == "close" else nginx.url_h2(True), int(r), d, workdir)
                     assert spec is not None
                     rec = run_one(
                         test, tool, spec, d, nginx, workdir, client_cpu,
@@ -392,7 +406,7 @@ def main(argv: list[str]) -> int:
                 tools, url, args.duration, nginx, workdir, client_cpu,
                 args.scale_connection_list, args.scale_thread_list, keep,
             )
-        summarise_all(result, args, tools, stall_tools, rate_tools, h2_tools, h3_tools, close_tools)
+        summarise_all(result, args, tools, stall_tools, rate_tools, h2_tools, h3_tools, close_tools, tls_close_tools)
         save()
     except Interrupted as e:
         log(f"interrupted ({e}); partial results in {json_path}")

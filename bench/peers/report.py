@@ -216,6 +216,9 @@ def render(result: dict) -> str:
     close = result["summary"].get("close", {})
     if close:
         render_close(close, cfg, add)
+    tls_close = result["summary"].get("tls_close", {})
+    if tls_close:
+        render_close(tls_close, cfg, add, tls=True)
 
     stall = result["summary"].get("stall", {})
     if stall:
@@ -362,12 +365,21 @@ def render(result: dict) -> str:
     return "\n".join(lines)
 
 
-def render_close(close: dict, cfg: dict, add: Callable[[str], None]) -> None:
-    """The close test's table: per connection count, each tool's req/s,
-    CPU and involuntary context switches per request, and their ratios
-    to ab's."""
-    add(f"## A connection per request ({dur(cfg['duration_s'])} per run; medians, ranges in brackets)")
+def render_close(close: dict, cfg: dict, add: Callable[[str], None], tls: bool = False) -> None:
+    """The close test's table (and, with `tls`, the tls-close test's): per
+    connection count, each tool's req/s, CPU and involuntary context
+    switches per request, and their ratios to ab's."""
+    what = "A TLS connection per request" if tls else "A connection per request"
+    add(f"## {what} ({dur(cfg['duration_s'])} per run; medians, ranges in brackets)")
     add("")
+    if tls:
+        add(
+            "The close test over https, to nginx's TLS port (a self-signed RSA 2048 certificate; Debian's nginx 1.22 "
+            "negotiates TLS 1.2 by default): a TLS handshake per request. ab, siege (OpenSSL) and pelt-full "
+            "(`--no-tls-resume`) make every handshake full; wrk and pelt (its default) offer the session an earlier "
+            "connection got, and nginx resumes it (a ticket: no certificate sent, no signature)."
+        )
+        add("")
     add(
         "Flat out, a new TCP connection for every request: ab's default (HTTP/1.0, no `-k`), siege's Debian "
         "default (`connection = close`, `-b`), wrk with `-H 'Connection: close'`, pelt `--no-keepalive`; each "
@@ -438,7 +450,7 @@ def stall_verdict(p99: Optional[float], truth: float) -> str:
 
 def summarise_all(
     result: dict, args: argparse.Namespace, tools: dict, stall_tools: list, rate_tools: list, h2_tools: list,
-    h3_tools: Optional[list] = None, close_tools: Optional[list] = None,
+    h3_tools: Optional[list] = None, close_tools: Optional[list] = None, tls_close_tools: Optional[list] = None,
 ) -> None:
     runs = result["runs"]
     summary: dict[str, Any] = {}
@@ -469,6 +481,17 @@ def summarise_all(
                     CLOSE_KEYS,
                 )
                 for t in close_tools
+            }
+            for c in args.close_connection_list
+        }
+    if "tls-close" in args.test_list and tls_close_tools:
+        summary["tls_close"] = {
+            str(c): {
+                t.name: summarise(
+                    [x for x in runs if x["test"] == "tls_close" and x["tool"] == t.name and x["close_connections"] == c],
+                    CLOSE_KEYS,
+                )
+                for t in tls_close_tools
             }
             for c in args.close_connection_list
         }

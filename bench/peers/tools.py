@@ -368,11 +368,15 @@ class Pelt(Tool):
     name = binary = "pelt"
     can_close = True
 
-    def __init__(self, path: str, send_window: Optional[str] = None):
+    def __init__(self, path: str, send_window: Optional[str] = None, full_handshakes: bool = False):
         super().__init__(path)
         self.send_window = send_window
         if send_window:
             self.name = f"pelt-w{send_window}"
+        # The tls-close test's pelt with every handshake full
+        # (--no-tls-resume), as ab's and siege's are.
+        if full_handshakes:
+            self.name = "pelt-full"
 
     def version(self) -> str:
         m = re.search(r"pelt (\S+)", first_line([self.path, "--version"]))
@@ -390,6 +394,12 @@ class Pelt(Tool):
 
     def close(self, url, c, d, workdir):
         argv = [self.path, "run", url, "--no-keepalive", "-c", str(c), "-t", "1", "-d", dur(d), "--format", "json"]
+        # The tls-close test: nginx's self-signed certificate (ab, siege and
+        # wrk do not check certificates).
+        if url.startswith("https://"):
+            argv.append("--insecure")
+            if self.name == "pelt-full":
+                argv.append("--no-tls-resume")
         return Spec(argv, parse_pelt)
 
     def h2(self, url: str, d: float, tls: bool) -> Spec:

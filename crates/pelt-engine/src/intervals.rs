@@ -282,8 +282,8 @@ impl Intervals {
         self.current.record_ws_close(close);
     }
 
-    /// Records a QUIC handshake of `kind` known at `at` (outside warm-up
-    /// only), as its connection is.
+    /// Records a TLS or QUIC handshake of `kind` known at `at` (outside
+    /// warm-up only), as its connection is.
     pub fn record_handshake(&mut self, at: Nanos, kind: pelt_core::handshake::Handshake, ns: u64) {
         if at >= self.measure_from {
             self.current.record_handshake(kind, ns);

@@ -210,8 +210,14 @@ impl RunPlan {
         };
         let (origins, target_origin) = resolve_origins(config)?;
         // A redirect to another host may need TLS even if no target does.
-        let tls = (origins.iter().any(|o| o.tls.is_some()) || config.http.follow_any_host)
-            .then(|| tls_connector(config.http.insecure, config.http.http2));
+        let tls =
+            (origins.iter().any(|o| o.tls.is_some()) || config.http.follow_any_host).then(|| {
+                tls_connector(
+                    config.http.insecure,
+                    config.http.http2,
+                    !config.http.no_tls_resume,
+                )
+            });
         let requests = config
             .targets
             .iter()
@@ -230,6 +236,7 @@ impl RunPlan {
             quic_client_config(
                 config.http.insecure,
                 config.http.zero_rtt,
+                !config.http.no_tls_resume,
                 !config.http.no_gso,
             )
         });

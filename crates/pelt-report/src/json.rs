@@ -6,7 +6,7 @@ use pelt_core::{ErrorKind, FailureKind, LatencyStats, RunSummary, TargetStats};
 use serde_json::{json, Map, Value};
 
 /// Identifies the document format; bumped on incompatible changes.
-pub const SCHEMA_ID: &str = "pelt.run/5";
+pub const SCHEMA_ID: &str = "pelt.run/6";
 
 fn secs(ns: f64) -> f64 {
     ns / 1e9
@@ -439,21 +439,22 @@ fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
         let c = &mut v["connections"];
         c["quic_packets_sent"] = json!(t.tcp_segs_out);
         c["quic_packets_lost"] = json!(t.tcp_retrans);
-        // --0rtt: handshakes by kind, each with its count and time.
-        if let Some(kinds) = crate::handshakes::of(s) {
-            let kinds: Map<String, Value> = kinds
-                .iter()
-                .map(|k| {
-                    let v = json!({
-                        "count": k.count,
-                        "mean_s": secs(k.mean_ns),
-                        "p99_s": secs(k.p99_ns as f64),
-                    });
-                    (k.kind.name().to_string(), v)
-                })
-                .collect();
-            c["handshakes"] = Value::Object(kinds);
-        }
+    }
+    // https over TCP, --0rtt: handshakes by kind, each with its count
+    // and time.
+    if let Some(kinds) = crate::handshakes::of(s) {
+        let kinds: Map<String, Value> = kinds
+            .iter()
+            .map(|k| {
+                let v = json!({
+                    "count": k.count,
+                    "mean_s": secs(k.mean_ns),
+                    "p99_s": secs(k.p99_ns as f64),
+                });
+                (k.kind.name().to_string(), v)
+            })
+            .collect();
+        v["connections"]["handshakes"] = Value::Object(kinds);
     }
     v
 }

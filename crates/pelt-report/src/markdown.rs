@@ -103,7 +103,7 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
             o,
             "| {} | {line} ({}) |",
             crate::handshakes::TITLE,
-            crate::handshakes::NOTE
+            crate::handshakes::note(s)
         )?;
     }
     if let Some(st) = crate::streams::of(s) {

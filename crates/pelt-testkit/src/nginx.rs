@@ -84,6 +84,10 @@ http {
     # Sessions: each connection's requests, and the sid cookie each carried.
     log_format session '$connection $connection_requests $request_uri $cookie_sid';
     access_log "@PREFIX@/logs/session.log" session;
+    # TLS: each request's connection, whether its handshake resumed a
+    # session ("r") or was full ("."), and the protocol version.
+    log_format tls '$connection $ssl_session_reused $ssl_protocol';
+    access_log "@PREFIX@/logs/tls.log" tls;
     # A per-connection cookie, set on a connection's first response only
     # (add_header skips an empty value): `add_header Set-Cookie $first_sid;`.
     map $connection_requests $first_sid {
@@ -295,6 +299,17 @@ impl Nginx {
         self.access_log_lines(Some(expected));
         let text =
             fs::read_to_string(self.prefix.path().join("logs/session.log")).unwrap_or_default();
+        let complete = text.rfind('\n').map_or(0, |end| end + 1);
+        text[..complete].lines().map(str::to_owned).collect()
+    }
+
+    /// The complete lines of the TLS log so far: `$connection
+    /// $ssl_session_reused $ssl_protocol` (`r` for a resumed session, `.`
+    /// for a full handshake), one per request. Waits like
+    /// [`Nginx::access_log_lines`] for at least `expected` lines.
+    pub fn tls_log_lines(&self, expected: usize) -> Vec<String> {
+        self.access_log_lines(Some(expected));
+        let text = fs::read_to_string(self.prefix.path().join("logs/tls.log")).unwrap_or_default();
         let complete = text.rfind('\n').map_or(0, |end| end + 1);
         text[..complete].lines().map(str::to_owned).collect()
     }

@@ -634,11 +634,11 @@ fn http3_keeps_cookies_per_stream_against_caddy() {
         .all(|l| l == "GET /login 200 HTTP/3.0"));
 }
 
-/// `--0rtt`'s handshake counts from a JSON report: 1-RTT, 0-RTT accepted,
+/// `--0rtt`'s handshake counts from a JSON report: full, 0-RTT accepted,
 /// 0-RTT rejected.
 fn handshakes(r: &Value) -> [u64; 3] {
     let h = &r["connections"]["handshakes"];
-    ["one_rtt", "zero_rtt_accepted", "zero_rtt_rejected"].map(|k| count(&h[k]["count"]))
+    ["full", "zero_rtt_accepted", "zero_rtt_rejected"].map(|k| count(&h[k]["count"]))
 }
 
 #[test]
@@ -660,10 +660,10 @@ fn http3_0rtt_resumes_every_connection_after_the_first() {
     // 1-RTT handshake's time.
     let h = &r["connections"]["handshakes"];
     let (one, zero) = (
-        number(&h["one_rtt"]["mean_s"]),
+        number(&h["full"]["mean_s"]),
         number(&h["zero_rtt_accepted"]["mean_s"]),
     );
-    assert!(zero > 0.0 && zero < one, "0-RTT {zero} s, 1-RTT {one} s");
+    assert!(zero > 0.0 && zero < one, "0-RTT {zero} s, full {one} s");
     // The text report's connect line, split by handshake.
     let mut all = vec!["run", "--http3", "--insecure"];
     all.extend_from_slice(&args);
@@ -672,10 +672,11 @@ fn http3_0rtt_resumes_every_connection_after_the_first() {
     let text = pelt_testkit::pelt::ok_stdout(&out);
     let line = text
         .lines()
-        .find(|l| l.contains("connect by handshake (--0rtt)"))
+        .find(|l| l.contains("handshakes by kind"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(
-        line.contains("1-RTT 1 (mean ")
+        line.contains("full 1 (mean ")
+            && !line.contains("resumed")
             && line.contains("0-RTT accepted 11 (mean ")
             && line.contains("0-RTT rejected 0"),
         "{line}"
@@ -717,25 +718,25 @@ fn http3_0rtt_handshakes_show_in_every_view() {
     assert_eq!(handshakes(&r), [1, 11, 0], "{}", r["connections"]);
     let split = |shown: &str, what: &str| {
         assert!(
-            shown.contains("connect by handshake (--0rtt)")
-                && shown.contains("1-RTT 1 (mean ")
+            shown.contains("handshakes by kind")
+                && shown.contains("full 1 (mean ")
                 && shown.contains("; 0-RTT accepted 11 (mean ")
                 && shown.contains("; 0-RTT rejected 0"),
             "{what}: {shown}"
         );
     };
     let text = report("text");
-    let line = text.lines().find(|l| l.contains("connect by handshake"));
+    let line = text.lines().find(|l| l.contains("handshakes by kind"));
     split(line.unwrap_or(&text), "text");
     let markdown = report("markdown");
     let row = markdown
         .lines()
-        .find(|l| l.starts_with("| connect by handshake (--0rtt) | 1-RTT "));
+        .find(|l| l.starts_with("| handshakes by kind | full "));
     split(row.unwrap_or(&markdown), "markdown");
     let html = report("html");
     let row = html
         .lines()
-        .find(|l| l.starts_with("<tr><th>connect by handshake (--0rtt)</th><td>1-RTT "));
+        .find(|l| l.starts_with("<tr><th>handshakes by kind</th><td>full "));
     split(row.unwrap_or(&html), "html");
     assert!(html.contains("0-RTT accepted: until requests could go"));
     // The CSV is the per-second timeline: no whole-run connection figures.

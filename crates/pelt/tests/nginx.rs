@@ -97,6 +97,119 @@ fn https_keep_alive_connections_are_reused_despite_session_tickets() {
     );
 }
 
+/// Handshakes by kind from a JSON report: full, resumed.
+fn tls_handshakes(r: &serde_json::Value) -> [u64; 2] {
+    let h = &r["connections"]["handshakes"];
+    ["full", "resumed"].map(|k| h[k]["count"].as_u64().unwrap_or(u64::MAX))
+}
+
+/// nginx's own count of full (`.`) and resumed (`r`) handshakes, one line
+/// per request (each request here has its own connection).
+fn nginx_handshakes(nginx: &Nginx, requests: usize) -> [u64; 2] {
+    let lines = nginx.tls_log_lines(requests);
+    assert_eq!(lines.len(), requests, "{lines:?}");
+    let of = |mark: &str| {
+        lines
+            .iter()
+            .filter(|l| l.split(' ').nth(1) == Some(mark))
+            .count() as u64
+    };
+    [of("."), of("r")]
+}
+
+/// Issue 44 §3: a connection per request over TLS resumes the session an
+/// earlier connection got (as browsers, curl and wrk do), `--no-tls-resume`
+/// makes every handshake full (as ab and siege do), and the report counts
+/// full and resumed handshakes as nginx saw them (`$ssl_session_reused`),
+/// over TLS 1.2 (Debian's nginx 1.22 default: tickets) and TLS 1.3.
+#[test]
+fn tls_per_connection_counts_full_and_resumed_handshakes_as_nginx_does() {
+    let tls = self_signed_cert();
+    for (protocols, version) in [("", "TLSv1.2"), ("ssl_protocols TLSv1.3;", "TLSv1.3")] {
+        let nginx = Nginx::start_tls(protocols, &tls);
+        let url = format!("https://127.0.0.1:{}/ok", nginx.port());
+        let base = [
+            url.as_str(),
+            "-n",
+            "30",
+            "-c",
+            "1",
+            "--no-keepalive",
+            "--insecure",
+        ];
+        // One at a time: the first handshake is full, each later one
+        // resumes the session the one before it got.
+        let r = run_json(&base);
+        assert_eq!(r["requests"]["successes"], 30, "{}", r["error_examples"]);
+        assert_eq!(r["connections"]["opened"], 30);
+        let seen = nginx_handshakes(&nginx, 30);
+        assert_eq!(tls_handshakes(&r), seen, "{version}: {}", r["connections"]);
+        assert_eq!(seen, [1, 29], "{version}");
+        let lines = nginx.tls_log_lines(30);
+        assert!(lines.iter().all(|l| l.ends_with(version)), "{lines:?}");
+        // --no-tls-resume: every one full, by both counts.
+        let mut none = base.to_vec();
+        none.push("--no-tls-resume");
+        let r = run_json(&none);
+        assert_eq!(r["requests"]["successes"], 30, "{}", r["error_examples"]);
+        assert_eq!(nginx_handshakes(&nginx, 60), [31, 29], "{version}");
+        assert_eq!(
+            tls_handshakes(&r),
+            [30, 0],
+            "{version}: {}",
+            r["connections"]
+        );
+        // Concurrent connections: whatever each got, pelt's counts are
+        // nginx's.
+        let four = [
+            url.as_str(),
+            "-n",
+            "40",
+            "-c",
+            "4",
+            "-t",
+            "2",
+            "--no-keepalive",
+            "--insecure",
+        ];
+        let r = run_json(&four);
+        assert_eq!(r["requests"]["successes"], 40, "{}", r["error_examples"]);
+        let [full, resumed] = nginx_handshakes(&nginx, 100);
+        let counts = [full - 31, resumed - 29];
+        assert_eq!(
+            tls_handshakes(&r),
+            counts,
+            "{version}: {}",
+            r["connections"]
+        );
+        assert!(counts[1] >= 30, "{version}: mostly resumed: {counts:?}");
+    }
+    // The text report says it, with each kind's time.
+    let nginx = Nginx::start_tls("", &tls);
+    let url = format!("https://127.0.0.1:{}/ok", nginx.port());
+    let out = pelt_testkit::pelt::pelt()
+        .args([
+            "run",
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "--no-keepalive",
+            "--insecure",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    let text = pelt_testkit::pelt::ok_stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("handshakes by kind: full 1 (mean ")
+                && l.contains("; resumed 4 (mean ")
+                && !l.contains("0-RTT")),
+        "{text}"
+    );
+}
+
 fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();

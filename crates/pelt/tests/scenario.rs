@@ -1760,7 +1760,7 @@ fn a_scenario_over_http3_with_0rtt_resumes_each_steps_connection() {
     assert_eq!(c["opened"], 12, "{c}");
     assert_eq!(c["reused_requests"], 0, "{c}");
     let h = &c["handshakes"];
-    let counts = ["one_rtt", "zero_rtt_accepted", "zero_rtt_rejected"]
+    let counts = ["full", "zero_rtt_accepted", "zero_rtt_rejected"]
         .map(|k| h[k]["count"].as_u64().unwrap_or(u64::MAX));
     assert_eq!(counts, [1, 11, 0], "{c}");
 }

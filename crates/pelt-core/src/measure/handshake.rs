@@ -1,28 +1,39 @@
-//! HTTP/3 handshakes by kind (`--0rtt`): full 1-RTT handshakes, and
-//! resumptions whose 0-RTT data the server accepted or rejected, each
-//! with its time. Kept apart from the [`Recorder`](crate::Recorder)'s
-//! other fields (which every run has) because only `--0rtt` runs fill it.
+//! Handshakes by kind, each with its time: TLS over TCP (`https`, full or
+//! resumed from a session ticket or ID) and HTTP/3's with `--0rtt` (full,
+//! or resumptions whose 0-RTT data the server accepted or rejected).
+//! Kept apart from the [`Recorder`](crate::Recorder)'s other fields
+//! (which every run has) because only runs that make such handshakes
+//! fill it.
 
 use crate::histogram::{new_histogram, record_ns};
 use hdrhistogram::Histogram;
 
-/// How a QUIC connection was set up.
+/// How a TLS or QUIC connection was set up. The discriminants index
+/// [`Handshakes::times`] (and a results file's list: `Resumed` came
+/// last).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handshake {
-    /// A full handshake: requests waited one round trip for it.
-    OneRtt,
+    /// A full handshake: the server's certificate sent and verified, keys
+    /// agreed afresh; requests waited for it (one round trip in TLS 1.3
+    /// and QUIC, two in TLS 1.2).
+    Full = 0,
     /// A resumption whose 0-RTT data the server took: requests went out
     /// with the first flight.
-    ZeroRttAccepted,
+    ZeroRttAccepted = 1,
     /// A resumption whose 0-RTT data the server refused: the requests
     /// sent as 0-RTT were never seen by the server, and were sent again.
-    ZeroRttRejected,
+    ZeroRttRejected = 2,
+    /// TLS over TCP: a session resumed from a ticket (or TLS 1.2 session
+    /// ID) an earlier connection got, without early data: no certificate
+    /// sent or verified. The server chooses; a client only offers.
+    Resumed = 3,
 }
 
 impl Handshake {
     /// Every kind, in the order reports list them.
-    pub const ALL: [Handshake; 3] = [
-        Handshake::OneRtt,
+    pub const ALL: [Handshake; 4] = [
+        Handshake::Full,
+        Handshake::Resumed,
         Handshake::ZeroRttAccepted,
         Handshake::ZeroRttRejected,
     ];
@@ -30,7 +41,8 @@ impl Handshake {
     /// The name reports use (JSON keys).
     pub fn name(self) -> &'static str {
         match self {
-            Handshake::OneRtt => "one_rtt",
+            Handshake::Full => "full",
+            Handshake::Resumed => "resumed",
             Handshake::ZeroRttAccepted => "zero_rtt_accepted",
             Handshake::ZeroRttRejected => "zero_rtt_rejected",
         }
@@ -38,20 +50,26 @@ impl Handshake {
 }
 
 /// Handshake times by kind, one value per connection (nanoseconds): for
-/// a 1-RTT handshake, until it completed; for an accepted 0-RTT one,
+/// a full or resumed handshake, until it completed (over TCP, the TLS
+/// handshake alone, after the TCP connect); for an accepted 0-RTT one,
 /// until the connection could carry requests (no round trip); for a
 /// rejected one, until the handshake completed and the rejection was
 /// known. Counts are the histograms' lengths, so merging adds them.
 #[derive(Debug, Clone)]
 pub struct Handshakes {
-    /// By [`Handshake`] kind, in [`Handshake::ALL`]'s order.
-    pub times: [Histogram<u64>; 3],
+    /// By [`Handshake`] kind, indexed by its discriminant.
+    pub times: [Histogram<u64>; 4],
 }
 
 impl Default for Handshakes {
     fn default() -> Self {
         Handshakes {
-            times: [new_histogram(), new_histogram(), new_histogram()],
+            times: [
+                new_histogram(),
+                new_histogram(),
+                new_histogram(),
+                new_histogram(),
+            ],
         }
     }
 }
@@ -99,21 +117,22 @@ mod tests {
     #[test]
     fn kinds_are_counted_apart_and_merging_adds() {
         let mut a = Handshakes::default();
-        a.record(Handshake::OneRtt, 1_000_000);
+        a.record(Handshake::Full, 1_000_000);
+        a.record(Handshake::Resumed, 300_000);
         a.record(Handshake::ZeroRttAccepted, 50_000);
         let mut b = Handshakes::default();
         b.record(Handshake::ZeroRttAccepted, 60_000);
         b.record(Handshake::ZeroRttRejected, 900_000);
         a.merge(&b);
         let counts: Vec<u64> = Handshake::ALL.iter().map(|&k| a.count(k)).collect();
-        assert_eq!(counts, [1, 2, 1]);
+        assert_eq!(counts, [1, 1, 2, 1]);
         assert!(a.of(Handshake::ZeroRttAccepted).max() < 61_000);
         // The recorder's histograms (a results file's) add to these, up
         // to the longest value pelt keeps.
         let mut r = crate::recorder::new_histogram();
         crate::histogram::record_ns(&mut r, u64::MAX);
         a.times[0].add(&r).expect("handshake histograms grow");
-        assert_eq!(a.count(Handshake::OneRtt), 2);
+        assert_eq!(a.count(Handshake::Full), 2);
         a.reset();
         assert!(a.is_empty());
     }

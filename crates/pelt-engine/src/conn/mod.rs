@@ -60,6 +60,9 @@ pub struct Established {
     pub connect_ns: u64,
     /// The TLS handshake, for https.
     pub tls_ns: Option<u64>,
+    /// The TLS handshake resumed a session (from a ticket or session ID
+    /// an earlier connection got) rather than making a full one.
+    pub tls_resumed: bool,
     /// `--proxy` with https: the `CONNECT` exchange that set up the tunnel
     /// (`connect_ns` is then the connection to the proxy).
     pub tunnel_ns: Option<u64>,
@@ -179,14 +182,20 @@ pub async fn connect_from(
                     }
                 };
             match handshake {
-                Ok(s) => Ok((
-                    Stream::Tls(Box::new(s)),
-                    Established {
-                        connect_ns,
-                        tls_ns: Some(tls_start.elapsed().as_nanos() as u64),
-                        tunnel_ns,
-                    },
-                )),
+                Ok(s) => {
+                    let tls_ns = Some(tls_start.elapsed().as_nanos() as u64);
+                    let tls_resumed =
+                        s.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+                    Ok((
+                        Stream::Tls(Box::new(s)),
+                        Established {
+                            connect_ns,
+                            tls_ns,
+                            tls_resumed,
+                            tunnel_ns,
+                        },
+                    ))
+                }
                 Err(e) => Err(Failure::new(
                     ErrorKind::Tls,
                     match no_application_protocol(&e) {
@@ -222,6 +231,7 @@ pub async fn connect_from(
             Established {
                 connect_ns,
                 tls_ns: None,
+                tls_resumed: false,
                 tunnel_ns,
             },
         )),
@@ -240,6 +250,7 @@ async fn connect_unix(
             Established {
                 connect_ns: start.elapsed().as_nanos() as u64,
                 tls_ns: None,
+                tls_resumed: false,
                 tunnel_ns: None,
             },
         )),

@@ -37,13 +37,23 @@ const NO_APPLICATION_PROTOCOL: u64 = 0x100 + 120;
 /// HTTP/3 must fail visibly), certificates verified unless `insecure`.
 /// With `zero_rtt` (`--0rtt`), the session tickets servers send are kept
 /// for the run (in memory, shared by its workers) and offered with early
-/// data. `gso`: send with UDP segmentation offload (one `sendmsg` of
+/// data. Without `resume` (`--no-tls-resume`), no session is offered.
+/// `gso`: send with UDP segmentation offload (one `sendmsg` of
 /// several packets, cut by the kernel or the NIC); off only to measure
 /// what it gives (docs/BENCHMARKS.md). Receive offload (GRO) is the
 /// socket's and quinn's, always on where supported.
-pub(crate) fn quic_client_config(insecure: bool, zero_rtt: bool, gso: bool) -> quinn::ClientConfig {
+pub(crate) fn quic_client_config(
+    insecure: bool,
+    zero_rtt: bool,
+    resume: bool,
+    gso: bool,
+) -> quinn::ClientConfig {
     let mut tls = client_config(insecure, true);
     tls.alpn_protocols = vec![b"h3".to_vec()];
+    if !resume {
+        // --no-tls-resume: every handshake full, as over TCP.
+        tls.resumption = rustls::client::Resumption::disabled();
+    }
     if zero_rtt {
         // rustls keeps a few tickets per server name, each used once:
         // enough for the run's connections to take turns.
@@ -175,6 +185,7 @@ pub(crate) async fn connect_quic(
     let established = |start: Instant| Established {
         connect_ns: start.elapsed().as_nanos() as u64,
         tls_ns: None,
+        tls_resumed: false,
         tunnel_ns: None,
     };
     // Without a ticket for this server (the run's first connection to
@@ -338,8 +349,8 @@ mod tests {
     #[test]
     fn the_client_offers_h3_only_over_tls13() {
         // Builds (QUIC's initial suite is there) for both certificate rules.
-        let _ = quic_client_config(false, false, true);
-        let _ = quic_client_config(true, true, false);
+        let _ = quic_client_config(false, false, true, true);
+        let _ = quic_client_config(true, true, true, false);
         let tls = client_config(false, true);
         assert!(tls.alpn_protocols.is_empty(), "the caller sets ALPN");
     }

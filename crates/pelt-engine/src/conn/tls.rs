@@ -88,9 +88,16 @@ pub(super) fn plain_text_reply(e: &io::Error) -> bool {
 /// The TLS client configuration shared by every connection of a run.
 /// With `http2`, ALPN offers only `h2`: the user asked for HTTP/2, so a
 /// server that would pick HTTP/1.1 must fail visibly, not quietly change
-/// what is measured.
-pub fn tls_connector(insecure: bool, http2: bool) -> tokio_rustls::TlsConnector {
+/// what is measured. With `resume`, each connection offers a session an
+/// earlier one got (rustls' in-memory store, shared by the run's
+/// workers: TLS 1.3 tickets, TLS 1.2 tickets and session IDs), as
+/// browsers do; without, every handshake is full, as ab's and siege's
+/// are (`--no-tls-resume`).
+pub fn tls_connector(insecure: bool, http2: bool, resume: bool) -> tokio_rustls::TlsConnector {
     let mut config = client_config(insecure, false);
+    if !resume {
+        config.resumption = rustls::client::Resumption::disabled();
+    }
     config.alpn_protocols = if http2 {
         vec![b"h2".to_vec()]
     } else {
@@ -103,8 +110,17 @@ pub fn tls_connector(insecure: bool, http2: bool) -> tokio_rustls::TlsConnector 
 /// the web's roots unless `insecure`; no ALPN yet (the caller's protocol
 /// says which). `tls13_only` for QUIC, which carries TLS 1.3 and nothing
 /// older.
+///
+/// AES-128-GCM is offered before AES-256-GCM (ring's order puts 256
+/// first), as browsers and h2load offer them: a server that follows the
+/// client's order (nginx's default) then does the work it does for
+/// browsers, and pelt's load is comparable with h2load's (issue 44 §4).
 pub(crate) fn client_config(insecure: bool, tls13_only: bool) -> rustls::ClientConfig {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider
+        .cipher_suites
+        .sort_by_key(|s| (!is_tls13(s), !is_aes_128_gcm(s.suite())));
+    let provider = Arc::new(provider);
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone());
     let builder = match tls13_only {
         true => builder.with_protocol_versions(&[&rustls::version::TLS13]),
@@ -122,6 +138,22 @@ pub(crate) fn client_config(insecure: bool, tls13_only: bool) -> rustls::ClientC
         };
         builder.with_root_certificates(roots).with_no_client_auth()
     }
+}
+
+/// Whether `suite` is one of TLS 1.3's.
+fn is_tls13(suite: &rustls::SupportedCipherSuite) -> bool {
+    matches!(suite, rustls::SupportedCipherSuite::Tls13(_))
+}
+
+/// Whether `suite` is one of AES-128-GCM's.
+fn is_aes_128_gcm(suite: rustls::CipherSuite) -> bool {
+    use rustls::CipherSuite::*;
+    matches!(
+        suite,
+        TLS13_AES_128_GCM_SHA256
+            | TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+            | TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
+    )
 }
 
 /// `--insecure`: accepts any certificate, still checks handshake signatures
@@ -171,5 +203,32 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCert {
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustls::CipherSuite::*;
+
+    /// Browsers' and h2load's order: AES-128-GCM first in each version,
+    /// TLS 1.3's suites before TLS 1.2's, none dropped.
+    #[test]
+    fn aes_128_gcm_is_offered_first_in_each_version() {
+        let config = client_config(true, false);
+        let suites: Vec<_> = config
+            .crypto_provider()
+            .cipher_suites
+            .iter()
+            .map(|s| (is_tls13(s), s.suite()))
+            .collect();
+        assert_eq!(
+            suites.len(),
+            rustls::crypto::ring::default_provider().cipher_suites.len()
+        );
+        assert_eq!(suites[0], (true, TLS13_AES_128_GCM_SHA256));
+        let first12 = suites.iter().position(|s| !s.0).unwrap();
+        assert!(suites[..first12].iter().all(|s| s.0), "{suites:?}");
+        assert!(is_aes_128_gcm(suites[first12].1), "{suites:?}");
     }
 }

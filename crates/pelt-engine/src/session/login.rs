@@ -52,7 +52,7 @@ pub(crate) fn login_all(
     let tls = origin
         .tls
         .as_ref()
-        .map(|_| tls_connector(http.insecure, false));
+        .map(|_| tls_connector(http.insecure, false, !http.no_tls_resume));
     let login = Arc::new(Login {
         request: for_origin(
             PreparedRequest::new(login, false).bytes,

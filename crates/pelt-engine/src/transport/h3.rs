@@ -239,7 +239,7 @@ impl Streams for H3 {
         })?;
         w.record_connection(&est);
         if zero_rtt && accepted.is_none() {
-            w.record_handshake(Handshake::OneRtt, est.connect_ns);
+            w.record_handshake(Handshake::Full, est.connect_ns);
         }
         let early = accepted.is_some().then(|| Rc::new(Early::default()));
         let handle = Handle {

@@ -152,12 +152,17 @@ impl Runner for Worker {
     }
 
     fn record_connection(&self, est: &Established) {
-        self.intervals.borrow_mut().record_connection(
-            self.now(),
-            est.connect_ns,
-            est.tls_ns,
-            est.tunnel_ns,
-        );
+        let now = self.now();
+        let mut intervals = self.intervals.borrow_mut();
+        intervals.record_connection(now, est.connect_ns, est.tls_ns, est.tunnel_ns);
+        // TLS over TCP: full or resumed, in the views `--0rtt` fills.
+        if let Some(ns) = est.tls_ns {
+            let kind = match est.tls_resumed {
+                true => pelt_core::handshake::Handshake::Resumed,
+                false => pelt_core::handshake::Handshake::Full,
+            };
+            intervals.record_handshake(now, kind, ns);
+        }
     }
 
     fn record_ws_upgrade(&self, ns: u64) {

@@ -170,7 +170,7 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
     }
     let handshakes = runs.iter().any(|r| r.summary.total.handshakes.is_some());
     if handshakes {
-        // --0rtt: the text report's line, in a row of its own.
+        // https, --0rtt: the text report's line, in a row of its own.
         html_row(
             o,
             crate::handshakes::TITLE,
@@ -313,7 +313,7 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
     if handshakes {
         writeln!(
             o,
-            "<p class=\"note\">Connect by handshake: {}.</p>",
+            "<p class=\"note\">Handshakes by kind: {}.</p>",
             esc(crate::handshakes::NOTE)
         )?;
     }

@@ -2,17 +2,28 @@
 
 use super::*;
 
-/// `--0rtt` runs: the connect line split by handshake kind, each with
-/// its count and time (mean, p99). Other runs have none.
+/// https and `--0rtt` runs: handshakes by kind (full, resumed, 0-RTT),
+/// each with its count and time (mean, p99). Other runs have none.
 fn write_handshakes(o: &mut String, s: &RunSummary) -> std::fmt::Result {
-    use crate::handshakes::{line, NOTE, TITLE};
+    use crate::handshakes::{line, note, TITLE};
     let Some(line) = line(s) else {
         return Ok(());
     };
     writeln!(o, "  {TITLE}: {line}")?;
-    // The note in two lines of the report's width.
-    let (first, rest) = NOTE.split_at(NOTE.find("handshake ended").unwrap_or(0));
-    writeln!(o, "    ({}\n    {rest})", first.trim_end())
+    // The note in lines of the report's width, cut between its clauses.
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for clause in note(s).split("; ") {
+        if !line.is_empty() && line.len() + clause.len() >= 90 {
+            line.push(';');
+            lines.push(std::mem::take(&mut line));
+        } else if !line.is_empty() {
+            line.push_str("; ");
+        }
+        line.push_str(clause);
+    }
+    lines.push(line);
+    writeln!(o, "    ({})", lines.join("\n     "))
 }
 
 /// Runs that met a streamed response: its counts, then its four

@@ -60,6 +60,7 @@ pub fn config_error(e: &ConfigError) -> String {
         NoKeepaliveWithHttp2 => "--no-keepalive is HTTP/1.1's Connection: close (and HTTP/3's connection per request); HTTP/2 always reuses its connections, so drop one of them".into(),
         NoKeepaliveWithStreams => "--no-keepalive with --http3 opens a QUIC connection per request, one stream each; drop --streams or --no-keepalive".into(),
         ZeroRttWithoutHttp3 => "--0rtt is QUIC's 0-RTT resumption, for HTTP/3 only; add --http3 or drop --0rtt".into(),
+        ZeroRttWithoutResume => "--0rtt resumes TLS sessions and --no-tls-resume forbids that; drop one of them".into(),
         Http3WithHttp2 => "--http2 and --http3 ask for different protocols; give one of them".into(),
         Http3NeedsHttps => "--http3 runs over QUIC, which always uses TLS; use an https:// URL".into(),
         Http3WithProxy => "--proxy cannot carry HTTP/3 (QUIC runs over UDP, and pelt speaks no CONNECT-UDP); drop --proxy or --http3".into(),

@@ -144,6 +144,7 @@ impl RunArgs {
             tx_stamps: a.tx_stamps,
             // A measuring switch, not a flag (docs/BENCHMARKS.md).
             no_gso: std::env::var_os("PELT_QUIC_GSO").is_some_and(|v| v == "0"),
+            no_tls_resume: a.no_tls_resume,
             session: a.session.options()?,
             proxy: a.proxy.options()?,
             streamed: a.streamed.options()?,

@@ -231,6 +231,15 @@ pub struct RunArgs {
     #[arg(long)]
     pub insecure: bool,
 
+    /// Make every TLS handshake a full one, as ab, siege and h2load do. By
+    /// default a new connection offers the session ticket an earlier one
+    /// of the run got, as browsers, curl and wrk do, and the server may
+    /// resume the session (no certificate sent or checked: cheaper for
+    /// both). The report counts full and resumed handshakes, each with its
+    /// time ("handshakes by kind"; JSON connections.handshakes).
+    #[arg(long = "no-tls-resume")]
+    pub no_tls_resume: bool,
+
     /// Speak HTTP/2: over https:// negotiated by ALPN (the run fails with
     /// `tls` errors if the server does not choose h2); over http:// as h2c
     /// with prior knowledge (no Upgrade).
@@ -260,7 +269,7 @@ pub struct RunArgs {
     /// round trip after it. Only GET, HEAD, OPTIONS and TRACE go as 0-RTT
     /// (0-RTT data can be replayed); other methods wait for the handshake.
     /// A request the server rejected as 0-RTT (it never saw it) is sent
-    /// again once, on a connection without 0-RTT. The report counts 1-RTT
+    /// again once, on a connection without 0-RTT. The report counts full
     /// handshakes and 0-RTT ones accepted and rejected, each with its time.
     #[arg(long = "0rtt")]
     pub zero_rtt: bool,

@@ -87,6 +87,11 @@ pub enum ConfigError {
     /// `http.zero_rtt` without `http.http3`.
     #[error("`http.zero_rtt` is QUIC's 0-RTT resumption, for HTTP/3 only; set `http.http3` or unset `http.zero_rtt`")]
     ZeroRttWithoutHttp3,
+    /// `http.zero_rtt` with `http.no_tls_resume`: 0-RTT is a resumption.
+    #[error(
+        "`http.zero_rtt` resumes sessions and `http.no_tls_resume` forbids that; unset one of them"
+    )]
+    ZeroRttWithoutResume,
     /// Both `http.http2` and `http.http3`.
     #[error("`http.http2` and `http.http3` ask for different protocols; set one of them")]
     Http3WithHttp2,

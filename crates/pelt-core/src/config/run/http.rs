@@ -89,6 +89,14 @@ pub struct HttpOptions {
     /// where the kernel lacks it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_gso: bool,
+    /// `--no-tls-resume`: every TLS handshake full, as ab, siege and
+    /// h2load make them. By default a connection offers the session
+    /// ticket (or TLS 1.2 session ID) an earlier connection of the run
+    /// got, as browsers, curl and wrk do, and the server may resume it
+    /// (handshakes are counted by kind: `Recorder::handshakes`). Absent
+    /// when off, and in results from runs that always offered them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_tls_resume: bool,
     /// Sessions (issue 16): cookies, a login.
     #[serde(default, skip_serializing_if = "SessionOptions::is_off")]
     pub session: SessionOptions,
@@ -307,6 +315,7 @@ impl Default for HttpOptions {
             accept_variable_length: false,
             tx_stamps: false,
             no_gso: false,
+            no_tls_resume: false,
             session: SessionOptions::default(),
             proxy: super::ProxyOptions::default(),
             streamed: crate::config::stream::StreamOptions::default(),

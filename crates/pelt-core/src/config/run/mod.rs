@@ -498,6 +498,9 @@ impl RunConfig {
         if self.http.zero_rtt && !self.http.http3 {
             return Err(ConfigError::ZeroRttWithoutHttp3);
         }
+        if self.http.zero_rtt && self.http.no_tls_resume {
+            return Err(ConfigError::ZeroRttWithoutResume);
+        }
         if let Some(r) = self.http.connect_rate {
             if !(r.is_finite() && (MIN_RATE..=MAX_CONNECT_RATE).contains(&r)) {
                 return Err(ConfigError::BadConnectRate);
@@ -802,10 +805,16 @@ mod tests {
         assert_eq!(c.validate(), Err(ConfigError::ZeroRttWithoutHttp3));
         c.http.http3 = true;
         https(&mut c);
+        // 0-RTT is a resumption: not with every handshake full.
+        c.http.no_tls_resume = true;
+        assert_eq!(c.validate(), Err(ConfigError::ZeroRttWithoutResume));
+        c.http.no_tls_resume = false;
+        assert_eq!(c.validate(), Ok(()));
         // Each message names fields, never flags.
         for e in [
             ConfigError::NoKeepaliveWithStreams,
             ConfigError::ZeroRttWithoutHttp3,
+            ConfigError::ZeroRttWithoutResume,
             ConfigError::Http3WithHttp2,
             ConfigError::Http3NeedsHttps,
             ConfigError::Http3WithProxy,

@@ -142,8 +142,9 @@ pub struct Recorder<C: Counter = u64> {
     /// Planned against actual send instants, for the schedule check (see
     /// [`crate::independence`]).
     pub sends: SendGrid,
-    /// `--0rtt` runs: HTTP/3 handshakes by kind, with their times (none
-    /// in other runs, which so carry no extra histograms).
+    /// TLS and QUIC handshakes by kind (full, resumed, 0-RTT), with their
+    /// times: https runs over TCP and `--0rtt` runs (none in others,
+    /// which so carry no extra histograms).
     pub handshakes: Option<Box<crate::handshake::Handshakes>>,
     /// WebSocket runs: upgrade times and closes by code (see
     /// [`crate::ws`]); none in other runs.
@@ -362,7 +363,8 @@ impl<C: Counter> Recorder<C> {
         self.ws.get_or_insert_default().record_close(close);
     }
 
-    /// Records a QUIC handshake of `kind` that took `ns` (`--0rtt` runs).
+    /// Records a handshake of `kind` that took `ns` (a TLS connection's,
+    /// or a QUIC one's in a `--0rtt` run).
     pub fn record_handshake(&mut self, kind: crate::handshake::Handshake, ns: u64) {
         self.handshakes.get_or_insert_default().record(kind, ns);
     }
@@ -706,7 +708,7 @@ pub(crate) fn assert_same(a: &Recorder, b: &Recorder) {
     );
     assert_eq!(a.sends, b.sends);
     let counts = |r: &Recorder| {
-        r.handshakes.as_ref().map_or([0; 3], |h| {
+        r.handshakes.as_ref().map_or([0; 4], |h| {
             crate::handshake::Handshake::ALL.map(|k| h.count(k))
         })
     };

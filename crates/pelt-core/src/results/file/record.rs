@@ -80,10 +80,12 @@ pub(super) struct IntervalRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     target_detail: Vec<TargetDetail>,
     examples: Vec<(ErrorKind, String)>,
-    /// `--0rtt` runs: handshake times by kind (1-RTT, 0-RTT accepted,
-    /// 0-RTT rejected), encoded as `histograms` are; absent otherwise.
+    /// Runs that count handshakes (https over TCP, `--0rtt`): times by
+    /// kind (full, 0-RTT accepted, 0-RTT rejected, resumed: the
+    /// discriminants' order), encoded as `histograms` are; absent
+    /// otherwise. Files from before resumption was counted have three.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    handshakes: Option<[String; 3]>,
+    handshakes: Option<Vec<String>>,
     /// Runs that met a streamed response: its figures (absent otherwise,
     /// and in files from before streams).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -331,10 +333,7 @@ impl IntervalRecord {
                 .map(|e| (e.kind, e.message.clone()))
                 .collect(),
             handshakes: match r.handshakes.as_deref().filter(|h| !h.is_empty()) {
-                Some(h) => {
-                    let [a, b, c] = &h.times;
-                    Some([encode(a)?, encode(b)?, encode(c)?])
-                }
+                Some(h) => Some(h.times.iter().map(encode).collect::<io::Result<_>>()?),
                 None => None,
             },
             streamed: match r.streamed.as_deref().filter(|s| !s.is_empty()) {
@@ -401,10 +400,15 @@ impl IntervalRecord {
             }
             r.ws = Some(Box::new(w));
         }
-        if let Some([a, b, c]) = self.handshakes {
-            r.handshakes = Some(Box::new(crate::handshake::Handshakes {
-                times: [decode(&a)?, decode(&b)?, decode(&c)?],
-            }));
+        if let Some(kinds) = self.handshakes {
+            let mut h = crate::handshake::Handshakes::default();
+            if kinds.len() > h.times.len() {
+                return Err(Corruption::Counts("more handshake kinds than pelt knows"));
+            }
+            for (times, encoded) in h.times.iter_mut().zip(&kinds) {
+                *times = decode(encoded)?;
+            }
+            r.handshakes = Some(Box::new(h));
         }
         if let Some(StreamsRecord { counts, histograms }) = self.streamed {
             let [streams, events, stalls, bursts, tokens, usage_counted] = counts;
@@ -585,16 +589,25 @@ mod tests {
         let mut r = Recorder::new();
         let json = serde_json::to_string(&IntervalRecord::from_recorder(1, &r).unwrap()).unwrap();
         assert!(!json.contains("handshakes"), "{json}");
-        r.record_handshake(Handshake::OneRtt, 2_000_000);
+        r.record_handshake(Handshake::Full, 2_000_000);
         r.record_handshake(Handshake::ZeroRttAccepted, 40_000);
         r.record_handshake(Handshake::ZeroRttAccepted, 45_000);
+        r.record_handshake(Handshake::Resumed, 500_000);
         let json = serde_json::to_string(&IntervalRecord::from_recorder(1, &r).unwrap()).unwrap();
         let back: IntervalRecord = serde_json::from_str(&json).unwrap();
         let mut back = back.into_recorder().unwrap();
         back.merge(&r);
         let h = back.handshakes.as_ref().unwrap();
         let counts = Handshake::ALL.map(|k| h.count(k));
-        assert_eq!(counts, [2, 4, 0]);
+        assert_eq!(counts, [2, 2, 4, 0]);
+        // A file from before resumption was counted: three kinds, read
+        // as full, 0-RTT accepted and 0-RTT rejected.
+        let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+        old["handshakes"].as_array_mut().unwrap().pop();
+        let old: IntervalRecord = serde_json::from_value(old).unwrap();
+        let old = old.into_recorder().unwrap();
+        let h = old.handshakes.as_ref().unwrap();
+        assert_eq!(Handshake::ALL.map(|k| h.count(k)), [1, 0, 2, 0]);
     }
 
     /// WebSocket upgrades and closes survive a file and add when merged;

@@ -167,18 +167,23 @@ impl From<EventTime> for String {
 /// microseconds, else nanoseconds. `None`: not positive, or before 2001
 /// in seconds (10^9), so no unit fits.
 pub fn unix_ns_of(value: f64) -> Option<u64> {
-    let ns = if !value.is_finite() || value < 1e9 {
+    if !value.is_finite() || value < 1e9 {
         return None;
-    } else if value < 1e11 {
-        value * 1e9
+    }
+    // Whole units and the fraction apart: an f64 of nanoseconds since
+    // 1970 is only good to 256 ns.
+    let (scale, whole) = if value < 1e11 {
+        (1_000_000_000, value.trunc())
     } else if value < 1e14 {
-        value * 1e6
+        (1_000_000, value.trunc())
     } else if value < 1e17 {
-        value * 1e3
+        (1_000, value.trunc())
     } else {
-        value
+        (1, value.round())
     };
-    (ns < u64::MAX as f64).then_some(ns as u64)
+    let whole = unix_ns_of_int(whole as u64)?;
+    let fraction = (value.fract() * scale as f64).round() as u64;
+    whole.checked_add(fraction.min(scale - 1))
 }
 
 /// [`unix_ns_of`] for an integer, exactly (a nanosecond count is beyond

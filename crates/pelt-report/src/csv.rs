@@ -43,7 +43,9 @@ pub fn csv(s: &RunSummary) -> String {
                 .map_or(String::new(), |n| n.to_string()),
             r.events.map_or(String::new(), |n| n.to_string()),
             r.stalls.map_or(String::new(), |n| n.to_string()),
-            r.tokens.filter(|_| llm).map_or(String::new(), |n| n.to_string()),
+            r.tokens
+                .filter(|_| llm)
+                .map_or(String::new(), |n| n.to_string()),
         );
     }
     out

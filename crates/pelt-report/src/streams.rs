@@ -173,16 +173,10 @@ impl Streams<'_> {
             st.bursts,
         );
         if self.hold {
-            line.push_str(&format!(
-                "; {} held to the run's end (--hold)",
-                st.held
-            ));
+            line.push_str(&format!("; {} held to the run's end (--hold)", st.held));
         }
         if self.event_time.is_some() {
-            line.push_str(&format!(
-                "; {} without a readable --event-time",
-                st.untimed
-            ));
+            line.push_str(&format!("; {} without a readable --event-time", st.untimed));
         }
         if self.llm {
             line.push_str(&format!(

@@ -387,10 +387,23 @@ fn bad_stream_flags_are_refused_with_a_fix() {
         (vec!["--hold", "--rate", "5", "-d", "2s"], "--rate"),
         (vec!["--hold", "-n", "5", "-d", "2s"], "drop -n"),
         (vec!["--hold", "-c", "3"], "add -d"),
+        (
+            vec!["--hold", "-d", "2s", "--warmup", "1s"],
+            "drop --warmup",
+        ),
         (vec!["--event-time", "json:/ts", "-n", "1"], "--stream sse"),
-        (vec!["--event-time", "id", "--stream", "lines", "-n", "1"], "id with --stream sse"),
-        (vec!["--event-time", "json:/ts", "--stream", "chunks", "-n", "1"], "whole messages"),
-        (vec!["--event-time", "ts", "--stream", "sse", "-n", "1"], "json:PATH"),
+        (
+            vec!["--event-time", "id", "--stream", "lines", "-n", "1"],
+            "id with --stream sse",
+        ),
+        (
+            vec!["--event-time", "json:/ts", "--stream", "chunks", "-n", "1"],
+            "whole messages",
+        ),
+        (
+            vec!["--event-time", "ts", "--stream", "sse", "-n", "1"],
+            "json:PATH",
+        ),
     ] {
         let out = pelt_testkit::pelt::pelt()
             .arg("run")
@@ -417,11 +430,29 @@ fn held_subscriptions_time_each_event_from_the_servers_stamp() {
     for (event_time, connections) in [("json:/ts", 3u64), ("id", 2)] {
         let c = connections.to_string();
         let r = run_json(&[
-            "run", &url, "--hold", "-c", &c, "-d", "2s", "--event-time", event_time,
+            "run",
+            &url,
+            "--hold",
+            "-c",
+            &c,
+            "-d",
+            "2s",
+            "--event-time",
+            event_time,
         ]);
         let s = streamed(&r);
-        assert_eq!(count(&r["requests"]["total"]), connections, "{event_time}: {}", r["failures"]);
-        assert_eq!(count(&r["requests"]["failed"]), 0, "{event_time}: {}", r["error_examples"]);
+        assert_eq!(
+            count(&r["requests"]["total"]),
+            connections,
+            "{event_time}: {}",
+            r["failures"]
+        );
+        assert_eq!(
+            count(&r["requests"]["failed"]),
+            0,
+            "{event_time}: {}",
+            r["error_examples"]
+        );
         assert_eq!(count(&s["streams"]), connections, "{event_time}: {s}");
         assert_eq!(count(&s["held"]), connections, "{event_time}: {s}");
         assert_eq!(count(&s["events"]), 5 * connections, "{event_time}: {s}");
@@ -453,7 +484,12 @@ fn a_stream_that_ends_during_a_hold_is_subscribed_to_again() {
     let r = run_json(&["run", &url, "--hold", "-c", "2", "-d", "3s"]);
     let s = streamed(&r);
     assert_eq!(count(&r["requests"]["total"]), 6, "{}", r["error_examples"]);
-    assert_eq!(count(&r["requests"]["failed"]), 0, "{}", r["error_examples"]);
+    assert_eq!(
+        count(&r["requests"]["failed"]),
+        0,
+        "{}",
+        r["error_examples"]
+    );
     assert_eq!((count(&s["streams"]), count(&s["held"])), (6, 2), "{s}");
     assert_eq!(count(&s["events"]), 18, "{s}");
     let sent = server.sent(6);
@@ -493,7 +529,10 @@ fn llm_tokens_per_second_per_stream_follow_the_pacing() {
     let t = &s["tokens"];
     assert_eq!(count(&t["output"]), 120);
     assert_eq!(count(&t["per_stream"]["count"]), 6, "{t}");
-    let (p50, max) = (number(&t["per_stream"]["p50"]), number(&t["per_stream"]["max"]));
+    let (p50, max) = (
+        number(&t["per_stream"]["p50"]),
+        number(&t["per_stream"]["max"]),
+    );
     assert!(p50 > 20.0 && max <= 42.2, "{t}");
     let timeline: u64 = r["timeline"]
         .as_array()
@@ -508,7 +547,12 @@ fn llm_tokens_per_second_per_stream_follow_the_pacing() {
             .output()
             .unwrap(),
     );
-    let column = csv.lines().next().unwrap().split(',').position(|c| c == "tokens");
+    let column = csv
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .position(|c| c == "tokens");
     let column = column.expect("a tokens column");
     let sum: u64 = csv
         .lines()
@@ -525,12 +569,25 @@ fn llm_tokens_per_second_per_stream_follow_the_pacing() {
             .args(["report", file.to_str().unwrap(), "--format", format])
             .output()
             .unwrap();
-        assert!(pelt_testkit::pelt::ok_stdout(&out).contains(says), "{format}");
+        assert!(
+            pelt_testkit::pelt::ok_stdout(&out).contains(says),
+            "{format}"
+        );
     }
     // The same run judged against a rate it cannot reach fails (exit 1).
     let out = pelt_testkit::pelt::pelt()
-        .args(["report", file.to_str().unwrap(), "--assert", "tokens_per_s p50 > 43"])
+        .args([
+            "report",
+            file.to_str().unwrap(),
+            "--assert",
+            "tokens_per_s p50 > 43",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -230,7 +230,11 @@ mod tests {
         let mut t = crate::stream::Tally::default();
         for at in [150_000_000, 200_000_000, 260_000_000] {
             let gap = t.event(at, 1_000_000_000);
-            rec.record_event(gap, 1_000_000_000, crate::stream::EventLatency::Of(at / 100));
+            rec.record_event(
+                gap,
+                1_000_000_000,
+                crate::stream::EventLatency::Of(at / 100),
+            );
         }
         rec.record_stream(0, &t, true);
         let mut b = crate::SummaryBuilder::new(crate::results::testing::header(), None);

@@ -63,8 +63,9 @@ impl Stamp {
     fn line(this: &Option<Stamp>, line: &[u8], truncated: bool) -> SentAt {
         match this {
             None => SentAt::NotAsked,
-            Some(Stamp::Json(steps)) if !truncated => stamp::json_at(line, steps)
-                .map_or(SentAt::Unreadable, SentAt::Unix),
+            Some(Stamp::Json(steps)) if !truncated => {
+                stamp::json_at(line, steps).map_or(SentAt::Unreadable, SentAt::Unix)
+            }
             Some(_) => SentAt::Unreadable,
         }
     }
@@ -240,7 +241,11 @@ impl Tap {
         if let Framer::Lines(l) = &mut self.framer {
             let (tally, stall_gap, stamp) = (&mut self.tally, self.stall_gap, &self.stamp);
             l.finish(&mut |line, cut| {
-                sink(at, tally.event(at, stall_gap), Stamp::line(stamp, line, cut))
+                sink(
+                    at,
+                    tally.event(at, stall_gap),
+                    Stamp::line(stamp, line, cut),
+                )
             });
         }
     }
@@ -316,8 +321,12 @@ mod tests {
     fn lines_and_chunks_are_counted_with_their_gaps() {
         let mut tap = Tap::new(Framing::Lines, &opts(), 200);
         let mut gaps = Vec::new();
-        tap.feed(b"{\"a\":1}\r\n\n{\"a\"", true, 10 * MS, &mut |_, g, _| gaps.push(g));
-        tap.feed(b":2}\n{\"a\":3}", true, 250 * MS, &mut |_, g, _| gaps.push(g));
+        tap.feed(b"{\"a\":1}\r\n\n{\"a\"", true, 10 * MS, &mut |_, g, _| {
+            gaps.push(g)
+        });
+        tap.feed(b":2}\n{\"a\":3}", true, 250 * MS, &mut |_, g, _| {
+            gaps.push(g)
+        });
         tap.finish(260 * MS, &mut |_, g, _| gaps.push(g));
         assert_eq!(gaps, [None, Some(240 * MS), Some(10 * MS)]);
         assert_eq!((tap.tally.events, tap.tally.stalls), (3, 1));
@@ -374,7 +383,10 @@ mod tests {
             times(Framing::Sse, "json:/ts", sse),
             [unix(250), SentAt::Unreadable]
         );
-        assert_eq!(times(Framing::Sse, "id", sse), [unix(500), SentAt::Unreadable]);
+        assert_eq!(
+            times(Framing::Sse, "id", sse),
+            [unix(500), SentAt::Unreadable]
+        );
         let lines = b"{\"m\":{\"t\":1764300000.125}}\n{\"m\":{}}\n{\"m\":{\"t\":\"1764300000\"}}";
         assert_eq!(
             times(Framing::Lines, "json:m.t", lines),

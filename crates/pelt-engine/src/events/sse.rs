@@ -354,14 +354,19 @@ mod tests {
         let ids = |input: &[u8], cut: usize| {
             let mut p = SseParser::new(false);
             let mut out = Vec::new();
-            let mut on = |e: Event<'_>| out.push(e.id.map(|i| String::from_utf8_lossy(i).into_owned()));
+            let mut on =
+                |e: Event<'_>| out.push(e.id.map(|i| String::from_utf8_lossy(i).into_owned()));
             p.feed(&input[..cut], &mut on);
             p.feed(&input[cut..], &mut on);
             out
         };
         let some = |s: &str| Some(s.to_string());
         for cut in 0..=SPEC.len() {
-            assert_eq!(ids(SPEC, cut), vec![None, some("7"), some("")], "cut at {cut}");
+            assert_eq!(
+                ids(SPEC, cut),
+                vec![None, some("7"), some("")],
+                "cut at {cut}"
+            );
         }
         let long = format!("id: {}\ndata: x\n\ndata: y\n\n", "9".repeat(MAX_ID + 1));
         assert_eq!(ids(long.as_bytes(), 3), vec![None, None]);

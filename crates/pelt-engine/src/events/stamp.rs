@@ -101,9 +101,9 @@ impl<'de> Visitor<'de> for At<'_> {
         let mut i = 0usize;
         loop {
             let more = match wanted {
-                Some((index, rest)) if index == i => s
-                    .next_element_seed(At { steps: rest })?
-                    .map(|v| found = v),
+                Some((index, rest)) if index == i => {
+                    s.next_element_seed(At { steps: rest })?.map(|v| found = v)
+                }
                 _ => s.next_element::<IgnoredAny>()?.map(|_| ()),
             };
             if more.is_none() {
@@ -153,15 +153,30 @@ mod tests {
         let s = 1_764_300_000u64;
         let ns = s * 1_000_000_000;
         // Seconds, with a fraction; milliseconds; microseconds; nanoseconds.
-        assert_eq!(at(r#"{"ts": 1764300000.25}"#, "json:/ts"), Some(ns + 250_000_000));
-        assert_eq!(at(r#"{"a":1,"ts_ms":1764300000123}"#, "json:ts_ms"), Some(ns + 123_000_000));
-        assert_eq!(at(r#"{"t":1764300000123456}"#, "json:/t"), Some(ns + 123_456_000));
-        assert_eq!(at(r#"{"t":1764300000123456789}"#, "json:/t"), Some(ns + 123_456_789));
+        assert_eq!(
+            at(r#"{"ts": 1764300000.25}"#, "json:/ts"),
+            Some(ns + 250_000_000)
+        );
+        assert_eq!(
+            at(r#"{"a":1,"ts_ms":1764300000123}"#, "json:ts_ms"),
+            Some(ns + 123_000_000)
+        );
+        assert_eq!(
+            at(r#"{"t":1764300000123456}"#, "json:/t"),
+            Some(ns + 123_456_000)
+        );
+        assert_eq!(
+            at(r#"{"t":1764300000123456789}"#, "json:/t"),
+            Some(ns + 123_456_789)
+        );
         // Nested, in arrays, after other values, as strings.
         let doc = r#"{"x":[1,{"y":2}],"meta":{"skip":{"ts":1},"sent":[0,"1764300000"]}}"#;
         assert_eq!(at(doc, "json:/meta/sent/1"), Some(ns));
         assert_eq!(at(doc, "json:meta.sent.1"), Some(ns));
-        assert_eq!(at(r#"{"a/b":{"c~d":1764300000}}"#, "json:/a~1b/c~0d"), Some(ns));
+        assert_eq!(
+            at(r#"{"a/b":{"c~d":1764300000}}"#, "json:/a~1b/c~0d"),
+            Some(ns)
+        );
         // Missing, not a number, before 2001 (no unit fits), not JSON.
         assert_eq!(at(r#"{"ts":1764300000}"#, "json:/t"), None);
         assert_eq!(at(r#"{"ts":"soon"}"#, "json:/ts"), None);

@@ -191,7 +191,14 @@ pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
     copies: Copies<'_>,
-    events: Option<Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>, crate::events::SentAt)>>,
+    events: Option<
+        Events<
+            '_,
+            S,
+            impl Fn(Option<u64>) -> Nanos,
+            impl FnMut(Nanos, Option<u64>, crate::events::SentAt),
+        >,
+    >,
 ) -> Result<Response, Failure> {
     let mut copies = copies;
     let mut body = copies.body.take();
@@ -333,7 +340,12 @@ async fn read_body<S: AsyncRead + Unpin>(
     read: HeadRead,
     mut copy: Option<&mut Vec<u8>>,
     mut events: Option<
-        Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>, crate::events::SentAt)>,
+        Events<
+            '_,
+            S,
+            impl Fn(Option<u64>) -> Nanos,
+            impl FnMut(Nanos, Option<u64>, crate::events::SentAt),
+        >,
     >,
 ) -> Result<Response, Failure> {
     let HeadRead {

@@ -258,9 +258,11 @@ impl<S: Streams> StreamSender<S> {
                     &mut **tap
                 }
                 // Once per sender: its parser's buffers are kept from then on.
-                None => &mut **self
-                    .events
-                    .insert(Box::new(Tap::new(framing, &plan.http.streamed, status))),
+                None => &mut **self.events.insert(Box::new(Tap::new(
+                    framing,
+                    &plan.http.streamed,
+                    status,
+                ))),
             }),
             None => None,
         };

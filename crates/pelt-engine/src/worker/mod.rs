@@ -28,13 +28,13 @@ mod unfinished;
 
 use crate::conn::Established;
 use crate::cpu_load::ThreadClock;
+use crate::events::SentAt;
 use crate::intervals::{Intervals, WorkerMsg};
 use crate::plan::{RunPlan, Share};
 use crate::session::Jar;
 use crate::timer::PreciseTimer;
 use crate::transport::dial::ConnectGate;
 use crate::transport::Runner;
-use crate::events::SentAt;
 use pelt_core::stream::EventLatency;
 use pelt_core::{Nanos, Sample};
 use std::cell::{Cell, RefCell};

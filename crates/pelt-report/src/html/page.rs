@@ -229,10 +229,9 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
                 );
             }
         }
-        if runs
-            .iter()
-            .any(|r| crate::streams::of(r.summary).is_some_and(|st| st.tokens_per_stream_line().is_some()))
-        {
+        if runs.iter().any(|r| {
+            crate::streams::of(r.summary).is_some_and(|st| st.tokens_per_stream_line().is_some())
+        }) {
             html_row(
                 o,
                 "output tokens/s per stream",
@@ -385,8 +384,18 @@ fn write_charts(o: &mut String, runs: &[Labeled<'_>]) -> std::fmt::Result {
     // Issue 38: streamed responses' first event and gaps, by percentile.
     if let Some(st) = runs.iter().find_map(|r| crate::streams::of(r.summary)) {
         let measures = st.measures();
-        let ids = ["stream-first-event", "stream-gaps", "", "", "stream-event-latency"];
-        for (id, m) in ids.into_iter().zip(&measures).filter(|(id, _)| !id.is_empty()) {
+        let ids = [
+            "stream-first-event",
+            "stream-gaps",
+            "",
+            "",
+            "stream-event-latency",
+        ];
+        for (id, m) in ids
+            .into_iter()
+            .zip(&measures)
+            .filter(|(id, _)| !id.is_empty())
+        {
             let empty = pelt_core::histogram::new_histogram();
             let hists: Vec<&pelt_core::Histogram<u64>> = runs
                 .iter()

@@ -60,6 +60,7 @@ pub fn config_error(e: &ConfigError) -> String {
         HoldWithRate => "--hold keeps -c N connections subscribed for the whole run; it cannot be given a --rate (streams started per second are --rate without --hold)".into(),
         HoldWithRequests => "--hold keeps its subscriptions for the run's -d; drop -n".into(),
         HoldWithoutDuration => "--hold needs how long to stay subscribed: add -d, like -d 30s".into(),
+        HoldWithWarmup => "--hold subscribes at the start, inside the warm-up, whose events are left out; drop --warmup".into(),
         EventTimeWithoutStream => "--event-time reads a time in each event, but nothing is read as a stream: add --stream sse (or lines), --llm, or --hold".into(),
         EventTimeFraming => "--event-time needs whole messages: json:PATH with --stream sse or lines, id with --stream sse (chunks are pieces, lines have no id)".into(),
         NoKeepaliveWithHttp2 => "--no-keepalive is HTTP/1.1's Connection: close (and HTTP/3's connection per request); HTTP/2 always reuses its connections, so drop one of them".into(),

@@ -498,6 +498,9 @@ impl RunConfig {
             if self.stop.duration.is_none() {
                 return Err(ConfigError::HoldWithoutDuration);
             }
+            if !self.warmup.is_zero() {
+                return Err(ConfigError::HoldWithWarmup);
+            }
         }
         if let Some(event_time) = &streamed.event_time {
             if streamed.forced().is_none() && !streamed.hold {

@@ -339,7 +339,12 @@ impl<C: Counter> Recorder<C> {
     }
 
     /// Records a stream's event (see [`crate::stream::StreamStats::record_event`]).
-    pub fn record_event(&mut self, gap: Option<u64>, stall_gap: u64, sent: crate::stream::EventLatency) {
+    pub fn record_event(
+        &mut self,
+        gap: Option<u64>,
+        stall_gap: u64,
+        sent: crate::stream::EventLatency,
+    ) {
         self.streamed
             .get_or_insert_default()
             .record_event(gap, stall_gap, sent);

@@ -431,7 +431,10 @@ impl IntervalRecord {
             let [untimed, held] = more_counts.unwrap_or_default();
             let (f, g) = match more_histograms {
                 Some([f, g]) => (decode(&f)?, decode(&g)?),
-                None => (crate::histogram::new_histogram(), crate::histogram::new_histogram()),
+                None => (
+                    crate::histogram::new_histogram(),
+                    crate::histogram::new_histogram(),
+                ),
             };
             r.streamed = Some(Box::new(crate::stream::StreamStats {
                 first_event: decode(&a)?,
@@ -661,7 +664,11 @@ mod tests {
         let mut t = Tally::default();
         for at in [300_000_000, 350_000_000, 400_000_000] {
             let gap = t.event(at, 1_000_000_000);
-            r.record_event(gap, 1_000_000_000, crate::stream::EventLatency::Of(2_000_000));
+            r.record_event(
+                gap,
+                1_000_000_000,
+                crate::stream::EventLatency::Of(2_000_000),
+            );
         }
         r.record_event(None, 1_000_000_000, crate::stream::EventLatency::Unreadable);
         t.usage_tokens = Some(4);

@@ -507,10 +507,11 @@ impl RunConfig {
                 return Err(ConfigError::EventTimeWithoutStream);
             }
             match (streamed.forced(), event_time) {
-                (Some(crate::stream::Framing::Chunks), _)
-                | (Some(crate::stream::Framing::Lines), crate::stream::EventTime::Id) => {
-                    return Err(ConfigError::EventTimeFraming)
-                }
+                (Some(crate::config::stream::Framing::Chunks), _)
+                | (
+                    Some(crate::config::stream::Framing::Lines),
+                    crate::config::stream::EventTime::Id,
+                ) => return Err(ConfigError::EventTimeFraming),
                 _ => {}
             }
         }

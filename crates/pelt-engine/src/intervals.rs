@@ -191,14 +191,21 @@ impl Intervals {
     /// A streamed response's event (of a request intended at `intended`)
     /// arrived `at`, `gap` after its stream's previous: counted in the
     /// second it arrived in (warm-up requests' events are left out).
-    pub fn record_event(&mut self, intended: Nanos, at: Nanos, gap: Option<u64>, stall_gap: u64) {
+    pub fn record_event(
+        &mut self,
+        intended: Nanos,
+        at: Nanos,
+        gap: Option<u64>,
+        stall_gap: u64,
+        latency: pelt_core::stream::EventLatency,
+    ) {
         if intended < self.measure_from {
             return;
         }
         if at >= self.end {
             self.rotate(at);
         }
-        self.current.record_event(gap, stall_gap);
+        self.current.record_event(gap, stall_gap, latency);
     }
 
     /// A streamed response (intended at `intended`, its clock started at

@@ -462,7 +462,11 @@ mod tests {
         let mut t = pelt_core::stream::Tally::default();
         for at in [200_000_000, 250_000_000] {
             let gap = t.event(at, 1_000_000_000);
-            rec.record_event(gap, 1_000_000_000);
+            rec.record_event(
+                gap,
+                1_000_000_000,
+                pelt_core::stream::EventLatency::NotAsked,
+            );
         }
         rec.record_stream(0, &t, true);
         let row =

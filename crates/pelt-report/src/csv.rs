@@ -10,20 +10,22 @@ use std::fmt::Write;
 /// requests per second over that part (empty when it is under 0.1 s);
 /// `events` and `stalls` (runs that met a streamed response, else empty)
 /// the stream events that arrived in the second and, of them, those that
-/// came after a gap over `--stall-gap`.
+/// came after a gap over `--stall-gap`; `tokens` (`--llm` runs, else
+/// empty) the output tokens of the streams that ended complete in it.
 pub const COLUMNS: &str =
-    "unix_second,from_s,to_s,requests,rate,successes,failed,bytes_in,p50_s,p90_s,p99_s,max_s,offered,active_connections,events,stalls";
+    "unix_second,from_s,to_s,requests,rate,successes,failed,bytes_in,p50_s,p90_s,p99_s,max_s,offered,active_connections,events,stalls,tokens";
 
 /// The timeline of `s` as CSV with a header line.
 pub fn csv(s: &RunSummary) -> String {
     let mut out = String::with_capacity(64 * (s.timeline.len() + 1));
     out.push_str(COLUMNS);
     out.push('\n');
+    let llm = s.config.http.streamed.llm.is_some();
     for r in &s.timeline {
         let (from, to) = s.row_span(r);
         let _ = writeln!(
             out,
-            "{},{:.3},{:.3},{},{},{},{},{},{:.9},{:.9},{:.9},{:.9},{},{},{},{}",
+            "{},{:.3},{:.3},{},{},{},{},{},{:.9},{:.9},{:.9},{:.9},{},{},{},{},{}",
             r.unix_second,
             from,
             to,
@@ -41,6 +43,9 @@ pub fn csv(s: &RunSummary) -> String {
                 .map_or(String::new(), |n| n.to_string()),
             r.events.map_or(String::new(), |n| n.to_string()),
             r.stalls.map_or(String::new(), |n| n.to_string()),
+            r.tokens
+                .filter(|_| llm)
+                .map_or(String::new(), |n| n.to_string()),
         );
     }
     out

@@ -238,6 +238,10 @@ fn json_value_rows(s: &RunSummary, rows: bool) -> Value {
                 row["events"] = json!(events);
                 row["stalls"] = json!(stalls);
             }
+            // --llm runs: output tokens of the streams that ended in it.
+            if let Some(tokens) = r.tokens.filter(|_| s.config.http.streamed.llm.is_some()) {
+                row["tokens"] = json!(tokens);
+            }
             row
         })
         .collect();
@@ -482,11 +486,30 @@ fn streamed(st: &crate::streams::Streams<'_>) -> Value {
     for m in st.measures() {
         v[m.key] = latency(m.hist);
     }
+    if st.event_time.is_some() {
+        v["event_time"] = json!(st.event_time);
+        v["untimed"] = json!(stats.untimed);
+    }
+    if st.hold {
+        v["held"] = json!(stats.held);
+    }
     if st.llm {
+        let r = &stats.tokens_per_s;
+        let at = |q: f64| crate::streams::per_s_at(r, q);
         v["tokens"] = json!({
             "output": stats.tokens,
             "per_s": st.tokens_per_s(),
             "counted_by": st.tokens_counted_by(),
+            "per_stream": {
+                "count": r.len(),
+                "mean": if r.is_empty() { 0.0 } else { r.mean() / 1_000.0 },
+                "min": at(0.0),
+                "p1": at(1.0),
+                "p10": at(10.0),
+                "p50": at(50.0),
+                "p90": at(90.0),
+                "max": at(100.0),
+            },
         });
     }
     v

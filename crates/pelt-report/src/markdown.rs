@@ -130,6 +130,13 @@ fn write_md(o: &mut String, s: &RunSummary) -> std::fmt::Result {
                 )?,
             }
         }
+        if let Some(line) = st.tokens_per_stream_line() {
+            writeln!(
+                o,
+                "| output tokens/s per stream | {line} ({}) |",
+                crate::streams::TOKENS_PER_S_NOTE
+            )?;
+        }
     }
     if let Some(b) = s.busiest_thread() {
         writeln!(

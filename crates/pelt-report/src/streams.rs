@@ -8,7 +8,8 @@ use pelt_core::{ErrorKind, Histogram, RunSummary};
 
 /// One latency of streams: its JSON key, its words, its histogram.
 pub(crate) struct Measure<'a> {
-    /// The JSON key (`first_event`, `gaps`, `mean_gap`, `duration`).
+    /// The JSON key (`first_event`, `gaps`, `mean_gap`, `duration`,
+    /// `event_latency`).
     pub key: &'static str,
     /// What people read.
     pub words: &'static str,
@@ -32,6 +33,10 @@ pub(crate) struct Streams<'a> {
     pub stall_gap_s: f64,
     /// `--stream`'s framing, or "by Content-Type".
     pub framing: &'static str,
+    /// `--event-time`, as given.
+    pub event_time: Option<String>,
+    /// `--hold`.
+    pub hold: bool,
 }
 
 /// The run's stream figures; `None` when it met no streamed response.
@@ -49,12 +54,27 @@ pub(crate) fn of(s: &RunSummary) -> Option<Streams<'_>> {
             (None, Some(f)) => f.name(),
             (None, None) => "by Content-Type",
         },
+        event_time: opts.event_time.as_ref().map(|e| e.to_string()),
+        hold: opts.hold,
     })
 }
 
+/// A per-stream rate's percentile `p` (0..=100), per second: the
+/// histogram holds thousandths.
+pub(crate) fn per_s_at(h: &Histogram<u64>, p: f64) -> f64 {
+    match h.is_empty() {
+        true => 0.0,
+        false => pelt_core::rank::percentile(h, p) as f64 / 1_000.0,
+    }
+}
+
+/// What the per-stream tokens/s are, in a sentence.
+pub(crate) const TOKENS_PER_S_NOTE: &str = "one value per complete stream: its output tokens / the time from the request's start (as response time runs) to its last token, as guidellm's output_tokens_per_second";
+
 impl Streams<'_> {
-    /// The four latencies, in the order every view shows them.
-    pub fn measures(&self) -> [Measure<'_>; 4] {
+    /// The latencies, in the order every view shows them: four, and the
+    /// event latency with `--event-time`.
+    pub fn measures(&self) -> Vec<Measure<'_>> {
         let st = self.stats;
         let (first, gap, mean) = match self.llm {
             true => (
@@ -68,7 +88,7 @@ impl Streams<'_> {
                 "mean gap per stream",
             ),
         };
-        [
+        let mut all = vec![
             Measure {
                 key: "first_event",
                 words: first,
@@ -93,7 +113,16 @@ impl Streams<'_> {
                 note: "one value per stream: its first event to its last",
                 hist: &st.duration,
             },
-        ]
+        ];
+        if self.event_time.is_some() {
+            all.push(Measure {
+                key: "event_latency",
+                words: "event latency (from its --event-time)",
+                note: "every event: its arrival minus the time the server wrote in it (--event-time; 0 when that is later)",
+                hist: &st.event_latency,
+            });
+        }
+        all
     }
 
     /// "event" or "token event".
@@ -143,6 +172,12 @@ impl Streams<'_> {
             self.stall_gap_s,
             st.bursts,
         );
+        if self.hold {
+            line.push_str(&format!("; {} held to the run's end (--hold)", st.held));
+        }
+        if self.event_time.is_some() {
+            line.push_str(&format!("; {} without a readable --event-time", st.untimed));
+        }
         if self.llm {
             line.push_str(&format!(
                 "; {} output tokens ({:.1}/s, counted by {})",
@@ -152,6 +187,24 @@ impl Streams<'_> {
             ));
         }
         line
+    }
+
+    /// `--llm` runs: output tokens/s per stream, one line:
+    /// `p50 41.0, p10 39.8, p1 39.5, min 39.4 (N streams)`; `None` when no
+    /// stream had one.
+    pub fn tokens_per_stream_line(&self) -> Option<String> {
+        let h = &self.stats.tokens_per_s;
+        (self.llm && !h.is_empty()).then(|| {
+            format!(
+                "p50 {:.1}, p10 {:.1}, p1 {:.1}, min {:.1}, max {:.1} ({} streams)",
+                per_s_at(h, 50.0),
+                per_s_at(h, 10.0),
+                per_s_at(h, 1.0),
+                per_s_at(h, 0.0),
+                per_s_at(h, 100.0),
+                h.len()
+            )
+        })
     }
 }
 

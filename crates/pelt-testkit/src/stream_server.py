@@ -9,7 +9,12 @@ pacing set per request in the query string:
   StreamingResponse, application/x-ndjson). Query: `first_ms` (delay of
   the first event), `gap_ms` (between events), `events` (how many),
   `stall_ms` and `stall_after` (one longer gap after that many events),
-  `cut=1` (drop the connection after `events` events instead of ending).
+  `cut=1` (drop the connection after `events` events instead of ending),
+  `ts=1` (each event's data carries `ts`, the server's Unix time in
+  seconds as it sent it, and its id that time in milliseconds: for
+  `--event-time`), `hold_from=K` (the K-th request to the endpoint and
+  later ones, counted from 0, stay open and silent after their events
+  until the client leaves: `--hold`'s subscriptions; earlier ones end).
 - `POST /v1/chat/completions`: an OpenAI-compatible streaming endpoint
   (FastAPI): the body's `max_tokens` token chunks (`delta.content`), the
   first after `first_ms`, then every `gap_ms`; a final chunk with `usage`
@@ -68,13 +73,20 @@ class Cut(Exception):
     """Raised to drop the connection mid-stream."""
 
 
+REQUESTS = {}
+
+
 async def paced(request, path, make):
     q = request.query_params
     n = int(q.get("events", 5))
     cut = q.get("cut") == "1"
+    number = REQUESTS.get(path, 0)
+    REQUESTS[path] = number + 1
+    hold = "hold_from" in q and number >= int(q["hold_from"])
     due = pacing(q)
     start, arrived = time.monotonic(), time.time()
     sent = 0
+    ended = False
     try:
         for i in range(n):
             await until(start, due(i))
@@ -85,14 +97,26 @@ async def paced(request, path, make):
             # response: uvicorn drops the connection without its end.
             await asyncio.sleep(0.05)
             raise Cut()
+        if hold:
+            # Held: silent until the client leaves (the task is cancelled).
+            await asyncio.sleep(3600)
+        ended = True
     finally:
-        log(path, sent, not cut and sent == n, arrived)
+        log(path, sent, ended, arrived)
+
+
+def tick(i, stamped):
+    if not stamped:
+        return {"event": "tick", "id": str(i), "data": json.dumps({"i": i})}
+    now = time.time()
+    return {"event": "tick", "id": str(int(now * 1000)), "data": json.dumps({"i": i, "ts": now})}
 
 
 @app.get("/sse")
 async def sse(request: Request):
+    stamped = request.query_params.get("ts") == "1"
     return EventSourceResponse(
-        paced(request, "/sse", lambda i: {"event": "tick", "id": str(i), "data": json.dumps({"i": i})}),
+        paced(request, "/sse", lambda i: tick(i, stamped)),
         ping=3600,
     )
 

@@ -384,6 +384,26 @@ fn bad_stream_flags_are_refused_with_a_fix() {
             "--stream sse",
         ),
         (vec!["--stall-gap", "0s"], "more than 0"),
+        (vec!["--hold", "--rate", "5", "-d", "2s"], "--rate"),
+        (vec!["--hold", "-n", "5", "-d", "2s"], "drop -n"),
+        (vec!["--hold", "-c", "3"], "add -d"),
+        (
+            vec!["--hold", "-d", "2s", "--warmup", "1s"],
+            "drop --warmup",
+        ),
+        (vec!["--event-time", "json:/ts", "-n", "1"], "--stream sse"),
+        (
+            vec!["--event-time", "id", "--stream", "lines", "-n", "1"],
+            "id with --stream sse",
+        ),
+        (
+            vec!["--event-time", "json:/ts", "--stream", "chunks", "-n", "1"],
+            "whole messages",
+        ),
+        (
+            vec!["--event-time", "ts", "--stream", "sse", "-n", "1"],
+            "json:PATH",
+        ),
     ] {
         let out = pelt_testkit::pelt::pelt()
             .arg("run")
@@ -391,8 +411,183 @@ fn bad_stream_flags_are_refused_with_a_fix() {
             .args(&args)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = pelt_testkit::pelt::bad_input(&out, &format!("{args:?}"));
         assert!(err.contains(says), "{args:?}: {err}");
     }
+}
+
+/// `--hold`: each connection subscribes once and stays for the run; the
+/// server sends five events, each stamped with its clock, then stays
+/// silent until pelt leaves at the run's end. Every event the server
+/// sent arrives (its log is the witness), each timed from its stamp
+/// (`json:/ts`, seconds; `id`, milliseconds): the same machine's clock,
+/// so the latency is positive and small. The held streams are closed by
+/// the run's end and fail nothing.
+#[test]
+fn held_subscriptions_time_each_event_from_the_servers_stamp() {
+    let server = StreamServer::start();
+    let url = server.url("/sse?gap_ms=100&events=5&ts=1&hold_from=0");
+    for (event_time, connections) in [("json:/ts", 3u64), ("id", 2)] {
+        let c = connections.to_string();
+        let r = run_json(&[
+            "run",
+            &url,
+            "--hold",
+            "-c",
+            &c,
+            "-d",
+            "2s",
+            "--event-time",
+            event_time,
+        ]);
+        let s = streamed(&r);
+        assert_eq!(
+            count(&r["requests"]["total"]),
+            connections,
+            "{event_time}: {}",
+            r["failures"]
+        );
+        assert_eq!(
+            count(&r["requests"]["failed"]),
+            0,
+            "{event_time}: {}",
+            r["error_examples"]
+        );
+        assert_eq!(count(&s["streams"]), connections, "{event_time}: {s}");
+        assert_eq!(count(&s["held"]), connections, "{event_time}: {s}");
+        assert_eq!(count(&s["events"]), 5 * connections, "{event_time}: {s}");
+        assert_eq!(count(&s["untimed"]), 0, "{event_time}: {s}");
+        assert_eq!(count(&s["event_latency"]["count"]), 5 * connections);
+        let p50 = secs(s, "event_latency", "p50");
+        assert!(p50 > 0.0 && p50 < 0.5, "{event_time}: {s}");
+        // Messages per second, by second: all of them.
+        let timeline: u64 = r["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row["events"].as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(timeline, 5 * connections);
+    }
+    let sent = server.sent(5);
+    assert_eq!(sent.len(), 5, "{sent:?}");
+    assert!(sent.iter().all(|s| s.events == 5 && !s.ended), "{sent:?}");
+}
+
+/// A stream the server ends during a hold is counted, complete, and its
+/// connection subscribes again: the server ends its first four streams
+/// after three events and holds the later ones.
+#[test]
+fn a_stream_that_ends_during_a_hold_is_subscribed_to_again() {
+    let server = StreamServer::start();
+    let url = server.url("/sse?gap_ms=20&events=3&hold_from=4");
+    let r = run_json(&["run", &url, "--hold", "-c", "2", "-d", "3s"]);
+    let s = streamed(&r);
+    assert_eq!(count(&r["requests"]["total"]), 6, "{}", r["error_examples"]);
+    assert_eq!(
+        count(&r["requests"]["failed"]),
+        0,
+        "{}",
+        r["error_examples"]
+    );
+    assert_eq!((count(&s["streams"]), count(&s["held"])), (6, 2), "{s}");
+    assert_eq!(count(&s["events"]), 18, "{s}");
+    let sent = server.sent(6);
+    assert_eq!(sent.iter().filter(|s| s.ended).count(), 4, "{sent:?}");
+    assert!(sent.iter().all(|s| s.events == 3), "{sent:?}");
+}
+
+/// Output tokens per second per stream (guidellm's definition: tokens
+/// over the time from the request's start to the last token), against
+/// 20 tokens 25 ms apart from the request's arrival: never above
+/// 20 / 475 ms = 42.1/s (the server sends no faster), and `--assert`
+/// judges it; per second in the timeline, in JSON and CSV.
+#[test]
+fn llm_tokens_per_second_per_stream_follow_the_pacing() {
+    let server = StreamServer::start();
+    let url = server.url("/v1/chat/completions?first_ms=0&gap_ms=25");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.pelt");
+    let r = run_json(&llm(
+        &url,
+        &[
+            "--prompt",
+            "hi",
+            "--max-tokens",
+            "20",
+            "-c",
+            "2",
+            "-n",
+            "6",
+            "--assert",
+            "tokens_per_s p50 > 20",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    ));
+    let s = streamed(&r);
+    let t = &s["tokens"];
+    assert_eq!(count(&t["output"]), 120);
+    assert_eq!(count(&t["per_stream"]["count"]), 6, "{t}");
+    let (p50, max) = (
+        number(&t["per_stream"]["p50"]),
+        number(&t["per_stream"]["max"]),
+    );
+    assert!(p50 > 20.0 && max <= 42.2, "{t}");
+    let timeline: u64 = r["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["tokens"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(timeline, 120);
+    let csv = pelt_testkit::pelt::ok_stdout(
+        &pelt_testkit::pelt::pelt()
+            .args(["report", file.to_str().unwrap(), "--format", "csv"])
+            .output()
+            .unwrap(),
+    );
+    let column = csv
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .position(|c| c == "tokens");
+    let column = column.expect("a tokens column");
+    let sum: u64 = csv
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(column)?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(sum, 120, "{csv}");
+    for (format, says) in [
+        ("text", "output tokens/s per stream: p50"),
+        ("markdown", "| output tokens/s per stream |"),
+        ("html", "output tokens/s per stream"),
+    ] {
+        let out = pelt_testkit::pelt::pelt()
+            .args(["report", file.to_str().unwrap(), "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            pelt_testkit::pelt::ok_stdout(&out).contains(says),
+            "{format}"
+        );
+    }
+    // The same run judged against a rate it cannot reach fails (exit 1).
+    let out = pelt_testkit::pelt::pelt()
+        .args([
+            "report",
+            file.to_str().unwrap(),
+            "--assert",
+            "tokens_per_s p50 > 43",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -216,6 +216,7 @@ mod tests {
             active_connections: None,
             events: None,
             stalls: None,
+            tokens: None,
         }
     }
 

@@ -57,6 +57,12 @@ pub enum Latency {
     MeanGap,
     /// `stream_duration.`: each stream's first event to its last.
     StreamDuration,
+    /// `event_latency.`: each event's arrival minus the time the server
+    /// wrote in it (`--event-time`).
+    EventLatency,
+    /// `tokens_per_s.`: each complete LLM stream's output tokens per
+    /// second (a rate: its threshold is tokens/s, not a duration).
+    TokensPerStream,
 }
 
 /// `target[...]`: which target a per-target assertion is about.
@@ -315,6 +321,16 @@ impl FromStr for Assertion {
             return Err(bad(AssertionProblem::TargetMeasure));
         }
         let threshold = match measure {
+            // Tokens per second, a number (`tokens_per_s p50 > 20`).
+            Measure::Percentile(_) | Measure::Mean | Measure::Max
+                if latency == Latency::TokensPerStream =>
+            {
+                let v = value.strip_suffix("/s").unwrap_or(value).trim();
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|v| *v >= 0.0)
+                    .ok_or_else(|| bad(AssertionProblem::NotARate))?
+            }
             Measure::Percentile(_) | Measure::Mean | Measure::Max => parse_duration(value)
                 .map_err(|e| bad(AssertionProblem::Duration(e)))?
                 .as_nanos()
@@ -380,6 +396,8 @@ fn latency_word(w: &str) -> Option<Latency> {
         "itl" | "gap" => Some(Latency::Gap),
         "mean_itl" | "mean_gap" => Some(Latency::MeanGap),
         "stream_duration" => Some(Latency::StreamDuration),
+        "event_latency" => Some(Latency::EventLatency),
+        "tokens_per_s" => Some(Latency::TokensPerStream),
         _ => None,
     }
 }

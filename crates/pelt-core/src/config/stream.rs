@@ -89,6 +89,115 @@ pub fn generated_prompt(tokens: u32) -> String {
     p
 }
 
+/// `--event-time`: where an event carries the time the server sent it,
+/// as a number (or a string holding one) of seconds, milliseconds,
+/// microseconds or nanoseconds since the Unix epoch, told apart by its
+/// size (see [`unix_ns_of`]): a unit cannot be given wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum EventTime {
+    /// `id`: the SSE `id:` field.
+    Id,
+    /// `json:PATH`: a value in the event's data (an SSE event's `data:`,
+    /// a line), read as JSON: a JSON pointer (`/meta/ts`) or a dotted
+    /// path (`meta.ts`; a number is an array's index either way).
+    Json(String),
+}
+
+impl EventTime {
+    /// Reads `--event-time`'s value: `id` or `json:PATH`.
+    pub fn parse(text: &str) -> Result<EventTime, String> {
+        let text = text.trim();
+        if text == "id" {
+            return Ok(EventTime::Id);
+        }
+        match text.strip_prefix("json:") {
+            Some(path) if !path.is_empty() && path != "/" && path != "." => {
+                Ok(EventTime::Json(path.to_string()))
+            }
+            _ => Err(format!(
+                "invalid value '{}': give id (the SSE id: field) or json:PATH (a JSON pointer like \
+                 json:/ts, or a dotted path like json:meta.sent_at)",
+                text.escape_debug()
+            )),
+        }
+    }
+
+    /// A `json:` path's steps, unescaped (a pointer's `~1` is `/`, `~0`
+    /// is `~`); empty for `id`.
+    pub fn steps(&self) -> Vec<String> {
+        match self {
+            EventTime::Id => Vec::new(),
+            EventTime::Json(p) => match p.strip_prefix('/') {
+                Some(pointer) => pointer
+                    .split('/')
+                    .map(|s| s.replace("~1", "/").replace("~0", "~"))
+                    .collect(),
+                None => p.split('.').map(str::to_string).collect(),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for EventTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EventTime::Id => f.write_str("id"),
+            EventTime::Json(p) => write!(f, "json:{p}"),
+        }
+    }
+}
+
+impl TryFrom<String> for EventTime {
+    type Error = String;
+    fn try_from(s: String) -> Result<EventTime, String> {
+        EventTime::parse(&s)
+    }
+}
+
+impl From<EventTime> for String {
+    fn from(e: EventTime) -> String {
+        e.to_string()
+    }
+}
+
+/// A timestamp since the Unix epoch in nanoseconds, from a number whose
+/// unit its size tells (any time since 2001-09-09): below 10^11 it is
+/// seconds (fractions kept), below 10^14 milliseconds, below 10^17
+/// microseconds, else nanoseconds. `None`: not positive, or before 2001
+/// in seconds (10^9), so no unit fits.
+pub fn unix_ns_of(value: f64) -> Option<u64> {
+    if !value.is_finite() || value < 1e9 {
+        return None;
+    }
+    // Whole units and the fraction apart: an f64 of nanoseconds since
+    // 1970 is only good to 256 ns.
+    let (scale, whole) = if value < 1e11 {
+        (1_000_000_000, value.trunc())
+    } else if value < 1e14 {
+        (1_000_000, value.trunc())
+    } else if value < 1e17 {
+        (1_000, value.trunc())
+    } else {
+        (1, value.round())
+    };
+    let whole = unix_ns_of_int(whole as u64)?;
+    let fraction = (value.fract() * scale as f64).round() as u64;
+    whole.checked_add(fraction.min(scale - 1))
+}
+
+/// [`unix_ns_of`] for an integer, exactly (a nanosecond count is beyond
+/// an `f64`'s 53 bits).
+pub fn unix_ns_of_int(value: u64) -> Option<u64> {
+    match value {
+        0..=999_999_999 => None,
+        1_000_000_000..=99_999_999_999 => value.checked_mul(1_000_000_000),
+        100_000_000_000..=99_999_999_999_999 => value.checked_mul(1_000_000),
+        100_000_000_000_000..=99_999_999_999_999_999 => value.checked_mul(1_000),
+        _ => Some(value),
+    }
+}
+
 /// The default `--stall-gap`.
 pub const DEFAULT_STALL_GAP: Duration = Duration::from_secs(1);
 
@@ -108,6 +217,16 @@ pub struct StreamOptions {
     /// stream that ends before its `[DONE]` is cut short.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm: Option<LlmApi>,
+    /// `--hold`: each connection (`-c`) sends one request and stays
+    /// subscribed to its stream for the whole run (`-d`); a stream that
+    /// ends is counted and subscribed to again; the run's end closes the
+    /// held streams, which are no failures.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hold: bool,
+    /// `--event-time`: where each event says when the server sent it; an
+    /// event's latency is its arrival minus that time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_time: Option<EventTime>,
 }
 
 fn default_stall_gap() -> Duration {
@@ -120,6 +239,8 @@ impl Default for StreamOptions {
             framing: None,
             stall_gap: DEFAULT_STALL_GAP,
             llm: None,
+            hold: false,
+            event_time: None,
         }
     }
 }

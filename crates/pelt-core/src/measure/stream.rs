@@ -57,6 +57,14 @@ pub struct Tally {
     /// Whether the stream's own end marker came (LLM: `[DONE]`); a stream
     /// without one ends at its transport's end.
     pub ended: bool,
+    /// The response's status (a 2xx: only those are streams).
+    pub status: u16,
+    /// `--hold`: the run's end closed it, still going (a complete
+    /// stream, no failure).
+    pub held: bool,
+    /// Body bytes read so far (what a held stream closed at the run's end
+    /// counts as its bytes in).
+    pub body_bytes: u64,
 }
 
 impl Tally {
@@ -83,6 +91,18 @@ impl Tally {
     /// the token events counted.
     pub fn tokens(&self) -> u64 {
         self.usage_tokens.unwrap_or(self.events)
+    }
+
+    /// Output tokens per second, in thousandths (histograms hold
+    /// integers): [`Tally::tokens`] over the time from the stream's
+    /// `start` (its response time's) to its last event, as guidellm's
+    /// `output_tokens_per_second` divides them by the request's latency.
+    /// `None` without a token, or with no time between.
+    pub fn milli_tokens_per_s(&self, start: Nanos) -> Option<u64> {
+        let tokens = self.tokens();
+        let span = self.last.saturating_sub(start);
+        (tokens > 0 && span > 0 && self.first.is_some())
+            .then(|| (tokens as u128 * 1_000 * 1_000_000_000 / span as u128) as u64)
     }
 
     /// Whether the stream looks buffered on the way: every event within
@@ -129,6 +149,19 @@ pub struct StreamStats {
     /// LLM mode: of `streams`, those whose count is the server's `usage`
     /// (the others' are the token events counted).
     pub usage_counted: u64,
+    /// `--event-time`: each event's latency, its arrival minus the time
+    /// the server wrote in it (0 when that time is later: the clocks
+    /// disagree).
+    pub event_latency: Histogram<u64>,
+    /// Each complete stream's output tokens per second, in thousandths
+    /// ([`Tally::milli_tokens_per_s`]: a rate, not nanoseconds).
+    pub tokens_per_s: Histogram<u64>,
+    /// `--event-time`: events whose time could not be read (missing, not
+    /// a number, no unit fits).
+    pub untimed: u64,
+    /// `--hold`: streams still held when the run ended, closed by pelt
+    /// (counted in `streams`, no failure).
+    pub held: u64,
 }
 
 impl Default for StreamStats {
@@ -145,15 +178,35 @@ impl Default for StreamStats {
             bursts: 0,
             tokens: 0,
             usage_counted: 0,
+            event_latency: new_histogram(),
+            tokens_per_s: new_histogram(),
+            untimed: 0,
+            held: 0,
         }
     }
+}
+
+/// `--event-time`: what an event said of when it was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventLatency {
+    /// Not asked for.
+    NotAsked,
+    /// Asked for, but missing or unreadable.
+    Unreadable,
+    /// The latency: its arrival minus its time, in nanoseconds.
+    Of(u64),
 }
 
 impl StreamStats {
     /// An event arrived, `gap` after its stream's previous one (none for
     /// a first event), a stall if longer than `stall_gap`.
-    pub fn record_event(&mut self, gap: Option<u64>, stall_gap: u64) {
+    pub fn record_event(&mut self, gap: Option<u64>, stall_gap: u64, sent: EventLatency) {
         self.events += 1;
+        match sent {
+            EventLatency::NotAsked => {}
+            EventLatency::Unreadable => self.untimed += 1,
+            EventLatency::Of(ns) => record_ns(&mut self.event_latency, ns),
+        }
         if let Some(gap) = gap {
             record_ns(&mut self.gaps, gap);
             self.stalls += u64::from(gap > stall_gap);
@@ -185,33 +238,41 @@ impl StreamStats {
         self.bursts += u64::from(t.is_burst(start));
         self.tokens += t.tokens();
         self.usage_counted += u64::from(t.usage_tokens.is_some());
+        self.held += u64::from(t.held);
+        if let Some(rate) = t.milli_tokens_per_s(start) {
+            record_ns(&mut self.tokens_per_s, rate);
+        }
     }
 
     /// The histograms in the order the results file stores them.
-    pub fn histograms(&self) -> [&Histogram<u64>; 5] {
+    pub fn histograms(&self) -> [&Histogram<u64>; 7] {
         [
             &self.first_event,
             &self.gaps,
             &self.mean_gap,
             &self.duration,
             &self.events_per_stream,
+            &self.event_latency,
+            &self.tokens_per_s,
         ]
     }
 
     /// The same, to fill.
-    pub fn histograms_mut(&mut self) -> [&mut Histogram<u64>; 5] {
+    pub fn histograms_mut(&mut self) -> [&mut Histogram<u64>; 7] {
         [
             &mut self.first_event,
             &mut self.gaps,
             &mut self.mean_gap,
             &mut self.duration,
             &mut self.events_per_stream,
+            &mut self.event_latency,
+            &mut self.tokens_per_s,
         ]
     }
 
     /// Whether nothing was recorded.
     pub fn is_empty(&self) -> bool {
-        self.events == 0 && self.streams == 0 && self.first_event.is_empty()
+        self.events == 0 && self.streams == 0 && self.first_event.is_empty() && self.untimed == 0
     }
 
     /// Adds `other`'s into these.
@@ -225,6 +286,8 @@ impl StreamStats {
         self.bursts += other.bursts;
         self.tokens += other.tokens;
         self.usage_counted += other.usage_counted;
+        self.untimed += other.untimed;
+        self.held += other.held;
     }
 
     /// Empties them, keeping their memory.
@@ -238,6 +301,8 @@ impl StreamStats {
         self.bursts = 0;
         self.tokens = 0;
         self.usage_counted = 0;
+        self.untimed = 0;
+        self.held = 0;
     }
 
     /// Whether most complete streams of three events or more came in one
@@ -283,10 +348,14 @@ mod tests {
         s.record_stream(0, &b, true);
         assert!(s.mostly_bursts());
         let mut other = StreamStats::default();
-        other.record_event(Some(5 * MS), 1_000 * MS);
+        other.record_event(Some(5 * MS), 1_000 * MS, EventLatency::Of(3 * MS));
+        other.record_event(None, 1_000 * MS, EventLatency::Unreadable);
         other.record_stream(0, &t, false);
         s.merge(&other);
-        assert_eq!((s.streams, s.events, s.bursts), (2, 1, 1));
+        assert_eq!((s.streams, s.events, s.bursts), (2, 2, 1));
+        assert_eq!((s.event_latency.len(), s.untimed), (1, 1));
+        // 3 tokens from 0 to the last at 1.5 s: 2 tokens/s.
+        assert_eq!(crate::rank::quantile(&s.tokens_per_s, 0.0), 2_000);
         assert_eq!(s.first_event.len(), 3, "a cut stream's first event counts");
         s.reset();
         assert!(s.is_empty());

@@ -46,6 +46,10 @@ impl Assertion {
                     Latency::FirstEvent => (st.map(|t| &t.first_event), "time to first event"),
                     Latency::Gap => (st.map(|t| &t.gaps), "gap between events"),
                     Latency::MeanGap => (st.map(|t| &t.mean_gap), "mean gap per stream"),
+                    Latency::EventLatency => (st.map(|t| &t.event_latency), "event latency"),
+                    Latency::TokensPerStream => {
+                        return self.tokens_per_s(st.map(|t| &t.tokens_per_s));
+                    }
                     _ => (st.map(|t| &t.duration), "stream duration"),
                 };
                 return match (h, self.measure) {
@@ -66,6 +70,24 @@ impl Assertion {
                 name,
             ),
         }
+    }
+
+    /// `tokens_per_s.`: a percentile, the mean or the max of the complete
+    /// streams' output tokens per second (held in thousandths).
+    fn tokens_per_s(&self, h: Option<&Histogram<u64>>) -> (f64, String) {
+        let Some(h) = h else {
+            return (f64::NAN, "no streamed responses".to_string());
+        };
+        if h.is_empty() {
+            return (f64::NAN, "no stream with output tokens".to_string());
+        }
+        let v = match self.measure {
+            Measure::Percentile(p) => crate::rank::percentile(h, p) as f64,
+            Measure::Mean => h.mean(),
+            Measure::Max => h.max() as f64,
+            _ => return (f64::NAN, "not measured".to_string()),
+        } / 1_000.0;
+        (v, format!("{v:.1} tokens/s per stream"))
     }
 
     /// The measured value and its text, for target `i`.
@@ -208,7 +230,11 @@ mod tests {
         let mut t = crate::stream::Tally::default();
         for at in [150_000_000, 200_000_000, 260_000_000] {
             let gap = t.event(at, 1_000_000_000);
-            rec.record_event(gap, 1_000_000_000);
+            rec.record_event(
+                gap,
+                1_000_000_000,
+                crate::stream::EventLatency::Of(at / 100),
+            );
         }
         rec.record_stream(0, &t, true);
         let mut b = crate::SummaryBuilder::new(crate::results::testing::header(), None);
@@ -220,6 +246,12 @@ mod tests {
             ("itl.max <= 61ms", true),
             ("mean_itl.p50 < 50ms", false),
             ("stream_duration.max < 111ms", true),
+            // Event latency: 1.5, 2 and 2.6 ms.
+            ("event_latency p50 < 2100us", true),
+            ("event_latency.max < 2500us", false),
+            // 3 tokens by 260 ms from the start: 11.5 tokens/s.
+            ("tokens_per_s p50 > 11", true),
+            ("tokens_per_s.p50 > 12/s", false),
         ] {
             let c = text.parse::<Assertion>().unwrap().check(&s);
             assert_eq!(c.ok, ok, "{text}: {}", c.actual);

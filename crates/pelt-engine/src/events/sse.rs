@@ -17,6 +17,9 @@
 pub(crate) const MAX_DATA: usize = 1 << 16;
 /// The most of an event's type kept.
 const MAX_TYPE: usize = 32;
+/// The most of an event's `id:` kept (`--event-time id` reads a time
+/// from it; a longer one reads as none).
+const MAX_ID: usize = 40;
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
@@ -29,6 +32,9 @@ pub(crate) struct Event<'a> {
     pub data: &'a [u8],
     /// Whether the data was longer than [`MAX_DATA`].
     pub truncated: bool,
+    /// The `id:` this event set itself (not one a previous event left in
+    /// the spec's last-event-ID buffer), if it fit in [`MAX_ID`].
+    pub id: Option<&'a [u8]>,
 }
 
 /// What the current line's field is.
@@ -73,6 +79,12 @@ pub(crate) struct SseParser {
     truncated: bool,
     kind: [u8; MAX_TYPE],
     kind_len: usize,
+    /// This event's `id:` so far, whether it has one, whether it was too
+    /// long.
+    id: [u8; MAX_ID],
+    id_len: usize,
+    id_set: bool,
+    id_over: bool,
     /// `retry`'s value so far is all digits (per spec, else ignored).
     /// Read for the spec's sake only: pelt does not reconnect.
     retry_digits: bool,
@@ -93,6 +105,10 @@ impl SseParser {
             truncated: false,
             kind: [0; MAX_TYPE],
             kind_len: 0,
+            id: [0; MAX_ID],
+            id_len: 0,
+            id_set: false,
+            id_over: false,
             retry_digits: true,
         }
     }
@@ -206,7 +222,12 @@ impl SseParser {
             }
             Field::Event => self.kind_len = 0,
             Field::Retry => self.retry_digits = true,
-            Field::Id | Field::Ignored => {}
+            Field::Id => {
+                self.id_len = 0;
+                self.id_set = true;
+                self.id_over = false;
+            }
+            Field::Ignored => {}
         }
     }
 
@@ -220,6 +241,12 @@ impl SseParser {
                 self.kind_len += n;
             }
             Field::Retry => self.retry_digits &= part.iter().all(u8::is_ascii_digit),
+            Field::Id => {
+                let n = part.len().min(MAX_ID - self.id_len);
+                self.id[self.id_len..self.id_len + n].copy_from_slice(&part[..n]);
+                self.id_len += n;
+                self.id_over |= n < part.len();
+            }
             _ => {}
         }
     }
@@ -254,8 +281,10 @@ impl SseParser {
                 kind: &self.kind[..self.kind_len],
                 data: &self.data,
                 truncated: self.truncated,
+                id: (self.id_set && !self.id_over).then_some(&self.id[..self.id_len]),
             });
         }
+        self.id_set = false;
         self.has_data = false;
         self.data.clear();
         self.truncated = false;
@@ -316,6 +345,31 @@ mod tests {
                 assert_eq!(events(SPEC, &[a, b]), want, "splits at {a}, {b}");
             }
         }
+    }
+
+    /// Each event's own `id:`, split anywhere; an id left by an earlier
+    /// event is not this one's, and one too long is none.
+    #[test]
+    fn each_event_has_its_own_id() {
+        let ids = |input: &[u8], cut: usize| {
+            let mut p = SseParser::new(false);
+            let mut out = Vec::new();
+            let mut on =
+                |e: Event<'_>| out.push(e.id.map(|i| String::from_utf8_lossy(i).into_owned()));
+            p.feed(&input[..cut], &mut on);
+            p.feed(&input[cut..], &mut on);
+            out
+        };
+        let some = |s: &str| Some(s.to_string());
+        for cut in 0..=SPEC.len() {
+            assert_eq!(
+                ids(SPEC, cut),
+                vec![None, some("7"), some("")],
+                "cut at {cut}"
+            );
+        }
+        let long = format!("id: {}\ndata: x\n\ndata: y\n\n", "9".repeat(MAX_ID + 1));
+        assert_eq!(ids(long.as_bytes(), 3), vec![None, None]);
     }
 
     #[test]

@@ -84,9 +84,12 @@ pub(crate) struct Events<'a, S, C, K> {
 }
 
 /// The type of "no events" (a login, a scenario's step, the fuzz target).
-pub(crate) type NoEvents<'a, S> = Events<'a, S, fn(Option<u64>) -> Nanos, fn(Nanos, Option<u64>)>;
+pub(crate) type NoEvents<'a, S> =
+    Events<'a, S, fn(Option<u64>) -> Nanos, fn(Nanos, Option<u64>, crate::events::SentAt)>;
 
-impl<S, C: Fn(Option<u64>) -> Nanos, K: FnMut(Nanos, Option<u64>)> Events<'_, S, C, K> {
+impl<S, C: Fn(Option<u64>) -> Nanos, K: FnMut(Nanos, Option<u64>, crate::events::SentAt)>
+    Events<'_, S, C, K>
+{
     /// The response `head` begins: its tap, if it is a stream.
     fn start(&mut self, head: &ParsedHead) -> bool {
         if let Some(tap) = self.tap.as_deref_mut() {
@@ -98,9 +101,9 @@ impl<S, C: Fn(Option<u64>) -> Nanos, K: FnMut(Nanos, Option<u64>)> Events<'_, S,
             return false;
         };
         match self.tap.as_deref_mut() {
-            Some(tap) => tap.restart(framing),
+            Some(tap) => tap.restart(framing, head.status),
             // Once per sender: its parser's buffers are kept from then on.
-            None => *self.tap = Some(Box::new(Tap::new(framing, self.opts))),
+            None => *self.tap = Some(Box::new(Tap::new(framing, self.opts, head.status))),
         }
         true
     }
@@ -188,7 +191,14 @@ pub(crate) async fn read_response_copies<S: AsyncRead + Unpin>(
     head_request: bool,
     on_first_byte: impl FnMut(),
     copies: Copies<'_>,
-    events: Option<Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>>,
+    events: Option<
+        Events<
+            '_,
+            S,
+            impl Fn(Option<u64>) -> Nanos,
+            impl FnMut(Nanos, Option<u64>, crate::events::SentAt),
+        >,
+    >,
 ) -> Result<Response, Failure> {
     let mut copies = copies;
     let mut body = copies.body.take();
@@ -359,7 +369,12 @@ async fn read_body<S: AsyncRead + Unpin>(
     read: HeadRead,
     mut copy: Option<&mut Vec<u8>>,
     mut events: Option<
-        Events<'_, S, impl Fn(Option<u64>) -> Nanos, impl FnMut(Nanos, Option<u64>)>,
+        Events<
+            '_,
+            S,
+            impl Fn(Option<u64>) -> Nanos,
+            impl FnMut(Nanos, Option<u64>, crate::events::SentAt),
+        >,
     >,
 ) -> Result<Response, Failure> {
     let HeadRead {
@@ -748,7 +763,7 @@ mod tests {
                     opts,
                     arrival: |_: &tokio::io::DuplexStream| None,
                     clock: |_| 1,
-                    sink: |_, _| seen += 1,
+                    sink: |_, _, _| seen += 1,
                 };
                 let mut buf = vec![0u8; crate::h1::FIRST_READ_BUF];
                 read_response_copies(

@@ -317,7 +317,7 @@ impl H1Sender {
                 .filter(|&t| t >= sent)
                 .map_or(now, |t| t.min(now))
         };
-        let sink = |at, gap| w.record_event(sender, at, gap);
+        let sink = |at, gap, sent| w.record_event(sender, at, gap, sent);
         let events = Some(Events {
             tap: &mut self.events,
             opts: &plan.http.streamed,

@@ -182,8 +182,9 @@ pub(crate) trait Runner {
 
     /// A streamed response's event arrived `at` on sender `sender`'s
     /// stream, `gap` after the stream's previous (none for its first):
-    /// counted in the second it arrived in.
-    fn record_event(&self, sender: usize, at: Nanos, gap: Option<u64>);
+    /// counted in the second it arrived in; `sent`: the time the server
+    /// wrote in it (`--event-time`).
+    fn record_event(&self, sender: usize, at: Nanos, gap: Option<u64>, sent: crate::events::SentAt);
 }
 
 /// A worker's connections: how many are open (the live views' gauge),

@@ -269,17 +269,19 @@ impl<S: Streams> StreamSender<S> {
         let tap = match framing.filter(|_| target.is_some() && response.status().is_success()) {
             Some(framing) => Some(match &mut self.events {
                 Some(tap) => {
-                    tap.restart(framing);
+                    tap.restart(framing, status);
                     &mut **tap
                 }
                 // Once per sender: its parser's buffers are kept from then on.
-                None => &mut **self
-                    .events
-                    .insert(Box::new(Tap::new(framing, &plan.http.streamed))),
+                None => &mut **self.events.insert(Box::new(Tap::new(
+                    framing,
+                    &plan.http.streamed,
+                    status,
+                ))),
             }),
             None => None,
         };
-        let mut sink = |at, gap| w.record_event(sender, at, gap);
+        let mut sink = |at, gap, sent| w.record_event(sender, at, gap, sent);
         let events = tap.map(|tap| (tap, &mut sink, || w.now()));
         let resp = read_body::<S>(&mut body, &response, 0, out.body_copy(), events)
             .await
@@ -420,7 +422,7 @@ impl<S: Streams> Transport for StreamSender<S> {
 /// The type of no tap (a redirect's hop).
 type Tapped<'a> = (
     &'a mut Tap,
-    &'a mut fn(pelt_core::Nanos, Option<u64>),
+    &'a mut fn(pelt_core::Nanos, Option<u64>, crate::events::SentAt),
     fn() -> pelt_core::Nanos,
 );
 
@@ -435,7 +437,7 @@ async fn read_body<S: Streams>(
     mut copy: Option<&mut Vec<u8>>,
     mut events: Option<(
         &mut Tap,
-        &mut impl FnMut(pelt_core::Nanos, Option<u64>),
+        &mut impl FnMut(pelt_core::Nanos, Option<u64>, crate::events::SentAt),
         impl Fn() -> pelt_core::Nanos,
     )>,
 ) -> Result<Response, Failure> {

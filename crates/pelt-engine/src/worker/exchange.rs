@@ -26,7 +26,12 @@ impl Worker {
         } else {
             self.now()
         };
-        let deadline = plan.instant(started) + plan.timeout;
+        // `--hold`: a subscription runs to the run's end, not --timeout.
+        let hold = plan.http.streamed.hold;
+        let deadline = match (hold, plan.deadline) {
+            (true, Some(end)) => plan.instant(end),
+            _ => plan.instant(started) + plan.timeout,
+        };
         let mut attempt = Attempt::default();
         let result = tokio::time::timeout_at(
             deadline,
@@ -34,7 +39,7 @@ impl Worker {
         )
         .await;
         // A streamed response's events so far, however the send ended.
-        let stream = transport.streamed();
+        let mut stream = transport.streamed();
         let now = self.now();
         let mut sample = Sample {
             target,
@@ -100,10 +105,21 @@ impl Worker {
                 };
                 self.fail(&mut sample, kind, || failure.detail);
             }
+            Err(_elapsed) if hold && stream.is_some() => {
+                // A held stream the run's end closes: a complete stream,
+                // its response whole as far as it went, no failure.
+                transport.reset();
+                let tally = stream.as_mut().expect("a stream");
+                tally.held = true;
+                sample.status = tally.status;
+                sample.bytes_in = tally.body_bytes;
+                sample.body_bytes = tally.body_bytes;
+            }
             Err(_elapsed) => {
                 transport.reset();
                 let sent = sample.sent.is_some();
                 self.fail(&mut sample, ErrorKind::Timeout, || match sent {
+                    true if hold => "no response before the run's end (--hold)".to_string(),
                     true => format!("no complete response within --timeout {:?}", plan.timeout),
                     // Else the wait looks like a slow server.
                     false => format!(
@@ -126,7 +142,7 @@ impl Worker {
     /// (`--llm`'s `[DONE]`) was cut short.
     fn end_stream(&self, sample: &mut Sample, tally: &pelt_core::stream::Tally) {
         let needs_end = self.plan.http.streamed.llm.is_some();
-        if sample.error.is_none() && needs_end && !tally.ended {
+        if sample.error.is_none() && needs_end && !tally.ended && !tally.held {
             let events = tally.events;
             self.fail(sample, ErrorKind::StreamCut, || {
                 format!(

@@ -28,12 +28,14 @@ mod unfinished;
 
 use crate::conn::Established;
 use crate::cpu_load::ThreadClock;
+use crate::events::SentAt;
 use crate::intervals::{Intervals, WorkerMsg};
 use crate::plan::{RunPlan, Share};
 use crate::session::Jar;
 use crate::timer::PreciseTimer;
 use crate::transport::dial::ConnectGate;
 use crate::transport::Runner;
+use pelt_core::stream::EventLatency;
 use pelt_core::{Nanos, Sample};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -201,12 +203,26 @@ impl Runner for Worker {
         }
     }
 
-    fn record_event(&self, sender: usize, at: Nanos, gap: Option<u64>) {
+    fn record_event(&self, sender: usize, at: Nanos, gap: Option<u64>, sent: SentAt) {
         let intended = self.senders[sender].in_flight.get().intended;
         let stall_gap = self.plan.http.streamed.stall_gap.as_nanos() as u64;
+        let latency = match sent {
+            SentAt::NotAsked => EventLatency::NotAsked,
+            SentAt::Unreadable => EventLatency::Unreadable,
+            // The arrival on the real-time clock the server's stamp is
+            // on: the run's clock is monotonic, and the two may drift
+            // apart over a long run, so they are paired now.
+            SentAt::Unix(unix) => {
+                let real_now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64);
+                let arrived = real_now.saturating_sub(self.now().saturating_sub(at));
+                EventLatency::Of(arrived.saturating_sub(unix))
+            }
+        };
         self.intervals
             .borrow_mut()
-            .record_event(intended, at, gap, stall_gap);
+            .record_event(intended, at, gap, stall_gap, latency);
     }
 }
 

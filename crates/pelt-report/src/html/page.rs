@@ -203,7 +203,7 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
                 None => "<span class=\"none\">no streams</span>".to_string(),
             }),
         );
-        let [first, gaps, mean, duration] = crate::streams::of(
+        let keys: Vec<(&str, &str)> = crate::streams::of(
             runs.iter()
                 .find(|r| r.summary.total.streamed.is_some())
                 .expect("one run has streams")
@@ -211,8 +211,10 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
         )
         .expect("it has streams")
         .measures()
-        .map(|m| (m.key, m.words));
-        for (key, words) in [first, gaps, mean, duration] {
+        .iter()
+        .map(|m| (m.key, m.words))
+        .collect();
+        for (key, words) in keys {
             for (stat, label) in [
                 ("percentiles_s.p50", "p50"),
                 ("percentiles_s.p99", "p99"),
@@ -226,6 +228,20 @@ fn write_summary(o: &mut String, runs: &[Labeled<'_>], jsons: &[Value]) -> std::
                     Fmt::Seconds,
                 );
             }
+        }
+        if runs.iter().any(|r| {
+            crate::streams::of(r.summary).is_some_and(|st| st.tokens_per_stream_line().is_some())
+        }) {
+            html_row(
+                o,
+                "output tokens/s per stream",
+                runs.iter().map(|r| {
+                    match crate::streams::of(r.summary).and_then(|st| st.tokens_per_stream_line()) {
+                        Some(line) => esc(&line),
+                        None => "<span class=\"none\">none</span>".to_string(),
+                    }
+                }),
+            );
         }
     }
     let rate_runs = runs.iter().filter(|r| r.summary.is_rate_mode()).count();
@@ -367,8 +383,19 @@ fn write_charts(o: &mut String, runs: &[Labeled<'_>]) -> std::fmt::Result {
     }
     // Issue 38: streamed responses' first event and gaps, by percentile.
     if let Some(st) = runs.iter().find_map(|r| crate::streams::of(r.summary)) {
-        let [first, gaps, ..] = st.measures();
-        for (id, m) in [("stream-first-event", first), ("stream-gaps", gaps)] {
+        let measures = st.measures();
+        let ids = [
+            "stream-first-event",
+            "stream-gaps",
+            "",
+            "",
+            "stream-event-latency",
+        ];
+        for (id, m) in ids
+            .into_iter()
+            .zip(&measures)
+            .filter(|(id, _)| !id.is_empty())
+        {
             let empty = pelt_core::histogram::new_histogram();
             let hists: Vec<&pelt_core::Histogram<u64>> = runs
                 .iter()
@@ -379,6 +406,7 @@ fn write_charts(o: &mut String, runs: &[Labeled<'_>]) -> std::fmt::Result {
                         .as_deref()
                         .map_or(&empty, |s| match m.key {
                             "first_event" => &s.first_event,
+                            "event_latency" => &s.event_latency,
                             _ => &s.gaps,
                         })
                 })

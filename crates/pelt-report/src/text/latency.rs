@@ -54,14 +54,19 @@ pub(super) fn write_streams(o: &mut String, s: &RunSummary) -> std::fmt::Result 
             cell(100.0)
         )?;
     }
-    let [first, _, mean, _] = st.measures();
-    writeln!(
-        o,
-        "  first: {}.
-  mean: {}.
-",
-        first.note, mean.note
-    )
+    if let Some(line) = st.tokens_per_stream_line() {
+        writeln!(o, "  output tokens/s per stream: {line}")?;
+    }
+    let measures = st.measures();
+    let (first, mean) = (&measures[0], &measures[2]);
+    writeln!(o, "  first: {}.\n  mean: {}.", first.note, mean.note)?;
+    if let Some(m) = measures.get(4) {
+        writeln!(o, "  event latency: {}.", m.note)?;
+    }
+    if st.llm && !st.stats.tokens_per_s.is_empty() {
+        writeln!(o, "  tokens/s: {}.", crate::streams::TOKENS_PER_S_NOTE)?;
+    }
+    writeln!(o)
 }
 
 pub(super) fn write_latency(o: &mut String, s: &RunSummary) -> std::fmt::Result {

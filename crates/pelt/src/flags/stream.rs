@@ -4,7 +4,7 @@
 
 use crate::UserError;
 use clap::{Args, ValueEnum};
-use pelt_core::stream::{Framing, LlmApi, StreamOptions};
+use pelt_core::stream::{EventTime, Framing, LlmApi, StreamOptions};
 
 /// How responses are read as streams, and LLM requests.
 #[derive(Debug, Clone, Args)]
@@ -40,6 +40,29 @@ pub struct StreamArgs {
     /// --model m --prompt-tokens 200 --max-tokens 64 --rate 2 -d 30s
     #[arg(long = "llm", value_enum, value_name = "API")]
     pub llm: Option<LlmArg>,
+
+    /// Subscriptions: each of -c N connections sends one request and stays
+    /// subscribed to its stream for the whole run (-d), rather than a
+    /// stream per request. A stream the server ends (or cuts: stream_cut)
+    /// is counted and subscribed to again at once; the run's end closes
+    /// the held streams, which are no failures. Not with --rate or -n.
+    /// Like: pelt run http://127.0.0.1:8000/events --hold -c 1000 -d 1m
+    /// --event-time json:/ts
+    #[arg(long = "hold")]
+    pub hold: bool,
+
+    /// Each event's latency: its arrival (the kernel's receive stamp over
+    /// HTTP/1.1) minus the time the server wrote in it, read from
+    /// json:PATH (a JSON pointer like json:/ts, or a dotted path like
+    /// json:meta.sent_at, into an SSE event's data or a line) or id (the
+    /// SSE event's own id: field). The time is a number (or a string of
+    /// one) of seconds (fractions kept), milliseconds, microseconds or
+    /// nanoseconds since the Unix epoch: its size tells which, so no unit
+    /// is given. Events without a readable time are counted as untimed.
+    /// The server's clock must be the client's (same machine, or both on
+    /// NTP).
+    #[arg(long = "event-time", value_name = "json:PATH|id")]
+    pub event_time: Option<String>,
 
     /// --llm: the model to ask for.
     #[arg(long = "model", value_name = "NAME", requires = "llm")]
@@ -97,9 +120,17 @@ impl StreamArgs {
                     .into(),
             ));
         }
+        let event_time = self
+            .event_time
+            .as_deref()
+            .map(EventTime::parse)
+            .transpose()
+            .map_err(|e| UserError(format!("--event-time: {e}")))?;
         let mut opts = StreamOptions {
             framing,
             llm,
+            hold: self.hold,
+            event_time,
             ..StreamOptions::default()
         };
         if let Some(gap) = &self.stall_gap {

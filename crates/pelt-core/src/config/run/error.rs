@@ -77,6 +77,33 @@ pub enum ConfigError {
         "`http.streams` above 1 is for HTTP/2 and HTTP/3; set `http.http2` or `http.http3`, or use more HTTP/1.1 connections"
     )]
     StreamsWithoutHttp2,
+    /// `hold` with a rate: held subscriptions are a number of
+    /// connections, not arrivals.
+    #[error(
+        "`http.streamed.hold` keeps `connections` subscribed; it takes a closed load, not a rate"
+    )]
+    HoldWithRate,
+    /// `hold` with a count of requests.
+    #[error("`http.streamed.hold` lasts for `stop.duration`; unset `stop.requests`")]
+    HoldWithRequests,
+    /// `hold` without a duration.
+    #[error("`http.streamed.hold` needs `stop.duration`: how long the subscriptions are held")]
+    HoldWithoutDuration,
+    /// `hold` with a warm-up: every subscription starts in it, and a
+    /// warm-up request's events are left out.
+    #[error("`http.streamed.hold` subscribes at the start, inside any warm-up, whose events are left out; unset `warmup`")]
+    HoldWithWarmup,
+    /// `event_time` with nothing read as a stream.
+    #[error(
+        "`http.streamed.event_time` reads each event: set `http.streamed.framing`, `llm` or `hold`"
+    )]
+    EventTimeWithoutStream,
+    /// `event_time` with a framing that has no such field: chunks (no
+    /// whole message), or `id` with lines.
+    #[error(
+        "`http.streamed.event_time` needs whole messages: json:PATH with sse or lines, id with sse"
+    )]
+    EventTimeFraming,
     /// HTTP/2 or HTTP/3 without keep-alive.
     #[error("`http.keepalive: false` is HTTP/1.1's Connection: close (and HTTP/3's connection per request); HTTP/2 always reuses its connections, so change one of them")]
     NoKeepaliveWithHttp2,

@@ -487,6 +487,34 @@ impl RunConfig {
         if self.http.streams > 1 && !self.http.multiplexed() {
             return Err(ConfigError::StreamsWithoutHttp2);
         }
+        let streamed = &self.http.streamed;
+        if streamed.hold {
+            if self.load.rate().is_some() {
+                return Err(ConfigError::HoldWithRate);
+            }
+            if self.stop.requests.is_some() {
+                return Err(ConfigError::HoldWithRequests);
+            }
+            if self.stop.duration.is_none() {
+                return Err(ConfigError::HoldWithoutDuration);
+            }
+            if !self.warmup.is_zero() {
+                return Err(ConfigError::HoldWithWarmup);
+            }
+        }
+        if let Some(event_time) = &streamed.event_time {
+            if streamed.forced().is_none() && !streamed.hold {
+                return Err(ConfigError::EventTimeWithoutStream);
+            }
+            match (streamed.forced(), event_time) {
+                (Some(crate::config::stream::Framing::Chunks), _)
+                | (
+                    Some(crate::config::stream::Framing::Lines),
+                    crate::config::stream::EventTime::Id,
+                ) => return Err(ConfigError::EventTimeFraming),
+                _ => {}
+            }
+        }
         // HTTP/3 without keep-alive is a QUIC connection per request (a
         // handshake each, which `--0rtt` measures); HTTP/2 has no such mode.
         if self.http.http2 && !self.http.keepalive {

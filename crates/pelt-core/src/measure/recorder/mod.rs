@@ -340,10 +340,15 @@ impl<C: Counter> Recorder<C> {
     }
 
     /// Records a stream's event (see [`crate::stream::StreamStats::record_event`]).
-    pub fn record_event(&mut self, gap: Option<u64>, stall_gap: u64) {
+    pub fn record_event(
+        &mut self,
+        gap: Option<u64>,
+        stall_gap: u64,
+        sent: crate::stream::EventLatency,
+    ) {
         self.streamed
             .get_or_insert_default()
-            .record_event(gap, stall_gap);
+            .record_event(gap, stall_gap, sent);
     }
 
     /// Records a stream that ended (see [`crate::stream::StreamStats::record_stream`]).

@@ -121,6 +121,14 @@ struct StreamsRecord {
     /// Encoded as `histograms` are: first event, gaps, mean gap,
     /// duration, events per stream (a count, not nanoseconds).
     histograms: [String; 5],
+    /// `--event-time` and `--hold`: `[untimed, held]` (absent in files
+    /// from before them, and when both are 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    more_counts: Option<[u64; 2]>,
+    /// Event latency and tokens per second per stream (thousandths),
+    /// encoded as `histograms` are (absent in files from before them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    more_histograms: Option<[String; 2]>,
 }
 
 /// The rest of one target's figures in an interval.
@@ -338,8 +346,13 @@ impl IntervalRecord {
             },
             streamed: match r.streamed.as_deref().filter(|s| !s.is_empty()) {
                 Some(s) => {
-                    let [a, b, c, d, e] = s.histograms();
+                    let [a, b, c, d, e, f, g] = s.histograms();
                     Some(StreamsRecord {
+                        more_counts: (s.untimed > 0 || s.held > 0).then_some([s.untimed, s.held]),
+                        more_histograms: match f.is_empty() && g.is_empty() {
+                            true => None,
+                            false => Some([encode(f)?, encode(g)?]),
+                        },
                         counts: [
                             s.streams,
                             s.events,
@@ -410,9 +423,23 @@ impl IntervalRecord {
             }
             r.handshakes = Some(Box::new(h));
         }
-        if let Some(StreamsRecord { counts, histograms }) = self.streamed {
+        if let Some(StreamsRecord {
+            counts,
+            histograms,
+            more_counts,
+            more_histograms,
+        }) = self.streamed
+        {
             let [streams, events, stalls, bursts, tokens, usage_counted] = counts;
             let [a, b, c, d, e] = histograms;
+            let [untimed, held] = more_counts.unwrap_or_default();
+            let (f, g) = match more_histograms {
+                Some([f, g]) => (decode(&f)?, decode(&g)?),
+                None => (
+                    crate::histogram::new_histogram(),
+                    crate::histogram::new_histogram(),
+                ),
+            };
             r.streamed = Some(Box::new(crate::stream::StreamStats {
                 first_event: decode(&a)?,
                 gaps: decode(&b)?,
@@ -425,6 +452,10 @@ impl IntervalRecord {
                 bursts,
                 tokens,
                 usage_counted,
+                event_latency: f,
+                tokens_per_s: g,
+                untimed,
+                held,
             }));
         }
         r.requests = self.requests;
@@ -646,9 +677,15 @@ mod tests {
         let mut t = Tally::default();
         for at in [300_000_000, 350_000_000, 400_000_000] {
             let gap = t.event(at, 1_000_000_000);
-            r.record_event(gap, 1_000_000_000);
+            r.record_event(
+                gap,
+                1_000_000_000,
+                crate::stream::EventLatency::Of(2_000_000),
+            );
         }
+        r.record_event(None, 1_000_000_000, crate::stream::EventLatency::Unreadable);
         t.usage_tokens = Some(4);
+        t.held = true;
         r.record_stream(0, &t, true);
         let json = serde_json::to_string(&IntervalRecord::from_recorder(1, &r).unwrap()).unwrap();
         let back: IntervalRecord = serde_json::from_str(&json).unwrap();
@@ -657,8 +694,12 @@ mod tests {
         let s = back.streamed.as_ref().unwrap();
         assert_eq!(
             (s.streams, s.events, s.tokens, s.usage_counted),
-            (2, 6, 8, 2)
+            (2, 8, 8, 2)
         );
+        assert_eq!((s.untimed, s.held), (2, 2));
+        assert_eq!((s.event_latency.len(), s.tokens_per_s.len()), (6, 2));
+        // 4 tokens by the last event, 400 ms after the start: 10/s.
+        assert_eq!(s.tokens_per_s.max() / 1_000, 10);
         assert_eq!(s.gaps.len(), 4);
         assert_eq!(s.events_per_stream.max(), 3);
     }

@@ -51,6 +51,10 @@ pub struct IntervalRow {
     /// `--stall-gap`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stalls: Option<u64>,
+    /// Runs that met a streamed response: output tokens of the streams
+    /// that ended complete in the second (the run's `tokens`, by second;
+    /// the views show it in `--llm` runs).
+    pub tokens: Option<u64>,
 }
 
 /// A timeline row covering less of the run than this (the first or last
@@ -104,6 +108,7 @@ impl IntervalRow {
             active_connections: None,
             events: r.streamed.as_ref().map(|s| s.events),
             stalls: r.streamed.as_ref().map(|s| s.stalls),
+            tokens: r.streamed.as_ref().map(|s| s.tokens),
         }
     }
 }

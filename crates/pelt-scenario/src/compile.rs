@@ -741,6 +741,7 @@ fn compile_step(
         when,
         on_failure,
         rounds,
+        pointers: crate::response::pointers(&extract, &checks),
         extract,
         checks,
         target: Target {

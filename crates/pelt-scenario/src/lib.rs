@@ -79,6 +79,9 @@ pub struct Step {
     pub extract: Vec<response::Extraction>,
     /// What its response must be.
     pub checks: response::Checks,
+    /// The JSON pointers its extractions and checks read, compiled
+    /// ([`response::pointers`]).
+    pub pointers: response::Pointers,
     /// Its row in the run's targets (method, URL with holes as `:name`).
     pub target: Target,
 }
@@ -335,8 +338,7 @@ impl Scenario {
         response::apply(
             &s.label,
             reply,
-            &s.extract,
-            &s.checks,
+            (&s.extract, &s.checks, &s.pointers),
             |slot, v| {
                 vu.slots[slot].clear();
                 vu.slots[slot].extend_from_slice(v);

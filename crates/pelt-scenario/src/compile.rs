@@ -728,6 +728,7 @@ fn compile_step(
         "GET".into()
     };
     Ok(Step {
+        request_head: Step::request_head(&method, &path, &headers, &host),
         label: format!("{flow}/{name}"),
         name,
         flow: flow.to_string(),

@@ -26,7 +26,11 @@
 # median of several much less. --pairs-only stops after them (to compare
 # two builds, run the script for each in turn, several times).
 #
-#   bench/scenario.sh [--pelt PATH] [--duration S] [--rate R] [--pairs N] [--pairs-only] [--no-locust]
+# --pin runs nginx on CPU 1 and every client (pelt, Locust) on CPU 0
+# (`taskset`): on a shared machine the client then never migrates
+# between cores mid-run, and its CPU time moves less.
+#
+#   bench/scenario.sh [--pelt PATH] [--duration S] [--rate R] [--pairs N] [--pairs-only] [--pin] [--no-locust]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +40,8 @@ rate=20000
 locust=1
 pairs=0
 pairs_only=0
+pin_client=()
+pin_server=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --pelt) pelt="$2"; shift ;;
@@ -44,6 +50,7 @@ while [ $# -gt 0 ]; do
     --no-locust) locust=0 ;;
     --pairs) pairs="$2"; shift ;;
     --pairs-only) pairs_only=1 ;;
+    --pin) pin_client=(taskset -c 0); pin_server=(taskset -c 1) ;;
     *) echo "error: unknown argument $1; see the comment at the top of bench/scenario.sh" >&2; exit 2 ;;
     esac
     shift
@@ -84,7 +91,7 @@ http {
     }
 }
 CONF
-"$nginx_bin" -c "$work/nginx.conf" -p "$work" &
+"${pin_server[@]}" "$nginx_bin" -c "$work/nginx.conf" -p "$work" &
 nginx_pid=$!
 for _ in $(seq 50); do curl -s -o /dev/null "$base/api/items" && break; sleep 0.1; done
 printf '%s/api/items\n%s/item/7002\n' "$base" "$base" > "$work/targets.txt"
@@ -93,7 +100,7 @@ printf '%s/api/items\n%s/item/7002\n' "$base" "$base" > "$work/targets.txt"
 # KB, in $work/rss).
 run_pelt() {
     PELT_NO_HISTORY=1 BENCH_BASE="$base" /usr/bin/time -f '%U %S %M' -o "$work/time" \
-        "$pelt" run "$@" -t 1 -d "${duration}s" -q --no-save --format json > "$work/out.json"
+        "${pin_client[@]}" "$pelt" run "$@" -t 1 -d "${duration}s" -q --no-save --format json > "$work/out.json"
     python3 - "$work/time" "$work/out.json" <<'PY'
 import json, sys
 u, s, m = open(sys.argv[1]).read().split()[-3:]
@@ -150,7 +157,7 @@ if [ "$locust" = 1 ]; then
         echo "bench/scenario.sh: installing locust (PyPI) into $venv" >&2
         python3 -m venv "$venv" && "$venv/bin/pip" install --quiet locust >&2
     fi
-    /usr/bin/time -f '%U %S %M' -o "$work/ltime" "$venv/bin/locust" -f bench/scenario/locustfile.py \
+    /usr/bin/time -f '%U %S %M' -o "$work/ltime" "${pin_client[@]}" "$venv/bin/locust" -f bench/scenario/locustfile.py \
         --headless -u 50 -r 50 -t "${duration}s" --host "$base" --csv "$work/locust" --only-summary \
         >/dev/null 2>&1 || true
     read -r lc lr lf < <(python3 - "$work/ltime" "$work/locust_stats.csv" <<'PY'
@@ -167,7 +174,7 @@ import sys
 c2,r2,lc,lr=map(float,sys.argv[1:])
 print(f'pelt scenario / locust CPU per request: {c2/r2/(lc/lr):.3f}x (goal: at most 0.1x)')
 " "$c2" "$r2" "$lc" "$lr"
-    /usr/bin/time -f '%U %S %M' -o "$work/ltime" "$venv/bin/locust" -f bench/scenario/locustfile.py \
+    /usr/bin/time -f '%U %S %M' -o "$work/ltime" "${pin_client[@]}" "$venv/bin/locust" -f bench/scenario/locustfile.py \
         --headless -u 1000 -r 1000 -t "${duration}s" --host "$base" --only-summary >/dev/null 2>&1 || true
     locust_rss=$(awk 'END { print $3 }' "$work/ltime")
     python3 -c "

@@ -728,6 +728,7 @@ fn compile_step(
         "GET".into()
     };
     Ok(Step {
+        request_head: Step::request_head(&method, &path, &headers, &host),
         label: format!("{flow}/{name}"),
         name,
         flow: flow.to_string(),
@@ -741,6 +742,7 @@ fn compile_step(
         when,
         on_failure,
         rounds,
+        pointers: crate::response::pointers(&extract, &checks),
         extract,
         checks,
         target: Target {

@@ -65,6 +65,9 @@ pub struct Step {
     pub headers: Vec<(String, Template)>,
     /// The body, if any.
     pub body: Option<Template>,
+    /// The request line and headers (`Host` included) as one template,
+    /// literal runs joined: what [`Scenario::render`] copies first.
+    pub request_head: Template,
     /// The pause after it, before the flow's next step.
     pub think: Option<ThinkTime>,
     /// `when` / `skip_if`: whether it is sent (a step not sent is not a
@@ -79,11 +82,41 @@ pub struct Step {
     pub extract: Vec<response::Extraction>,
     /// What its response must be.
     pub checks: response::Checks,
+    /// The JSON pointers its extractions and checks read, compiled
+    /// ([`response::pointers`]).
+    pub pointers: response::Pointers,
     /// Its row in the run's targets (method, URL with holes as `:name`).
     pub target: Target,
 }
 
 impl Step {
+    /// The request line, `headers` and a `Host` line (unless `headers`
+    /// has one) as one template ([`Step::request_head`]).
+    pub(crate) fn request_head(
+        method: &Template,
+        path: &Template,
+        headers: &[(String, Template)],
+        host: &str,
+    ) -> Template {
+        let mut t = Template::default();
+        t.push_template(method);
+        t.push_literal(b" ");
+        t.push_template(path);
+        t.push_literal(b" HTTP/1.1\r\n");
+        for (name, value) in headers {
+            t.push_literal(name.as_bytes());
+            t.push_literal(b": ");
+            t.push_template(value);
+            t.push_literal(b"\r\n");
+        }
+        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+            t.push_literal(b"Host: ");
+            t.push_literal(host.as_bytes());
+            t.push_literal(b"\r\n");
+        }
+        t
+    }
+
     /// Whether its response's head and body are needed (extraction or
     /// checks beyond the status); else they are counted and dropped.
     pub fn reads_response(&self) -> bool {
@@ -255,23 +288,7 @@ impl Scenario {
     ) {
         let s = &self.steps[step];
         out.clear();
-        s.method.render(vu, &self.counter, out);
-        out.push(b' ');
-        s.path.render(vu, &self.counter, out);
-        out.extend_from_slice(b" HTTP/1.1\r\n");
-        let mut has_host = false;
-        for (name, value) in &s.headers {
-            has_host |= name.eq_ignore_ascii_case("host");
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(b": ");
-            value.render(vu, &self.counter, out);
-            out.extend_from_slice(b"\r\n");
-        }
-        if !has_host {
-            out.extend_from_slice(b"Host: ");
-            out.extend_from_slice(s.host.as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
+        s.request_head.render(vu, &self.counter, out);
         if !keepalive {
             out.extend_from_slice(b"Connection: close\r\n");
         }
@@ -335,8 +352,7 @@ impl Scenario {
         response::apply(
             &s.label,
             reply,
-            &s.extract,
-            &s.checks,
+            (&s.extract, &s.checks, &s.pointers),
             |slot, v| {
                 vu.slots[slot].clear();
                 vu.slots[slot].extend_from_slice(v);

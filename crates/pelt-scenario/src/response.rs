@@ -5,6 +5,7 @@
 //! the response head and body bytes the engine copied.
 
 use crate::pruned::at;
+pub use crate::pruned::Pointers;
 use regex::bytes::Regex;
 
 /// A response as a step sees it.
@@ -169,10 +170,6 @@ impl Checks {
             && self.json_equals.is_empty()
             && self.json_matches.is_empty()
     }
-
-    fn needs_json(&self) -> bool {
-        !self.json_equals.is_empty() || !self.json_matches.is_empty()
-    }
 }
 
 /// Why a step failed after a complete response.
@@ -236,40 +233,52 @@ fn excerpt(text: &[u8]) -> String {
     s
 }
 
+/// The JSON pointers `extractions` (a list's pointer for a list) and
+/// `checks` (`json_equals`', then `json_matches`') read, in that order,
+/// compiled once for [`apply`].
+pub fn pointers(extractions: &[Extraction], checks: &Checks) -> Pointers {
+    let mut paths: Vec<&str> = Vec::new();
+    for e in extractions {
+        match &e.from {
+            From::Json(p) => paths.push(p),
+            From::JsonList { list, .. } => paths.push(list),
+            _ => {}
+        }
+    }
+    paths.extend(checks.json_equals.iter().map(|(p, _)| p.as_str()));
+    paths.extend(checks.json_matches.iter().map(|(p, _)| p.as_str()));
+    Pointers::new(&paths)
+}
+
+/// How many pointers' values [`apply`] keeps on the stack (more: in a
+/// new list).
+const ON_STACK: usize = 4;
+
 /// Applies `extractions` then `checks` to `reply`; each value found goes
 /// into `set(slot, value)`; `index(n)` draws a number below `n` (a
-/// `pick = "random"`). The first failure ends it.
+/// `pick = "random"`); `pointers` are theirs ([`pointers`]). The first
+/// failure ends it.
 pub fn apply(
     step: &str,
     reply: Reply<'_>,
-    extractions: &[Extraction],
-    checks: &Checks,
+    (extractions, checks, pointers): (&[Extraction], &Checks, &Pointers),
     mut set: impl FnMut(usize, &[u8]),
     mut index: impl FnMut(usize) -> usize,
 ) -> Result<(), StepFailure> {
-    let needs_json = checks.needs_json()
-        || extractions
-            .iter()
-            .any(|e| matches!(e.from, From::Json(_) | From::JsonList { .. }));
-    // The values the pointers point at, in this order: the extractions'
-    // (a list's pointer for a list), then `json_equals`', then
-    // `json_matches`'. `None`: the body is not JSON (or not needed).
-    let json: Option<Vec<Option<serde_json::Value>>> = needs_json
-        .then(|| {
-            let mut paths: Vec<&str> = Vec::new();
-            for e in extractions {
-                match &e.from {
-                    From::Json(p) => paths.push(p),
-                    From::JsonList { list, .. } => paths.push(list),
-                    _ => {}
-                }
-            }
-            paths.extend(checks.json_equals.iter().map(|(p, _)| p.as_str()));
-            paths.extend(checks.json_matches.iter().map(|(p, _)| p.as_str()));
-            crate::pruned::find(reply.body, &paths)
-        })
-        .flatten();
-    let json_at = |i: usize| json.as_ref().and_then(|j| j[i].as_ref());
+    // The values the pointers point at, in their order. `is_json`: the
+    // body was parsed (it was needed) and is JSON.
+    let mut on_stack: [Option<serde_json::Value>; ON_STACK] = Default::default();
+    let mut on_heap = Vec::new();
+    let found: &mut [Option<serde_json::Value>] = match pointers.len() {
+        n if n <= ON_STACK => &mut on_stack[..n],
+        n => {
+            on_heap.resize(n, None);
+            &mut on_heap
+        }
+    };
+    let is_json = !pointers.is_empty() && crate::pruned::find(reply.body, pointers, found);
+    let found = &*found;
+    let json_at = |i: usize| found.get(i).filter(|_| is_json).and_then(Option::as_ref);
     // The next pointer's place in `json`.
     let mut next = 0;
     if !checks.status.is_empty() && !checks.status.contains(&reply.status) {
@@ -312,7 +321,7 @@ pub fn apply(
             Some(v) => set(e.slot, &v),
             None => {
                 let whence = match &e.from {
-                    From::Json(_) | From::JsonList { .. } if json.is_none() => {
+                    From::Json(_) | From::JsonList { .. } if !is_json => {
                         format!("the body is not JSON (it starts: {})", excerpt(reply.body))
                     }
                     From::Json(p) => format!(
@@ -364,9 +373,9 @@ pub fn apply(
     }
     for (p, re) in &checks.json_matches {
         next += 1;
-        let text = json_at(next - 1).map(|v| match v {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
+        let text: Option<std::borrow::Cow<'_, str>> = json_at(next - 1).map(|v| match v {
+            serde_json::Value::String(s) => s.as_str().into(),
+            other => other.to_string().into(),
         });
         if !text.as_deref().is_some_and(|t| re.is_match(t.as_bytes())) {
             return Err(StepFailure::Check(format!(
@@ -480,8 +489,7 @@ mod tests {
                 head: HEAD,
                 body,
             },
-            ex,
-            checks,
+            (ex, checks, &pointers(ex, checks)),
             |slot, v| got.push((slot, String::from_utf8_lossy(v).into_owned())),
             |n| n - 1,
         );

@@ -192,6 +192,27 @@ impl Template {
         }
     }
 
+    /// Appends `text` as literal bytes, joined to a literal run that
+    /// ends the template (one copy when rendered, not one per piece).
+    pub(crate) fn push_literal(&mut self, text: &[u8]) {
+        match self.parts.last_mut() {
+            Some(Part::Lit(run)) => run.extend_from_slice(text),
+            _ if text.is_empty() => {}
+            _ => self.parts.push(Part::Lit(text.to_vec())),
+        }
+    }
+
+    /// Appends `other`'s parts, its first literal run joined to one that
+    /// ends this template.
+    pub(crate) fn push_template(&mut self, other: &Template) {
+        for part in &other.parts {
+            match part {
+                Part::Lit(run) => self.push_literal(run),
+                hole => self.parts.push(hole.clone()),
+            }
+        }
+    }
+
     /// Whether it has no holes.
     pub fn is_literal(&self) -> bool {
         self.parts.iter().all(|p| matches!(p, Part::Lit(_)))
@@ -206,8 +227,11 @@ impl Template {
                 Part::Hole(source, Filter::Url) => {
                     let start = out.len();
                     value(*source, vu, counter, out);
-                    let raw = out.split_off(start);
-                    percent_encode(&raw, out);
+                    // Encoded only when a byte needs it (no copy else).
+                    if out[start..].iter().any(|&b| !unreserved(b)) {
+                        let raw = out.split_off(start);
+                        percent_encode(&raw, out);
+                    }
                 }
             }
         }
@@ -330,10 +354,15 @@ fn value(source: Source, vu: &mut VuVars, counter: &AtomicU64, out: &mut Vec<u8>
 }
 
 /// RFC 3986 unreserved characters pass; every other byte is `%XX`.
+/// Whether `b` stands for itself in a URL (RFC 3986's unreserved).
+fn unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
 fn percent_encode(raw: &[u8], out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for &b in raw {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+        if unreserved(b) {
             out.push(b);
         } else {
             out.extend_from_slice(&[b'%', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);

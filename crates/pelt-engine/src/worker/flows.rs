@@ -476,8 +476,13 @@ impl Worker {
             sets_cookie: &mut sets_cookie,
         };
         let mut out = Outgoing::Step(&mut request);
-        let send = transport.send(self, &mut out, sender, &mut attempt);
-        let result = tokio::time::timeout_at(deadline, send).await;
+        // Built in place, as a plain request's (`exchange`): a send
+        // future bound to a name first is moved into the timeout.
+        let result = tokio::time::timeout_at(
+            deadline,
+            transport.send(self, &mut out, sender, &mut attempt),
+        )
+        .await;
         let mut sample = Sample {
             target: step as u32,
             intended,

@@ -487,7 +487,7 @@ mod tests {
             (&["http://h/", "--follow", "1000"], "at most 100"),
             (
                 &["https://h/", "--unix-socket", "/x.sock"],
-                "plain HTTP only",
+                "carries no TLS",
             ),
             (
                 &["http://h/", "--follow", "2", "--follow-any-host", "--http2"],

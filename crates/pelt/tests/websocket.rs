@@ -89,6 +89,25 @@ fn pelt_serve_echoes_after_its_delay_and_upgrades_are_timed_in_rate_runs() {
     let w = websocket(&r);
     assert!(count(&w["upgrades"]) >= 1, "{w}");
     assert!(number(&w["upgrade"]["p50_s"]) > 0.0, "{w}");
+    // `--assert` judges the upgrades by their own name.
+    let url = format!("ws://{}/", target.local_addr());
+    let judged = |term: &str| {
+        pelt()
+            .args(["run", &url, "--body", "x", "-c", "2", "-n", "10"])
+            .args(["--assert", term, "--no-save"])
+            .output()
+            .unwrap()
+    };
+    let out = judged("ws_upgrade p99 < 10s");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = judged("ws_upgrade.max < 1ns");
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("WebSocket upgrade"), "{text}");
 }
 
 #[test]

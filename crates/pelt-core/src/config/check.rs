@@ -63,6 +63,9 @@ pub enum Latency {
     /// `tokens_per_s.`: each complete LLM stream's output tokens per
     /// second (a rate: its threshold is tokens/s, not a duration).
     TokensPerStream,
+    /// `ws_upgrade.`: a WebSocket connection's upgrade, from the request
+    /// written to the `101` read.
+    WsUpgrade,
 }
 
 /// `target[...]`: which target a per-target assertion is about.
@@ -125,7 +128,8 @@ const HELP: &str = "use MEASURE OP VALUE, like 'p99 < 50ms', 'failed < 0.1%', 'f
 max (durations with a unit; of the headline latency: response time with --rate, service time in a \
 closed loop; or prefixed service_time., response_time. or send_lag., or 'service p50'; of streamed \
 responses ttft. (time to first event or token), itl. (every gap between events), mean_itl. (each stream's \
-mean gap) or stream_duration., like 'ttft p99 < 200ms'), failed (the share of requests with no response or a status outside 2xx/3xx, with %; errors is read too), rate, throughput (per second) or requests (a count), \
+mean gap), stream_duration. or event_latency., like 'ttft p99 < 200ms'; tokens_per_s. in tokens/s, like \
+'tokens_per_s p50 > 20'; of WebSocket upgrades ws_upgrade.), failed (the share of requests with no response or a status outside 2xx/3xx, with %; errors is read too), rate, throughput (per second) or requests (a count), \
 optionally after target[N]. or target[/path].; OP is <, <=, >, >= or ==";
 
 /// Why an assertion did not parse: the text, what is wrong, and the
@@ -192,10 +196,10 @@ pub enum AssertionProblem {
     #[error("one term per --assert, or terms separated by commas, each MEASURE OP VALUE")]
     SeveralTerms,
     /// A prefix that is not a latency or `target[...]`.
-    #[error("unknown prefix before the measure (service_time., response_time., send_lag., ttft., itl., mean_itl., stream_duration. or target[N].)")]
+    #[error("unknown prefix before the measure (service_time., response_time., send_lag., ttft., itl., mean_itl., stream_duration., event_latency., tokens_per_s., ws_upgrade. or target[N].)")]
     UnknownScope,
     /// A latency prefix on a measure that is not a latency.
-    #[error("service_time., response_time., send_lag., ttft., itl., mean_itl. and stream_duration. go before p50..p99.99, mean or max")]
+    #[error("service_time., response_time., send_lag., ttft., itl., mean_itl., stream_duration., event_latency., tokens_per_s. and ws_upgrade. go before p50..p99.99, mean or max")]
     LatencyPrefix,
     /// `target[...]` on a measure that has no per-target value.
     #[error("a target's measures are p50..p99.99, mean, max, failed and requests")]
@@ -398,6 +402,7 @@ fn latency_word(w: &str) -> Option<Latency> {
         "stream_duration" => Some(Latency::StreamDuration),
         "event_latency" => Some(Latency::EventLatency),
         "tokens_per_s" => Some(Latency::TokensPerStream),
+        "ws_upgrade" => Some(Latency::WsUpgrade),
         _ => None,
     }
 }

@@ -40,6 +40,17 @@ impl Assertion {
             Latency::Response => (&s.total.response, "response time"),
             Latency::Service => (&s.total.service, "service time"),
             Latency::SendLag => (&s.total.send_lag, "send lag"),
+            Latency::WsUpgrade => {
+                let ws = s.total.ws.as_deref().map(|w| &w.upgrades);
+                return match (ws, self.measure) {
+                    (None, _) => (f64::NAN, "no WebSocket upgrades".to_string()),
+                    (h, Measure::Percentile(_) | Measure::Mean | Measure::Max) => self.named(
+                        self.measure_of(h, s.total.requests, s.total.successes),
+                        "WebSocket upgrade",
+                    ),
+                    _ => (f64::NAN, "not measured".to_string()),
+                };
+            }
             stream => {
                 let st = s.total.streamed.as_deref();
                 let (h, name) = match stream {

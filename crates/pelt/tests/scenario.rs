@@ -411,8 +411,17 @@ fn rate_mode_starts_exactly_r_flows_per_second() {
         .map(|e| e.t)
         .collect();
     assert_eq!(starts.len(), 60, "20 flows/s for 3 s");
-    // And 20 in each second of the schedule (first flow at its start).
-    let t0 = starts.iter().cloned().fold(f64::MAX, f64::min);
+    // And 20 in each second of the schedule. The schedule's start is
+    // read from every flow, not the first alone (flow k is due k/20 s in,
+    // and a flow can only arrive late): on a busy machine a late first
+    // flow would otherwise shift every window.
+    let mut sorted = starts.clone();
+    sorted.sort_by(f64::total_cmp);
+    let t0 = sorted
+        .iter()
+        .enumerate()
+        .map(|(k, t)| t - k as f64 / 20.0)
+        .fold(f64::MAX, f64::min);
     for s in 0..3 {
         let n = starts
             .iter()

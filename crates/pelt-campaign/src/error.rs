@@ -33,6 +33,33 @@ pub enum Error {
         /// `plan.max`.
         max: f64,
     },
+    /// Runs that do not measure the same work as the reference, refused
+    /// because the caller's `allow_mismatch` is off.
+    #[error("{}", pelt_analyze::alike::refusal(&against.to_string(), mismatches, if *narrow {
+        "`allow_mismatch: true` (or narrow the runs by url, tag or label)"
+    } else {
+        "`allow_mismatch: true`"
+    }))]
+    Mismatch {
+        /// The run (or runs) the others were compared with.
+        against: Against,
+        /// The runs that differ, and how.
+        mismatches: Vec<pelt_analyze::alike::Mismatch>,
+        /// Whether the runs came from a query that can be narrowed.
+        narrow: bool,
+    },
+    /// Paired comparison (`compare::Options::paired`) with unequal sides.
+    #[error("`paired` needs as many B runs as A runs (got {a} and {b}); set `paired: false` to compare them as independent sets")]
+    Paired {
+        /// A's runs.
+        a: usize,
+        /// B's runs.
+        b: usize,
+    },
+    /// [`Spec::parse`] (pelt-history's baseline) was given text that is
+    /// not `tag:`, `label:` or `last:` (the text, escaped).
+    #[error("invalid baseline (`Spec::parse`) '{0}': use tag:KEY[=VALUE], label:NAME or last:N, like tag:release-1.4")]
+    Baseline(String),
     /// Anything else, said for a person: what is wrong and how to fix it.
     #[error("{0}")]
     Other(String),
@@ -42,6 +69,24 @@ impl Error {
     /// [`Error::Other`] from any text.
     pub fn other(message: impl Into<String>) -> Error {
         Error::Other(message.into())
+    }
+}
+
+/// What refused runs were compared with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Against {
+    /// A run, as the caller names it (a file, `#12`, "the newest run").
+    Run(String),
+    /// The runs a baseline selected (its description).
+    Baseline(String),
+}
+
+impl std::fmt::Display for Against {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Against::Run(name) => f.write_str(name),
+            Against::Baseline(spec) => write!(f, "the runs compared (baseline {spec})"),
+        }
     }
 }
 

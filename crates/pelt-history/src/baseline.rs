@@ -9,7 +9,7 @@
 
 use crate::compare::{values, Comparison, Options};
 use crate::store_error;
-use crate::{Error, Result};
+use crate::{Against, Error, Result};
 use pelt_analyze::alike::{self, Mismatch};
 use pelt_analyze::design::{self, Timed};
 use pelt_analyze::headline;
@@ -34,12 +34,7 @@ pub enum Spec {
 impl Spec {
     /// `tag:KEY[=VALUE]`, `label:NAME` or `last:N`.
     pub fn parse(text: &str) -> Result<Spec> {
-        let bad = || {
-            Error::other(format!(
-                "invalid --baseline '{}': use tag:KEY[=VALUE], label:NAME or last:N, like --baseline tag:release-1.4",
-                text.escape_debug()
-            ))
-        };
+        let bad = || Error::Baseline(text.escape_debug().to_string());
         let (kind, rest) = text.split_once(':').ok_or_else(bad)?;
         let rest = rest.trim();
         if rest.is_empty() {
@@ -160,11 +155,11 @@ impl Spec {
         }
         out.runs.reverse();
         if !mismatched.is_empty() {
-            return Err(Error::other(alike::refusal(
-                &format!("the runs compared (--baseline {})", self.describe()),
-                &mismatched,
-                "--allow-mismatch",
-            )));
+            return Err(Error::Mismatch {
+                against: Against::Baseline(self.describe()),
+                mismatches: mismatched,
+                narrow: false,
+            });
         }
         if !themselves.is_empty() {
             out.notes.push(format!(
@@ -430,11 +425,11 @@ pub fn against_files(
         .collect();
     let mut b_mismatches = alike::mismatches(&b[0].config, b_names.iter().cloned().zip(b.iter()));
     if !b_mismatches.is_empty() && !o.allow_mismatch {
-        return Err(Error::other(alike::refusal(
-            &format!("{} (B's first run)", b_names[0]),
-            &b_mismatches,
-            "--allow-mismatch",
-        )));
+        return Err(Error::Mismatch {
+            against: Against::Run(format!("{} (B's first run)", b_names[0])),
+            mismatches: b_mismatches,
+            narrow: false,
+        });
     }
     let selection = spec.select(store, &b, None, o.allow_mismatch)?;
     let a = &selection.runs;

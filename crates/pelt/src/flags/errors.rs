@@ -113,6 +113,29 @@ impl From<pelt_campaign::Error> for UserError {
             Error::StartRate { start, max } => {
                 format!("--start-rate {start} must be at least 1 and at most --max-rate {max}")
             }
+            Error::Mismatch {
+                against,
+                mismatches,
+                narrow,
+            } => {
+                let against = match against {
+                    pelt_campaign::Against::Run(name) => name,
+                    pelt_campaign::Against::Baseline(spec) => {
+                        format!("the runs compared (--baseline {spec})")
+                    }
+                };
+                let allow = match narrow {
+                    true => "--allow-mismatch (or narrow the runs with --url, --tag, --label)",
+                    false => "--allow-mismatch",
+                };
+                pelt_analyze::alike::refusal(&against, &mismatches, allow)
+            }
+            Error::Paired { a, b } => format!(
+                "--paired needs as many B runs as A runs (got {a} and {b}); drop --paired to compare them as independent sets"
+            ),
+            Error::Baseline(text) => format!(
+                "invalid --baseline '{text}': use tag:KEY[=VALUE], label:NAME or last:N, like --baseline tag:release-1.4"
+            ),
             Error::Other(message) => message,
         })
     }
@@ -168,5 +191,52 @@ mod tests {
             UserError::from(start).0,
             "--start-rate 5000 must be at least 1 and at most --max-rate 1000"
         );
+        // pelt-history's (its errors are pelt-campaign's type).
+        let paired = pelt_campaign::Error::Paired { a: 3, b: 2 };
+        assert!(!paired.to_string().contains("--"), "{paired}");
+        assert_eq!(
+            UserError::from(paired).0,
+            "--paired needs as many B runs as A runs (got 3 and 2); drop --paired to compare them as independent sets"
+        );
+        let baseline = pelt_campaign::Error::Baseline("tag".into());
+        assert!(
+            baseline.to_string().contains("(`Spec::parse`) 'tag'"),
+            "{baseline}"
+        );
+        assert_eq!(
+            UserError::from(baseline).0,
+            "invalid --baseline 'tag': use tag:KEY[=VALUE], label:NAME or last:N, like --baseline tag:release-1.4"
+        );
+        for (against, narrow, reference, allow) in [
+            (
+                pelt_campaign::Against::Run("the newest run, #7".into()),
+                true,
+                "the newest run, #7",
+                "--allow-mismatch (or narrow the runs with --url, --tag, --label)",
+            ),
+            (
+                pelt_campaign::Against::Baseline("last:5".into()),
+                false,
+                "the runs compared (--baseline last:5)",
+                "--allow-mismatch",
+            ),
+        ] {
+            let mismatches = vec![pelt_analyze::alike::Mismatch {
+                run: "b.pelt".into(),
+                differences: vec![],
+            }];
+            let e = pelt_campaign::Error::Mismatch {
+                against,
+                mismatches: mismatches.clone(),
+                narrow,
+            };
+            let library = e.to_string();
+            assert!(!library.contains("--"), "{library}");
+            assert!(library.contains("`allow_mismatch: true`"), "{library}");
+            assert_eq!(
+                UserError::from(e).0,
+                pelt_analyze::alike::refusal(reference, &mismatches, allow)
+            );
+        }
     }
 }

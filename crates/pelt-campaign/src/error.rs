@@ -60,6 +60,27 @@ pub enum Error {
     /// not `tag:`, `label:` or `last:` (the text, escaped).
     #[error("invalid baseline (`Spec::parse`) '{0}': use tag:KEY[=VALUE], label:NAME or last:N, like tag:release-1.4")]
     Baseline(String),
+    /// No recorded run (or sweep) matches a baseline (its description).
+    #[error("no recorded {} matches the baseline {spec}{detail}{}", recorded.noun(), recorded.hint(*last))]
+    NoBaseline {
+        /// What was looked for.
+        recorded: Recorded,
+        /// The baseline, described.
+        spec: String,
+        /// What else the runs had to be (" with the same work ..."), or "".
+        detail: String,
+        /// Whether the baseline was `last:N` (counted per URL).
+        last: bool,
+    },
+    /// A run's latency (`Options::latency`) cannot be read from the
+    /// history: its name and why.
+    #[error("`latency` {latency}: {why}; or compare response_time, which the history keeps for every run")]
+    Latency {
+        /// The latency's name.
+        latency: String,
+        /// Why it cannot be read.
+        why: String,
+    },
     /// Anything else, said for a person: what is wrong and how to fix it.
     #[error("{0}")]
     Other(String),
@@ -86,6 +107,37 @@ impl std::fmt::Display for Against {
         match self {
             Against::Run(name) => f.write_str(name),
             Against::Baseline(spec) => write!(f, "the runs compared (baseline {spec})"),
+        }
+    }
+}
+
+/// What a baseline looked for in the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// Runs.
+    Run,
+    /// Sweeps.
+    Sweep,
+    /// Sweeps that found a capacity.
+    Capacity,
+}
+
+impl Recorded {
+    /// The word for one.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Recorded::Run => "run",
+            Recorded::Sweep => "sweep",
+            Recorded::Capacity => "sweep with a capacity",
+        }
+    }
+
+    /// How `last:N` counts, when the baseline was one.
+    pub fn hint(self, last: bool) -> &'static str {
+        match (self, last) {
+            (Recorded::Run, true) => " (last:N counts runs of the same URL)",
+            (Recorded::Sweep, true) => " (last:N counts sweeps of the same URL)",
+            _ => "",
         }
     }
 }

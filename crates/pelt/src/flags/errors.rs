@@ -136,6 +136,26 @@ impl From<pelt_campaign::Error> for UserError {
             Error::Baseline(text) => format!(
                 "invalid --baseline '{text}': use tag:KEY[=VALUE], label:NAME or last:N, like --baseline tag:release-1.4"
             ),
+            Error::NoBaseline {
+                recorded: pelt_campaign::Recorded::Capacity,
+                spec,
+                ..
+            } => format!(
+                "no recorded sweep with a capacity matches --baseline {spec}; see pelt history trend --metric capacity"
+            ),
+            Error::NoBaseline {
+                recorded,
+                spec,
+                detail,
+                last,
+            } => format!(
+                "no recorded {} matches --baseline {spec}{detail}; see pelt history{}",
+                recorded.noun(),
+                recorded.hint(last)
+            ),
+            Error::Latency { latency, why } => format!(
+                "--metric {latency}: {why}; or compare response_time, which the history keeps for every run"
+            ),
             Error::Other(message) => message,
         })
     }
@@ -207,6 +227,38 @@ mod tests {
             UserError::from(baseline).0,
             "invalid --baseline 'tag': use tag:KEY[=VALUE], label:NAME or last:N, like --baseline tag:release-1.4"
         );
+        for (e, cli) in [
+            (
+                pelt_campaign::Error::NoBaseline {
+                    recorded: pelt_campaign::Recorded::Run,
+                    spec: "last:5".into(),
+                    detail: " with the same work and complete".into(),
+                    last: true,
+                },
+                "no recorded run matches --baseline last:5 with the same work and complete; see pelt history (last:N counts runs of the same URL)",
+            ),
+            (
+                pelt_campaign::Error::NoBaseline {
+                    recorded: pelt_campaign::Recorded::Capacity,
+                    spec: "label:x".into(),
+                    detail: String::new(),
+                    last: false,
+                },
+                "no recorded sweep with a capacity matches --baseline label:x; see pelt history trend --metric capacity",
+            ),
+            (
+                pelt_campaign::Error::Latency {
+                    latency: "service_time".into(),
+                    why: "gone".into(),
+                },
+                "--metric service_time: gone; or compare response_time, which the history keeps for every run",
+            ),
+        ] {
+            let library = e.to_string();
+            assert!(!library.contains("--"), "{library}");
+            assert!(!library.contains("pelt history"), "{library}");
+            assert_eq!(UserError::from(e).0, cli);
+        }
         for (against, narrow, reference, allow) in [
             (
                 pelt_campaign::Against::Run("the newest run, #7".into()),

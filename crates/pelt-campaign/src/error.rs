@@ -56,7 +56,7 @@ pub enum Error {
         /// B's runs.
         b: usize,
     },
-    /// [`Spec::parse`] (pelt-history's baseline) was given text that is
+    /// pelt-history's `Spec::parse` (a baseline) was given text that is
     /// not `tag:`, `label:` or `last:` (the text, escaped).
     #[error("invalid baseline (`Spec::parse`) '{0}': use tag:KEY[=VALUE], label:NAME or last:N, like tag:release-1.4")]
     Baseline(String),
@@ -80,6 +80,29 @@ pub enum Error {
         latency: String,
         /// Why it cannot be read.
         why: String,
+    },
+    /// No history was named (`Places::history`) and there is no data
+    /// directory to keep one in.
+    #[error("cannot tell where the history is kept: set PELT_DATA_DIR or HOME, or give `Places::history`")]
+    NoHistoryPlace,
+    /// Recording was asked for, but PELT_NO_HISTORY is set
+    /// (`Places::no_history`) and no history (`RecordSpec::history`) was named.
+    #[error("PELT_NO_HISTORY is set (`Places::no_history`), so there is no history to record in; give `RecordSpec::history`, or unset PELT_NO_HISTORY")]
+    NoHistoryToRecord,
+    /// A recorded run's results file cannot be read: the run's id, the
+    /// file (when kept outside the history) and why; `None` when the run
+    /// was recorded without one.
+    #[error("run {id}'s results file {}; the history keeps its figures and JSON report (`report_json`)", match why {
+        Some(why) => format!("{}cannot be read ({why})", file.as_ref().map_or(String::new(), |f| format!("{f} "))),
+        None => "was not recorded".to_string(),
+    })]
+    NoResults {
+        /// The run's id.
+        id: i64,
+        /// The results file's path, when the history points to one.
+        file: Option<String>,
+        /// Why it cannot be read, or `None` if it was never recorded.
+        why: Option<String>,
     },
     /// Anything else, said for a person: what is wrong and how to fix it.
     #[error("{0}")]

@@ -156,6 +156,15 @@ impl From<pelt_campaign::Error> for UserError {
             Error::Latency { latency, why } => format!(
                 "--metric {latency}: {why}; or compare response_time, which the history keeps for every run"
             ),
+            Error::NoHistoryPlace => "cannot tell where the history is kept: set PELT_DATA_DIR or HOME, give --history PATH, or use --no-history".into(),
+            Error::NoHistoryToRecord => "--record: PELT_NO_HISTORY is set, so there is no history to record in; give --history PATH|URL, or unset PELT_NO_HISTORY".into(),
+            Error::NoResults { id, file, why: Some(why) } => format!(
+                "run {id}'s results file {}cannot be read ({why}); the history keeps its figures and JSON report: use --format json",
+                file.map_or(String::new(), |f| format!("{f} "))
+            ),
+            Error::NoResults { id, why: None, .. } => format!(
+                "run {id} was recorded without its results file; use --format json for its stored report"
+            ),
             Error::Other(message) => message,
         })
     }
@@ -245,6 +254,30 @@ mod tests {
                     last: false,
                 },
                 "no recorded sweep with a capacity matches --baseline label:x; see pelt history trend --metric capacity",
+            ),
+            (
+                pelt_campaign::Error::NoHistoryPlace,
+                "cannot tell where the history is kept: set PELT_DATA_DIR or HOME, give --history PATH, or use --no-history",
+            ),
+            (
+                pelt_campaign::Error::NoHistoryToRecord,
+                "--record: PELT_NO_HISTORY is set, so there is no history to record in; give --history PATH|URL, or unset PELT_NO_HISTORY",
+            ),
+            (
+                pelt_campaign::Error::NoResults {
+                    id: 4,
+                    file: Some("/r/a.pelt".into()),
+                    why: Some("gone".into()),
+                },
+                "run 4's results file /r/a.pelt cannot be read (gone); the history keeps its figures and JSON report: use --format json",
+            ),
+            (
+                pelt_campaign::Error::NoResults {
+                    id: 4,
+                    file: None,
+                    why: None,
+                },
+                "run 4 was recorded without its results file; use --format json for its stored report",
             ),
             (
                 pelt_campaign::Error::Latency {

@@ -36,10 +36,7 @@ pub fn location(given: Option<&str>, places: &Places) -> Result<(String, bool)> 
     if let Some(h) = given.or(places.history.as_deref()) {
         return Ok((h.to_string(), false));
     }
-    let dir = places
-        .data_dir
-        .as_ref()
-        .ok_or_else(|| Error::NoHistoryPlace)?;
+    let dir = places.data_dir.as_ref().ok_or(Error::NoHistoryPlace)?;
     Ok((dir.join("history.db").to_string_lossy().into_owned(), true))
 }
 

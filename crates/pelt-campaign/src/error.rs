@@ -85,6 +85,14 @@ pub enum Error {
     /// directory to keep one in.
     #[error("cannot tell where the history is kept: set PELT_DATA_DIR or HOME, or give `Places::history`")]
     NoHistoryPlace,
+    /// The data directory for the default history cannot be made.
+    #[error("cannot create {dir}: {why}; set PELT_DATA_DIR to a writable folder, or give `Places::history`")]
+    HistoryDir {
+        /// The folder.
+        dir: String,
+        /// Why not.
+        why: String,
+    },
     /// Recording was asked for, but PELT_NO_HISTORY is set
     /// (`Places::no_history`) and no history (`RecordSpec::history`) was named.
     #[error("PELT_NO_HISTORY is set (`Places::no_history`), so there is no history to record in; give `RecordSpec::history`, or unset PELT_NO_HISTORY")]

@@ -59,11 +59,9 @@ pub fn open(given: Option<&str>, places: &Places) -> Result<Opened> {
     let (place, default) = location(given, places)?;
     if default {
         if let Some(parent) = Path::new(&place).parent() {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                Error::other(format!(
-                    "cannot create {}: {e}; set PELT_DATA_DIR to a writable folder, or use --no-history",
-                    parent.display()
-                ))
+            std::fs::create_dir_all(parent).map_err(|e| Error::HistoryDir {
+                dir: parent.display().to_string(),
+                why: e.to_string(),
             })?;
         }
     }

@@ -157,6 +157,9 @@ impl From<pelt_campaign::Error> for UserError {
                 "--metric {latency}: {why}; or compare response_time, which the history keeps for every run"
             ),
             Error::NoHistoryPlace => "cannot tell where the history is kept: set PELT_DATA_DIR or HOME, give --history PATH, or use --no-history".into(),
+            Error::HistoryDir { dir, why } => format!(
+                "cannot create {dir}: {why}; set PELT_DATA_DIR to a writable folder, or use --no-history"
+            ),
             Error::NoHistoryToRecord => "--record: PELT_NO_HISTORY is set, so there is no history to record in; give --history PATH|URL, or unset PELT_NO_HISTORY".into(),
             Error::NoResults { id, file, why: Some(why) } => format!(
                 "run {id}'s results file {}cannot be read ({why}); the history keeps its figures and JSON report: use --format json",
@@ -258,6 +261,13 @@ mod tests {
             (
                 pelt_campaign::Error::NoHistoryPlace,
                 "cannot tell where the history is kept: set PELT_DATA_DIR or HOME, give --history PATH, or use --no-history",
+            ),
+            (
+                pelt_campaign::Error::HistoryDir {
+                    dir: "/d".into(),
+                    why: "denied".into(),
+                },
+                "cannot create /d: denied; set PELT_DATA_DIR to a writable folder, or use --no-history",
             ),
             (
                 pelt_campaign::Error::NoHistoryToRecord,

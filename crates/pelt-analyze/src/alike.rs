@@ -304,13 +304,13 @@ pub fn mismatches<'a>(
 }
 
 /// The one-line refusal for `mismatches` (at most three named), with
-/// `flag` as the way to allow them.
-pub fn refusal(reference: &str, mismatches: &[Mismatch], flag: &str) -> String {
+/// `allow` as the way to allow them (a flag, or a library's option).
+pub fn refusal(reference: &str, mismatches: &[Mismatch], allow: &str) -> String {
     let shown: Vec<String> = mismatches.iter().take(3).map(|m| m.to_string()).collect();
     let more = mismatches.len().saturating_sub(3);
     format!(
         "the runs do not measure the same work as {reference}: {}{}; compare like with like (same targets, \
-         load model and level, protocol, proxy, complete runs), or pass {flag} to compare them anyway",
+         load model and level, protocol, proxy, complete runs), or pass {allow} to compare them anyway",
         shown.join(", "),
         if more > 0 {
             format!(" and {more} more")

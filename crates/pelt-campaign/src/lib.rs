@@ -40,7 +40,7 @@ pub mod results;
 pub mod sweep;
 
 pub use cancel::Cancel;
-pub use error::{Error, Result};
+pub use error::{Against, Error, Recorded, Result};
 pub use execute::{execute, Keep, Until};
 pub use observe::{Observer, RunObserver, Unobserved};
 pub use places::Places;

@@ -9,7 +9,7 @@
 
 use crate::compare::{values, Comparison, Options};
 use crate::store_error;
-use crate::{Error, Result};
+use crate::{Against, Error, Recorded, Result};
 use pelt_analyze::alike::{self, Mismatch};
 use pelt_analyze::design::{self, Timed};
 use pelt_analyze::headline;
@@ -34,12 +34,7 @@ pub enum Spec {
 impl Spec {
     /// `tag:KEY[=VALUE]`, `label:NAME` or `last:N`.
     pub fn parse(text: &str) -> Result<Spec> {
-        let bad = || {
-            Error::other(format!(
-                "invalid --baseline '{}': use tag:KEY[=VALUE], label:NAME or last:N, like --baseline tag:release-1.4",
-                text.escape_debug()
-            ))
-        };
+        let bad = || Error::Baseline(text.escape_debug().to_string());
         let (kind, rest) = text.split_once(':').ok_or_else(bad)?;
         let rest = rest.trim();
         if rest.is_empty() {
@@ -160,11 +155,11 @@ impl Spec {
         }
         out.runs.reverse();
         if !mismatched.is_empty() {
-            return Err(Error::other(alike::refusal(
-                &format!("the runs compared (--baseline {})", self.describe()),
-                &mismatched,
-                "--allow-mismatch",
-            )));
+            return Err(Error::Mismatch {
+                against: Against::Baseline(self.describe()),
+                mismatches: mismatched,
+                narrow: false,
+            });
         }
         if !themselves.is_empty() {
             out.notes.push(format!(
@@ -190,15 +185,19 @@ impl Spec {
             if !skipped.is_empty() && why.is_empty() {
                 why = format!("{}", skipped[0]);
             }
-            return Err(Error::other(format!(
-                "no recorded run matches --baseline {} with the same work and complete{}; see pelt history{}",
-                self.describe(),
-                if why.is_empty() { String::new() } else { format!(" ({why})") },
-                match self {
-                    Spec::Last(_) => " (last:N counts runs of the same URL)",
-                    _ => "",
-                }
-            )));
+            return Err(Error::NoBaseline {
+                recorded: Recorded::Run,
+                spec: self.describe(),
+                detail: format!(
+                    " with the same work and complete{}",
+                    if why.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({why})")
+                    }
+                ),
+                last: matches!(self, Spec::Last(_)),
+            });
         }
         Ok(out)
     }
@@ -232,14 +231,12 @@ impl Spec {
             runs.drain(..extra);
         }
         if runs.is_empty() {
-            return Err(Error::other(format!(
-                "no recorded sweep matches --baseline {}; see pelt history{}",
-                self.describe(),
-                match self {
-                    Spec::Last(_) => " (last:N counts sweeps of the same URL)",
-                    _ => "",
-                }
-            )));
+            return Err(Error::NoBaseline {
+                recorded: Recorded::Sweep,
+                spec: self.describe(),
+                detail: String::new(),
+                last: matches!(self, Spec::Last(_)),
+            });
         }
         Ok(runs)
     }
@@ -275,11 +272,9 @@ pub fn recorded_values(store: &mut Store, id: i64, latency: Latency) -> Result<V
             "run #{id} left the history while it was read; run again"
         ))
     })?;
-    let bytes = crate::results_bytes(&run).map_err(|e| {
-        Error::other(format!(
-            "--metric {}: {e}; or compare response_time, which the history keeps for every run",
-            latency.name()
-        ))
+    let bytes = crate::results_bytes(&run).map_err(|e| Error::Latency {
+        latency: latency.name().to_string(),
+        why: e.to_string(),
     })?;
     let summary = crate::summary_of(&bytes).map_err(|e| {
         Error::other(format!(
@@ -430,11 +425,11 @@ pub fn against_files(
         .collect();
     let mut b_mismatches = alike::mismatches(&b[0].config, b_names.iter().cloned().zip(b.iter()));
     if !b_mismatches.is_empty() && !o.allow_mismatch {
-        return Err(Error::other(alike::refusal(
-            &format!("{} (B's first run)", b_names[0]),
-            &b_mismatches,
-            "--allow-mismatch",
-        )));
+        return Err(Error::Mismatch {
+            against: Against::Run(format!("{} (B's first run)", b_names[0])),
+            mismatches: b_mismatches,
+            narrow: false,
+        });
     }
     let selection = spec.select(store, &b, None, o.allow_mismatch)?;
     let a = &selection.runs;
@@ -594,10 +589,12 @@ pub fn against_sweep(
         });
     };
     if a.is_empty() {
-        return Err(Error::other(format!(
-            "no recorded sweep with a capacity matches --baseline {}; see pelt history trend --metric capacity",
-            spec.describe()
-        )));
+        return Err(Error::NoBaseline {
+            recorded: Recorded::Capacity,
+            spec: spec.describe(),
+            detail: String::new(),
+            last: false,
+        });
     }
     let values: Vec<f64> = a.iter().filter_map(|r| r.figures.capacity).collect();
     let metric = pelt_analyze::sweep::capacity_metric();
@@ -625,7 +622,7 @@ pub fn against_sweep(
 
 /// How many recorded runs `spec` holds that do `config`'s work, counted
 /// by the one rule of likeness a gate uses, with why others do not count
-/// (empty when none were found at all). A gate needs
+/// (`None` when none were found at all). A gate needs
 /// [`MIN_BASELINE_RUNS`](pelt_analyze::predict::MIN_BASELINE_RUNS) of
 /// them to give a verdict: check before any load.
 pub fn usable_runs(
@@ -633,7 +630,7 @@ pub fn usable_runs(
     spec: &Spec,
     config: &RunConfig,
     allow_mismatch: bool,
-) -> Result<(usize, String)> {
+) -> Result<(usize, Option<Error>)> {
     let mut url = config.targets[0].url.clone();
     pelt_store::Redactor::default().url(&mut url);
     Ok(
@@ -645,11 +642,14 @@ pub fn usable_runs(
             None,
             allow_mismatch,
         ) {
-            Ok(selection) => (selection.runs.len(), String::new()),
+            Ok(selection) => (selection.runs.len(), None),
             // None at all says itself in the count; runs doing other work
             // are named, so the user sees why they do not count.
-            Err(e) if e.to_string().starts_with("no recorded run") => (0, String::new()),
-            Err(e) => (0, format!(" ({e})")),
+            Err(Error::NoBaseline {
+                recorded: Recorded::Run,
+                ..
+            }) => (0, None),
+            Err(e) => (0, Some(e)),
         },
     )
 }

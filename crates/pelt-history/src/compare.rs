@@ -8,7 +8,7 @@
 //! histogram) and the runs, not the requests, are compared: see
 //! pelt-analyze for why and how; pelt-report renders the result.
 
-use crate::{Error, Result};
+use crate::{Against, Error, Result};
 use pelt_analyze::alike::{self, Mismatch};
 use pelt_analyze::design::{self, Timed};
 use pelt_analyze::headline;
@@ -277,9 +277,7 @@ pub(crate) fn values(t: &[Timed]) -> Vec<Vec<f64>> {
 /// Paired runs come in pairs.
 fn pairs(a: usize, b: usize, paired: bool) -> Result<()> {
     match paired && a != b {
-        true => Err(Error::other(format!(
-            "--paired needs as many B runs as A runs (got {a} and {b}); drop --paired to compare them as independent sets"
-        ))),
+        true => Err(Error::Paired { a, b }),
         false => Ok(()),
     }
 }
@@ -321,11 +319,11 @@ fn like_with_like(a: &Side, b: &Side, allow: bool) -> Result<Vec<Mismatch>> {
     if mismatches.is_empty() || allow {
         return Ok(mismatches);
     }
-    Err(Error::other(alike::refusal(
-        &format!("{} (A's first run)", a.names[0]),
-        &mismatches,
-        "--allow-mismatch",
-    )))
+    Err(Error::Mismatch {
+        against: Against::Run(format!("{} (A's first run)", a.names[0])),
+        mismatches,
+        narrow: false,
+    })
 }
 
 #[cfg(test)]
@@ -397,7 +395,7 @@ mod tests {
             ..Options::default()
         };
         let unequal = Comparison::files(&[a.clone(), b.clone()], &[b], &paired);
-        assert!(unequal.unwrap_err().to_string().contains("--paired needs"));
+        assert!(unequal.unwrap_err().to_string().contains("`paired` needs"));
     }
 
     /// Issue 35 §6: `Comparison::runs` on `Run::wait` summaries printed a

@@ -2,7 +2,7 @@
 //! and a recorded run made again.
 
 use crate::{render, store_error, RUN_ID_TAG, SHARD_TAG, STEP_TAG, SWEEP_TAG};
-use crate::{Error, Result};
+use crate::{Against, Error, Result};
 use pelt_analyze::alike::{self, Difference, Mismatch};
 use pelt_core::RunConfig;
 use pelt_store::{Filter, Kind, Metric, RunRow, Store};
@@ -124,11 +124,11 @@ fn like_with_like(store: &mut Store, rows: &[RunRow]) -> Result<()> {
     if mismatches.is_empty() {
         return Ok(());
     }
-    Err(Error::other(alike::refusal(
-        &format!("the newest run, #{}", newest.id),
-        &mismatches,
-        "--allow-mismatch (or narrow the runs with --url, --tag, --label)",
-    )))
+    Err(Error::Mismatch {
+        against: Against::Run(format!("the newest run, #{}", newest.id)),
+        mismatches,
+        narrow: true,
+    })
 }
 
 /// Recorded run `id`'s configuration, to run again, with the secrets the
@@ -233,7 +233,7 @@ mod tests {
         assert!(refused
             .unwrap_err()
             .to_string()
-            .contains("--allow-mismatch"));
+            .contains("`allow_mismatch: true` (or narrow"));
         let allowed = Trend::of(&mut store, Filter::default(), Metric::P99, true).unwrap();
         assert_eq!(allowed.rows.len(), 3);
 

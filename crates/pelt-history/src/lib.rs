@@ -23,7 +23,7 @@ pub mod render;
 
 pub use compare::Comparison;
 pub use follow::{rerun_config, Trend};
-pub use pelt_campaign::{Error, Result};
+pub use pelt_campaign::{Against, Error, Recorded, Result};
 pub use record::*;
 
 /// pelt's own server on a free loopback port, for the unit tests' runs.

@@ -36,11 +36,7 @@ pub fn location(given: Option<&str>, places: &Places) -> Result<(String, bool)> 
     if let Some(h) = given.or(places.history.as_deref()) {
         return Ok((h.to_string(), false));
     }
-    let dir = places.data_dir.as_ref().ok_or_else(|| {
-        Error::other(
-            "cannot tell where the history is kept: set PELT_DATA_DIR or HOME, give --history PATH, or use --no-history",
-        )
-    })?;
+    let dir = places.data_dir.as_ref().ok_or(Error::NoHistoryPlace)?;
     Ok((dir.join("history.db").to_string_lossy().into_owned(), true))
 }
 
@@ -63,11 +59,9 @@ pub fn open(given: Option<&str>, places: &Places) -> Result<Opened> {
     let (place, default) = location(given, places)?;
     if default {
         if let Some(parent) = Path::new(&place).parent() {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                Error::other(format!(
-                    "cannot create {}: {e}; set PELT_DATA_DIR to a writable folder, or use --no-history",
-                    parent.display()
-                ))
+            std::fs::create_dir_all(parent).map_err(|e| Error::HistoryDir {
+                dir: parent.display().to_string(),
+                why: e.to_string(),
             })?;
         }
     }
@@ -154,9 +148,7 @@ impl Recording {
     /// turn it off; it is refused unless --history names a database.
     pub fn for_merged(args: &RecordSpec) -> Result<Recording> {
         if args.places.no_history && args.history.is_none() {
-            return Err(Error::other(
-                "--record: PELT_NO_HISTORY is set, so there is no history to record in; give --history PATH|URL, or unset PELT_NO_HISTORY",
-            ));
+            return Err(Error::NoHistoryToRecord);
         }
         let opened = open(args.history.as_deref(), &args.places)?;
         Ok(Recording {
@@ -459,22 +451,21 @@ pub fn utc(ms: i64) -> String {
 pub fn results_bytes(run: &pelt_store::StoredRun) -> Result<Vec<u8>> {
     match &run.results {
         Results::Blob(b) => Ok(b.clone()),
-        Results::Spool(s) => s.to_vec().map_err(|e| {
-            Error::other(format!(
-                "run {}'s results file cannot be read ({e}); the history keeps its figures and JSON report: use --format json",
-                run.row.id
-            ))
+        Results::Spool(s) => s.to_vec().map_err(|e| Error::NoResults {
+            id: run.row.id,
+            file: None,
+            why: Some(e.to_string()),
         }),
-        Results::File(p) => std::fs::read(p).map_err(|e| {
-            Error::other(format!(
-                "run {}'s results file {p} cannot be read ({e}); the history keeps its figures and JSON report: use --format json",
-                run.row.id
-            ))
+        Results::File(p) => std::fs::read(p).map_err(|e| Error::NoResults {
+            id: run.row.id,
+            file: Some(p.to_string()),
+            why: Some(e.to_string()),
         }),
-        Results::None => Err(Error::other(format!(
-            "run {} was recorded without its results file; use --format json for its stored report",
-            run.row.id
-        ))),
+        Results::None => Err(Error::NoResults {
+            id: run.row.id,
+            file: None,
+            why: None,
+        }),
     }
 }
 

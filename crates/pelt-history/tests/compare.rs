@@ -334,7 +334,7 @@ fn unlike_runs_are_refused() {
         err.starts_with("the runs do not measure the same work as rate (A's first run): closed (load: rate 200/s vs closed loop, 2 connections)"),
         "{err}"
     );
-    assert!(err.contains("--allow-mismatch"), "{err}");
+    assert!(err.contains("`allow_mismatch: true`"), "{err}");
     let allow = Options {
         allow_mismatch: true,
         ..Options::default()

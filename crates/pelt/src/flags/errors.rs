@@ -113,6 +113,61 @@ impl From<pelt_campaign::Error> for UserError {
             Error::StartRate { start, max } => {
                 format!("--start-rate {start} must be at least 1 and at most --max-rate {max}")
             }
+            Error::Mismatch {
+                against,
+                mismatches,
+                narrow,
+            } => {
+                let against = match against {
+                    pelt_campaign::Against::Run(name) => name,
+                    pelt_campaign::Against::Baseline(spec) => {
+                        format!("the runs compared (--baseline {spec})")
+                    }
+                };
+                let allow = match narrow {
+                    true => "--allow-mismatch (or narrow the runs with --url, --tag, --label)",
+                    false => "--allow-mismatch",
+                };
+                pelt_analyze::alike::refusal(&against, &mismatches, allow)
+            }
+            Error::Paired { a, b } => format!(
+                "--paired needs as many B runs as A runs (got {a} and {b}); drop --paired to compare them as independent sets"
+            ),
+            Error::Baseline(text) => format!(
+                "invalid --baseline '{text}': use tag:KEY[=VALUE], label:NAME or last:N, like --baseline tag:release-1.4"
+            ),
+            Error::NoBaseline {
+                recorded: pelt_campaign::Recorded::Capacity,
+                spec,
+                ..
+            } => format!(
+                "no recorded sweep with a capacity matches --baseline {spec}; see pelt history trend --metric capacity"
+            ),
+            Error::NoBaseline {
+                recorded,
+                spec,
+                detail,
+                last,
+            } => format!(
+                "no recorded {} matches --baseline {spec}{detail}; see pelt history{}",
+                recorded.noun(),
+                recorded.hint(last)
+            ),
+            Error::Latency { latency, why } => format!(
+                "--metric {latency}: {why}; or compare response_time, which the history keeps for every run"
+            ),
+            Error::NoHistoryPlace => "cannot tell where the history is kept: set PELT_DATA_DIR or HOME, give --history PATH, or use --no-history".into(),
+            Error::HistoryDir { dir, why } => format!(
+                "cannot create {dir}: {why}; set PELT_DATA_DIR to a writable folder, or use --no-history"
+            ),
+            Error::NoHistoryToRecord => "--record: PELT_NO_HISTORY is set, so there is no history to record in; give --history PATH|URL, or unset PELT_NO_HISTORY".into(),
+            Error::NoResults { id, file, why: Some(why) } => format!(
+                "run {id}'s results file {}cannot be read ({why}); the history keeps its figures and JSON report: use --format json",
+                file.map_or(String::new(), |f| format!("{f} "))
+            ),
+            Error::NoResults { id, why: None, .. } => format!(
+                "run {id} was recorded without its results file; use --format json for its stored report"
+            ),
             Error::Other(message) => message,
         })
     }
@@ -168,5 +223,115 @@ mod tests {
             UserError::from(start).0,
             "--start-rate 5000 must be at least 1 and at most --max-rate 1000"
         );
+        // pelt-history's (its errors are pelt-campaign's type).
+        let paired = pelt_campaign::Error::Paired { a: 3, b: 2 };
+        assert!(!paired.to_string().contains("--"), "{paired}");
+        assert_eq!(
+            UserError::from(paired).0,
+            "--paired needs as many B runs as A runs (got 3 and 2); drop --paired to compare them as independent sets"
+        );
+        let baseline = pelt_campaign::Error::Baseline("tag".into());
+        assert!(
+            baseline.to_string().contains("(`Spec::parse`) 'tag'"),
+            "{baseline}"
+        );
+        assert_eq!(
+            UserError::from(baseline).0,
+            "invalid --baseline 'tag': use tag:KEY[=VALUE], label:NAME or last:N, like --baseline tag:release-1.4"
+        );
+        for (e, cli) in [
+            (
+                pelt_campaign::Error::NoBaseline {
+                    recorded: pelt_campaign::Recorded::Run,
+                    spec: "last:5".into(),
+                    detail: " with the same work and complete".into(),
+                    last: true,
+                },
+                "no recorded run matches --baseline last:5 with the same work and complete; see pelt history (last:N counts runs of the same URL)",
+            ),
+            (
+                pelt_campaign::Error::NoBaseline {
+                    recorded: pelt_campaign::Recorded::Capacity,
+                    spec: "label:x".into(),
+                    detail: String::new(),
+                    last: false,
+                },
+                "no recorded sweep with a capacity matches --baseline label:x; see pelt history trend --metric capacity",
+            ),
+            (
+                pelt_campaign::Error::NoHistoryPlace,
+                "cannot tell where the history is kept: set PELT_DATA_DIR or HOME, give --history PATH, or use --no-history",
+            ),
+            (
+                pelt_campaign::Error::HistoryDir {
+                    dir: "/d".into(),
+                    why: "denied".into(),
+                },
+                "cannot create /d: denied; set PELT_DATA_DIR to a writable folder, or use --no-history",
+            ),
+            (
+                pelt_campaign::Error::NoHistoryToRecord,
+                "--record: PELT_NO_HISTORY is set, so there is no history to record in; give --history PATH|URL, or unset PELT_NO_HISTORY",
+            ),
+            (
+                pelt_campaign::Error::NoResults {
+                    id: 4,
+                    file: Some("/r/a.pelt".into()),
+                    why: Some("gone".into()),
+                },
+                "run 4's results file /r/a.pelt cannot be read (gone); the history keeps its figures and JSON report: use --format json",
+            ),
+            (
+                pelt_campaign::Error::NoResults {
+                    id: 4,
+                    file: None,
+                    why: None,
+                },
+                "run 4 was recorded without its results file; use --format json for its stored report",
+            ),
+            (
+                pelt_campaign::Error::Latency {
+                    latency: "service_time".into(),
+                    why: "gone".into(),
+                },
+                "--metric service_time: gone; or compare response_time, which the history keeps for every run",
+            ),
+        ] {
+            let library = e.to_string();
+            assert!(!library.contains("--"), "{library}");
+            assert!(!library.contains("pelt history"), "{library}");
+            assert_eq!(UserError::from(e).0, cli);
+        }
+        for (against, narrow, reference, allow) in [
+            (
+                pelt_campaign::Against::Run("the newest run, #7".into()),
+                true,
+                "the newest run, #7",
+                "--allow-mismatch (or narrow the runs with --url, --tag, --label)",
+            ),
+            (
+                pelt_campaign::Against::Baseline("last:5".into()),
+                false,
+                "the runs compared (--baseline last:5)",
+                "--allow-mismatch",
+            ),
+        ] {
+            let mismatches = vec![pelt_analyze::alike::Mismatch {
+                run: "b.pelt".into(),
+                differences: vec![],
+            }];
+            let e = pelt_campaign::Error::Mismatch {
+                against,
+                mismatches: mismatches.clone(),
+                narrow,
+            };
+            let library = e.to_string();
+            assert!(!library.contains("--"), "{library}");
+            assert!(library.contains("`allow_mismatch: true`"), "{library}");
+            assert_eq!(
+                UserError::from(e).0,
+                pelt_analyze::alike::refusal(reference, &mismatches, allow)
+            );
+        }
     }
 }

@@ -152,6 +152,7 @@ pub fn before_run(
     };
     let min = pelt_analyze::predict::MIN_BASELINE_RUNS;
     let (found, why) = usable_runs(store, &spec, config, allow_mismatch)?;
+    let why = why.map_or(String::new(), |e| format!(" ({})", UserError::from(e).0));
     if found < min {
         return Err(UserError(format!(
             "--fail-on needs a baseline of at least {min} recorded runs for a verdict, and --baseline {} has {found}{why}; record {} more (the same pelt run without --fail-on), then gate",

@@ -85,7 +85,7 @@ fn show(loc: &Location, a: ShowArgs) -> Result<ExitCode, UserError> {
         Ok(bytes) => bytes,
         // A scenario run's steps outlive its results file.
         Err(e) if a.format == FormatArg::Text && !run.steps.is_empty() => {
-            eprintln!("pelt: {e}");
+            eprintln!("pelt: {}", UserError::from(e).0);
             crate::output::emit(recorded_steps(&run).as_bytes())?;
             return Ok(ExitCode::SUCCESS);
         }
